@@ -1,0 +1,34 @@
+# One entry point. `make demo` runs the site, `make test` runs the suite.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+DATA ?=
+HOST ?= 127.0.0.1:8000
+PYTEST_ARGS ?=
+
+.PHONY: demo test bench install clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+## Main job: migrate an SQLite database, load the demo (or DATA=folder), create a study and logins, serve.
+demo: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py setup_demo $(if $(DATA),--data "$(DATA)")
+	$(PY) manage.py runserver $(HOST)
+
+## The whole test suite (SQLite by default; set DATABASE_URL for PostgreSQL).
+test: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+## Benchmarks: EIP scaling, IRT timing, loading, judging latency.
+bench: install
+	$(PY) -m bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) db.sqlite3 .pytest_cache

@@ -1,0 +1,9 @@
+"""URL configuration: the admin, Django's auth views, and the annotate app."""
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("annotate.urls")),
+]

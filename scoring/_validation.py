@@ -1,0 +1,136 @@
+"""Input checks shared by every method in :mod:`scoring`.
+
+The response matrix convention
+------------------------------
+``R : array-like of shape (n_questions, n_models)``
+
+* float dtype: credit in [0, 1]; ``NaN`` means "this model was never asked
+  this question" (neither a success nor a failure).
+* bool or unsigned/signed integer dtype: binary 0/1 credit with every cell
+  observed. This is the compact form for very large matrices (``uint8`` is
+  1 byte a cell); it is never copied to float.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_INTEGER_KINDS = "buil"
+
+
+def check_response_matrix(R, *, name: str = "R", min_models: int = 1) -> np.ndarray:
+    """Validate a response matrix and return it as an ndarray.
+
+    Parameters
+    ----------
+    R : array-like of shape (n_questions, n_models)
+        Credit in [0, 1]; NaN = not observed (float dtypes only).
+    name : str, default "R"
+        Parameter name used in error messages.
+    min_models : int, default 1
+        Fewest models (columns) accepted.
+
+    Returns
+    -------
+    ndarray of shape (n_questions, n_models)
+        Float input as float64 (float32 and float16 are kept as they are;
+        a copy is made only when the input is not already an ndarray);
+        bool/integer input unchanged (binary, fully observed).
+
+    Raises
+    ------
+    ValueError
+        If R is not two-dimensional, is empty, has a non-numeric dtype, holds
+        credit outside [0, 1] or infinite values, or if a model has no
+        observed cell.
+    """
+    arr = np.asarray(R)
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold numbers; got non-numeric values") from None
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-dimensional (n_questions, n_models); got shape {arr.shape}"
+        )
+    n_questions, n_models = arr.shape
+    if n_questions == 0 or n_models == 0:
+        raise ValueError(f"{name} is empty: shape {arr.shape}")
+    if n_models < min_models:
+        raise ValueError(f"{name} needs at least {min_models} models (columns); got {n_models}")
+    kind = arr.dtype.kind
+    if kind in _INTEGER_KINDS:
+        if kind == "b":
+            return arr
+        lo, hi = arr.min(), arr.max()
+        if lo < 0 or hi > 1:
+            bad = np.argwhere((arr < 0) | (arr > 1))[0]
+            raise ValueError(
+                f"{name} has integer credit {arr[tuple(bad)]} at (question {bad[0]}, model {bad[1]});"
+                " integer matrices must be 0/1"
+            )
+        return arr
+    if kind != "f":
+        raise ValueError(f"{name} must have a numeric dtype; got {arr.dtype}")
+    if arr.dtype not in (np.float64, np.float32, np.float16):
+        arr = arr.astype(np.float64)
+    finite_or_nan = np.isfinite(arr) | np.isnan(arr)
+    if not finite_or_nan.all():
+        bad = np.argwhere(~finite_or_nan)[0]
+        raise ValueError(
+            f"{name} has an infinite value at (question {bad[0]}, model {bad[1]})"
+        )
+    with np.errstate(invalid="ignore"):
+        out_of_range = (arr < 0) | (arr > 1)
+    if out_of_range.any():
+        bad = np.argwhere(out_of_range)[0]
+        raise ValueError(
+            f"{name} has credit {arr[tuple(bad)]!r} at (question {bad[0]}, model {bad[1]});"
+            " credit must lie in [0, 1]"
+        )
+    observed_per_model = (~np.isnan(arr)).sum(axis=0)
+    if (observed_per_model == 0).any():
+        empty = np.flatnonzero(observed_per_model == 0)
+        raise ValueError(
+            f"{name} has models with no observed cell (columns {empty.tolist()[:10]}); "
+            "drop them before scoring"
+        )
+    return arr
+
+
+def check_in_open_interval(value: float, *, name: str, low: float, high: float) -> float:
+    """Return ``float(value)`` if ``low < value < high`` else raise ``ValueError``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number; got {value!r}") from None
+    if not (low < v < high):
+        raise ValueError(f"{name} must lie in ({low}, {high}); got {value!r}")
+    return v
+
+
+def check_positive(value: float, *, name: str) -> float:
+    """Return ``float(value)`` if it is finite and > 0 else raise ``ValueError``."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number; got {value!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive finite number; got {value!r}")
+    return v
+
+
+def check_positive_int(value: int, *, name: str) -> int:
+    """Return ``int(value)`` if it is an integer >= 1 else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+    return int(value)
+
+
+def as_rng(rng) -> np.random.Generator:
+    """Turn ``rng: Generator | int | None`` into a Generator."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, (int, np.integer)):
+        return np.random.default_rng(rng)
+    raise ValueError(f"rng must be a numpy Generator, an int seed or None; got {rng!r}")
