@@ -1,7 +1,8 @@
-from django.urls import path
+"""URLs of the app; each area keeps its own list in ``annotate/urls_<area>.py``."""
+from django.urls import include, path
 
-from annotate import views
+from annotate.views.home import home
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", home, name="home"),
 ]

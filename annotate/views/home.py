@@ -1,5 +1,6 @@
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return HttpResponse("EIP human alignment")
+    return render(request, "annotate/home.html")

@@ -1,0 +1,1 @@
+"""Admin registrations, one module per area."""

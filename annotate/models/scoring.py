@@ -1,0 +1,106 @@
+"""Stored results of running the difficulty methods of :mod:`scoring`."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotate.models.catalog import Dataset, LanguageModel, Question, ResponseSet
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class ScoringRun(models.Model):
+    """Every method of :mod:`scoring` run once on one response set (optionally
+    restricted to a subset of models and/or datasets)."""
+
+    response_set = models.ForeignKey(ResponseSet, on_delete=models.CASCADE, related_name="scoring_runs")
+    models_used = models.ManyToManyField(LanguageModel, blank=True, related_name="+")
+    datasets_used = models.ManyToManyField(Dataset, blank=True, related_name="+")
+    params = models.JSONField(default=dict, blank=True, help_text="alpha, tol, seeds, ...")
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    progress = models.FloatField(default=0.0, help_text="0..1")
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} on {self.response_set}"
+
+
+class MethodResult(models.Model):
+    """How one method went within a run."""
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="methods")
+    method = models.CharField(max_length=40)
+    params = models.JSONField(default=dict, blank=True)
+    n_iter = models.PositiveIntegerField(null=True, blank=True)
+    converged = models.BooleanField(null=True)
+    residual = models.FloatField(null=True, blank=True)
+    duration_s = models.FloatField()
+    notes = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "method"], name="method_result_unique_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.method} in run {self.run_id}"
+
+
+class QuestionResult(models.Model):
+    """Every method's difficulty for one question (higher = harder everywhere).
+    NaN-free: a value the method does not define is NULL."""
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="question_results")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
+    kept = models.BooleanField(help_text="False when every model solved (or failed) it")
+    n_observed = models.PositiveIntegerField()
+    eip = models.FloatField(null=True, help_text="stationary mass pi_Q (kept questions only)")
+    eip_scaled = models.FloatField(null=True, help_text="0-100 display scale")
+    simple_rank = models.FloatField(null=True, help_text="failures over observed cells")
+    accuracy_difficulty = models.FloatField(null=True, help_text="1 - mean credit")
+    irt_1pl = models.FloatField(null=True)
+    irt_2pl = models.FloatField(null=True)
+    irt_2pl_discrimination = models.FloatField(null=True)
+    irt_mirt = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "question"], name="question_result_unique_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"q{self.question_id} in run {self.run_id}"
+
+
+class ModelResult(models.Model):
+    """Every method's competency (ability) for one model in a run."""
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="model_results")
+    model = models.ForeignKey(LanguageModel, on_delete=models.CASCADE, related_name="+")
+    n_observed = models.PositiveIntegerField()
+    eip = models.FloatField(help_text="stationary mass pi_M")
+    eip_scaled = models.FloatField(help_text="0-100 display scale")
+    accuracy = models.FloatField()
+    weighted_accuracy = models.FloatField(null=True)
+    irt_1pl = models.FloatField(null=True)
+    irt_2pl = models.FloatField(null=True)
+    irt_mirt = models.FloatField(null=True, help_text="0-100 (min-max of the ability norm)")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "model"], name="model_result_unique_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"m{self.model_id} in run {self.run_id}"
