@@ -1,0 +1,86 @@
+"""The common shape every parser produces, and the error it raises.
+
+A parser (wide/long CSV, JSON Lines, harness logs, ...) returns a
+:class:`ParsedResponseSet`; the loading service validates cross-file rules,
+previews it and writes it in one transaction.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+QUESTION_COLUMNS = ["dataset", "external_id", "subject", "text", "options", "reference_answer", "metadata"]
+MODEL_COLUMNS = ["name", "family", "parameters_b", "access", "metadata"]
+RESPONSE_COLUMNS = ["dataset", "external_id", "model", "credit", "source"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input, located as precisely as the format allows.
+
+    ``row`` is the 1-based line number in the file as a spreadsheet or editor
+    shows it (the header is line 1 of a CSV); ``column`` is the header name or
+    JSON key.
+    """
+
+    file: str
+    message: str
+    row: int | None = None
+    column: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.row is not None:
+            where += f", row {self.row}"
+        if self.column is not None:
+            where += f", column {self.column!r}"
+        return f"{where}: {self.message}"
+
+
+class LoadError(ValueError):
+    """The input cannot be loaded; nothing was written. Carries every problem found
+    (up to a cap), each with file, row and column."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = list(problems)
+        head = "; ".join(str(p) for p in self.problems[:5])
+        more = f" (and {len(self.problems) - 5} more)" if len(self.problems) > 5 else ""
+        super().__init__(head + more)
+
+
+@dataclass
+class ParsedResponseSet:
+    """Everything one upload contains, in plain tables (no database ids).
+
+    Attributes
+    ----------
+    questions : DataFrame with columns QUESTION_COLUMNS
+        One row per (dataset, external_id). ``subject`` may be None;
+        ``options`` a list of str; ``metadata`` a dict (kept optional columns).
+    models : DataFrame with columns MODEL_COLUMNS
+        One row per model name. ``parameters_b`` float or NaN; ``access`` one of
+        "open_weight", "proprietary", "unknown".
+    responses : DataFrame with columns RESPONSE_COLUMNS
+        One row per observed (dataset, external_id, model) cell; ``credit`` float
+        in [0, 1]; ``source`` "file:row" for error messages. Unobserved cells
+        have no row (never a 0).
+    file_format : str
+        "wide", "long", "jsonl", "lm-eval", "inspect", "helm", "opencompass", ...
+    source_files : list of Path
+        Every file read, for the checksum.
+    notes : list of str
+        Human-readable remarks for the load summary (e.g. "3 exact duplicate
+        rows ignored", "epochs averaged into partial credit").
+    options : dict
+        Parser options to store with the response set (columns chosen, metric, ...).
+    """
+
+    questions: pd.DataFrame
+    models: pd.DataFrame
+    responses: pd.DataFrame
+    file_format: str
+    source_files: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    options: dict = field(default_factory=dict)
