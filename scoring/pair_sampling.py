@@ -1,0 +1,380 @@
+"""Question pairs for blind human difficulty judging.
+
+Pure numpy; never imports Django. A study shows evaluators pairs of questions
+from the same subject and asks which one is harder. Three strategies pick the
+pairs:
+
+``"uniform"`` (default)
+    Uniformly random among every distinct same-subject pair of eligible
+    questions (each unordered pair equally likely; subjects therefore weigh
+    by their number of pairs, ``n_s (n_s - 1) / 2``).
+``"stratified_gap"``
+    Every candidate pair is ranked by its gap ``|d_i - d_j|`` in the
+    reference (EIP) difficulty; the ranking is cut into ``n_strata``
+    equal-count strata (tertiles by default, ties broken at random) and
+    ``n_pairs`` is split as evenly as possible across the strata, so small,
+    medium and large gaps are all represented.
+``"methods_disagree"``
+    Pairs on which the baselines order the two questions opposite to the
+    reference come first (most disagreeing baselines first, ties at random);
+    any remaining slots are filled uniformly from the other pairs.
+
+Every strategy returns distinct unordered pairs (never a repeat, never a
+question paired with itself), never mixes subjects and, by default, only uses
+questions whose ``kept`` flag is true (EIP drops questions that every model
+solved or every model failed).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from scoring._validation import as_rng, check_positive_int
+
+__all__ = ["STRATEGIES", "PairSample", "count_possible_pairs", "sample_pairs"]
+
+STRATEGIES = ("uniform", "stratified_gap", "methods_disagree")
+ERR_TOO_FEW_PAIRS = (
+    "n_pairs={n_pairs} but only {n_possible} distinct same-subject pairs are possible "
+    "from {n_eligible} eligible questions"
+)
+
+
+@dataclass(frozen=True)
+class PairSample:
+    """The pairs chosen for a study.
+
+    Attributes
+    ----------
+    pairs : ndarray of shape (n_pairs, 2), int64
+        Question ids; each row is one unordered pair stored with the smaller id
+        first. Rows are in random order.
+    strategy : str
+        The strategy used.
+    n_possible : int
+        How many distinct same-subject pairs the eligible questions allow.
+    n_eligible : int
+        How many questions were eligible (kept, and with a finite reference
+        difficulty for the difficulty-based strategies).
+    stratum : ndarray of shape (n_pairs,), int64, or None
+        ``"stratified_gap"`` only: gap stratum of each pair, 0 = smallest gaps.
+    n_disagree : ndarray of shape (n_pairs,), int64, or None
+        ``"methods_disagree"`` only: how many baselines order the pair opposite
+        to the reference (0 for the uniform fill).
+    """
+
+    pairs: np.ndarray
+    strategy: str
+    n_possible: int
+    n_eligible: int
+    stratum: np.ndarray | None = None
+    n_disagree: np.ndarray | None = None
+
+
+def count_possible_pairs(subjects) -> int:
+    """Number of distinct unordered same-subject pairs.
+
+    Parameters
+    ----------
+    subjects : array-like of shape (n_questions,)
+        Subject label of each eligible question.
+
+    Returns
+    -------
+    int
+        ``sum_s n_s (n_s - 1) / 2`` over the subjects.
+
+    Examples
+    --------
+    >>> count_possible_pairs(["a", "a", "a", "b", "b"])
+    4
+    """
+    labels = np.asarray(subjects)
+    if labels.ndim != 1:
+        raise ValueError(f"subjects must be 1-dimensional; got shape {labels.shape}")
+    if labels.size == 0:
+        return 0
+    _, counts = np.unique(labels, return_counts=True)
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def sample_pairs(
+    question_ids,
+    subjects,
+    *,
+    n_pairs: int,
+    strategy: str = "uniform",
+    difficulty: Mapping[str, object] | None = None,
+    kept=None,
+    reference: str = "eip",
+    n_strata: int = 3,
+    rng: np.random.Generator | int | None = None,
+) -> PairSample:
+    """Choose distinct same-subject question pairs for human judging.
+
+    Parameters
+    ----------
+    question_ids : array-like of int, shape (n_questions,)
+        Question ids, all distinct.
+    subjects : array-like of shape (n_questions,)
+        Subject label of each question (any hashable dtype numpy can sort).
+    n_pairs : int
+        Number of pairs wanted, >= 1.
+    strategy : {"uniform", "stratified_gap", "methods_disagree"}, default "uniform"
+        How to choose (see the module docstring).
+    difficulty : mapping of str to array-like of shape (n_questions,), optional
+        Difficulty per method, higher = harder, NaN = undefined. Needed by
+        ``"stratified_gap"`` (the ``reference`` entry) and ``"methods_disagree"``
+        (``reference`` plus at least one baseline: every other entry).
+        Ignored by ``"uniform"``.
+    kept : array-like of bool, shape (n_questions,), optional
+        Eligible questions; default all. Pass EIP's kept flags to leave out
+        questions every model solved or failed.
+    reference : str, default "eip"
+        Key of the reference method in ``difficulty``.
+    n_strata : int, default 3
+        ``"stratified_gap"`` only: number of equal-count gap strata.
+    rng : numpy.random.Generator, int or None, default None
+        Randomness; the same seed and inputs give the same pairs.
+
+    Returns
+    -------
+    PairSample
+        ``pairs`` of shape (n_pairs, 2) with the smaller id first.
+
+    Raises
+    ------
+    ValueError
+        If an argument has the wrong shape or value, ids repeat, the strategy
+        is unknown, a needed difficulty is missing or is NaN for an eligible
+        question, or fewer than ``n_pairs`` distinct pairs are possible (the
+        message says how many are).
+
+    Notes
+    -----
+    A baseline *disagrees* with the reference on a pair when the two order
+    the pair strictly oppositely (one says i is harder, the other j); a tie or
+    a NaN in either method counts as no disagreement.
+
+    The difficulty-based strategies enumerate every candidate pair, so they
+    need memory proportional to the number of candidate pairs (about 80 MB
+    for the 5 million same-category pairs of MMLU-Pro); ``"uniform"`` draws
+    pair ranks directly and needs O(n_questions + n_pairs).
+
+    References
+    ----------
+    EIP paper, section 5 "Human alignment" and appendix H.3: 70 randomly
+    ordered question pairs from the same subject category, judged blind.
+
+    Examples
+    --------
+    >>> s = sample_pairs([10, 11, 12, 20, 21], ["m", "m", "m", "p", "p"], n_pairs=4, rng=0)
+    >>> sorted(map(tuple, s.pairs.tolist()))
+    [(10, 11), (10, 12), (11, 12), (20, 21)]
+    """
+    ids, labels = _check_ids_and_subjects(question_ids, subjects)
+    n_pairs = check_positive_int(n_pairs, name="n_pairs")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}; got {strategy!r}")
+    n_strata = check_positive_int(n_strata, name="n_strata")
+    eligible = _check_kept(kept, n=ids.size)
+    generator = as_rng(rng)
+
+    if strategy == "uniform":
+        ids, labels = ids[eligible], labels[eligible]
+        groups = _groups(ids, labels)
+        n_possible = _check_enough(groups, n_pairs, n_eligible=ids.size)
+        positions = _uniform(groups, n_pairs, generator)
+        pairs = _as_pairs(ids, positions[:, 0], positions[:, 1])
+        return PairSample(pairs=pairs, strategy=strategy, n_possible=n_possible, n_eligible=ids.size)
+
+    table = _check_difficulty(difficulty, reference=reference, n=ids.size, strategy=strategy)
+    ref = table.pop(reference)
+    undefined = eligible & np.isnan(ref)
+    if undefined.any():
+        first = int(np.flatnonzero(undefined)[0])
+        raise ValueError(
+            f"difficulty[{reference!r}] is NaN for eligible question id {ids[first]} "
+            f"(position {first}); {strategy!r} needs a reference difficulty for every kept question"
+        )
+    ids, labels, ref = ids[eligible], labels[eligible], ref[eligible]
+    baselines = [values[eligible] for values in table.values()]
+    groups = _groups(ids, labels)
+    n_possible = _check_enough(groups, n_pairs, n_eligible=ids.size)
+    first, second = _enumerate(groups)
+    if strategy == "stratified_gap":
+        gap = np.abs(ref[first] - ref[second])
+        chosen, stratum = _stratified(gap, n_pairs, n_strata, generator)
+        order = generator.permutation(n_pairs)
+        chosen, stratum = chosen[order], stratum[order]
+        pairs = _as_pairs(ids, first[chosen], second[chosen])
+        return PairSample(
+            pairs=pairs, strategy=strategy, n_possible=n_possible, n_eligible=ids.size, stratum=stratum
+        )
+    if not baselines:
+        raise ValueError(
+            f"difficulty needs at least one baseline besides {reference!r} for 'methods_disagree'; "
+            f"got only {sorted([reference])}"
+        )
+    n_disagree = _count_disagreements(ref, baselines, first, second)
+    chosen = _disagree_first(n_disagree, n_pairs, generator)
+    order = generator.permutation(n_pairs)
+    chosen = chosen[order]
+    pairs = _as_pairs(ids, first[chosen], second[chosen])
+    return PairSample(
+        pairs=pairs,
+        strategy=strategy,
+        n_possible=n_possible,
+        n_eligible=ids.size,
+        n_disagree=n_disagree[chosen].astype(np.int64),
+    )
+
+
+# --- validation -----------------------------------------------------------------
+
+
+def _check_ids_and_subjects(question_ids, subjects) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.asarray(question_ids)
+    if ids.ndim != 1:
+        raise ValueError(f"question_ids must be 1-dimensional; got shape {ids.shape}")
+    if ids.size and ids.dtype.kind not in "iu":
+        raise ValueError(f"question_ids must be integers; got dtype {ids.dtype}")
+    ids = ids.astype(np.int64)
+    labels = np.asarray(subjects)
+    if labels.shape != ids.shape:
+        raise ValueError(
+            f"subjects must have the shape of question_ids {ids.shape}; got {labels.shape}"
+        )
+    unique, counts = np.unique(ids, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(f"question_ids must be distinct; {int(unique[counts > 1][0])} repeats")
+    return ids, labels
+
+
+def _check_kept(kept, *, n: int) -> np.ndarray:
+    if kept is None:
+        return np.ones(n, dtype=bool)
+    arr = np.asarray(kept)
+    if arr.shape != (n,) or arr.dtype != bool:
+        raise ValueError(f"kept must be a bool array of shape ({n},); got {arr.dtype} of shape {arr.shape}")
+    return arr
+
+
+def _check_difficulty(difficulty, *, reference: str, n: int, strategy: str) -> dict[str, np.ndarray]:
+    if difficulty is None or reference not in difficulty:
+        have = [] if difficulty is None else sorted(difficulty)
+        raise ValueError(f"strategy {strategy!r} needs difficulty[{reference!r}]; got keys {have}")
+    table: dict[str, np.ndarray] = {}
+    for name, values in difficulty.items():
+        arr = np.asarray(values, dtype=np.float64)
+        if arr.shape != (n,):
+            raise ValueError(f"difficulty[{name!r}] must have shape ({n},); got {arr.shape}")
+        if np.isinf(arr).any():
+            raise ValueError(f"difficulty[{name!r}] has an infinite value at position {int(np.flatnonzero(np.isinf(arr))[0])}")
+        table[name] = arr
+    return table
+
+
+def _check_enough(groups: list[np.ndarray], n_pairs: int, *, n_eligible: int) -> int:
+    n_possible = int(sum(g.size * (g.size - 1) // 2 for g in groups))
+    if n_pairs > n_possible:
+        raise ValueError(
+            ERR_TOO_FEW_PAIRS.format(n_pairs=n_pairs, n_possible=n_possible, n_eligible=n_eligible)
+        )
+    return n_possible
+
+
+# --- kernels (clean input assumed) ----------------------------------------------
+
+
+def _groups(ids: np.ndarray, labels: np.ndarray) -> list[np.ndarray]:
+    """Positions of the questions of each subject, subjects in sorted label order,
+    positions sorted by question id (so results do not depend on input order)."""
+    if ids.size == 0:
+        return []
+    _, inverse = np.unique(labels, return_inverse=True)
+    order = np.lexsort((ids, inverse))
+    bounds = np.flatnonzero(np.diff(inverse[order])) + 1
+    return [g for g in np.split(order, bounds)]
+
+
+def _uniform(groups: list[np.ndarray], n_pairs: int, rng: np.random.Generator) -> np.ndarray:
+    """Draw ranks in [0, n_possible) without replacement and unrank each into
+    (subject, i, j) with i < j in the row-major order of ``np.triu_indices``;
+    returns positions of shape (n_pairs, 2)."""
+    sizes = np.array([g.size for g in groups], dtype=np.int64)
+    counts = sizes * (sizes - 1) // 2
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    ranks = rng.choice(int(starts[-1]), size=n_pairs, replace=False)
+    which = np.searchsorted(starts, ranks, side="right") - 1
+    out = np.empty((n_pairs, 2), dtype=np.int64)
+    for g in np.unique(which):
+        mask = which == g
+        i, j = _unrank(ranks[mask] - starts[g], int(sizes[g]))
+        out[mask, 0] = groups[g][i]
+        out[mask, 1] = groups[g][j]
+    return out
+
+
+def _unrank(r: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks r of the pairs (i, j), i < j < n, in row-major order."""
+    rows = np.arange(n - 1, dtype=np.int64)
+    offsets = rows * (2 * n - rows - 1) // 2  # row i starts at i (2n - i - 1) / 2
+    i = np.searchsorted(offsets, r, side="right") - 1
+    return i, i + 1 + (r - offsets[i])
+
+
+def _enumerate(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Every same-subject pair as two position arrays, in the rank order of _uniform."""
+    firsts, seconds = [], []
+    for members in groups:
+        i, j = np.triu_indices(members.size, k=1)
+        firsts.append(members[i])
+        seconds.append(members[j])
+    if not firsts:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def _stratified(gap: np.ndarray, n_pairs: int, n_strata: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-count strata of the gap ranking (ties at random); ``n_pairs`` split
+    as evenly as possible, the first ``n_pairs % n_strata`` strata taking one
+    more. ``np.array_split`` gives the first ``n % k`` strata one more member,
+    so a stratum is never smaller than its quota when n_pairs <= len(gap)."""
+    shuffle = rng.permutation(gap.size)
+    ranking = shuffle[np.argsort(gap[shuffle], kind="stable")]
+    strata = np.array_split(ranking, n_strata)
+    quotas = [len(q) for q in np.array_split(np.arange(n_pairs), n_strata)]
+    chosen, labels = [], []
+    for s, (members, quota) in enumerate(zip(strata, quotas)):
+        chosen.append(rng.choice(members, size=quota, replace=False))
+        labels.append(np.full(quota, s, dtype=np.int64))
+    return np.concatenate(chosen), np.concatenate(labels)
+
+
+def _count_disagreements(ref, baselines, first, second) -> np.ndarray:
+    ref_sign = np.sign(ref[first] - ref[second])
+    count = np.zeros(first.size, dtype=np.int16)
+    for values in baselines:
+        with np.errstate(invalid="ignore"):
+            sign = np.sign(values[first] - values[second])
+        count += (ref_sign * sign < 0).astype(np.int16)  # NaN * x < 0 is False
+    return count
+
+
+def _disagree_first(n_disagree: np.ndarray, n_pairs: int, rng) -> np.ndarray:
+    """Most-disagreeing pairs first (ties at random), then the rest uniformly."""
+    shuffle = rng.permutation(n_disagree.size)
+    ranking = shuffle[np.argsort(-n_disagree[shuffle], kind="stable")]
+    n_first = min(int((n_disagree > 0).sum()), n_pairs)
+    head = ranking[:n_first]
+    rest = ranking[n_first:]
+    fill = rng.choice(rest, size=n_pairs - n_first, replace=False) if n_pairs > n_first else rest[:0]
+    return np.concatenate([head, fill])
+
+
+def _as_pairs(ids: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    a, b = ids[first], ids[second]
+    return np.column_stack([np.minimum(a, b), np.maximum(a, b)]).astype(np.int64)
