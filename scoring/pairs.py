@@ -1,0 +1,588 @@
+"""Pairwise "which question is harder?" verdicts and their agreement with people.
+
+A verdict is a small integer code (:class:`Verdict`, also exported as the
+module constants ``FIRST``, ``SECOND``, ``TIE``, ``UNDEFINED`` and ``SKIP``):
+
+* ``FIRST`` (0): the first question of the pair is harder;
+* ``SECOND`` (1): the second question is harder;
+* ``TIE`` (2): a method gives both the same difficulty;
+* ``UNDEFINED`` (-1): a method has no difficulty for one of the two questions,
+  or a human consensus has no winner;
+* ``SKIP`` (3): a person chose not to judge the pair (used by
+  :mod:`scoring.consensus`; never produced by a method).
+
+Ties and undefined verdicts are counted and reported, never dropped
+silently.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import binomtest
+
+from scoring._validation import as_rng, check_in_open_interval, check_positive_int
+from scoring.agreement import KappaResult, cohen_kappa
+
+__all__ = [
+    "FIRST",
+    "SECOND",
+    "SKIP",
+    "TIE",
+    "UNDEFINED",
+    "AgreementCI",
+    "McNemarResult",
+    "MethodAgreement",
+    "Verdict",
+    "VerdictCounts",
+    "bootstrap_agreement_ci",
+    "harder_of_pairs",
+    "mcnemar_exact",
+    "method_agreement",
+    "verdict_counts",
+]
+
+
+class Verdict(enum.IntEnum):
+    """Which question of a pair is harder (see the module docstring)."""
+
+    UNDEFINED = -1
+    FIRST = 0
+    SECOND = 1
+    TIE = 2
+    SKIP = 3
+
+
+UNDEFINED = Verdict.UNDEFINED
+FIRST = Verdict.FIRST
+SECOND = Verdict.SECOND
+TIE = Verdict.TIE
+SKIP = Verdict.SKIP
+
+_METHOD_CODES = (int(UNDEFINED), int(FIRST), int(SECOND), int(TIE))
+_HUMAN_CODES = (int(UNDEFINED), int(FIRST), int(SECOND), int(TIE), int(SKIP))
+
+REASON_NO_DECIDED_HUMAN_PAIR = "no pair has a human verdict FIRST or SECOND"
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class VerdictCounts:
+    """How many verdicts of each kind an array holds.
+
+    Attributes
+    ----------
+    n_first, n_second, n_tie, n_undefined, n_skip : int
+        Count of each code.
+    n_total : int
+        Length of the array (the sum of the five counts).
+    """
+
+    n_first: int
+    n_second: int
+    n_tie: int
+    n_undefined: int
+    n_skip: int
+    n_total: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the fields as a plain dict."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class MethodAgreement:
+    """Agreement of a method's verdicts with human verdicts.
+
+    Only pairs with a human verdict ``FIRST`` or ``SECOND`` are scored.
+
+    Attributes
+    ----------
+    n_pairs : int
+        Scored pairs (human verdict ``FIRST`` or ``SECOND``).
+    n_agree : int
+        Scored pairs where the method gives the human verdict.
+    n_ties : int
+        Scored pairs where the method says ``TIE``.
+    n_undefined : int
+        Scored pairs where the method says ``UNDEFINED``.
+    n_human_excluded : int
+        Pairs left out because the human verdict is not ``FIRST``/``SECOND``
+        (no consensus, tie, skip).
+    agreement : float or None
+        ``n_agree / n_pairs``: method ties and undefined verdicts count as
+        misses. This is the headline figure. ``None`` when ``n_pairs == 0``.
+    agreement_excluding_ties : float or None
+        ``n_agree / (n_pairs - n_ties - n_undefined)``: agreement among the
+        pairs the method decided. ``None`` when it decided none.
+    kappa : KappaResult
+        Cohen's kappa over the scored pairs, with ``TIE`` and ``UNDEFINED`` as
+        labels of their own (so they lower kappa like any other miss).
+    """
+
+    n_pairs: int
+    n_agree: int
+    n_ties: int
+    n_undefined: int
+    n_human_excluded: int
+    agreement: float | None
+    agreement_excluding_ties: float | None
+    kappa: KappaResult
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the fields as a plain dict (``kappa`` as a nested dict)."""
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class AgreementCI:
+    """Percentile bootstrap intervals for :func:`method_agreement`.
+
+    Attributes
+    ----------
+    agreement : tuple of float
+        ``(low, high)`` for ``agreement`` (ties count as misses).
+    kappa : tuple of float, or None
+        ``(low, high)`` for Cohen's kappa over the replicates where it is
+        defined; ``None`` if it is undefined in every replicate.
+    level : float
+        Coverage, e.g. 0.95.
+    n_boot : int
+        Replicates drawn.
+    n_kappa_undefined : int
+        Replicates left out of the kappa interval because kappa was undefined
+        there (``p_e = 1``: all resampled pairs on one side).
+    """
+
+    agreement: tuple[float, float]
+    kappa: tuple[float, float] | None
+    level: float
+    n_boot: int
+    n_kappa_undefined: int
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """Exact McNemar test of two paired binary outcomes.
+
+    Attributes
+    ----------
+    b : int
+        Pairs where only ``a`` is correct.
+    c : int
+        Pairs where only ``b`` is correct.
+    n_discordant : int
+        ``b + c``.
+    n : int
+        Paired outcomes used (after dropping missing ones).
+    statistic : int
+        ``min(b, c)``, as in ``statsmodels`` (exact test).
+    p_value : float
+        Two-sided exact binomial p-value of ``b`` out of ``b + c`` under
+        success probability 1/2; 1.0 when there is no discordant pair.
+    """
+
+    b: int
+    c: int
+    n_discordant: int
+    n: int
+    statistic: int
+    p_value: float
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def _check_verdicts(v, *, name: str, allowed: tuple[int, ...]) -> np.ndarray:
+    arr = np.asarray(v)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional (n_pairs,); got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iub":
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise ValueError(f"{name} must hold integer verdict codes; got dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    bad = ~np.isin(arr, allowed)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} has the code {int(arr[i])} at position {i}; "
+            f"allowed codes are {sorted(allowed)}"
+        )
+    return arr
+
+
+def harder_of_pairs(difficulty, pairs, *, atol: float = 0.0) -> np.ndarray:
+    """Say which question of each pair a difficulty score calls harder.
+
+    Parameters
+    ----------
+    difficulty : array-like of shape (n_questions,)
+        Difficulty per question, higher = harder (any real scale: EIP
+        difficulty, failure counts, IRT b). ``NaN`` = undefined.
+    pairs : array-like of int, shape (n_pairs, 2)
+        Question indices ``(i, j)``, ``i != j``, into ``difficulty``.
+    atol : float, default 0.0
+        Absolute tolerance: ``|d_i - d_j| <= atol`` is a ``TIE``. The default
+        calls only exactly equal scores a tie.
+
+    Returns
+    -------
+    ndarray of int8, shape (n_pairs,)
+        ``FIRST`` (0) if ``i`` is harder, ``SECOND`` (1) if ``j`` is harder,
+        ``TIE`` (2) if equal, ``UNDEFINED`` (-1) if either score is ``NaN``.
+
+    Raises
+    ------
+    ValueError
+        If ``difficulty`` is not one-dimensional or holds an infinite value;
+        if ``pairs`` is not of shape (n_pairs, 2), is not integer, has an
+        index out of range or a pair of a question with itself; if ``atol``
+        is negative or not finite.
+
+    References
+    ----------
+    EIP paper, section 3.3 (pairwise human evaluation) and appendix H.3.
+
+    Examples
+    --------
+    >>> harder_of_pairs([3.0, 1.0, 3.0, float("nan")], [[0, 1], [1, 2], [0, 2], [0, 3]]).tolist()
+    [0, 1, 2, -1]
+    """
+    d = np.asarray(difficulty, dtype=np.float64)
+    if d.ndim != 1:
+        raise ValueError(f"difficulty must be 1-dimensional (n_questions,); got shape {d.shape}")
+    if np.isinf(d).any():
+        i = int(np.flatnonzero(np.isinf(d))[0])
+        raise ValueError(f"difficulty has an infinite value at question {i}")
+    p = np.asarray(pairs)
+    if p.size == 0:
+        p = p.reshape(0, 2)
+    if p.ndim != 2 or p.shape[1] != 2:
+        raise ValueError(f"pairs must have shape (n_pairs, 2); got shape {p.shape}")
+    if p.size and p.dtype.kind not in "iu":
+        raise ValueError(f"pairs must hold integer question indices; got dtype {p.dtype}")
+    p = p.astype(np.int64)
+    out_of_range = (p < 0) | (p >= d.shape[0])
+    if out_of_range.any():
+        r, c = np.argwhere(out_of_range)[0]
+        raise ValueError(
+            f"pairs has the index {int(p[r, c])} at row {int(r)}; questions are 0..{d.shape[0] - 1}"
+        )
+    same = p[:, 0] == p[:, 1]
+    if same.any():
+        r = int(np.flatnonzero(same)[0])
+        raise ValueError(f"pairs row {r} pairs question {int(p[r, 0])} with itself")
+    try:
+        tol = float(atol)
+    except (TypeError, ValueError):
+        raise ValueError(f"atol must be a number; got {atol!r}") from None
+    if not np.isfinite(tol) or tol < 0:
+        raise ValueError(f"atol must be a finite number >= 0; got {atol!r}")
+
+    di, dj = d[p[:, 0]], d[p[:, 1]]
+    out = np.full(p.shape[0], int(UNDEFINED), dtype=np.int8)
+    defined = ~(np.isnan(di) | np.isnan(dj))
+    diff = di - dj
+    out[defined & (diff > tol)] = FIRST
+    out[defined & (diff < -tol)] = SECOND
+    out[defined & (np.abs(diff) <= tol)] = TIE
+    return out
+
+
+def verdict_counts(verdicts) -> VerdictCounts:
+    """Count each verdict code.
+
+    Parameters
+    ----------
+    verdicts : array-like of int, shape (n_pairs,)
+        Codes ``UNDEFINED``, ``FIRST``, ``SECOND``, ``TIE`` or ``SKIP``.
+
+    Returns
+    -------
+    VerdictCounts
+
+    Raises
+    ------
+    ValueError
+        If ``verdicts`` is not one-dimensional or holds another code.
+
+    Examples
+    --------
+    >>> verdict_counts([0, 0, 1, 2, -1]).n_tie
+    1
+    """
+    v = _check_verdicts(verdicts, name="verdicts", allowed=_HUMAN_CODES)
+    return VerdictCounts(
+        n_first=int((v == FIRST).sum()),
+        n_second=int((v == SECOND).sum()),
+        n_tie=int((v == TIE).sum()),
+        n_undefined=int((v == UNDEFINED).sum()),
+        n_skip=int((v == SKIP).sum()),
+        n_total=int(v.size),
+    )
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def _scored(verdicts_method, verdicts_human) -> tuple[np.ndarray, np.ndarray, int]:
+    m = _check_verdicts(verdicts_method, name="verdicts_method", allowed=_METHOD_CODES)
+    h = _check_verdicts(verdicts_human, name="verdicts_human", allowed=_HUMAN_CODES)
+    if m.shape != h.shape:
+        raise ValueError(
+            f"verdicts_method and verdicts_human must have the same length; "
+            f"got {m.shape[0]} and {h.shape[0]}"
+        )
+    keep = (h == FIRST) | (h == SECOND)
+    return m[keep], h[keep], int((~keep).sum())
+
+
+def method_agreement(verdicts_method, verdicts_human) -> MethodAgreement:
+    """Agreement of a difficulty method with human pairwise verdicts.
+
+    Parameters
+    ----------
+    verdicts_method : array-like of int, shape (n_pairs,)
+        The method's verdicts, as from :func:`harder_of_pairs` (``FIRST``,
+        ``SECOND``, ``TIE`` or ``UNDEFINED``).
+    verdicts_human : array-like of int, shape (n_pairs,)
+        Human verdicts on the same pairs (an evaluator's own or a consensus).
+        Pairs whose human verdict is not ``FIRST``/``SECOND`` are not scored
+        and are counted in ``n_human_excluded``.
+
+    Returns
+    -------
+    MethodAgreement
+
+    Raises
+    ------
+    ValueError
+        If the arrays are not one-dimensional, differ in length or hold a
+        code not allowed for them.
+
+    Notes
+    -----
+    The paper does not say how method ties were scored. Here the headline
+    ``agreement`` counts a method ``TIE`` or ``UNDEFINED`` on a scored pair as
+    a miss (a method that cannot separate two questions has not agreed with
+    the person who could), and ``agreement_excluding_ties`` shows the other
+    convention. Simple Rank produces many ties (integer failure counts), so
+    the two can differ a lot; report both with ``n_ties``.
+
+    References
+    ----------
+    EIP paper, section 3.3 (Table 2: agreement with each evaluator and with
+    the consensus; Cohen's kappa 0.80 for the whole model pool).
+
+    Examples
+    --------
+    >>> r = method_agreement([0, 1, 2, 0], [0, 1, 0, 1])
+    >>> r.agreement, r.agreement_excluding_ties, r.n_ties
+    (0.5, 0.6666666666666666, 1)
+    """
+    m, h, n_excluded = _scored(verdicts_method, verdicts_human)
+    n = int(m.size)
+    n_agree = int((m == h).sum())
+    n_ties = int((m == TIE).sum())
+    n_undefined = int((m == UNDEFINED).sum())
+    n_decided = n - n_ties - n_undefined
+    return MethodAgreement(
+        n_pairs=n,
+        n_agree=n_agree,
+        n_ties=n_ties,
+        n_undefined=n_undefined,
+        n_human_excluded=n_excluded,
+        agreement=n_agree / n if n else None,
+        agreement_excluding_ties=n_agree / n_decided if n_decided else None,
+        kappa=cohen_kappa(m.tolist(), h.tolist()),
+    )
+
+
+def bootstrap_agreement_ci(
+    verdicts_method,
+    verdicts_human,
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    rng: np.random.Generator | int | None = 0,
+) -> AgreementCI:
+    """Percentile bootstrap intervals for agreement and Cohen's kappa.
+
+    Parameters
+    ----------
+    verdicts_method, verdicts_human : array-like of int, shape (n_pairs,)
+        As for :func:`method_agreement`.
+    n_boot : int, default 2000
+        Bootstrap replicates.
+    level : float, default 0.95
+        Coverage in (0, 1).
+    rng : numpy.random.Generator, int or None, default 0
+        Source of randomness; the default seed makes reports reproducible.
+
+    Returns
+    -------
+    AgreementCI
+        ``(low, high)`` = the ``(1 - level) / 2`` and ``(1 + level) / 2``
+        quantiles (numpy's default linear interpolation) of the replicates.
+
+    Raises
+    ------
+    ValueError
+        As :func:`method_agreement`; also if no pair has a human verdict
+        ``FIRST``/``SECOND``, or ``n_boot``, ``level`` or ``rng`` is invalid.
+
+    Notes
+    -----
+    The ``n`` scored pairs (human ``FIRST``/``SECOND``) are resampled with
+    replacement: replicate ``r`` uses the pairs
+    ``rng.integers(0, n, size=(n_boot, n))[r]``. Agreement counts method ties
+    as misses, as in :func:`method_agreement`. Kappa is undefined in a
+    replicate whose resampled human and method verdicts are all one and the
+    same label; such replicates are left out of the kappa interval and
+    counted in ``n_kappa_undefined``.
+
+    References
+    ----------
+    Efron, B. and Tibshirani, R. J. (1993). An Introduction to the Bootstrap,
+    chapter 13 (percentile intervals). EIP paper, section 3.3.
+
+    Examples
+    --------
+    >>> ci = bootstrap_agreement_ci([0, 1, 0, 1, 2], [0, 1, 1, 1, 0], n_boot=200)
+    >>> ci.agreement[0] <= 0.6 <= ci.agreement[1]
+    True
+    """
+    n_boot = check_positive_int(n_boot, name="n_boot")
+    level = check_in_open_interval(level, name="level", low=0.0, high=1.0)
+    gen = as_rng(rng)
+    m, h, _ = _scored(verdicts_method, verdicts_human)
+    n = int(m.size)
+    if n == 0:
+        raise ValueError(f"cannot bootstrap: {REASON_NO_DECIDED_HUMAN_PAIR}")
+    idx = gen.integers(0, n, size=(n_boot, n))
+    agreement, kappa = _bootstrap_kernel(m, h, idx)
+    q = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
+    a_lo, a_hi = np.quantile(agreement, q)
+    defined = ~np.isnan(kappa)
+    kappa_ci = None
+    if defined.any():
+        k_lo, k_hi = np.quantile(kappa[defined], q)
+        kappa_ci = (float(k_lo), float(k_hi))
+    return AgreementCI(
+        agreement=(float(a_lo), float(a_hi)),
+        kappa=kappa_ci,
+        level=level,
+        n_boot=n_boot,
+        n_kappa_undefined=int((~defined).sum()),
+    )
+
+
+def _bootstrap_kernel(
+    m: np.ndarray, h: np.ndarray, idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Agreement and kappa for each row of resample indices ``idx`` (n_boot, n).
+
+    ``h`` holds only FIRST/SECOND; ``m`` holds UNDEFINED/FIRST/SECOND/TIE.
+    Kappa is NaN in a replicate where it is undefined (p_e = 1).
+    """
+    n_boot, n = idx.shape
+    # 2 human labels x 4 method labels -> cell code in 0..7; method code + 1 maps -1..2 to 0..3.
+    cell = h[idx] * 4 + (m[idx] + 1)
+    offsets = (np.arange(n_boot) * 8)[:, None]
+    table = np.bincount((cell + offsets).ravel(), minlength=8 * n_boot).reshape(n_boot, 2, 4)
+    # agree: human FIRST & method FIRST (cell 0*4 + 1), human SECOND & method SECOND (1*4 + 2)
+    n_agree = table[:, 0, 1] + table[:, 1, 2]
+    human = table.sum(axis=2)  # (n_boot, 2): FIRST, SECOND
+    method = table.sum(axis=1)  # (n_boot, 4): UNDEFINED, FIRST, SECOND, TIE
+    chance = human[:, 0] * method[:, 1] + human[:, 1] * method[:, 2]  # sum_k n_h,k n_m,k
+    nn = n * n
+    agreement = n_agree / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = np.where(chance == nn, np.nan, (n_agree * n - chance) / (nn - chance))
+    return agreement, kappa
+
+
+# --------------------------------------------------------------------------- McNemar
+
+
+def _check_binary(x, *, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional (n_pairs,); got shape {arr.shape}")
+    if arr.dtype == object:
+        try:
+            arr = np.array([np.nan if v is None else v for v in arr], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold 0/1 outcomes; got non-numeric values") from None
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must hold 0/1 outcomes; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    bad = ~(np.isnan(arr) | (arr == 0) | (arr == 1))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} has the value {float(arr[i])!r} at position {i}; outcomes must be 0 or 1"
+        )
+    return arr
+
+
+def mcnemar_exact(correct_a, correct_b) -> McNemarResult:
+    """Exact McNemar test: do two methods succeed on different pairs?
+
+    Parameters
+    ----------
+    correct_a, correct_b : array-like of shape (n_pairs,)
+        Paired outcomes, 1/True = correct; ``NaN``/``None`` = missing (the
+        pair is dropped).
+
+    Returns
+    -------
+    McNemarResult
+        ``b`` = only ``a`` correct, ``c`` = only ``b`` correct, and the
+        two-sided exact binomial p-value of ``b`` in ``b + c`` trials with
+        probability 1/2 (``scipy.stats.binomtest``).
+
+    Raises
+    ------
+    ValueError
+        If the inputs are not one-dimensional, differ in length or hold a
+        value other than 0, 1 or missing.
+
+    Notes
+    -----
+    Concordant pairs carry no information. With no discordant pair the
+    p-value is 1.0 (no evidence of a difference), as in ``statsmodels``.
+
+    References
+    ----------
+    McNemar, Q. (1947). Note on the sampling error of the difference between
+    correlated proportions or percentages. Psychometrika 12(2), 153-157.
+
+    Examples
+    --------
+    >>> r = mcnemar_exact([1, 1, 1, 0], [0, 0, 1, 0])
+    >>> r.b, r.c, r.p_value
+    (2, 0, 0.5)
+    """
+    a = _check_binary(correct_a, name="correct_a")
+    b = _check_binary(correct_b, name="correct_b")
+    if a.shape != b.shape:
+        raise ValueError(
+            f"correct_a and correct_b must have the same length; got {a.shape[0]} and {b.shape[0]}"
+        )
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b = a[keep], b[keep]
+    n_b = int(((a == 1) & (b == 0)).sum())
+    n_c = int(((a == 0) & (b == 1)).sum())
+    n_disc = n_b + n_c
+    p = 1.0 if n_disc == 0 else float(binomtest(n_b, n_disc, 0.5, alternative="two-sided").pvalue)
+    return McNemarResult(
+        b=n_b, c=n_c, n_discordant=n_disc, n=int(a.size), statistic=min(n_b, n_c), p_value=p
+    )
