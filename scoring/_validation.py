@@ -66,7 +66,7 @@ def check_response_matrix(R, *, name: str = "R", min_models: int = 1) -> np.ndar
         if lo < 0 or hi > 1:
             bad = np.argwhere((arr < 0) | (arr > 1))[0]
             raise ValueError(
-                f"{name} has integer credit {arr[tuple(bad)]} at (question {bad[0]}, model {bad[1]});"
+                f"{name} has integer credit {int(arr[tuple(bad)])} at (question {bad[0]}, model {bad[1]});"
                 " integer matrices must be 0/1"
             )
         return arr
@@ -85,7 +85,7 @@ def check_response_matrix(R, *, name: str = "R", min_models: int = 1) -> np.ndar
     if out_of_range.any():
         bad = np.argwhere(out_of_range)[0]
         raise ValueError(
-            f"{name} has credit {arr[tuple(bad)]!r} at (question {bad[0]}, model {bad[1]});"
+            f"{name} has credit {float(arr[tuple(bad)])!r} at (question {bad[0]}, model {bad[1]});"
             " credit must lie in [0, 1]"
         )
     observed_per_model = (~np.isnan(arr)).sum(axis=0)
