@@ -11,13 +11,35 @@ from annotate.models.catalog import (
     Subject,
 )
 from annotate.models.scoring import MethodResult, ModelResult, QuestionResult, RunStatus, ScoringRun
+from annotate.models.studies import (
+    Assignment,
+    Choice,
+    EducationLevel,
+    FieldOfStudy,
+    Invitation,
+    Judgment,
+    Pair,
+    PairStrategy,
+    Participation,
+    Study,
+    StudyStatus,
+)
 
 __all__ = [
+    "Assignment",
+    "Choice",
     "Dataset",
+    "EducationLevel",
+    "FieldOfStudy",
+    "Invitation",
+    "Judgment",
     "LanguageModel",
     "MethodResult",
     "ModelAccess",
     "ModelResult",
+    "Pair",
+    "PairStrategy",
+    "Participation",
     "Question",
     "QuestionResult",
     "Response",
@@ -25,5 +47,7 @@ __all__ = [
     "ResponseSetStatus",
     "RunStatus",
     "ScoringRun",
+    "Study",
+    "StudyStatus",
     "Subject",
 ]

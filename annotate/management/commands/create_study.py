@@ -1,0 +1,78 @@
+"""Create a judging study: fixed same-subject pairs sampled from a scoring run."""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotate.models import Dataset, PairStrategy, QuestionResult, RunStatus, ScoringRun, Subject
+from annotate.services.studies import invitation_create, study_create
+
+
+class Command(BaseCommand):
+    help = (
+        "Create an open study of N same-subject question pairs from a finished scoring run "
+        "(default: the latest finished run with results for the datasets) and print an invitation link."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--name", required=True, help="unique study name (shown to evaluators)")
+        parser.add_argument("--datasets", nargs="+", required=True, metavar="DATASET", help="dataset names")
+        parser.add_argument("--subjects", nargs="*", default=None, metavar="SUBJECT",
+                            help="subject names (default: every subject of the datasets)")
+        parser.add_argument("--pairs", type=int, default=70, help="number of pairs (default 70, as in the paper)")
+        parser.add_argument("--seed", type=int, default=1, help="sampler seed (default 1)")
+        parser.add_argument("--strategy", choices=PairStrategy.values, default=PairStrategy.UNIFORM)
+        parser.add_argument("--run", type=int, default=None, metavar="RUN_ID",
+                            help="scoring run id (default: latest finished run covering the datasets)")
+        parser.add_argument("--target", type=int, default=20, help="votes per pair before it stops being offered")
+        parser.add_argument("--include-unkept", action="store_true",
+                            help="also pair questions every model solved or failed")
+        parser.add_argument("--no-invitation", action="store_true", help="do not create an invitation link")
+
+    def handle(self, *args, **options) -> str:
+        datasets = self._datasets(options["datasets"])
+        subjects = None if options["subjects"] is None else self._subjects(options["subjects"])
+        run = self._run(options["run"], datasets)
+        try:
+            study = study_create(
+                name=options["name"],
+                run=run,
+                datasets=datasets,
+                subjects=subjects,
+                n_pairs=options["pairs"],
+                seed=options["seed"],
+                strategy=options["strategy"],
+                target_judgments_per_pair=options["target"],
+                include_unkept=options["include_unkept"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        if not options["no_invitation"]:
+            invitation = invitation_create(study=study, note="created by create_study")
+            self.stdout.write(f"invitation link: /join/{invitation.token}/")
+        return f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed}) from run {run.pk}"
+
+    def _datasets(self, names: list[str]) -> list[Dataset]:
+        found = {d.name: d for d in Dataset.objects.filter(name__in=names)}
+        missing = [n for n in names if n not in found]
+        if missing:
+            raise CommandError(f"unknown dataset(s) {missing}; known: {list(Dataset.objects.values_list('name', flat=True))}")
+        return [found[n] for n in names]
+
+    def _subjects(self, names: list[str]) -> list[Subject]:
+        found = {s.name: s for s in Subject.objects.filter(name__in=names)}
+        missing = [n for n in names if n not in found]
+        if missing:
+            raise CommandError(f"unknown subject(s) {missing}")
+        return [found[n] for n in names]
+
+    def _run(self, run_id: int | None, datasets: list[Dataset]) -> ScoringRun:
+        if run_id is not None:
+            run = ScoringRun.objects.filter(pk=run_id).first()
+            if run is None:
+                raise CommandError(f"no scoring run with id {run_id}")
+            return run
+        covering = QuestionResult.objects.filter(question__dataset__in=datasets).values("run_id")
+        run = ScoringRun.objects.filter(status=RunStatus.DONE, pk__in=covering).order_by("-created_at", "-pk").first()
+        if run is None:
+            raise CommandError("no finished scoring run has results for these datasets; score them first or pass --run")
+        return run

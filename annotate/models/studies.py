@@ -1,0 +1,239 @@
+"""The human side: studies of question pairs, evaluators and their judgments.
+
+A study fixes its pairs when it is created (from one scoring run); every
+evaluator judges the same pairs, in their own order. Answers are final: one
+judgment per evaluator and pair, never edited, so the table itself is the
+audit trail.
+"""
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from annotate.models.catalog import Dataset, Question, Subject
+from annotate.models.scoring import ScoringRun
+
+DEFAULT_GUIDELINES = """\
+You will see two questions from the same subject, side by side.
+Decide which of the two is harder to answer correctly for a well-prepared
+student of the subject, and press the matching button.
+
+- Judge the question, not how long it is or how it is worded.
+- You do not need to solve the questions; a careful reading is enough.
+- If you do not know the subject well enough to judge, press "Skip - not
+  qualified". A skip is not a vote; the pair goes to other evaluators.
+- Your answers are final: once you submit a pair you cannot change it.
+  Take your time before you press a button.
+- You can stop at any time and come back later with the same browser: you
+  will continue where you left off.
+"""
+
+
+def new_participation_seed() -> int:
+    return secrets.randbits(62)
+
+
+def new_invitation_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+class PairStrategy(models.TextChoices):
+    UNIFORM = "uniform", "uniform random same-subject pairs"
+    STRATIFIED_GAP = "stratified_gap", "stratified by EIP difficulty gap"
+    METHODS_DISAGREE = "methods_disagree", "pairs where EIP and baselines disagree first"
+
+
+class StudyStatus(models.TextChoices):
+    OPEN = "open", "open"
+    CLOSED = "closed", "closed"
+
+
+class Study(models.Model):
+    """A fixed set of same-subject question pairs to be judged blind."""
+
+    name = models.CharField(max_length=200, unique=True)
+    scoring_run = models.ForeignKey(ScoringRun, on_delete=models.PROTECT, related_name="studies")
+    datasets = models.ManyToManyField(Dataset, related_name="studies")
+    subjects = models.ManyToManyField(Subject, related_name="studies")
+    strategy = models.CharField(max_length=20, choices=PairStrategy.choices, default=PairStrategy.UNIFORM)
+    seed = models.BigIntegerField()
+    n_pairs = models.PositiveIntegerField()
+    include_unkept = models.BooleanField(
+        default=False, help_text="Also pair questions every model solved (or failed)"
+    )
+    target_judgments_per_pair = models.PositiveIntegerField(
+        default=20,
+        help_text="Votes (not skips) after which the pair is no longer offered to new evaluators",
+    )
+    guidelines = models.TextField(default=DEFAULT_GUIDELINES)
+    status = models.CharField(max_length=10, choices=StudyStatus.choices, default=StudyStatus.OPEN)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(condition=Q(n_pairs__gte=1), name="study_n_pairs_positive"),
+            models.CheckConstraint(
+                condition=Q(target_judgments_per_pair__gte=1), name="study_target_judgments_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Pair(models.Model):
+    """Two questions of one subject; ``question_a`` has the smaller id, so an
+    unordered pair is stored once."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="pairs")
+    position = models.PositiveIntegerField(help_text="Order in which the sampler returned it")
+    question_a = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
+    question_b = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
+    stratum = models.IntegerField(
+        null=True, blank=True, help_text="Gap stratum or number of disagreeing baselines (strategy-specific)"
+    )
+
+    class Meta:
+        ordering = ["study_id", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "question_a", "question_b"], name="pair_unique_per_study"),
+            models.UniqueConstraint(fields=["study", "position"], name="pair_position_unique_per_study"),
+            models.CheckConstraint(condition=Q(question_a__lt=F("question_b")), name="pair_ordered_ids"),
+        ]
+
+    def __str__(self) -> str:
+        return f"pair {self.position} of study {self.study_id}: q{self.question_a_id} vs q{self.question_b_id}"
+
+
+class FieldOfStudy(models.TextChoices):
+    COMPUTER_SCIENCE = "computer_science", "Computer Science"
+    MATHEMATICS = "mathematics", "Mathematics"
+    ENGINEERING = "engineering", "Engineering"
+    NATURAL_SCIENCES = "natural_sciences", "Natural Sciences"
+    SOCIAL_SCIENCES = "social_sciences", "Social Sciences"
+    HUMANITIES = "humanities", "Humanities"
+    ARTS = "arts", "Arts"
+    OTHER = "other", "Other"
+
+
+class EducationLevel(models.TextChoices):
+    ASSOCIATE = "associate", "Associate"
+    BACHELOR_STUDENT = "bachelor_student", "Bachelor's student"
+    BACHELOR = "bachelor", "Bachelor's degree"
+    MASTER_STUDENT = "master_student", "Master's student"
+    MASTER = "master", "Master's degree"
+    PHD_STUDENT = "phd_student", "PhD student"
+    PHD = "phd", "PhD"
+
+
+class Invitation(models.Model):
+    """A revocable link that lets people join a study as pseudonymous evaluators."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invitations")
+    token = models.CharField(max_length=64, unique=True, default=new_invitation_token)
+    note = models.CharField(max_length=200, blank=True, help_text="Who the link was sent to")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        state = "revoked" if self.revoked_at else "active"
+        return f"invitation {self.pk} to {self.study} ({state})"
+
+
+class Participation(models.Model):
+    """One evaluator in one study: their profile, progress markers and the seed
+    that fixes their pair order and left/right placement."""
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="participations")
+    invitation = models.ForeignKey(
+        Invitation, on_delete=models.SET_NULL, null=True, blank=True, related_name="participations"
+    )
+    seed = models.BigIntegerField(default=new_participation_seed)
+    field_of_study = models.CharField(max_length=30, choices=FieldOfStudy.choices, blank=True)
+    education_level = models.CharField(max_length=30, choices=EducationLevel.choices, blank=True)
+    qualified_subjects = models.ManyToManyField(Subject, blank=True, related_name="+")
+    onboarded_at = models.DateTimeField(null=True, blank=True)
+    guidelines_accepted_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study_id", "created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="participation_unique_per_study"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.study}"
+
+
+class Assignment(models.Model):
+    """A pair served to an evaluator: when it was first shown and which question
+    was on the left. Once assigned, a pair stays on that evaluator's screen
+    until they judge or skip it, even if the study's target is reached."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="assignments")
+    pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="assignments")
+    left_question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
+    shown_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["participation_id", "shown_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["participation", "pair"], name="assignment_unique_per_evaluator"),
+        ]
+
+    def __str__(self) -> str:
+        return f"pair {self.pair_id} shown to participation {self.participation_id}"
+
+
+class Choice(models.TextChoices):
+    LEFT = "left", "left is harder"
+    RIGHT = "right", "right is harder"
+    SKIP = "skip", "skip - not qualified"
+
+
+class Judgment(models.Model):
+    """An evaluator's final answer on a pair. ``choice`` is what they pressed,
+    ``left_question`` what was displayed on the left, ``harder_question`` the
+    resulting verdict (NULL for a skip). Never edited."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.PROTECT, related_name="judgments")
+    pair = models.ForeignKey(Pair, on_delete=models.PROTECT, related_name="judgments")
+    choice = models.CharField(max_length=10, choices=Choice.choices)
+    left_question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
+    harder_question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
+    shown_at = models.DateTimeField()
+    submitted_at = models.DateTimeField()
+    seconds = models.FloatField(help_text="Server time from first display to submission")
+    client_seconds = models.FloatField(null=True, blank=True, help_text="Time on the page as the browser measured it")
+
+    class Meta:
+        ordering = ["participation_id", "submitted_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["participation", "pair"], name="judgment_unique_per_evaluator_pair"),
+            models.CheckConstraint(
+                condition=(
+                    Q(choice=Choice.LEFT, harder_question=F("left_question"))
+                    | (Q(choice=Choice.RIGHT, harder_question__isnull=False) & ~Q(harder_question=F("left_question")))
+                    | Q(choice=Choice.SKIP, harder_question__isnull=True)
+                ),
+                name="judgment_harder_matches_choice",
+            ),
+            models.CheckConstraint(condition=Q(seconds__gte=0), name="judgment_seconds_non_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participation_id} on pair {self.pair_id}: {self.choice}"

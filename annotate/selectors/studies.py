@@ -1,0 +1,306 @@
+"""Reads for studies and judging: roles, an evaluator's position in a study,
+progress, and the staff coverage report.
+
+Nothing here writes. The evaluator-facing reads never return scores, model
+names or other evaluators' answers; only the staff report does.
+"""
+from __future__ import annotations
+
+import hashlib
+import statistics
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count
+
+from annotate.models import (
+    Assignment,
+    Choice,
+    Invitation,
+    Judgment,
+    Pair,
+    Participation,
+    Study,
+    StudyStatus,
+)
+
+EVALUATOR_GROUP = "evaluator"
+RESEARCHER_GROUP = "researcher"
+VOTES = (Choice.LEFT, Choice.RIGHT)
+
+
+# --- roles -----------------------------------------------------------------------
+
+
+def user_is_researcher(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Staff, or a member of the "researcher" group."""
+    if not user.is_authenticated:
+        return False
+    return bool(user.is_staff or user.groups.filter(name=RESEARCHER_GROUP).exists())
+
+
+def user_is_evaluator(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """A member of the "evaluator" group who is neither staff nor researcher."""
+    if not user.is_authenticated or user.is_staff:
+        return False
+    names = set(user.groups.values_list("name", flat=True))
+    return EVALUATOR_GROUP in names and RESEARCHER_GROUP not in names
+
+
+# --- invitations and participations ---------------------------------------------
+
+
+def invitation_get_active(*, token: str) -> Invitation | None:
+    """The unrevoked invitation with this token, or None."""
+    return (
+        Invitation.objects.select_related("study")
+        .filter(token=token, revoked_at__isnull=True)
+        .first()
+    )
+
+
+def participation_get(*, study_id: int, user: AbstractBaseUser) -> Participation | None:
+    """``user``'s participation in study ``study_id`` (with the study), or None."""
+    if not user.is_authenticated:
+        return None
+    return Participation.objects.select_related("study").filter(study_id=study_id, user=user).first()
+
+
+def participations_of(*, user: AbstractBaseUser) -> list[Participation]:
+    return list(Participation.objects.select_related("study").filter(user=user).order_by("-created_at"))
+
+
+def participation_next_step(*, participation: Participation) -> str:
+    """Where the evaluator goes next: "onboarding", "guidelines", "closed" or
+    "judge" (the judging page itself sends a finished evaluator to "done")."""
+    if participation.onboarded_at is None:
+        return "onboarding"
+    if participation.guidelines_accepted_at is None:
+        return "guidelines"
+    if participation.study.status != StudyStatus.OPEN:
+        return "closed"
+    return "judge"
+
+
+# --- the evaluator's order ------------------------------------------------------
+
+
+def evaluator_pair_key(*, seed: int, pair_id: int) -> tuple[int, bool]:
+    """Deterministic per-evaluator ``(order key, question_a on the left)``.
+
+    The same seed and pair always give the same answer, so a refresh shows the
+    same pair the same way round; different seeds give independent orders.
+    """
+    digest = hashlib.blake2b(f"{seed}:{pair_id}".encode(), digest_size=8).digest()
+    value = int.from_bytes(digest, "big")
+    return value >> 1, bool(value & 1)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """An evaluator's counts. ``remaining`` counts pairs they may still get:
+    undecided pairs still open (fewer votes than the target) plus any pair
+    already on their screen."""
+
+    judged: int
+    skipped: int
+    remaining: int
+
+    @property
+    def total(self) -> int:
+        return self.judged + self.skipped + self.remaining
+
+    @property
+    def done(self) -> bool:
+        return self.remaining == 0
+
+    def percent(self, part: str) -> float:
+        """Share of ``part`` ("judged", "skipped", "remaining") in percent."""
+        return 100.0 * getattr(self, part) / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True)
+class JudgingState:
+    """What one evaluator has decided and has on screen, and the pairs' votes.
+
+    ``decided`` maps pair id -> choice; ``open_assignments`` lists the
+    assignments (pair on screen, not yet decided) by display time;
+    ``offerable`` is the set of undecided, unassigned pair ids that are still
+    below the target; ``order`` is the evaluator's key of every pair.
+    """
+
+    decided: dict[int, str]
+    open_assignments: tuple[Assignment, ...]
+    offerable: frozenset[int]
+    order: dict[int, tuple[int, bool]]
+
+    @property
+    def progress(self) -> Progress:
+        skipped = sum(1 for c in self.decided.values() if c == Choice.SKIP)
+        return Progress(
+            judged=len(self.decided) - skipped,
+            skipped=skipped,
+            remaining=len(self.open_assignments) + len(self.offerable),
+        )
+
+    def next_pair_id(self) -> int | None:
+        """The pair to show: the oldest open assignment, else the first offerable
+        pair in the evaluator's order, else None (finished)."""
+        if self.open_assignments:
+            return self.open_assignments[0].pair_id
+        if not self.offerable:
+            return None
+        return min(self.offerable, key=lambda pid: self.order[pid][0])
+
+
+def participation_state(*, participation: Participation) -> JudgingState:
+    """Read an evaluator's :class:`JudgingState` (four small queries)."""
+    study = participation.study
+    pair_ids = list(Pair.objects.filter(study_id=study.pk).values_list("id", flat=True))
+    decided = dict(participation.judgments.values_list("pair_id", "choice"))
+    assignments = [a for a in participation.assignments.order_by("shown_at", "id") if a.pair_id not in decided]
+    votes = dict(
+        Judgment.objects.filter(pair__study_id=study.pk, choice__in=VOTES)
+        .values("pair_id")
+        .annotate(n=Count("id"))
+        .values_list("pair_id", "n")
+    )
+    assigned = {a.pair_id for a in assignments}
+    target = study.target_judgments_per_pair
+    offerable = frozenset(
+        pid for pid in pair_ids
+        if pid not in decided and pid not in assigned and votes.get(pid, 0) < target
+    )
+    order = {pid: evaluator_pair_key(seed=participation.seed, pair_id=pid) for pid in pair_ids}
+    return JudgingState(decided=decided, open_assignments=tuple(assignments), offerable=offerable, order=order)
+
+
+def participation_progress(*, participation: Participation) -> Progress:
+    return participation_state(participation=participation).progress
+
+
+# --- staff report ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvaluatorRow:
+    participation_id: int
+    username: str
+    field_of_study: str
+    education_level: str
+    judged: int
+    skipped: int
+    skip_rate: float | None  # skipped / (judged + skipped); None before any decision
+    median_seconds: float | None
+    finished: bool
+
+
+@dataclass(frozen=True)
+class PairRow:
+    pair_id: int
+    position: int
+    subject: str
+    question_a_id: int
+    question_b_id: int
+    votes: int
+    skips: int
+    on_screen: int  # assigned, not yet decided
+    cells: tuple[str, ...]  # per evaluator (EvaluatorRow order): "L", "R", "S", "…" (on screen) or ""
+
+
+@dataclass(frozen=True)
+class StudyCoverage:
+    study: Study
+    evaluators: tuple[EvaluatorRow, ...]
+    pairs: tuple[PairRow, ...]
+    n_judgments: int
+    n_skips: int
+    median_seconds: float | None
+    pairs_at_target: int
+    invitations: tuple[Invitation, ...]
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def study_coverage(*, study: Study) -> StudyCoverage:
+    """Staff report: per evaluator counts, skip rate and median seconds; per pair
+    votes and skips; the pairs x evaluators matrix of what each did."""
+    participations = list(
+        Participation.objects.filter(study=study).select_related("user").order_by("created_at", "id")
+    )
+    judgments = list(
+        Judgment.objects.filter(pair__study=study).values_list(
+            "participation_id", "pair_id", "choice", "left_question_id", "pair__question_a_id", "seconds"
+        )
+    )
+    open_assign = _open_assignments(study)
+    seconds_by: dict[int, list[float]] = {p.pk: [] for p in participations}
+    counts = {p.pk: [0, 0] for p in participations}
+    cell: dict[tuple[int, int], str] = {}
+    for part_id, pair_id, choice, left_id, a_id, seconds in judgments:
+        if choice == Choice.SKIP:
+            counts[part_id][1] += 1
+            cell[(pair_id, part_id)] = "S"
+        else:
+            counts[part_id][0] += 1
+            seconds_by[part_id].append(seconds)
+            cell[(pair_id, part_id)] = "L" if choice == Choice.LEFT else "R"
+    for part_id, pair_id in open_assign:
+        cell.setdefault((pair_id, part_id), "…")
+    evaluators = tuple(
+        EvaluatorRow(
+            participation_id=p.pk,
+            username=p.user.get_username(),
+            field_of_study=p.get_field_of_study_display(),
+            education_level=p.get_education_level_display(),
+            judged=counts[p.pk][0],
+            skipped=counts[p.pk][1],
+            skip_rate=(counts[p.pk][1] / sum(counts[p.pk])) if sum(counts[p.pk]) else None,
+            median_seconds=_median(seconds_by[p.pk]),
+            finished=p.finished_at is not None,
+        )
+        for p in participations
+    )
+    pair_rows = []
+    for pair in Pair.objects.filter(study=study).select_related("question_a__subject").order_by("position"):
+        marks = tuple(cell.get((pair.pk, p.pk), "") for p in participations)
+        pair_rows.append(
+            PairRow(
+                pair_id=pair.pk,
+                position=pair.position,
+                subject=str(pair.question_a.subject or ""),
+                question_a_id=pair.question_a_id,
+                question_b_id=pair.question_b_id,
+                votes=sum(m in ("L", "R") for m in marks),
+                skips=marks.count("S"),
+                on_screen=marks.count("…"),
+                cells=marks,
+            )
+        )
+    all_seconds = [s for values in seconds_by.values() for s in values]
+    return StudyCoverage(
+        study=study,
+        evaluators=evaluators,
+        pairs=tuple(pair_rows),
+        n_judgments=sum(c[0] for c in counts.values()),
+        n_skips=sum(c[1] for c in counts.values()),
+        median_seconds=_median(all_seconds),
+        pairs_at_target=sum(r.votes >= study.target_judgments_per_pair for r in pair_rows),
+        invitations=tuple(Invitation.objects.filter(study=study).order_by("-created_at")),
+    )
+
+
+def _open_assignments(study: Study) -> set[tuple[int, int]]:
+    assigned = set(Assignment.objects.filter(pair__study=study).values_list("participation_id", "pair_id"))
+    decided = set(Judgment.objects.filter(pair__study=study).values_list("participation_id", "pair_id"))
+    return assigned - decided
+
+
+def studies_for_staff() -> list[Study]:
+    return list(
+        Study.objects.annotate(
+            n_evaluators=Count("participations", distinct=True),
+        ).order_by("-created_at")
+    )

@@ -1,0 +1,367 @@
+"""Writes for studies: create one from a scoring run, open/close it, manage
+invitations, create evaluators and record their onboarding.
+
+Business rules live here; views and management commands only call these.
+"""
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Sequence
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotate.models import (
+    Dataset,
+    EducationLevel,
+    FieldOfStudy,
+    Invitation,
+    Pair,
+    PairStrategy,
+    Participation,
+    QuestionResult,
+    RunStatus,
+    ScoringRun,
+    Study,
+    StudyStatus,
+    Subject,
+)
+from annotate.models.studies import DEFAULT_GUIDELINES
+from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP
+from scoring.pair_sampling import sample_pairs
+
+ERR_NAME_EMPTY = "name must not be empty"
+ERR_NAME_TAKEN = "a study named {name!r} already exists"
+ERR_RUN_NOT_DONE = "scoring run {run_id} is {status!r}; pairs come only from a finished ('done') run"
+ERR_NO_DATASETS = "datasets must name at least one dataset"
+ERR_STRATEGY = "strategy must be one of {choices}; got {strategy!r}"
+ERR_TARGET = "target_judgments_per_pair must be an integer >= 1; got {value!r}"
+ERR_SEED = "seed must be a non-negative integer; got {value!r}"
+ERR_SUBJECTS_OUTSIDE = "subjects {names} have no question of the chosen datasets in run {run_id}"
+ERR_NO_QUESTIONS = "run {run_id} has no question with a subject in the chosen datasets and subjects"
+ERR_USERNAME_TAKEN = "username {username!r} is already taken"
+ERR_USERNAME_EMPTY = "username must not be empty"
+ERR_INVITATION_REVOKED = "this invitation link has been revoked"
+ERR_STUDY_CLOSED = "study {name!r} is closed"
+ERR_STATUS = "status must be one of {choices}; got {status!r}"
+ERR_FIELD = "field_of_study must be one of {choices}; got {value!r}"
+ERR_LEVEL = "education_level must be one of {choices}; got {value!r}"
+ERR_QUALIFIED = "qualified_subjects must be subjects of the study; {names} are not"
+
+# Difficulty columns of QuestionResult handed to the pair sampler: EIP is the
+# reference, the rest are the baselines it is compared with.
+REFERENCE_COLUMN = "eip"
+BASELINE_COLUMNS = ("simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl", "irt_mirt")
+
+
+class StudyClosedError(Exception):
+    """The study does not accept new evaluators or judgments."""
+
+
+class InvitationRevokedError(Exception):
+    """The invitation link was revoked."""
+
+
+def _group(name: str) -> Group:
+    group, _ = Group.objects.get_or_create(name=name)
+    return group
+
+
+def ensure_role_groups() -> tuple[Group, Group]:
+    """Create the "researcher" and "evaluator" groups if missing."""
+    return _group(RESEARCHER_GROUP), _group(EVALUATOR_GROUP)
+
+
+# --- studies --------------------------------------------------------------------
+
+
+@transaction.atomic
+def study_create(
+    *,
+    name: str,
+    run: ScoringRun,
+    datasets: Sequence[Dataset],
+    n_pairs: int,
+    seed: int,
+    subjects: Sequence[Subject] | None = None,
+    strategy: str = PairStrategy.UNIFORM,
+    target_judgments_per_pair: int = 20,
+    include_unkept: bool = False,
+    guidelines: str | None = None,
+    created_by: AbstractBaseUser | None = None,
+) -> Study:
+    """Create an open study whose pairs are fixed now, from one scoring run.
+
+    Parameters
+    ----------
+    name : str
+        Unique study name (shown to evaluators).
+    run : ScoringRun
+        A finished run; its ``QuestionResult`` rows give the questions, their
+        ``kept`` flags and the difficulties the strategies use.
+    datasets : sequence of Dataset
+        Questions come from these datasets only.
+    n_pairs : int
+        Number of pairs, >= 1.
+    seed : int
+        Seed of the pair sampler (the same inputs and seed give the same pairs).
+    subjects : sequence of Subject, optional
+        Restrict to these subjects; default every subject of the chosen
+        datasets' questions in the run. Questions without a subject are never
+        paired.
+    strategy : {"uniform", "stratified_gap", "methods_disagree"}, default "uniform"
+        See :func:`scoring.pair_sampling.sample_pairs`.
+    target_judgments_per_pair : int, default 20
+        Votes after which a pair is no longer offered to new evaluators.
+    include_unkept : bool, default False
+        Also pair questions every model solved or failed (``kept`` False).
+    guidelines : str, optional
+        Text of the guidelines page; default :data:`DEFAULT_GUIDELINES`.
+    created_by : User, optional
+
+    Returns
+    -------
+    Study
+        With ``n_pairs`` Pair rows, ``question_a`` the smaller question id.
+
+    Raises
+    ------
+    ValueError
+        On a bad argument (messages are this module's ``ERR_*`` constants) or
+        when fewer distinct same-subject pairs are possible than requested (the
+        sampler's message says how many are).
+
+    References
+    ----------
+    EIP paper, section 5 and appendix H.3 (70 same-subject pairs, blind).
+    """
+    name = (name or "").strip()
+    if not name:
+        raise ValueError(ERR_NAME_EMPTY)
+    if Study.objects.filter(name=name).exists():
+        raise ValueError(ERR_NAME_TAKEN.format(name=name))
+    if run.status != RunStatus.DONE:
+        raise ValueError(ERR_RUN_NOT_DONE.format(run_id=run.pk, status=str(run.status)))
+    datasets = list(datasets)
+    if not datasets:
+        raise ValueError(ERR_NO_DATASETS)
+    if strategy not in PairStrategy.values:
+        raise ValueError(ERR_STRATEGY.format(choices=PairStrategy.values, strategy=strategy))
+    if isinstance(target_judgments_per_pair, bool) or not isinstance(target_judgments_per_pair, int) \
+            or target_judgments_per_pair < 1:
+        raise ValueError(ERR_TARGET.format(value=target_judgments_per_pair))
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(ERR_SEED.format(value=seed))
+
+    rows = QuestionResult.objects.filter(
+        run=run, question__dataset__in=datasets, question__subject__isnull=False
+    )
+    present = set(rows.values_list("question__subject_id", flat=True).distinct())
+    if subjects is not None:
+        subjects = list(subjects)
+        outside = sorted(s.name for s in subjects if s.pk not in present)
+        if outside:
+            raise ValueError(ERR_SUBJECTS_OUTSIDE.format(names=outside, run_id=run.pk))
+        rows = rows.filter(question__subject__in=subjects)
+    columns = (REFERENCE_COLUMN, *BASELINE_COLUMNS)
+    values = list(rows.order_by("question_id").values_list("question_id", "question__subject_id", "kept", *columns))
+    if not values:
+        raise ValueError(ERR_NO_QUESTIONS.format(run_id=run.pk))
+
+    ids = np.array([v[0] for v in values], dtype=np.int64)
+    subject_ids = np.array([v[1] for v in values], dtype=np.int64)
+    kept = np.array([bool(v[2]) for v in values])
+    difficulty = {
+        column: np.array([math.nan if v[3 + k] is None else v[3 + k] for v in values], dtype=np.float64)
+        for k, column in enumerate(columns)
+    }
+    sample = sample_pairs(
+        ids,
+        subject_ids,
+        n_pairs=n_pairs,
+        strategy=str(strategy),
+        difficulty=difficulty if strategy != PairStrategy.UNIFORM else None,
+        kept=None if include_unkept else kept,
+        reference=REFERENCE_COLUMN,
+        rng=seed,
+    )
+    study = Study.objects.create(
+        name=name,
+        scoring_run=run,
+        strategy=strategy,
+        seed=seed,
+        n_pairs=n_pairs,
+        include_unkept=include_unkept,
+        target_judgments_per_pair=target_judgments_per_pair,
+        guidelines=guidelines if guidelines is not None else DEFAULT_GUIDELINES,
+        created_by=created_by,
+    )
+    study.datasets.set(datasets)
+    used = subjects if subjects is not None else Subject.objects.filter(pk__in=present)
+    study.subjects.set(used)
+    labels = sample.stratum if sample.stratum is not None else sample.n_disagree
+    Pair.objects.bulk_create(
+        Pair(
+            study=study,
+            position=k,
+            question_a_id=int(a),
+            question_b_id=int(b),
+            stratum=None if labels is None else int(labels[k]),
+        )
+        for k, (a, b) in enumerate(sample.pairs.tolist())
+    )
+    return study
+
+
+@transaction.atomic
+def study_set_status(*, study: Study, status: str) -> Study:
+    """Open or close a study. Closing stops new judgments; nothing is deleted."""
+    if status not in StudyStatus.values:
+        raise ValueError(ERR_STATUS.format(choices=StudyStatus.values, status=status))
+    study.status = status
+    study.closed_at = timezone.now() if status == StudyStatus.CLOSED else None
+    study.save(update_fields=["status", "closed_at"])
+    return study
+
+
+# --- invitations ----------------------------------------------------------------
+
+
+def invitation_create(*, study: Study, note: str = "", created_by: AbstractBaseUser | None = None) -> Invitation:
+    """A new invitation link (token from ``secrets.token_urlsafe(32)``)."""
+    return Invitation.objects.create(study=study, note=note.strip()[:200], created_by=created_by)
+
+
+def invitation_revoke(*, invitation: Invitation) -> Invitation:
+    """Revoke a link: it stops admitting or resuming anyone. People who already
+    joined keep their participation (and their login session)."""
+    if invitation.revoked_at is None:
+        invitation.revoked_at = timezone.now()
+        invitation.save(update_fields=["revoked_at"])
+    return invitation
+
+
+def _new_pseudonym() -> str:
+    User = get_user_model()
+    for digits in (4, 4, 4, 6, 6, 8, 8, 12):
+        candidate = f"evaluator-{secrets.token_hex(digits // 2)}"
+        if not User.objects.filter(username=candidate).exists():
+            return candidate
+    raise RuntimeError("could not find a free evaluator pseudonym")  # ~impossible
+
+
+def _create_pseudonymous_evaluator() -> AbstractBaseUser:
+    User = get_user_model()
+    for _ in range(5):
+        try:
+            with transaction.atomic():
+                user = User(username=_new_pseudonym())
+                user.set_unusable_password()
+                user.save()
+                user.groups.add(_group(EVALUATOR_GROUP))
+                return user
+        except IntegrityError:  # two visitors drew the same pseudonym at once
+            continue
+    raise RuntimeError("could not create a pseudonymous evaluator")
+
+
+@transaction.atomic
+def invitation_accept(
+    *, invitation: Invitation, user: AbstractBaseUser | None
+) -> tuple[Participation, AbstractBaseUser, bool]:
+    """Join the invitation's study.
+
+    ``user`` is the visitor's account if they have one in this browser (logged
+    in, or recognised by the resume cookie), else None: then a pseudonymous
+    evaluator ("evaluator-7f3a", no email, no usable password) is created.
+    Joining twice returns the existing participation.
+
+    Returns
+    -------
+    (participation, user, created_user)
+
+    Raises
+    ------
+    InvitationRevokedError, StudyClosedError
+    """
+    invitation = Invitation.objects.select_related("study").get(pk=invitation.pk)
+    if invitation.revoked_at is not None:
+        raise InvitationRevokedError(ERR_INVITATION_REVOKED)
+    study = invitation.study
+    if user is not None:
+        existing = Participation.objects.filter(study=study, user=user).first()
+        if existing is not None:
+            return existing, user, False
+    if study.status != StudyStatus.OPEN:
+        raise StudyClosedError(ERR_STUDY_CLOSED.format(name=study.name))
+    created_user = user is None
+    if user is None:
+        user = _create_pseudonymous_evaluator()
+    participation, _ = Participation.objects.get_or_create(
+        study=study, user=user, defaults={"invitation": invitation}
+    )
+    return participation, user, created_user
+
+
+def evaluator_create(*, username: str, study: Study) -> tuple[AbstractBaseUser, str]:
+    """A named evaluator with a fresh random password, joined to ``study``.
+
+    Returns
+    -------
+    (user, password)
+        The password is not stored anywhere else; show it once.
+    """
+    username = (username or "").strip()
+    if not username:
+        raise ValueError(ERR_USERNAME_EMPTY)
+    User = get_user_model()
+    password = secrets.token_urlsafe(12)
+    with transaction.atomic():
+        if User.objects.filter(username=username).exists():
+            raise ValueError(ERR_USERNAME_TAKEN.format(username=username))
+        user = User.objects.create_user(username=username, password=password)
+        user.groups.add(_group(EVALUATOR_GROUP))
+        Participation.objects.create(study=study, user=user)
+    return user, password
+
+
+# --- onboarding -----------------------------------------------------------------
+
+
+@transaction.atomic
+def participation_onboard(
+    *,
+    participation: Participation,
+    field_of_study: str,
+    education_level: str,
+    qualified_subjects: Sequence[Subject],
+) -> Participation:
+    """Record the evaluator's background (appendix H.3, table 13 categories) and
+    the subjects they feel qualified to judge (recorded only: every pair is
+    still shown, and the evaluator may skip)."""
+    if field_of_study not in FieldOfStudy.values:
+        raise ValueError(ERR_FIELD.format(choices=FieldOfStudy.values, value=field_of_study))
+    if education_level not in EducationLevel.values:
+        raise ValueError(ERR_LEVEL.format(choices=EducationLevel.values, value=education_level))
+    allowed = set(participation.study.subjects.values_list("pk", flat=True))
+    outside = sorted(s.name for s in qualified_subjects if s.pk not in allowed)
+    if outside:
+        raise ValueError(ERR_QUALIFIED.format(names=outside))
+    participation.field_of_study = field_of_study
+    participation.education_level = education_level
+    if participation.onboarded_at is None:
+        participation.onboarded_at = timezone.now()
+    participation.save(update_fields=["field_of_study", "education_level", "onboarded_at"])
+    participation.qualified_subjects.set(qualified_subjects)
+    return participation
+
+
+def participation_accept_guidelines(*, participation: Participation) -> Participation:
+    if participation.guidelines_accepted_at is None:
+        participation.guidelines_accepted_at = timezone.now()
+        participation.save(update_fields=["guidelines_accepted_at"])
+    return participation

@@ -1,0 +1,63 @@
+/* Judging page: keyboard shortcuts, one submission per page, time on page.
+ *
+ * - Arrow left / arrow right / S press the matching button.
+ * - The first submission disables the buttons, so a double click or a
+ *   repeated key sends one answer (the server ignores repeats anyway).
+ * - client_ms carries the time since the page was shown (advisory; the
+ *   server keeps its own clock).
+ */
+(function () {
+  "use strict";
+  var form = document.getElementById("judge-form");
+  if (!form) { return; }
+  var started = performance.now();
+  var sent = false;
+  var buttons = Array.prototype.slice.call(form.querySelectorAll("button[name=choice]"));
+  var keys = { ArrowLeft: "left", ArrowRight: "right", s: "skip", S: "skip" };
+
+  function setEnabled(enabled) {
+    buttons.forEach(function (b) { b.disabled = !enabled; });
+    form.classList.toggle("sending", !enabled);
+  }
+
+  form.addEventListener("submit", function (event) {
+    if (sent) { event.preventDefault(); return; }
+    sent = true;
+    form.elements.client_ms.value = String(Math.round(performance.now() - started));
+    var submitter = event.submitter;
+    if (!submitter) { return; }  // old browser: let it send the button itself
+    // Disabled buttons are not sent, so carry the choice in a hidden field.
+    var hidden = form.querySelector("input[name=choice]");
+    if (!hidden) {
+      hidden = document.createElement("input");
+      hidden.type = "hidden";
+      hidden.name = "choice";
+      form.appendChild(hidden);
+    }
+    hidden.value = submitter.value;
+    setEnabled(false);
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey || event.repeat) { return; }
+    var target = event.target;
+    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable)) { return; }
+    var value = keys[event.key];
+    if (!value) { return; }
+    event.preventDefault();
+    if (sent) { return; }
+    var button = form.querySelector('button[name=choice][value="' + value + '"]');
+    if (button && !button.disabled) { form.requestSubmit(button); }
+  });
+
+  // Back/forward cache: a restored page must be usable again.
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) {
+      sent = false;
+      started = performance.now();
+      var hidden = form.querySelector("input[name=choice]");
+      if (hidden) { hidden.remove(); }
+      setEnabled(true);
+    }
+  });
+}());

@@ -1,0 +1,192 @@
+"""Evaluator-facing views: join by invitation, onboarding, guidelines, judging,
+done. Blind: nothing here renders a score, a model or another evaluator's
+answer. Every POST redirects (Post/Redirect/Get)."""
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.core import signing
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from annotate.forms_judging import JudgmentForm, OnboardingForm
+from annotate.models import Participation
+from annotate.selectors.studies import (
+    invitation_get_active,
+    participation_get,
+    participation_next_step,
+    participation_progress,
+    user_is_evaluator,
+)
+from annotate.services.judging import (
+    InvalidSubmissionError,
+    PairNotInStudyError,
+    judging_screen,
+    judgment_submit,
+)
+from annotate.services.studies import (
+    InvitationRevokedError,
+    StudyClosedError,
+    invitation_accept,
+    participation_accept_guidelines,
+    participation_onboard,
+)
+
+RESUME_COOKIE = "eip_evaluator"
+RESUME_SALT = "annotate.judging.resume"
+RESUME_MAX_AGE = 180 * 24 * 3600
+STEP_URLS = {
+    "onboarding": "study_onboarding",
+    "guidelines": "study_guidelines",
+    "closed": "study_closed",
+    "judge": "study_judge",
+}
+_STUDY_PATH = re.compile(r"^/studies/(\d+)/")
+
+
+def _participation_or_404(request: HttpRequest, study_id: int) -> Participation:
+    participation = participation_get(study_id=study_id, user=request.user)
+    if participation is None:
+        raise Http404("no such study for you")
+    return participation
+
+
+def _resume_user(request: HttpRequest):
+    """The pseudonymous evaluator this browser joined as earlier, if any."""
+    from django.contrib.auth import get_user_model
+
+    try:
+        data = signing.loads(request.COOKIES.get(RESUME_COOKIE, ""), salt=RESUME_SALT, max_age=RESUME_MAX_AGE)
+    except signing.BadSignature:
+        return None
+    user = get_user_model().objects.filter(pk=data.get("u"), is_active=True).first()
+    return user if user is not None and user_is_evaluator(user=user) else None
+
+
+@require_http_methods(["GET", "POST"])
+def join(request: HttpRequest, token: str) -> HttpResponse:
+    invitation = invitation_get_active(token=token)
+    if invitation is None:
+        return render(request, "annotate/judging/join_invalid.html", status=404)
+    if not request.user.is_authenticated:
+        returning = _resume_user(request)
+        if returning is not None:
+            login(request, returning, backend="django.contrib.auth.backends.ModelBackend")
+    user = request.user if request.user.is_authenticated else None
+    if user is not None and participation_get(study_id=invitation.study_id, user=user) is not None:
+        return redirect("study_entry", study_id=invitation.study_id)
+    if request.method == "GET":
+        return render(request, "annotate/judging/join.html", {"study": invitation.study})
+    try:
+        participation, user, created = invitation_accept(invitation=invitation, user=user)
+    except (InvitationRevokedError, StudyClosedError):
+        return render(request, "annotate/judging/join_invalid.html", {"study": invitation.study}, status=404)
+    if created:
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    response = redirect("study_entry", study_id=participation.study_id)
+    if user_is_evaluator(user=user):
+        response.set_cookie(
+            RESUME_COOKIE,
+            signing.dumps({"u": user.pk}, salt=RESUME_SALT),
+            max_age=RESUME_MAX_AGE,
+            httponly=True,
+            samesite="Lax",
+            secure=request.is_secure(),
+        )
+    return response
+
+
+@login_required
+def study_entry(request: HttpRequest, study_id: int) -> HttpResponse:
+    participation = _participation_or_404(request, study_id)
+    return redirect(STEP_URLS[participation_next_step(participation=participation)], study_id=study_id)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_onboarding(request: HttpRequest, study_id: int) -> HttpResponse:
+    participation = _participation_or_404(request, study_id)
+    subjects = participation.study.subjects.order_by("name")
+    form = OnboardingForm(request.POST or None, subjects=subjects)
+    if request.method == "POST" and form.is_valid():
+        participation_onboard(participation=participation, **form.cleaned_data)
+        return redirect("study_guidelines", study_id=study_id)
+    return render(request, "annotate/judging/onboarding.html", {"study": participation.study, "form": form})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_guidelines(request: HttpRequest, study_id: int) -> HttpResponse:
+    participation = _participation_or_404(request, study_id)
+    if participation.onboarded_at is None:
+        return redirect("study_onboarding", study_id=study_id)
+    if request.method == "POST":
+        participation_accept_guidelines(participation=participation)
+        return redirect("study_judge", study_id=study_id)
+    return render(request, "annotate/judging/guidelines.html", {"participation": participation, "study": participation.study})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
+    participation = _participation_or_404(request, study_id)
+    step = participation_next_step(participation=participation)
+    if step != "judge":
+        return redirect(STEP_URLS[step], study_id=study_id)
+    if request.method == "POST":
+        return _submit(request, participation)
+    screen = judging_screen(participation=participation)
+    if screen is None:
+        return redirect("study_done", study_id=study_id)
+    return render(request, "annotate/judging/judge.html", {"study": participation.study, "screen": screen})
+
+
+def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
+    form = JudgmentForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest("This answer could not be read. Go back to the study page and try again.")
+    try:
+        judgment_submit(
+            participation=participation,
+            pair_id=form.cleaned_data["pair"],
+            left_question_id=form.cleaned_data["left"],
+            choice=form.cleaned_data["choice"],
+            client_seconds=form.client_seconds(),
+        )
+    except PairNotInStudyError:
+        raise Http404("no such pair in this study") from None
+    except InvalidSubmissionError:
+        return HttpResponseBadRequest("This answer does not match the pair you were shown. Nothing was saved.")
+    except StudyClosedError:
+        return redirect("study_closed", study_id=participation.study_id)
+    return redirect("study_judge", study_id=participation.study_id)
+
+
+@login_required
+def study_done(request: HttpRequest, study_id: int) -> HttpResponse:
+    participation = _participation_or_404(request, study_id)
+    progress = participation_progress(participation=participation)
+    if not progress.done:
+        return redirect("study_entry", study_id=study_id)
+    return render(request, "annotate/judging/done.html", {"study": participation.study, "progress": progress})
+
+
+@login_required
+def study_closed(request: HttpRequest, study_id: int) -> HttpResponse:
+    participation = _participation_or_404(request, study_id)
+    if participation_next_step(participation=participation) != "closed":
+        return redirect("study_entry", study_id=study_id)
+    progress = participation_progress(participation=participation)
+    return render(request, "annotate/judging/closed.html", {"study": participation.study, "progress": progress})
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: a stale or expired form. Nothing was stored; send
+    the evaluator back to their study (through the login page if needed)."""
+    match = _STUDY_PATH.match(request.path)
+    target = reverse("study_entry", kwargs={"study_id": int(match.group(1))}) if match else reverse("studies")
+    return render(request, "annotate/judging/csrf_failure.html", {"target": target}, status=403)
