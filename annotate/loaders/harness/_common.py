@@ -1,0 +1,326 @@
+"""Shared pieces of the harness-log parsers: score conversion, the collector
+that turns per-sample scores into a :class:`ParsedResponseSet`, and small
+text helpers.
+
+Every parser reads its files, calls :meth:`Collector.add_question`,
+:meth:`Collector.add_model` and :meth:`Collector.add_score`, and reports bad
+input through :meth:`Collector.problem` or :meth:`Collector.bad_value`. The
+collector averages several samples of one (question, model) cell into partial
+credit and raises one :class:`LoadError` carrying every problem at the end.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from annotate.loaders.base import (
+    MODEL_COLUMNS,
+    QUESTION_COLUMNS,
+    RESPONSE_COLUMNS,
+    LoadError,
+    ParsedResponseSet,
+    Problem,
+)
+
+MAX_PROBLEMS = 50
+
+# Error messages (tests match them exactly).
+NULL_NOT_A_SCORE = "null is not a score"
+NAN_NOT_A_SCORE = "NaN is not a score"
+LIST_NOT_A_SCORE = (
+    "a list ({value}) is not a score; pairs such as (reference, prediction) need the metric that scores them"
+)
+DICT_NOT_A_SCORE = "a dict ({value}) is not a score"
+STRING_NOT_A_SCORE = "the string {value!r} is not a score"
+LETTER_NOT_A_SCORE = "the string {value!r} is not a score letter (C, I, P or N)"
+OUT_OF_RANGE = "score {value!r} is outside [0, 1]"
+TYPE_NOT_A_SCORE = "a value of type {kind} is not a score"
+NO_SCORES = "nothing to load: no file held a score"
+
+# Inspect AI's score letters (inspect_ai/scorer/_metric.py: CORRECT="C",
+# INCORRECT="I", PARTIAL="P", NOANSWER="N"; value_to_float maps them to
+# 1, 0, 0.5 and 0).
+INSPECT_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+
+# Keys of a harness's question record that hold the question itself, in the
+# order they are tried (case-insensitive).
+QUESTION_KEYS = (
+    "question", "query", "problem", "input", "prompt", "text", "sentence",
+    "ctx", "goal", "premise", "passage", "context",
+)
+
+
+class NotAScore(ValueError):
+    """A logged value that cannot be read as credit in [0, 1]; ``kind`` names the
+    reason for the skip count (null, list, dict, string, range)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def to_credit(value: Any, *, letters: bool = False) -> float:
+    """Read one logged score as credit in [0, 1].
+
+    Parameters
+    ----------
+    value : object
+        The value as parsed from JSON.
+    letters : bool, default False
+        Accept Inspect AI's score letters: C -> 1, I -> 0, P -> 0.5, N -> 0.
+
+    Returns
+    -------
+    float
+        Credit in [0, 1]. Booleans are exact-match verdicts: True -> 1.0,
+        False -> 0.0.
+
+    Raises
+    ------
+    NotAScore
+        For null, NaN, numbers outside [0, 1], lists (pairs), dicts, and
+        strings other than the letters: they are not scores and are never
+        coerced.
+    """
+    if value is None:
+        raise NotAScore(NULL_NOT_A_SCORE, "null")
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        credit = float(value)
+        if math.isnan(credit):
+            raise NotAScore(NAN_NOT_A_SCORE, "NaN")
+        if not 0.0 <= credit <= 1.0:
+            raise NotAScore(OUT_OF_RANGE.format(value=value), "out of [0, 1]")
+        return credit
+    if isinstance(value, str):
+        if letters:
+            if value in INSPECT_LETTERS:
+                return INSPECT_LETTERS[value]
+            raise NotAScore(LETTER_NOT_A_SCORE.format(value=value), "string")
+        raise NotAScore(STRING_NOT_A_SCORE.format(value=value), "string")
+    if isinstance(value, list):
+        raise NotAScore(LIST_NOT_A_SCORE.format(value=_short(value)), "list")
+    if isinstance(value, dict):
+        raise NotAScore(DICT_NOT_A_SCORE.format(value=_short(value)), "dict")
+    raise NotAScore(TYPE_NOT_A_SCORE.format(kind=type(value).__name__), "other")
+
+
+def question_text(record: Any) -> str:
+    """The question-like field of a harness's question record ("" if none)."""
+    if isinstance(record, str):
+        return record
+    if not isinstance(record, dict):
+        return ""
+    lowered = {str(k).lower(): v for k, v in record.items()}
+    for key in QUESTION_KEYS:
+        value = lowered.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
+
+
+def question_options(record: Any) -> list[str]:
+    """Answer options from a question record: ``choices`` (a list, or the
+    Hugging Face ``{"text": [...], "label": [...]}`` form), ``options`` or
+    ``endings``; [] when there are none or they are not all strings."""
+    if not isinstance(record, dict):
+        return []
+    for key in ("choices", "options", "endings"):
+        value = record.get(key)
+        if isinstance(value, dict):
+            value = value.get("text")
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return list(value)
+    return []
+
+
+def as_text(value: Any) -> str:
+    """A reference answer or target as text: strings as they are, lists joined
+    with " | ", None as "", anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return " | ".join(value)
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def subject_for(task: str, dataset: str) -> str | None:
+    """The subtask name as subject, unless the task is the whole dataset."""
+    return None if task == dataset else task
+
+
+@dataclass
+class Collector:
+    """Accumulates what one parse found; internal to the harness parsers.
+
+    ``root`` is the folder that file names in messages are relative to.
+    """
+
+    file_format: str
+    root: Path
+    skip_invalid: bool = False
+    questions: dict[tuple[str, str], dict] = field(default_factory=dict)
+    models: dict[str, dict] = field(default_factory=dict)
+    scores: dict[tuple[str, str, str], list[tuple[float, str]]] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files_read: list[Path] = field(default_factory=list)
+    skipped: Counter = field(default_factory=Counter)
+    text_conflicts: int = 0
+    options: dict = field(default_factory=dict)
+
+    @property
+    def root_name(self) -> str:
+        """The upload's root folder as shown in messages about the whole upload."""
+        return self.root.name or str(self.root)
+
+    def name(self, path: Path) -> str:
+        """``path`` as shown in messages: relative to the upload's root folder."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def read(self, path: Path) -> None:
+        """Record that ``path`` was read (for the checksum)."""
+        if path not in self.files_read:
+            self.files_read.append(path)
+
+    def problem(self, file: str, message: str, row: int | None = None, column: str | None = None) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(file=file, message=message, row=row, column=column))
+
+    def bad_value(self, error: NotAScore, file: str, row: int | None, column: str | None) -> None:
+        """A value that is not a score: a problem, or a skip when ``skip_invalid``."""
+        if self.skip_invalid:
+            self.skipped[error.kind] += 1
+        else:
+            self.problem(file, str(error), row, column)
+
+    def add_question(
+        self,
+        *,
+        dataset: str,
+        external_id: str,
+        subject: str | None,
+        text: str = "",
+        options: list[str] | None = None,
+        reference_answer: str = "",
+        metadata: dict | None = None,
+        source: str = "",
+    ) -> None:
+        """Record a question; the first record of a (dataset, external_id) wins,
+        later ones only fill its empty fields. ``source`` is "file:where"."""
+        key = (dataset, external_id)
+        existing = self.questions.get(key)
+        if existing is None:
+            self.questions[key] = {
+                "dataset": dataset,
+                "external_id": external_id,
+                "subject": subject,
+                "text": text,
+                "options": list(options or []),
+                "reference_answer": reference_answer,
+                "metadata": dict(metadata or {}),
+                "source": source,
+            }
+            return
+        if text and existing["text"] and text != existing["text"]:
+            self.text_conflicts += 1
+        for column, value in (("text", text), ("options", list(options or [])),
+                              ("reference_answer", reference_answer)):
+            if value and not existing[column]:
+                existing[column] = value
+
+    def add_model(self, name: str, metadata: dict | None = None, source: str = "") -> None:
+        """Same name across files merges; the first file's metadata is kept.
+
+        Family, size and access are not in harness logs: they are left blank
+        ("", NaN, "unknown") rather than guessed."""
+        if name not in self.models:
+            self.models[name] = {
+                "name": name,
+                "family": "",
+                "parameters_b": float("nan"),
+                "access": "unknown",
+                "metadata": dict(metadata or {}),
+                "source": source,
+            }
+
+    def add_score(self, *, dataset: str, external_id: str, model: str, credit: float, source: str) -> None:
+        self.scores.setdefault((dataset, external_id, model), []).append((credit, source))
+
+    def finish(self) -> ParsedResponseSet:
+        """Average repeated samples, write the notes and build the tables.
+
+        Raises
+        ------
+        LoadError
+            If any problem was recorded, or if no score was found.
+        """
+        if self.problems:
+            raise LoadError(self.problems)
+        if not self.scores:
+            where = self.root_name
+            raise LoadError([Problem(file=where, message=NO_SCORES)]
+                            + [Problem(file=where, message=note) for note in self.notes])
+        rows = []
+        repeated = 0
+        most = 1
+        for (dataset, external_id, model), samples in self.scores.items():
+            credits = [c for c, _ in samples]
+            source = samples[0][1]  # the first sample's "file:where"
+            if len(samples) > 1:
+                repeated += 1
+                most = max(most, len(samples))
+            rows.append((dataset, external_id, model, sum(credits) / len(credits), source))
+        if repeated:
+            self.notes.append(
+                f"{repeated} of {len(rows)} responses had several samples (epochs or repeats, "
+                f"up to {most} per cell); their mean was used as partial credit"
+            )
+        if self.skipped:
+            detail = ", ".join(f"{kind}: {n}" for kind, n in sorted(self.skipped.items()))
+            self.notes.append(
+                f"{sum(self.skipped.values())} values that are not scores were skipped ({detail})"
+            )
+        if self.text_conflicts:
+            self.notes.append(
+                f"{self.text_conflicts} question texts differed between files; the first one read was kept"
+            )
+        asked = {(d, e) for d, e, _ in self.scores}
+        questions = [q for key, q in self.questions.items() if key in asked]
+        return ParsedResponseSet(
+            questions=pd.DataFrame(questions, columns=QUESTION_COLUMNS + ["source"]),
+            models=pd.DataFrame(list(self.models.values()), columns=MODEL_COLUMNS + ["source"]),
+            responses=pd.DataFrame(rows, columns=RESPONSE_COLUMNS).astype({"credit": "float64"}),
+            file_format=self.file_format,
+            source_files=list(self.files_read),
+            notes=list(self.notes),
+            options=dict(self.options),
+        )
+
+
+def load_json(path: Path, collector: Collector) -> Any:
+    """Parse a JSON file, or record a problem and return None."""
+    collector.read(path)
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        collector.problem(collector.name(path), f"not readable as JSON: {exc}")
+        return None
