@@ -1,6 +1,6 @@
 """HELM (crfm-helm) run folders: ``benchmark_output/runs/<suite>/<run name>/``.
 
-Each run folder holds (helm/benchmark/runner.py, ``run_one``):
+Each run folder holds (written by helm/benchmark/runner.py):
 
 * ``run_spec.json``: ``name``, ``scenario_spec`` (``class_name``, ``args``),
   ``adapter_spec`` (``model``, ``model_deployment``, ``method``), and
