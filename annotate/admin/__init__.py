@@ -1,1 +1,2 @@
 """Admin registrations, one module per area."""
+from annotate.admin import catalog  # noqa: F401

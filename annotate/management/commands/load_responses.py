@@ -1,0 +1,124 @@
+"""``manage.py load_responses``: load a response set from files (see annotate.services.loading)."""
+from __future__ import annotations
+
+import time
+from argparse import ArgumentParser
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotate.loaders.base import LoadError, ParsedResponseSet
+from annotate.loaders.tabular import parse_files, parse_folder
+from annotate.services.loading import LoadPreview, response_set_load, response_set_preview
+
+MAX_SHOWN_PROBLEMS = 20
+FOLDER_OR_RESPONSES = "give either --folder or --responses (not both, not neither)"
+FOLDER_ONLY_OPTION = (
+    "--{option} is for --responses; a --folder is read as responses_binary.csv, questions.csv, models.csv"
+)
+
+
+class _StreamTo:
+    """Lets tqdm write to the command's stderr without an added newline per write."""
+
+    def __init__(self, wrapper) -> None:
+        self.wrapper = wrapper
+
+    def write(self, text: str) -> None:
+        self.wrapper.write(text, ending="")
+
+    def flush(self) -> None:
+        self.wrapper.flush()
+
+
+def problems_text(error: LoadError, limit: int = MAX_SHOWN_PROBLEMS) -> str:
+    """The first ``limit`` problems, one a line, and how many more there are."""
+    lines = [f"  - {problem}" for problem in error.problems[:limit]]
+    if len(error.problems) > limit:
+        lines.append(f"  ... and {len(error.problems) - limit} more")
+    return "Nothing was loaded:\n" + "\n".join(lines)
+
+
+class Command(BaseCommand):
+    help = (
+        "Load model responses (credit in [0, 1] per question and model) from a folder in the "
+        "MMLU-Pro layout or from explicit files, in one transaction."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--folder", type=Path, help="folder with responses_binary.csv, questions.csv, models.csv")
+        parser.add_argument("--responses", type=Path, help="responses file (wide CSV, long CSV/TSV or JSON Lines)")
+        parser.add_argument("--format", dest="file_format", choices=["auto", "wide", "long", "jsonl"], default="auto",
+                            help="format of --responses (default: auto, from the extension and header)")
+        parser.add_argument("--questions", type=Path, help="question metadata file (CSV)")
+        parser.add_argument("--models", type=Path, help="model metadata file (CSV)")
+        parser.add_argument("--dataset",
+                            help="dataset name (required for wide files; default for long rows without one)")
+        parser.add_argument("--subject-column", help="column holding the subject (MMLU-Pro: category)")
+        parser.add_argument("--keep-columns", default="", help="comma-separated question columns kept into metadata")
+        parser.add_argument("--id-column", default="question_id", help="question id column (default question_id)")
+        parser.add_argument("--name", help="response set name (default: the folder name or the responses file stem)")
+        parser.add_argument("--new-version", action="store_true",
+                            help="load as a new version of an existing name; earlier versions become superseded")
+        parser.add_argument("--dry-run", action="store_true", help="check and preview only; write nothing")
+
+    def handle(self, *args, **options) -> str:
+        folder, responses = options["folder"], options["responses"]
+        if (folder is None) == (responses is None):
+            raise CommandError(FOLDER_OR_RESPONSES)
+        if folder is not None:
+            for option in ("questions", "models"):
+                if options[option] is not None:
+                    raise CommandError(FOLDER_ONLY_OPTION.format(option=option))
+            if options["file_format"] not in ("auto", "wide"):
+                raise CommandError(FOLDER_ONLY_OPTION.format(option="format"))
+        keep = [c.strip() for c in options["keep_columns"].split(",") if c.strip()]
+        name = options["name"] or (folder.resolve().name if folder is not None else responses.stem)
+        started = time.perf_counter()
+        try:
+            if folder is not None:
+                parsed = parse_folder(folder, dataset=options["dataset"], subject_column=options["subject_column"],
+                                      keep_columns=keep, id_column=options["id_column"])
+            else:
+                parsed = parse_files(responses=responses, file_format=options["file_format"],
+                                     dataset=options["dataset"], questions=options["questions"],
+                                     models=options["models"], subject_column=options["subject_column"],
+                                     keep_columns=keep, id_column=options["id_column"])
+            preview = response_set_preview(parsed=parsed, name=name, new_version=options["new_version"])
+            self._report(preview, options["verbosity"])
+            if options["dry_run"]:
+                return f"Dry run: {self._counts(preview)}; nothing was written"
+            response_set = self._load(parsed, name, options)
+        except LoadError as error:
+            raise CommandError(problems_text(error)) from error
+        except ValueError as error:
+            raise CommandError(str(error)) from error
+        seconds = time.perf_counter() - started
+        return f"Loaded {response_set}: {self._counts(preview)} in {seconds:.1f} s"
+
+    def _load(self, parsed: ParsedResponseSet, name: str, options: dict):
+        bar = tqdm(total=len(parsed.responses), unit="rows", file=_StreamTo(self.stderr),
+                   disable=options["verbosity"] == 0, mininterval=0.5)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(done - bar.n)
+
+        try:
+            return response_set_load(parsed=parsed, name=name, new_version=options["new_version"], progress=progress)
+        finally:
+            bar.close()
+
+    def _report(self, preview: LoadPreview, verbosity: int) -> None:
+        if verbosity < 2:
+            return
+        for note in preview.notes:
+            self.stdout.write(f"note: {note}")
+
+    @staticmethod
+    def _counts(preview: LoadPreview) -> str:
+        return (
+            f"{preview.n_responses:,} responses ({preview.n_questions:,} questions x {preview.n_models} models "
+            f"with a response); new: {preview.questions_new:,} questions, {preview.models_new} models, "
+            f"{preview.subjects_new} subjects"
+        )

@@ -1,0 +1,620 @@
+"""Write a parsed response set to the database: preview, then load atomically.
+
+Both front doors (the admin upload page and ``manage.py load_responses``) call
+:func:`response_set_preview` and :func:`response_set_load`; parsers (see
+:mod:`annotate.loaders`) never touch the database.
+
+Rules
+-----
+- A load lands completely or not at all: :func:`response_set_load` runs in one
+  ``transaction.atomic`` and every check runs before the first write.
+- Identical files are never loaded twice: the SHA-256 of the source files is
+  unique (``ResponseSet.checksum``); a second load is refused naming the
+  existing response set. Loader options are not part of the checksum.
+- A changed file under an existing name is refused unless ``new_version`` is
+  set; then it becomes version ``latest + 1`` and every earlier version is
+  marked superseded (their responses are kept).
+- Datasets, subjects and models are shared: get-or-create by name; questions
+  by (dataset, external_id). Existing rows are never changed by a load: if the
+  file gives an existing question another subject or text, or an existing
+  model another family/access/size, the load is refused naming it.
+- Responses are inserted in batches of ``RESPONSE_BATCH_SIZE`` with the
+  fastest path of the backend: ``executemany`` on SQLite, ``COPY FROM STDIN``
+  on PostgreSQL, ``bulk_create`` elsewhere.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from django.db import connection, transaction
+
+from annotate.loaders.base import (
+    MODEL_COLUMNS,
+    QUESTION_COLUMNS,
+    RESPONSE_COLUMNS,
+    LoadError,
+    ParsedResponseSet,
+    Problem,
+)
+from annotate.models import (
+    Dataset,
+    LanguageModel,
+    ModelAccess,
+    Question,
+    Response,
+    ResponseSet,
+    ResponseSetStatus,
+    Subject,
+)
+from annotate.selectors.catalog import (
+    dataset_ids_by_name,
+    model_table,
+    question_table,
+    response_set_by_checksum,
+    response_set_latest,
+    subject_ids_by_name,
+)
+
+RESPONSE_BATCH_SIZE = 50_000
+PREVIEW_ROWS = 10
+
+ALREADY_LOADED = "these files were already loaded as response set {existing!r} (id {pk}); nothing was written"
+NAME_EXISTS = (
+    "a response set named {name!r} already exists (latest version {version}); to load these files as "
+    "version {next_version}, use --new-version (command) or tick 'Load as a new version' (admin)"
+)
+NO_EARLIER_VERSION = (
+    "no response set named {name!r} exists, so there is no earlier version to supersede; "
+    "load it without --new-version (or untick 'Load as a new version')"
+)
+QUESTION_CONFLICT = (
+    "question {question_id!r} of dataset {dataset!r} already exists with {field} {stored!r}, but this file "
+    "gives {given!r}; existing questions are never changed by a load"
+)
+MODEL_CONFLICT = (
+    "model {model!r} already exists with {field} {stored!r}, but this file gives {given!r}; "
+    "existing models are never changed by a load"
+)
+CREDIT_INVALID = "credit {value!r} is not a finite number in [0, 1]"
+UNKNOWN_QUESTION = "question {question_id!r} of dataset {dataset!r} is not among the parsed questions"
+UNKNOWN_MODEL = "model {model!r} is not among the parsed models"
+DUPLICATE_RESPONSE = "a second credit for question {question_id!r} and model {model!r} (the first is at {first})"
+DUPLICATE_QUESTION = "question {question_id!r} of dataset {dataset!r} is listed twice (the first is at {first})"
+DUPLICATE_MODEL = "model {model!r} is listed twice (the first is at {first})"
+BLANK_VALUE = "{what} is blank"
+TOO_LONG = "{what} {value!r} is longer than {limit} characters"
+BAD_ACCESS = "access {value!r} is not one of {choices}"
+BAD_PARAMETERS = "parameter count {value!r} must be positive (or unknown)"
+NO_RESPONSES = "no observed responses to load"
+
+_LIMITS = {
+    "dataset": Dataset._meta.get_field("name").max_length,
+    "external_id": Question._meta.get_field("external_id").max_length,
+    "subject": Subject._meta.get_field("name").max_length,
+    "model": LanguageModel._meta.get_field("name").max_length,
+    "family": LanguageModel._meta.get_field("family").max_length,
+}
+_FILE_NAME_LIMIT = ResponseSet._meta.get_field("file_name").max_length
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class PreviewRow:
+    """One response as the preview shows it."""
+
+    dataset: str
+    question_id: str
+    subject: str | None
+    model: str
+    credit: float
+
+
+@dataclass(frozen=True)
+class LoadPreview:
+    """What :func:`response_set_load` would write, computed without writing.
+
+    Attributes
+    ----------
+    name, version : str or None, int
+        The response set that would be created (name None when not given).
+    supersedes : str or None
+        "name vN" of the version that would be marked superseded.
+    checksum : str
+        SHA-256 of the source files (hex).
+    file_format : str
+    n_responses : int
+        Observed responses (cells) to insert.
+    n_questions, n_models : int
+        Distinct questions and models with at least one response.
+    datasets_new, datasets_existing, subjects_new, subjects_existing,
+    questions_new, questions_existing, models_new, models_existing : int
+        Catalog rows to create, and rows that already exist and are reused.
+    new_dataset_names, new_subject_names, new_model_names : tuple of str
+    notes : tuple of str
+        Parser remarks (ignored columns, exact duplicates, ...).
+    first_rows : tuple of PreviewRow
+        The first ``PREVIEW_ROWS`` responses in file order.
+    """
+
+    name: str | None
+    version: int
+    supersedes: str | None
+    checksum: str
+    file_format: str
+    n_responses: int
+    n_questions: int
+    n_models: int
+    datasets_new: int
+    datasets_existing: int
+    subjects_new: int
+    subjects_existing: int
+    questions_new: int
+    questions_existing: int
+    models_new: int
+    models_existing: int
+    new_dataset_names: tuple[str, ...]
+    new_subject_names: tuple[str, ...]
+    new_model_names: tuple[str, ...]
+    notes: tuple[str, ...]
+    first_rows: tuple[PreviewRow, ...]
+
+
+@dataclass
+class _Plan:
+    preview: LoadPreview
+    new_datasets: list[str]
+    new_subjects: list[str]
+    subject_names: list[str]
+    new_questions: pd.DataFrame
+    new_models: pd.DataFrame
+    superseded_name: str | None = None
+
+
+def _label(parsed: ParsedResponseSet) -> str:
+    return ", ".join(Path(p).name for p in parsed.source_files) or "upload"
+
+
+def _where(source: object, default: str) -> tuple[str, int | None]:
+    """Split a "file:row" source into (file, row)."""
+    if isinstance(source, str) and ":" in source:
+        file, row = source.rsplit(":", 1)
+        if row.isdigit():
+            return file, int(row)
+    return default, None
+
+
+def checksum_of(parsed: ParsedResponseSet) -> str:
+    """SHA-256 (hex) identifying the uploaded files.
+
+    The SHA-256 of each source file's bytes, in order, hashed together; without
+    source files, a hash of the responses table.
+    """
+    outer = hashlib.sha256()
+    if parsed.source_files:
+        for path in parsed.source_files:
+            inner = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    inner.update(block)
+            outer.update(inner.digest())
+    else:
+        table = parsed.responses[["dataset", "external_id", "model", "credit"]]
+        outer.update(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes())
+    return outer.hexdigest()
+
+
+def _check_parsed(parsed: ParsedResponseSet) -> None:
+    """The parser contract, checked cheaply; raises LoadError naming file and row."""
+    if not isinstance(parsed, ParsedResponseSet):
+        raise ValueError(f"parsed must be a ParsedResponseSet, got {type(parsed).__name__}")
+    contract = (("questions", QUESTION_COLUMNS), ("models", MODEL_COLUMNS), ("responses", RESPONSE_COLUMNS))
+    for attribute, columns in contract:
+        frame = getattr(parsed, attribute)
+        missing = [c for c in columns if c not in getattr(frame, "columns", [])]
+        if missing:
+            raise ValueError(f"parsed.{attribute} lacks column(s) {missing}")
+    label = _label(parsed)
+    problems: list[Problem] = []
+
+    def add(source: object, message: str, column: str | None = None) -> None:
+        file, row = _where(source, label)
+        problems.append(Problem(file=file, message=message, row=row, column=column))
+
+    questions, models, responses = parsed.questions, parsed.models, parsed.responses
+    q_source = questions["source"] if "source" in questions.columns else pd.Series(None, index=questions.index)
+    m_source = models["source"] if "source" in models.columns else pd.Series(None, index=models.index)
+    for frame, column, what, sources in (
+        (questions, "dataset", "dataset", q_source),
+        (questions, "external_id", "question id", q_source),
+        (questions, "subject", "subject", q_source),
+        (models, "name", "model", m_source),
+        (models, "family", "family", m_source),
+    ):
+        limit = _LIMITS["model" if column == "name" else column]
+        values = frame[column].astype(object)
+        for index, value in values.items():
+            if value is None or (isinstance(value, float) and np.isnan(value)):
+                if column in ("dataset", "external_id", "name"):
+                    add(sources[index], BLANK_VALUE.format(what=what), column)
+                continue
+            text = str(value)
+            if not text.strip() and column in ("dataset", "external_id", "name"):
+                add(sources[index], BLANK_VALUE.format(what=what), column)
+            elif len(text) > limit:
+                add(sources[index], TOO_LONG.format(what=what, value=text, limit=limit), column)
+    choices = [c.value for c in ModelAccess]
+    for index, value in models["access"].items():
+        if value not in choices:
+            add(m_source[index], BAD_ACCESS.format(value=value, choices=", ".join(choices)), "access")
+    params = pd.to_numeric(models["parameters_b"], errors="coerce").to_numpy(dtype=float)
+    for index in np.flatnonzero(~np.isnan(params) & ~(params > 0)):
+        add(m_source.iloc[index], BAD_PARAMETERS.format(value=params[index]), "parameters_b")
+    for frame, key, sources, template in (
+        (questions, ["dataset", "external_id"], q_source, DUPLICATE_QUESTION),
+        (models, ["name"], m_source, DUPLICATE_MODEL),
+        (responses, ["dataset", "external_id", "model"], responses["source"], DUPLICATE_RESPONSE),
+    ):
+        dup = frame.duplicated(key, keep=False)
+        if dup.any():
+            first: dict[tuple, object] = {}
+            for index in frame.index[dup.to_numpy()]:
+                k = tuple(frame.loc[index, key])
+                if k not in first:
+                    first[k] = sources[index]
+                    continue
+                fields = dict(zip(["dataset", "question_id", "model"] if len(key) == 3 else
+                                  (["dataset", "question_id"] if len(key) == 2 else ["model"]), k))
+                add(sources[index], template.format(first=first[k], **fields))
+    credit = pd.to_numeric(responses["credit"], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(credit) | (credit < 0.0) | (credit > 1.0)
+    for index in np.flatnonzero(bad)[:200]:
+        value = _plain(responses["credit"].iloc[index])
+        add(responses["source"].iloc[index], CREDIT_INVALID.format(value=value), "credit")
+    known_q = questions[["dataset", "external_id"]].drop_duplicates().assign(_known=True)
+    check = responses[["dataset", "external_id", "source"]].merge(known_q, on=["dataset", "external_id"], how="left")
+    for record in check.loc[check["_known"].isna()].drop_duplicates(["dataset", "external_id"]).head(200).itertuples():
+        add(record.source, UNKNOWN_QUESTION.format(question_id=record.external_id, dataset=record.dataset))
+    unknown_m = ~responses["model"].isin(set(models["name"]))
+    for record in responses.loc[unknown_m].drop_duplicates("model").head(200).itertuples():
+        add(record.source, UNKNOWN_MODEL.format(model=record.model), "model")
+    if len(responses) == 0:
+        problems.append(Problem(file=label, message=NO_RESPONSES))
+    if problems:
+        raise LoadError(problems)
+
+
+def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> _Plan:
+    """Every check and every count, without writing; raises LoadError."""
+    _check_parsed(parsed)
+    label = _label(parsed)
+    checksum = checksum_of(parsed)
+    existing = response_set_by_checksum(checksum=checksum)
+    if existing is not None:
+        raise LoadError([Problem(file=label, message=ALREADY_LOADED.format(existing=str(existing), pk=existing.pk))])
+    version, supersedes = 1, None
+    if name is not None:
+        latest = response_set_latest(name=name)
+        if latest is not None and not new_version:
+            raise LoadError([Problem(file=label, message=NAME_EXISTS.format(
+                name=name, version=latest.version, next_version=latest.version + 1))])
+        if latest is None and new_version:
+            raise LoadError([Problem(file=label, message=NO_EARLIER_VERSION.format(name=name))])
+        if latest is not None:
+            version, supersedes = latest.version + 1, str(latest)
+
+    questions, models, responses = parsed.questions, parsed.models, parsed.responses
+    q_source = questions["source"] if "source" in questions.columns else pd.Series(None, index=questions.index)
+    dataset_names = list(dict.fromkeys(questions["dataset"].tolist()))
+    known_datasets = dataset_ids_by_name(names=dataset_names)
+    subject_names = [s for s in dict.fromkeys(questions["subject"].tolist()) if isinstance(s, str) and s]
+    known_subjects = subject_ids_by_name(names=subject_names)
+
+    problems: list[Problem] = []
+    stored = question_table(dataset_ids=known_datasets.values())
+    keyed = questions.assign(where_=q_source.to_numpy(dtype=object)).merge(
+        stored, on=["dataset", "external_id"], how="left", suffixes=("", "_db")
+    )
+    is_existing = keyed["id"].notna().to_numpy()
+    subject_label = parsed.options.get("subject_column") or "subject"
+    for record in keyed.loc[is_existing].itertuples(index=False):
+        for field_name, given, stored_value, column in (
+            ("subject", record.subject, record.subject_db, subject_label),
+            ("text", record.text, record.text_db, "question"),
+        ):
+            given_text = given if isinstance(given, str) else ""
+            stored_text = stored_value if isinstance(stored_value, str) else ""
+            if given_text and given_text != stored_text:
+                file, row = _where(record.where_, label)
+                problems.append(Problem(file=file, row=row, column=column, message=QUESTION_CONFLICT.format(
+                    question_id=record.external_id, dataset=record.dataset, field=field_name,
+                    stored=stored_value, given=given)))
+    stored_models = model_table(names=models["name"].tolist()).set_index("name")
+    m_source = models["source"] if "source" in models.columns else pd.Series(None, index=models.index)
+    model_is_existing = models["name"].isin(stored_models.index).to_numpy()
+    for index in np.flatnonzero(model_is_existing):
+        record = models.iloc[index]
+        db = stored_models.loc[record["name"]]
+        metadata = record["metadata"] if isinstance(record["metadata"], dict) else {}
+        inferred = set(metadata.get("inferred", []))
+        for field_name in ("family", "access", "parameters_b"):
+            given, stored_value = record[field_name], db[field_name]
+            if field_name in inferred or _unknown(given) or _unknown(stored_value) or given == stored_value:
+                continue
+            file, row = _where(m_source.iloc[index], label)
+            problems.append(Problem(file=file, row=row, column=field_name, message=MODEL_CONFLICT.format(
+                model=record["name"], field=field_name, stored=_plain(stored_value), given=_plain(given))))
+    if problems:
+        raise LoadError(problems)
+
+    subjects_by_question = questions.set_index(["dataset", "external_id"])["subject"]
+    first = responses.head(PREVIEW_ROWS)
+    first_rows = tuple(
+        PreviewRow(
+            dataset=str(r.dataset), question_id=str(r.external_id),
+            subject=_subject_or_none(subjects_by_question.get((r.dataset, r.external_id))),
+            model=str(r.model), credit=float(r.credit),
+        )
+        for r in first.itertuples(index=False)
+    )
+    new_datasets = [d for d in dataset_names if d not in known_datasets]
+    new_subjects = [s for s in subject_names if s not in known_subjects]
+    new_models = models.loc[~model_is_existing]
+    preview = LoadPreview(
+        name=name,
+        version=version,
+        supersedes=supersedes,
+        checksum=checksum,
+        file_format=parsed.file_format,
+        n_responses=len(responses),
+        n_questions=int(responses[["dataset", "external_id"]].drop_duplicates().shape[0]),
+        n_models=int(responses["model"].nunique()),
+        datasets_new=len(new_datasets),
+        datasets_existing=len(known_datasets),
+        subjects_new=len(new_subjects),
+        subjects_existing=len(known_subjects),
+        questions_new=int((~is_existing).sum()),
+        questions_existing=int(is_existing.sum()),
+        models_new=len(new_models),
+        models_existing=int(model_is_existing.sum()),
+        new_dataset_names=tuple(new_datasets),
+        new_subject_names=tuple(new_subjects),
+        new_model_names=tuple(new_models["name"].tolist()),
+        notes=tuple(parsed.notes),
+        first_rows=first_rows,
+    )
+    return _Plan(
+        preview=preview,
+        new_datasets=new_datasets,
+        new_subjects=new_subjects,
+        subject_names=subject_names,
+        new_questions=questions.loc[~is_existing],
+        new_models=new_models,
+        superseded_name=name if supersedes else None,
+    )
+
+
+def _plain(value: object) -> object:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _unknown(value: object) -> bool:
+    if value is None or value == "" or value == ModelAccess.UNKNOWN:
+        return True
+    return isinstance(value, float) and np.isnan(value)
+
+
+def _subject_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _check_name(name: object, *, required: bool) -> None:
+    if name is None and not required:
+        return
+    limit = ResponseSet._meta.get_field("name").max_length
+    if not isinstance(name, str) or not name.strip() or len(name) > limit:
+        raise ValueError(f"name must be a non-blank string of at most {limit} characters, got {name!r}")
+
+
+def response_set_preview(
+    *, parsed: ParsedResponseSet, name: str | None = None, new_version: bool = False
+) -> LoadPreview:
+    """Check a parsed upload against the database and say what a load would do.
+
+    Writes nothing. Runs every check :func:`response_set_load` runs, so an
+    upload that previews cleanly loads (barring a concurrent change).
+
+    Parameters
+    ----------
+    parsed : ParsedResponseSet
+        Output of a parser in :mod:`annotate.loaders`.
+    name : str or None, default None
+        Response set name; None skips the name/version checks.
+    new_version : bool, default False
+        As in :func:`response_set_load`.
+
+    Returns
+    -------
+    LoadPreview
+
+    Raises
+    ------
+    LoadError
+        The upload cannot be loaded (parser contract broken, files already
+        loaded, name taken, conflict with an existing question or model).
+    ValueError
+        If ``parsed`` or ``name`` is malformed.
+    """
+    _check_name(name, required=False)
+    return _plan(parsed, name=name, new_version=new_version).preview
+
+
+def _ids(frame_keys: pd.DataFrame, table: pd.DataFrame, on: list[str]) -> np.ndarray:
+    merged = frame_keys.merge(table, on=on, how="left", validate="many_to_one")
+    return merged["id"].to_numpy(dtype=np.int64)
+
+
+@transaction.atomic
+def response_set_load(
+    *,
+    parsed: ParsedResponseSet,
+    name: str,
+    user=None,
+    new_version: bool = False,
+    progress: Progress | None = None,
+) -> ResponseSet:
+    """Write a parsed upload: catalog rows, the response set and its responses.
+
+    All or nothing: one transaction; every check runs before the first write.
+
+    Parameters
+    ----------
+    parsed : ParsedResponseSet
+        Output of a parser in :mod:`annotate.loaders`; credits in [0, 1], one
+        row per observed (dataset, question, model) cell.
+    name : str
+        Response set name (at most 200 characters).
+    user : User or None, default None
+        Stored as ``uploaded_by``.
+    new_version : bool, default False
+        Load as version ``latest + 1`` of an existing name and mark earlier
+        versions superseded. Without it an existing name is refused.
+    progress : callable (done, total) -> None, optional
+        Called after each batch of responses is written.
+
+    Returns
+    -------
+    ResponseSet
+        Status "loaded", with ``n_questions``/``n_models``/``n_responses``
+        counting what has responses, and ``summary`` holding the preview counts
+        and the parser notes.
+
+    Raises
+    ------
+    LoadError
+        Nothing was written; see :func:`response_set_preview`.
+    ValueError
+        If ``parsed`` or ``name`` is malformed.
+
+    References
+    ----------
+    The stored responses are the matrix :math:`A` (Section 2.2) or
+    :math:`A_c` (Section 2.4) of the EIP paper, in long form.
+    """
+    _check_name(name, required=True)
+    plan = _plan(parsed, name=name, new_version=new_version)
+    preview = plan.preview
+    questions, models, responses = parsed.questions, parsed.models, parsed.responses
+
+    Dataset.objects.bulk_create([Dataset(name=d) for d in plan.new_datasets])
+    dataset_ids = dataset_ids_by_name(names=questions["dataset"].unique().tolist())
+    Subject.objects.bulk_create([Subject(name=s) for s in plan.new_subjects])
+    subject_ids = subject_ids_by_name(names=plan.subject_names)
+    Question.objects.bulk_create(
+        [
+            Question(
+                dataset_id=dataset_ids[q.dataset],
+                subject_id=subject_ids.get(q.subject) if isinstance(q.subject, str) else None,
+                external_id=q.external_id,
+                text=q.text if isinstance(q.text, str) else "",
+                options=list(q.options) if isinstance(q.options, (list, tuple)) else [],
+                reference_answer=q.reference_answer if isinstance(q.reference_answer, str) else "",
+                metadata=q.metadata if isinstance(q.metadata, dict) else {},
+            )
+            for q in plan.new_questions.itertuples(index=False)
+        ],
+        batch_size=2000,
+    )
+    LanguageModel.objects.bulk_create(
+        [
+            LanguageModel(
+                name=m.name,
+                family=m.family if isinstance(m.family, str) else "",
+                parameters_b=None if _unknown(m.parameters_b) else float(m.parameters_b),
+                access=m.access,
+                metadata=m.metadata if isinstance(m.metadata, dict) else {},
+            )
+            for m in plan.new_models.itertuples(index=False)
+        ]
+    )
+    if plan.superseded_name is not None:
+        ResponseSet.objects.filter(name=name, status=ResponseSetStatus.LOADED).update(
+            status=ResponseSetStatus.SUPERSEDED
+        )
+    file_name = ", ".join(Path(p).name for p in parsed.source_files) or "upload"
+    response_set = ResponseSet.objects.create(
+        name=name,
+        version=preview.version,
+        file_name=file_name[:_FILE_NAME_LIMIT],
+        checksum=preview.checksum,
+        file_format=parsed.file_format,
+        uploaded_by=user,
+        n_questions=preview.n_questions,
+        n_models=preview.n_models,
+        n_responses=preview.n_responses,
+        options={**parsed.options, "file_format": parsed.file_format},
+        summary={
+            "notes": list(preview.notes),
+            "supersedes": preview.supersedes,
+            **{key: getattr(preview, key) for key in (
+                "datasets_new", "datasets_existing", "subjects_new", "subjects_existing",
+                "questions_new", "questions_existing", "models_new", "models_existing",
+            )},
+        },
+    )
+    stored_questions = question_table(dataset_ids=dataset_ids.values())[["dataset", "external_id", "id"]]
+    question_ids = _ids(responses[["dataset", "external_id"]], stored_questions, ["dataset", "external_id"])
+    stored_models = model_table(names=models["name"].tolist())[["name", "id"]].rename(columns={"name": "model"})
+    model_ids = _ids(responses[["model"]], stored_models, ["model"])
+    credits = responses["credit"].to_numpy(dtype=np.float64)
+    _write_responses(response_set.pk, model_ids, question_ids, credits, progress)
+    return response_set
+
+
+def _write_responses(
+    response_set_id: int, model_ids: np.ndarray, question_ids: np.ndarray, credits: np.ndarray,
+    progress: Progress | None,
+) -> None:
+    total = len(credits)
+    for start in range(0, total, RESPONSE_BATCH_SIZE):
+        stop = min(start + RESPONSE_BATCH_SIZE, total)
+        _write_response_batch(response_set_id, model_ids[start:stop], question_ids[start:stop], credits[start:stop])
+        if progress is not None:
+            progress(stop, total)
+
+
+def _write_response_batch(
+    response_set_id: int, model_ids: np.ndarray, question_ids: np.ndarray, credits: np.ndarray
+) -> None:
+    """Insert one batch with the backend's fastest path (inside the caller's transaction)."""
+    table = connection.ops.quote_name(Response._meta.db_table)
+    columns = ", ".join(
+        connection.ops.quote_name(Response._meta.get_field(f).column)
+        for f in ("response_set", "model", "question", "credit")
+    )
+    if connection.vendor == "sqlite":
+        rows = zip(repeat(response_set_id), model_ids.tolist(), question_ids.tolist(), credits.tolist())
+        with connection.cursor() as cursor:
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s)", rows)
+    elif connection.vendor == "postgresql":
+        prefix = f"{response_set_id}\t"
+        block = "".join(
+            f"{prefix}{m}\t{q}\t{c!r}\n" for m, q, c in zip(model_ids.tolist(), question_ids.tolist(), credits.tolist())
+        )
+        with connection.cursor() as cursor:
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                copy.write(block)
+    else:
+        Response.objects.bulk_create(
+            [
+                Response(response_set_id=response_set_id, model_id=m, question_id=q, credit=c)
+                for m, q, c in zip(model_ids.tolist(), question_ids.tolist(), credits.tolist())
+            ],
+            batch_size=5000,
+        )

@@ -1,0 +1,148 @@
+"""The admin upload page: upload -> preview -> confirm, as a staff user with the add permission."""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotate.admin import catalog as admin_catalog
+from annotate.loaders import tabular as t
+from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+
+pytestmark = pytest.mark.django_db
+
+TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, Response)
+RESPONSES = b"question_id,m1,m2\nq1,1,0\nq2,,0.5\n"
+QUESTIONS = b"question_id,category,question\nq1,math,What is 2+2?\nq2,law,Is it legal?\n"
+
+
+def counts() -> dict[str, int]:
+    return {model.__name__: model.objects.count() for model in TABLES}
+
+
+@pytest.fixture(autouse=True)
+def upload_root(tmp_path, monkeypatch):
+    root = tmp_path / "uploads"
+    monkeypatch.setattr(admin_catalog, "UPLOAD_ROOT", root)
+    return root
+
+
+@pytest.fixture
+def uploader(client):
+    """A staff member allowed to add and view response sets (not a superuser)."""
+    user = User.objects.create_user("uploader", password="pw", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_responseset", "view_responseset"]))
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def outsider(client):
+    """A staff member without permissions on response sets."""
+    user = User.objects.create_user("outsider", password="pw", is_staff=True)
+    client.force_login(user)
+    return user
+
+
+def upload(client, responses: bytes = RESPONSES, **fields):
+    data = {
+        "responses": SimpleUploadedFile("scores.csv", responses, content_type="text/csv"),
+        "questions": SimpleUploadedFile("questions.csv", QUESTIONS, content_type="text/csv"),
+        "file_format": "wide",
+        "dataset": "Demo",
+        "subject_column": "category",
+        "keep_columns": "",
+        "id_column": "question_id",
+        "name": "",
+        **fields,
+    }
+    return client.post(reverse("admin:annotate_responseset_upload"), data)
+
+
+def test_the_response_set_list_links_to_the_upload_page(client, uploader):
+    page = client.get(reverse("admin:annotate_responseset_changelist"))
+    assert page.status_code == 200
+    assert reverse("admin:annotate_responseset_upload") in page.content.decode()
+
+
+def test_upload_preview_confirm_creates_the_response_set(client, uploader, upload_root):
+    assert client.get(reverse("admin:annotate_responseset_upload")).status_code == 200
+    posted = upload(client)
+    assert posted.status_code == 302
+    preview = client.get(posted["Location"])
+    html = preview.content.decode()
+    assert preview.status_code == 200
+    assert counts() == {name: 0 for name in counts()}  # nothing written by the preview
+    context = preview.context["preview"]
+    # 3 non-blank cells; new: 1 dataset, 2 subjects, 2 questions, 2 models
+    assert (context.name, context.n_responses, context.datasets_new, context.subjects_new,
+            context.questions_new, context.models_new) == ("scores", 3, 1, 2, 2, 2)
+    assert '<tr><th scope="row">responses</th><td>3</td>' in html
+    assert "<td>Demo</td><td>q2</td><td>law</td><td>m2</td><td>0.5</td>" in html  # a first row
+    token = posted["Location"].rstrip("/").rsplit("/", 1)[1]
+    assert (upload_root / token / "responses" / "scores.csv").read_bytes() == RESPONSES
+    confirmed = client.post(posted["Location"], {"token": token})
+    response_set = ResponseSet.objects.get()
+    assert confirmed.status_code == 302
+    assert confirmed["Location"] == reverse("admin:annotate_responseset_change", args=[response_set.pk])
+    assert (response_set.name, response_set.version, response_set.n_responses) == ("scores", 1, 3)
+    assert response_set.uploaded_by == uploader
+    assert sorted(Response.objects.values_list("question__external_id", "model__name", "credit")) == [
+        ("q1", "m1", 1.0), ("q1", "m2", 0.0), ("q2", "m2", 0.5)]
+    assert not (upload_root / token).exists()  # files are removed after the load
+    # the token is spent: confirming again is a 404, not a second load
+    assert client.post(posted["Location"], {"token": token}).status_code == 404
+    assert ResponseSet.objects.count() == 1
+
+
+def test_a_bad_file_shows_located_problems_and_writes_nothing(client, uploader, upload_root):
+    before = counts()
+    posted = upload(client, responses=b"question_id,m1,m2\nq1,1,1.5\nq2,yes,0\n")
+    page = client.get(posted["Location"])
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert "scores.csv, row 2, column &#x27;m2&#x27;: " + t.CREDIT_OUT_OF_RANGE.format(value="1.5").replace(
+        "'", "&#x27;") in html
+    assert "scores.csv, row 3, column &#x27;m1&#x27;: " + t.CREDIT_NOT_A_NUMBER.format(value="yes").replace(
+        "'", "&#x27;") in html
+    assert counts() == before
+    assert list(upload_root.iterdir()) == []  # the rejected upload was deleted
+
+
+def test_an_upload_of_already_loaded_files_is_refused_at_preview(client, uploader):
+    first = upload(client)
+    token = first["Location"].rstrip("/").rsplit("/", 1)[1]
+    client.post(first["Location"], {"token": token})
+    before = counts()
+    again = client.get(upload(client, name="other")["Location"])
+    assert again.status_code == 400
+    assert "already loaded as response set &#x27;scores v1&#x27;" in again.content.decode()
+    assert counts() == before
+
+
+def test_a_new_version_can_be_ticked_on_the_form(client, uploader):
+    first = upload(client)
+    client.post(first["Location"], {"token": first["Location"].rstrip("/").rsplit("/", 1)[1]})
+    second = upload(client, responses=RESPONSES.replace(b"q2,,0.5", b"q2,1,0.5"), new_version="on")
+    preview = client.get(second["Location"])
+    assert preview.context["preview"].supersedes == "scores v1"
+    client.post(second["Location"], {"token": second["Location"].rstrip("/").rsplit("/", 1)[1]})
+    assert list(ResponseSet.objects.order_by("version").values_list("version", "status")) == [
+        (1, "superseded"), (2, "loaded")]
+
+
+def test_a_staff_member_without_permission_cannot_upload(client, outsider):
+    assert client.get(reverse("admin:annotate_responseset_upload")).status_code == 403
+    assert upload(client).status_code == 403
+    assert ResponseSet.objects.count() == 0
+
+
+def test_another_session_cannot_confirm_an_upload(client, uploader, django_user_model):
+    posted = upload(client)
+    token = posted["Location"].rstrip("/").rsplit("/", 1)[1]
+    other = django_user_model.objects.create_user("other", password="pw", is_staff=True)
+    other.user_permissions.add(Permission.objects.get(codename="add_responseset"))
+    client.force_login(other)
+    assert client.post(posted["Location"], {"token": token}).status_code == 404
+    assert ResponseSet.objects.count() == 0
