@@ -77,6 +77,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django_tasks",
+    "django_tasks_db",
     "annotate",
 ]
 
@@ -153,5 +155,17 @@ LOGOUT_REDIRECT_URL = "login"
 # Uploads of response sets can be large; keep big files on disk, not in memory.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# Long scoring and analysis runs go through django-tasks (the backport of
+# Django 6's tasks framework) with its database backend; `manage.py db_worker`
+# runs them. TASKS_BACKEND=immediate runs them inline (tests, one-off scripts).
+_TASK_BACKENDS = {
+    "database": "django_tasks_db.DatabaseBackend",
+    "immediate": "django_tasks.backends.immediate.ImmediateBackend",
+}
+_task_backend = env_str("TASKS_BACKEND", "database")
+if _task_backend not in _TASK_BACKENDS:
+    raise ImproperlyConfigured(f"TASKS_BACKEND={_task_backend!r}; use one of {sorted(_TASK_BACKENDS)}")
+TASKS = {"default": {"BACKEND": _TASK_BACKENDS[_task_backend]}}
 
 EIP_SHARED_DATA = env_str("EIP_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data"))
