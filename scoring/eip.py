@@ -123,8 +123,8 @@ def eip(
     R : array-like of shape (n_questions, n_models)
         Float credit in [0, 1] with NaN = not observed (neither a success nor
         a failure); or a bool/integer 0/1 matrix, fully observed. Compact
-        dtypes such as ``uint8`` are streamed in chunks and never copied to
-        float as a whole.
+        dtypes such as ``uint8`` are streamed in blocks and never copied to
+        float as a whole (unless that copy is at most 16 MiB).
     alpha : float, default 0.85
         Damping factor in (0, 1): the probability of following an edge rather
         than teleporting uniformly.
@@ -184,7 +184,7 @@ def eip(
     question; as in PageRank its mass is spread uniformly over kept
     questions. Both vectors therefore keep summing to 1. ``B @ y`` is computed
     as ``O @ y - A @ y`` (``O`` the observed mask, ``O @ y = sum(y)`` when a
-    chunk is fully observed), so ``1 - A`` and the normalised transition
+    block is fully observed), so ``1 - A`` and the normalised transition
     matrices are never formed. Partial credit (section 2.4) uses the same
     code path.
 
