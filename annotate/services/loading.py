@@ -256,22 +256,21 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
     params = pd.to_numeric(models["parameters_b"], errors="coerce").to_numpy(dtype=float)
     for index in np.flatnonzero(~np.isnan(params) & ~(params > 0)):
         add(m_source.iloc[index], BAD_PARAMETERS.format(value=params[index]), "parameters_b")
-    for frame, key, sources, template in (
-        (questions, ["dataset", "external_id"], q_source, DUPLICATE_QUESTION),
-        (models, ["name"], m_source, DUPLICATE_MODEL),
-        (responses, ["dataset", "external_id", "model"], responses["source"], DUPLICATE_RESPONSE),
+    # (table, key columns, names of the key's fields in the message, sources, message)
+    for frame, key, names, sources, template in (
+        (questions, ["dataset", "external_id"], ["dataset", "question_id"], q_source, DUPLICATE_QUESTION),
+        (models, ["name"], ["model"], m_source, DUPLICATE_MODEL),
+        (responses, ["dataset", "external_id", "model"], ["dataset", "question_id", "model"], responses["source"],
+         DUPLICATE_RESPONSE),
     ):
         dup = frame.duplicated(key, keep=False)
-        if dup.any():
-            first: dict[tuple, object] = {}
-            for index in frame.index[dup.to_numpy()]:
-                k = tuple(frame.loc[index, key])
-                if k not in first:
-                    first[k] = sources[index]
-                    continue
-                fields = dict(zip(["dataset", "question_id", "model"] if len(key) == 3 else
-                                  (["dataset", "question_id"] if len(key) == 2 else ["model"]), k))
-                add(sources[index], template.format(first=first[k], **fields))
+        first: dict[tuple, object] = {}
+        for index in frame.index[dup.to_numpy()]:
+            k = tuple(frame.loc[index, key])
+            if k not in first:
+                first[k] = sources[index]
+            else:
+                add(sources[index], template.format(first=first[k], **dict(zip(names, k))))
     credit = pd.to_numeric(responses["credit"], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(credit) | (credit < 0.0) | (credit > 1.0)
     for index in np.flatnonzero(bad)[:200]:

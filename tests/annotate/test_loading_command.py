@@ -165,3 +165,28 @@ def test_it_loads_mmlu_pro_through_the_command(shared_data):
     assert question.subject.name == "business"
     assert question.metadata["mmlu_level"] == "other_mmlu"
     assert question.reference_answer == "I"
+
+
+def test_it_loads_evaluation_harness_logs(shared_data):
+    logs = shared_data / "harness-formats" / "lm-eval"
+    output = run("--logs", str(logs), "--dataset", "GSM8K", "--name", "gsm8k-pair")
+    # SOURCE.md: 3 gsm8k docs x 2 models, exact_match per (doc, model) = (1,1), (0,0), (1,0)
+    assert output.startswith("Loaded gsm8k-pair v1: 6 responses (3 questions x 2 models with a response); ")
+    assert set(LanguageModel.objects.values_list("name", flat=True)) == {"gemma3:12b-u1", "gemma3:12b-it-q4_K_M"}
+    assert sum(Response.objects.values_list("credit", flat=True)) == 3.0
+    assert ResponseSet.objects.get().file_format == "lm-eval"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--logs", "x", "--keep-columns", "src"], command.NOT_FOR_LOGS.format(option="keep-columns")),
+    (["--logs", "x", "--format", "wide"], command.WRONG_FORMAT.format(value="wide", kind="tabular", source="--logs")),
+    (["--responses", "x.csv", "--metric", "acc"], command.LOGS_ONLY_OPTION.format(option="metric")),
+    (["--responses", "x.csv", "--format", "helm"],
+     command.WRONG_FORMAT.format(value="helm", kind="harness-log", source="--responses")),
+    (["--folder", "x", "--models", "m.csv"], command.FOLDER_ONLY_OPTION.format(option="models")),
+    (["--folder", "x", "--responses", "r.csv"], command.FOLDER_OR_RESPONSES),
+])
+def test_it_refuses_options_that_do_not_fit_the_source(args, message):
+    with pytest.raises(CommandError) as info:
+        run(*args)
+    assert str(info.value) == message

@@ -9,14 +9,20 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotate.loaders.base import LoadError, ParsedResponseSet
+from annotate.loaders.harness import FORMATS as HARNESS_FORMATS
+from annotate.loaders.harness import parse_harness_logs
+from annotate.loaders.tabular import FORMATS as TABULAR_FORMATS
 from annotate.loaders.tabular import parse_files, parse_folder
 from annotate.services.loading import LoadPreview, response_set_load, response_set_preview
 
 MAX_SHOWN_PROBLEMS = 20
-FOLDER_OR_RESPONSES = "give either --folder or --responses (not both, not neither)"
+FOLDER_OR_RESPONSES = "give exactly one of --folder, --responses and --logs"
 FOLDER_ONLY_OPTION = (
     "--{option} is for --responses; a --folder is read as responses_binary.csv, questions.csv, models.csv"
 )
+NOT_FOR_LOGS = "--{option} does not apply to --logs (harness logs carry their own questions and models)"
+LOGS_ONLY_OPTION = "--{option} applies to --logs only"
+WRONG_FORMAT = "--format {value} is a {kind} format; it cannot read {source}"
 
 
 class _StreamTo:
@@ -43,14 +49,22 @@ def problems_text(error: LoadError, limit: int = MAX_SHOWN_PROBLEMS) -> str:
 class Command(BaseCommand):
     help = (
         "Load model responses (credit in [0, 1] per question and model) from a folder in the "
-        "MMLU-Pro layout or from explicit files, in one transaction."
+        "MMLU-Pro layout, from explicit files, or from evaluation-harness logs, in one transaction."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--folder", type=Path, help="folder with responses_binary.csv, questions.csv, models.csv")
         parser.add_argument("--responses", type=Path, help="responses file (wide CSV, long CSV/TSV or JSON Lines)")
-        parser.add_argument("--format", dest="file_format", choices=["auto", "wide", "long", "jsonl"], default="auto",
-                            help="format of --responses (default: auto, from the extension and header)")
+        parser.add_argument("--logs", type=Path, nargs="+",
+                            help="evaluation-harness logs (files or folders): lm-eval, Inspect AI, HELM, OpenCompass")
+        parser.add_argument("--format", dest="file_format", choices=[*TABULAR_FORMATS, *HARNESS_FORMATS],
+                            default="auto",
+                            help="format of --responses (wide, long, jsonl) or --logs (lm-eval, inspect, helm, "
+                                 "opencompass); default: auto, detected from the files")
+        parser.add_argument("--metric", help="--logs: which logged score to read (default: the task's primary)")
+        parser.add_argument("--filter", dest="log_filter", help="--logs with lm-eval: which filter to read")
+        parser.add_argument("--skip-invalid", action="store_true",
+                            help="--logs: skip values that are not scores (counted in the notes) instead of refusing")
         parser.add_argument("--questions", type=Path, help="question metadata file (CSV)")
         parser.add_argument("--models", type=Path, help="model metadata file (CSV)")
         parser.add_argument("--dataset",
@@ -64,27 +78,18 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="check and preview only; write nothing")
 
     def handle(self, *args, **options) -> str:
-        folder, responses = options["folder"], options["responses"]
-        if (folder is None) == (responses is None):
+        folder, responses, logs = options["folder"], options["responses"], options["logs"]
+        if sum(source is not None for source in (folder, responses, logs)) != 1:
             raise CommandError(FOLDER_OR_RESPONSES)
-        if folder is not None:
-            for option in ("questions", "models"):
-                if options[option] is not None:
-                    raise CommandError(FOLDER_ONLY_OPTION.format(option=option))
-            if options["file_format"] not in ("auto", "wide"):
-                raise CommandError(FOLDER_ONLY_OPTION.format(option="format"))
-        keep = [c.strip() for c in options["keep_columns"].split(",") if c.strip()]
-        name = options["name"] or (folder.resolve().name if folder is not None else responses.stem)
+        self._check_options(options)
+        name = options["name"] or (
+            folder.resolve().name if folder is not None
+            else responses.stem if responses is not None
+            else logs[0].resolve().name
+        )
         started = time.perf_counter()
         try:
-            if folder is not None:
-                parsed = parse_folder(folder, dataset=options["dataset"], subject_column=options["subject_column"],
-                                      keep_columns=keep, id_column=options["id_column"])
-            else:
-                parsed = parse_files(responses=responses, file_format=options["file_format"],
-                                     dataset=options["dataset"], questions=options["questions"],
-                                     models=options["models"], subject_column=options["subject_column"],
-                                     keep_columns=keep, id_column=options["id_column"])
+            parsed = self._parse(options)
             preview = response_set_preview(parsed=parsed, name=name, new_version=options["new_version"])
             self._report(preview, options["verbosity"])
             if options["dry_run"]:
@@ -96,6 +101,50 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         seconds = time.perf_counter() - started
         return f"Loaded {response_set}: {self._counts(preview)} in {seconds:.1f} s"
+
+    @staticmethod
+    def _check_options(options: dict) -> None:
+        file_format = options["file_format"]
+        if options["folder"] is not None:
+            for option in ("questions", "models"):
+                if options[option] is not None:
+                    raise CommandError(FOLDER_ONLY_OPTION.format(option=option))
+            if file_format not in ("auto", "wide"):
+                raise CommandError(FOLDER_ONLY_OPTION.format(option="format"))
+        if options["logs"] is not None:
+            for option, given in (("questions", options["questions"]), ("models", options["models"]),
+                                  ("subject-column", options["subject_column"]),
+                                  ("keep-columns", options["keep_columns"])):
+                if given:
+                    raise CommandError(NOT_FOR_LOGS.format(option=option))
+            if file_format in TABULAR_FORMATS and file_format != "auto":
+                raise CommandError(WRONG_FORMAT.format(value=file_format, kind="tabular", source="--logs"))
+        else:
+            for option, given in (("metric", options["metric"]), ("filter", options["log_filter"]),
+                                  ("skip-invalid", options["skip_invalid"])):
+                if given:
+                    raise CommandError(LOGS_ONLY_OPTION.format(option=option))
+            if file_format in HARNESS_FORMATS:
+                source = "--folder" if options["folder"] is not None else "--responses"
+                raise CommandError(WRONG_FORMAT.format(value=file_format, kind="harness-log", source=source))
+
+    @staticmethod
+    def _parse(options: dict) -> ParsedResponseSet:
+        keep = [c.strip() for c in options["keep_columns"].split(",") if c.strip()]
+        if options["folder"] is not None:
+            return parse_folder(options["folder"], dataset=options["dataset"],
+                                subject_column=options["subject_column"], keep_columns=keep,
+                                id_column=options["id_column"])
+        if options["responses"] is not None:
+            return parse_files(responses=options["responses"], file_format=options["file_format"],
+                               dataset=options["dataset"], questions=options["questions"],
+                               models=options["models"], subject_column=options["subject_column"],
+                               keep_columns=keep, id_column=options["id_column"])
+        return parse_harness_logs(
+            options["logs"], format=None if options["file_format"] == "auto" else options["file_format"],
+            metric=options["metric"], filter=options["log_filter"], dataset=options["dataset"],
+            skip_invalid=options["skip_invalid"],
+        )
 
     def _load(self, parsed: ParsedResponseSet, name: str, options: dict):
         bar = tqdm(total=len(parsed.responses), unit="rows", file=_StreamTo(self.stderr),
