@@ -1,8 +1,85 @@
 """Question difficulty and model competency from a response matrix.
 
-Pure numpy/scipy; never imports Django. Public API re-exported here once the
-modules land (see ``__all__``).
-"""
-from scoring.exceptions import ConvergenceError
+Pure numpy/scipy; never imports Django. Every method takes
+``R : array-like of shape (n_questions, n_models)``, credit in [0, 1] with NaN
+for "not observed" (or a bool/integer 0/1 matrix, fully observed).
 
-__all__ = ["ConvergenceError"]
+Difficulty and competency
+    eip, simple_rank, accuracy, question_accuracy_difficulty,
+    weighted_accuracy, dataset_difficulty_weights
+Agreement with people
+    cohen_kappa, krippendorff_alpha, fleiss_kappa, agreement_rate,
+    harder_of_pairs, verdict_counts, method_agreement,
+    bootstrap_agreement_ci, mcnemar_exact, consensus, leave_one_out_consensus
+"""
+from scoring.agreement import (
+    AlphaResult,
+    FleissResult,
+    KappaResult,
+    agreement_rate,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+)
+from scoring.baselines import (
+    accuracy,
+    dataset_difficulty_weights,
+    question_accuracy_difficulty,
+    simple_rank,
+    weighted_accuracy,
+)
+from scoring.consensus import ConsensusResult, PairConsensus, consensus, leave_one_out_consensus
+from scoring.eip import EIPResult, eip
+from scoring.exceptions import ConvergenceError
+from scoring.pairs import (
+    FIRST,
+    SECOND,
+    SKIP,
+    TIE,
+    UNDEFINED,
+    AgreementCI,
+    McNemarResult,
+    MethodAgreement,
+    Verdict,
+    bootstrap_agreement_ci,
+    harder_of_pairs,
+    mcnemar_exact,
+    method_agreement,
+    verdict_counts,
+)
+
+__all__ = [
+    "FIRST",
+    "SECOND",
+    "SKIP",
+    "TIE",
+    "UNDEFINED",
+    "AgreementCI",
+    "AlphaResult",
+    "ConsensusResult",
+    "ConvergenceError",
+    "EIPResult",
+    "FleissResult",
+    "KappaResult",
+    "McNemarResult",
+    "MethodAgreement",
+    "PairConsensus",
+    "Verdict",
+    "accuracy",
+    "agreement_rate",
+    "bootstrap_agreement_ci",
+    "cohen_kappa",
+    "consensus",
+    "dataset_difficulty_weights",
+    "eip",
+    "fleiss_kappa",
+    "harder_of_pairs",
+    "krippendorff_alpha",
+    "leave_one_out_consensus",
+    "mcnemar_exact",
+    "method_agreement",
+    "question_accuracy_difficulty",
+    "simple_rank",
+    "verdict_counts",
+    "weighted_accuracy",
+]
