@@ -19,8 +19,11 @@ install: $(VENV)/.installed
 ## Main job: migrate an SQLite database, load the demo (or DATA=folder), create a study and logins, serve.
 demo: install
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py setup_demo $(if $(DATA),--data "$(DATA)")
-	$(PY) manage.py runserver $(HOST)
+	$(PY) manage.py setup_demo $(if $(DATA),--data "$(DATA)") --base-url http://$(HOST)
+	@echo "Starting the task worker (scoring and analysis runs) and the web server; Ctrl-C stops both."
+	@$(PY) manage.py db_worker --interval 1 --no-startup-delay & worker=$$!; \
+	 trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
+	 $(PY) manage.py runserver --noreload $(HOST)
 
 ## The whole test suite (SQLite by default; set DATABASE_URL for PostgreSQL).
 test: install
