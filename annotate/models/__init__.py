@@ -1,5 +1,6 @@
 """Data model, one module per area (catalog: what was loaded; scoring: runs;
 studies: the human judging side)."""
+from annotate.models.api import ApiToken
 from annotate.models.catalog import (
     Dataset,
     LanguageModel,
@@ -26,6 +27,7 @@ from annotate.models.studies import (
 )
 
 __all__ = [
+    "ApiToken",
     "Assignment",
     "Choice",
     "Dataset",
