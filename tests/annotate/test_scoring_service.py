@@ -83,3 +83,186 @@ def test_it_refuses_a_selection_without_responses(tiny):
 def test_it_rejects_malformed_id_lists(tiny, bad):
     with pytest.raises(ValueError, match="model_ids"):
         response_matrix(response_set=tiny["rs"], model_ids=bad)
+
+
+# --- the scoring service ------------------------------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+from django.test import override_settings  # noqa: E402
+
+import annotate.demo_data  # noqa: E402
+from annotate.loaders.tabular import parse_folder  # noqa: E402
+from annotate.models import MethodResult, ModelResult, QuestionResult, RunStatus  # noqa: E402
+from annotate.services import scoring as service  # noqa: E402
+from annotate.services.loading import response_set_load  # noqa: E402
+from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy  # noqa: E402
+from scoring.eip import eip  # noqa: E402
+from scoring.irt import irt_1pl, irt_2pl, irt_mirt  # noqa: E402
+
+DEMO = Path(annotate.demo_data.__file__).parent
+FAST = {"mirt_epochs": 60, "mirt_seed": 7}
+TOL = 1e-12
+
+
+@pytest.fixture
+def demo_set() -> ResponseSet:
+    """The built-in demo (120 questions x 24 models, 12 cells unobserved)."""
+    parsed = parse_folder(DEMO, dataset="EIP-demo", subject_column="category", keep_columns=["level"])
+    return response_set_load(parsed=parsed, name="EIP-demo")
+
+
+def _close(stored, expected) -> bool:
+    """None stands for NaN; otherwise equal within TOL."""
+    if expected is None or (isinstance(expected, float) and math.isnan(expected)):
+        return stored is None
+    return stored is not None and abs(stored - expected) <= TOL
+
+
+def _assert_column(rows: dict, ids, field: str, expected) -> None:
+    mismatches = [(i, getattr(rows[i], field), e) for i, e in zip(ids.tolist(), np.asarray(expected, float).tolist())
+                  if not _close(getattr(rows[i], field), e)]
+    assert not mismatches, f"{field}: {mismatches[:5]}"
+
+
+def test_it_stores_exactly_what_the_scoring_functions_return(demo_set):
+    run = service.scoring_run_create(response_set=demo_set, params=FAST)
+    run = service.scoring_run_execute(run=run)
+    assert (run.status, run.progress, run.error) == (RunStatus.DONE, 1.0, "")
+
+    m = response_matrix(response_set=demo_set)
+    assert m.R.shape == (120, 24) and int(np.isnan(m.R).sum()) == 12  # demo README: 12 blank cells
+    questions = {r.question_id: r for r in QuestionResult.objects.filter(run=run)}
+    models = {r.model_id: r for r in ModelResult.objects.filter(run=run)}
+    assert sorted(questions) == m.question_ids.tolist() and sorted(models) == m.model_ids.tolist()
+
+    e = eip(m.R, alpha=0.85, tol=1e-10)
+    one, two = irt_1pl(m.R), irt_2pl(m.R)
+    mirt = irt_mirt(m.R, epochs=60, rng=7)
+    for field, expected in {
+        "eip": e.difficulty, "eip_scaled": e.difficulty_scaled, "simple_rank": simple_rank(m.R),
+        "accuracy_difficulty": question_accuracy_difficulty(m.R), "irt_1pl": one.difficulty,
+        "irt_2pl": two.difficulty, "irt_2pl_discrimination": two.discrimination, "irt_mirt": mirt.difficulty,
+    }.items():
+        _assert_column(questions, m.question_ids, field, expected)
+    for field, expected in {
+        "eip": e.competency, "eip_scaled": e.competency_scaled, "accuracy": accuracy(m.R),
+        "weighted_accuracy": weighted_accuracy(m.R, m.question_datasets), "irt_1pl": one.ability,
+        "irt_2pl": two.ability, "irt_mirt": mirt.ability,
+    }.items():
+        _assert_column(models, m.model_ids, field, expected)
+    assert [questions[q].kept for q in m.question_ids.tolist()] == e.kept.tolist()
+    assert sum(r.kept for r in questions.values()) == 115  # demo README: EIP keeps 115 of 120
+    assert sorted(r.n_observed for r in questions.values())[:12] == [23] * 12  # Heron-180B skipped 12
+    excluded = {r.question.external_id for r in QuestionResult.objects.filter(run=run, kept=False)
+                .select_related("question")}
+    assert excluded == {"303", "501", "305", "217", "120"}  # demo README: 3 all solved, 2 all failed
+    assert all(r.eip is None for r in questions.values() if not r.kept)
+
+    methods = {r.method: r for r in MethodResult.objects.filter(run=run)}
+    assert sorted(methods) == sorted(service.METHODS)
+    assert (methods["eip"].n_iter, methods["eip"].converged) == (e.n_iter, True)
+    assert methods["eip"].residual <= 1e-10
+    assert methods["eip"].notes == {"kept": 115, "all_solved": 3, "all_failed": 2, "dangling_models": 0}
+    assert methods["irt_mirt"].n_iter == 60 and methods["irt_mirt"].params == {"epochs": 60, "seed": 7}
+    assert all(r.duration_s >= 0 for r in methods.values())
+    assert set(run.models_used.values_list("pk", flat=True)) == set(m.model_ids.tolist())
+
+
+def test_a_failing_method_leaves_a_failed_run_without_results(demo_set, monkeypatch):
+    def broken(R, **kwargs):
+        raise RuntimeError("2PL exploded")
+
+    monkeypatch.setattr(service, "irt_2pl", broken)
+    run = service.scoring_run_create(response_set=demo_set, params=FAST)
+    with pytest.raises(RuntimeError, match="2PL exploded"):
+        service.scoring_run_execute(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert run.error == "RuntimeError: 2PL exploded"
+    assert run.finished_at is not None
+    assert not MethodResult.objects.filter(run=run).exists()
+    assert not QuestionResult.objects.filter(run=run).exists()
+    assert not ModelResult.objects.filter(run=run).exists()
+
+
+def test_it_scores_a_subset_of_models(demo_set):
+    chosen = list(LanguageModel.objects.filter(name__startswith="Heron").values_list("pk", flat=True))
+    assert len(chosen) == 4
+    run = service.scoring_run_create(response_set=demo_set, model_ids=chosen,
+                                     params={"methods": ["eip", "accuracy"]})
+    service.scoring_run_execute(run=run)
+    full = response_matrix(response_set=demo_set)
+    columns = np.searchsorted(full.model_ids, sorted(chosen))
+    R = full.R[:, columns]
+    expected = eip(R)
+    stored = dict(ModelResult.objects.filter(run=run).values_list("model_id", "eip"))
+    assert sorted(stored) == sorted(chosen)
+    for j, model_id in enumerate(sorted(chosen)):
+        assert abs(stored[model_id] - expected.competency[j]) <= TOL
+    assert sorted(MethodResult.objects.filter(run=run).values_list("method", flat=True)) == ["accuracy", "eip"]
+    assert QuestionResult.objects.filter(run=run, irt_1pl__isnull=False).count() == 0
+    assert QuestionResult.objects.filter(run=run).count() == 120  # every question has a Heron response
+    assert set(run.models_used.values_list("pk", flat=True)) == set(chosen)
+
+
+def test_it_scores_a_subset_of_datasets_by_hand(tiny):
+    (q1, q2, q3), (m1, m2, m3) = tiny["q"], tiny["m"]
+    run = service.scoring_run_create(response_set=tiny["rs"], dataset_ids=[tiny["d"][1].pk], params=FAST)
+    service.scoring_run_execute(run=run)
+    # Only q3 (dataset D2) is left, answered by m1 (credit 0) and m3 (0.25); m2 never saw it.
+    # One kept question: pi_Q = (1). S(q3) = 0.25, so with alpha = 0.85 and M = 2,
+    # pi_M = 0.85 * (0, 0.25) / 0.25 + 0.15 / 2 = (0.075, 0.925).
+    [(question_id, pi_q)] = QuestionResult.objects.filter(run=run).values_list("question_id", "eip")
+    assert question_id == q3.pk and abs(pi_q - 1.0) <= TOL
+    stored = dict(ModelResult.objects.filter(run=run).values_list("model_id", "eip"))
+    assert stored.keys() == {m1.pk, m3.pk}
+    assert abs(stored[m1.pk] - 0.075) <= TOL and abs(stored[m3.pk] - 0.925) <= TOL
+    assert list(run.datasets_used.values_list("pk", flat=True)) == [tiny["d"][1].pk]
+
+
+def test_enqueue_runs_it_with_the_immediate_backend(tiny):
+    run = service.scoring_run_create(response_set=tiny["rs"], params=FAST)
+    immediate = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    with override_settings(TASKS=immediate):
+        result = service.scoring_run_enqueue(run=run)
+    run.refresh_from_db()
+    assert run.status == RunStatus.DONE
+    assert result.return_value == {"run_id": run.pk, "status": "done"}
+    assert ModelResult.objects.filter(run=run).count() == 3
+
+
+def test_it_reports_progress_up_to_one_and_refuses_a_second_execution(tiny):
+    seen = []
+    run = service.scoring_run_create(response_set=tiny["rs"], params=FAST)
+    service.scoring_run_execute(run=run, progress=lambda fraction, label: seen.append((fraction, label)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert [label for _, label in seen] == ["matrix", *service.METHODS, "stored"]
+    with pytest.raises(ValueError) as caught:
+        service.scoring_run_execute(run=run)
+    assert str(caught.value) == service.ERR_NOT_QUEUED.format(run_id=run.pk, status="done")
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"alpha": 1.0}, service.ERR_ALPHA.format(value=1.0)),
+    ({"tol": 0}, service.ERR_TOL.format(value=0)),
+    ({"mirt_epochs": 0}, service.ERR_EPOCHS.format(value=0)),
+    ({"mirt_seed": -1}, service.ERR_SEED.format(value=-1)),
+    ({"methods": ["simple_rank", "accuracy"]}, service.ERR_METHODS.format(
+        known=list(service.METHODS), required=list(service.REQUIRED_METHODS), value=["simple_rank", "accuracy"])),
+    ({"damping": 0.5}, service.ERR_UNKNOWN_PARAMS.format(keys=["damping"], known=sorted(service.DEFAULT_PARAMS))),
+])
+def test_it_rejects_bad_params_before_creating_a_run(tiny, params, message):
+    with pytest.raises(ValueError) as caught:
+        service.scoring_run_create(response_set=tiny["rs"], params=params)
+    assert str(caught.value) == message
+    assert not service.ScoringRun.objects.exists()
+
+
+def test_it_rejects_models_without_responses_in_the_set(tiny):
+    outsider = LanguageModel.objects.get(name="only-in-other-set")
+    with pytest.raises(ValueError) as caught:
+        service.scoring_run_create(response_set=tiny["rs"], model_ids=[tiny["m"][0].pk, outsider.pk])
+    assert str(caught.value) == service.ERR_NOT_IN_SET.format(name="model_ids", ids=[outsider.pk],
+                                                              response_set="tiny v1")

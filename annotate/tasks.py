@@ -1,0 +1,25 @@
+"""Task functions run by the django-tasks worker (``manage.py db_worker``).
+
+Arguments are JSON-serialisable ids; each task loads its rows and calls a
+service. Enqueue them through the services (e.g.
+:func:`annotate.services.scoring.scoring_run_enqueue`), not directly.
+"""
+from __future__ import annotations
+
+from django_tasks import task
+
+from annotate.models import ScoringRun
+from annotate.services.scoring import scoring_run_execute
+
+
+@task()
+def run_scoring(run_id: int) -> dict:
+    """Execute queued scoring run ``run_id``.
+
+    Returns ``{"run_id": ..., "status": "done"}``. A failing method raises
+    (the run is then stored as failed with its error text, and the task result
+    records the traceback).
+    """
+    run = ScoringRun.objects.select_related("response_set").get(pk=run_id)
+    run = scoring_run_execute(run=run)
+    return {"run_id": run.pk, "status": str(run.status)}
