@@ -10,6 +10,13 @@ Rules
 * Answers are final. One judgment per evaluator and pair (a database
   constraint); a repeated submission (double click, refresh, back button,
   second tab) is reported as ``created=False`` and changes nothing.
+
+Transactions: these two hot-path services each write a single row, and
+their race safety comes from the unique constraints, not from a surrounding
+transaction. They deliberately run their reads in autocommit and only the
+insert in its own ``atomic`` block: on SQLite a transaction that reads and
+then writes must upgrade its lock, which fails at once ("database is locked")
+when another request is writing, instead of waiting for the busy timeout.
 """
 from __future__ import annotations
 
@@ -57,7 +64,6 @@ class SubmitResult:
     created: bool  # False: the pair was already decided; nothing changed
 
 
-@transaction.atomic
 def judging_screen(*, participation: Participation, now: datetime | None = None) -> Screen | None:
     """The pair to show now, creating its assignment the first time it is served.
 
@@ -102,7 +108,6 @@ def _clean_client_seconds(value: float | None) -> float | None:
     return seconds
 
 
-@transaction.atomic
 def judgment_submit(
     *,
     participation: Participation,

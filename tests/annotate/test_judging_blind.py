@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
@@ -14,6 +15,13 @@ from annotate.services.studies import invitation_create, study_set_status
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Invitation 404s count towards the rate limit (annotate/ratelimit.py),
+    kept in the cache across tests; start every test with none."""
+    cache.clear()
 
 FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
 NUMERIC_FIELDS = ("eip", "eip_scaled", "simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl", "irt_mirt")

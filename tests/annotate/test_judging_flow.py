@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
@@ -17,6 +18,13 @@ from annotate.services.studies import invitation_create, invitation_revoke, stud
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Invitation 404s count towards the rate limit (annotate/ratelimit.py),
+    kept in the cache across tests; start every test with none."""
+    cache.clear()
 
 FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
 
@@ -353,3 +361,33 @@ def test_a_csrf_failure_shows_a_friendly_page_and_loses_nothing(study, ada, sett
     anonymous = Client(enforce_csrf_checks=True).post(judge_url(study), {"pair": pair_id})
     assert anonymous.status_code == 403
     assert f"{reverse('login')}?next=/studies/{study.pk}/\"" in anonymous.content.decode()
+
+
+# --- database invariants --------------------------------------------------------
+
+
+def test_the_database_refuses_a_second_judgment_and_inconsistent_rows(study, ada):
+    from django.db import IntegrityError, transaction
+    from django.utils import timezone
+
+    from annotate.models import Pair
+
+    participation, client = ada
+    pair_id, left_id = shown(client, study)
+    answer(client, study, pair_id, left_id, "left")
+    pair = study.pairs.get(pk=pair_id)
+    other_id = pair.question_b_id if left_id == pair.question_a_id else pair.question_a_id
+    now = timezone.now()
+    base = dict(participation=participation, pair=pair, left_question_id=left_id, shown_at=now,
+                submitted_at=now, seconds=1.0)
+    with pytest.raises(IntegrityError), transaction.atomic():  # one judgment per evaluator and pair
+        Judgment.objects.create(choice="right", harder_question_id=other_id, **base)
+    bo = make_evaluator(study, "bo")
+    base["participation"] = bo
+    for choice, harder in (("left", other_id), ("right", left_id), ("right", None), ("skip", left_id)):
+        with pytest.raises(IntegrityError), transaction.atomic():  # harder must follow the choice
+            Judgment.objects.create(choice=choice, harder_question_id=harder, **base)
+    with pytest.raises(IntegrityError), transaction.atomic():  # unordered pairs stored smaller id first
+        Pair.objects.create(study=study, position=99, question_a_id=pair.question_b_id,
+                            question_b_id=pair.question_a_id)
+    assert Judgment.objects.count() == 1

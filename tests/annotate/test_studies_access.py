@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -18,6 +19,13 @@ from annotate.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Invitation 404s count towards the rate limit (annotate/ratelimit.py),
+    kept in the cache across tests; start every test with none."""
+    cache.clear()
 
 EVALUATOR_PAGES = ("study_entry", "study_onboarding", "study_guidelines", "study_judge", "study_done", "study_closed")
 STAFF_PAGES = ("study_manage",)

@@ -1,0 +1,335 @@
+"""Judging latency: ``python -m bench judging [--quick]``.
+
+For each database below, the benchmark starts a real server (gunicorn
+``eipsite.wsgi``, gthread, on 127.0.0.1 on a free port) against a throwaway
+database, creates an open study and 20 onboarded evaluators (sessions made
+directly in the database), then lets the 20 evaluators judge at the same
+time, one client thread each. The timed step is "submit a judgment and get
+the next pair": the POST of an answer, its 302 and the GET of the next
+judging page (urllib follows the redirect), seen by the client on loopback.
+The server's own time per request comes from gunicorn's access log
+(``%(D)s``).
+
+Two loads:
+
+* ``paced``: each evaluator waits a random 0.5-1.5 s between answers (real
+  people take tens of seconds per pair, so this is still ~20x busier than a
+  real 20-person session);
+* ``stress`` (full run only): no waiting; 20 closed-loop clients saturate the
+  two cores, so the round trip measures queueing, not service time.
+
+Databases:
+
+* ``sqlite``: a fresh file with the project's settings as they are (DEBUG
+  off, static files collected into the temporary folder);
+* ``sqlite-wal``: the same plus ``transaction_mode="IMMEDIATE"`` and
+  ``PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL`` (settings this
+  benchmark suggests for SQLite);
+* ``postgres``: a database ``bench_judging_<pid>`` created on the server at
+  ``BENCH_JUDGING_POSTGRES`` (default ``postgres://postgres@127.0.0.1:5432``)
+  and dropped afterwards; skipped when the server is not reachable.
+
+Everything is bounded (a fixed number of answers per evaluator) and stops by
+itself; the temporary folder and database are removed. Target: median
+"submit + next pair" under 50 ms.
+"""
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import random
+import re
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+N_EVALUATORS = 20
+TARGET_MS = 50.0
+THINK_S = (0.5, 1.5)
+FORM_RE = re.compile(
+    r'name="csrfmiddlewaretoken" value="([^"]+)".*?name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S
+)
+
+# Production-like: DEBUG off (set through the environment), static files
+# collected into the temporary folder instead of the project's STATIC_ROOT.
+# Plain HTTP on loopback stands in for TLS terminated by a proxy, so the
+# cookies may not be HTTPS-only here.
+BASE_SETTINGS = """from eipsite.settings import *  # noqa: F401,F403
+STATIC_ROOT = {static_root!r}
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+"""
+SQLITE_WAL_SETTINGS = """
+DATABASES["default"].setdefault("OPTIONS", {}).update(
+    transaction_mode="IMMEDIATE",
+    init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+)
+"""
+
+SETUP = r"""
+import json, sys
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+call_command("collectstatic", interactive=False, verbosity=0)
+call_command("createcachetable", verbosity=0)
+from django.conf import settings
+from django.contrib.sessions.backends.db import SessionStore
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from tests.annotate.factories import make_catalog, make_evaluator, make_study
+n_pairs, n_evaluators = int(sys.argv[1]), int(sys.argv[2])
+catalog = make_catalog(subjects=("Mathematics", "Physics", "Law"), per_subject=16)
+study = make_study(catalog, n_pairs=n_pairs, seed=1, target=1000, name="bench")
+sessions = []
+for k in range(n_evaluators):
+    user = make_evaluator(study, f"bench-{k}").user
+    s = SessionStore()
+    s[SESSION_KEY] = str(user.pk)
+    s[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    s[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    s.save()
+    sessions.append(s.session_key)
+print(json.dumps({"study": study.pk, "sessions": sessions, "cookie": settings.SESSION_COOKIE_NAME}))
+"""
+
+CHECK = r"""
+import json
+import django
+django.setup()
+from django.db.models import Count
+from annotate.models import Judgment
+dup = Judgment.objects.values("participation_id", "pair_id").annotate(n=Count("id")).filter(n__gt=1).count()
+print(json.dumps({"judgments": Judgment.objects.count(), "duplicates": dup}))
+"""
+
+
+@dataclass
+class Phase:
+    name: str
+    answers: int
+    think: tuple[float, float] | None
+    latencies: list[float]
+    failures: list[str]
+    wall: float = 0.0
+
+
+# --- plumbing -------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(database_url: str, folder: Path, extra_settings: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    text = BASE_SETTINGS.format(static_root=str(folder / "static")) + (extra_settings or "")
+    (folder / "bench_settings.py").write_text(text)
+    env.update(DATABASE_URL=database_url, DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50),
+               ALLOWED_HOSTS="127.0.0.1", SECURE_SSL_REDIRECT="0",
+               PYTHONPATH=f"{folder}{os.pathsep}{ROOT}", DJANGO_SETTINGS_MODULE="bench_settings")
+    return env
+
+
+def _python(code: str, env: dict[str, str], *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"helper process failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _wait_until_up(base: str, server: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"server exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(base + "/accounts/login/", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, OSError):
+            time.sleep(0.2)
+    raise RuntimeError("server did not start in time")
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+# --- postgres scratch database --------------------------------------------------
+
+
+def _postgres_scratch() -> tuple[str, callable] | None:
+    """Create an empty scratch database; return (url, drop) or None if unreachable."""
+    server = os.environ.get("BENCH_JUDGING_POSTGRES", "postgres://postgres@127.0.0.1:5432").rstrip("/")
+    try:
+        import psycopg
+
+        admin = psycopg.connect(f"{server}/postgres", autocommit=True, connect_timeout=3)
+    except Exception:
+        return None
+    name = f"bench_judging_{os.getpid()}"
+    admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    admin.execute(f'CREATE DATABASE "{name}"')
+
+    def drop() -> None:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+    return f"{server}/{name}", drop
+
+
+# --- the load -------------------------------------------------------------------
+
+
+def _evaluator(base, study_id, cookie_name, session_key, phases, barrier, seed) -> None:
+    rng = random.Random(seed)
+    jar = http.cookiejar.CookieJar()
+    jar.set_cookie(http.cookiejar.Cookie(
+        0, cookie_name, session_key, None, False, "127.0.0.1", False, False, "/", True, False, None, False,
+        None, None, {},
+    ))
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    url = f"{base}/studies/{study_id}/judge/"
+    phase = phases[0]
+    try:
+        page = opener.open(url, timeout=60).read().decode()
+        for phase in phases:
+            barrier.wait(timeout=120)
+            for k in range(phase.answers):
+                if phase.think:
+                    time.sleep(rng.uniform(*phase.think))
+                match = FORM_RE.search(page)
+                if match is None:
+                    raise RuntimeError("no pair on the judging page")
+                token, pair_id, left_id = match.groups()
+                body = urllib.parse.urlencode({
+                    "csrfmiddlewaretoken": token, "pair": pair_id, "left": left_id,
+                    "choice": ("left", "right", "skip")[k % 3], "client_ms": "1000",
+                }).encode()
+                request = urllib.request.Request(url, data=body, headers={"Referer": url})
+                t0 = time.perf_counter()
+                with opener.open(request, timeout=60) as response:  # POST -> 302 -> GET next pair
+                    page = response.read().decode()
+                phase.latencies.append(time.perf_counter() - t0)
+    except Exception as exc:  # reported in the table
+        phase.failures.append(repr(exc))
+        barrier.abort()  # never leave the others waiting
+
+
+def _run_database(label: str, database_url: str | None, settings_text: str | None, phases: list[Phase]) -> dict:
+    """One server against one throwaway database (a fresh SQLite file when
+    ``database_url`` is None)."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-judging-"))
+    env = _env(database_url or f"sqlite:///{folder / 'bench.sqlite3'}", folder, settings_text)
+    server = None
+    try:
+        n_pairs = sum(p.answers for p in phases)
+        setup = _python(SETUP, env, str(n_pairs), str(N_EVALUATORS))
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        access_log = folder / "access.log"
+        workers = max(2, os.cpu_count() or 2)
+        with open(folder / "server.err", "w") as err:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "gunicorn", "eipsite.wsgi:application", "--bind", f"127.0.0.1:{port}",
+                 "--workers", str(workers), "--threads", "4", "--worker-class", "gthread",
+                 "--access-logfile", str(access_log), "--access-logformat", "%(m)s %(U)s %(s)s %(D)s",
+                 "--log-level", "warning", "--no-control-socket"],
+                env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
+            )
+        try:
+            _wait_until_up(base, server)
+        except RuntimeError:
+            print((folder / "server.err").read_text()[-3000:])
+            raise
+        barrier = threading.Barrier(N_EVALUATORS)
+        threads = [
+            threading.Thread(target=_evaluator, args=(base, setup["study"], setup["cookie"], key, phases, barrier, k))
+            for k, key in enumerate(setup["sessions"])
+        ]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=600)
+        wall = time.perf_counter() - t0
+        check = _python(CHECK, env)
+        server_ms = {"POST": [], "GET": []}
+        for line in access_log.read_text().splitlines():
+            method, path, status, micros = line.split()
+            if path.endswith("/judge/") and method in server_ms:
+                server_ms[method].append(int(micros) / 1000)
+        return {"label": label, "check": check, "server_ms": server_ms, "wall": wall, "workers": workers,
+                "expected": N_EVALUATORS * n_pairs}
+    finally:
+        if server is not None:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(args) -> None:
+    quick = bool(getattr(args, "quick", False))
+    paced_answers, stress_answers = (8, 0) if quick else (20, 20)
+    scratch = _postgres_scratch()
+    databases = [("sqlite", None, None), ("sqlite-wal", None, SQLITE_WAL_SETTINGS)]
+    if scratch is not None:
+        databases.append(("postgres", scratch[0], None))
+    print(f"{N_EVALUATORS} evaluators at once; gunicorn gthread, {max(2, os.cpu_count() or 2)} workers x 4 threads, "
+          f"DEBUG off, loopback; paced = {THINK_S[0]}-{THINK_S[1]} s between answers")
+    print(f"{'database':<11}{'load':<8}{'n':>5}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}"
+          f"{'srv POST ms':>13}{'srv GET ms':>12}{'stored':>8}{'dup':>5}{'fail':>6}")
+    try:
+        for label, url, settings_text in databases:
+            phases = [Phase("paced", paced_answers, THINK_S, [], [])]
+            if stress_answers:
+                phases.append(Phase("stress", stress_answers, None, [], []))
+            result = _run_database(label, url, settings_text, phases)
+            _report(result, phases)
+    finally:
+        if scratch is not None:
+            scratch[1]()
+    if scratch is None:
+        print("postgres: skipped (no server at BENCH_JUDGING_POSTGRES / 127.0.0.1:5432)")
+
+
+def _report(result: dict, phases: list[Phase]) -> None:
+    srv_post = result["server_ms"]["POST"]
+    srv_get = result["server_ms"]["GET"]
+    for k, phase in enumerate(phases):
+        ms = [x * 1000 for x in phase.latencies]
+        if not ms:
+            print(f"{result['label']:<11}{phase.name:<8}  no answers; failures: {phase.failures[:1]}")
+            continue
+        tail = " " * 38
+        if k == 0:  # access-log figures cover the whole run, printed once
+            tail = (f"{statistics.median(srv_post):>13.1f}{statistics.median(srv_get):>12.1f}"
+                    f"{result['check']['judgments']:>8}{result['check']['duplicates']:>5}")
+        print(f"{result['label']:<11}{phase.name:<8}{len(ms):>5}{statistics.median(ms):>11.1f}"
+              f"{_percentile(ms, 0.95):>9.1f}{max(ms):>9.1f}{tail}{len(phase.failures):>6}")
+        if phase.failures:
+            print(f"    first failure: {phase.failures[0]}")
+    expected = result["expected"]
+    if result["check"]["judgments"] != expected:
+        print(f"    stored {result['check']['judgments']} judgments, expected {expected}")
