@@ -71,14 +71,14 @@ def participations_of(*, user: AbstractBaseUser) -> list[Participation]:
 
 
 def participation_next_step(*, participation: Participation) -> str:
-    """Where the evaluator goes next: "onboarding", "guidelines", "closed" or
+    """Where the evaluator goes next: "closed", "onboarding", "guidelines" or
     "judge" (the judging page itself sends a finished evaluator to "done")."""
+    if participation.study.status != StudyStatus.OPEN:
+        return "closed"
     if participation.onboarded_at is None:
         return "onboarding"
     if participation.guidelines_accepted_at is None:
         return "guidelines"
-    if participation.study.status != StudyStatus.OPEN:
-        return "closed"
     return "judge"
 
 
@@ -113,10 +113,6 @@ class Progress:
     @property
     def done(self) -> bool:
         return self.remaining == 0
-
-    def percent(self, part: str) -> float:
-        """Share of ``part`` ("judged", "skipped", "remaining") in percent."""
-        return 100.0 * getattr(self, part) / self.total if self.total else 0.0
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from django.contrib.auth import login
+from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -57,8 +57,6 @@ def _participation_or_404(request: HttpRequest, study_id: int) -> Participation:
 
 def _resume_user(request: HttpRequest):
     """The pseudonymous evaluator this browser joined as earlier, if any."""
-    from django.contrib.auth import get_user_model
-
     try:
         data = signing.loads(request.COOKIES.get(RESUME_COOKIE, ""), salt=RESUME_SALT, max_age=RESUME_MAX_AGE)
     except signing.BadSignature:
@@ -111,7 +109,12 @@ def study_entry(request: HttpRequest, study_id: int) -> HttpResponse:
 def study_onboarding(request: HttpRequest, study_id: int) -> HttpResponse:
     participation = _participation_or_404(request, study_id)
     subjects = participation.study.subjects.order_by("name")
-    form = OnboardingForm(request.POST or None, subjects=subjects)
+    initial = {
+        "field_of_study": participation.field_of_study,
+        "education_level": participation.education_level,
+        "qualified_subjects": participation.qualified_subjects.all() if participation.onboarded_at else [],
+    }
+    form = OnboardingForm(request.POST or None, subjects=subjects, initial=initial)
     if request.method == "POST" and form.is_valid():
         participation_onboard(participation=participation, **form.cleaned_data)
         return redirect("study_guidelines", study_id=study_id)
