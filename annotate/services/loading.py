@@ -14,6 +14,9 @@ Rules
 - A changed file under an existing name is refused unless ``new_version`` is
   set; then it becomes version ``latest + 1`` and every earlier version is
   marked superseded (their responses are kept).
+- Models from evaluation-harness logs, which name a model and nothing else,
+  get family, size and access guessed from the name, listed in
+  ``metadata["inferred"]``, as the tabular loaders do for blank fields.
 - Datasets, subjects and models are shared: get-or-create by name; questions
   by (dataset, external_id). Existing rows are never changed by a load: if the
   file gives an existing question another subject or text, or an existing
@@ -42,6 +45,8 @@ from annotate.loaders.base import (
     ParsedResponseSet,
     Problem,
 )
+from annotate.loaders.harness import FORMATS as HARNESS_FORMATS
+from annotate.loaders.model_names import infer_from_model_name
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -182,12 +187,20 @@ def _label(parsed: ParsedResponseSet) -> str:
 
 
 def _where(source: object, default: str) -> tuple[str, int | None]:
-    """Split a "file:row" source into (file, row)."""
-    if isinstance(source, str) and ":" in source:
-        file, row = source.rsplit(":", 1)
-        if row.isdigit():
-            return file, int(row)
-    return default, None
+    """Split a row's ``source`` into (file, row) for a :class:`Problem`.
+
+    "file:12" (the tabular loaders, lm-eval lines) gives ("file", 12). Any
+    other non-blank source is a location only its parser understands (Inspect
+    "log.json:sample 3 epoch 1", HELM "run:args/per_instance_stats.json:[12]",
+    whose folder names hold ":" too, a model's results file): it is kept
+    whole, (source, None). A missing or blank source gives (default, None).
+    """
+    if not isinstance(source, str) or not source.strip():
+        return default, None
+    file, colon, row = source.rpartition(":")
+    if colon and file and row.isascii() and row.isdigit():
+        return file, int(row)
+    return source, None
 
 
 def checksum_of(parsed: ParsedResponseSet) -> str:
@@ -289,6 +302,46 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
         raise LoadError(problems)
 
 
+def _guess_from_names(models: pd.DataFrame) -> pd.DataFrame:
+    """Harness models with family, size and access guessed from their names.
+
+    Harness logs name a model and nothing else, so, as the tabular loaders do
+    for blank fields, every blank field takes the guess of
+    :func:`~annotate.loaders.model_names.infer_from_model_name` and is listed
+    in ``metadata["inferred"]`` (a guess is never checked against, nor
+    overrides, a stored model's value). A mixture-of-experts size ("8x7B")
+    goes to ``metadata["parameters_label"]``.
+    """
+    out = models.copy()
+    family_limit = _LIMITS["family"]
+    for index, row in models.iterrows():
+        name = row["name"]
+        if not isinstance(name, str) or not name.strip():
+            continue  # refused by _check_parsed already
+        guess = infer_from_model_name(name)
+        metadata = dict(row["metadata"]) if isinstance(row["metadata"], dict) else {}
+        inferred = list(metadata.get("inferred", []))
+        if _unknown(row["parameters_b"]):
+            if guess.parameters_b is not None:
+                out.at[index, "parameters_b"] = guess.parameters_b
+                inferred.append("parameters_b")
+            if guess.parameters_label is not None:
+                metadata["parameters_label"] = guess.parameters_label
+                inferred.append("parameters_label")
+        if (not isinstance(row["family"], str) or not row["family"]) and guess.family \
+                and len(guess.family) <= family_limit:
+            out.at[index, "family"] = guess.family
+            inferred.append("family")
+        if _unknown(row["access"]) and guess.access != ModelAccess.UNKNOWN:
+            out.at[index, "access"] = guess.access
+            inferred.append("access")
+        if inferred:
+            metadata["inferred"] = list(dict.fromkeys(inferred))
+        out.at[index, "metadata"] = metadata
+    out["parameters_b"] = pd.to_numeric(out["parameters_b"], errors="coerce").astype(np.float64)
+    return out
+
+
 def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> _Plan:
     """Every check and every count, without writing; raises LoadError."""
     _check_parsed(parsed)
@@ -309,6 +362,8 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
             version, supersedes = latest.version + 1, str(latest)
 
     questions, models, responses = parsed.questions, parsed.models, parsed.responses
+    if parsed.file_format in HARNESS_FORMATS:
+        models = _guess_from_names(models)
     q_source = questions["source"] if "source" in questions.columns else pd.Series(None, index=questions.index)
     dataset_names = list(dict.fromkeys(questions["dataset"].tolist()))
     known_datasets = dataset_ids_by_name(names=dataset_names)

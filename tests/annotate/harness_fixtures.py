@@ -444,3 +444,94 @@ def matrix(parsed) -> dict[Cell, float]:
     """The parsed responses as {(dataset, external_id, model): credit}."""
     r = parsed.responses
     return {(d, e, m): c for d, e, m, c in zip(r["dataset"], r["external_id"], r["model"], r["credit"])}
+
+
+# ------------------------------------------------------------ for the load tests
+
+def write_inspect_json(path: Path, *, model: str, task: str, samples: list[tuple]) -> dict[Cell, float]:
+    """One Inspect ``.json`` log of ``samples`` = [(id, epoch, score value, input text)]
+    scored by a single scorer ``choice``; the value is written as given (a letter,
+    a number, or anything else for the bad-value tests). Returns the hand-built
+    cells of the letter and number values: the mean over epochs (letters
+    C/I/P/N -> 1/0/0.5/0)."""
+    header = _inspect_header(task, model, ["choice"])
+    rows = [{"id": sid, "epoch": epoch, "input": text, "target": "A", "messages": [],
+             "output": {"model": model, "choices": []},
+             "scores": {"choice": {"value": value, "answer": "A"}}, "metadata": {}}
+            for sid, epoch, value, text in samples]
+    _dump(path, {**header, "samples": rows}, indent=2)
+    credits: dict[Cell, list[float]] = {}
+    for sid, _, value, _ in samples:
+        if isinstance(value, str) and value in LETTER_CREDIT:
+            credits.setdefault((task, f"{task}/{sid}", model), []).append(LETTER_CREDIT[value])
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            credits.setdefault((task, f"{task}/{sid}", model), []).append(float(value))
+    return {cell: sum(v) / len(v) for cell, v in credits.items()}
+
+
+def write_lm_eval_many(root: Path, rng: np.random.Generator, *, models: tuple[str, ...],
+                       n_docs: int, task: str = "arith_big") -> GeneratedLogs:
+    """One standalone task of ``n_docs`` documents per model in the 0.4.3+
+    layout (one filter, metric ``acc``; each model skips every 7th document
+    after the first model, so some cells are unobserved). Expected credit: the
+    drawn ``acc``."""
+    expected: dict[Cell, float] = {}
+    for k, model in enumerate(models):
+        folder = root / model.replace("/", "__")
+        date = f"2025-03-0{k + 1}T08-00-00.000001"
+        results = {
+            "results": {task: {"alias": task}}, "group_subtasks": {task: []},
+            "configs": {task: {"task": task, "metric_list": [{"metric": "acc", "aggregation": "mean"}]}},
+            "config": {"model": "hf", "model_args": f"pretrained={model}"},
+            "lm_eval_version": "0.4.9", "model_name": model, "model_name_sanitized": model.replace("/", "__"),
+        }
+        _dump(folder / f"results_{date}.json", results)
+        draws = rng.integers(0, 2, size=n_docs)
+        lines = []
+        for doc_id in range(n_docs):
+            if k > 0 and doc_id % 7 == k:
+                continue
+            lines.append(json.dumps({"doc_id": doc_id, "doc": {"question": f"What is {doc_id} + 1?"},
+                                     "target": str(doc_id), "filter": "none", "metrics": ["acc"],
+                                     "acc": float(draws[doc_id])}))
+            expected[(task, f"{task}/{doc_id}", model)] = float(draws[doc_id])
+        (folder / f"samples_{task}_{date}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return GeneratedLogs(root=root, expected=expected)
+
+
+def zip_folder(folder: Path, archive: Path, *, prefix: str = "") -> Path:
+    """A .zip of every file under ``folder`` (names relative to it, under ``prefix``)."""
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                zf.write(path, prefix + path.relative_to(folder).as_posix())
+    return archive
+
+
+def stored_cells(response_set) -> dict[Cell, float]:
+    """A loaded response set read back through the selector ``response_matrix``,
+    rows mapped by (Dataset.name, Question.external_id) and columns by
+    LanguageModel.name: {(dataset, external_id, model): credit} over the whole
+    (n_questions, n_models) grid, NaN where no response was stored."""
+    from annotate.models import LanguageModel, Question
+    from annotate.selectors.matrix import response_matrix
+
+    m = response_matrix(response_set=response_set)
+    rows = dict((pk, (d, e)) for pk, d, e in Question.objects.filter(pk__in=m.question_ids.tolist())
+                .values_list("pk", "dataset__name", "external_id"))
+    cols = dict(LanguageModel.objects.filter(pk__in=m.model_ids.tolist()).values_list("pk", "name"))
+    return {(*rows[q], cols[j]): float(m.R[a, b])
+            for a, q in enumerate(m.question_ids.tolist()) for b, j in enumerate(m.model_ids.tolist())}
+
+
+def assert_same_matrix(stored: dict[Cell, float], expected: dict[Cell, float], *, atol: float = 1e-12) -> None:
+    """``stored`` (a full grid with NaN) equals ``expected`` (observed cells only):
+    the same questions and models, NaN exactly where ``expected`` has no cell,
+    values to ``atol``."""
+    assert {(d, e) for d, e, _ in stored} == {(d, e) for d, e, _ in expected}
+    assert {m for _, _, m in stored} == {m for _, _, m in expected}
+    keys = sorted(stored)
+    got = np.array([stored[k] for k in keys])
+    want = np.array([expected.get(k, np.nan) for k in keys])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=0, atol=atol)

@@ -13,8 +13,9 @@ Conventions shared by every format
   ``instance_id``, OpenCompass detail index or ``example_abbr``), because the
   harness ids restart in every task. ``dataset`` is the ``dataset`` argument
   or, failing that, the task group (lm-eval ``group_subtasks`` root, HELM run
-  group) or the task itself; ``subject`` is the task (subtask) name, or None
-  when the task is the whole dataset.
+  group) or the task itself; ``subject`` is the task (subtask) name, also
+  when the task is the whole dataset (so a study, which pairs questions of
+  one subject, can be made from the logs alone).
 * Several samples of one (question, model) cell (Inspect epochs, OpenCompass
   replicas, repeated runs) are averaged into partial credit; the load summary
   (``notes``) says how many.
@@ -193,7 +194,7 @@ def parse_harness_logs(
         filter use it.
     dataset : str or None, default None
         Dataset name for every question; default the task group or task.
-        With a name given, each task becomes the question's subject.
+        The task (subtask) is always the question's subject.
     skip_invalid : bool, default False
         Skip values that are not scores (and samples without a score),
         counting them in ``notes``, instead of refusing the upload.
@@ -203,7 +204,8 @@ def parse_harness_logs(
     ParsedResponseSet
         ``questions`` one row per (dataset, external_id); ``models`` one row
         per model name (``family`` "", ``parameters_b`` NaN, ``access``
-        "unknown"; harness details in ``metadata``); ``responses`` one row
+        "unknown", guessed from the name by the loading service only;
+        harness details in ``metadata``); ``responses`` one row
         per observed (dataset, external_id, model) with ``credit`` float in
         [0, 1] (the mean over several samples) and ``source`` "file:where";
         ``file_format`` the format; ``source_files`` every file read;

@@ -158,9 +158,11 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def subject_for(task: str, dataset: str) -> str | None:
-    """The subtask name as subject, unless the task is the whole dataset."""
-    return None if task == dataset else task
+def subject_for(task: str, dataset: str) -> str:
+    """The task (subtask) name as subject, also when the task is the whole
+    dataset: studies pair only questions that have a subject, so a study can
+    then be made from the logs of a single task (gsm8k, arc_easy) alone."""
+    return task
 
 
 @dataclass
@@ -250,7 +252,8 @@ class Collector:
         """Same name across files merges; the first file's metadata is kept.
 
         Family, size and access are not in harness logs: they are left blank
-        ("", NaN, "unknown") rather than guessed."""
+        ("", NaN, "unknown") here; the loading service guesses them from the
+        name and marks the guesses as inferred."""
         if name not in self.models:
             self.models[name] = {
                 "name": name,
