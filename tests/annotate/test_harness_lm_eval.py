@@ -61,7 +61,7 @@ def test_it_takes_question_text_and_answer_from_the_real_doc(real_lm_eval):
     assert q.loc["gsm8k/17", "text"].startswith("Jill gets paid $20 per hour to teach")
     assert q.loc["gsm8k/18", "reference_answer"].endswith("#### 7")
     assert set(q["dataset"]) == {"gsm8k"}
-    assert q["subject"].isna().all()  # a standalone task is its own dataset
+    assert set(q["subject"]) == {"gsm8k"}  # a standalone task is its own dataset
     assert q.loc["gsm8k/16", "options"] == []
     assert q.loc["gsm8k/16", "metadata"] == {"harness": "lm-eval", "task": "gsm8k", "doc_id": 16}
 

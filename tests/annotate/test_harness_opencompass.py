@@ -47,7 +47,7 @@ def test_it_averages_replicas_into_partial_credit(outputs):
 def test_it_takes_the_last_human_turn_as_question_text(outputs):
     q = parse_harness_logs(outputs.root).questions.set_index("external_id")
     assert q.loc["ceval-physics/2", "text"] == "Physics question 2?"
-    assert q.loc["ceval-physics/2", "subject"] is None
+    assert q.loc["ceval-physics/2", "subject"] == "ceval-physics"
 
 
 def test_it_ignores_predictions_and_summaries_without_noise(outputs):
