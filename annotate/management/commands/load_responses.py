@@ -159,10 +159,10 @@ class Command(BaseCommand):
             bar.close()
 
     def _report(self, preview: LoadPreview, verbosity: int) -> None:
-        if verbosity < 2:
+        if verbosity < 1:
             return
         for note in preview.notes:
-            self.stdout.write(f"note: {note}")
+            self.stderr.write(f"note: {note}")
 
     @staticmethod
     def _counts(preview: LoadPreview) -> str:
