@@ -176,26 +176,26 @@ def test_skip_invalid_loads_the_rest_and_the_summary_counts_the_skips(tmp_path):
     generated = write_lm_eval_many(tmp_path, np.random.default_rng(6), models=("org/m-1b", "org/m-2b"), n_docs=8)
     samples = next((tmp_path / "org__m-2b").glob("samples_*.jsonl"))
     rewrite_scores(samples, {2: {"score": 1}, 4: None, 6: [1, 0]})
-    stdout, _ = load(tmp_path, skip_invalid=True, verbosity=2)
+    _, stderr = load(tmp_path, skip_invalid=True)
     expected = {k: v for k, v in generated.expected.items()
                 if not (k[2] == "org/m-2b" and k[1] in ("arith_big/2", "arith_big/4", "arith_big/6"))}
     response_set = ResponseSet.objects.get()
     assert_same_matrix(stored_cells(response_set), expected)
     note = "3 values that are not scores were skipped (dict: 1, list: 1, null: 1)"
     assert note in response_set.summary["notes"]
-    assert f"note: {note}" in stdout
+    assert f"note: {note}" in stderr
     # 8 + 7 observed cells written by the generator, minus the 3 skipped
     assert response_set.n_responses == 12
 
 
 def test_epochs_become_partial_credit_and_the_summary_says_so(tmp_path):
     generated = write_inspect_logs(tmp_path, np.random.default_rng(7))
-    stdout, _ = load(generated.root, verbosity=2)
+    _, stderr = load(generated.root)
     response_set = ResponseSet.objects.get()
     # mini_math: 4 samples x 3 epochs for each of 3 models = 12 cells averaged; mini_arc: 5 x 3 = 15 single
     note = ("12 of 27 responses had several samples (epochs or repeats, up to 3 per cell); "
             "their mean was used as partial credit")
-    assert note in response_set.summary["notes"] and f"note: {note}" in stdout
+    assert note in response_set.summary["notes"] and f"note: {note}" in stderr
     cells = stored_cells(response_set)
     averaged = [v for (d, _, _), v in cells.items() if d == "mini_math"]
     # a mean of three letters C/I/P (1, 0, 0.5) is a multiple of 1/6
