@@ -6,11 +6,39 @@ environment by the small typed readers below; a bad value raises
 
 Environment
 -----------
-SECRET_KEY      required when DEBUG is off (the local default is refused then)
+SECRET_KEY      required when DEBUG is off: 50+ characters, 5+ distinct ones
+                (the local default is refused then)
 DEBUG           "1"/"true"/"yes"/"on" or "0"/"false"/"no"/"off"; default on
-ALLOWED_HOSTS   comma-separated; default "127.0.0.1,localhost" (plus "testserver")
+ALLOWED_HOSTS   comma-separated; default "127.0.0.1,localhost,testserver";
+                required when DEBUG is off
 DATABASE_URL    e.g. postgres://user@127.0.0.1:5432/eip; default SQLite file db.sqlite3
+DB_CONN_MAX_AGE seconds a database connection is kept between requests; default 0
+STATIC_ROOT     where ``collectstatic`` writes; default ./staticfiles
+TASKS_BACKEND   "database" (default; run ``manage.py db_worker``) or "immediate"
+CACHE_BACKEND   "locmem" or "database" (table ``eip_cache``, created by
+                ``manage.py createcachetable``); default locmem when DEBUG is on,
+                database when it is off, so that several gunicorn workers share
+                the rate-limit counters
+RATELIMIT_ATTEMPTS, RATELIMIT_WINDOW_S
+                failed logins / invitation look-ups allowed per client address
+                and per username in a window; default 10 per 60 s
+TRUST_X_FORWARDED_FOR
+                take the client address from the last X-Forwarded-For entry
+                (only behind a reverse proxy that sets it); default off
 EIP_SHARED_DATA folder with the shared real data (tests and benchmarks only)
+
+Production only (DEBUG off)
+---------------------------
+SECURE_SSL_REDIRECT             default on
+SECURE_HSTS_SECONDS             default 31536000 (one year)
+SECURE_HSTS_INCLUDE_SUBDOMAINS  default on
+SECURE_HSTS_PRELOAD             default on
+SECURE_PROXY_SSL_HEADER         opt-in: trust "X-Forwarded-Proto: https" from a
+                                reverse proxy that terminates TLS; default off
+CSRF_TRUSTED_ORIGINS            comma-separated "https://host" origins; default none
+LOG_LEVEL                       level of the stderr log; default WARNING
+Session and CSRF cookies are always secure (HTTPS only) in production.
+See docs/deploy.md.
 """
 from __future__ import annotations
 
@@ -62,12 +90,27 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
 
 
+def env_origins(name: str) -> list[str]:
+    origins = env_list(name, [])
+    for origin in origins:
+        if not origin.startswith(("https://", "http://")):
+            raise ImproperlyConfigured(f"{name} entry {origin!r} must start with https:// (or http://)")
+    return origins
+
+
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = env_str("SECRET_KEY", DEFAULT_SECRET_KEY)
 if not DEBUG and SECRET_KEY == DEFAULT_SECRET_KEY:
     raise ImproperlyConfigured(
         "DEBUG is off but SECRET_KEY is the local default; set SECRET_KEY to a long random value"
     )
+if not DEBUG and (len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5):
+    raise ImproperlyConfigured(
+        "DEBUG is off but SECRET_KEY is weak; use 50+ random characters, e.g. "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
+if not DEBUG and not os.environ.get("ALLOWED_HOSTS", "").strip():
+    raise ImproperlyConfigured("DEBUG is off; set ALLOWED_HOSTS to the host name(s) the site is served as")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 
 INSTALLED_APPS = [
@@ -89,6 +132,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "annotate.ratelimit.RateLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -116,6 +160,7 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -135,7 +180,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -167,5 +212,49 @@ _task_backend = env_str("TASKS_BACKEND", "database")
 if _task_backend not in _TASK_BACKENDS:
     raise ImproperlyConfigured(f"TASKS_BACKEND={_task_backend!r}; use one of {sorted(_TASK_BACKENDS)}")
 TASKS = {"default": {"BACKEND": _TASK_BACKENDS[_task_backend]}}
+
+# Rate-limit counters (annotate/ratelimit.py) live in the cache. Each gunicorn
+# worker has its own LocMemCache, so production defaults to the database cache
+# (one table shared by every worker; `manage.py createcachetable`).
+_CACHE_BACKENDS = {
+    "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "eip"},
+    "database": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "eip_cache"},
+}
+_cache_backend = env_str("CACHE_BACKEND", "locmem" if DEBUG else "database")
+if _cache_backend not in _CACHE_BACKENDS:
+    raise ImproperlyConfigured(f"CACHE_BACKEND={_cache_backend!r}; use one of {sorted(_CACHE_BACKENDS)}")
+CACHES = {"default": _CACHE_BACKENDS[_cache_backend]}
+
+RATELIMIT_ATTEMPTS = env_int("RATELIMIT_ATTEMPTS", 10)
+RATELIMIT_WINDOW_S = env_int("RATELIMIT_WINDOW_S", 60)
+if RATELIMIT_ATTEMPTS < 1 or RATELIMIT_WINDOW_S < 1:
+    raise ImproperlyConfigured(
+        f"RATELIMIT_ATTEMPTS={RATELIMIT_ATTEMPTS} and RATELIMIT_WINDOW_S={RATELIMIT_WINDOW_S} must be >= 1"
+    )
+TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
+
+# Production mode: HTTPS only, secure cookies, HSTS. `manage.py check --deploy`
+# passes with no warning under these defaults (tests/annotate/test_deploy_settings.py).
+CSRF_TRUSTED_ORIGINS = env_origins("CSRF_TRUSTED_ORIGINS")
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+    if SECURE_HSTS_SECONDS < 0:
+        raise ImproperlyConfigured(f"SECURE_HSTS_SECONDS={SECURE_HSTS_SECONDS} must be >= 0")
+    if env_bool("SECURE_PROXY_SSL_HEADER", False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+    # Errors go to stderr (gunicorn and db_worker hand it to the journal), not
+    # to ADMINS by mail. With DEBUG on, Django's default logging is kept.
+    LOGGING = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "handlers": {"console": {"class": "logging.StreamHandler"}},
+        "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+    }
 
 EIP_SHARED_DATA = env_str("EIP_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data"))

@@ -1,0 +1,256 @@
+"""Exporting a study to one JSON file and importing it elsewhere, losslessly.
+
+Cast: a study "Transfer" of 6 pairs with evaluators ``evaluator-ada1`` (judged
+every pair, one skip), ``evaluator-bob2`` (judged two, a third on screen) and
+``evaluator-cy3`` (joined, not onboarded); staff ``owner`` created it.
+
+The documented differences between two exports of the same study are the
+``source`` block (export time and the exporting instance's database ids) and,
+after ``--rename``, ``study.name``.
+"""
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta, timezone as dt_timezone
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from annotate.models import (
+    Assignment,
+    Dataset,
+    Judgment,
+    MethodResult,
+    Participation,
+    Question,
+    ResponseSet,
+    ScoringRun,
+    Study,
+    Subject,
+)
+from annotate.selectors.studies import study_coverage
+from annotate.services import study_transfer
+from annotate.services.judging import judging_screen, judgment_submit
+from annotate.services.study_transfer import MalformedExport, study_export, study_import
+from tests.annotate.factories import make_catalog, make_evaluator, make_study
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2025, 3, 4, 9, 0, 0, 123456, tzinfo=dt_timezone.utc)
+ADA = ["left", "right", "skip", "left", "left", "right"]
+BOB = ["right", "left"]
+
+
+def judge(participation: Participation, choices: list[str], start: datetime) -> list[tuple[int, str, int]]:
+    """Judge the next pairs; (pair position, choice, left question id) of each."""
+    done = []
+    for k, choice in enumerate(choices):
+        shown = start + timedelta(minutes=k)
+        screen = judging_screen(participation=participation, now=shown)
+        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                        choice=choice, client_seconds=None if k % 2 else 11.5 + k,
+                        now=shown + timedelta(seconds=7.25 + k))
+        done.append((screen.pair.position, choice, screen.left.pk))
+    return done
+
+
+@pytest.fixture
+def transfer_study():
+    catalog = make_catalog(per_subject=4)
+    first = catalog.questions[0]
+    first.text = "Ünïcode <b>question</b> with = and ; and a\nnew line"
+    first.metadata = {"src": "ori_mmlu-physics", "levels": [1, 2.5, None], "nested": {"k": "v"}}
+    first.save()
+    MethodResult.objects.create(run=catalog.run, method="eip", params={"alpha": 0.85}, n_iter=7, converged=True,
+                                residual=3.2e-11, duration_s=0.0125, notes={"dropped": 0})
+    study = make_study(catalog, n_pairs=6, name="Transfer")
+    ada = make_evaluator(study, "evaluator-ada1")
+    bob = make_evaluator(study, "evaluator-bob2")
+    make_evaluator(study, "evaluator-cy3", ready=False)
+    ada.user.email = "ada.lovelace@example.org"
+    ada.user.first_name = "Ada"
+    ada.user.save()
+    ada_done = judge(ada, ADA, T0)
+    bob_done = judge(bob, BOB, T0 + timedelta(hours=1))
+    judging_screen(participation=bob, now=T0 + timedelta(hours=2))  # a third pair on bob's screen
+    return study, ada_done, bob_done
+
+
+def export_to(path, study: Study) -> dict:
+    call_command("export_study", study=study.name, out=str(path))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def without(document: dict, *keys: str) -> dict:
+    return {k: v for k, v in document.items() if k not in keys}
+
+
+def wipe_everything(study: Study) -> None:
+    """A fresh database state: the study, its evaluators, its run, response set and questions all gone."""
+    run = study.scoring_run
+    users = [p.user for p in study.participations.all()]
+    Judgment.objects.all().delete()
+    Assignment.objects.all().delete()
+    Participation.objects.all().delete()
+    for user in users:
+        user.delete()
+    study.delete()
+    run.delete()
+    ResponseSet.objects.all().delete()
+    Question.objects.all().delete()
+    Dataset.objects.all().delete()
+    Subject.objects.all().delete()
+
+
+def test_it_round_trips_a_study_into_a_fresh_database(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    first = export_to(tmp_path / "first.json", study)
+    coverage_before = study_coverage(study=study)
+    wipe_everything(study)
+    assert Question.objects.count() == 0 and Judgment.objects.count() == 0
+
+    call_command("import_study", file=str(tmp_path / "first.json"))
+    imported = Study.objects.get(name="Transfer")
+    second = export_to(tmp_path / "second.json", imported)
+
+    assert without(second, "source") == without(first, "source")
+    assert second["source"]["study_id"] == imported.pk
+    # The staff report counts the same votes and skips per evaluator and per pair.
+    coverage_after = study_coverage(study=imported)
+    assert [(e.username, e.judged, e.skipped, e.median_seconds) for e in coverage_after.evaluators] == \
+        [(e.username, e.judged, e.skipped, e.median_seconds) for e in coverage_before.evaluators]
+    assert [(p.position, p.votes, p.skips, p.on_screen) for p in coverage_after.pairs] == \
+        [(p.position, p.votes, p.skips, p.on_screen) for p in coverage_before.pairs]
+
+
+def test_a_renamed_copy_matches_except_the_name_and_source(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    first = export_to(tmp_path / "first.json", study)
+    call_command("import_study", file=str(tmp_path / "first.json"), rename="Transfer copy", reuse_evaluators=True)
+    copy = export_to(tmp_path / "copy.json", Study.objects.get(name="Transfer copy"))
+    assert copy["study"].pop("name") == "Transfer copy"
+    first["study"].pop("name")
+    assert without(copy, "source") == without(first, "source")
+    assert Study.objects.count() == 2
+
+
+def test_the_export_holds_what_was_judged(transfer_study, tmp_path):
+    study, ada_done, bob_done = transfer_study
+    document = export_to(tmp_path / "doc.json", study)
+    assert document["schema_version"] == 1
+    by_name = {e["pseudonym"]: e for e in document["evaluators"]}
+    assert sorted(by_name) == ["evaluator-ada1", "evaluator-bob2", "evaluator-cy3"]
+    keys = {q.pk: [q.dataset.name, q.external_id] for q in Question.objects.select_related("dataset")}
+    # ada's answers, in pair-position order, exactly as submitted by the fixture
+    expected = sorted((position, choice, keys[left]) for position, choice, left in ada_done)
+    got = [(j["pair"], j["choice"], j["left_question"]) for j in by_name["evaluator-ada1"]["judgments"]]
+    assert got == expected
+    first = next(j for j in by_name["evaluator-ada1"]["judgments"] if j["pair"] == ada_done[0][0])
+    assert first["shown_at"] == "2025-03-04T09:00:00.123456+00:00"
+    assert first["submitted_at"] == "2025-03-04T09:00:07.373456+00:00"  # + 7.25 s
+    assert first["seconds"] == 7.25 and first["client_seconds"] == 11.5
+    assert len(by_name["evaluator-bob2"]["judgments"]) == 2
+    assert len(by_name["evaluator-bob2"]["assignments"]) == 3  # two judged, one on screen
+    assert by_name["evaluator-cy3"]["onboarded_at"] is None
+    assert len(document["pairs"]) == 6 and len(document["questions"]) == 8
+    assert document["scoring_run"]["methods"][0]["residual"] == 3.2e-11
+
+
+def test_the_export_carries_pseudonyms_and_nothing_personal(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    call_command("export_study", study=study.name, out=str(tmp_path / "doc.json"))
+    text = (tmp_path / "doc.json").read_text(encoding="utf-8")
+    for secret in ("ada.lovelace@example.org", '"Ada"', "pbkdf2", "password", study.invitations.model.__name__):
+        assert secret not in text
+    evaluator = json.loads(text)["evaluators"][0]
+    assert set(evaluator) == {
+        "pseudonym", "seed", "field_of_study", "education_level", "qualified_subjects", "onboarded_at",
+        "guidelines_accepted_at", "finished_at", "created_at", "assignments", "judgments",
+    }
+
+
+def test_it_refuses_an_existing_name_and_writes_nothing(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    export_to(tmp_path / "doc.json", study)
+    counts = (Study.objects.count(), get_user_model().objects.count(), ResponseSet.objects.count())
+    with pytest.raises(CommandError, match="a study named 'Transfer' already exists; import it under another name"):
+        call_command("import_study", file=str(tmp_path / "doc.json"))
+    assert (Study.objects.count(), get_user_model().objects.count(), ResponseSet.objects.count()) == counts
+
+
+def test_it_refuses_taken_pseudonyms_unless_told_to_reuse_them(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    export_to(tmp_path / "doc.json", study)
+    with pytest.raises(CommandError, match=r"pseudonym\(s\) \['evaluator-ada1', 'evaluator-bob2', 'evaluator-cy3'\]"):
+        call_command("import_study", file=str(tmp_path / "doc.json"), rename="Other")
+    assert not Study.objects.filter(name="Other").exists()
+
+
+def test_it_refuses_a_question_that_differs_from_the_stored_one(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    document = export_to(tmp_path / "doc.json", study)
+    document["questions"][1]["text"] = "a different text"
+    key = [document["questions"][1]["dataset"], document["questions"][1]["external_id"]]
+    n_runs = ScoringRun.objects.count()
+    expected = f"question {key} already exists here with a different text ("
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        study_import(document=document, rename="Conflicting", reuse_evaluators=True)
+    assert ScoringRun.objects.count() == n_runs and not Study.objects.filter(name="Conflicting").exists()
+
+
+def test_it_is_all_or_nothing_when_a_write_fails_halfway(transfer_study, tmp_path, monkeypatch):
+    study, _, _ = transfer_study
+    document = export_to(tmp_path / "doc.json", study)
+    wipe_everything(study)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("disk full")  # after the catalog, run and study were written
+
+    monkeypatch.setattr(study_transfer, "_write_evaluators", fail)
+    with pytest.raises(RuntimeError, match="disk full"):
+        study_import(document=document)
+    assert (Study.objects.count(), Question.objects.count(), ScoringRun.objects.count(),
+            ResponseSet.objects.count(), Dataset.objects.count()) == (0, 0, 0, 0, 0)
+
+
+def test_imported_evaluators_are_records_not_logins(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    document = export_to(tmp_path / "doc.json", study)
+    wipe_everything(study)
+    result = study_import(document=document)
+    assert (result.evaluators_created, result.evaluators_reused, result.judgments) == (3, 0, 8)
+    for user in get_user_model().objects.filter(participations__study=result.study):
+        assert not user.is_active and not user.has_usable_password()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(schema_version=2), "schema_version 2 is not supported; this site reads version 1"),
+        (lambda d: d.update(kind="something"), "not a study export: 'kind' must be 'eip-study-export'"),
+        (lambda d: d["evaluators"][0]["judgments"][0].update(choice="maybe"), "choice must be one of"),
+        (lambda d: d["evaluators"][0]["judgments"][0].update(pair=99),
+         "evaluator 'evaluator-ada1' refers to pair position 99"),
+        (lambda d: d["pairs"][0].update(questions=[["nope", "q"], d["pairs"][0]["questions"][1]]),
+         r"pair 0 refers to question \['nope', 'q'\], which is not in 'questions'"),
+    ],
+)
+def test_it_refuses_a_malformed_document(transfer_study, tmp_path, change, message):
+    study, _, _ = transfer_study
+    document = export_to(tmp_path / "doc.json", study)
+    change(document)
+    with pytest.raises(MalformedExport, match=message):
+        study_import(document=document, rename="Malformed", reuse_evaluators=True)
+    assert not Study.objects.filter(name="Malformed").exists()
+
+
+def test_a_judgment_whose_verdict_contradicts_its_choice_is_refused(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    document = export_to(tmp_path / "doc.json", study)
+    judgment = next(j for j in document["evaluators"][0]["judgments"] if j["choice"] == "left")
+    judgment["harder_question"] = next(q for p in document["pairs"] if p["position"] == judgment["pair"]
+                                       for q in p["questions"] if q != judgment["left_question"])
+    with pytest.raises(MalformedExport, match="harder_question does not match the choice"):
+        study_import(document=document, rename="Contradiction", reuse_evaluators=True)
