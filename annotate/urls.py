@@ -26,4 +26,5 @@ urlpatterns = [
         studies.study_invitation_revoke,
         name="study_invitation_revoke",
     ),
+    path("results/", include("annotate.urls_results")),
 ]

@@ -201,6 +201,15 @@ def scoring_run_create(
     return run
 
 
+def scoring_run_repeat(*, run: ScoringRun, user=None) -> ScoringRun:
+    """A new queued run of the same response set, subset and parameters."""
+    params = {key: run.params[key] for key in DEFAULT_PARAMS if key in run.params}
+    return scoring_run_create(
+        response_set=run.response_set, model_ids=run.params.get("model_ids"),
+        dataset_ids=run.params.get("dataset_ids"), params=params, user=user,
+    )
+
+
 def scoring_run_enqueue(*, run: ScoringRun):
     """Hand a queued run to the task worker (``annotate.tasks.run_scoring``).
 
@@ -329,10 +338,11 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     run : ScoringRun
         A queued run (see :func:`scoring_run_create`).
     progress : callable (fraction, label) -> None, optional
-        Called after the matrix is read and after each method, with the
-        fraction done in [0, 1] (weighted by ``METHOD_WEIGHTS``) and what was
-        just finished. ``run.progress`` is updated in the database at the same
-        points, outside the final transaction, so a page can show it.
+        Called before each method (label: its name), before storing
+        ("storing") and at the end (1.0, "done"), with the fraction done in
+        [0, 1] (weighted by ``METHOD_WEIGHTS``). ``run.progress`` is updated in
+        the database at the same points, outside the final transaction, so a
+        page can show it.
 
     Returns
     -------
@@ -382,12 +392,12 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
         methods = params.get("methods", list(METHODS))
         total = sum(METHOD_WEIGHTS[m] for m in methods)
         done = 0.0
-        _set_progress(run, READ_SHARE, "matrix", progress)
         outcomes = []
         for name in methods:
+            _set_progress(run, READ_SHARE + (1 - READ_SHARE - WRITE_SHARE) * done / total, name, progress)
             outcomes.append(_run_method(name, matrix, params))
             done += METHOD_WEIGHTS[name]
-            _set_progress(run, READ_SHARE + (1 - READ_SHARE - WRITE_SHARE) * done / total, name, progress)
+        _set_progress(run, 1.0 - WRITE_SHARE, "storing", progress)
         _store(run, matrix, outcomes)
     except BaseException as exc:  # also Ctrl-C in a command: never leave it "running"
         ScoringRun.objects.filter(pk=run.pk).update(
@@ -396,7 +406,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
         run.refresh_from_db()
         raise
     if progress is not None:
-        progress(1.0, "stored")
+        progress(1.0, "done")
     return run
 
 

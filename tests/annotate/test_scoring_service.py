@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -238,7 +239,7 @@ def test_it_reports_progress_up_to_one_and_refuses_a_second_execution(tiny):
     service.scoring_run_execute(run=run, progress=lambda fraction, label: seen.append((fraction, label)))
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
-    assert [label for _, label in seen] == ["matrix", *service.METHODS, "stored"]
+    assert [label for _, label in seen] == [*service.METHODS, "storing", "done"]
     with pytest.raises(ValueError) as caught:
         service.scoring_run_execute(run=run)
     assert str(caught.value) == service.ERR_NOT_QUEUED.format(run_id=run.pk, status="done")
@@ -266,3 +267,39 @@ def test_it_rejects_models_without_responses_in_the_set(tiny):
         service.scoring_run_create(response_set=tiny["rs"], model_ids=[tiny["m"][0].pk, outsider.pk])
     assert str(caught.value) == service.ERR_NOT_IN_SET.format(name="model_ids", ids=[outsider.pk],
                                                               response_set="tiny v1")
+
+
+# --- manage.py score_responses ----------------------------------------------------
+
+import io  # noqa: E402
+
+from django.core.management import CommandError, call_command  # noqa: E402
+
+
+def test_the_command_scores_a_subset_and_prints_a_one_line_summary(demo_set):
+    out, err = io.StringIO(), io.StringIO()
+    call_command("score_responses", "--response-set", "EIP-demo", "--models", "Heron-180B,Kestrel-72B",
+                 "--methods", "eip,simple_rank", stdout=out, stderr=err)
+    run = service.ScoringRun.objects.get()
+    expected_iter = eip(response_matrix(response_set=demo_set, model_ids=sorted(
+        LanguageModel.objects.filter(name__in=["Heron-180B", "Kestrel-72B"]).values_list("pk", flat=True)
+    )).R).n_iter
+    summary = out.getvalue().strip()
+    assert re.fullmatch(
+        rf"run {run.pk} on EIP-demo v1: done; eip {expected_iter} iter \d+\.\d\d s, simple_rank \d+\.\d\d s, "
+        r"accuracy \d+\.\d\d s", summary), summary
+    assert "100%" in err.getvalue()
+    assert sorted(run.models_used.values_list("name", flat=True)) == ["Heron-180B", "Kestrel-72B"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--response-set", "nope"), "no response set named 'nope'; known: ['EIP-demo v1']"),
+    (("--response-set", "EIP-demo", "--version", "2"), "no response set named 'EIP-demo' with version 2"),
+    (("--response-set", "EIP-demo", "--models", "Heron-180B,GPT-99"), "unknown models ['GPT-99']"),
+    (("--response-set", "EIP-demo", "--alpha", "1.5"), "alpha must be a number in (0, 1); got 1.5"),
+])
+def test_the_command_reports_user_mistakes(demo_set, args, message):
+    with pytest.raises(CommandError) as caught:
+        call_command("score_responses", *args, stdout=io.StringIO(), stderr=io.StringIO())
+    assert str(caught.value).startswith(message)
+    assert not service.ScoringRun.objects.exists()

@@ -1,0 +1,57 @@
+"""Admin for scoring runs: read-only; results are written only by the service.
+
+The "run scoring" action starts a new run with the same settings through the
+task worker (``manage.py db_worker``).
+"""
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from annotate.models import MethodResult, ScoringRun
+from annotate.services.scoring import scoring_run_enqueue, scoring_run_repeat
+
+QUEUED_MESSAGE = "Queued {count} new scoring run(s): {ids}. The task worker runs them; see the results page."
+
+
+class MethodResultInline(admin.TabularInline):
+    model = MethodResult
+    fields = ("method", "n_iter", "converged", "residual", "duration_s", "notes")
+    readonly_fields = fields
+    can_delete = False
+    extra = 0
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(ScoringRun)
+class ScoringRunAdmin(admin.ModelAdmin):
+    list_display = ("id", "response_set", "status", "progress_percent", "created_by", "created_at", "finished_at")
+    list_filter = ("status", "response_set")
+    list_select_related = ("response_set", "created_by")
+    search_fields = ("response_set__name", "error")
+    readonly_fields = ("response_set", "models_used", "datasets_used", "params", "status", "progress", "error",
+                       "created_by", "created_at", "finished_at")
+    inlines = [MethodResultInline]
+    actions = ["run_scoring"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # runs start from the results page, the action below or score_responses
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    @admin.display(description="progress")
+    def progress_percent(self, obj: ScoringRun) -> str:
+        return f"{100 * obj.progress:.0f}%"
+
+    @admin.action(description="Run scoring again (new runs with the same settings)")
+    def run_scoring(self, request: HttpRequest, queryset: QuerySet[ScoringRun]) -> None:
+        created = []
+        for run in queryset.select_related("response_set"):
+            new = scoring_run_repeat(run=run, user=request.user)
+            scoring_run_enqueue(run=new)
+            created.append(new.pk)
+        self.message_user(request, QUEUED_MESSAGE.format(count=len(created), ids=created), messages.SUCCESS)

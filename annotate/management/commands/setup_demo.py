@@ -1,0 +1,77 @@
+"""``manage.py setup_demo``: a ready demo site (data, scores, study, logins, links)."""
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
+
+from annotate.loaders.base import LoadError
+from annotate.management.commands.load_responses import problems_text
+from annotate.management.commands.score_responses import parse_methods, scoring_progress
+from annotate.services.demo import demo_setup
+from annotate.services.scoring import DEFAULT_PARAMS, METHODS
+
+
+class Command(BaseCommand):
+    help = (
+        "Load the built-in demo response set (or --data FOLDER in the MMLU-Pro layout), score it, create a "
+        "70-pair study, an admin, a researcher and an evaluator login and an invitation link, and print them. "
+        "Safe to run again: it reuses what exists and resets the three demo passwords."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--data", type=Path, help="folder in the MMLU-Pro layout (default: the built-in demo)")
+        parser.add_argument("--dataset", help="dataset name (default: EIP-demo, or the folder name)")
+        parser.add_argument("--password", help="password for all three demo logins (default: random, printed)")
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="where the site will be served")
+        parser.add_argument("--pairs", type=int, default=70, help="pairs in the demo study (default 70)")
+        parser.add_argument("--seed", type=int, default=1, help="pair sampler seed (default 1)")
+        parser.add_argument("--mirt-epochs", type=int, default=DEFAULT_PARAMS["mirt_epochs"],
+                            help="MIRT epochs of the scoring run (default 1000)")
+        parser.add_argument("--methods", default=",".join(METHODS),
+                            help=f"scoring methods, comma-separated subset of {','.join(METHODS)} "
+                                 "(eip and accuracy always run; default: all)")
+
+    def handle(self, *args, **options) -> str:
+        try:
+            with scoring_progress(self, options["verbosity"]) as progress:
+                demo = demo_setup(
+                    folder=options["data"], dataset=options["dataset"], password=options["password"],
+                    n_pairs=options["pairs"], seed=options["seed"], params=self._params(options),
+                    stage=lambda text: self.stderr.write(text), progress=progress,
+                )
+        except LoadError as error:
+            raise CommandError(problems_text(error)) from error
+        except ValueError as error:
+            raise CommandError(str(error)) from error
+        self._print(demo, options["base_url"].rstrip("/"))
+        rs = demo.response_set
+        return (
+            f"demo ready: {rs} ({rs.n_questions:,} questions x {rs.n_models} models) "
+            f"{'loaded' if demo.response_set_created else 'reused'}, run {demo.run.pk} "
+            f"{'scored' if demo.run_created else 'reused'}, study {demo.study.name!r} "
+            f"({demo.study.n_pairs} pairs) {'created' if demo.study_created else 'reused'}, 3 logins"
+        )
+
+    @staticmethod
+    def _params(options: dict) -> dict:
+        return {"mirt_epochs": options["mirt_epochs"], "methods": parse_methods(options["methods"])}
+
+    def _print(self, demo, base: str) -> None:
+        write = self.stdout.write
+        write("Logins (demo only; the passwords are reset every time setup_demo runs):")
+        for login in demo.logins:
+            write(f"  {login.role:<26} username {login.username:<11} password {login.password}")
+        urls = (
+            ("site", reverse("home")),
+            ("log in", reverse("login")),
+            ("admin", reverse("admin:index")),
+            ("results", reverse("results")),
+            ("study (staff view)", reverse("study_manage", kwargs={"study_id": demo.study.pk})),
+            ("study invitation", reverse("study_join", kwargs={"token": demo.invitation.token})),
+        )
+        write("URLs:")
+        for label, path in urls:
+            write(f"  {label:<19} {base}{path}")

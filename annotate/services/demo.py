@@ -1,0 +1,211 @@
+"""Set up a ready-to-use demo site: a loaded response set, a finished scoring
+run, a judging study, three logins and an invitation link.
+
+Idempotent: whatever already exists is reused (same files, a finished run of
+the whole set, a study of the same name, the same usernames); only the three
+demo passwords change on every call, so the ones just printed always work.
+For demonstrations only: the accounts have fixed, well-known usernames.
+"""
+from __future__ import annotations
+
+import csv
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+import annotate.demo_data
+from annotate.loaders.tabular import parse_folder
+from annotate.models import Invitation, PairStrategy, Participation, ResponseSet, RunStatus, ScoringRun, Study
+from annotate.selectors.catalog import response_set_by_checksum, response_set_latest
+from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP
+from annotate.services.loading import checksum_of, response_set_load
+from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.services.studies import ensure_role_groups, invitation_create, study_create
+
+DEMO_FOLDER = Path(annotate.demo_data.__file__).resolve().parent
+DEMO_DATASET = "EIP-demo"
+DEMO_STUDY = "Demo study"
+INVITATION_NOTE = "demo invitation (setup_demo)"
+ADMIN, RESEARCHER, EVALUATOR = "admin", "researcher", "evaluator"
+
+#: Question columns the loader reads itself; every other column is kept as metadata.
+LOADER_COLUMNS = {"question_id", "dataset", "subject", "category", "question", "options_json", "answer"}
+#: Subject column candidates, in order of preference.
+SUBJECT_COLUMNS = ("category", "subject")
+
+ERR_FOLDER = "data folder {path} has no responses_binary.csv (expected the MMLU-Pro layout)"
+ERR_N_PAIRS = "n_pairs must be an integer >= 1; got {value!r}"
+ERR_PASSWORD = "password must be a non-empty string or None; got {value!r}"
+
+Stage = Callable[[str], None]
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class DemoLogin:
+    role: str
+    username: str
+    password: str
+
+
+@dataclass(frozen=True)
+class DemoSetup:
+    """What :func:`demo_setup` made or found. ``*_created`` say which."""
+
+    response_set: ResponseSet
+    response_set_created: bool
+    run: ScoringRun
+    run_created: bool
+    study: Study
+    study_created: bool
+    invitation: Invitation
+    logins: tuple[DemoLogin, ...]
+
+
+def _question_columns(folder: Path) -> list[str]:
+    path = folder / "questions.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        return [c.strip() for c in next(csv.reader(handle), [])]
+
+
+def _load(folder: Path, dataset: str, name: str, stage: Stage) -> tuple[ResponseSet, bool]:
+    header = _question_columns(folder)
+    subject = next((c for c in SUBJECT_COLUMNS if c in header), None)
+    keep = [c for c in header if c and c not in LOADER_COLUMNS]
+    parsed = parse_folder(folder, dataset=dataset, subject_column=subject, keep_columns=keep)
+    existing = response_set_by_checksum(checksum=checksum_of(parsed))
+    if existing is not None:
+        return existing, False
+    stage(f"loading {folder} as {name!r} (dataset {dataset!r}) ...")
+    new_version = response_set_latest(name=name) is not None
+    return response_set_load(parsed=parsed, name=name, new_version=new_version), True
+
+
+def _whole_set_run(response_set: ResponseSet) -> ScoringRun | None:
+    """The latest finished run of every model and dataset of the set."""
+    for run in ScoringRun.objects.filter(response_set=response_set, status=RunStatus.DONE).order_by("-pk"):
+        if run.params.get("model_ids") is None and run.params.get("dataset_ids") is None:
+            return run
+    return None
+
+
+def _login(username: str, password: str, *, staff: bool = False, group: str | None = None) -> AbstractBaseUser:
+    User = get_user_model()
+    user, _ = User.objects.get_or_create(username=username)
+    user.is_staff = user.is_superuser = staff
+    user.is_active = True
+    user.set_password(password)
+    user.save()
+    if group is not None:
+        user.groups.add(*[g for g in ensure_role_groups() if g.name == group])
+    return user
+
+
+@transaction.atomic
+def _logins_and_invitation(study: Study, password: str | None) -> tuple[tuple[DemoLogin, ...], Invitation]:
+    def fresh() -> str:
+        return password if password is not None else secrets.token_urlsafe(12)
+
+    logins = (
+        DemoLogin("admin (staff + superuser)", ADMIN, fresh()),
+        DemoLogin("researcher", RESEARCHER, fresh()),
+        DemoLogin("evaluator", EVALUATOR, fresh()),
+    )
+    admin = _login(ADMIN, logins[0].password, staff=True)
+    _login(RESEARCHER, logins[1].password, group=RESEARCHER_GROUP)
+    evaluator = _login(EVALUATOR, logins[2].password, group=EVALUATOR_GROUP)
+    Participation.objects.get_or_create(study=study, user=evaluator)
+    invitation = (
+        Invitation.objects.filter(study=study, note=INVITATION_NOTE, revoked_at__isnull=True).first()
+        or invitation_create(study=study, note=INVITATION_NOTE, created_by=admin)
+    )
+    return logins, invitation
+
+
+def demo_setup(
+    *,
+    folder: Path | str | None = None,
+    dataset: str | None = None,
+    name: str | None = None,
+    password: str | None = None,
+    n_pairs: int = 70,
+    seed: int = 1,
+    params: Mapping | None = None,
+    stage: Stage | None = None,
+    progress: Progress | None = None,
+) -> DemoSetup:
+    """Load, score, create a study and logins; reuse whatever exists.
+
+    Parameters
+    ----------
+    folder : path-like, optional
+        A folder in the MMLU-Pro layout (``responses_binary.csv``,
+        ``questions.csv``, ``models.csv``); default the built-in demo
+        (``annotate/demo_data``). The subject column is ``category`` (else
+        ``subject``); every other extra question column (``level``,
+        ``mmlu_level``, ``src``, ...) is kept as question metadata.
+    dataset : str, optional
+        Dataset name; default "EIP-demo" for the built-in demo, else the
+        folder name.
+    name : str, optional
+        Response set name; default the dataset name. Files already loaded
+        (same SHA-256) are reused; changed files under an existing name are
+        loaded as its next version.
+    password : str, optional
+        Password of all three demo logins; default a fresh random one each
+        (``secrets.token_urlsafe(12)``). Reset on every call.
+    n_pairs, seed : int, default 70 and 1
+        The demo study: ``n_pairs`` uniform same-subject pairs, sampler seed
+        ``seed`` (paper section 5: 70 pairs).
+    params : mapping, optional
+        Scoring parameters (see :func:`annotate.services.scoring.scoring_run_create`).
+    stage : callable (str) -> None, optional
+        Told what long step starts next (loading, scoring).
+    progress : callable (fraction, label) -> None, optional
+        Passed to :func:`annotate.services.scoring.scoring_run_execute`.
+
+    Returns
+    -------
+    DemoSetup
+
+    Raises
+    ------
+    ValueError
+        On a bad argument, a folder without ``responses_binary.csv``, a study
+        that cannot be sampled; ``annotate.loaders.base.LoadError`` when the
+        files cannot be loaded. A failed scoring run is stored as failed and
+        its exception re-raised.
+    """
+    folder = Path(folder) if folder is not None else DEMO_FOLDER
+    if not (folder / "responses_binary.csv").is_file():
+        raise ValueError(ERR_FOLDER.format(path=folder))
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
+        raise ValueError(ERR_N_PAIRS.format(value=n_pairs))
+    if password is not None and (not isinstance(password, str) or not password):
+        raise ValueError(ERR_PASSWORD.format(value=password))
+    stage = stage or (lambda text: None)
+    dataset = dataset or (DEMO_DATASET if folder.resolve() == DEMO_FOLDER else folder.resolve().name)
+    response_set, loaded = _load(folder, dataset, name or dataset, stage)
+
+    run, run_created = _whole_set_run(response_set), False
+    if run is None:
+        stage(f"scoring {response_set} ...")
+        run = scoring_run_execute(run=scoring_run_create(response_set=response_set, params=params), progress=progress)
+        run_created = True
+
+    study, study_created = Study.objects.filter(name=DEMO_STUDY).first(), False
+    if study is None:
+        study = study_create(
+            name=DEMO_STUDY, run=run, datasets=list(run.datasets_used.all()), n_pairs=n_pairs, seed=seed,
+            strategy=PairStrategy.UNIFORM,
+        )
+        study_created = True
+    logins, invitation = _logins_and_invitation(study, password)
+    return DemoSetup(response_set, loaded, run, run_created, study, study_created, invitation, logins)

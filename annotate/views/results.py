@@ -1,0 +1,97 @@
+"""Results pages for staff and researchers: response sets and their scoring
+runs, a run's methods, its model leaderboard and its question list."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotate.forms_results import QuestionFilterForm
+from annotate.models import ResponseSet, ScoringRun
+from annotate.selectors.results import (
+    question_rows,
+    response_sets_with_runs,
+    run_datasets_and_subjects,
+    run_leaderboard,
+    run_methods,
+    run_questions,
+    runs_active,
+)
+from annotate.selectors.studies import user_is_researcher
+from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
+
+QUESTIONS_PER_PAGE = 50
+RUN_QUEUED_MESSAGE = "Scoring run {run_id} of {response_set} is queued; this page shows its progress."
+
+
+def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Anonymous -> login page; logged in but neither staff nor researcher -> 403."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not user_is_researcher(user=request.user):
+            raise PermissionDenied("staff and researchers only")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _run(run_id: int) -> ScoringRun:
+    return get_object_or_404(ScoringRun.objects.select_related("response_set"), pk=run_id)
+
+
+@researcher_required
+def results_index(request: HttpRequest) -> HttpResponse:
+    groups = response_sets_with_runs()
+    context = {"groups": groups, "refresh": runs_active(groups=groups), "can_score": request.user.is_staff}
+    return render(request, "annotate/results/index.html", context)
+
+
+@researcher_required
+@require_POST
+def response_set_score(request: HttpRequest, response_set_id: int) -> HttpResponse:
+    if not request.user.is_staff:
+        raise PermissionDenied("staff only")
+    response_set = get_object_or_404(ResponseSet, pk=response_set_id)
+    run = scoring_run_create(response_set=response_set, user=request.user)
+    scoring_run_enqueue(run=run)
+    messages.success(request, RUN_QUEUED_MESSAGE.format(run_id=run.pk, response_set=response_set))
+    return redirect("results")
+
+
+@researcher_required
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _run(run_id)
+    context = {"run": run, "methods": run_methods(run=run), "models_used": run.models_used.order_by("name"),
+               "datasets_used": run.datasets_used.order_by("name")}
+    return render(request, "annotate/results/run_detail.html", context)
+
+
+@researcher_required
+def run_models(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _run(run_id)
+    return render(request, "annotate/results/run_models.html", {"run": run, "rows": run_leaderboard(run=run)})
+
+
+@researcher_required
+def run_questions_list(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _run(run_id)
+    datasets, subjects = run_datasets_and_subjects(run=run)
+    form = QuestionFilterForm(request.GET or None, datasets=datasets, subjects=subjects)
+    chosen = form.cleaned_data if form.is_valid() else {}
+    results = run_questions(run=run, dataset=chosen.get("dataset"), subject=chosen.get("subject"))
+    page = Paginator(results, QUESTIONS_PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"run": run, "form": form, "page": page, "rows": question_rows(results=page.object_list),
+               "query": query.urlencode()}
+    return render(request, "annotate/results/run_questions.html", context)

@@ -1,0 +1,203 @@
+"""Results pages: who sees them, the leaderboard, the question list, escaping.
+
+Cast: ``owner`` (staff), ``rita`` (researcher), ``eve`` (evaluator), anonymous.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth.models import Group
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from annotate.models import (
+    Dataset,
+    LanguageModel,
+    ModelResult,
+    Question,
+    Response,
+    ResponseSet,
+    RunStatus,
+    ScoringRun,
+    Subject,
+)
+from annotate.services import scoring as service
+from annotate.views import results as views
+from tests.annotate.factories import make_user
+
+pytestmark = pytest.mark.django_db
+
+SCRIPT = "<script>alert('owned')</script>"
+IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+RUN_PAGES = ("run_detail", "run_models", "run_questions")
+
+# credit of models (m1, m2, m3) per question; q1 is solved by all, q3 failed by all
+CELLS = {
+    ("q1", "algebra"): (1, 1, 1),
+    ("q2", "algebra"): (1, 0, 0),
+    ("q3", "algebra"): (0, 0, 0),
+    ("q4", "biology"): (1, 1, 0),
+    ("q5", "biology"): (0, 1, 0),
+    ("q6", "biology"): (1, 0, 1),
+}
+
+
+@pytest.fixture
+def scored():
+    dataset = Dataset.objects.create(name="Bench")
+    subjects = {name: Subject.objects.create(name=name) for name in ("algebra", "biology")}
+    models = [LanguageModel.objects.create(name=f"m{k}", family="Fam", parameters_b=7.0 * k) for k in (1, 2, 3)]
+    rs = ResponseSet.objects.create(name="bench", file_name="b.csv", checksum="b" * 64, file_format="wide")
+    for (external_id, subject), credits in CELLS.items():
+        text = f"{SCRIPT} question {external_id}" if external_id == "q4" else f"Plain question {external_id}"
+        q = Question.objects.create(dataset=dataset, subject=subjects[subject], external_id=external_id, text=text)
+        Response.objects.bulk_create(Response(response_set=rs, question=q, model=m, credit=c)
+                                     for m, c in zip(models, credits))
+    run = service.scoring_run_create(response_set=rs, params={"mirt_epochs": 30})
+    service.scoring_run_execute(run=run)
+    return run, subjects
+
+
+@pytest.fixture
+def cast():
+    researchers, evaluators = (Group.objects.get_or_create(name=n)[0] for n in ("researcher", "evaluator"))
+    owner = make_user("owner", staff=True)
+    rita = make_user("rita")
+    rita.groups.add(researchers)
+    eve = make_user("eve")
+    eve.groups.add(evaluators)
+    return owner, rita, eve
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _urls(run: ScoringRun) -> list[str]:
+    return [reverse("results")] + [reverse(name, kwargs={"run_id": run.pk}) for name in RUN_PAGES]
+
+
+def test_staff_and_researchers_see_every_page(scored, cast):
+    owner, rita, _ = cast
+    for user in (owner, rita):
+        client = client_for(user)
+        for url in _urls(scored[0]):
+            assert client.get(url).status_code == 200, (user.username, url)
+
+
+def test_evaluators_get_403_and_anonymous_visitors_the_login_page(scored, cast):
+    eve = cast[2]
+    for url in _urls(scored[0]):
+        assert client_for(eve).get(url).status_code == 403, url
+        response = Client().get(url)
+        assert response.status_code == 302 and response.url == f"{reverse('login')}?next={url}"
+    score = reverse("response_set_score", kwargs={"response_set_id": scored[0].response_set_id})
+    assert client_for(eve).post(score).status_code == 403
+    assert Client().post(score).status_code == 302
+
+
+def test_only_staff_can_start_a_run_and_it_redirects(scored, cast):
+    owner, rita, _ = cast
+    run = scored[0]
+    score = reverse("response_set_score", kwargs={"response_set_id": run.response_set_id})
+    assert b"Score this response set" not in client_for(rita).get(reverse("results")).content
+    assert client_for(rita).post(score).status_code == 403
+    assert client_for(owner).get(score).status_code == 405  # POST only
+    client = client_for(owner)
+    assert b"Score this response set" in client.get(reverse("results")).content
+    with override_settings(TASKS=IMMEDIATE):
+        response = client.post(score)
+    assert response.status_code == 302 and response.url == reverse("results")
+    new = ScoringRun.objects.exclude(pk=run.pk).get()
+    assert (new.status, new.created_by) == (RunStatus.DONE, owner)
+    page = client.get(reverse("results")).content.decode()
+    assert service.ScoringRun.objects.count() == 2
+    assert f"Scoring run {new.pk} of bench v1 is queued" in page  # the message after the redirect
+
+
+def _question_ids(html: str) -> list[str]:
+    return re.findall(r"<td>(q\d)</td>", html)
+
+
+def test_the_question_list_filters_by_subject_and_marks_excluded_questions(scored, cast):
+    run, subjects = scored
+    client = client_for(cast[1])
+    url = reverse("run_questions", kwargs={"run_id": run.pk})
+    everything = client.get(url).content.decode()
+    assert sorted(_question_ids(everything)) == ["q1", "q2", "q3", "q4", "q5", "q6"]
+    biology = client.get(url, {"subject": subjects["biology"].pk}).content.decode()
+    assert sorted(_question_ids(biology)) == ["q4", "q5", "q6"]
+    algebra = client.get(url, {"subject": subjects["algebra"].pk}).content.decode()
+    assert sorted(_question_ids(algebra)) == ["q1", "q2", "q3"]
+    assert algebra.count("excluded: all solved") == 1 and algebra.count("excluded: all failed") == 1
+    row_of_q1 = re.search(r"<td>q1</td>.*?</tr>", algebra, re.S).group(0)
+    assert "excluded: all solved" in row_of_q1
+    row_of_q3 = re.search(r"<td>q3</td>.*?</tr>", algebra, re.S).group(0)
+    assert "excluded: all failed" in row_of_q3
+    assert "excluded" not in re.search(r"<td>q2</td>.*?</tr>", algebra, re.S).group(0)
+    unknown = client.get(url, {"subject": 999999})
+    assert unknown.status_code == 200 and sorted(_question_ids(unknown.content.decode())) == sorted(
+        _question_ids(everything))
+
+
+def test_the_question_list_paginates_and_keeps_the_filter(scored, cast, monkeypatch):
+    run, subjects = scored
+    monkeypatch.setattr(views, "QUESTIONS_PER_PAGE", 2)
+    client = client_for(cast[1])
+    url = reverse("run_questions", kwargs={"run_id": run.pk})
+    first = client.get(url, {"subject": subjects["biology"].pk}).content.decode()
+    assert len(_question_ids(first)) == 2 and "page 1 of 2" in first
+    assert f"?subject={subjects['biology'].pk}&amp;page=2" in first
+    second = client.get(url, {"subject": subjects["biology"].pk, "page": 2}).content.decode()
+    assert len(_question_ids(second)) == 1
+
+
+def test_loaded_text_is_escaped(scored, cast):
+    page = client_for(cast[1]).get(reverse("run_questions", kwargs={"run_id": scored[0].pk})).content.decode()
+    assert SCRIPT not in page
+    assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; question q4" in page
+
+
+def test_the_leaderboard_ranks_by_eip_beside_accuracy(cast):
+    """Hand-set results where EIP and accuracy disagree: EIP ranks a1, b2, c3;
+    accuracy ranks b1, a2, c3; so the rank change (accuracy - EIP) is +1, -1, 0."""
+    dataset = Dataset.objects.create(name="D")
+    rs = ResponseSet.objects.create(name="hand", file_name="h.csv", checksum="h" * 64, file_format="wide")
+    run = ScoringRun.objects.create(response_set=rs, status=RunStatus.DONE, progress=1.0)
+    run.datasets_used.add(dataset)
+    for name, eip_value, acc in (("alpha-7b", 0.5, 0.6), ("beta-13b", 0.3, 0.7), ("gamma-1b", 0.2, 0.5)):
+        model = LanguageModel.objects.create(name=name, family=name.split("-")[0], access="open_weight")
+        ModelResult.objects.create(run=run, model=model, n_observed=10, eip=eip_value, eip_scaled=100 * eip_value,
+                                   accuracy=acc)
+    html = client_for(cast[0]).get(reverse("run_models", kwargs={"run_id": run.pk})).content.decode()
+    rows = re.findall(r"<tr><td class=\"num\">(\d)</td><td>([a-z0-9-]+)</td>.*?</tr>", html, re.S)
+    assert rows == [("1", "alpha-7b"), ("2", "beta-13b"), ("3", "gamma-1b")]
+    cells = {name: re.search(rf"<td>{name}</td>.*?</tr>", html, re.S).group(0) for _, name in rows}
+    assert '<td class="num">2</td>\n      <td class="num">+1</td>' in cells["alpha-7b"]
+    assert '<td class="num">1</td>\n      <td class="num">−1</td>' in cells["beta-13b"]
+    assert '<td class="num">3</td>\n      <td class="num">0</td>' in cells["gamma-1b"]
+    assert "open-weight" in cells["alpha-7b"]
+
+
+def test_the_run_page_lists_every_method(scored, cast):
+    html = client_for(cast[1]).get(reverse("run_detail", kwargs={"run_id": scored[0].pk})).content.decode()
+    for label in ("EIP", "Simple rank", "Accuracy", "Dataset-weighted accuracy", "1PL IRT", "2PL IRT", "MIRT"):
+        assert f"<td>{label}</td>" in html
+    assert "L1 residual" in html and "kept: 4" in html
+
+
+def test_the_home_page_links_each_role_to_its_pages(cast):
+    owner, rita, eve = cast
+    home = reverse("home")
+    staff_page = client_for(owner).get(home).content.decode()
+    for url in (reverse("admin:index"), reverse("admin:annotate_responseset_upload"), reverse("results"),
+                reverse("studies")):
+        assert f'href="{url}"' in staff_page
+    researcher_page = client_for(rita).get(home).content.decode()
+    assert f'href="{reverse("results")}"' in researcher_page and 'href="/admin/"' not in researcher_page
+    evaluator_page = client_for(eve).get(home).content.decode()
+    assert f'href="{reverse("studies")}"' in evaluator_page and f'href="{reverse("results")}"' not in evaluator_page
+    assert f'href="{reverse("results")}"' not in Client().get(home).content.decode()

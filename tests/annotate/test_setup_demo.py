@@ -1,0 +1,131 @@
+"""``manage.py setup_demo``: idempotent, prints logins that work and links that open."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.test import Client
+
+from annotate.models import (
+    Invitation,
+    Pair,
+    Participation,
+    Question,
+    Response,
+    ResponseSet,
+    RunStatus,
+    ScoringRun,
+    Study,
+)
+
+pytestmark = pytest.mark.django_db
+
+FAST_ARGS = ("--mirt-epochs", "20")
+
+
+@pytest.fixture(autouse=True)
+def fast_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def run(*args: str) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    summary = call_command("setup_demo", *FAST_ARGS, *args, stdout=out, stderr=err)
+    assert summary in out.getvalue()
+    return out.getvalue(), err.getvalue()
+
+
+def logins(output: str) -> dict[str, str]:
+    return dict(re.findall(r"username (\S+)\s+password (\S+)", output))
+
+
+def counts() -> tuple[int, ...]:
+    User = get_user_model()
+    return (ResponseSet.objects.count(), Question.objects.count(), Response.objects.count(),
+            ScoringRun.objects.count(), Study.objects.count(), Pair.objects.count(), User.objects.count(),
+            Participation.objects.count(), Invitation.objects.count())
+
+
+def test_it_sets_up_the_demo_and_reuses_everything_the_second_time():
+    first, progress = run("--base-url", "http://demo.example:8123/")
+    assert "scoring:" in progress and "100%" in progress  # the progress bar on stderr
+    assert "demo ready: EIP-demo v1 (120 questions x 24 models) loaded, run" in first
+    assert "scored, study 'Demo study' (70 pairs) created, 3 logins" in first
+    # demo README: 120 questions, 2,868 observed cells
+    assert counts() == (1, 120, 2868, 1, 1, 70, 3, 1, 1)
+    run_row = ScoringRun.objects.get()
+    assert run_row.status == RunStatus.DONE
+    study = Study.objects.get()
+    assert (study.n_pairs, study.strategy, study.seed, study.scoring_run_id) == (70, "uniform", 1, run_row.pk)
+    question = Question.objects.get(external_id="101")
+    assert question.subject.name == "math"
+    assert question.metadata == {"source_dataset": "EIP-demo", "level": "1", "answer_index": "1"}
+    invitation = Invitation.objects.get()
+    for line in (
+        "site                http://demo.example:8123/",
+        "admin               http://demo.example:8123/admin/",
+        "results             http://demo.example:8123/results/",
+        f"study invitation    http://demo.example:8123/join/{invitation.token}/",
+    ):
+        assert line in first
+
+    passwords = logins(first)
+    assert sorted(passwords) == ["admin", "evaluator", "researcher"]
+    second, _ = run()
+    assert "loaded" not in second and "EIP-demo v1 (120 questions x 24 models) reused" in second
+    assert f"run {run_row.pk} reused" in second and "study 'Demo study' (70 pairs) reused" in second
+    assert counts() == (1, 120, 2868, 1, 1, 70, 3, 1, 1)
+    new_passwords = logins(second)
+    for username, password in new_passwords.items():
+        assert password != passwords[username]
+        assert Client().login(username=username, password=password), username
+        assert not Client().login(username=username, password=passwords[username]), username
+
+
+def test_the_printed_logins_reach_their_pages():
+    output, _ = run("--password", "correct-horse-battery")
+    assert set(logins(output).values()) == {"correct-horse-battery"}
+    clients = {}
+    for username in ("admin", "researcher", "evaluator"):
+        clients[username] = Client()
+        assert clients[username].login(username=username, password="correct-horse-battery")
+    study = Study.objects.get()
+    assert clients["admin"].get("/admin/").status_code == 200
+    assert clients["researcher"].get("/results/").status_code == 200
+    assert clients["researcher"].get("/admin/").status_code == 302  # not staff: admin login page
+    assert clients["evaluator"].get("/results/").status_code == 403
+    assert clients["evaluator"].get("/studies/").url == f"/studies/{study.pk}/"  # straight into the study
+    token = re.search(r"/join/([^/\s]+)/", output).group(1)
+    assert Client().get(f"/join/{token}/").status_code == 200
+
+
+def test_it_loads_another_folder_keeping_every_extra_question_column(tmp_path):
+    """A folder in the MMLU-Pro layout: subject in `category`, extra columns kept as metadata."""
+    with open(tmp_path / "questions.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["question_id", "category", "src", "mmlu_level", "question", "options_json", "answer"])
+        for k in range(8):
+            writer.writerow([k, "law" if k < 4 else "art", f"src-{k}", "hs" if k % 2 else "college",
+                             f"Question {k}?", '["a", "b"]', "A"])
+    # a failure pattern with every question kept: question k fails model j when (k + j) % 3 == 0
+    with open(tmp_path / "responses_binary.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["question_id", "m-one", "m-two", "m-three"])
+        for k in range(8):
+            writer.writerow([k, *[0 if (k + j) % 3 == 0 else 1 for j in range(3)]])
+    output, _ = run("--data", str(tmp_path), "--pairs", "4", "--methods", "eip")
+    assert "demo ready: " + tmp_path.name + " v1 (8 questions x 3 models) loaded" in output
+    question = Question.objects.select_related("subject", "dataset").get(external_id="1")
+    assert (question.subject.name, question.dataset.name) == ("law", tmp_path.name)
+    assert question.metadata == {"src": "src-1", "mmlu_level": "hs"}
+    assert Pair.objects.count() == 4
+    assert sorted(ScoringRun.objects.get().methods.values_list("method", flat=True)) == ["accuracy", "eip"]
+
+
+def test_it_refuses_a_folder_without_responses(tmp_path):
+    with pytest.raises(CommandError, match="has no responses_binary.csv"):
+        run("--data", str(tmp_path))
