@@ -3,9 +3,6 @@ from django.urls import path
 
 from annotate.views import results
 
-# Until annotate/admin/__init__.py imports it, register the scoring-run admin here.
-import annotate.admin.scoring  # noqa: E402,F401  isort:skip
-
 urlpatterns = [
     path("", results.results_index, name="results"),
     path("response-sets/<int:response_set_id>/score/", results.response_set_score, name="response_set_score"),

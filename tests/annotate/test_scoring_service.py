@@ -303,3 +303,37 @@ def test_the_command_reports_user_mistakes(demo_set, args, message):
         call_command("score_responses", *args, stdout=io.StringIO(), stderr=io.StringIO())
     assert str(caught.value).startswith(message)
     assert not service.ScoringRun.objects.exists()
+
+
+# --- admin ------------------------------------------------------------------------
+
+from django.contrib import admin  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.urls import path, reverse  # noqa: E402
+
+import annotate.admin.scoring  # noqa: E402,F401  registers the ScoringRun admin
+
+# This module doubles as the URLconf of the admin test: it routes the admin
+# after the ScoringRun admin is registered, whatever annotate/admin/__init__.py imports.
+urlpatterns = [path("admin/", admin.site.urls)]
+
+
+@pytest.mark.urls(__name__)
+def test_the_admin_action_queues_a_new_run_with_the_same_settings(tiny, settings):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    old = service.scoring_run_create(response_set=tiny["rs"], model_ids=[tiny["m"][0].pk, tiny["m"][2].pk],
+                                     params={"alpha": 0.5, "methods": ["eip", "accuracy"]})
+    service.scoring_run_execute(run=old)
+    admin_user = get_user_model().objects.create_superuser("root", password=None)
+    client = Client()
+    client.force_login(admin_user)
+    changelist = reverse("admin:annotate_scoringrun_changelist")
+    assert client.get(changelist).status_code == 200
+    response = client.post(changelist, {"action": "run_scoring", "_selected_action": [old.pk]})
+    assert response.status_code == 302
+    new = service.ScoringRun.objects.exclude(pk=old.pk).get()
+    assert new.status == RunStatus.DONE and new.created_by == admin_user
+    assert new.params == old.params
+    assert sorted(new.models_used.values_list("pk", flat=True)) == sorted([tiny["m"][0].pk, tiny["m"][2].pk])
+    assert MethodResult.objects.get(run=new, method="eip").params == {"alpha": 0.5, "tol": 1e-10}
