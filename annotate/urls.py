@@ -27,4 +27,5 @@ urlpatterns = [
         name="study_invitation_revoke",
     ),
     path("results/", include("annotate.urls_results")),
+    path("", include("annotate.urls_reports")),
 ]

@@ -1,0 +1,54 @@
+"""``manage.py alignment_report``: write a study's alignment report bundle to a folder."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotate.models import ScoringRun, Study
+from annotate.services.alignment import judgment_export_rows, study_alignment_report
+from annotate.services.report_files import write_bundle
+
+
+class Command(BaseCommand):
+    help = (
+        "Compute a study's alignment report and write report.json, report.csv, judgments.csv and the plots "
+        "(PNG and SVG) to a folder."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--study", required=True, help="study name")
+        parser.add_argument("--out", required=True, type=Path, help="folder to write (created if missing)")
+        parser.add_argument("--run", type=int, default=None, metavar="RUN_ID",
+                            help="scoring run id (default: the run the study's pairs came from)")
+        parser.add_argument("--min-votes", type=int, default=1, help="fewest votes for a consensus (default 1)")
+        parser.add_argument("--tie-rule", choices=("evaluator_weight", "none"), default="evaluator_weight")
+        parser.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates (default 2000)")
+        parser.add_argument("--label-key", default=None, help="question metadata key of a human difficulty label")
+        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+    def handle(self, *args, **options) -> str:
+        study = Study.objects.filter(name=options["study"]).first()
+        if study is None:
+            raise CommandError(f"no study named {options['study']!r}")
+        run = None
+        if options["run"] is not None:
+            run = ScoringRun.objects.filter(pk=options["run"]).first()
+            if run is None:
+                raise CommandError(f"no scoring run with id {options['run']}")
+        try:
+            report = study_alignment_report(
+                study=study, run=run, min_votes=options["min_votes"], tie_rule=options["tie_rule"],
+                n_boot=options["n_boot"], label_key=options["label_key"], rng=options["seed"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        written = write_bundle(report, judgment_export_rows(study=study), options["out"])
+        eip = report["consensus_agreement"].get("eip")
+        headline = "EIP: not scored"
+        if eip is not None and eip["agreement"] is not None:
+            kappa = eip["kappa"]["value"]
+            headline = (f"EIP agrees with the consensus on {100 * eip['agreement']:.1f}% of {eip['n_pairs']} pairs "
+                        f"(kappa {'undefined' if kappa is None else f'{kappa:.2f}'})")
+        return (f"study {study.name!r}: {report['study']['n_pairs']} pairs, {report['study']['n_evaluators']} "
+                f"evaluators; {headline}; wrote {len(written)} files to {options['out']}")

@@ -1,0 +1,186 @@
+"""Human difficulty labels in question metadata, and the per-dataset difficulty
+profile (paper figure 9).
+
+A label is read from ``Question.metadata[label_key]``. Numbers (or numeric
+strings) are used as they are, higher = harder (the demo set's ``level`` 1 < 2
+< 3). MMLU level names are mapped to an order: elementary (1) < high_school (2)
+< college (3) < professional (4); anything else (``other_mmlu``, blank, other
+text) means "no label". A label that grows with ease (a human solve rate)
+would need inverting first; that is not done here.
+"""
+from __future__ import annotations
+
+import math
+import numpy as np
+
+from annotate.models import Question, QuestionResult
+from annotate.services.alignment._data import METHODS, StudyData
+from annotate.services.alignment._json import agreement_dict, correlation_dict, kappa_dict
+from scoring import FIRST, SECOND, UNDEFINED, cohen_kappa, harder_of_pairs, method_agreement
+from scoring.analyses import difficulty_profiles
+from scoring.analyses._common import correlation
+
+MMLU_LEVELS = {"elementary": 1, "high_school": 2, "college": 3, "professional": 4}
+AUTO_KEYS = ("level", "mmlu_level")
+PROFILE_BINS = 20
+
+SCOPE_STUDY_PAIRS = "study_pairs"
+SCOPE_ALL_PAIRS = "same_subject_pairs_of_study_questions"
+SCOPE_TEXT = {
+    SCOPE_STUDY_PAIRS: "the study's pairs whose two questions both carry a label and the labels differ",
+    SCOPE_ALL_PAIRS: (
+        "every same-subject pair of the study's questions (not only the sampled pairs) whose two "
+        "questions both carry a label and the labels differ"
+    ),
+}
+SPEARMAN_SCOPE = "labelled questions of the run in the study's datasets and subjects"
+REASON_NO_AUTO_LABEL = "no question of the study has a 'level' or 'mmlu_level' label in its metadata"
+REASON_NO_LABEL = "no question of the study has a usable {key!r} label in its metadata"
+REASON_NO_LABEL_PAIR = "no pair in this scope has two labelled questions with different labels"
+
+
+def label_value(raw) -> float | None:
+    """A metadata value as an ordered label (higher = harder), or None.
+
+    Examples
+    --------
+    >>> label_value("college"), label_value("2"), label_value("other_mmlu")
+    (3.0, 2.0, None)
+    """
+    if isinstance(raw, bool) or raw is None:
+        return None
+    if isinstance(raw, (int, float)):
+        return float(raw) if math.isfinite(raw) else None
+    if isinstance(raw, str):
+        text = raw.strip().lower()
+        if text in MMLU_LEVELS:
+            return float(MMLU_LEVELS[text])
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        return value if math.isfinite(value) else None
+    return None
+
+
+def _labels_of(metadata: dict, key: str) -> float | None:
+    return label_value(metadata.get(key)) if isinstance(metadata, dict) else None
+
+
+def _label_verdicts(labels: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """FIRST/SECOND by the larger label; UNDEFINED when equal or missing."""
+    v = harder_of_pairs(labels, pairs)
+    return np.where(np.isin(v, (FIRST, SECOND)), v, UNDEFINED).astype(np.int8)
+
+
+def _scope(data: StudyData, labels: np.ndarray, pairs: np.ndarray, available: list[str],
+           cons: np.ndarray | None) -> dict:
+    truth = _label_verdicts(labels, pairs)
+    n = int(np.isin(truth, (FIRST, SECOND)).sum())
+    out = {"n_pairs": n, "undefined_reason": None if n else REASON_NO_LABEL_PAIR,
+           "methods": {k: agreement_dict(method_agreement(harder_of_pairs(data.difficulty[k], pairs), truth))
+                       for k in available}}
+    if cons is not None:
+        as_votes = [int(x) if x in (FIRST, SECOND) else None for x in cons.tolist()]
+        k = cohen_kappa(as_votes, [int(x) if x in (FIRST, SECOND) else None for x in truth.tolist()])
+        out["consensus"] = {"agreement": k.p_o, "n": k.n, "kappa": kappa_dict(k),
+                            "undefined_reason": None if k.n else REASON_NO_LABEL_PAIR}
+    return out
+
+
+def _same_subject_pairs(data: StudyData) -> np.ndarray:
+    """Every pair ``(i, j)``, ``i < j``, of rows of ``data.question_ids`` with one subject."""
+    subject = {}
+    for p in data.pairs:
+        subject[p.question_a_id] = subject[p.question_b_id] = p.subject
+    names = np.array([subject[int(q)] for q in data.question_ids], dtype=object)
+    blocks = []
+    for name in sorted(set(names.tolist())):
+        rows = np.flatnonzero(names == name)
+        i, j = np.triu_indices(rows.size, k=1)
+        blocks.append(np.column_stack([rows[i], rows[j]]))
+    return np.concatenate(blocks).astype(np.int64) if blocks else np.empty((0, 2), dtype=np.int64)
+
+
+def label_section(data: StudyData, cons: np.ndarray, *, label_key: str | None, available: list[str]) -> dict:
+    """Each method (and the consensus) against a human difficulty label.
+
+    Parameters
+    ----------
+    data : StudyData
+    cons : ndarray of int8, shape (n_pairs,)
+        Consensus verdict per study pair.
+    label_key : str or None
+        Metadata key; None = the first of ``level``, ``mmlu_level`` that some
+        study question carries.
+    available : list of str
+        Method keys to score.
+
+    Returns
+    -------
+    dict
+        The report's ``labels`` section: agreement and kappa per method on
+        two scopes (:data:`SCOPE_TEXT`), the consensus against the label on
+        the study pairs, and Spearman's rho of each method with the label.
+    """
+    metadata = dict(Question.objects.filter(pk__in=data.question_ids.tolist()).values_list("pk", "metadata"))
+    key = label_key
+    if key is None:
+        key = next((k for k in AUTO_KEYS if any(_labels_of(metadata.get(int(q)), k) is not None
+                                                 for q in data.question_ids)), None)
+    base = {"key": key, "autodetected": label_key is None and key is not None,
+            "order": dict(MMLU_LEVELS) if key == "mmlu_level" else None, "n_questions_labelled": 0,
+            "scopes": {}, "spearman": {}, "spearman_scope": SPEARMAN_SCOPE}
+    if key is None:
+        return {**base, "undefined_reason": REASON_NO_AUTO_LABEL}
+    labels = np.array([_labels_of(metadata.get(int(q)), key) for q in data.question_ids], dtype=np.float64)
+    if not np.isfinite(labels).any():
+        return {**base, "undefined_reason": REASON_NO_LABEL.format(key=key)}
+    base["n_questions_labelled"] = int(np.isfinite(labels).sum())
+    same_subject = _same_subject_pairs(data)
+    base["scopes"] = {
+        SCOPE_STUDY_PAIRS: {"description": SCOPE_TEXT[SCOPE_STUDY_PAIRS],
+                            **_scope(data, labels, data.pair_index, available, cons)},
+        SCOPE_ALL_PAIRS: {"description": SCOPE_TEXT[SCOPE_ALL_PAIRS],
+                          **_scope(data, labels, same_subject, available, None)},
+    }
+    base["spearman"] = _spearman(data, key, available)
+    return {**base, "undefined_reason": None}
+
+
+def _spearman(data: StudyData, key: str, available: list[str]) -> dict:
+    study = data.study
+    rows = list(
+        QuestionResult.objects.filter(
+            run=data.run,
+            question__dataset__in=study.datasets.all(),
+            question__subject__in=study.subjects.all(),
+        ).values_list("question__metadata", *[m.column for m in METHODS if m.key in available])
+    )
+    labels = np.array([_labels_of(r[0], key) for r in rows], dtype=np.float64)
+    out = {}
+    for k, m in enumerate(m for m in METHODS if m.key in available):
+        values = np.array([np.nan if r[k + 1] is None else r[k + 1] for r in rows], dtype=np.float64)
+        out[m.key] = correlation_dict(correlation(values, labels, method="spearman")) if rows else {
+            "value": None, "p_value": None, "n": 0, "undefined_reason": "no labelled question in the run"}
+    return out
+
+
+def profile_section(data: StudyData) -> dict:
+    """Histogram of the run's EIP difficulty (0-100) per dataset (figure 9)."""
+    rows = list(QuestionResult.objects.filter(run=data.run).order_by("question_id")
+                .values_list("question__dataset__name", "eip_scaled"))
+    if not rows:
+        return {"bin_edges": [], "datasets": [], "overall": None,
+                "undefined_reason": f"run {data.run.pk} has no question results"}
+    values = np.array([np.nan if v is None else v for _, v in rows], dtype=np.float64)
+    result = difficulty_profiles(values, [d for d, _ in rows], bins=PROFILE_BINS)
+
+    def group(g) -> dict:
+        return {"name": str(g.label), "n": g.n, "n_missing": g.n_missing, "counts": g.counts.tolist(),
+                "mean": g.mean, "median": g.median, "q1": g.q1, "q3": g.q3,
+                "tertile_shares": None if g.tertile_shares is None else list(g.tertile_shares),
+                "share_at_0": g.share_at_0, "share_at_100": g.share_at_100}
+
+    return {"bin_edges": result.bin_edges.tolist(), "datasets": [group(g) for g in result.groups.values()],
+            "overall": group(result.overall), "undefined_reason": None}

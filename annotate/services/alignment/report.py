@@ -1,0 +1,179 @@
+"""Build the alignment report of a study: one plain dict, documented in
+``annotate/report_schema.json``."""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+from django.utils import timezone
+
+from annotate.models import RunStatus, ScoringRun, Study
+from annotate.services.alignment import human
+from annotate.services.alignment._data import StudyData, study_data
+from annotate.services.alignment.labels import label_section, profile_section
+from annotate.services.alignment.pools import check_thresholds, pool_section
+from scoring import SKIP, harder_of_pairs
+
+SCHEMA_VERSION = 1
+TIE_RULES = ("evaluator_weight", "none")
+CI_LEVEL = 0.95
+
+ERR_STUDY = "study must be a saved Study; got {value!r}"
+ERR_RUN = "run must be a ScoringRun or None; got {value!r}"
+ERR_RUN_NOT_DONE = "run {run_id} is {status!r}; a report needs a finished ('done') run"
+ERR_MIN_VOTES = "min_votes must be an integer >= 1; got {value!r}"
+ERR_TIE_RULE = "tie_rule must be one of {choices}; got {value!r}"
+ERR_N_BOOT = "n_boot must be an integer >= 1; got {value!r}"
+ERR_LABEL_KEY = "label_key must be a non-empty string or None; got {value!r}"
+ERR_RNG = "rng must be a numpy Generator, a non-negative int seed or None; got {value!r}"
+
+
+def _check_int(value, *, error: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(error.format(value=value))
+    return int(value)
+
+
+def _seed(rng) -> int:
+    """One bootstrap seed from ``rng`` (an int is used as is, so the report is reproducible)."""
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(0, 2**63 - 1))
+    if rng is None:
+        return int(np.random.default_rng().integers(0, 2**63 - 1))
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise ValueError(ERR_RNG.format(value=rng))
+    return int(rng)
+
+
+def study_alignment_report(
+    *,
+    study: Study,
+    run: ScoringRun | None = None,
+    min_votes: int = 1,
+    tie_rule: str = "evaluator_weight",
+    n_boot: int = 2000,
+    size_thresholds: Sequence[float] = (10, 70),
+    label_key: str | None = None,
+    rng: np.random.Generator | int | None = 0,
+) -> dict:
+    """How well each difficulty method agrees with the study's human judgments.
+
+    Parameters
+    ----------
+    study : Study
+    run : ScoringRun, optional
+        A finished run whose ``QuestionResult`` values are compared; default
+        the run the study's pairs came from. Questions the run does not score
+        get an ``"undefined"`` verdict (counted, never dropped).
+    min_votes : int, default 1
+        Fewest votes (skips excluded) a pair needs for a consensus.
+    tie_rule : {"evaluator_weight", "none"}, default "evaluator_weight"
+        How an exact vote tie is resolved (:func:`scoring.consensus`).
+    n_boot : int, default 2000
+        Bootstrap replicates for the 95% intervals (resampling pairs).
+    size_thresholds : sequence of float, default (10, 70)
+        Parameter-count cut points in billions: small < 10 <= medium < 70 <=
+        large. Models of unknown size are in no size pool (listed).
+    label_key : str, optional
+        ``Question.metadata`` key holding a human difficulty label; default:
+        ``level`` or ``mmlu_level``, whichever the study's questions carry.
+    rng : numpy.random.Generator, int or None, default 0
+        Bootstrap randomness. An int seeds every method's bootstrap alike
+        (the same resampled pairs for each method); a Generator supplies one
+        such seed; None draws a fresh one.
+
+    Returns
+    -------
+    dict
+        JSON-ready (``json.dumps`` works; no NaN): ``schema_version``,
+        ``study``, ``run``, ``params``, ``methods``, ``pairs``,
+        ``consensus``, ``evaluators``, ``method_summary``,
+        ``reference_vs_baselines``, ``consensus_agreement``, ``mcnemar``,
+        ``irr``, ``pools``, ``labels``, ``profiles``, ``timing``. Agreements
+        are fractions in [0, 1]; a method tie on a scored pair is a miss.
+        Every undefined value is ``None`` with an ``undefined_reason``.
+
+    Raises
+    ------
+    ValueError
+        If ``study`` is not saved, ``run`` is not finished, or a parameter
+        is out of range (the message names it and the bad value).
+
+    References
+    ----------
+    EIP paper, section 3.3 and table 2 (agreement with each evaluator and
+    with the consensus), figure 8 (model pools and Cohen's kappa), figure 6
+    (open-weight and proprietary pools), figure 9 (difficulty per dataset).
+
+    Examples
+    --------
+    >>> report = study_alignment_report(study=study, n_boot=200)  # doctest: +SKIP
+    >>> report["consensus_agreement"]["eip"]["agreement"]  # doctest: +SKIP
+    0.9
+    """
+    if not isinstance(study, Study) or study.pk is None:
+        raise ValueError(ERR_STUDY.format(value=study))
+    if run is not None and (not isinstance(run, ScoringRun) or run.pk is None):
+        raise ValueError(ERR_RUN.format(value=run))
+    run = run or study.scoring_run
+    if run.status != RunStatus.DONE:
+        raise ValueError(ERR_RUN_NOT_DONE.format(run_id=run.pk, status=run.status))
+    min_votes = _check_int(min_votes, error=ERR_MIN_VOTES)
+    if tie_rule not in TIE_RULES:
+        raise ValueError(ERR_TIE_RULE.format(choices=TIE_RULES, value=tie_rule))
+    n_boot = _check_int(n_boot, error=ERR_N_BOOT)
+    thresholds = check_thresholds(size_thresholds)
+    if label_key is not None and (not isinstance(label_key, str) or not label_key.strip()):
+        raise ValueError(ERR_LABEL_KEY.format(value=label_key))
+    seed = _seed(rng)
+
+    started = time.perf_counter()
+    data = study_data(study=study, run=run)
+    methods = human.method_availability(data)
+    available = [m["key"] for m in methods if m["available"]]
+    verdicts = {k: harder_of_pairs(data.difficulty[k], data.pair_index) for k in available}
+    result, cons = human.study_consensus(data, min_votes=min_votes, tie_rule=tie_rule)
+    pairs = human.pair_rows(data, result, verdicts)
+    evaluators = human.evaluator_rows(data, verdicts, min_votes=min_votes, tie_rule=tie_rule)
+    per_method, mcnemar = human.consensus_methods(verdicts, cons, n_boot=n_boot, seed=seed)
+    t_human = time.perf_counter()
+    pools = pool_section(data, cons, size_thresholds=thresholds)
+    t_pools = time.perf_counter()
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "generated_at": timezone.now().isoformat(),
+        "study": _study_dict(data),
+        "run": {"id": run.pk, "response_set": str(run.response_set), "is_study_run": run.pk == study.scoring_run_id,
+                "created_at": run.created_at.isoformat(), "params": run.params},
+        "params": {"min_votes": min_votes, "tie_rule": tie_rule, "n_boot": n_boot, "ci_level": CI_LEVEL,
+                   "bootstrap_seed": seed, "size_thresholds": list(thresholds), "label_key": label_key,
+                   "method_tie_rule": "a method tie or undefined verdict on a scored pair counts as a miss"},
+        "methods": methods,
+        "pairs": pairs,
+        "consensus": human.consensus_counts(pairs),
+        "evaluators": evaluators,
+        "method_summary": human.method_summaries(evaluators, available),
+        "reference_vs_baselines": human.reference_vs_baselines(evaluators, available),
+        "consensus_agreement": per_method,
+        "mcnemar": mcnemar,
+        "irr": human.inter_rater(data),
+        "pools": pools,
+        "labels": label_section(data, cons, label_key=label_key, available=available),
+        "profiles": profile_section(data),
+        "timing": {"human_s": t_human - started, "pools_s": t_pools - t_human,
+                   "total_s": time.perf_counter() - started},
+    }
+
+
+def _study_dict(data: StudyData) -> dict:
+    s = data.study
+    return {
+        "id": s.pk, "name": s.name, "status": s.status, "strategy": s.strategy, "seed": s.seed,
+        "n_pairs": len(data.pairs), "n_evaluators": len(data.evaluators), "n_judgments": len(data.judgments),
+        "n_votes": sum(v != SKIP for _, _, v in data.judgments),
+        "n_skips": sum(v == SKIP for _, _, v in data.judgments),
+        "scoring_run": s.scoring_run_id,
+        "datasets": sorted(s.datasets.values_list("name", flat=True)),
+        "subjects": sorted(s.subjects.values_list("name", flat=True)),
+    }

@@ -1,0 +1,128 @@
+"""Researcher pages: a study's alignment report and its downloads.
+
+Only admins (staff) and members of the "researcher" group may see them:
+anonymous visitors go to the login page, everyone else gets 403. Every view
+computes the report afresh (nothing is cached) with the parameters of the
+query string (``run``, ``min_votes``, ``tie_rule``, ``n_boot``).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django import forms
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+
+from annotate.models import ScoringRun, Study
+from annotate.selectors.studies import user_is_researcher
+from annotate.services.alignment import judgment_export_rows, study_alignment_report
+from annotate.services.alignment.tables import report_tables
+from annotate.services.report_files import (
+    CONTENT_TYPES,
+    PLOTS,
+    judgments_csv,
+    render_plot,
+    report_csv,
+    report_json,
+)
+
+
+def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Anonymous -> login page; logged in but neither staff nor researcher -> 403."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not user_is_researcher(user=request.user):
+            raise PermissionDenied("researchers only")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+class ReportParamsForm(forms.Form):
+    run = forms.IntegerField(required=False, min_value=1, help_text="scoring run id (default: the study's run)")
+    min_votes = forms.IntegerField(required=False, min_value=1, max_value=1000, initial=1)
+    tie_rule = forms.ChoiceField(required=False, choices=[("evaluator_weight", "evaluator weight"), ("none", "none")])
+    n_boot = forms.IntegerField(required=False, min_value=1, max_value=20000, initial=2000)
+
+
+def _report(request: HttpRequest, study: Study) -> dict | HttpResponse:
+    form = ReportParamsForm(request.GET)
+    if not form.is_valid():
+        return HttpResponseBadRequest(f"Bad report parameters: {form.errors.as_text()}")
+    data = form.cleaned_data
+    run = None if data["run"] is None else get_object_or_404(ScoringRun, pk=data["run"])
+    try:
+        return study_alignment_report(
+            study=study, run=run, min_votes=data["min_votes"] or 1, tie_rule=data["tie_rule"] or "evaluator_weight",
+            n_boot=data["n_boot"] or 2000,
+        )
+    except ValueError as exc:
+        return HttpResponseBadRequest(f"No report: {exc}")
+
+
+def _download(content: bytes, content_type: str, file_name: str, *, attachment: bool = True) -> HttpResponse:
+    response = HttpResponse(content, content_type=content_type)
+    disposition = "attachment" if attachment else "inline"
+    response["Content-Disposition"] = f'{disposition}; filename="{file_name}"'
+    return response
+
+
+@researcher_required
+def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
+    report = _report(request, study)
+    if isinstance(report, HttpResponse):
+        return report
+    query = request.GET.urlencode()
+    suffix = f"?{query}" if query else ""
+
+    def plot_url(name: str, fmt: str) -> str:
+        return reverse("study_report_plot", kwargs={"study_id": study_id, "name": name, "fmt": fmt}) + suffix
+
+    context = {
+        "study": study, "report": report, "tables": {t.key: t for t in report_tables(report)}, "suffix": suffix,
+        "form": ReportParamsForm(request.GET or None),
+        "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in PLOTS],
+    }
+    return render(request, "annotate/reports/report.html", context)
+
+
+@researcher_required
+def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
+    report = _report(request, get_object_or_404(Study, pk=study_id))
+    if isinstance(report, HttpResponse):
+        return report
+    return _download(report_json(report), "application/json", f"study-{study_id}-report.json")
+
+
+@researcher_required
+def study_report_csv(request: HttpRequest, study_id: int) -> HttpResponse:
+    report = _report(request, get_object_or_404(Study, pk=study_id))
+    if isinstance(report, HttpResponse):
+        return report
+    return _download(report_csv(report), "text/csv; charset=utf-8", f"study-{study_id}-report.csv")
+
+
+@researcher_required
+def study_judgments_csv(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=study_id)
+    return _download(judgments_csv(judgment_export_rows(study=study)), "text/csv; charset=utf-8",
+                     f"study-{study_id}-judgments.csv")
+
+
+@researcher_required
+def study_report_plot(request: HttpRequest, study_id: int, name: str, fmt: str) -> HttpResponse:
+    if name not in PLOTS or fmt not in CONTENT_TYPES:
+        raise Http404("no such plot")
+    report = _report(request, get_object_or_404(Study, pk=study_id))
+    if isinstance(report, HttpResponse):
+        return report
+    return _download(render_plot(report, name=name, fmt=fmt), CONTENT_TYPES[fmt], f"study-{study_id}-{name}.{fmt}",
+                     attachment="download" in request.GET)

@@ -1,0 +1,118 @@
+"""Who can see and download reports, and what the page and downloads hold.
+
+Cast: ``owner`` (staff), ``rhea`` (researcher group), ``ada`` (evaluator in
+the study), ``plain`` (logged in, no role), anonymous visitors.
+"""
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group
+from django.test import Client
+from django.urls import reverse
+
+from tests.annotate.factories import make_evaluator, make_user
+from tests.annotate.test_alignment_service import build_study
+
+pytestmark = pytest.mark.django_db
+
+BOM = b"\xef\xbb\xbf"
+
+
+def report_urls(study_id: int) -> list[str]:
+    kw = {"study_id": study_id}
+    return [
+        reverse("study_report", kwargs=kw),
+        reverse("study_report_json", kwargs=kw),
+        reverse("study_report_csv", kwargs=kw),
+        reverse("study_judgments_csv", kwargs=kw),
+        *(reverse("study_report_plot", kwargs={**kw, "name": n, "fmt": f})
+          for n in ("agreement", "heatmap", "profiles", "pools") for f in ("png", "svg")),
+    ]
+
+
+@pytest.fixture
+def cast():
+    study, _ = build_study()
+    owner = make_user("owner", staff=True)
+    rhea = make_user("rhea")
+    rhea.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    ada = make_evaluator(study, "ada-2")
+    plain = make_user("plain")
+    return study, owner, rhea, ada.user, plain
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_anonymous_visitors_are_sent_to_login(cast):
+    study = cast[0]
+    for url in report_urls(study.pk):
+        response = Client().get(url)
+        assert response.status_code == 302 and response.url == f"{reverse('login')}?next={url}", url
+
+
+def test_evaluators_and_users_without_a_role_get_403_everywhere(cast):
+    study, _, _, ada, plain = cast
+    for user in (ada, plain):
+        client = client_for(user)
+        for url in report_urls(study.pk):
+            assert client.get(url).status_code == 403, (user.username, url)
+
+
+def test_admins_and_researchers_can_see_and_download_everything(cast):
+    study, owner, rhea = cast[:3]
+    for user in (owner, rhea):
+        client = client_for(user)
+        for url in report_urls(study.pk):
+            response = client.get(url + "?n_boot=20")
+            assert response.status_code == 200, (user.username, url)
+
+
+def test_the_page_shows_table_2_the_tests_and_the_plots(cast):
+    study, _, rhea = cast[:3]
+    page = client_for(rhea).get(reverse("study_report", kwargs={"study_id": study.pk}) + "?n_boot=20")
+    html = page.content.decode()
+    assert "Agreement with each evaluator and with the consensus (%)" in html
+    assert '<th class="num" title="dee">V4</th>' in html and 'title="expected agreement p_e = 1' in html
+    assert "McNemar p" in html and "Krippendorff" in html and "Model pools" in html
+    plot = reverse("study_report_plot", kwargs={"study_id": study.pk, "name": "heatmap", "fmt": "png"})
+    assert f'<img src="{plot}?n_boot=20"' in html
+    assert "mean over 3 of 4 evaluators; 1 undefined" in html
+
+
+def test_downloads_have_the_right_types_and_names(cast):
+    study, owner = cast[:2]
+    client = client_for(owner)
+    kw = {"study_id": study.pk}
+    csv = client.get(reverse("study_report_csv", kwargs=kw) + "?n_boot=20")
+    assert csv["Content-Type"] == "text/csv; charset=utf-8" and csv.content.startswith(BOM)
+    assert csv["Content-Disposition"] == f'attachment; filename="study-{study.pk}-report.csv"'
+    judgments = client.get(reverse("study_judgments_csv", kwargs=kw))
+    assert judgments.content.startswith(BOM) and judgments.content.count(b"\r\n") == 14
+    svg = client.get(reverse("study_report_plot", kwargs={**kw, "name": "agreement", "fmt": "svg"}) + "?n_boot=20")
+    assert svg["Content-Type"] == "image/svg+xml" and svg["Content-Disposition"].startswith("inline")
+
+
+def test_bad_parameters_and_unknown_plots_are_refused(cast):
+    study, owner = cast[:2]
+    client = client_for(owner)
+    page = reverse("study_report", kwargs={"study_id": study.pk})
+    assert client.get(page + "?min_votes=0").status_code == 400
+    assert client.get(page + "?tie_rule=coin").status_code == 400
+    assert client.get(page + "?run=999999").status_code == 404
+    plot = reverse("study_report_plot", kwargs={"study_id": study.pk, "name": "pie", "fmt": "png"})
+    assert client.get(plot).status_code == 404
+    assert client.get(reverse("study_report", kwargs={"study_id": 999999})).status_code == 404
+
+
+def test_a_run_that_is_not_finished_gives_400_with_the_reason(cast):
+    study, owner = cast[:2]
+    run = study.scoring_run
+    run.status = "failed"
+    run.save()
+    response = client_for(owner).get(reverse("study_report_json", kwargs={"study_id": study.pk}))
+    assert response.status_code == 400
+    assert f"run {run.pk} is 'failed'" in response.content.decode()
