@@ -78,6 +78,12 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="check and preview only; write nothing")
 
     def handle(self, *args, **options) -> str:
+        # call_command() passes keyword options through without argparse's type=Path.
+        for key in ("folder", "responses", "questions", "models"):
+            if options[key] is not None:
+                options[key] = Path(options[key])
+        if options["logs"] is not None:
+            options["logs"] = [Path(p) for p in options["logs"]]
         folder, responses, logs = options["folder"], options["responses"], options["logs"]
         if sum(source is not None for source in (folder, responses, logs)) != 1:
             raise CommandError(FOLDER_OR_RESPONSES)
