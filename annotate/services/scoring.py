@@ -19,6 +19,7 @@ Rules
 """
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -285,10 +286,20 @@ def _run_simple(name: str, m: ResponseMatrix) -> _Outcome:
     return _Outcome(name, {}, None, None, None, duration, notes, questions, models)
 
 
+def _keyword_defaults(func: Callable) -> dict:
+    """The keyword-only defaults of a :mod:`scoring` function (what a call
+    without options uses), JSON-ready: tuples become lists."""
+    return {
+        name: list(p.default) if isinstance(p.default, tuple) else p.default
+        for name, p in inspect.signature(func).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
 def _run_jml(name: str, m: ResponseMatrix) -> _Outcome:
     fit = irt_1pl if name == "irt_1pl" else irt_2pl
     started = time.perf_counter()
-    res = fit(m.R)
+    res = fit(m.R)  # the defaults of scoring.irt are the paper's settings (appendix H.4)
     duration = time.perf_counter() - started
     questions = {name: res.difficulty}
     if name == "irt_2pl":
@@ -302,7 +313,7 @@ def _run_jml(name: str, m: ResponseMatrix) -> _Outcome:
     if name == "irt_2pl":
         notes["discriminations_at_bound"] = int(res.discrimination_at_bound.sum())
     return _Outcome(
-        name, {}, res.n_iter, res.converged, _optional(res.projected_gradient), duration, notes,
+        name, _keyword_defaults(fit), res.n_iter, res.converged, _optional(res.projected_gradient), duration, notes,
         questions, {name: res.ability},
     )
 
@@ -312,8 +323,10 @@ def _run_mirt(m: ResponseMatrix, params: dict) -> _Outcome:
     res = irt_mirt(m.R, epochs=params["mirt_epochs"], rng=params["mirt_seed"])
     duration = time.perf_counter() - started
     window = max(1, len(res.elbo_trace) // 10)
+    used = {key: value for key, value in _keyword_defaults(irt_mirt).items() if key != "rng"}
+    used.update(epochs=params["mirt_epochs"], seed=params["mirt_seed"])
     return _Outcome(
-        "irt_mirt", {"epochs": params["mirt_epochs"], "seed": params["mirt_seed"]}, res.n_iter, res.converged,
+        "irt_mirt", used, res.n_iter, res.converged,
         None, duration, {"elbo_last_10pct_mean": _optional(np.mean(res.elbo_trace[-window:]))},
         {"irt_mirt": res.difficulty}, {"irt_mirt": res.ability},
     )

@@ -169,7 +169,9 @@ def test_it_stores_exactly_what_the_scoring_functions_return(demo_set):
     assert (methods["eip"].n_iter, methods["eip"].converged) == (e.n_iter, True)
     assert methods["eip"].residual <= 1e-10
     assert methods["eip"].notes == {"kept": 115, "all_solved": 3, "all_failed": 2, "dangling_models": 0}
-    assert methods["irt_mirt"].n_iter == 60 and methods["irt_mirt"].params == {"epochs": 60, "seed": 7}
+    assert methods["irt_mirt"].n_iter == 60 and methods["irt_mirt"].params == {"n_dims": 3, "epochs": 60, "learning_rate": 0.01, "seed": 7}
+    stored_2pl = methods["irt_2pl"].params  # paper appendix H.4: L2 0.01, bounds [-5, 5], 1000 iterations
+    assert (stored_2pl["l2"], stored_2pl["bounds"], stored_2pl["max_iter"]) == (0.01, [-5.0, 5.0], 1000)
     assert all(r.duration_s >= 0 for r in methods.values())
     assert set(run.models_used.values_list("pk", flat=True)) == set(m.model_ids.tolist())
 
