@@ -39,7 +39,9 @@ def tiny():
     m3 = LanguageModel.objects.create(name="a-first")
     rs, other = _response_set("tiny"), _response_set("other")
     cells = {(q1, m1): 1.0, (q1, m2): 0.0, (q1, m3): 1.0, (q2, m2): 0.5, (q3, m1): 0.0, (q3, m3): 0.25}
-    Response.objects.bulk_create(Response(response_set=rs, question=q, model=m, credit=c) for (q, m), c in cells.items())
+    Response.objects.bulk_create(
+        Response(response_set=rs, question=q, model=m, credit=c) for (q, m), c in cells.items()
+    )
     Response.objects.bulk_create([
         Response(response_set=other, question=q_other, model=m_other, credit=1.0),
         Response(response_set=other, question=q2, model=m1, credit=1.0),  # (q2, m1) stays NaN in "tiny"
@@ -169,7 +171,8 @@ def test_it_stores_exactly_what_the_scoring_functions_return(demo_set):
     assert (methods["eip"].n_iter, methods["eip"].converged) == (e.n_iter, True)
     assert methods["eip"].residual <= 1e-10
     assert methods["eip"].notes == {"kept": 115, "all_solved": 3, "all_failed": 2, "dangling_models": 0}
-    assert methods["irt_mirt"].n_iter == 60 and methods["irt_mirt"].params == {"n_dims": 3, "epochs": 60, "learning_rate": 0.01, "seed": 7}
+    assert methods["irt_mirt"].n_iter == 60
+    assert methods["irt_mirt"].params == {"n_dims": 3, "epochs": 60, "learning_rate": 0.01, "seed": 7}
     stored_2pl = methods["irt_2pl"].params  # paper appendix H.4: L2 0.01, bounds [-5, 5], 1000 iterations
     assert (stored_2pl["l2"], stored_2pl["bounds"], stored_2pl["max_iter"]) == (0.01, [-5.0, 5.0], 1000)
     assert all(r.duration_s >= 0 for r in methods.values())
