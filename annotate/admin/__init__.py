@@ -1,2 +1,3 @@
-"""Admin registrations, one module per area."""
-from annotate.admin import catalog  # noqa: F401
+"""Admin registrations, one module per area (imported here so that Django's
+admin autodiscovery registers them all before the admin URLs are built)."""
+from annotate.admin import catalog, scoring, studies  # noqa: F401
