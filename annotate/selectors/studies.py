@@ -150,11 +150,14 @@ class JudgingState:
 
 
 def participation_state(*, participation: Participation) -> JudgingState:
-    """Read an evaluator's :class:`JudgingState` (four small queries)."""
+    """Read an evaluator's :class:`JudgingState` (four small queries; only the
+    open assignments, usually none or one, become model instances)."""
     study = participation.study
     pair_ids = list(Pair.objects.filter(study_id=study.pk).values_list("id", flat=True))
     decided = dict(participation.judgments.values_list("pair_id", "choice"))
-    assignments = [a for a in participation.assignments.order_by("shown_at", "id") if a.pair_id not in decided]
+    assignments = list(
+        participation.assignments.exclude(pair_id__in=participation.judgments.values("pair_id")).order_by("shown_at", "id")
+    )
     votes = dict(
         Judgment.objects.filter(pair__study_id=study.pk, choice__in=VOTES)
         .values("pair_id")

@@ -83,11 +83,16 @@ def judging_screen(*, participation: Participation, now: datetime | None = None)
         assignment = state.open_assignments[0]
     else:
         _, a_left = evaluator_pair_key(seed=participation.seed, pair_id=pair_id)
-        assignment, _ = Assignment.objects.get_or_create(
-            participation=participation,
-            pair=pair,
-            defaults={"left_question_id": pair.question_a_id if a_left else pair.question_b_id, "shown_at": now},
-        )
+        try:
+            with transaction.atomic():
+                assignment = Assignment.objects.create(
+                    participation=participation,
+                    pair=pair,
+                    left_question_id=pair.question_a_id if a_left else pair.question_b_id,
+                    shown_at=now,
+                )
+        except IntegrityError:  # a second tab served the same pair a moment ago
+            assignment = Assignment.objects.get(participation=participation, pair=pair)
     if assignment.left_question_id == pair.question_a_id:
         left, right = pair.question_a, pair.question_b
     else:
