@@ -6,7 +6,7 @@ for "not observed" (or a bool/integer 0/1 matrix, fully observed).
 
 Difficulty and competency
     eip, simple_rank, accuracy, question_accuracy_difficulty,
-    weighted_accuracy, dataset_difficulty_weights
+    weighted_accuracy, dataset_difficulty_weights, irt_1pl, irt_2pl, irt_mirt
 Agreement with people
     cohen_kappa, krippendorff_alpha, fleiss_kappa, agreement_rate,
     harder_of_pairs, verdict_counts, method_agreement,
@@ -31,6 +31,7 @@ from scoring.baselines import (
 from scoring.consensus import ConsensusResult, PairConsensus, consensus, leave_one_out_consensus
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError
+from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt
 from scoring.pairs import (
     FIRST,
     SECOND,
@@ -60,7 +61,9 @@ __all__ = [
     "ConvergenceError",
     "EIPResult",
     "FleissResult",
+    "IRTResult",
     "KappaResult",
+    "MIRTResult",
     "McNemarResult",
     "MethodAgreement",
     "PairConsensus",
@@ -74,6 +77,9 @@ __all__ = [
     "eip",
     "fleiss_kappa",
     "harder_of_pairs",
+    "irt_1pl",
+    "irt_2pl",
+    "irt_mirt",
     "krippendorff_alpha",
     "leave_one_out_consensus",
     "mcnemar_exact",
