@@ -29,6 +29,9 @@ Databases:
   ``BENCH_JUDGING_POSTGRES`` (default ``postgres://postgres@127.0.0.1:5432``)
   and dropped afterwards; skipped when the server is not reachable.
 
+Server shape: ``BENCH_JUDGING_WORKERS`` (default one per core, at least 2)
+gthread workers with ``BENCH_JUDGING_THREADS`` (default 4) threads each.
+
 Everything is bounded (a fixed number of answers per evaluator) and stops by
 itself; the temporary folder and database are removed. Target: median
 "submit + next pair" under 50 ms.
@@ -168,6 +171,13 @@ def _wait_until_up(base: str, server: subprocess.Popen, timeout: float = 30.0) -
     raise RuntimeError("server did not start in time")
 
 
+def _server_shape() -> tuple[int, int]:
+    """gunicorn workers and threads per worker (env BENCH_JUDGING_WORKERS /
+    BENCH_JUDGING_THREADS; default one worker per core, at least 2, x 4 threads)."""
+    workers = int(os.environ.get("BENCH_JUDGING_WORKERS", max(2, os.cpu_count() or 2)))
+    return workers, int(os.environ.get("BENCH_JUDGING_THREADS", "4"))
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
@@ -246,11 +256,11 @@ def _run_database(label: str, database_url: str | None, settings_text: str | Non
         port = _free_port()
         base = f"http://127.0.0.1:{port}"
         access_log = folder / "access.log"
-        workers = max(2, os.cpu_count() or 2)
+        workers, threads_per_worker = _server_shape()
         with open(folder / "server.err", "w") as err:
             server = subprocess.Popen(
                 [sys.executable, "-m", "gunicorn", "eipsite.wsgi:application", "--bind", f"127.0.0.1:{port}",
-                 "--workers", str(workers), "--threads", "4", "--worker-class", "gthread",
+                 "--workers", str(workers), "--threads", str(threads_per_worker), "--worker-class", "gthread",
                  "--access-logfile", str(access_log), "--access-logformat", "%(m)s %(U)s %(s)s %(D)s",
                  "--log-level", "warning", "--no-control-socket"],
                 env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
@@ -296,8 +306,10 @@ def run(args) -> None:
     databases = [("sqlite", None, None), ("sqlite-wal", None, SQLITE_WAL_SETTINGS)]
     if scratch is not None:
         databases.append(("postgres", scratch[0], None))
-    print(f"{N_EVALUATORS} evaluators at once; gunicorn gthread, {max(2, os.cpu_count() or 2)} workers x 4 threads, "
-          f"DEBUG off, loopback; paced = {THINK_S[0]}-{THINK_S[1]} s between answers")
+    workers, threads_per_worker = _server_shape()
+    print(f"{N_EVALUATORS} evaluators at once; gunicorn gthread, {workers} workers x {threads_per_worker} threads, "
+          f"DEBUG off, loopback; paced = {THINK_S[0]}-{THINK_S[1]} s between answers; "
+          f"load average before {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'database':<11}{'load':<8}{'n':>5}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}"
           f"{'srv POST ms':>13}{'srv GET ms':>12}{'stored':>8}{'dup':>5}{'fail':>6}")
     try:
@@ -310,6 +322,7 @@ def run(args) -> None:
     finally:
         if scratch is not None:
             scratch[1]()
+    print(f"load average after {os.getloadavg()[0]:.1f} (other work on the machine inflates every figure)")
     if scratch is None:
         print("postgres: skipped (no server at BENCH_JUDGING_POSTGRES / 127.0.0.1:5432)")
 
