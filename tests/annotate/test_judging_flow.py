@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import Assignment, Choice, Judgment, Participation, StudyStatus
+from annotate.models import Assignment, Choice, Judgment, Participation, Question, StudyStatus
 from annotate.selectors.studies import evaluator_pair_key
 from annotate.services.studies import invitation_create, invitation_revoke, study_set_status
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
@@ -391,3 +391,15 @@ def test_the_database_refuses_a_second_judgment_and_inconsistent_rows(study, ada
         Pair.objects.create(study=study, position=99, question_a_id=pair.question_b_id,
                             question_b_id=pair.question_a_id)
     assert Judgment.objects.count() == 1
+
+
+def test_question_text_and_options_are_escaped():
+    study = make_study(make_catalog(per_subject=2, with_text=" <script>alert(1)</script> & <b>bold</b>"), n_pairs=2)
+    participation = make_evaluator(study, "eve")
+    client = Client()
+    client.force_login(participation.user)
+    Question.objects.update(options=["<img src=x onerror=alert(2)>", "plain"])
+    body = client.get(judge_url(study)).content.decode()
+    assert "<script>alert(1)" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "<b>bold</b>" not in body and "&amp; &lt;b&gt;bold&lt;/b&gt;" in body
+    assert "<img src=x" not in body and "&lt;img src=x onerror=alert(2)&gt;" in body
