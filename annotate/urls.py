@@ -4,9 +4,6 @@ from django.urls import include, path
 from annotate.views import judging, studies
 from annotate.views.home import home
 
-# Until annotate/admin/__init__.py imports it, register the study models here.
-import annotate.admin.studies  # noqa: E402,F401  isort:skip
-
 urlpatterns = [
     path("", home, name="home"),
     # Human judging (issue 4): evaluator pages, then the staff view of a study.
