@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from django_tasks import task
 
-from annotate.models import ScoringRun
+from annotate.models import AnalysisRun, ScoringRun
+from annotate.services.analyses import analysis_run_execute
 from annotate.services.scoring import scoring_run_execute
 
 
@@ -23,3 +24,16 @@ def run_scoring(run_id: int) -> dict:
     run = ScoringRun.objects.select_related("response_set").get(pk=run_id)
     run = scoring_run_execute(run=run)
     return {"run_id": run.pk, "status": str(run.status)}
+
+
+@task()
+def run_analysis(analysis_id: int) -> dict:
+    """Execute queued analysis run ``analysis_id`` (see
+    :func:`annotate.services.analyses.analysis_run_execute`).
+
+    Returns ``{"analysis_id": ..., "status": "done"}``; a failing analysis
+    raises (the run is stored as failed with its error text).
+    """
+    run = AnalysisRun.objects.select_related("response_set").get(pk=analysis_id)
+    run = analysis_run_execute(run=run)
+    return {"analysis_id": run.pk, "status": str(run.status)}

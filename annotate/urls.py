@@ -26,4 +26,5 @@ urlpatterns = [
     path("", include("annotate.urls_api")),
     path("results/", include("annotate.urls_results")),
     path("", include("annotate.urls_reports")),
+    path("analyses/", include("annotate.urls_analyses")),
 ]

@@ -1,5 +1,6 @@
 """Data model, one module per area (catalog: what was loaded; scoring: runs;
 studies: the human judging side)."""
+from annotate.models.analyses import AnalysisKind, AnalysisRun
 from annotate.models.api import ApiToken
 from annotate.models.catalog import (
     Dataset,
@@ -27,6 +28,8 @@ from annotate.models.studies import (
 )
 
 __all__ = [
+    "AnalysisKind",
+    "AnalysisRun",
     "ApiToken",
     "Assignment",
     "Choice",

@@ -1,0 +1,13 @@
+"""URLs of the analysis pages (issue 6): included under ``analyses/`` by annotate/urls.py."""
+from django.urls import path
+
+from annotate.views import analyses
+
+urlpatterns = [
+    path("", analyses.analyses_index, name="analyses"),
+    path("runs/<int:analysis_id>/", analyses.analysis_run, name="analysis_run"),
+    path("runs/<int:analysis_id>/result.json", analyses.analysis_run_json, name="analysis_run_json"),
+    path("runs/<int:analysis_id>/table.csv", analyses.analysis_run_csv, name="analysis_run_csv"),
+    path("runs/<int:analysis_id>/plot.<slug:fmt>", analyses.analysis_run_plot, name="analysis_run_plot"),
+    path("<slug:kind>/", analyses.analysis_kind, name="analysis_kind"),
+]

@@ -1,0 +1,214 @@
+"""Researcher pages for the paper's analyses (issue 6): pick an analysis and its
+parameters, see the stored result for them or start a run, follow its progress,
+download its table, result and plot.
+
+Staff and members of the "researcher" group only: anonymous visitors go to the
+login page, everyone else gets 403. Starting a run is a POST that enqueues it
+for the task worker and redirects to the run's page (Post/Redirect/Get); the
+page refreshes itself while the run is queued or running.
+"""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, ResponseSetStatus, RunStatus
+from annotate.services.analyses import (
+    NEEDS_RESPONSE_SET,
+    SCALING_GRIDS,
+    analysis_csv,
+    analysis_headlines,
+    analysis_json,
+    analysis_plot,
+    analysis_run_latest,
+    analysis_run_start,
+    analysis_runs_recent,
+    analysis_tables,
+    check_params,
+    defaults,
+)
+from annotate.services.report_files import CONTENT_TYPES
+from annotate.views.results import researcher_required
+
+RUN_STARTED_MESSAGE = "Analysis run {run_id} is queued; this page shows its progress."
+RUN_REUSED_MESSAGE = "Analysis run {run_id} with the same parameters is already {status}; showing it."
+
+
+# --- the parameter form ------------------------------------------------------------------
+
+
+def _field(name: str, default) -> forms.Field:
+    if name == "alpha":
+        return forms.FloatField(label="alpha (EIP damping)", help_text="in (0, 1)")
+    if name == "seed":
+        return forms.IntegerField(min_value=0)
+    if name in ("skip_irt", "include_excluded"):
+        return forms.BooleanField(required=False, label=name.replace("_", " "))
+    if name == "grid":
+        return forms.ChoiceField(choices=[(g, f"{g} (up to {max(q for q, _ in s):,} x {max(m for _, m in s):,})")
+                                          for g, s in SCALING_GRIDS.items()])
+    if name == "density_model":
+        return forms.ChoiceField(choices=[("1pl", "1PL"), ("uniform", "uniform")], label="density model")
+    if name == "group_by":
+        return forms.CharField(max_length=120, label="group by",
+                               help_text="dataset, subject, or metadata:<key> (a question metadata column)")
+    return forms.IntegerField(min_value=1, label=name.replace("_", " "))
+
+
+def analysis_form_class(kind: str) -> type[forms.Form]:
+    """A form with a response-set choice (for analyses of stored data) and one
+    field per parameter of ``kind``; ``clean`` runs the service's checks."""
+    fields: dict[str, forms.Field] = {}
+    if kind in NEEDS_RESPONSE_SET:
+        fields["response_set"] = forms.ModelChoiceField(
+            queryset=ResponseSet.objects.filter(status=ResponseSetStatus.LOADED).order_by("-created_at"),
+            label="response set")
+    params = defaults(kind)
+    for name, default in params.items():
+        fields[name] = _field(name, default)
+
+    def clean(self):
+        data = super(form_class, self).clean()
+        if not self.errors:
+            try:
+                data["params"] = check_params(kind, {k: data[k] for k in params})
+            except ValueError as exc:
+                raise forms.ValidationError(str(exc)) from exc
+        return data
+
+    form_class = type(f"{kind.title()}Form", (forms.Form,), {**fields, "clean": clean})
+    return form_class
+
+
+def _initial(kind: str) -> dict:
+    initial = defaults(kind)
+    if kind in NEEDS_RESPONSE_SET:
+        newest = ResponseSet.objects.filter(status=ResponseSetStatus.LOADED).order_by("-created_at").first()
+        initial["response_set"] = newest
+    return initial
+
+
+def _chosen(kind: str, form: forms.Form) -> tuple[ResponseSet | None, dict] | None:
+    """The response set and parameters the page is about (a valid query, else
+    the defaults); None when there is nothing to run."""
+    if form.is_bound:
+        if not form.is_valid():
+            return None
+        return form.cleaned_data.get("response_set"), form.cleaned_data["params"]
+    response_set = form.initial.get("response_set")
+    if kind in NEEDS_RESPONSE_SET and response_set is None:
+        return None
+    return response_set, defaults(kind)
+
+
+# --- result context -------------------------------------------------------------------------
+
+
+def _result_context(run: AnalysisRun | None) -> dict:
+    if run is None or run.status != RunStatus.DONE:
+        return {"tables": [], "headlines": []}
+    kind = run.kind
+
+    def url(name: str, **extra) -> str:
+        return reverse(name, kwargs={"analysis_id": run.pk, **extra})
+
+    return {
+        "tables": analysis_tables(kind=kind, result=run.result),
+        "headlines": analysis_headlines(kind=kind, result=run.result),
+        "downloads": {"json": url("analysis_run_json"), "csv": url("analysis_run_csv"),
+                      "png": url("analysis_run_plot", fmt="png"), "svg": url("analysis_run_plot", fmt="svg")},
+    }
+
+
+def _kind(kind: str) -> AnalysisKind:
+    if kind not in AnalysisKind.values:
+        raise Http404("no such analysis")
+    return AnalysisKind(kind)
+
+
+# --- pages ------------------------------------------------------------------------------------
+
+
+@researcher_required
+@require_GET
+def analyses_index(request: HttpRequest) -> HttpResponse:
+    kinds = [{"kind": k.value, "label": k.label, "synthetic": k.value not in NEEDS_RESPONSE_SET}
+             for k in AnalysisKind]
+    return render(request, "annotate/analyses/index.html", {"kinds": kinds, "runs": analysis_runs_recent()})
+
+
+@researcher_required
+@require_http_methods(["GET", "POST"])
+def analysis_kind(request: HttpRequest, kind: str) -> HttpResponse:
+    kind = _kind(kind)
+    form_class = analysis_form_class(kind.value)
+    if request.method == "POST":
+        form = form_class(request.POST)
+        if form.is_valid():
+            run, created = analysis_run_start(kind=kind.value, response_set=form.cleaned_data.get("response_set"),
+                                              params=form.cleaned_data["params"], user=request.user)
+            text = RUN_STARTED_MESSAGE if created else RUN_REUSED_MESSAGE
+            messages.success(request, text.format(run_id=run.pk, status=run.get_status_display()))
+            return redirect("analysis_run", analysis_id=run.pk)
+    else:
+        form = form_class(request.GET or None, initial=_initial(kind.value))
+    stored, values, chosen = None, None, _chosen(kind.value, form)
+    if chosen is not None:
+        response_set, params = chosen
+        stored = analysis_run_latest(kind=kind.value, response_set=response_set, params=params)
+        values = {**({"response_set": response_set.pk} if response_set is not None else {}), **params}
+    context = {"kind": kind, "form": form, "stored": stored, "run_values": values, **_result_context(stored),
+               "runs": AnalysisRun.objects.filter(kind=kind.value).select_related("response_set")[:20]}
+    status = 400 if form.is_bound and not form.is_valid() else 200
+    return render(request, "annotate/analyses/kind.html", context, status=status)
+
+
+@researcher_required
+@require_GET
+def analysis_run(request: HttpRequest, analysis_id: int) -> HttpResponse:
+    run = get_object_or_404(AnalysisRun.objects.select_related("response_set", "created_by"), pk=analysis_id)
+    context = {"run": run, "kind": AnalysisKind(run.kind), "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
+               **_result_context(run)}
+    return render(request, "annotate/analyses/run.html", context)
+
+
+def _done_run(analysis_id: int) -> AnalysisRun:
+    return get_object_or_404(AnalysisRun.objects.select_related("response_set"), pk=analysis_id,
+                             status=RunStatus.DONE)
+
+
+def _download(content: bytes, content_type: str, file_name: str, *, attachment: bool = True) -> HttpResponse:
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'{"attachment" if attachment else "inline"}; filename="{file_name}"'
+    return response
+
+
+@researcher_required
+@require_GET
+def analysis_run_json(request: HttpRequest, analysis_id: int) -> HttpResponse:
+    run = _done_run(analysis_id)
+    content = analysis_json(kind=run.kind, params=run.params, result=run.result,
+                            response_set=None if run.response_set_id is None else str(run.response_set))
+    return _download(content, "application/json", f"analysis-{run.pk}-{run.kind}.json")
+
+
+@researcher_required
+@require_GET
+def analysis_run_csv(request: HttpRequest, analysis_id: int) -> HttpResponse:
+    run = _done_run(analysis_id)
+    return _download(analysis_csv(kind=run.kind, result=run.result), "text/csv; charset=utf-8",
+                     f"analysis-{run.pk}-{run.kind}.csv")
+
+
+@researcher_required
+@require_GET
+def analysis_run_plot(request: HttpRequest, analysis_id: int, fmt: str) -> HttpResponse:
+    if fmt not in CONTENT_TYPES:
+        raise Http404("no such plot format")
+    run = _done_run(analysis_id)
+    return _download(analysis_plot(kind=run.kind, result=run.result, fmt=fmt), CONTENT_TYPES[fmt],
+                     f"analysis-{run.pk}-{run.kind}.{fmt}", attachment="download" in request.GET)

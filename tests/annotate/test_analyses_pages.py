@@ -1,0 +1,188 @@
+"""Analysis pages: who may see and start them, the stored result, a POST that
+starts a run (Post/Redirect/Get) and the status page's progress, downloads.
+
+Cast: ``owner`` (staff), ``rita`` (researcher), ``eve`` (evaluator), anonymous.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import Group
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from annotate.models import AnalysisRun, RunStatus
+from annotate.services import analyses as service
+from scoring.baselines import accuracy
+from scoring.analyses import eip_vs_accuracy
+from scoring.eip import eip
+from tests.annotate.factories import make_user
+from tests.annotate.test_analyses_service import guttman, load_matrix
+
+pytestmark = pytest.mark.django_db
+
+IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+DATABASE = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+SCRIPT = "<script>alert('owned')</script>"
+# 4 nested models and one partial-credit model; a model name carries markup.
+R = np.column_stack([guttman(4, [0, 1, 2, 3, 1, 2, 4, 3]), [0.5, 1, 0, 0.5, 1, 0, 0, 1]])
+NAMES = ["alpha-1", "beta-2", "gamma-3", f"delta {SCRIPT}", "eps-5"]
+
+
+@pytest.fixture
+def rs():
+    return load_matrix(R, name="pages", datasets=["x"] * 4 + ["y"] * 4, models=NAMES)
+
+
+@pytest.fixture
+def cast():
+    researchers, evaluators = (Group.objects.get_or_create(name=n)[0] for n in ("researcher", "evaluator"))
+    owner = make_user("owner", staff=True)
+    rita = make_user("rita")
+    rita.groups.add(researchers)
+    eve = make_user("eve")
+    eve.groups.add(evaluators)
+    return {"owner": owner, "rita": rita, "eve": eve}
+
+
+def client_for(user=None) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+def done_run(rs) -> AnalysisRun:
+    return service.analysis_run_execute(run=service.analysis_run_create(kind="rank_changes", response_set=rs))
+
+
+def _urls(run: AnalysisRun) -> list[str]:
+    ids = {"analysis_id": run.pk}
+    return [reverse("analyses"), reverse("analysis_kind", kwargs={"kind": "rank_changes"}),
+            reverse("analysis_run", kwargs=ids), reverse("analysis_run_json", kwargs=ids),
+            reverse("analysis_run_csv", kwargs=ids), reverse("analysis_run_plot", kwargs={**ids, "fmt": "svg"})]
+
+
+def test_anonymous_visitors_go_to_the_login_page(rs):
+    for url in _urls(done_run(rs)):
+        response = client_for().get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), url
+
+
+def test_evaluators_get_403_and_cannot_start_a_run(rs, cast):
+    for url in _urls(done_run(rs)):
+        assert client_for(cast["eve"]).get(url).status_code == 403, url
+    before = AnalysisRun.objects.count()
+    response = client_for(cast["eve"]).post(reverse("analysis_kind", kwargs={"kind": "rank_changes"}),
+                                            {"response_set": rs.pk, "alpha": "0.85"})
+    assert response.status_code == 403
+    assert AnalysisRun.objects.count() == before
+
+
+def test_researchers_and_staff_see_every_page(rs, cast):
+    for who in ("rita", "owner"):
+        for url in _urls(done_run(rs)):
+            assert client_for(cast[who]).get(url).status_code == 200, (who, url)
+
+
+def test_the_kind_page_shows_the_stored_result_for_the_chosen_parameters(rs, cast):
+    run = done_run(rs)
+    expected = eip_vs_accuracy(eip(R).competency, accuracy(R)).kendall.value
+    url = reverse("analysis_kind", kwargs={"kind": "rank_changes"})
+    for query in ({}, {"response_set": rs.pk, "alpha": "0.85"}):  # defaults, and the same params spelt out
+        response = client_for(cast["rita"]).get(url, query)
+        body = response.content.decode()
+        assert response.status_code == 200
+        assert reverse("analysis_run", kwargs={"analysis_id": run.pk}) in body
+        assert f"Kendall tau between EIP competency and accuracy: {expected:.4f}" in body
+        assert SCRIPT not in body and "delta &lt;script&gt;" in body
+    other = client_for(cast["rita"]).get(url, {"response_set": rs.pk, "alpha": "0.5"}).content.decode()
+    assert 'id="no-result"' in other and "Kendall tau between" not in other
+
+
+def test_a_bad_query_or_an_empty_post_is_refused_with_400_and_starts_nothing(rs, cast):
+    url = reverse("analysis_kind", kwargs={"kind": "rank_changes"})
+    assert client_for(cast["rita"]).get(url, {"response_set": rs.pk, "alpha": "2"}).status_code == 400
+    assert client_for(cast["rita"]).post(url, {}).status_code == 400
+    assert client_for(cast["rita"]).get(reverse("analysis_kind", kwargs={"kind": "nope"})).status_code == 404
+    assert not AnalysisRun.objects.exists()
+
+
+def test_a_post_queues_a_run_and_the_status_page_follows_it(rs, cast):
+    url = reverse("analysis_kind", kwargs={"kind": "profiles"})
+    data = {"response_set": rs.pk, "alpha": "0.85", "group_by": "dataset", "bins": "4"}
+    with override_settings(TASKS=DATABASE):
+        response = client_for(cast["rita"]).post(url, data)
+    run = AnalysisRun.objects.get()
+    status_url = reverse("analysis_run", kwargs={"analysis_id": run.pk})
+    assert response.status_code == 302 and response["Location"] == status_url
+    assert (run.kind, run.status, run.params["bins"], run.created_by) == ("profiles", RunStatus.QUEUED, 4, cast["rita"])
+    page = client_for(cast["rita"]).get(status_url).content.decode()
+    assert '<meta http-equiv="refresh" content="2">' in page and "<strong>queued</strong>" in page
+    # the worker has started and reports progress
+    AnalysisRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, progress=0.4, message="EIP")
+    page = client_for(cast["rita"]).get(status_url).content.decode()
+    assert '<meta http-equiv="refresh" content="2">' in page
+    assert "<strong>running</strong>" in page and "40%" in page and "(EIP)" in page
+    # done: no refresh, the result
+    AnalysisRun.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED, progress=0.0, message="")
+    service.analysis_run_execute(run=run)
+    page = client_for(cast["rita"]).get(status_url).content.decode()
+    assert "http-equiv" not in page and "<strong>done</strong>" in page and "100%" in page
+    assert "EIP difficulty (0-100) per dataset" in page
+
+
+def test_a_second_post_with_the_same_parameters_shows_the_queued_run(rs, cast):
+    url = reverse("analysis_kind", kwargs={"kind": "pools"})
+    data = {"response_set": rs.pk, "alpha": "0.85"}
+    with override_settings(TASKS=DATABASE):
+        first = client_for(cast["owner"]).post(url, data)
+        second = client_for(cast["rita"]).post(url, data)
+    assert first["Location"] == second["Location"]
+    assert AnalysisRun.objects.count() == 1
+
+
+def test_with_the_immediate_backend_the_redirect_lands_on_the_result(cast):
+    url = reverse("analysis_kind", kwargs={"kind": "case_study"})
+    data = {"alpha": "0.85", "seed": "1", "n_seeds": "2", "mirt_epochs": "10", "skip_irt": "on"}
+    with override_settings(TASKS=IMMEDIATE):
+        response = client_for(cast["owner"]).post(url, data, follow=True)
+    run = AnalysisRun.objects.get()
+    assert run.status == RunStatus.DONE and run.response_set is None and run.params["skip_irt"] is True
+    body = response.content.decode()
+    assert "Recovery over 2 simulated draws" in body and "<strong>done</strong>" in body
+
+
+def test_a_failed_run_shows_its_error(cast):
+    rs = load_matrix(guttman(3, [1, 2, 1, 0]), name="failing", datasets=["d"] * 4)
+    run = service.analysis_run_create(kind="dataset_robustness", response_set=rs)
+    with pytest.raises(ValueError):
+        service.analysis_run_execute(run=run)
+    page = client_for(cast["rita"]).get(reverse("analysis_run", kwargs={"analysis_id": run.pk})).content.decode()
+    assert "The run failed: ValueError: groups must hold at least 2 distinct datasets" in page
+    assert "http-equiv" not in page
+
+
+def test_downloads_parse_back_and_need_a_finished_run(rs, cast):
+    run = done_run(rs)
+    client = client_for(cast["rita"])
+    ids = {"analysis_id": run.pk}
+    document = json.loads(client.get(reverse("analysis_run_json", kwargs=ids)).content)
+    assert document["result"] == run.result and document["kind"] == "rank_changes"
+    response = client.get(reverse("analysis_run_csv", kwargs=ids))
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
+    header = rows[1]
+    assert header[:3] == ["model", "family", "accuracy"]
+    names = [r[0] for r in rows[2:2 + len(NAMES)]]
+    assert sorted(names) == sorted(NAMES)  # markup survives as text; no cell starts with a formula character
+    png = client.get(reverse("analysis_run_plot", kwargs={**ids, "fmt": "png"}))
+    assert png["Content-Type"] == "image/png" and png.content.startswith(b"\x89PNG")
+    assert client.get(reverse("analysis_run_plot", kwargs={**ids, "fmt": "gif"})).status_code == 404
+    queued = service.analysis_run_create(kind="profiles", response_set=rs)
+    for name in ("analysis_run_json", "analysis_run_csv"):
+        assert client.get(reverse(name, kwargs={"analysis_id": queued.pk})).status_code == 404
