@@ -203,7 +203,7 @@ def case_study(data: None, params: dict, progress: Progress) -> dict:
         "mirt_epochs": single.mirt_epochs, "skipped": [*IRT_METHODS] if skip else [],
         "single": {
             "methods": [{
-                "method": r.method, "scores": None if r.scores is None else r.scores,
+                "method": r.method, "scores": r.scores,
                 "ranking": [list(g) for g in r.ranking], "matches_ground_truth": r.matches_ground_truth,
                 "pairs": {pair_key(p): ok for p, ok in r.pairs.items()}, "kendall": corr(r.kendall),
                 "converged": r.converged, "seconds": r.seconds, "error": r.error,
@@ -283,7 +283,7 @@ def pools(data: AnalysisData, params: dict, progress: Progress) -> dict:
     """Figure 6 (open-weight and proprietary pools against the whole pool) and,
     from the same call, the size pools of figure 8 (< 10B, 10-70B, >= 70B)."""
     access = access_pools(data.access)
-    sizes = size_pools([p for p in data.parameters_b], thresholds=SIZE_THRESHOLDS_B)
+    sizes = size_pools(data.parameters_b, thresholds=SIZE_THRESHOLDS_B)
     masks = {**access.masks, **{f"size {k}": v for k, v in sizes.masks.items()}}
     progress(0.0, f"EIP on {len(masks) + 1} pools")
     res = pool_analysis(data.R, masks, reference="whole", alpha=params["alpha"],
