@@ -38,7 +38,8 @@ _FAMILIES: tuple[tuple[str, str, str], ...] = (
     (r"^(palm|bard)", "PaLM", PROPRIETARY),
     (r"^grok", "Grok", PROPRIETARY),
     (r"^reka", "Reka", PROPRIETARY),
-    (r"^mistral-(medium|large-latest|small-latest)", "Mistral", PROPRIETARY),
+    # Mistral Large/Medium were API models when first released.
+    (r"^mistral-(medium|large|small-latest)", "Mistral", PROPRIETARY),
     (r"^qwen-?(max|plus|turbo)", "Qwen", PROPRIETARY),
     (r"^yi-(large|medium|spark|lightning)", "Yi", PROPRIETARY),
     (r"^command(-light|-nightly)?$", "Command", PROPRIETARY),
@@ -73,7 +74,8 @@ _FAMILIES: tuple[tuple[str, str, str], ...] = (
 _COMPILED = tuple((re.compile(p), family, access) for p, family, access in _FAMILIES)
 # Organisation prefixes that come before the family token ("Meta-Llama-3-8B",
 # "meta-llama/Llama-3-8B", "mistralai/Mistral-7B-v0.1").
-_ORG_PREFIX = re.compile(r"^(meta|microsoft|google|mistralai|qwen|01-ai|ai21|cohere|tiiuae)[-_]", re.IGNORECASE)
+# The prefix is stripped only when a name follows it ("Qwen-1.5-72B" keeps "Qwen").
+_ORG_PREFIX = re.compile(r"^(meta|microsoft|google|mistralai|qwen|01-ai|ai21|cohere|tiiuae)[-_](?=[a-z])", re.IGNORECASE)
 _SIZE = re.compile(r"(?<![\dx.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.IGNORECASE)
 _MOE = re.compile(r"(?<![\d.])(\d+)x(\d+(?:\.\d+)?)b(?![a-z])", re.IGNORECASE)
 _LEADING_TOKEN = re.compile(r"[A-Za-z]+")

@@ -177,6 +177,9 @@ def test_it_guesses_family_and_access_of_the_32_mmlu_pro_models(shared_data):
     ("o1-mini", "GPT", "proprietary", None, None),
     ("gpt-oss-20b", "GPT-OSS", "open_weight", 20.0, None),
     ("Mixtral-8x22B-v0.1", "Mixtral", "open_weight", None, "8x22B"),
+    # An organisation-like prefix followed by a version number is the family itself.
+    ("Qwen-1.5-72B-Chat", "Qwen", "open_weight", 72.0, None),
+    ("Mistral-Large", "Mistral", "proprietary", None, None),
 ])
 def test_it_guesses_other_common_names(name, family, access, size, label):
     guess = infer_from_model_name(name)
