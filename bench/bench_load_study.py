@@ -15,14 +15,17 @@ submitted twice (a double click: the same form posted again at once), which
 must not create a second judgment. Timed step: one POST of an answer (its
 302, not following it) and one GET of the judging page, each measured alone
 on the client; median and 95th percentile over every request of the kind.
-Evaluators do not pause between pairs (a real one reads for 10-30 s), so this
-is a saturation test: the latency is mostly time queued for a worker, about
-evaluators / throughput (Little's law), and the throughput is the capacity.
+Two phases, each on its own study. ``saturated``: the 70-pair study with no
+pause between pairs, so the server is saturated: the latency is mostly time
+queued for a worker, about evaluators / throughput (Little's law), and the
+throughput is the capacity. ``paced``: a 10-pair study where each evaluator
+first reads the pair for 2-4 s (real evaluators take 10-30 s): the latency an
+evaluator sees in a busy but not overloaded session.
 
 At the end the database is checked directly: judgments = evaluators x pairs
 (nothing lost), no (evaluator, pair) twice (nothing duplicated), and every
 answer the server acknowledged with a 302 is stored with the choice sent.
-``--quick``: 10 evaluators, 20 pairs.
+``--quick``: 10 evaluators, 20 and 5 pairs.
 
 The module also holds the small helpers the fault and deployment tests use to
 run gunicorn (:class:`GunicornServer`), prepare a scratch site
@@ -34,11 +37,11 @@ import argparse
 import http.cookiejar
 import json
 import os
+import random
 import re
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,6 +58,8 @@ N_EVALUATORS = 50
 N_PAIRS = 70
 WORKERS = 3
 DUPLICATE_EVERY = 10
+PACED_PAIRS = 10
+PACED_THINK_S = (2.0, 4.0)
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 BENCH_SECRET_KEY = "bench-only-" + "k3y" * 20  # 71 characters, never used outside a throwaway run
 FORM_RE = re.compile(
@@ -317,10 +322,12 @@ SETUP = """
 import json, sys
 from annotate.services.studies import invitation_create
 from tests.annotate.factories import make_catalog, make_study
-n_pairs = int(sys.argv[1])
 catalog = make_catalog(subjects=("Mathematics", "Physics", "Law", "History"), per_subject=14)
-study = make_study(catalog, n_pairs=n_pairs, seed=7, target=1000, name="load study")
-print(json.dumps({"study": study.pk, "token": invitation_create(study=study).token}))
+out = {}
+for label, n_pairs in zip(("saturated", "paced"), map(int, sys.argv[1:3])):
+    study = make_study(catalog, n_pairs=n_pairs, seed=7, target=1000, name=f"load study ({label})")
+    out[label] = {"study": study.pk, "token": invitation_create(study=study).token}
+print(json.dumps(out))
 """
 
 CHECK = """
@@ -336,13 +343,22 @@ print(json.dumps({"rows": rows, "duplicates": dupes, "pairs": Pair.objects.filte
 """
 
 
-browser_timings: list[dict[str, list[float]]] = []
+@dataclass
+class _Phase:
+    """One run of every evaluator through one study."""
+
+    token: str
+    think_s: tuple[float, float]  # uniform pause before each answer (reading the pair)
+    acknowledged: dict = field(default_factory=dict)
+    errors: list = field(default_factory=list)
+    timings: list = field(default_factory=list)
 
 
-def _evaluate(base: str, token: str, k: int, acknowledged: dict, errors: list, barrier: threading.Barrier) -> None:
+def _evaluate(base: str, k: int, phase: _Phase, barrier: threading.Barrier) -> None:
     browser = Browser(base)
+    rng = random.Random(k)
     try:
-        study_id = browser.join(token)
+        study_id = browser.join(phase.token)
         barrier.wait(timeout=120)
         n = 0
         while True:
@@ -350,6 +366,8 @@ def _evaluate(base: str, token: str, k: int, acknowledged: dict, errors: list, b
             if screen is None:
                 break
             csrf, pair, left = screen
+            if phase.think_s[1] > 0:
+                time.sleep(rng.uniform(*phase.think_s))
             choice = choice_for(k, pair)
             status = browser.answer(study_id, csrf, pair, left, choice)
             if status != 302:
@@ -358,12 +376,12 @@ def _evaluate(base: str, token: str, k: int, acknowledged: dict, errors: list, b
                 again = browser.answer(study_id, csrf, pair, left, "skip" if choice != "skip" else "left")
                 if again != 302:
                     raise RuntimeError(f"duplicate answer on pair {pair}: {again}")
-            acknowledged[(browser.username, pair)] = choice
+            phase.acknowledged[(browser.username, pair)] = choice
             n += 1
     except BaseException as error:  # reported by run()
-        errors.append(f"evaluator {k}: {error!r}")
+        phase.errors.append(f"evaluator {k}: {error!r}")
     finally:
-        browser_timings.append(browser.timings)
+        phase.timings.append(browser.timings)
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -372,8 +390,54 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
+def _run_phase(server: GunicornServer, phase: _Phase, n_evaluators: int) -> float:
+    barrier = threading.Barrier(n_evaluators)
+    threads = [threading.Thread(target=_evaluate, args=(server.url(""), k, phase, barrier))
+               for k in range(n_evaluators)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - started
+
+
+def _summary(phase: _Phase, check: dict, n_evaluators: int, wall: float) -> dict:
+    stored = {(user, pair): choice for user, pair, choice in check["rows"]}
+    gets = [t for timings in phase.timings for t in timings["get"]]
+    posts = [t for timings in phase.timings for t in timings["post"]]
+    ms = lambda values, q: round(1000 * _percentile(values, q), 1) if values else None  # noqa: E731
+    return {
+        "evaluators": n_evaluators,
+        "pairs": check["pairs"],
+        "expected": n_evaluators * check["pairs"],
+        "stored": len(check["rows"]),
+        "acknowledged": len(phase.acknowledged),
+        "lost": sum(1 for key in phase.acknowledged if key not in stored),
+        "changed": sum(1 for key, choice in phase.acknowledged.items() if stored.get(key, choice) != choice),
+        "duplicates": check["duplicates"],
+        "errors": phase.errors[:5],
+        "wall_s": round(wall, 1),
+        "requests": len(gets) + len(posts),
+        "throughput_rps": round((len(gets) + len(posts)) / wall, 1),
+        "get_median_ms": ms(gets, 0.5), "get_p95_ms": ms(gets, 0.95),
+        "post_median_ms": ms(posts, 0.5), "post_p95_ms": ms(posts, 0.95),
+    }
+
+
+def _print(label: str, r: dict) -> None:
+    print(f"{label}: {r['evaluators']} evaluators x {r['pairs']} pairs, {r['wall_s']} s wall, "
+          f"{r['requests']} timed requests, {r['throughput_rps']} requests/s")
+    print(f"  judgments stored {r['stored']} / expected {r['expected']}; lost {r['lost']}, duplicates "
+          f"{r['duplicates']}, changed by a double submit {r['changed']}; errors {len(r['errors'])}")
+    print(f"  judging page GET: median {r['get_median_ms']} ms, p95 {r['get_p95_ms']} ms")
+    print(f"  answer POST:      median {r['post_median_ms']} ms, p95 {r['post_p95_ms']} ms")
+    for error in r["errors"]:
+        print(f"  error: {error}")
+
+
 def run(args: argparse.Namespace) -> dict:
-    n_evaluators, n_pairs = (10, 20) if args.quick else (N_EVALUATORS, N_PAIRS)
+    n_evaluators, n_pairs, n_paced = (10, 20, 5) if args.quick else (N_EVALUATORS, N_PAIRS, PACED_PAIRS)
     server_url = os.environ.get("BENCH_POSTGRES_URL", DEFAULT_PG_URL)
     name = f"eip_bench_load_study_{os.getpid()}"
     try:
@@ -382,67 +446,28 @@ def run(args: argparse.Namespace) -> dict:
         print(f"skipped: cannot create a PostgreSQL database on {server_url}: {error}")
         return {}
     server = None
-    browser_timings.clear()
     static_root = Path(tempfile.mkdtemp(prefix="eip-static-"))
+    results = {}
     try:
         env = production_env(database_url, static_root)
         prepare_site(env)
-        setup = json.loads(run_django(SETUP, env, str(n_pairs)))
+        setup = json.loads(run_django(SETUP, env, str(n_pairs), str(n_paced)))
         server = GunicornServer(env, workers=WORKERS).start()
-        acknowledged: dict = {}
-        errors: list[str] = []
-        barrier = threading.Barrier(n_evaluators)
-        threads = [
-            threading.Thread(target=_evaluate, args=(server.url(""), setup["token"], k, acknowledged, errors, barrier))
-            for k in range(n_evaluators)
-        ]
-        started = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        wall = time.perf_counter() - started
-        check = json.loads(run_django(CHECK, env, str(setup["study"])))
+        print(f"gunicorn, {WORKERS} workers, production settings, PostgreSQL, all on 127.0.0.1")
+        for label, think in (("saturated", (0.0, 0.0)), ("paced", PACED_THINK_S)):
+            phase = _Phase(token=setup[label]["token"], think_s=think)
+            wall = _run_phase(server, phase, n_evaluators)
+            check = json.loads(run_django(CHECK, env, str(setup[label]["study"])))
+            results[label] = _summary(phase, check, n_evaluators, wall)
+            _print(f"{label} (think {think[0]:g}-{think[1]:g} s per pair)", results[label])
     finally:
         if server is not None:
             server.stop()
         drop_postgres_database(server_url, name)
         shutil.rmtree(static_root, ignore_errors=True)
-    stored = {(user, pair): choice for user, pair, choice in check["rows"]}
-    lost = sum(1 for key in acknowledged if key not in stored)
-    wrong = sum(1 for key, choice in acknowledged.items() if stored.get(key, choice) != choice)
-    gets = [t for timings in browser_timings for t in timings["get"]]
-    posts = [t for timings in browser_timings for t in timings["post"]]
-    result = {
-        "evaluators": n_evaluators,
-        "pairs": check["pairs"],
-        "expected": n_evaluators * check["pairs"],
-        "stored": len(check["rows"]),
-        "acknowledged": len(acknowledged),
-        "lost": lost,
-        "changed": wrong,
-        "duplicates": check["duplicates"],
-        "errors": errors[:5],
-        "wall_s": round(wall, 1),
-        "get_median_ms": round(1000 * statistics.median(gets), 1) if gets else None,
-        "get_p95_ms": round(1000 * _percentile(gets, 0.95), 1) if gets else None,
-        "post_median_ms": round(1000 * statistics.median(posts), 1) if posts else None,
-        "post_p95_ms": round(1000 * _percentile(posts, 0.95), 1) if posts else None,
-        "requests": len(gets) + len(posts),
-        "throughput_rps": round((len(gets) + len(posts)) / wall, 1),
-    }
-    print(f"{n_evaluators} evaluators x {check['pairs']} pairs through gunicorn ({WORKERS} workers) "
-          f"on PostgreSQL, {wall:.1f} s wall, {result['requests']} timed requests, "
-          f"{result['throughput_rps']} requests/s")
-    print(f"judgments stored {result['stored']} / expected {result['expected']}; lost {lost}, "
-          f"duplicates {check['duplicates']}, changed by a double submit {wrong}; errors {len(errors)}")
-    print(f"judging page GET: median {result['get_median_ms']} ms, p95 {result['get_p95_ms']} ms")
-    print(f"answer POST:      median {result['post_median_ms']} ms, p95 {result['post_p95_ms']} ms")
-    print("(no think time: every evaluator sends its next request at once, so the server is saturated and "
-          "latency is mostly queueing, about evaluators / throughput)")
-    for error in errors[:5]:
-        print(f"  error: {error}")
-    return result
+    print("saturated: no pause between requests, so latency is mostly queueing (about evaluators / throughput); "
+          "paced: evaluators read each pair for a few seconds first (real ones take 10-30 s)")
+    return results
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from annotate.models import (
 from annotate.selectors.studies import study_coverage
 from annotate.services import study_transfer
 from annotate.services.judging import judging_screen, judgment_submit
-from annotate.services.study_transfer import MalformedExport, study_export, study_import
+from annotate.services.study_transfer import MalformedExport, study_import
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
