@@ -32,7 +32,7 @@ from annotate.services.analyses import (
     defaults,
 )
 from annotate.services.report_files import CONTENT_TYPES
-from annotate.views.results import researcher_required
+from annotate.views.access import researcher_required
 
 RUN_STARTED_MESSAGE = "Analysis run {run_id} is queued; this page shows its progress."
 RUN_REUSED_MESSAGE = "Analysis run {run_id} with the same parameters is already {status}; showing it."

@@ -7,18 +7,14 @@ query string (``run``, ``min_votes``, ``tie_rule``, ``n_boot``).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 
 from django import forms
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
 from annotate.models import ScoringRun, Study
-from annotate.selectors.studies import user_is_researcher
+from annotate.views.access import researcher_required
 from annotate.services.alignment import judgment_export_rows, study_alignment_report
 from annotate.services.alignment.tables import report_tables
 from annotate.services.report_files import (
@@ -30,19 +26,6 @@ from annotate.services.report_files import (
     report_json,
 )
 
-
-def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Anonymous -> login page; logged in but neither staff nor researcher -> 403."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not user_is_researcher(user=request.user):
-            raise PermissionDenied("researchers only")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 class ReportParamsForm(forms.Form):

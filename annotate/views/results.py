@@ -2,11 +2,8 @@
 runs, a run's methods, its model leaderboard and its question list."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -24,25 +21,12 @@ from annotate.selectors.results import (
     run_questions,
     runs_active,
 )
-from annotate.selectors.studies import user_is_researcher
+from annotate.views.access import researcher_required
 from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
 
 QUESTIONS_PER_PAGE = 50
 RUN_QUEUED_MESSAGE = "Scoring run {run_id} of {response_set} is queued; this page shows its progress."
 
-
-def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Anonymous -> login page; logged in but neither staff nor researcher -> 403."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not user_is_researcher(user=request.user):
-            raise PermissionDenied("staff and researchers only")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def _run(run_id: int) -> ScoringRun:
