@@ -446,13 +446,13 @@ def run(args: argparse.Namespace) -> dict:
         print(f"skipped: cannot create a PostgreSQL database on {server_url}: {error}")
         return {}
     server = None
-    static_root = Path(tempfile.mkdtemp(prefix="eip-static-"))
+    work = Path(tempfile.mkdtemp(prefix="eip-bench-load-study-"))  # static files and the server log
     results = {}
     try:
-        env = production_env(database_url, static_root)
+        env = production_env(database_url, work / "static")
         prepare_site(env)
         setup = json.loads(run_django(SETUP, env, str(n_pairs), str(n_paced)))
-        server = GunicornServer(env, workers=WORKERS).start()
+        server = GunicornServer(env, workers=WORKERS, log_path=work / "gunicorn.log").start()
         print(f"gunicorn, {WORKERS} workers, production settings, PostgreSQL, all on 127.0.0.1")
         for label, think in (("saturated", (0.0, 0.0)), ("paced", PACED_THINK_S)):
             phase = _Phase(token=setup[label]["token"], think_s=think)
@@ -464,7 +464,7 @@ def run(args: argparse.Namespace) -> dict:
         if server is not None:
             server.stop()
         drop_postgres_database(server_url, name)
-        shutil.rmtree(static_root, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
     print("saturated: no pause between requests, so latency is mostly queueing (about evaluators / throughput); "
           "paced: evaluators read each pair for a few seconds first (real ones take 10-30 s)")
     return results
