@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from annotate.admin.privacy import delete_evaluator_personal_data
 from annotate.models import Assignment, Invitation, Judgment, Pair, Participation, Study, StudyStatus
 from annotate.services.studies import invitation_revoke, study_set_status
 
@@ -71,6 +72,7 @@ class ParticipationAdmin(admin.ModelAdmin):
     list_filter = ("study", "field_of_study", "education_level")
     search_fields = ("user__username", "study__name")
     list_select_related = ("user", "study")
+    actions = [delete_evaluator_personal_data]
     readonly_fields = ("study", "user", "invitation", "seed", "onboarded_at", "guidelines_accepted_at", "finished_at", "created_at")
 
 

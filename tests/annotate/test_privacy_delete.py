@@ -149,3 +149,17 @@ def test_the_admin_action_deletes_each_selected_evaluator_once(cast):
         "Deleted the personal data of evaluator-bob2; 2 judgments kept as deleted-evaluator-2.",
     ]
     assert Judgment.objects.filter(pair__study=study).count() == 6
+
+
+def test_the_admin_offers_the_action_on_participations_and_registers_tokens_and_analysis_runs(cast):
+    from annotate.models import AnalysisRun, ApiToken
+
+    *_, owner, _ = cast
+    owner.is_superuser = True
+    owner.save()
+    client = Client()
+    client.force_login(owner)
+    page = client.get(reverse("admin:annotate_participation_changelist"))
+    assert page.status_code == 200
+    assert b"delete_evaluator_personal_data" in page.content
+    assert admin.site.is_registered(ApiToken) and admin.site.is_registered(AnalysisRun)

@@ -1,0 +1,26 @@
+"""Admin for the paper's analysis runs: read-only; runs start from the analyses pages."""
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from annotate.models import AnalysisRun
+
+
+@admin.register(AnalysisRun)
+class AnalysisRunAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "response_set", "status", "progress", "created_by", "created_at", "duration_s")
+    list_filter = ("kind", "status")
+    list_select_related = ("response_set", "created_by")
+    search_fields = ("kind", "response_set__name")
+    exclude = ("result",)
+    readonly_fields = (
+        "kind", "response_set", "params", "params_key", "status", "progress", "message",
+        "error", "created_by", "created_at", "started_at", "finished_at", "duration_s",
+    )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
