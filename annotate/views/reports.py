@@ -15,7 +15,8 @@ from django.urls import reverse
 
 from annotate.models import ScoringRun, Study
 from annotate.views.access import researcher_required
-from annotate.services.alignment import judgment_export_rows, study_alignment_report
+from annotate.services.alignment import judgment_export_rows
+from annotate.services.alignment.cache import study_alignment_report_cached
 from annotate.services.alignment.tables import report_tables
 from annotate.services.report_files import (
     CONTENT_TYPES,
@@ -42,7 +43,7 @@ def _report(request: HttpRequest, study: Study) -> dict | HttpResponse:
     data = form.cleaned_data
     run = None if data["run"] is None else get_object_or_404(ScoringRun, pk=data["run"])
     try:
-        return study_alignment_report(
+        return study_alignment_report_cached(
             study=study, run=run, min_votes=data["min_votes"] or 1, tie_rule=data["tie_rule"] or "evaluator_weight",
             n_boot=data["n_boot"] or 2000,
         )

@@ -1,0 +1,55 @@
+"""The report page's cache: repeated requests reuse one computation, and any
+new judgment, evaluator or parameter gives a fresh report."""
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+
+import annotate.services.alignment.cache as report_cache
+from annotate.models import Participation
+from annotate.services.judging import judging_screen, judgment_submit
+from tests.annotate.factories import make_catalog, make_evaluator, make_study
+
+pytestmark = pytest.mark.django_db
+
+
+def judge(participation: Participation, choices: list[str]) -> None:
+    for choice in choices:
+        screen = judging_screen(participation=participation)
+        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                        choice=choice)
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    cache.clear()
+    calls = []
+    real = report_cache.study_alignment_report
+
+    def counting(**kwargs):
+        calls.append(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(report_cache, "study_alignment_report", counting)
+    return calls
+
+
+def test_the_same_report_is_computed_once_and_new_judgments_refresh_it(counted):
+    study = make_study(make_catalog(per_subject=4), n_pairs=4, name="Cached")
+    ada = make_evaluator(study, "evaluator-ada1")
+    judge(ada, ["left", "right"])
+
+    first = report_cache.study_alignment_report_cached(study=study, n_boot=50)
+    second = report_cache.study_alignment_report_cached(study=study, n_boot=50)
+    assert len(counted) == 1 and first == second
+
+    report_cache.study_alignment_report_cached(study=study, n_boot=60)  # another parameter
+    assert len(counted) == 2
+
+    judge(ada, ["left"])  # a new judgment changes the fingerprint
+    third = report_cache.study_alignment_report_cached(study=study, n_boot=50)
+    assert len(counted) == 3 and third != first
+
+    make_evaluator(study, "evaluator-bob2")  # a new evaluator too
+    report_cache.study_alignment_report_cached(study=study, n_boot=50)
+    assert len(counted) == 4
