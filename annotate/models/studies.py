@@ -12,6 +12,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Greatest, Least
 
 from annotate.models.catalog import Dataset, Question, Subject
 from annotate.models.scoring import ScoringRun
@@ -89,8 +90,11 @@ class Study(models.Model):
 
 
 class Pair(models.Model):
-    """Two questions of one subject; ``question_a`` has the smaller id, so an
-    unordered pair is stored once."""
+    """Two questions of one subject. An unordered pair is stored once per study
+    (a unique constraint on the smaller and larger id); which question is
+    ``question_a`` is drawn at random when the study is created (the paper's
+    "randomly ordered question pairs"), so statistics over "a harder / b
+    harder" labels, such as Cohen's kappa, are not skewed by id order."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="pairs")
     position = models.PositiveIntegerField(help_text="Order in which the sampler returned it")
@@ -103,9 +107,12 @@ class Pair(models.Model):
     class Meta:
         ordering = ["study_id", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "question_a", "question_b"], name="pair_unique_per_study"),
+            models.UniqueConstraint(
+                "study", Least("question_a", "question_b"), Greatest("question_a", "question_b"),
+                name="pair_unique_unordered_per_study",
+            ),
             models.UniqueConstraint(fields=["study", "position"], name="pair_position_unique_per_study"),
-            models.CheckConstraint(condition=Q(question_a__lt=F("question_b")), name="pair_ordered_ids"),
+            models.CheckConstraint(condition=~Q(question_a=F("question_b")), name="pair_two_questions"),
         ]
 
     def __str__(self) -> str:

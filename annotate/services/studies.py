@@ -34,6 +34,9 @@ from annotate.models.studies import DEFAULT_GUIDELINES
 from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP
 from scoring.pair_sampling import sample_pairs
 
+#: Second element of the seed sequence that draws each pair's order.
+ORIENTATION_STREAM = 1
+
 ERR_NAME_EMPTY = "name must not be empty"
 ERR_NAME_TAKEN = "a study named {name!r} already exists"
 ERR_RUN_NOT_DONE = "scoring run {run_id} is {status!r}; pairs come only from a finished ('done') run"
@@ -126,7 +129,8 @@ def study_create(
     Returns
     -------
     Study
-        With ``n_pairs`` Pair rows, ``question_a`` the smaller question id.
+        With ``n_pairs`` Pair rows; each pair's order (which question is
+        ``question_a``) is a fair coin from the study's seed.
 
     Raises
     ------
@@ -204,6 +208,11 @@ def study_create(
     used = subjects if subjects is not None else Subject.objects.filter(pk__in=present)
     study.subjects.set(used)
     labels = sample.stratum if sample.stratum is not None else sample.n_disagree
+    # Randomly ordered pairs: which question is "a" comes from a stream of its
+    # own (seeded by the study's seed), so the sampled set does not change.
+    oriented = sample.pairs.copy()
+    flip = np.random.default_rng([seed, ORIENTATION_STREAM]).random(len(oriented)) < 0.5
+    oriented[flip] = oriented[flip][:, ::-1]
     Pair.objects.bulk_create(
         Pair(
             study=study,
@@ -212,7 +221,7 @@ def study_create(
             question_b_id=int(b),
             stratum=None if labels is None else int(labels[k]),
         )
-        for k, (a, b) in enumerate(sample.pairs.tolist())
+        for k, (a, b) in enumerate(oriented.tolist())
     )
     return study
 

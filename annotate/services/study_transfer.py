@@ -535,8 +535,8 @@ def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -
     study.subjects.set([subjects[n] for n in exported["subjects"]])
     pairs = {}
     for position, (q1, q2, stratum) in sorted(plan.pairs.items()):
-        a, b = (q1, q2) if q1.pk < q2.pk else (q2, q1)  # question_a has the smaller id here too
-        pairs[position] = Pair(study=study, position=position, question_a=a, question_b=b, stratum=stratum)
+        # Keep the exported order: which question is "a" was drawn when the study was made.
+        pairs[position] = Pair(study=study, position=position, question_a=q1, question_b=q2, stratum=stratum)
     Pair.objects.bulk_create(pairs.values())
     return study, pairs
 

@@ -387,7 +387,7 @@ def test_the_database_refuses_a_second_judgment_and_inconsistent_rows(study, ada
     for choice, harder in (("left", other_id), ("right", left_id), ("right", None), ("skip", left_id)):
         with pytest.raises(IntegrityError), transaction.atomic():  # harder must follow the choice
             Judgment.objects.create(choice=choice, harder_question_id=harder, **base)
-    with pytest.raises(IntegrityError), transaction.atomic():  # unordered pairs stored smaller id first
+    with pytest.raises(IntegrityError), transaction.atomic():  # an unordered pair is stored once, in either order
         Pair.objects.create(study=study, position=99, question_a_id=pair.question_b_id,
                             question_b_id=pair.question_a_id)
     assert Judgment.objects.count() == 1

@@ -1,7 +1,7 @@
 """Database reads for the alignment report.
 
 Turns a study into plain numbers once, so the statistics below never touch the
-ORM: the study's pairs (canonical order ``question_a`` < ``question_b``), every
+ORM: the study's pairs (in their stored order ``question_a``, ``question_b``), every
 judgment as a canonical verdict, the evaluators, and each method's difficulty
 for the pair questions from one scoring run.
 """
@@ -51,7 +51,7 @@ def verdict_from_display(*, choice: str, left_question_id: int, question_a_id: i
     left_question_id : int
         The question displayed on the left.
     question_a_id, question_b_id : int
-        The pair's canonical questions (``question_a_id < question_b_id``).
+        The pair's questions in their stored order.
 
     Returns
     -------
