@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, ResponseSetStatus, RunStatus
@@ -31,6 +32,7 @@ from annotate.services.analyses import (
     check_params,
     defaults,
 )
+from annotate.services.analyses.params import check_groups, distinct_groups
 from annotate.services.report_files import CONTENT_TYPES
 from annotate.views.access import researcher_required
 
@@ -76,6 +78,7 @@ def analysis_form_class(kind: str) -> type[forms.Form]:
         if not self.errors:
             try:
                 data["params"] = check_params(kind, {k: data[k] for k in params})
+                check_groups(kind, response_set=data.get("response_set"), params=data["params"])
             except ValueError as exc:
                 raise forms.ValidationError(str(exc)) from exc
         return data
@@ -85,10 +88,17 @@ def analysis_form_class(kind: str) -> type[forms.Form]:
 
 
 def _initial(kind: str) -> dict:
+    """The defaults, on the newest response set that has a finished scoring run
+    (else the newest loaded one); grouped by subject when a grouping analysis
+    would find a single dataset."""
     initial = defaults(kind)
     if kind in NEEDS_RESPONSE_SET:
-        newest = ResponseSet.objects.filter(status=ResponseSetStatus.LOADED).order_by("-created_at").first()
+        loaded = ResponseSet.objects.filter(status=ResponseSetStatus.LOADED).order_by("-created_at")
+        newest = loaded.filter(scoring_runs__status=RunStatus.DONE).first() or loaded.first()
         initial["response_set"] = newest
+        if newest is not None and initial.get("group_by") == "dataset" \
+                and distinct_groups(response_set=newest, group_by="dataset") < 2:
+            initial["group_by"] = "subject"
     return initial
 
 
@@ -102,7 +112,7 @@ def _chosen(kind: str, form: forms.Form) -> tuple[ResponseSet | None, dict] | No
     response_set = form.initial.get("response_set")
     if kind in NEEDS_RESPONSE_SET and response_set is None:
         return None
-    return response_set, defaults(kind)
+    return response_set, check_params(kind, {k: form.initial[k] for k in defaults(kind)})
 
 
 # --- result context -------------------------------------------------------------------------
@@ -148,6 +158,9 @@ def analysis_kind(request: HttpRequest, kind: str) -> HttpResponse:
     form_class = analysis_form_class(kind.value)
     if request.method == "POST":
         form = form_class(request.POST)
+        if form.is_valid() and request.POST.get("action") == "show":
+            query = {name: request.POST[name] for name in form.fields if name in request.POST}
+            return redirect(f"{request.path}?{urlencode(query)}")
         if form.is_valid():
             run, created = analysis_run_start(kind=kind.value, response_set=form.cleaned_data.get("response_set"),
                                               params=form.cleaned_data["params"], user=request.user)
@@ -156,12 +169,11 @@ def analysis_kind(request: HttpRequest, kind: str) -> HttpResponse:
             return redirect("analysis_run", analysis_id=run.pk)
     else:
         form = form_class(request.GET or None, initial=_initial(kind.value))
-    stored, values, chosen = None, None, _chosen(kind.value, form)
+    stored, chosen = None, _chosen(kind.value, form)
     if chosen is not None:
         response_set, params = chosen
         stored = analysis_run_latest(kind=kind.value, response_set=response_set, params=params)
-        values = {**({"response_set": response_set.pk} if response_set is not None else {}), **params}
-    context = {"kind": kind, "form": form, "stored": stored, "run_values": values, **_result_context(stored),
+    context = {"kind": kind, "form": form, "stored": stored, "shown": chosen is not None, **_result_context(stored),
                "runs": AnalysisRun.objects.filter(kind=kind.value).select_related("response_set")[:20]}
     status = 400 if form.is_bound and not form.is_valid() else 200
     return render(request, "annotate/analyses/kind.html", context, status=status)

@@ -186,3 +186,69 @@ def test_downloads_parse_back_and_need_a_finished_run(rs, cast):
     queued = service.analysis_run_create(kind="profiles", response_set=rs)
     for name in ("analysis_run_json", "analysis_run_csv"):
         assert client.get(reverse(name, kwargs={"analysis_id": queued.pk})).status_code == 404
+
+
+# --- the parameter form: one form, the values on screen (tester's report) -----------------------
+
+
+def _params_form(body: str) -> str:
+    start = body.index('id="params-form"')
+    return body[start:body.index("</form>", start)]
+
+
+def test_it_puts_both_buttons_in_the_form_that_holds_the_visible_fields(rs, cast):
+    body = client_for(cast["rita"]).get(reverse("analysis_kind", kwargs={"kind": "rank_changes"})).content.decode()
+    form = _params_form(body)
+    assert 'name="alpha"' in form and 'name="response_set"' in form
+    assert 'value="run"' in form and 'value="show"' in form
+    assert 'type="hidden" name="alpha"' not in body  # no stale copy of other values
+
+
+def test_it_runs_with_exactly_the_values_posted_after_showing_other_ones(rs, cast):
+    other = load_matrix(R, name="other", datasets=["x"] * 4 + ["y"] * 4)
+    url = reverse("analysis_kind", kwargs={"kind": "profiles"})
+    client = client_for(cast["rita"])
+    client.get(url, {"response_set": rs.pk, "alpha": "0.85", "group_by": "dataset", "bins": "20"})  # shown
+    with override_settings(TASKS=DATABASE):
+        response = client.post(url, {"response_set": other.pk, "alpha": "0.6", "group_by": "subject", "bins": "7",
+                                     "action": "run"})
+    run = AnalysisRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("analysis_run",
+                                                                           kwargs={"analysis_id": run.pk})
+    assert run.response_set == other
+    assert run.params == {"alpha": 0.6, "bins": 7, "group_by": "subject"}
+
+
+def test_it_shows_the_stored_result_for_the_posted_values_without_starting_a_run(rs, cast):
+    url = reverse("analysis_kind", kwargs={"kind": "rank_changes"})
+    response = client_for(cast["rita"]).post(url, {"response_set": rs.pk, "alpha": "0.5", "action": "show"})
+    assert response.status_code == 302
+    assert response["Location"] == f"{url}?response_set={rs.pk}&alpha=0.5"
+    assert not AnalysisRun.objects.exists()
+
+
+def test_it_preselects_the_newest_scored_response_set_not_the_newest_upload(rs, cast):
+    from annotate.models import ScoringRun
+
+    ScoringRun.objects.create(response_set=rs, status=RunStatus.DONE)
+    newer = load_matrix(R, name="newer-unscored", datasets=["x"] * 8)
+    assert newer.created_at >= rs.created_at
+    response = client_for(cast["rita"]).get(reverse("analysis_kind", kwargs={"kind": "rank_changes"}))
+    assert response.context["form"].initial["response_set"] == rs
+
+
+def test_it_refuses_dataset_robustness_on_one_dataset_and_suggests_subjects(cast):
+    one = load_matrix(R, name="one", datasets=["x"] * 8, subjects=["s", "t"] * 4)
+    url = reverse("analysis_kind", kwargs={"kind": "dataset_robustness"})
+    with override_settings(TASKS=DATABASE):
+        response = client_for(cast["rita"]).post(url, {"response_set": one.pk, "alpha": "0.85",
+                                                       "group_by": "dataset", "action": "run"})
+    assert response.status_code == 400
+    assert "needs at least 2 datasets; response set one" in response.content.decode()
+    assert "Group by subject instead." in response.content.decode()
+    assert not AnalysisRun.objects.exists()
+    page = client_for(cast["rita"]).get(url)  # one dataset: the form starts on subjects
+    assert page.context["form"].initial["group_by"] == "subject"
+    with override_settings(TASKS=DATABASE):
+        ok = client_for(cast["rita"]).post(url, {"response_set": one.pk, "alpha": "0.85", "group_by": "subject"})
+    assert ok.status_code == 302 and AnalysisRun.objects.get().params["group_by"] == "subject"

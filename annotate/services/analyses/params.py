@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from annotate.models import AnalysisKind
+from annotate.models import AnalysisKind, Question
 from annotate.services.analyses._data import GROUP_BY_PATTERN
 
 #: Synthetic sizes ``(n_questions, n_models)`` for the scaling analysis.
@@ -145,3 +145,39 @@ def params_key(kind: str, response_set_id: int | None, params: Mapping) -> str:
     """SHA-256 (hex) of the kind, the response set id and the checked params."""
     text = json.dumps({"kind": kind, "response_set": response_set_id, "params": params}, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: Analyses that compare groups of questions and need at least two of them.
+NEEDS_TWO_GROUPS = frozenset({AnalysisKind.DATASET_ROBUSTNESS})
+ERR_ONE_GROUP = ("the {kind} analysis needs at least 2 {group}s; response set {response_set} has {n}. "
+                 "Group by subject instead.")
+
+
+def check_groups(kind: str, *, response_set, params: Mapping) -> None:
+    """Refuse, before a run starts, an analysis that compares groups of
+    questions when ``response_set`` holds fewer than two of them.
+
+    Only "dataset" and "subject" groupings are counted here (a metadata
+    grouping is checked by the run itself).
+
+    Raises
+    ------
+    ValueError
+        ``ERR_ONE_GROUP`` when ``kind`` needs two groups and there is one.
+    """
+    group_by = params.get("group_by")
+    if check_kind(kind) not in NEEDS_TWO_GROUPS or response_set is None or group_by not in ("dataset", "subject"):
+        return
+    n = distinct_groups(response_set=response_set, group_by=group_by)
+    if n < 2:
+        raise ValueError(ERR_ONE_GROUP.format(kind=AnalysisKind(kind).label, group=group_by,
+                                              response_set=response_set, n=n))
+
+
+def distinct_groups(*, response_set, group_by: str) -> int:
+    """How many distinct datasets (``group_by="dataset"``) or subjects
+    (``"subject"``, questions without one count as one group) the questions
+    answered in ``response_set`` fall in."""
+    field = {"dataset": "dataset_id", "subject": "subject_id"}[group_by]
+    return (Question.objects.filter(responses__response_set=response_set)
+            .values_list(field, flat=True).distinct().order_by().count())
