@@ -16,7 +16,6 @@ Run with ``-s`` to print the headline figures.
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import numpy as np
