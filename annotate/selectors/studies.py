@@ -47,6 +47,20 @@ def user_is_evaluator(*, user: AbstractBaseUser | AnonymousUser) -> bool:
     return EVALUATOR_GROUP in names and RESEARCHER_GROUP not in names
 
 
+def user_role(*, user: AbstractBaseUser | AnonymousUser) -> str | None:
+    """The visitor's role for navigation: "admin" (staff), "researcher",
+    "evaluator", or None (anonymous, or in no group)."""
+    if not user.is_authenticated:
+        return None
+    if user.is_staff:
+        return "admin"
+    if user_is_researcher(user=user):
+        return "researcher"
+    if user_is_evaluator(user=user):
+        return "evaluator"
+    return None
+
+
 # --- invitations and participations ---------------------------------------------
 
 
@@ -201,6 +215,8 @@ class PairRow:
     subject: str
     question_a_id: int
     question_b_id: int
+    question_a_external_id: str  # the dataset's own id, as in reports and exports
+    question_b_external_id: str
     votes: int
     skips: int
     on_screen: int  # assigned, not yet decided
@@ -263,7 +279,8 @@ def study_coverage(*, study: Study) -> StudyCoverage:
         for p in participations
     )
     pair_rows = []
-    for pair in Pair.objects.filter(study=study).select_related("question_a__subject").order_by("position"):
+    pairs = Pair.objects.filter(study=study).select_related("question_a__subject", "question_b").order_by("position")
+    for pair in pairs:
         marks = tuple(cell.get((pair.pk, p.pk), "") for p in participations)
         pair_rows.append(
             PairRow(
@@ -272,6 +289,8 @@ def study_coverage(*, study: Study) -> StudyCoverage:
                 subject=str(pair.question_a.subject or ""),
                 question_a_id=pair.question_a_id,
                 question_b_id=pair.question_b_id,
+                question_a_external_id=pair.question_a.external_id,
+                question_b_external_id=pair.question_b.external_id,
                 votes=sum(m in ("L", "R") for m in marks),
                 skips=marks.count("S"),
                 on_screen=marks.count("…"),

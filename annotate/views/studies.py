@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms_judging import InvitationForm, StudyStatusForm
 from annotate.models import Invitation, Study
-from annotate.selectors.studies import participations_of, studies_for_staff, study_coverage
+from annotate.selectors.studies import participations_of, studies_for_staff, study_coverage, user_is_researcher
 from annotate.services.studies import invitation_create, invitation_revoke, study_set_status
 
 
@@ -31,11 +31,13 @@ def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
 
 
 def studies(request: HttpRequest) -> HttpResponse:
-    """Staff: every study. Evaluators: their own (straight in when only one)."""
+    """Staff: every study (manage and report). Researchers: every study's
+    report. Evaluators: their own (straight in when only one)."""
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    if request.user.is_staff:
-        return render(request, "annotate/judging/study_list.html", {"studies": studies_for_staff()})
+    if user_is_researcher(user=request.user):
+        return render(request, "annotate/judging/study_list.html",
+                      {"studies": studies_for_staff(), "can_manage": request.user.is_staff})
     mine = participations_of(user=request.user)
     if len(mine) == 1:
         return redirect("study_entry", study_id=mine[0].study_id)
