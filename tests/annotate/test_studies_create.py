@@ -170,9 +170,22 @@ def test_create_study_uses_the_latest_finished_run_and_prints_an_invitation():
     study = Study.objects.get(name="Pilot")
     assert summary == f"study {study.pk} 'Pilot': 5 pairs (uniform, seed 2) from run {catalog.run.pk}"
     invitation = Invitation.objects.get(study=study)
-    assert f"/join/{invitation.token}/" in out.getvalue()
+    assert f"invitation link: http://127.0.0.1:8000/join/{invitation.token}/\n" in out.getvalue()
     assert len(invitation.token) >= 43  # token_urlsafe(32)
     assert_valid_pairs(study)
+
+
+def test_create_study_prints_the_full_invitation_url_under_the_given_base():
+    catalog = make_catalog(per_subject=4)
+    out = StringIO()
+    call_command("create_study", "--name", "Remote", "--datasets", catalog.dataset.name, "--pairs", "3",
+                 "--base-url", "https://eip.example.org/", stdout=out)
+    token = Invitation.objects.get(study__name="Remote").token
+    assert f"invitation link: https://eip.example.org/join/{token}/\n" in out.getvalue()
+    with pytest.raises(CommandError, match=r"--base-url must start with http:// or https://; got 'eip.example.org'"):
+        call_command("create_study", "--name", "Bad", "--datasets", catalog.dataset.name, "--pairs", "3",
+                     "--base-url", "eip.example.org", stdout=StringIO())
+    assert not Study.objects.filter(name="Bad").exists()
 
 
 def test_create_study_explains_user_mistakes():

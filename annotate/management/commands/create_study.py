@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.urls import reverse
 
 from annotate.models import Dataset, PairStrategy, QuestionResult, RunStatus, ScoringRun, Subject
 from annotate.services.studies import invitation_create, study_create
+
+ERR_BASE_URL = "--base-url must start with http:// or https://; got {value!r}"
 
 
 class Command(BaseCommand):
@@ -27,8 +30,13 @@ class Command(BaseCommand):
         parser.add_argument("--include-unkept", action="store_true",
                             help="also pair questions every model solved or failed")
         parser.add_argument("--no-invitation", action="store_true", help="do not create an invitation link")
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000",
+                            help="where the site is served, for the printed invitation link (default %(default)s)")
 
     def handle(self, *args, **options) -> str:
+        base = options["base_url"].rstrip("/")
+        if not base.startswith(("http://", "https://")):
+            raise CommandError(ERR_BASE_URL.format(value=options["base_url"]))
         datasets = self._datasets(options["datasets"])
         subjects = None if options["subjects"] is None else self._subjects(options["subjects"])
         run = self._run(options["run"], datasets)
@@ -48,7 +56,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if not options["no_invitation"]:
             invitation = invitation_create(study=study, note="created by create_study")
-            self.stdout.write(f"invitation link: /join/{invitation.token}/")
+            self.stdout.write(f"invitation link: {base}{reverse('study_join', kwargs={'token': invitation.token})}")
         return f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed}) from run {run.pk}"
 
     def _datasets(self, names: list[str]) -> list[Dataset]:
