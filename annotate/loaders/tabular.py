@@ -51,6 +51,7 @@ subject (Section 3.3).
 """
 from __future__ import annotations
 
+import ast
 import codecs
 import csv
 import io
@@ -81,6 +82,9 @@ FOLDER_RESPONSES = "responses_binary.csv"
 FOLDER_QUESTIONS = "questions.csv"
 FOLDER_MODELS = "models.csv"
 MAX_PROBLEMS = 200
+CSV_FIELD_LIMIT = csv.field_size_limit()  # 131,072 characters unless raised process-wide
+QUOTED_VALUE_LIMIT = 80
+NOTE_NAMES_LIMIT = 50
 
 # Messages (tests match them exactly).
 FILE_NOT_FOUND = "file not found: {path}"
@@ -95,6 +99,19 @@ DUPLICATE_COLUMN = "column {name!r} appears more than once in the header (column
 MALFORMED_ROW = "row has {found} fields but the header has {expected}"
 LONGER_THAN_HEADER = "a data row has more fields than the header"
 CSV_ERROR = "cannot read the file as CSV: {detail}"
+FIELD_TOO_LONG = (
+    "field {position} of the header is {length:,} characters long; a CSV field may hold at most {limit:,} characters"
+)
+HEADER_FIELD_TOO_LONG = "a field of the header is longer than {limit:,} characters, the most a CSV field may hold"
+MORE_PROBLEMS = "... and {count:,} more problems not listed"
+NO_DATASET = (
+    "there is no dataset column (or it is blank on every row) and no default dataset was given; "
+    "pass --dataset (command) or fill the Dataset field (admin)"
+)
+NO_SUBJECT_NOTE = (
+    "{file}: no subject column: questions have no subject, so no study can be made from them until subjects "
+    "are loaded (give --questions with --subject-column, or a questions file and the subject column in the admin)"
+)
 WRONG_FIRST_COLUMN = "expected the first column to be {expected!r}, followed by one column per model; found {found}"
 NO_MODEL_COLUMNS = "expected one column per model after {expected!r}; found only {found}"
 MISSING_COLUMNS = "missing column(s) {missing}; expected {expected}; found {found}"
@@ -141,7 +158,7 @@ class _Problems:
 
     def add(self, file: str, message: str, row: int | None = None, column: str | None = None) -> None:
         if len(self.items) < MAX_PROBLEMS:
-            self.items.append(Problem(file=file, message=message, row=row, column=column))
+            self.items.append(Problem(file=file, message=shorten_quoted(message), row=row, column=column))
         else:
             self.dropped += 1
 
@@ -149,8 +166,48 @@ class _Problems:
         if self.items:
             items = list(self.items)
             if self.dropped:
-                items.append(Problem(file=items[-1].file, message=f"... and {self.dropped} more problems not listed"))
+                items.append(Problem(file=items[-1].file, message=MORE_PROBLEMS.format(count=self.dropped)))
             raise LoadError(items)
+
+
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
+
+
+def shorten_quoted(message: str, limit: int = QUOTED_VALUE_LIMIT) -> str:
+    """``message`` with every quoted value longer than ``limit`` characters cut short.
+
+    Messages quote the offending value with ``{value!r}``; a 300,000-character
+    cell would otherwise be repeated whole. A Python string literal in the
+    message whose value is longer than ``limit`` becomes its first ``limit``
+    characters, an ellipsis and the full length: ``'qqqq…' (300,000
+    characters)``. Anything that is not a string literal is left alone.
+
+    Parameters
+    ----------
+    message : str
+    limit : int, default QUOTED_VALUE_LIMIT (80)
+        Longest value kept whole, in characters.
+
+    Returns
+    -------
+    str
+    """
+    if len(message) <= limit + 2:
+        return message
+
+    def cut(match: re.Match) -> str:
+        literal = match.group(0)
+        if len(literal) <= limit + 2:
+            return literal
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            return literal
+        if not isinstance(value, str) or len(value) <= limit:
+            return literal
+        return f"{value[:limit] + '…'!r} ({len(value):,} characters)"
+
+    return _QUOTED.sub(cut, message)
 
 
 @dataclass(frozen=True)
@@ -171,6 +228,18 @@ def _fmt_names(names: Sequence[str], limit: int = 12) -> str:
     if len(names) > limit:
         shown += f", ... ({len(names)} columns)"
     return shown or "nothing"
+
+
+def _fmt_list(items: Sequence[str], limit: int = NOTE_NAMES_LIMIT, sep: str = ", ") -> str:
+    """The first ``limit`` items joined, then "and N more" (N exact), each item shortened."""
+    shown = sep.join(_short(str(i)) for i in items[:limit])
+    if len(items) > limit:
+        shown += f" and {len(items) - limit:,} more"
+    return shown
+
+
+def _short(text: str, limit: int = QUOTED_VALUE_LIMIT) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 def _decode(path: Path, problems: _Problems) -> str | None:
@@ -215,7 +284,19 @@ def _read_csv(path: Path, problems: _Problems) -> _Table | None:
         return None
     else:
         sep = ","
-    header = [name.strip() for name in next(csv.reader(io.StringIO(text), delimiter=sep))]
+    try:
+        header = [name.strip() for name in next(csv.reader(io.StringIO(text), delimiter=sep))]
+    except csv.Error as exc:
+        if "field limit" in str(exc):
+            long = [(i, len(p)) for i, p in enumerate(first_line.split(sep), start=1) if len(p) > CSV_FIELD_LIMIT]
+            if long:
+                message = FIELD_TOO_LONG.format(position=long[0][0], length=long[0][1], limit=CSV_FIELD_LIMIT)
+            else:
+                message = HEADER_FIELD_TOO_LONG.format(limit=CSV_FIELD_LIMIT)
+            problems.add(file, message, row=1)
+        else:
+            problems.add(file, CSV_ERROR.format(detail=str(exc).strip()), row=1)
+        return None
     ok = True
     positions: dict[str, list[int]] = {}
     for position, name in enumerate(header, start=1):
@@ -356,6 +437,17 @@ def _dedupe(
     return frame.loc[~drop].reset_index(drop=True), rows[~drop]
 
 
+def _check_datasets(datasets: pd.Series, rows: np.ndarray, *, file: str, problems: _Problems) -> bool:
+    """One problem per blank dataset, or one for the file when every row is blank."""
+    blank = (datasets == "").to_numpy()
+    if len(blank) and blank.all():
+        problems.add(file, NO_DATASET, column="dataset")
+        return False
+    for position in np.flatnonzero(blank):
+        problems.add(file, BLANK_DATASET, row=int(rows[position]), column="dataset")
+    return not blank.any()
+
+
 def _check_columns(table: _Table, required: list[str], optional: list[str], problems: _Problems) -> bool:
     missing = [c for c in required if c not in table.header]
     if missing:
@@ -376,7 +468,7 @@ def _check_columns(table: _Table, required: list[str], optional: list[str], prob
 def _note_ignored(table: _Table, used: Sequence[str], notes: list[str]) -> None:
     ignored = [c for c in table.header if c not in used]
     if ignored:
-        notes.append(IGNORED_COLUMNS_NOTE.format(file=table.file, columns=", ".join(ignored)))
+        notes.append(IGNORED_COLUMNS_NOTE.format(file=table.file, columns=_fmt_list(ignored)))
 
 
 def _parse_options(text: str) -> list[str] | None:
@@ -456,9 +548,7 @@ def _read_questions(
         frame = frame.assign(dataset=ds)
     else:
         frame = frame.assign(dataset=dataset or "")
-    for position in np.flatnonzero((frame["dataset"] == "").to_numpy()):
-        problems.add(table.file, BLANK_DATASET, row=int(rows[position]), column="dataset")
-        ok = False
+    ok = _check_datasets(frame["dataset"], rows, file=table.file, problems=problems) and ok
     if not ok:
         return None
     compare = [c for c in used if c != id_column and c != "dataset"]
@@ -608,7 +698,7 @@ def _model_rows(
         for column, value in zip(MODEL_COLUMNS, (name, family, parameters, access, metadata)):
             out[column].append(value)
     if labels:
-        notes.append(PARAMETERS_LABEL_NOTE.format(file=file, labels="; ".join(labels)))
+        notes.append(PARAMETERS_LABEL_NOTE.format(file=file, labels=_fmt_list(labels, sep="; ")))
     frame = pd.DataFrame(out, columns=MODEL_COLUMNS)
     frame["parameters_b"] = pd.to_numeric(frame["parameters_b"], errors="coerce").astype(np.float64)
     if rows is not None:
@@ -798,9 +888,7 @@ def _assemble_long(
     ds = frame["dataset"] if "dataset" in frame.columns else pd.Series("", index=frame.index, dtype=object)
     if dataset is not None:
         ds = ds.where(ds != "", dataset)
-    for position in np.flatnonzero((ds == "").to_numpy()):
-        problems.add(file, BLANK_DATASET, row=int(rows[position]), column="dataset")
-        ok = False
+    ok = _check_datasets(ds, rows, file=file, problems=problems) and ok
     _report_credits(problems, file, bad, texts, number, rows, np.full(len(rows), "credit", dtype=object))
     if not ok or bad.any():
         return None
@@ -970,7 +1058,7 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
         return None
     ignored = sorted(seen_keys - set(wanted) - {"credit"})
     if ignored:
-        notes.append(IGNORED_COLUMNS_NOTE.format(file=file, columns=", ".join(ignored)))
+        notes.append(IGNORED_COLUMNS_NOTE.format(file=file, columns=_fmt_list(ignored)))
     frame = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in columns.items()})
     number = np.asarray(credit_numbers, dtype=np.float64)
     bad = np.asarray(credit_bad, dtype=bool)
@@ -1098,6 +1186,8 @@ def _parse(
         id_column=id_column, problems=problems, notes=notes,
     )
     problems.raise_if_any()
+    if len(question_table) and not question_table["subject"].map(lambda v: isinstance(v, str) and v != "").any():
+        notes.append(NO_SUBJECT_NOTE.format(file=(questions_path or responses_path).name))
     return ParsedResponseSet(
         questions=question_table,
         models=model_table,

@@ -27,6 +27,7 @@ Rules
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ from annotate.loaders.base import (
 )
 from annotate.loaders.harness import FORMATS as HARNESS_FORMATS
 from annotate.loaders.model_names import infer_from_model_name
+from annotate.loaders.tabular import shorten_quoted
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -299,7 +301,12 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
     if len(responses) == 0:
         problems.append(Problem(file=label, message=NO_RESPONSES))
     if problems:
-        raise LoadError(problems)
+        raise _load_error(problems)
+
+
+def _load_error(problems: list[Problem]) -> LoadError:
+    """The error for ``problems``, quoted values longer than 80 characters cut short."""
+    return LoadError([dataclasses.replace(p, message=shorten_quoted(p.message)) for p in problems])
 
 
 def _guess_from_names(models: pd.DataFrame) -> pd.DataFrame:
@@ -349,15 +356,15 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
     checksum = checksum_of(parsed)
     existing = response_set_by_checksum(checksum=checksum)
     if existing is not None:
-        raise LoadError([Problem(file=label, message=ALREADY_LOADED.format(existing=str(existing), pk=existing.pk))])
+        raise _load_error([Problem(file=label, message=ALREADY_LOADED.format(existing=str(existing), pk=existing.pk))])
     version, supersedes = 1, None
     if name is not None:
         latest = response_set_latest(name=name)
         if latest is not None and not new_version:
-            raise LoadError([Problem(file=label, message=NAME_EXISTS.format(
+            raise _load_error([Problem(file=label, message=NAME_EXISTS.format(
                 name=name, version=latest.version, next_version=latest.version + 1))])
         if latest is None and new_version:
-            raise LoadError([Problem(file=label, message=NO_EARLIER_VERSION.format(name=name))])
+            raise _load_error([Problem(file=label, message=NO_EARLIER_VERSION.format(name=name))])
         if latest is not None:
             version, supersedes = latest.version + 1, str(latest)
 
@@ -405,7 +412,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
             problems.append(Problem(file=file, row=row, column=field_name, message=MODEL_CONFLICT.format(
                 model=record["name"], field=field_name, stored=_plain(stored_value), given=_plain(given))))
     if problems:
-        raise LoadError(problems)
+        raise _load_error(problems)
 
     subjects_by_question = questions.set_index(["dataset", "external_id"])["subject"]
     first = responses.head(PREVIEW_ROWS)

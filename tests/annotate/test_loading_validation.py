@@ -262,7 +262,8 @@ def test_it_ignores_exact_duplicate_rows_and_reports_them(tmp_path, stored):
 def test_it_ignores_an_exact_duplicate_row_of_a_wide_file(tmp_path, stored):
     path = write(tmp_path, "r.csv", "question_id,m1,m2\nq7,1,0\nq8,0,\nq7,1,0\n")
     parsed = parse_files(responses=path, file_format="wide", dataset="D")
-    assert parsed.notes == [t.EXACT_DUPLICATES_NOTE.format(file="r.csv", count=1, examples="row 4 repeats row 2")]
+    assert parsed.notes == [t.EXACT_DUPLICATES_NOTE.format(file="r.csv", count=1, examples="row 4 repeats row 2"),
+                            t.NO_SUBJECT_NOTE.format(file="r.csv")]
     assert len(parsed.responses) == 3  # q7 x 2 models + q8 x m1
 
 
@@ -401,3 +402,121 @@ def test_it_accepts_an_existing_question_when_the_file_repeats_it_exactly(tmp_pa
     after = counts()
     # one new model (m3), one new response set with one response; q1, D and math reused
     assert after == {**stored, "LanguageModel": 3, "ResponseSet": 2, "Response": 5}
+
+
+# --- oversized and malformed input (tester's report) ------------------------------------
+
+
+def test_it_refuses_a_header_field_longer_than_the_csv_limit_naming_its_position(tmp_path, stored):
+    # Python's csv module holds at most 131,072 characters in one field; column 2 has 200,000.
+    path = write(tmp_path, "r.csv", "question_id," + "m" * 200_000 + "\nq1,1\n")
+    problems = refused(stored, responses=path, file_format="wide", dataset="D")
+    assert problems == [Problem(
+        "r.csv", "field 2 of the header is 200,000 characters long; a CSV field may hold at most 131,072 characters",
+        row=1,
+    )]
+
+
+def test_it_refuses_a_quoted_header_field_longer_than_the_csv_limit(tmp_path, stored):
+    # The quoted field spans a line break, so it cannot be located on the first line.
+    path = write(tmp_path, "r.csv", 'question_id,"m\n' + "m" * 200_000 + '"\nq1,1\n')
+    problems = refused(stored, responses=path, file_format="wide", dataset="D")
+    assert problems == [Problem(
+        "r.csv", "a field of the header is longer than 131,072 characters, the most a CSV field may hold", row=1,
+    )]
+
+
+def test_it_turns_any_other_csv_error_in_the_header_into_a_problem(tmp_path, stored):
+    # A bare carriage return inside an unquoted header field is a csv.Error.
+    path = write(tmp_path, "r.csv", "question_id,m\r1\nq1,1\n")
+    problems = refused(stored, responses=path, file_format="wide", dataset="D")
+    detail = "new-line character seen in unquoted field - do you need to open the file in universal-newline mode?"
+    assert problems == [Problem("r.csv", "cannot read the file as CSV: " + detail, row=1)]
+
+
+def test_it_cuts_a_long_quoted_value_in_a_parser_message_to_80_characters(tmp_path, stored):
+    text = "q" * 300_000
+    path = write(tmp_path, "r.csv", f"dataset,question_id,model,credit,question\nD,1,m1,1,{text}\nD,1,m2,0,x\n")
+    problems = refused(stored, responses=path, file_format="long")
+    shown = "'" + "q" * 80 + "…' (300,000 characters)"
+    assert problems == [Problem(
+        "r.csv", f"question '1' has question {shown} in row 2 and 'x' in row 3", row=3, column="question",
+    )]
+
+
+def test_it_cuts_a_long_quoted_value_in_a_service_message_to_80_characters(tmp_path, stored):
+    responses = write(tmp_path, "r.csv", "question_id,m1\nq2,1\n")
+    questions = write(tmp_path, "q.csv", "question_id,question\nq2," + "z" * 300 + "\n")
+    problems = refused(stored, responses=responses, questions=questions, file_format="wide", dataset="D")
+    message = ("question 'q2' of dataset 'D' already exists with text 'Is it legal?', but this file gives '"
+               + "z" * 80 + "…' (300 characters); existing questions are never changed by a load")
+    assert problems == [Problem("q.csv", message, row=2, column="question")]
+
+
+@pytest.mark.parametrize(("message", "expected"), [
+    ("short 'abc' stays", "short 'abc' stays"),
+    ("exactly 80 " + repr("a" * 80), "exactly 80 " + repr("a" * 80)),
+    ("81 " + repr("a" * 81) + " end", "81 '" + "a" * 80 + "…' (81 characters) end"),
+    # repr switches to double quotes around an apostrophe; the value counts 85 characters, not its escapes
+    ("x " + repr("it's" + "b" * 81), "x " + repr("it's" + "b" * 76 + "…") + " (85 characters)"),
+    ("an apostrophe's own 'word' " + "c" * 100, "an apostrophe's own 'word' " + "c" * 100),
+])
+def test_shorten_quoted_cuts_only_long_string_literals(message, expected):
+    assert t.shorten_quoted(message) == expected
+
+
+def test_it_reports_a_missing_dataset_column_once_rather_than_per_row(tmp_path, stored):
+    path = write(tmp_path, "r.csv", "model,question_id,credit\n" + "".join(f"m1,q{i},1\n" for i in range(500)))
+    problems = refused(stored, responses=path, file_format="long")
+    assert problems == [Problem("r.csv", t.NO_DATASET, column="dataset")]
+    assert "pass --dataset" in t.NO_DATASET and "no default dataset was given" in t.NO_DATASET
+
+
+def test_it_reports_a_missing_dataset_key_in_json_lines_once(tmp_path, stored):
+    path = write(tmp_path, "r.jsonl", '{"model": "m1", "question_id": "q1", "credit": 1}\n'
+                                      '{"model": "m1", "question_id": "q2", "credit": 0}\n')
+    problems = refused(stored, responses=path, file_format="jsonl")
+    assert problems == [Problem("r.jsonl", t.NO_DATASET, column="dataset")]
+
+
+def test_it_reports_a_missing_dataset_column_of_a_questions_file_once(tmp_path, stored):
+    responses = write(tmp_path, "r.csv", "model,question_id,credit\nm1,q1,1\nm1,q2,0\n")
+    questions = write(tmp_path, "q.csv", "question_id,subject\nq1,math\nq2,law\n")
+    problems = refused(stored, responses=responses, questions=questions, file_format="long")
+    # neither file has a dataset column: one problem per file, none per row
+    assert problems == [Problem("q.csv", t.NO_DATASET, column="dataset"),
+                        Problem("r.csv", t.NO_DATASET, column="dataset")]
+
+
+def test_the_count_of_problems_not_listed_is_the_true_count(tmp_path, stored):
+    # 250 bad credits: 200 listed (MAX_PROBLEMS), then one line for the other 250 - 200 = 50.
+    path = write(tmp_path, "r.csv", "question_id,m1\n" + "".join(f"q{i},2\n" for i in range(250)))
+    problems = refused(stored, responses=path, file_format="wide", dataset="D")
+    assert len(problems) == 201
+    assert problems[-1] == Problem("r.csv", "... and 50 more problems not listed")
+
+
+def test_it_notes_that_questions_without_a_subject_cannot_make_a_study(tmp_path, stored):
+    path = write(tmp_path, "r.csv", "question_id,m1\nq9,1\n")
+    parsed = parse_files(responses=path, file_format="wide", dataset="D")
+    assert parsed.notes == [(
+        "r.csv: no subject column: questions have no subject, so no study can be made from them until subjects are "
+        "loaded (give --questions with --subject-column, or a questions file and the subject column in the admin)"
+    )]
+
+
+def test_it_does_not_note_missing_subjects_when_the_questions_file_has_them(tmp_path, stored):
+    responses = write(tmp_path, "r.csv", "question_id,m1\nq9,1\n")
+    questions = write(tmp_path, "q.csv", "question_id,subject\nq9,math\n")
+    parsed = parse_files(responses=responses, questions=questions, file_format="wide", dataset="D")
+    assert parsed.notes == []
+
+
+def test_it_lists_at_most_50_ignored_columns_in_a_note_with_the_true_rest(tmp_path, stored):
+    extra = [f"x{i}" for i in range(120)]
+    path = write(tmp_path, "r.csv", "dataset,question_id,model,credit,subject," + ",".join(extra) + "\n"
+                 "D,q9,m1,1,math" + "," * 120 + "\n")
+    parsed = parse_files(responses=path, file_format="long")
+    # 120 ignored columns: x0..x49 shown, 120 - 50 = 70 more
+    assert parsed.notes == [t.IGNORED_COLUMNS_NOTE.format(
+        file="r.csv", columns=", ".join(extra[:50]) + " and 70 more")]
