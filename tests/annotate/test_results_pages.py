@@ -182,6 +182,24 @@ def test_the_leaderboard_ranks_by_eip_beside_accuracy(cast):
     assert "open-weight" in cells["alpha-7b"]
 
 
+def test_the_leaderboard_explains_ties_and_labels_mirt_as_a_norm(cast):
+    """EIP 0.4, 0.4, 0.2: competition ranking gives 1, 1, 3 (ties share the
+    best rank, the next is skipped), tied models listed by name."""
+    rs = ResponseSet.objects.create(name="ties", file_name="t.csv", checksum="t" * 64, file_format="wide")
+    run = ScoringRun.objects.create(response_set=rs, status=RunStatus.DONE, progress=1.0)
+    for name, eip_value in (("zeta-1b", 0.4), ("eta-2b", 0.4), ("theta-3b", 0.2)):
+        model = LanguageModel.objects.create(name=name)
+        ModelResult.objects.create(run=run, model=model, n_observed=10, eip=eip_value, eip_scaled=100 * eip_value,
+                                   accuracy=0.5, irt_mirt=100.0 if name == "theta-3b" else 0.0)
+    html = client_for(cast[1]).get(reverse("run_models", kwargs={"run_id": run.pk})).content.decode()
+    rows = re.findall(r"<tr><td class=\"num\">(\d)</td><td>([a-z0-9-]+)</td>", html)
+    assert rows == [("1", "eta-2b"), ("1", "zeta-1b"), ("3", "theta-3b")]
+    assert "share the best rank of their group and the next rank is skipped" in html
+    assert "MIRT |θ| 0–100" in html and "MIRT 0–100" not in html
+    assert "It ignores the vector's direction" in html
+    assert "does not order models by skill" in html
+
+
 def test_the_run_page_lists_every_method(scored, cast):
     html = client_for(cast[1]).get(reverse("run_detail", kwargs={"run_id": scored[0].pk})).content.decode()
     for label in ("EIP", "Simple rank", "Accuracy", "Dataset-weighted accuracy", "1PL IRT", "2PL IRT", "MIRT"):

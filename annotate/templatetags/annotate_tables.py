@@ -1,0 +1,33 @@
+"""Cells of an analysis table for a page: ``{% for row in table|display_rows %}``."""
+from __future__ import annotations
+
+import math
+
+from django import template
+
+from annotate.services.analyses.files import Table, fmt
+
+register = template.Library()
+
+
+def is_rank_column(name: str) -> bool:
+    """A column of ranks or rank changes ("EIP rank", "rank change ..."), not a
+    mean of them ("mean |rank change|")."""
+    lowered = name.lower()
+    return "rank" in lowered and "mean" not in lowered
+
+
+def rank_text(value) -> str:
+    """A rank as printed: whole numbers without decimals ("2", "-3"); a rank
+    averaged over ties keeps its fraction ("2.5"); anything else as ``fmt``."""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.0f}" if value.is_integer() else f"{value:g}"
+    return fmt(value)
+
+
+@register.filter
+def display_rows(table: Table) -> list[list[str]]:
+    """``table.text_rows()``, except that rank columns print whole ranks
+    without decimals (``fmt`` would print 1.0 as "1.0000")."""
+    ranks = [is_rank_column(name) for name in table.header]
+    return [[rank_text(v) if ranks[i] else fmt(v) for i, v in enumerate(row)] for row in table.rows]
