@@ -33,7 +33,7 @@ from django.urls import path, reverse
 from annotate.forms import ConfirmLoadForm, ResponseUploadForm
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.loaders.harness import parse_harness_logs
-from annotate.loaders.tabular import parse_files
+from annotate.loaders.tabular import parse_files, shorten_quoted
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
 from annotate.services.loading import response_set_load, response_set_preview
 
@@ -44,6 +44,9 @@ FILE_ROLES = ("responses", "questions", "models")
 LOGS_FOLDER = "logs"
 ZIP_MAX_BYTES = 2 * 1024**3
 ZIP_MAX_MEMBERS = 200_000
+PREVIEW_NAMES_LIMIT = 50
+PREVIEW_NAME_CHARS = 80
+MORE_NAMES = "and {count:,} more"
 LOADED_MESSAGE = "Loaded {response_set}: {n_responses:,} responses, {n_questions:,} questions, {n_models} models."
 ZIP_UNREADABLE = "not a readable .zip file: {error}"
 ZIP_UNSAFE_MEMBER = "member {member!r} would be written outside the upload folder; nothing was unpacked"
@@ -175,15 +178,23 @@ class ResponseSetAdmin(admin.ModelAdmin):
             return self._problems(request, error.problems if isinstance(error, LoadError) else [str(error)])
         return render(request, "annotate/admin/response_preview.html", self._context(
             request, preview=preview, options=options, files=upload["files"],
-            scores_read=_scores_read(parsed),
+            scores_read=_scores_read(parsed), new_datasets=_capped(preview.new_dataset_names),
+            new_models=_capped(preview.new_model_names),
             form=ConfirmLoadForm(initial={"token": token}), title="Preview: nothing written yet"))
 
     def _problems(self, request: HttpRequest, problems: list) -> HttpResponse:
+        shown = [shorten_quoted(str(problem)) for problem in problems]
         return render(request, "annotate/admin/response_problems.html",
-                      self._context(request, problems=problems, title="Nothing was loaded"), status=400)
+                      self._context(request, problems=shown, title="Nothing was loaded"), status=400)
 
     def _context(self, request: HttpRequest, **extra) -> dict:
         return {**self.admin_site.each_context(request), "opts": self.model._meta, **extra}
+
+
+def _capped(names: tuple[str, ...], limit: int = PREVIEW_NAMES_LIMIT) -> tuple[list[str], str]:
+    """(the first ``limit`` names, each cut to ``PREVIEW_NAME_CHARS``, and "and N more" or "")."""
+    shown = [n if len(n) <= PREVIEW_NAME_CHARS else n[:PREVIEW_NAME_CHARS] + "…" for n in names[:limit]]
+    return shown, MORE_NAMES.format(count=len(names) - limit) if len(names) > limit else ""
 
 
 def _require_upload_permission(request: HttpRequest) -> None:

@@ -172,6 +172,8 @@ class _Problems:
 
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')
 
+_LENGTH_NOTE = re.compile(r" \([\d,]+ characters\)")
+
 
 def shorten_quoted(message: str, limit: int = QUOTED_VALUE_LIMIT) -> str:
     """``message`` with every quoted value longer than ``limit`` characters cut short.
@@ -180,7 +182,8 @@ def shorten_quoted(message: str, limit: int = QUOTED_VALUE_LIMIT) -> str:
     cell would otherwise be repeated whole. A Python string literal in the
     message whose value is longer than ``limit`` becomes its first ``limit``
     characters, an ellipsis and the full length: ``'qqqq…' (300,000
-    characters)``. Anything that is not a string literal is left alone.
+    characters)``. Anything that is not a string literal is left alone, and so
+    is a value cut already: shortening twice changes nothing.
 
     Parameters
     ----------
@@ -197,8 +200,8 @@ def shorten_quoted(message: str, limit: int = QUOTED_VALUE_LIMIT) -> str:
 
     def cut(match: re.Match) -> str:
         literal = match.group(0)
-        if len(literal) <= limit + 2:
-            return literal
+        if len(literal) <= limit + 2 or _LENGTH_NOTE.match(message, match.end()):
+            return literal  # short, or cut already (so shortening twice changes nothing)
         try:
             value = ast.literal_eval(literal)
         except (ValueError, SyntaxError):

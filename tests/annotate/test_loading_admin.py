@@ -146,3 +146,48 @@ def test_another_session_cannot_confirm_an_upload(client, uploader, django_user_
     client.force_login(other)
     assert client.post(posted["Location"], {"token": token}).status_code == 404
     assert ResponseSet.objects.count() == 0
+
+
+# --- oversized uploads (tester's report) ------------------------------------------------
+
+
+def test_a_header_field_over_the_csv_limit_is_a_problem_page_not_a_server_error(client, uploader, upload_root):
+    before = counts()
+    posted = upload(client, responses=b"question_id," + b"m" * 200_000 + b"\nq1,1\n")
+    page = client.get(posted["Location"])
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert ("scores.csv, row 1: field 2 of the header is 200,000 characters long; a CSV field may hold at most "
+            "131,072 characters") in html
+    assert counts() == before
+    assert list(upload_root.iterdir()) == []
+
+
+def test_the_problem_page_cuts_a_long_quoted_value(client, uploader):
+    text = b"q" * 300_000
+    responses = b"dataset,question_id,model,credit,question\nD,1,m1,1," + text + b"\nD,1,m2,0,x\n"
+    page = client.get(upload(client, responses=responses, file_format="long", questions="",
+                             subject_column="")["Location"])
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert "&#x27;" + "q" * 80 + "…&#x27; (300,000 characters)" in html
+    assert "q" * 81 not in html
+    assert len(page.content) < 10_000
+
+
+def test_the_preview_lists_50_new_models_and_counts_the_rest_exactly(client, uploader):
+    names = [f"model-{i:03d}" for i in range(120)]
+    responses = ("question_id," + ",".join(names) + "\n" + "q1" + ",1" * 120 + "\n").encode()
+    page = client.get(upload(client, responses=responses, questions="", subject_column="")["Location"])
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert page.context["preview"].models_new == 120
+    # model-000 .. model-049 shown, 120 - 50 = 70 more
+    assert '<p id="preview-new-models">New models: ' + ", ".join(names[:50]) + " and 70 more</p>" in html
+    assert "model-050" not in html.split('id="preview-rows"')[0]
+
+
+def test_the_preview_notes_that_questions_without_subjects_cannot_make_a_study(client, uploader):
+    page = client.get(upload(client, questions="", subject_column="")["Location"])
+    assert page.status_code == 200
+    assert "scores.csv: no subject column: questions have no subject, so no study can be made" in page.content.decode()

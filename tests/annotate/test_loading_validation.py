@@ -463,6 +463,7 @@ def test_it_cuts_a_long_quoted_value_in_a_service_message_to_80_characters(tmp_p
 ])
 def test_shorten_quoted_cuts_only_long_string_literals(message, expected):
     assert t.shorten_quoted(message) == expected
+    assert t.shorten_quoted(expected) == expected  # shortening twice changes nothing
 
 
 def test_it_reports_a_missing_dataset_column_once_rather_than_per_row(tmp_path, stored):
