@@ -190,3 +190,45 @@ def test_it_refuses_options_that_do_not_fit_the_source(args, message):
     with pytest.raises(CommandError) as info:
         run(*args)
     assert str(info.value) == message
+
+
+# --- tester's report ----------------------------------------------------------------------
+
+
+def test_a_header_field_over_the_csv_limit_is_a_command_error_not_a_traceback(tmp_path):
+    responses = write(tmp_path, "long_colname.csv", "question_id," + "m" * 200_000 + "\nq1,1\n")
+    before = counts()
+    with pytest.raises(CommandError) as info:
+        run("--responses", str(responses), "--dataset", "T", "--dry-run")
+    assert str(info.value) == (
+        "Nothing was loaded:\n  - long_colname.csv, row 1: field 2 of the header is 200,000 characters long; "
+        "a CSV field may hold at most 131,072 characters"
+    )
+    assert counts() == before
+
+
+def test_a_long_file_without_dataset_gives_one_problem_saying_to_pass_dataset(tmp_path):
+    rows = "".join(f"m{i % 3},q{i},1\n" for i in range(600))
+    responses = write(tmp_path, "big.csv", "model,question_id,credit\n" + rows)
+    with pytest.raises(CommandError) as info:
+        run("--responses", str(responses))
+    assert str(info.value) == f"Nothing was loaded:\n  - big.csv, column 'dataset': {t.NO_DATASET}"
+
+
+def test_the_command_notes_that_questions_without_subjects_cannot_make_a_study(tmp_path):
+    responses = write(tmp_path, "wide.csv", "question_id,m1\nq1,1\n")
+    err = StringIO()
+    call_command("load_responses", "--responses", str(responses), "--dataset", "D", "--dry-run",
+                 stdout=StringIO(), stderr=err)
+    assert f"note: {t.NO_SUBJECT_NOTE.format(file='wide.csv')}" in err.getvalue()
+
+
+@pytest.mark.xfail(strict=True, reason="needs load_responses.problems_text to add the parser's '... and N more "
+                                       "problems not listed' count (not this helper's file; see the fix-1 report)")
+def test_the_count_of_problems_not_shown_is_the_true_count(tmp_path):
+    # 250 bad credits: the parser lists 200 and counts 50 more; the command shows 20, so 230 are not shown
+    rows = "".join(f"q{i},bad\n" for i in range(250))
+    responses = write(tmp_path, "scores.csv", "question_id,m1\n" + rows)
+    with pytest.raises(CommandError) as info:
+        run("--responses", str(responses), "--format", "wide", "--dataset", "D")
+    assert str(info.value).splitlines()[-1] == "  ... and 230 more"
