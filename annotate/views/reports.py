@@ -8,16 +8,18 @@ query string (``run``, ``min_votes``, ``tie_rule``, ``n_boot``).
 from __future__ import annotations
 
 
+from dataclasses import replace
+
 from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 
-from annotate.models import ScoringRun, Study
+from annotate.models import EducationLevel, FieldOfStudy, ScoringRun, Study
 from annotate.views.access import researcher_required
 from annotate.services.alignment import judgment_export_rows
 from annotate.services.alignment.cache import study_alignment_report_cached
-from annotate.services.alignment.tables import report_tables
+from annotate.services.alignment.tables import Cell, Table, report_tables
 from annotate.services.report_files import (
     CONTENT_TYPES,
     PLOTS,
@@ -27,6 +29,33 @@ from annotate.services.report_files import (
     report_json,
 )
 
+
+#: Evaluator table columns whose cells hold a TextChoices code -> label of each code.
+CODE_LABELS = {"Field": dict(FieldOfStudy.choices), "Education": dict(EducationLevel.choices)}
+
+
+def merged_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
+    """Each distinct note once: notes "<label>: <text>" that share their text
+    become one "<label>, <label>: <text>" (first-seen order); exact repeats go."""
+    merged: dict[str, list[str]] = {}
+    for note in notes:
+        label, sep, rest = note.partition(": ")
+        key, who = (rest, label) if sep and label and len(label) <= 40 else (note, "")
+        labels = merged.setdefault(key, [])
+        if who and who not in labels:
+            labels.append(who)
+    return tuple(f"{', '.join(labels)}: {key}" if labels else key for key, labels in merged.items())
+
+
+def display_table(table: Table) -> Table:
+    """``table`` as shown on the page: notes merged, evaluator background codes
+    ("computer_science") as their labels ("Computer Science")."""
+    columns = {i: CODE_LABELS[name] for i, name in enumerate(table.header) if name in CODE_LABELS}
+    rows = tuple(
+        tuple(Cell(c.value, columns[i].get(c.text, c.text), c.reason) if i in columns else c for i, c in enumerate(row))
+        for row in table.rows
+    ) if columns else table.rows
+    return replace(table, rows=rows, notes=merged_notes(table.notes))
 
 
 class ReportParamsForm(forms.Form):
@@ -71,7 +100,7 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
         return reverse("study_report_plot", kwargs={"study_id": study_id, "name": name, "fmt": fmt}) + suffix
 
     context = {
-        "study": study, "report": report, "tables": {t.key: t for t in report_tables(report)}, "suffix": suffix,
+        "study": study, "report": report, "tables": {t.key: display_table(t) for t in report_tables(report)}, "suffix": suffix,
         "form": ReportParamsForm(request.GET or None),
         "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in PLOTS],
     }

@@ -5,6 +5,8 @@ the study), ``plain`` (logged in, no role), anonymous visitors.
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth.models import Group
 from django.test import Client
@@ -116,3 +118,36 @@ def test_a_run_that_is_not_finished_gives_400_with_the_reason(cast):
     response = client_for(owner).get(reverse("study_report_json", kwargs={"study_id": study.pk}))
     assert response.status_code == 400
     assert f"run {run.pk} is 'failed'" in response.content.decode()
+
+
+def _section(html: str, key: str) -> str:
+    start = html.index(f'id="table-{key}"')
+    return html[start:html.index("</section>", start)]
+
+
+def test_the_page_shows_each_note_once_background_labels_and_plural_votes(cast):
+    study, _, rhea = cast[:3]
+    html = client_for(rhea).get(reverse("study_report", kwargs={"study_id": study.pk}) + "?n_boot=20").content.decode()
+    for key in ("table2", "kappa"):
+        notes = re.findall(r"<li>(.*?)</li>", _section(html, key).split('class="muted small notes"')[1])
+        texts = [note.split(": ", 1)[1] for note in notes]
+        assert len(texts) == len(set(texts)), (key, notes)  # each distinct note once
+    assert re.search(r"<li>EIP(, [^:]+)*: evaluator mean over", _section(html, "table2"))
+    evaluators = _section(html, "evaluators")
+    # make_evaluator onboards everyone as field "mathematics", level "master_student"
+    assert "master_student" not in evaluators and ">Master&#x27;s student</td>" in evaluators
+    assert ">Mathematics</td>" in evaluators and ">mathematics</td>" not in evaluators
+    assert "(min. 1 vote per pair," in html and "min. 1 votes" not in html
+    assert "(min. 2 votes per pair," in client_for(rhea).get(
+        reverse("study_report", kwargs={"study_id": study.pk}) + "?n_boot=20&min_votes=2").content.decode()
+
+
+def test_merged_notes_groups_labels_that_share_a_note():
+    from annotate.views.reports import merged_notes
+
+    notes = ("EIP: evaluator mean over all 4 evaluators", "Accuracy: evaluator mean over all 4 evaluators",
+             "1PL: evaluator mean over 3 of 4 evaluators; 1 undefined", "Spearman over all pairs.",
+             "Spearman over all pairs.")
+    assert merged_notes(notes) == ("EIP, Accuracy: evaluator mean over all 4 evaluators",
+                                   "1PL: evaluator mean over 3 of 4 evaluators; 1 undefined",
+                                   "Spearman over all pairs.")
