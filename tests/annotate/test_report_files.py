@@ -150,7 +150,7 @@ def test_the_command_writes_the_bundle_and_sums_it_up(study, tmp_path):
 
 
 def test_the_command_names_user_mistakes(study, tmp_path):
-    with pytest.raises(CommandError, match="no study named 'Nope'"):
+    with pytest.raises(CommandError, match="no study named or numbered 'Nope'"):
         call_command("alignment_report", study="Nope", out=str(tmp_path))
     with pytest.raises(CommandError, match="min_votes must be an integer >= 1; got 0"):
         call_command("alignment_report", study=study.name, out=str(tmp_path), min_votes=0)

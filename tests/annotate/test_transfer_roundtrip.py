@@ -254,3 +254,14 @@ def test_a_judgment_whose_verdict_contradicts_its_choice_is_refused(transfer_stu
                                        for q in p["questions"] if q != judgment["left_question"])
     with pytest.raises(MalformedExport, match="harder_question does not match the choice"):
         study_import(document=document, rename="Contradiction", reuse_evaluators=True)
+
+
+def test_import_refuses_a_file_that_is_not_utf8_with_a_command_error(tmp_path):
+    path = tmp_path / "binary.csv"
+    path.write_bytes(b"{\"kind\": \"" + b"\xc5" * 8 + b"\"}")  # 0xc5 starts a 2-byte sequence; '\xc5' follows
+    with pytest.raises(CommandError) as info:
+        call_command("import_study", file=str(path))
+    # the first bad byte is at offset 10 (after the 10 characters '{"kind": "')
+    assert str(info.value) == (f"{path} is not UTF-8 JSON (byte 0xc5 at offset 10); "
+                               "give the file export_study wrote")
+    assert not Study.objects.exists()

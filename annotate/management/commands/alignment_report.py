@@ -5,7 +5,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotate.models import ScoringRun, Study
+from annotate.management.commands.export_study import study_by_name_or_id
+from annotate.models import ScoringRun
 from annotate.services.alignment import judgment_export_rows, study_alignment_report
 from annotate.services.report_files import write_bundle
 
@@ -17,7 +18,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--study", required=True, help="study name")
+        parser.add_argument("--study", required=True, help="study name or id")
         parser.add_argument("--out", required=True, type=Path, help="folder to write (created if missing)")
         parser.add_argument("--run", type=int, default=None, metavar="RUN_ID",
                             help="scoring run id (default: the run the study's pairs came from)")
@@ -28,9 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
     def handle(self, *args, **options) -> str:
-        study = Study.objects.filter(name=options["study"]).first()
-        if study is None:
-            raise CommandError(f"no study named {options['study']!r}")
+        study = study_by_name_or_id(options["study"])
         run = None
         if options["run"] is not None:
             run = ScoringRun.objects.filter(pk=options["run"]).first()

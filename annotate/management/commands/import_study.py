@@ -9,6 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.services.study_transfer import study_import
 
+NOT_UTF8 = "{path} is not UTF-8 JSON (byte 0x{byte:02x} at offset {offset}); give the file export_study wrote"
+
 
 class Command(BaseCommand):
     help = "Import a study from a JSON file written by export_study (all or nothing)."
@@ -26,6 +28,8 @@ class Command(BaseCommand):
             document = json.loads(path.read_text(encoding="utf-8"))
         except OSError as error:
             raise CommandError(f"cannot read {path}: {error}") from None
+        except UnicodeDecodeError as error:
+            raise CommandError(NOT_UTF8.format(path=path, byte=error.object[error.start], offset=error.start)) from None
         except json.JSONDecodeError as error:
             raise CommandError(f"{path} is not JSON: {error}") from None
         try:

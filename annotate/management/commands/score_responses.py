@@ -1,6 +1,7 @@
 """``manage.py score_responses``: run every difficulty method on a response set, inline."""
 from __future__ import annotations
 
+import re
 from argparse import ArgumentParser
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +19,8 @@ from annotate.services.scoring import (
 )
 
 NO_RESPONSE_SET = "no response set named {name!r}{version}; known: {known}"
+VERSION_CLASH = "--response-set {name!r} names version {named} but --version says {version}"
+_NAME_VERSION = re.compile(r"^(?P<name>.+) v(?P<version>\d+)$")
 UNKNOWN_NAMES = "unknown {what} {names}"
 
 
@@ -75,6 +78,34 @@ def run_summary(run) -> str:
     return f"run {run.pk} on {run.response_set}: {run.status}; " + ", ".join(parts)
 
 
+def response_set_by_key(key: str, version: int | None = None) -> ResponseSet | None:
+    """The response set ``key`` names: a name (the latest version, or ``version``),
+    ``"NAME vN"`` as ``str(response_set)`` prints it, or an id; None if there is none.
+
+    A name that exists is taken as a name first, so a set named ``"7"`` or
+    ``"demo v2"`` is still found by its name.
+
+    Raises
+    ------
+    CommandError
+        If ``key`` is ``"NAME vN"`` and ``version`` is given and differs from N.
+    """
+    by_name = ResponseSet.objects.filter(name=key)
+    if by_name.exists():
+        by_name = by_name.filter(version=version) if version is not None else by_name.order_by("-version")
+        return by_name.first()
+    match = _NAME_VERSION.match(key)
+    if match:
+        named = int(match["version"])
+        if version is not None and version != named:
+            raise CommandError(VERSION_CLASH.format(name=key, named=named, version=version))
+        return ResponseSet.objects.filter(name=match["name"], version=named).first()
+    if key.isdigit():
+        found = ResponseSet.objects.filter(pk=int(key))
+        return (found.filter(version=version) if version is not None else found).first()
+    return None
+
+
 class Command(BaseCommand):
     help = (
         "Score a response set with EIP and the baselines (simple rank, accuracy, dataset-weighted accuracy, "
@@ -86,7 +117,8 @@ class Command(BaseCommand):
         return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--response-set", required=True, help="response set name")
+        parser.add_argument("--response-set", required=True,
+                            help="response set name, 'NAME vN' (name and version) or id")
         parser.add_argument("--version", type=int, help="response set version (default: the latest)")
         parser.add_argument("--models", help="comma-separated model names (default: every model)")
         parser.add_argument("--datasets", help="comma-separated dataset names (default: every dataset)")
@@ -121,9 +153,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _response_set(name: str, version: int | None) -> ResponseSet:
-        found = ResponseSet.objects.filter(name=name)
-        found = found.filter(version=version) if version is not None else found.order_by("-version")
-        response_set = found.first()
+        response_set = response_set_by_key(name, version)
         if response_set is None:
             known = sorted({str(r) for r in ResponseSet.objects.all()})
             raise CommandError(NO_RESPONSE_SET.format(
