@@ -38,6 +38,15 @@ Decisions (each has a test)
   longer than the header are refused. Completely blank rows are skipped.
 - Exact duplicate rows are ignored and reported in the notes; duplicates that
   disagree are refused with both row numbers.
+- A header field longer than the csv module's limit (131,072 characters) and
+  any other ``csv.Error`` are a problem at row 1, never a traceback.
+- A value quoted in a problem is cut to 80 characters plus its full length
+  (:func:`shorten_quoted`); notes list at most 50 names plus "and N more".
+- No dataset column (or key) and no default dataset is one problem for the
+  file, not one per row. A problem list stops at ``MAX_PROBLEMS`` and ends
+  with the exact count of the rest.
+- Questions without any subject load, with a note that no study can be made
+  from them until subjects are loaded.
 - ``Problem.row`` is the record number as a spreadsheet shows it: the header
   is row 1, the first data record row 2 (a quoted field spanning several lines
   counts once). In JSON Lines it is the line number.
