@@ -14,6 +14,7 @@ Files are deleted after a load, after a failed check, and when older than
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
 import shutil
@@ -183,12 +184,22 @@ class ResponseSetAdmin(admin.ModelAdmin):
             form=ConfirmLoadForm(initial={"token": token}), title="Preview: nothing written yet"))
 
     def _problems(self, request: HttpRequest, problems: list) -> HttpResponse:
-        shown = [shorten_quoted(str(problem)) for problem in problems]
+        shown = [_shortened(problem) for problem in problems]
         return render(request, "annotate/admin/response_problems.html",
                       self._context(request, problems=shown, title="Nothing was loaded"), status=400)
 
     def _context(self, request: HttpRequest, **extra) -> dict:
         return {**self.admin_site.each_context(request), "opts": self.model._meta, **extra}
+
+
+def _shortened(problem: Problem | str) -> Problem | str:
+    """A problem (from any parser) with quoted values and its column name cut to 80 characters."""
+    if not isinstance(problem, Problem):
+        return shorten_quoted(str(problem))
+    column = problem.column
+    if column is not None and len(column) > PREVIEW_NAME_CHARS:
+        column = f"{column[:PREVIEW_NAME_CHARS]}… ({len(column):,} characters)"
+    return dataclasses.replace(problem, message=shorten_quoted(problem.message), column=column)
 
 
 def _capped(names: tuple[str, ...], limit: int = PREVIEW_NAMES_LIMIT) -> tuple[list[str], str]:

@@ -191,3 +191,14 @@ def test_the_preview_notes_that_questions_without_subjects_cannot_make_a_study(c
     page = client.get(upload(client, questions="", subject_column="")["Location"])
     assert page.status_code == 200
     assert "scores.csv: no subject column: questions have no subject, so no study can be made" in page.content.decode()
+
+
+def test_the_problem_page_cuts_a_long_column_name(client, uploader):
+    name = "m" * 1000
+    page = client.get(upload(client, responses=f"question_id,{name}\nq1,2\n".encode(), questions="",
+                             subject_column="")["Location"])
+    assert page.status_code == 400
+    [problem] = page.context["problems"]
+    # the model column holds credit 2, outside [0, 1]; its 1,000-character name is cut to 80
+    assert str(problem) == ("scores.csv, row 2, column '" + "m" * 80 + "… (1,000 characters)': "
+                            + t.CREDIT_OUT_OF_RANGE.format(value="2"))
