@@ -145,7 +145,7 @@ class ResponseSetAdmin(admin.ModelAdmin):
             try:
                 files, options = _store_upload(token, form.cleaned_data, request.FILES)
             except LoadError as error:
-                return self._problems(request, error.problems)
+                return self._problems(request, error.listed())
             uploads = request.session.get(SESSION_KEY, {})
             uploads[token] = {"files": files, "options": options}
             request.session[SESSION_KEY] = uploads
@@ -176,7 +176,7 @@ class ResponseSetAdmin(admin.ModelAdmin):
             preview = response_set_preview(parsed=parsed, name=options["name"], new_version=options["new_version"])
         except (LoadError, ValueError) as error:
             _forget(request, token)
-            return self._problems(request, error.problems if isinstance(error, LoadError) else [str(error)])
+            return self._problems(request, error.listed() if isinstance(error, LoadError) else [str(error)])
         return render(request, "annotate/admin/response_preview.html", self._context(
             request, preview=preview, options=options, files=upload["files"],
             scores_read=_scores_read(parsed), new_datasets=_capped(preview.new_dataset_names),

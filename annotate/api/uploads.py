@@ -47,7 +47,7 @@ def _relabel(error: LoadError, folder: Path) -> LoadError:
                 message=p.message.replace(prefix + "/", ""), row=p.row, column=p.column)
         for p in error.problems
     ]
-    return LoadError(problems)
+    return LoadError(problems, n_unlisted=error.n_unlisted)
 
 
 def response_set_upload(

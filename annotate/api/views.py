@@ -83,7 +83,7 @@ def response_sets(request: HttpRequest) -> JsonResponse:
     try:
         outcome = response_set_upload(files=request.FILES, options=form.cleaned_data, user=request.user, dry_run=dry_run)
     except LoadError as error:
-        return api_error(400, ERR_LOAD, problems=[problem_json(p) for p in error.problems])
+        return api_error(400, ERR_LOAD, problems=[problem_json(p) for p in error.listed()])
     except ValueError as error:
         return api_error(400, str(error))
     if dry_run:

@@ -39,15 +39,33 @@ class Problem:
         return f"{where}: {self.message}"
 
 
-class LoadError(ValueError):
-    """The input cannot be loaded; nothing was written. Carries every problem found
-    (up to a cap), each with file, row and column."""
+MORE_PROBLEMS = "... and {count:,} more problems not listed"
 
-    def __init__(self, problems: list[Problem]) -> None:
+
+class LoadError(ValueError):
+    """The input cannot be loaded; nothing was written. Carries the problems found
+    (a parser lists up to a cap), each with file, row and column, and how many
+    more it found but did not list (``n_unlisted``)."""
+
+    def __init__(self, problems: list[Problem], *, n_unlisted: int = 0) -> None:
         self.problems = list(problems)
+        self.n_unlisted = int(n_unlisted)
         head = "; ".join(str(p) for p in self.problems[:5])
-        more = f" (and {len(self.problems) - 5} more)" if len(self.problems) > 5 else ""
+        rest = self.n_problems - min(len(self.problems), 5)
+        more = f" (and {rest:,} more)" if rest > 0 else ""
         super().__init__(head + more)
+
+    @property
+    def n_problems(self) -> int:
+        """Every problem found, listed or not."""
+        return len(self.problems) + self.n_unlisted
+
+    def listed(self) -> list[Problem]:
+        """The listed problems, then a line counting the unlisted ones (for display)."""
+        if not self.n_unlisted or not self.problems:
+            return list(self.problems)
+        more = Problem(file=self.problems[-1].file, message=MORE_PROBLEMS.format(count=self.n_unlisted))
+        return [*self.problems, more]
 
 
 @dataclass

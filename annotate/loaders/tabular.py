@@ -77,6 +77,7 @@ import pandas as pd
 
 from annotate.loaders.base import (
     MODEL_COLUMNS,
+    MORE_PROBLEMS,
     QUESTION_COLUMNS,
     RESPONSE_COLUMNS,
     LoadError,
@@ -112,7 +113,6 @@ FIELD_TOO_LONG = (
     "field {position} of the header is {length:,} characters long; a CSV field may hold at most {limit:,} characters"
 )
 HEADER_FIELD_TOO_LONG = "a field of the header is longer than {limit:,} characters, the most a CSV field may hold"
-MORE_PROBLEMS = "... and {count:,} more problems not listed"
 NO_DATASET = (
     "there is no dataset column (or it is blank on every row) and no default dataset was given; "
     "pass --dataset (command) or fill the Dataset field (admin)"
@@ -173,10 +173,7 @@ class _Problems:
 
     def raise_if_any(self) -> None:
         if self.items:
-            items = list(self.items)
-            if self.dropped:
-                items.append(Problem(file=items[-1].file, message=MORE_PROBLEMS.format(count=self.dropped)))
-            raise LoadError(items)
+            raise LoadError(list(self.items), n_unlisted=self.dropped)
 
 
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'" + r'|"(?:[^"\\\n]|\\.)*"')

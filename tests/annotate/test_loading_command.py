@@ -223,8 +223,6 @@ def test_the_command_notes_that_questions_without_subjects_cannot_make_a_study(t
     assert f"note: {t.NO_SUBJECT_NOTE.format(file='wide.csv')}" in err.getvalue()
 
 
-@pytest.mark.xfail(strict=True, reason="needs load_responses.problems_text to add the parser's '... and N more "
-                                       "problems not listed' count (not this helper's file; see the fix-1 report)")
 def test_the_count_of_problems_not_shown_is_the_true_count(tmp_path):
     # 250 bad credits: the parser lists 200 and counts 50 more; the command shows 20, so 230 are not shown
     rows = "".join(f"q{i},bad\n" for i in range(250))

@@ -490,11 +490,14 @@ def test_it_reports_a_missing_dataset_column_of_a_questions_file_once(tmp_path, 
 
 
 def test_the_count_of_problems_not_listed_is_the_true_count(tmp_path, stored):
-    # 250 bad credits: 200 listed (MAX_PROBLEMS), then one line for the other 250 - 200 = 50.
+    # 250 bad credits: 200 listed (MAX_PROBLEMS), the other 250 - 200 = 50 counted.
     path = write(tmp_path, "r.csv", "question_id,m1\n" + "".join(f"q{i},2\n" for i in range(250)))
-    problems = refused(stored, responses=path, file_format="wide", dataset="D")
-    assert len(problems) == 201
-    assert problems[-1] == Problem("r.csv", "... and 50 more problems not listed")
+    with pytest.raises(LoadError) as info:
+        parse_files(responses=path, file_format="wide", dataset="D")
+    error = info.value
+    assert (len(error.problems), error.n_unlisted, error.n_problems) == (200, 50, 250)
+    assert error.listed()[-1] == Problem("r.csv", "... and 50 more problems not listed")
+    assert counts() == stored
 
 
 def test_it_notes_that_questions_without_a_subject_cannot_make_a_study(tmp_path, stored):

@@ -41,8 +41,8 @@ class _StreamTo:
 def problems_text(error: LoadError, limit: int = MAX_SHOWN_PROBLEMS) -> str:
     """The first ``limit`` problems, one a line, and how many more there are."""
     lines = [f"  - {problem}" for problem in error.problems[:limit]]
-    if len(error.problems) > limit:
-        lines.append(f"  ... and {len(error.problems) - limit} more")
+    if error.n_problems > len(lines):
+        lines.append(f"  ... and {error.n_problems - len(lines):,} more")
     return "Nothing was loaded:\n" + "\n".join(lines)
 
 
