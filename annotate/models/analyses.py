@@ -39,6 +39,9 @@ class AnalysisRun(models.Model):
     status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)
     progress = models.FloatField(default=0.0, help_text="0..1")
     message = models.CharField(max_length=200, blank=True, help_text="what the run is doing now")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="last progress write by the worker (stale runs are reaped)"
+    )
     result = models.JSONField(null=True, blank=True, help_text="set when done, NULL otherwise")
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)

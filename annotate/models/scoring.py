@@ -24,6 +24,9 @@ class ScoringRun(models.Model):
     params = models.JSONField(default=dict, blank=True, help_text="alpha, tol, seeds, ...")
     status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED)
     progress = models.FloatField(default=0.0, help_text="0..1")
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="last progress write by the worker (stale runs are reaped)"
+    )
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

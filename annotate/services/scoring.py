@@ -344,7 +344,7 @@ def _run_method(name: str, m: ResponseMatrix, params: dict) -> _Outcome:
 
 def _set_progress(run: ScoringRun, value: float, label: str, progress: Progress | None) -> None:
     run.progress = value
-    ScoringRun.objects.filter(pk=run.pk).update(progress=value)
+    ScoringRun.objects.filter(pk=run.pk).update(progress=value, heartbeat_at=timezone.now())
     if progress is not None:
         progress(value, label)
 
@@ -398,7 +398,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     (dataset-weighted accuracy) and appendix H.4 (IRT baselines).
     """
     claimed = ScoringRun.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, progress=0.0, error=""
+        status=RunStatus.RUNNING, progress=0.0, error="", heartbeat_at=timezone.now()
     )
     if not claimed:
         run.refresh_from_db()

@@ -144,7 +144,7 @@ class _Reporter:
         if now - self.last >= PROGRESS_INTERVAL_S or fraction in (0.0, 1.0):
             self.last = now
             AnalysisRun.objects.filter(pk=self.run.pk, status=RunStatus.RUNNING).update(
-                progress=fraction, message=message[:200])
+                progress=fraction, message=message[:200], heartbeat_at=timezone.now())
         self.run.progress, self.run.message = fraction, message[:200]
         if self.progress is not None:
             self.progress(fraction, message)
@@ -184,7 +184,8 @@ def analysis_run_execute(*, run: AnalysisRun, progress: Progress | None = None) 
     """
     started_at = timezone.now()
     claimed = AnalysisRun.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, progress=0.0, message="starting", error="", started_at=started_at)
+        status=RunStatus.RUNNING, progress=0.0, message="starting", error="", started_at=started_at,
+        heartbeat_at=started_at)
     if not claimed:
         run.refresh_from_db()
         raise ValueError(ERR_NOT_QUEUED.format(run_id=run.pk, status=str(run.status)))
