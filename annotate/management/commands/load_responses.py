@@ -13,7 +13,12 @@ from annotate.loaders.harness import FORMATS as HARNESS_FORMATS
 from annotate.loaders.harness import parse_harness_logs
 from annotate.loaders.tabular import FORMATS as TABULAR_FORMATS
 from annotate.loaders.tabular import parse_files, parse_folder
-from annotate.services.loading import LoadPreview, response_set_load, response_set_preview
+from annotate.management.progress import TqdmStream
+from annotate.services.loading import (
+    LoadPreview,
+    response_set_load,
+    response_set_preview,
+)
 
 MAX_SHOWN_PROBLEMS = 20
 FOLDER_OR_RESPONSES = "give exactly one of --folder, --responses and --logs"
@@ -24,18 +29,6 @@ NOT_FOR_LOGS = "--{option} does not apply to --logs (harness logs carry their ow
 LOGS_ONLY_OPTION = "--{option} applies to --logs only"
 WRONG_FORMAT = "--format {value} is a {kind} format; it cannot read {source}"
 
-
-class _StreamTo:
-    """Lets tqdm write to the command's stderr without an added newline per write."""
-
-    def __init__(self, wrapper) -> None:
-        self.wrapper = wrapper
-
-    def write(self, text: str) -> None:
-        self.wrapper.write(text, ending="")
-
-    def flush(self) -> None:
-        self.wrapper.flush()
 
 
 def problems_text(error: LoadError, limit: int = MAX_SHOWN_PROBLEMS) -> str:
@@ -153,7 +146,7 @@ class Command(BaseCommand):
         )
 
     def _load(self, parsed: ParsedResponseSet, name: str, options: dict):
-        bar = tqdm(total=len(parsed.responses), unit="rows", file=_StreamTo(self.stderr),
+        bar = tqdm(total=len(parsed.responses), unit="rows", file=TqdmStream(self.stderr),
                    disable=options["verbosity"] == 0, mininterval=0.5)
 
         def progress(done: int, total: int) -> None:

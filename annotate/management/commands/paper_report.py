@@ -10,6 +10,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from annotate.management.progress import TqdmStream
 from annotate.models import AnalysisKind, ResponseSet, ResponseSetStatus
 from annotate.services.analyses import (
     NEEDS_RESPONSE_SET,
@@ -29,18 +30,6 @@ NO_RESPONSE_SET = "no loaded response set is named {name!r}; loaded: {names}"
 NOT_A_FOLDER = "--out {path} exists and is not a folder"
 SOME_FAILED = "{n} of {total} analyses failed ({kinds}); the others are in {out} (see index.md)"
 
-
-class _StreamTo:
-    """Lets tqdm write to the command's stderr without an added newline per write."""
-
-    def __init__(self, wrapper) -> None:
-        self.wrapper = wrapper
-
-    def write(self, text: str) -> None:
-        self.wrapper.write(text, ending="")
-
-    def flush(self) -> None:
-        self.wrapper.flush()
 
 
 def _positive(text: str) -> int:
@@ -123,7 +112,7 @@ class Command(BaseCommand):
              failed: list[str]) -> dict:
         run = analysis_run_create(kind=kind, response_set=response_set if kind in NEEDS_RESPONSE_SET else None,
                                   params=params)
-        bar = tqdm(total=1000, desc=kind, file=_StreamTo(self.stderr), disable=verbosity < 1,
+        bar = tqdm(total=1000, desc=kind, file=TqdmStream(self.stderr), disable=verbosity < 1,
                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}<{remaining} {postfix}")
 
         def progress(fraction: float, message: str) -> None:

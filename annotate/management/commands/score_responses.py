@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from annotate.management.progress import TqdmStream
 from annotate.models import Dataset, LanguageModel, MethodResult, ResponseSet
 from annotate.services.scoring import (
     DEFAULT_PARAMS,
@@ -35,18 +36,6 @@ def parse_methods(text: str) -> list[str]:
     given = [part.strip() for part in text.split(",") if part.strip()]
     return [*REQUIRED_METHODS, *[m for m in given if m not in REQUIRED_METHODS]]
 
-
-class TqdmStream:
-    """Lets tqdm write to the command's stderr without an added newline per write."""
-
-    def __init__(self, wrapper) -> None:
-        self.wrapper = wrapper
-
-    def write(self, text: str) -> None:
-        self.wrapper.write(text, ending="")
-
-    def flush(self) -> None:
-        self.wrapper.flush()
 
 
 @contextmanager
