@@ -61,21 +61,19 @@ class MethodResult(models.Model):
 
 
 class QuestionResult(models.Model):
-    """Every method's difficulty for one question (higher = harder everywhere).
-    NaN-free: a value the method does not define is NULL."""
+    """Every method's values for one question of a run.
+
+    ``scores`` maps each stored question column of :mod:`scoring.methods`
+    (e.g. ``"eip_scaled"``, ``"irt_1pl"``) to a float; a column the method
+    leaves undefined (NaN) or a method the run did not execute is absent,
+    never NaN. Higher difficulty = harder for every registered method.
+    """
 
     run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="question_results")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
     kept = models.BooleanField(help_text="False when every model solved (or failed) it")
     n_observed = models.PositiveIntegerField()
-    eip = models.FloatField(null=True, help_text="stationary mass pi_Q (kept questions only)")
-    eip_scaled = models.FloatField(null=True, help_text="0-100 display scale")
-    simple_rank = models.FloatField(null=True, help_text="failures over observed cells")
-    accuracy_difficulty = models.FloatField(null=True, help_text="1 - mean credit")
-    irt_1pl = models.FloatField(null=True)
-    irt_2pl = models.FloatField(null=True)
-    irt_2pl_discrimination = models.FloatField(null=True)
-    irt_mirt = models.FloatField(null=True)
+    scores = models.JSONField(default=dict, blank=True, help_text="stored column -> value (see scoring.methods)")
 
     class Meta:
         constraints = [
@@ -85,20 +83,19 @@ class QuestionResult(models.Model):
     def __str__(self) -> str:
         return f"q{self.question_id} in run {self.run_id}"
 
+    def score(self, column: str) -> float | None:
+        """The stored value of ``column``, or None when undefined."""
+        return self.scores.get(column)
+
 
 class ModelResult(models.Model):
-    """Every method's competency (ability) for one model in a run."""
+    """Every method's competency (ability) for one model in a run; ``scores``
+    as in :class:`QuestionResult` (model columns of :mod:`scoring.methods`)."""
 
     run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="model_results")
     model = models.ForeignKey(LanguageModel, on_delete=models.CASCADE, related_name="+")
     n_observed = models.PositiveIntegerField()
-    eip = models.FloatField(help_text="stationary mass pi_M")
-    eip_scaled = models.FloatField(help_text="0-100 display scale")
-    accuracy = models.FloatField()
-    weighted_accuracy = models.FloatField(null=True)
-    irt_1pl = models.FloatField(null=True)
-    irt_2pl = models.FloatField(null=True)
-    irt_mirt = models.FloatField(null=True, help_text="0-100 (min-max of the ability norm)")
+    scores = models.JSONField(default=dict, blank=True, help_text="stored column -> value (see scoring.methods)")
 
     class Meta:
         constraints = [
@@ -107,3 +104,7 @@ class ModelResult(models.Model):
 
     def __str__(self) -> str:
         return f"m{self.model_id} in run {self.run_id}"
+
+    def score(self, column: str) -> float | None:
+        """The stored value of ``column``, or None when undefined."""
+        return self.scores.get(column)

@@ -6,7 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import F, Prefetch, QuerySet
+from django.db.models import FloatField, Prefetch, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 from scipy.stats import rankdata
 
 from annotate.models import (
@@ -19,22 +21,49 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
-from annotate.services.scoring import METHODS
+from scoring.methods import DifficultyMethod, get_method, method_keys
+from scoring.methods import methods as registered_methods
 
-METHOD_LABELS = {
-    "eip": "EIP",
-    "simple_rank": "Simple rank",
-    "accuracy": "Accuracy",
-    "weighted_accuracy": "Dataset-weighted accuracy",
-    "irt_1pl": "1PL IRT",
-    "irt_2pl": "2PL IRT",
-    "irt_mirt": "MIRT",
-}
-RESIDUAL_LABELS = {
-    "eip": "L1 residual",
-    "irt_1pl": "projected gradient (max-norm)",
-    "irt_2pl": "projected gradient (max-norm)",
-}
+
+@dataclass(frozen=True)
+class ScoreColumn:
+    """One stored column shown in a results table (from :mod:`scoring.methods`)."""
+
+    column: str
+    method: str
+    header: str
+    decimals: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ScoreCell:
+    """A stored value (None = undefined) and the decimals it is shown with."""
+
+    value: float | None
+    decimals: int
+
+
+def _cells(result: QuestionResult | ModelResult, columns: list[ScoreColumn]) -> tuple[ScoreCell, ...]:
+    return tuple(ScoreCell(result.score(c.column), c.decimals) for c in columns)
+
+
+def question_score_columns() -> list[ScoreColumn]:
+    """Every stored per-question column, in registry order."""
+    return [ScoreColumn(c, m.key, m.column_label(c), m.decimals(c))
+            for m in registered_methods() for c in m.question_columns]
+
+
+def model_score_columns() -> list[ScoreColumn]:
+    """Every stored per-model column, in registry order; a method's competency
+    column is headed by its competency label (with its footnote)."""
+    out = []
+    for m in registered_methods():
+        for c in m.model_columns:
+            competency = c == m.competency_column
+            header = m.competency_header if competency and m.competency_label else m.column_label(c)
+            out.append(ScoreColumn(c, m.key, header, m.decimals(c), m.competency_note if competency else ""))
+    return out
 
 
 @dataclass(frozen=True)
@@ -62,41 +91,49 @@ class MethodRow:
     residual_label: str
 
 
+def _method_or_none(key: str) -> DifficultyMethod | None:
+    try:
+        return get_method(key)
+    except KeyError:  # a method stored by an older version and since removed
+        return None
+
+
 def run_methods(*, run: ScoringRun) -> list[MethodRow]:
-    """The run's MethodResults in ``METHODS`` order."""
-    order = {name: k for k, name in enumerate(METHODS)}
+    """The run's MethodResults in registry order (unknown methods last)."""
+    order = {name: k for k, name in enumerate(method_keys())}
     results = sorted(MethodResult.objects.filter(run=run), key=lambda m: order.get(m.method, len(order)))
-    return [MethodRow(METHOD_LABELS.get(m.method, m.method), m, RESIDUAL_LABELS.get(m.method, "")) for m in results]
+    rows = []
+    for r in results:
+        method = _method_or_none(r.method)
+        rows.append(MethodRow(method.label if method else r.method, r, method.residual_label if method else ""))
+    return rows
 
 
 @dataclass(frozen=True)
 class LeaderboardRow:
-    """One model: every method's score, and its EIP and accuracy ranks.
+    """One model: every method's competency, and its EIP and accuracy ranks.
 
-    Ranks are 1 = best, ties share the smaller rank ("competition" ranking).
-    ``rank_change = accuracy_rank - eip_rank``: positive when EIP places the
-    model higher than accuracy does.
+    ``scores`` is aligned with :func:`model_score_columns` (None where
+    undefined). Ranks are 1 = best, ties share the smaller rank
+    ("competition" ranking). ``rank_change = accuracy_rank - eip_rank``:
+    positive when EIP places the model higher than accuracy does.
     """
 
+    model_id: int
     name: str
     family: str
     parameters_b: float | None
     access: str
     n_observed: int
-    eip: float
-    eip_scaled: float
-    accuracy: float
-    weighted_accuracy: float | None
-    irt_1pl: float | None
-    irt_2pl: float | None
-    irt_mirt: float | None
+    scores: tuple[ScoreCell, ...]
     eip_rank: int
     accuracy_rank: int
     rank_change: int
 
 
-def _ranks(values: list[float]) -> np.ndarray:
-    return rankdata(-np.asarray(values, dtype=np.float64), method="min").astype(int)
+def _ranks(values: list[float | None]) -> np.ndarray:
+    x = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+    return rankdata(-np.nan_to_num(x, nan=-np.inf), method="min").astype(int)
 
 
 def run_leaderboard(*, run: ScoringRun) -> list[LeaderboardRow]:
@@ -104,14 +141,15 @@ def run_leaderboard(*, run: ScoringRun) -> list[LeaderboardRow]:
     results = list(ModelResult.objects.filter(run=run).select_related("model"))
     if not results:
         return []
-    eip_rank = _ranks([r.eip for r in results])
-    accuracy_rank = _ranks([r.accuracy for r in results])
+    columns = model_score_columns()
+    eip_rank = _ranks([r.score(get_method("eip").competency_column) for r in results])
+    accuracy_rank = _ranks([r.score(get_method("accuracy").competency_column) for r in results])
     rows = [
         LeaderboardRow(
-            name=r.model.name, family=r.model.family, parameters_b=r.model.parameters_b,
-            access=r.model.get_access_display(), n_observed=r.n_observed, eip=r.eip, eip_scaled=r.eip_scaled,
-            accuracy=r.accuracy, weighted_accuracy=r.weighted_accuracy, irt_1pl=r.irt_1pl, irt_2pl=r.irt_2pl,
-            irt_mirt=r.irt_mirt, eip_rank=int(e), accuracy_rank=int(a), rank_change=int(a - e),
+            model_id=r.model_id, name=r.model.name, family=r.model.family, parameters_b=r.model.parameters_b,
+            access=r.model.get_access_display(), n_observed=r.n_observed,
+            scores=_cells(r, columns),
+            eip_rank=int(e), accuracy_rank=int(a), rank_change=int(a - e),
         )
         for r, e, a in zip(results, eip_rank, accuracy_rank)
     ]
@@ -137,20 +175,24 @@ def run_questions(
         results = results.filter(question__dataset=dataset)
     if subject is not None:
         results = results.filter(question__subject=subject)
-    return results.order_by(F("eip_scaled").desc(nulls_last=True), "question_id")
+    column = get_method("eip").difficulty_column
+    return results.order_by(Cast(KT(f"scores__{column}"), FloatField()).desc(nulls_last=True), "question_id")
 
 
 @dataclass(frozen=True)
 class QuestionRow:
     result: QuestionResult
     excluded: str  # "", "all solved" or "all failed"
+    scores: tuple[ScoreCell, ...]  # aligned with question_score_columns()
 
 
 def question_rows(*, results: Iterable[QuestionResult]) -> list[QuestionRow]:
     """Label excluded questions: EIP drops a question every observed model
     solved (display value 0) or failed (display value 100)."""
+    columns = question_score_columns()
+    scaled = get_method("eip").difficulty_column
     rows = []
     for r in results:
-        label = "" if r.kept else ("all solved" if r.eip_scaled == 0 else "all failed")
-        rows.append(QuestionRow(r, label))
+        label = "" if r.kept else ("all solved" if r.score(scaled) == 0 else "all failed")
+        rows.append(QuestionRow(r, label, _cells(r, columns)))
     return rows

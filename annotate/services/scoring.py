@@ -19,11 +19,8 @@ Rules
 """
 from __future__ import annotations
 
-import inspect
 import math
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from django.db import transaction
@@ -40,19 +37,8 @@ from annotate.models import (
     ScoringRun,
 )
 from annotate.selectors.matrix import ResponseMatrix, response_matrix
-from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
-from scoring.eip import eip
-from scoring.irt import irt_1pl, irt_2pl, irt_mirt
+from scoring.methods import MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
-#: Every method a run can execute, in execution order.
-METHODS = ("eip", "simple_rank", "accuracy", "weighted_accuracy", "irt_1pl", "irt_2pl", "irt_mirt")
-#: Methods every run executes: their columns are NOT NULL in ModelResult.
-REQUIRED_METHODS = ("eip", "accuracy")
-#: Relative cost used to advance ``progress`` (measured on MMLU-Pro, 12,032 x 32).
-METHOD_WEIGHTS = {
-    "eip": 1.0, "simple_rank": 0.1, "accuracy": 0.1, "weighted_accuracy": 0.1,
-    "irt_1pl": 3.0, "irt_2pl": 8.0, "irt_mirt": 20.0,
-}
 #: BLAS threads while the methods run. Response matrices are thin (tens of
 #: model columns), so extra BLAS threads mostly synchronise: on MMLU-Pro
 #: (12,032 x 32) on the shared 2-core machine, one thread took 2PL from 33-45 s
@@ -61,13 +47,19 @@ BLAS_THREADS = 1
 #: Share of ``progress`` spent reading the matrix and writing the results.
 READ_SHARE, WRITE_SHARE = 0.05, 0.05
 
+#: Run parameters other than ``methods`` (whose default is every registered method).
 DEFAULT_PARAMS = {
     "alpha": 0.85,
     "tol": 1e-10,
     "mirt_epochs": 1000,
     "mirt_seed": 0,
-    "methods": list(METHODS),
 }
+PARAM_KEYS = (*DEFAULT_PARAMS, "methods")
+
+
+def required_methods() -> tuple[str, ...]:
+    """Keys of the methods every run executes (registry entries with ``required``)."""
+    return tuple(m.key for m in methods() if m.required)
 
 ERR_RESPONSE_SET = "response_set must be a saved ResponseSet; got {value!r}"
 ERR_PARAMS = "params must be a mapping or None; got {value!r}"
@@ -100,10 +92,11 @@ def _check_params(params: Mapping | None) -> dict:
         params = {}
     if not isinstance(params, Mapping):
         raise ValueError(ERR_PARAMS.format(value=params))
-    unknown = sorted(set(params) - set(DEFAULT_PARAMS))
+    unknown = sorted(set(params) - set(PARAM_KEYS))
     if unknown:
-        raise ValueError(ERR_UNKNOWN_PARAMS.format(keys=unknown, known=sorted(DEFAULT_PARAMS)))
-    merged = {**DEFAULT_PARAMS, **params}
+        raise ValueError(ERR_UNKNOWN_PARAMS.format(keys=unknown, known=sorted(PARAM_KEYS)))
+    known, required = method_keys(), required_methods()
+    merged = {**DEFAULT_PARAMS, "methods": list(known), **params}
     alpha, tol = merged["alpha"], merged["tol"]
     if not _is_number(alpha) or not 0.0 < alpha < 1.0:
         raise ValueError(ERR_ALPHA.format(value=alpha))
@@ -117,16 +110,16 @@ def _check_params(params: Mapping | None) -> dict:
     if (
         isinstance(methods, str)
         or not isinstance(methods, Sequence)
-        or any(m not in METHODS for m in methods)
-        or any(m not in methods for m in REQUIRED_METHODS)
+        or any(m not in known for m in methods)
+        or any(m not in methods for m in required)
     ):
-        raise ValueError(ERR_METHODS.format(known=list(METHODS), required=list(REQUIRED_METHODS), value=methods))
+        raise ValueError(ERR_METHODS.format(known=list(known), required=list(required), value=methods))
     return {
         "alpha": float(alpha),
         "tol": float(tol),
         "mirt_epochs": int(merged["mirt_epochs"]),
         "mirt_seed": int(merged["mirt_seed"]),
-        "methods": [m for m in METHODS if m in methods],
+        "methods": [m for m in known if m in methods],
     }
 
 
@@ -163,8 +156,8 @@ def scoring_run_create(
     params : mapping, optional
         Any of ``alpha`` (EIP damping, default 0.85, in (0, 1)), ``tol``
         (EIP L1 tolerance, default 1e-10), ``mirt_epochs`` (default 1000),
-        ``mirt_seed`` (default 0) and ``methods`` (default every entry of
-        ``METHODS``; must include ``REQUIRED_METHODS``).
+        ``mirt_seed`` (default 0) and ``methods`` (default every method of
+        :mod:`scoring.methods`; must include the required ones).
     user : User, optional
         Stored as ``created_by``.
 
@@ -210,7 +203,7 @@ def scoring_run_create(
 
 def scoring_run_repeat(*, run: ScoringRun, user=None) -> ScoringRun:
     """A new queued run of the same response set, subset and parameters."""
-    params = {key: run.params[key] for key in DEFAULT_PARAMS if key in run.params}
+    params = {key: run.params[key] for key in PARAM_KEYS if key in run.params}
     return scoring_run_create(
         response_set=run.response_set, model_ids=run.params.get("model_ids"),
         dataset_ids=run.params.get("dataset_ids"), params=params, user=user,
@@ -234,112 +227,10 @@ def scoring_run_enqueue(*, run: ScoringRun):
 # --- executing --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    """One method's stored figures and the columns it fills."""
-
-    method: str
-    params: dict
-    n_iter: int | None
-    converged: bool | None
-    residual: float | None
-    duration_s: float
-    notes: dict
-    question_columns: dict  # QuestionResult field -> ndarray (n_questions,)
-    model_columns: dict  # ModelResult field -> ndarray (n_models,)
-
-
 def _optional(value) -> float | None:
     """A float, or None for NaN/inf (never stored)."""
     value = float(value)
     return value if math.isfinite(value) else None
-
-
-def _run_eip(m: ResponseMatrix, params: dict) -> _Outcome:
-    started = time.perf_counter()
-    res = eip(m.R, alpha=params["alpha"], tol=params["tol"])
-    duration = time.perf_counter() - started
-    return _Outcome(
-        "eip", {"alpha": res.alpha, "tol": res.tol}, res.n_iter, res.converged, res.residual, duration,
-        {
-            "kept": int(res.kept.sum()),
-            "all_solved": int(res.all_solved.sum()),
-            "all_failed": int(res.all_failed.sum()),
-            "dangling_models": int(res.dangling.sum()),
-        },
-        {"kept": res.kept, "eip": res.difficulty, "eip_scaled": res.difficulty_scaled},
-        {"eip": res.competency, "eip_scaled": res.competency_scaled},
-    )
-
-
-def _run_simple(name: str, m: ResponseMatrix) -> _Outcome:
-    started = time.perf_counter()
-    if name == "simple_rank":
-        questions, models = {"simple_rank": simple_rank(m.R)}, {}
-    elif name == "accuracy":
-        questions = {"accuracy_difficulty": question_accuracy_difficulty(m.R)}
-        models = {"accuracy": accuracy(m.R)}
-    else:  # weighted_accuracy: each question's dataset is its group
-        questions, models = {}, {"weighted_accuracy": weighted_accuracy(m.R, m.question_datasets)}
-    duration = time.perf_counter() - started
-    notes = {"datasets": int(np.unique(m.question_datasets).size)} if name == "weighted_accuracy" else {}
-    return _Outcome(name, {}, None, None, None, duration, notes, questions, models)
-
-
-def _keyword_defaults(func: Callable) -> dict:
-    """The keyword-only defaults of a :mod:`scoring` function (what a call
-    without options uses), JSON-ready: tuples become lists."""
-    return {
-        name: list(p.default) if isinstance(p.default, tuple) else p.default
-        for name, p in inspect.signature(func).parameters.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY
-    }
-
-
-def _run_jml(name: str, m: ResponseMatrix) -> _Outcome:
-    fit = irt_1pl if name == "irt_1pl" else irt_2pl
-    started = time.perf_counter()
-    res = fit(m.R)  # the defaults of scoring.irt are the paper's settings (appendix H.4)
-    duration = time.perf_counter() - started
-    questions = {name: res.difficulty}
-    if name == "irt_2pl":
-        questions["irt_2pl_discrimination"] = res.discrimination
-    notes = {
-        "objective": float(res.objective),
-        "message": res.message,
-        "abilities_at_bound": int(res.ability_at_bound.sum()),
-        "difficulties_at_bound": int(res.difficulty_at_bound.sum()),
-    }
-    if name == "irt_2pl":
-        notes["discriminations_at_bound"] = int(res.discrimination_at_bound.sum())
-    return _Outcome(
-        name, _keyword_defaults(fit), res.n_iter, res.converged, _optional(res.projected_gradient), duration, notes,
-        questions, {name: res.ability},
-    )
-
-
-def _run_mirt(m: ResponseMatrix, params: dict) -> _Outcome:
-    started = time.perf_counter()
-    res = irt_mirt(m.R, epochs=params["mirt_epochs"], rng=params["mirt_seed"])
-    duration = time.perf_counter() - started
-    window = max(1, len(res.elbo_trace) // 10)
-    used = {key: value for key, value in _keyword_defaults(irt_mirt).items() if key != "rng"}
-    used.update(epochs=params["mirt_epochs"], seed=params["mirt_seed"])
-    return _Outcome(
-        "irt_mirt", used, res.n_iter, res.converged,
-        None, duration, {"elbo_last_10pct_mean": _optional(np.mean(res.elbo_trace[-window:]))},
-        {"irt_mirt": res.difficulty}, {"irt_mirt": res.ability},
-    )
-
-
-def _run_method(name: str, m: ResponseMatrix, params: dict) -> _Outcome:
-    if name == "eip":
-        return _run_eip(m, params)
-    if name in ("irt_1pl", "irt_2pl"):
-        return _run_jml(name, m)
-    if name == "irt_mirt":
-        return _run_mirt(m, params)
-    return _run_simple(name, m)
 
 
 def _set_progress(run: ScoringRun, value: float, label: str, progress: Progress | None) -> None:
@@ -359,7 +250,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     progress : callable (fraction, label) -> None, optional
         Called before each method (label: its name), before storing
         ("storing") and at the end (1.0, "done"), with the fraction done in
-        [0, 1] (weighted by ``METHOD_WEIGHTS``). ``run.progress`` is updated in
+        [0, 1] (weighted by each method's registry ``cost``). ``run.progress`` is updated in
         the database at the same points, outside the final transaction, so a
         page can show it.
 
@@ -409,15 +300,16 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
         matrix = response_matrix(
             response_set=run.response_set, model_ids=params.get("model_ids"), dataset_ids=params.get("dataset_ids")
         )
-        methods = params.get("methods", list(METHODS))
-        total = sum(METHOD_WEIGHTS[m] for m in methods)
+        keys = params.get("methods", list(method_keys()))
+        total = sum(get_method(k).cost for k in keys)
+        data = MethodInput(R=matrix.R, question_groups=matrix.question_datasets, params=params)
         done = 0.0
-        outcomes = []
+        outcomes: dict[str, MethodOutput] = {}
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
-            for name in methods:
-                _set_progress(run, READ_SHARE + (1 - READ_SHARE - WRITE_SHARE) * done / total, name, progress)
-                outcomes.append(_run_method(name, matrix, params))
-                done += METHOD_WEIGHTS[name]
+            for key in keys:
+                _set_progress(run, READ_SHARE + (1 - READ_SHARE - WRITE_SHARE) * done / total, key, progress)
+                outcomes[key] = run_method(key, data)
+                done += get_method(key).cost
         _set_progress(run, 1.0 - WRITE_SHARE, "storing", progress)
         _store(run, matrix, outcomes)
     except BaseException as exc:  # also Ctrl-C in a command: never leave it "running"
@@ -431,36 +323,44 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     return run
 
 
+def _row_scores(columns: dict[str, np.ndarray], i: int) -> dict[str, float]:
+    """Row ``i`` of every column as ``{column: value}``, undefined values left out."""
+    out = {}
+    for column, values in columns.items():
+        value = _optional(values[i])
+        if value is not None:
+            out[column] = value
+    return out
+
+
 @transaction.atomic
-def _store(run: ScoringRun, m: ResponseMatrix, outcomes: list[_Outcome]) -> None:
+def _store(run: ScoringRun, m: ResponseMatrix, outcomes: dict[str, MethodOutput]) -> None:
     MethodResult.objects.bulk_create(
         MethodResult(
-            run=run, method=o.method, params=o.params, n_iter=o.n_iter, converged=o.converged,
-            residual=None if o.residual is None else _optional(o.residual), duration_s=o.duration_s, notes=o.notes,
+            run=run, method=key, params=o.params, n_iter=o.n_iter, converged=o.converged,
+            residual=None if o.residual is None else _optional(o.residual), duration_s=o.seconds, notes=o.notes,
         )
-        for o in outcomes
+        for key, o in outcomes.items()
     )
     observed = ~np.isnan(m.R)
-    question_columns = {k: v for o in outcomes for k, v in o.question_columns.items()}
-    kept = question_columns.pop("kept")
     n_per_question = observed.sum(axis=1)
+    kept_masks = [o.kept for o in outcomes.values() if o.kept is not None]
+    kept = np.logical_and.reduce(kept_masks) if kept_masks else np.ones(m.R.shape[0], dtype=bool)
+    question_columns = {k: v for o in outcomes.values() for k, v in o.question_columns.items()}
     QuestionResult.objects.bulk_create(
         (
             QuestionResult(
                 run=run, question_id=int(qid), kept=bool(kept[i]), n_observed=int(n_per_question[i]),
-                **{field: _optional(values[i]) for field, values in question_columns.items()},
+                scores=_row_scores(question_columns, i),
             )
             for i, qid in enumerate(m.question_ids.tolist())
         ),
         batch_size=2000,
     )
-    model_columns = {k: v for o in outcomes for k, v in o.model_columns.items()}
+    model_columns = {k: v for o in outcomes.values() for k, v in o.model_columns.items()}
     n_per_model = observed.sum(axis=0)
     ModelResult.objects.bulk_create(
-        ModelResult(
-            run=run, model_id=int(mid), n_observed=int(n_per_model[j]),
-            **{field: _optional(values[j]) for field, values in model_columns.items()},
-        )
+        ModelResult(run=run, model_id=int(mid), n_observed=int(n_per_model[j]), scores=_row_scores(model_columns, j))
         for j, mid in enumerate(m.model_ids.tolist())
     )
     run.models_used.set(m.model_ids.tolist())

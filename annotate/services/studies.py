@@ -31,6 +31,7 @@ from annotate.models import (
     Subject,
 )
 from annotate.models.studies import DEFAULT_GUIDELINES
+from scoring.methods import difficulty_methods
 from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP
 from scoring.pair_sampling import sample_pairs
 
@@ -55,10 +56,13 @@ ERR_FIELD = "field_of_study must be one of {choices}; got {value!r}"
 ERR_LEVEL = "education_level must be one of {choices}; got {value!r}"
 ERR_QUALIFIED = "qualified_subjects must be subjects of the study; {names} are not"
 
-# Difficulty columns of QuestionResult handed to the pair sampler: EIP is the
-# reference, the rest are the baselines it is compared with.
+# Difficulty columns handed to the pair sampler: EIP's pi_Q is the reference,
+# the difficulty of every other registered method a baseline it is compared with.
 REFERENCE_COLUMN = "eip"
-BASELINE_COLUMNS = ("simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl", "irt_mirt")
+
+
+def _baseline_columns() -> tuple[str, ...]:
+    return tuple(m.difficulty_column for m in difficulty_methods() if m.key != "eip" and m.difficulty_column)
 
 
 class StudyClosedError(Exception):
@@ -171,8 +175,8 @@ def study_create(
         if outside:
             raise ValueError(ERR_SUBJECTS_OUTSIDE.format(names=outside, run_id=run.pk))
         rows = rows.filter(question__subject__in=subjects)
-    columns = (REFERENCE_COLUMN, *BASELINE_COLUMNS)
-    values = list(rows.order_by("question_id").values_list("question_id", "question__subject_id", "kept", *columns))
+    columns = (REFERENCE_COLUMN, *_baseline_columns())
+    values = list(rows.order_by("question_id").values_list("question_id", "question__subject_id", "kept", "scores"))
     if not values:
         raise ValueError(ERR_NO_QUESTIONS.format(run_id=run.pk))
 
@@ -180,8 +184,7 @@ def study_create(
     subject_ids = np.array([v[1] for v in values], dtype=np.int64)
     kept = np.array([bool(v[2]) for v in values])
     difficulty = {
-        column: np.array([math.nan if v[3 + k] is None else v[3 + k] for v in values], dtype=np.float64)
-        for k, column in enumerate(columns)
+        column: np.array([v[3].get(column, math.nan) for v in values], dtype=np.float64) for column in columns
     }
     sample = sample_pairs(
         ids,

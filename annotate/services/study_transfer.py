@@ -1,6 +1,7 @@
 """Back up a whole study to one JSON document and load it into another instance.
 
-The document (``schema_version`` 1) holds everything the study is made of and
+The document (``schema_version`` 2; version 1 files, which stored one field
+per method, are still read) holds everything the study is made of and
 nothing personal beyond the pseudonyms:
 
 * ``study``: name, status, strategy, seed, pair count, target, guidelines,
@@ -50,6 +51,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -84,18 +86,22 @@ from annotate.models import (
 )
 from annotate.selectors.studies import EVALUATOR_GROUP, user_is_researcher
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions this site reads: 1 had one field per method in each question result.
+READABLE_VERSIONS = (1, 2)
 KIND = "eip-study-export"
 IMPORT_FORMAT = "study-export"
-RESULT_FIELDS = (
-    "kept", "n_observed", "eip", "eip_scaled", "simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl",
-    "irt_2pl_discrimination", "irt_mirt",
+RESULT_FIELDS = ("kept", "n_observed", "scores")
+#: Per-method fields of a version-1 question result (now keys of ``scores``).
+V1_SCORE_FIELDS = (
+    "eip", "eip_scaled", "simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl", "irt_2pl_discrimination",
+    "irt_mirt",
 )
 METHOD_FIELDS = ("method", "params", "n_iter", "converged", "residual", "duration_s", "notes")
 QUESTION_FIELDS = ("subject", "text", "options", "reference_answer", "metadata")
 
 ERR_KIND = "not a study export: 'kind' must be {kind!r}"
-ERR_VERSION = "schema_version {value!r} is not supported; this site reads version {supported}"
+ERR_VERSION = "schema_version {value!r} is not supported; this site reads versions {supported}"
 ERR_MALFORMED = "malformed study export: {detail}"
 ERR_NAME_TAKEN = "a study named {name!r} already exists; import it under another name with --rename"
 ERR_NAME_EMPTY = "rename must not be empty"
@@ -316,8 +322,8 @@ def _question_key(value: object, where: str) -> tuple[str, str]:
 def _check_header(document: object) -> None:
     if not isinstance(document, dict) or document.get("kind") != KIND:
         raise MalformedExport(ERR_KIND.format(kind=KIND))
-    if document.get("schema_version") != SCHEMA_VERSION:
-        raise MalformedExport(ERR_VERSION.format(value=document.get("schema_version"), supported=SCHEMA_VERSION))
+    if document.get("schema_version") not in READABLE_VERSIONS:
+        raise MalformedExport(ERR_VERSION.format(value=document.get("schema_version"), supported=READABLE_VERSIONS))
 
 
 def _questions(document: dict) -> tuple[dict[tuple[str, str], Question], int, int]:
@@ -507,11 +513,23 @@ def _write_run(plan: _Plan, source: object) -> ScoringRun:
         for m in _get(plan.run, "methods", "scoring_run", list)
     )
     QuestionResult.objects.bulk_create(
-        (QuestionResult(run=run, question=q, **{f: _get(r, f, "question result") for f in RESULT_FIELDS})
+        (QuestionResult(run=run, question=q, kept=_get(r, "kept", "question result"),
+                        n_observed=_get(r, "n_observed", "question result"), scores=_result_scores(r))
          for q, r in plan.results),
         batch_size=2000,
     )
     return run
+
+
+def _result_scores(result: dict) -> dict:
+    """A question result's ``scores`` (version 2), or its per-method fields (version 1)."""
+    if "scores" not in result:
+        return {f: result[f] for f in V1_SCORE_FIELDS if result.get(f) is not None}
+    scores = _get(result, "scores", "question result", dict)
+    for column, value in scores.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise MalformedExport(ERR_MALFORMED.format(detail=f"question result score {column!r} is not a number"))
+    return scores
 
 
 def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -> tuple[Study, dict[int, Pair]]:

@@ -13,7 +13,9 @@ from django.views.decorators.http import require_POST
 from annotate.forms_results import QuestionFilterForm
 from annotate.models import ResponseSet, ScoringRun
 from annotate.selectors.results import (
+    model_score_columns,
     question_rows,
+    question_score_columns,
     response_sets_with_runs,
     run_datasets_and_subjects,
     run_leaderboard,
@@ -63,7 +65,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @researcher_required
 def run_models(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run(run_id)
-    return render(request, "annotate/results/run_models.html", {"run": run, "rows": run_leaderboard(run=run)})
+    context = {"run": run, "rows": run_leaderboard(run=run), "columns": model_score_columns()}
+    return render(request, "annotate/results/run_models.html", context)
 
 
 @researcher_required
@@ -77,5 +80,5 @@ def run_questions_list(request: HttpRequest, run_id: int) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     context = {"run": run, "form": form, "page": page, "rows": question_rows(results=page.object_list),
-               "query": query.urlencode()}
+               "columns": question_score_columns(), "query": query.urlencode()}
     return render(request, "annotate/results/run_questions.html", context)

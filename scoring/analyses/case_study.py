@@ -55,10 +55,9 @@ import numpy as np
 
 from scoring._validation import as_rng, check_in_open_interval, check_positive, check_positive_int, check_response_matrix
 from scoring.analyses._common import Correlation, Summary, check_labels, correlation, summarise
-from scoring.baselines import accuracy, weighted_accuracy
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError
-from scoring.irt import irt_1pl, irt_2pl, irt_mirt
+from scoring.methods import MethodInput, competency_methods, get_method, run_method
 
 __all__ = [
     "GROUP_SIZES",
@@ -90,7 +89,8 @@ MODEL_NAMES: tuple[str, ...] = ("M1", "M2", "M3", "M4", "M5")
 GROUND_TRUTH: tuple[str, ...] = ("M1", "M2", "M4", "M5", "M3")
 #: The two close pairs the simulation is about.
 PAIRS: tuple[tuple[str, str], ...] = (("M1", "M2"), ("M4", "M5"))
-METHODS: tuple[str, ...] = ("accuracy", "weighted_accuracy", "irt_1pl", "irt_2pl", "irt_mirt", "eip")
+#: The registry's competency methods (:mod:`scoring.methods`), baselines first and EIP last as in table 6.
+METHODS: tuple[str, ...] = (*(m.key for m in competency_methods() if m.key != "eip"), "eip")
 _DATASET_OF_GROUP = {"easy": "Easy", "medium": "Hard", "hard": "Hard"}
 
 
@@ -411,19 +411,13 @@ def case_study_rankings(
     tie_tol = check_positive(tie_tol, name="tie_tol")
     chosen = _check_methods(methods, include_mirt)
 
-    fits = {
-        "accuracy": lambda: (accuracy(R), None),
-        "weighted_accuracy": lambda: (weighted_accuracy(R, dataset_labels), None),
-        "irt_1pl": lambda: _irt(irt_1pl(R)),
-        "irt_2pl": lambda: _irt(irt_2pl(R)),
-        "irt_mirt": lambda: _irt(irt_mirt(R, epochs=mirt_epochs, rng=rng)),
-    }
+    data = MethodInput(R=R, question_groups=dataset_labels, params={"mirt_epochs": mirt_epochs, "mirt_rng": rng})
     results = {}
     for method in (m for m in chosen if m != "eip"):
-        fit = fits[method]
         t0 = time.perf_counter()
         try:
-            scores, converged = fit()
+            out = run_method(method, data)
+            scores, converged = out.model_columns[get_method(method).competency_column], out.converged
         except (ValueError, ConvergenceError, FloatingPointError) as exc:
             results[method] = _failed(method, names, time.perf_counter() - t0, exc)
             continue
@@ -441,10 +435,6 @@ def case_study_rankings(
         mirt_epochs=mirt_epochs if "irt_mirt" in chosen else None,
         tie_tol=tie_tol,
     )
-
-
-def _irt(fit):
-    return fit.ability, bool(fit.converged)
 
 
 def _check_methods(methods, include_mirt) -> tuple[str, ...]:

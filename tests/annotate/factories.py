@@ -97,13 +97,13 @@ def make_catalog(
     run = ScoringRun.objects.create(response_set=response_set, status=RunStatus.DONE, progress=1.0, finished_at=timezone.now())
     QuestionResult.objects.bulk_create(
         QuestionResult(
-            run=run, question=q, kept=(i % per_subject) >= unkept, n_observed=len(models), **difficulty_of(i)
+            run=run, question=q, kept=(i % per_subject) >= unkept, n_observed=len(models), scores=difficulty_of(i)
         )
         for i, q in enumerate(questions)
     )
     ModelResult.objects.bulk_create(
-        ModelResult(run=run, model=m, n_observed=len(questions), eip=0.123457 + j, eip_scaled=87.654321 - j,
-                    accuracy=0.543219 + 0.1 * j)
+        ModelResult(run=run, model=m, n_observed=len(questions),
+                    scores={"eip": 0.123457 + j, "eip_scaled": 87.654321 - j, "accuracy": 0.543219 + 0.1 * j})
         for j, m in enumerate(models)
     )
     return Catalog(dataset, subject_rows, questions, models, response_set, run)

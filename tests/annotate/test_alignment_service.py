@@ -59,10 +59,10 @@ def build_study(judgments=JUDGMENTS, evaluators=("ada", "bo", "cy", "dee")):
     catalog = make_catalog(subjects=("Mathematics",), per_subject=8)
     q = catalog.questions
     for k, question in enumerate(q):
-        QuestionResult.objects.filter(run=catalog.run, question=question).update(
-            eip_scaled=EIP[k], simple_rank=SIMPLE_RANK[k], accuracy_difficulty=SIMPLE_RANK[k],
-            irt_1pl=EIP[k], irt_2pl=EIP[k], irt_mirt=None,
-        )
+        QuestionResult.objects.filter(run=catalog.run, question=question).update(scores={
+            "eip_scaled": EIP[k], "simple_rank": SIMPLE_RANK[k], "accuracy_difficulty": SIMPLE_RANK[k],
+            "irt_1pl": EIP[k], "irt_2pl": EIP[k],
+        })
     study = Study.objects.create(name="Hand", scoring_run=catalog.run, seed=0, n_pairs=len(PAIRS))
     study.datasets.set([catalog.dataset])
     study.subjects.set(catalog.subjects)

@@ -59,13 +59,13 @@ def forbidden_strings(study) -> set[str]:
     question_ids = set(study.pairs.values_list("question_a_id", flat=True)) | set(
         study.pairs.values_list("question_b_id", flat=True)
     )
-    for row in QuestionResult.objects.filter(question_id__in=question_ids).values(*NUMERIC_FIELDS):
-        for value in row.values():
-            if value is not None:
-                out |= renderings(value)
-    for row in ModelResult.objects.values("eip", "eip_scaled", "accuracy"):
-        for value in row.values():
-            out |= renderings(value)
+    for scores in QuestionResult.objects.filter(question_id__in=question_ids).values_list("scores", flat=True):
+        assert set(NUMERIC_FIELDS) <= set(scores)
+        for field in NUMERIC_FIELDS:
+            out |= renderings(scores[field])
+    for scores in ModelResult.objects.values_list("scores", flat=True):
+        for field in ("eip", "eip_scaled", "accuracy"):
+            out |= renderings(scores[field])
     out |= {"secret_level", "bo-other-evaluator"}
     return out
 

@@ -43,7 +43,7 @@ def test_mmlu_pro_loads_and_the_stored_eip_equals_eip_on_the_csv(shared_data):
 
     frame = pd.read_csv(folder / "responses_binary.csv", index_col="question_id")
     expected = eip(frame.to_numpy(dtype=np.float64))  # blank -> NaN = not observed
-    stored = dict(ModelResult.objects.filter(run=run).values_list("model__name", "eip"))
+    stored = {r.model.name: r.score("eip") for r in ModelResult.objects.filter(run=run).select_related("model")}
     assert sorted(stored) == sorted(frame.columns)
     for name, pi_m in zip(frame.columns, expected.competency):
         assert abs(stored[name] - pi_m) <= TOL, name

@@ -87,7 +87,7 @@ def test_the_report_csv_marks_the_tie_resolved_pair_with_its_votes_and_weights(r
     rows = read_csv(report_csv(report))
     start = rows.index(["Pairs: votes, consensus and each method's verdict"])
     assert rows[start + 1] == ["#", "Subject", "Question a", "Question b", "Votes a", "Votes b", "Skips", "Consensus",
-                               "How", "Weight a", "Weight b", "EIP", "Simple Rank", "Accuracy", "1PL IRT", "2PL IRT"]
+                               "How", "Weight a", "Weight b", "EIP", "Simple rank", "Accuracy", "1PL IRT", "2PL IRT"]
     # P4: ada a, cy b, bo skipped; weights ada 1, cy 0 -> a (see test_alignment_service)
     assert rows[start + 5] == ["4", "Mathematics", "q0-6", "q0-7", "1", "1", "1", "a", "tie_resolved", "1.0", "0.0",
                                "a", "b", "b", "a", "a"]

@@ -170,8 +170,8 @@ def test_the_leaderboard_ranks_by_eip_beside_accuracy(cast):
     run.datasets_used.add(dataset)
     for name, eip_value, acc in (("alpha-7b", 0.5, 0.6), ("beta-13b", 0.3, 0.7), ("gamma-1b", 0.2, 0.5)):
         model = LanguageModel.objects.create(name=name, family=name.split("-")[0], access="open_weight")
-        ModelResult.objects.create(run=run, model=model, n_observed=10, eip=eip_value, eip_scaled=100 * eip_value,
-                                   accuracy=acc)
+        ModelResult.objects.create(run=run, model=model, n_observed=10,
+                                   scores={"eip": eip_value, "eip_scaled": 100 * eip_value, "accuracy": acc})
     html = client_for(cast[0]).get(reverse("run_models", kwargs={"run_id": run.pk})).content.decode()
     rows = re.findall(r"<tr><td class=\"num\">(\d)</td><td>([a-z0-9-]+)</td>.*?</tr>", html, re.S)
     assert rows == [("1", "alpha-7b"), ("2", "beta-13b"), ("3", "gamma-1b")]
@@ -189,20 +189,21 @@ def test_the_leaderboard_explains_ties_and_labels_mirt_as_a_norm(cast):
     run = ScoringRun.objects.create(response_set=rs, status=RunStatus.DONE, progress=1.0)
     for name, eip_value in (("zeta-1b", 0.4), ("eta-2b", 0.4), ("theta-3b", 0.2)):
         model = LanguageModel.objects.create(name=name)
-        ModelResult.objects.create(run=run, model=model, n_observed=10, eip=eip_value, eip_scaled=100 * eip_value,
-                                   accuracy=0.5, irt_mirt=100.0 if name == "theta-3b" else 0.0)
+        ModelResult.objects.create(run=run, model=model, n_observed=10, scores={
+            "eip": eip_value, "eip_scaled": 100 * eip_value, "accuracy": 0.5,
+            "irt_mirt": 100.0 if name == "theta-3b" else 0.0})
     html = client_for(cast[1]).get(reverse("run_models", kwargs={"run_id": run.pk})).content.decode()
     rows = re.findall(r"<tr><td class=\"num\">(\d)</td><td>([a-z0-9-]+)</td>", html)
     assert rows == [("1", "eta-2b"), ("1", "zeta-1b"), ("3", "theta-3b")]
     assert "share the best rank of their group and the next rank is skipped" in html
     assert "MIRT |θ| 0–100" in html and "MIRT 0–100" not in html
-    assert "It ignores the vector's direction" in html
+    assert "It ignores the vector&#x27;s direction" in html
     assert "does not order models by skill" in html
 
 
 def test_the_run_page_lists_every_method(scored, cast):
     html = client_for(cast[1]).get(reverse("run_detail", kwargs={"run_id": scored[0].pk})).content.decode()
-    for label in ("EIP", "Simple rank", "Accuracy", "Dataset-weighted accuracy", "1PL IRT", "2PL IRT", "MIRT"):
+    for label in ("EIP", "Simple rank", "Accuracy", "Dataset-weighted accuracy", "1PL IRT", "2PL IRT", "Multidimensional IRT"):
         assert f"<td>{label}</td>" in html
     assert "L1 residual" in html and "kept: 4" in html
 

@@ -98,6 +98,9 @@ from django.test import override_settings  # noqa: E402
 import annotate.demo_data  # noqa: E402
 from annotate.loaders.tabular import parse_folder  # noqa: E402
 from annotate.models import MethodResult, ModelResult, QuestionResult, RunStatus  # noqa: E402
+import dataclasses  # noqa: E402
+import scoring.methods as registry  # noqa: E402
+from scoring.methods import get_method, method_keys  # noqa: E402
 from annotate.services import scoring as service  # noqa: E402
 from annotate.services.loading import response_set_load  # noqa: E402
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy  # noqa: E402
@@ -124,8 +127,8 @@ def _close(stored, expected) -> bool:
 
 
 def _assert_column(rows: dict, ids, field: str, expected) -> None:
-    mismatches = [(i, getattr(rows[i], field), e) for i, e in zip(ids.tolist(), np.asarray(expected, float).tolist())
-                  if not _close(getattr(rows[i], field), e)]
+    mismatches = [(i, rows[i].score(field), e) for i, e in zip(ids.tolist(), np.asarray(expected, float).tolist())
+                  if not _close(rows[i].score(field), e)]
     assert not mismatches, f"{field}: {mismatches[:5]}"
 
 
@@ -164,10 +167,10 @@ def test_it_stores_exactly_what_the_scoring_functions_return(demo_set):
     excluded = {r.question.external_id for r in QuestionResult.objects.filter(run=run, kept=False)
                 .select_related("question")}
     assert excluded == {"303", "501", "305", "217", "120"}  # demo README: 3 all solved, 2 all failed
-    assert all(r.eip is None for r in questions.values() if not r.kept)
+    assert all(r.score("eip") is None and "eip" not in r.scores for r in questions.values() if not r.kept)
 
     methods = {r.method: r for r in MethodResult.objects.filter(run=run)}
-    assert sorted(methods) == sorted(service.METHODS)
+    assert sorted(methods) == sorted(method_keys())
     assert (methods["eip"].n_iter, methods["eip"].converged) == (e.n_iter, True)
     assert methods["eip"].residual <= 1e-10
     assert methods["eip"].notes == {"kept": 115, "all_solved": 3, "all_failed": 2, "dangling_models": 0}
@@ -183,7 +186,7 @@ def test_a_failing_method_leaves_a_failed_run_without_results(demo_set, monkeypa
     def broken(R, **kwargs):
         raise RuntimeError("2PL exploded")
 
-    monkeypatch.setattr(service, "irt_2pl", broken)
+    monkeypatch.setitem(registry._REGISTRY, "irt_2pl", dataclasses.replace(get_method("irt_2pl"), runner=broken))
     run = service.scoring_run_create(response_set=demo_set, params=FAST)
     with pytest.raises(RuntimeError, match="2PL exploded"):
         service.scoring_run_execute(run=run)
@@ -206,12 +209,12 @@ def test_it_scores_a_subset_of_models(demo_set):
     columns = np.searchsorted(full.model_ids, sorted(chosen))
     R = full.R[:, columns]
     expected = eip(R)
-    stored = dict(ModelResult.objects.filter(run=run).values_list("model_id", "eip"))
+    stored = {r.model_id: r.score("eip") for r in ModelResult.objects.filter(run=run)}
     assert sorted(stored) == sorted(chosen)
     for j, model_id in enumerate(sorted(chosen)):
         assert abs(stored[model_id] - expected.competency[j]) <= TOL
     assert sorted(MethodResult.objects.filter(run=run).values_list("method", flat=True)) == ["accuracy", "eip"]
-    assert QuestionResult.objects.filter(run=run, irt_1pl__isnull=False).count() == 0
+    assert not any("irt_1pl" in r.scores for r in QuestionResult.objects.filter(run=run))
     assert QuestionResult.objects.filter(run=run).count() == 120  # every question has a Heron response
     assert set(run.models_used.values_list("pk", flat=True)) == set(chosen)
 
@@ -223,9 +226,9 @@ def test_it_scores_a_subset_of_datasets_by_hand(tiny):
     # Only q3 (dataset D2) is left, answered by m1 (credit 0) and m3 (0.25); m2 never saw it.
     # One kept question: pi_Q = (1). S(q3) = 0.25, so with alpha = 0.85 and M = 2,
     # pi_M = 0.85 * (0, 0.25) / 0.25 + 0.15 / 2 = (0.075, 0.925).
-    [(question_id, pi_q)] = QuestionResult.objects.filter(run=run).values_list("question_id", "eip")
-    assert question_id == q3.pk and abs(pi_q - 1.0) <= TOL
-    stored = dict(ModelResult.objects.filter(run=run).values_list("model_id", "eip"))
+    [(question_id, scores)] = QuestionResult.objects.filter(run=run).values_list("question_id", "scores")
+    assert question_id == q3.pk and abs(scores["eip"] - 1.0) <= TOL
+    stored = {r.model_id: r.score("eip") for r in ModelResult.objects.filter(run=run)}
     assert stored.keys() == {m1.pk, m3.pk}
     assert abs(stored[m1.pk] - 0.075) <= TOL and abs(stored[m3.pk] - 0.925) <= TOL
     assert list(run.datasets_used.values_list("pk", flat=True)) == [tiny["d"][1].pk]
@@ -248,7 +251,7 @@ def test_it_reports_progress_up_to_one_and_refuses_a_second_execution(tiny):
     service.scoring_run_execute(run=run, progress=lambda fraction, label: seen.append((fraction, label)))
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
-    assert [label for _, label in seen] == [*service.METHODS, "storing", "done"]
+    assert [label for _, label in seen] == [*method_keys(), "storing", "done"]
     with pytest.raises(ValueError) as caught:
         service.scoring_run_execute(run=run)
     assert str(caught.value) == service.ERR_NOT_QUEUED.format(run_id=run.pk, status="done")
@@ -260,8 +263,8 @@ def test_it_reports_progress_up_to_one_and_refuses_a_second_execution(tiny):
     ({"mirt_epochs": 0}, service.ERR_EPOCHS.format(value=0)),
     ({"mirt_seed": -1}, service.ERR_SEED.format(value=-1)),
     ({"methods": ["simple_rank", "accuracy"]}, service.ERR_METHODS.format(
-        known=list(service.METHODS), required=list(service.REQUIRED_METHODS), value=["simple_rank", "accuracy"])),
-    ({"damping": 0.5}, service.ERR_UNKNOWN_PARAMS.format(keys=["damping"], known=sorted(service.DEFAULT_PARAMS))),
+        known=list(method_keys()), required=["eip", "accuracy"], value=["simple_rank", "accuracy"])),
+    ({"damping": 0.5}, service.ERR_UNKNOWN_PARAMS.format(keys=["damping"], known=sorted(service.PARAM_KEYS))),
 ])
 def test_it_rejects_bad_params_before_creating_a_run(tiny, params, message):
     with pytest.raises(ValueError) as caught:

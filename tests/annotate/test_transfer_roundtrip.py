@@ -136,10 +136,25 @@ def test_a_renamed_copy_matches_except_the_name_and_source(transfer_study, tmp_p
     assert Study.objects.count() == 2
 
 
+def test_a_version_1_export_with_one_field_per_method_still_imports(transfer_study, tmp_path):
+    """Version 1 stored each method as its own field of a question result;
+    importing it gives the same scores as the version 2 document."""
+    study, _, _ = transfer_study
+    current = export_to(tmp_path / "v2.json", study)
+    old = json.loads(json.dumps(current))
+    old["schema_version"] = 1
+    for r in old["scoring_run"]["question_results"]:
+        r.update(r.pop("scores"))
+    assert "eip_scaled" in old["scoring_run"]["question_results"][0]
+    study_import(document=old, rename="From v1", reuse_evaluators=True)
+    again = export_to(tmp_path / "again.json", Study.objects.get(name="From v1"))
+    assert again["scoring_run"]["question_results"] == current["scoring_run"]["question_results"]
+
+
 def test_the_export_holds_what_was_judged(transfer_study, tmp_path):
     study, ada_done, bob_done = transfer_study
     document = export_to(tmp_path / "doc.json", study)
-    assert document["schema_version"] == 1
+    assert document["schema_version"] == 2
     by_name = {e["pseudonym"]: e for e in document["evaluators"]}
     assert sorted(by_name) == ["evaluator-ada1", "evaluator-bob2", "evaluator-cy3"]
     keys = {q.pk: [q.dataset.name, q.external_id] for q in Question.objects.select_related("dataset")}
@@ -228,7 +243,7 @@ def test_imported_evaluators_are_records_not_logins(transfer_study, tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: d.update(schema_version=2), "schema_version 2 is not supported; this site reads version 1"),
+        (lambda d: d.update(schema_version=3), r"schema_version 3 is not supported; this site reads versions \(1, 2\)"),
         (lambda d: d.update(kind="something"), "not a study export: 'kind' must be 'eip-study-export'"),
         (lambda d: d["evaluators"][0]["judgments"][0].update(choice="maybe"), "choice must be one of"),
         (lambda d: d["evaluators"][0]["judgments"][0].update(pair=99),

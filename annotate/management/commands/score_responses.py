@@ -11,13 +11,8 @@ from tqdm import tqdm
 
 from annotate.management.progress import TqdmStream
 from annotate.models import Dataset, LanguageModel, MethodResult, ResponseSet
-from annotate.services.scoring import (
-    DEFAULT_PARAMS,
-    METHODS,
-    REQUIRED_METHODS,
-    scoring_run_create,
-    scoring_run_execute,
-)
+from annotate.services.scoring import DEFAULT_PARAMS, required_methods, scoring_run_create, scoring_run_execute
+from scoring.methods import method_keys
 
 NO_RESPONSE_SET = "no response set named {name!r}{version}; known: {known}"
 VERSION_CLASH = "--response-set {name!r} names version {named} but --version says {version}"
@@ -34,7 +29,8 @@ def _names(text: str | None) -> list[str] | None:
 def parse_methods(text: str) -> list[str]:
     """Comma-separated method names, plus the ones every run executes."""
     given = [part.strip() for part in text.split(",") if part.strip()]
-    return [*REQUIRED_METHODS, *[m for m in given if m not in REQUIRED_METHODS]]
+    required = required_methods()
+    return [*required, *[m for m in given if m not in required]]
 
 
 
@@ -117,8 +113,9 @@ class Command(BaseCommand):
         parser.add_argument("--mirt-epochs", type=int, default=DEFAULT_PARAMS["mirt_epochs"],
                             help="MIRT Adam epochs (default 1000)")
         parser.add_argument("--mirt-seed", type=int, default=DEFAULT_PARAMS["mirt_seed"], help="MIRT seed (default 0)")
-        parser.add_argument("--methods", default=",".join(METHODS),
-                            help=f"comma-separated subset of {','.join(METHODS)} (eip and accuracy always run)")
+        keys, required = ",".join(method_keys()), " and ".join(required_methods())
+        parser.add_argument("--methods", default=keys,
+                            help=f"comma-separated subset of {keys} ({required} always run)")
 
     def handle(self, *args, **options) -> str:
         response_set = self._response_set(options["response_set"], options["version"])

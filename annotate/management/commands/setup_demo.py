@@ -11,7 +11,8 @@ from annotate.loaders.base import LoadError
 from annotate.management.commands.load_responses import problems_text
 from annotate.management.commands.score_responses import parse_methods, scoring_progress
 from annotate.services.demo import demo_setup
-from annotate.services.scoring import DEFAULT_PARAMS, METHODS
+from annotate.services.scoring import DEFAULT_PARAMS
+from scoring.methods import method_keys
 
 
 class Command(BaseCommand):
@@ -30,8 +31,8 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=1, help="pair sampler seed (default 1)")
         parser.add_argument("--mirt-epochs", type=int, default=DEFAULT_PARAMS["mirt_epochs"],
                             help="MIRT epochs of the scoring run (default 1000)")
-        parser.add_argument("--methods", default=",".join(METHODS),
-                            help=f"scoring methods, comma-separated subset of {','.join(METHODS)} "
+        parser.add_argument("--methods", default=",".join(method_keys()),
+                            help=f"scoring methods, comma-separated subset of {','.join(method_keys())} "
                                  "(eip and accuracy always run; default: all)")
 
     def handle(self, *args, **options) -> str:

@@ -13,9 +13,9 @@ profiles), ``report`` (the entry point), ``tables`` (table 2 as rows).
 """
 from annotate.services.alignment._data import (
     JUDGMENT_COLUMNS,
-    METHODS,
     REFERENCE_METHOD,
     MethodSpec,
+    report_methods,
     judgment_export_rows,
     verdict_from_display,
 )
@@ -23,10 +23,10 @@ from annotate.services.alignment.report import SCHEMA_VERSION, study_alignment_r
 
 __all__ = [
     "JUDGMENT_COLUMNS",
-    "METHODS",
     "REFERENCE_METHOD",
     "SCHEMA_VERSION",
     "MethodSpec",
+    "report_methods",
     "judgment_export_rows",
     "study_alignment_report",
     "verdict_from_display",

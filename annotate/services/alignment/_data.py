@@ -13,6 +13,7 @@ import numpy as np
 
 from annotate.models import Choice, Judgment, Pair, Participation, QuestionResult, ScoringRun, Study
 from scoring import FIRST, SECOND, SKIP, UNDEFINED, Verdict
+from scoring.methods import difficulty_methods
 
 ERR_CHOICE = "choice must be one of {choices}; got {value!r}"
 ERR_LEFT = "left_question_id {left} is neither question of the pair ({a}, {b})"
@@ -28,16 +29,13 @@ class MethodSpec:
     column: str
 
 
-#: Methods in report order. EIP reads ``eip_scaled``, so questions every model
-#: solved (0) or failed (100) still rank, at the ends of the scale.
-METHODS: tuple[MethodSpec, ...] = (
-    MethodSpec("eip", "EIP", "eip_scaled"),
-    MethodSpec("simple_rank", "Simple Rank", "simple_rank"),
-    MethodSpec("accuracy_difficulty", "Accuracy", "accuracy_difficulty"),
-    MethodSpec("irt_1pl", "1PL IRT", "irt_1pl"),
-    MethodSpec("irt_2pl", "2PL IRT", "irt_2pl"),
-    MethodSpec("irt_mirt", "Multidim. IRT", "irt_mirt"),
-)
+def report_methods() -> tuple[MethodSpec, ...]:
+    """The registry's difficulty methods (:func:`scoring.methods.difficulty_methods`)
+    in report order. EIP reads ``eip_scaled``, so questions every model solved
+    (0) or failed (100) still rank, at the ends of the scale."""
+    return tuple(MethodSpec(m.key, m.label, m.difficulty_column) for m in difficulty_methods())
+
+
 REFERENCE_METHOD = "eip"
 
 
@@ -196,17 +194,17 @@ def study_data(*, study: Study, run: ScoringRun) -> StudyData:
     pair_questions = np.array([[p.question_a_id, p.question_b_id] for p in pairs], dtype=np.int64).reshape(-1, 2)
     question_ids = np.unique(pair_questions)
     pair_index = np.searchsorted(question_ids, pair_questions)
-    columns = [m.column for m in METHODS]
+    specs = report_methods()
     rows = list(
         QuestionResult.objects.filter(run=run, question_id__in=question_ids.tolist())
         .order_by("question_id")
-        .values_list("question_id", *columns)
+        .values_list("question_id", "scores")
     )
     found = np.array([r[0] for r in rows], dtype=np.int64)
-    table = np.array([[np.nan if v is None else v for v in r[1:]] for r in rows], dtype=np.float64).reshape(
-        len(rows), len(columns)
+    table = np.array([[scores.get(m.column, np.nan) for m in specs] for _, scores in rows], dtype=np.float64).reshape(
+        len(rows), len(specs)
     )
-    difficulty = {m.key: align_values(question_ids, found, table[:, k]) for k, m in enumerate(METHODS)}
+    difficulty = {m.key: align_values(question_ids, found, table[:, k]) for k, m in enumerate(specs)}
     return StudyData(
         study=study, run=run, pairs=pairs, evaluators=evaluators, judgments=tuple(judgments), human=human,
         question_ids=question_ids, pair_index=pair_index, difficulty=difficulty,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotate.services.alignment._data import METHODS, REFERENCE_METHOD, StudyData
+from annotate.services.alignment._data import report_methods, REFERENCE_METHOD, StudyData
 from annotate.services.alignment._json import (
     REASON_NO_SCORED_PAIR,
     agreement_dict,
@@ -213,7 +213,7 @@ def inter_rater(data: StudyData) -> dict:
 def method_availability(data: StudyData) -> list[dict]:
     """Each method with whether the run has any value for the study's questions."""
     out = []
-    for m in METHODS:
+    for m in report_methods():
         has = bool(np.isfinite(data.difficulty[m.key]).any())
         out.append({
             "key": m.key, "label": m.label, "column": m.column, "available": has,

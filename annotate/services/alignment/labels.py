@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from annotate.models import Question, QuestionResult
-from annotate.services.alignment._data import METHODS, StudyData
+from annotate.services.alignment._data import REFERENCE_METHOD, StudyData, report_methods
+from scoring.methods import get_method
 from annotate.services.alignment._json import agreement_dict, correlation_dict, kappa_dict
 from scoring import FIRST, SECOND, UNDEFINED, cohen_kappa, harder_of_pairs, method_agreement
 from scoring.analyses import difficulty_profiles
@@ -155,12 +156,12 @@ def _spearman(data: StudyData, key: str, available: list[str]) -> dict:
             run=data.run,
             question__dataset__in=study.datasets.all(),
             question__subject__in=study.subjects.all(),
-        ).values_list("question__metadata", *[m.column for m in METHODS if m.key in available])
+        ).values_list("question__metadata", "scores")
     )
     labels = np.array([_labels_of(r[0], key) for r in rows], dtype=np.float64)
     out = {}
-    for k, m in enumerate(m for m in METHODS if m.key in available):
-        values = np.array([np.nan if r[k + 1] is None else r[k + 1] for r in rows], dtype=np.float64)
+    for m in (m for m in report_methods() if m.key in available):
+        values = np.array([scores.get(m.column, np.nan) for _, scores in rows], dtype=np.float64)
         out[m.key] = correlation_dict(correlation(values, labels, method="spearman")) if rows else {
             "value": None, "p_value": None, "n": 0, "undefined_reason": "no labelled question in the run"}
     return out
@@ -168,12 +169,13 @@ def _spearman(data: StudyData, key: str, available: list[str]) -> dict:
 
 def profile_section(data: StudyData) -> dict:
     """Histogram of the run's EIP difficulty (0-100) per dataset (figure 9)."""
+    column = get_method(REFERENCE_METHOD).difficulty_column
     rows = list(QuestionResult.objects.filter(run=data.run).order_by("question_id")
-                .values_list("question__dataset__name", "eip_scaled"))
+                .values_list("question__dataset__name", "scores"))
     if not rows:
         return {"bin_edges": [], "datasets": [], "overall": None,
                 "undefined_reason": f"run {data.run.pk} has no question results"}
-    values = np.array([np.nan if v is None else v for _, v in rows], dtype=np.float64)
+    values = np.array([scores.get(column, np.nan) for _, scores in rows], dtype=np.float64)
     result = difficulty_profiles(values, [d for d, _ in rows], bins=PROFILE_BINS)
 
     def group(g) -> dict:

@@ -1,0 +1,484 @@
+"""The registry of difficulty methods: one entry per method, read everywhere.
+
+Each :class:`DifficultyMethod` declares once what the rest of the product
+needs to know about a method: its key, its display label, the columns it
+fills (per question and per model), which of them is its difficulty and
+which its competency, the direction of the difficulty (higher = harder), the
+relative tolerance below which two of its values count as a tie, and a runner
+that computes every column from a response matrix. The scoring service, the
+results pages, the alignment report, the analyses, study transfer and the
+case study all read this registry; none keeps its own list.
+
+Adding a method is one :func:`register_method` call (or one entry in
+:data:`_BUILTIN`) plus its runner function.
+
+References
+----------
+EIP paper, sections 2.2-2.4 (EIP), 3.3 (simple rank, accuracy), 4
+(dataset-weighted accuracy) and appendix H.4 (1PL, 2PL, multidimensional IRT).
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
+from scoring.eip import eip
+from scoring.irt import irt_1pl, irt_2pl, irt_mirt
+
+__all__ = [
+    "DifficultyMethod",
+    "MethodInput",
+    "MethodOutput",
+    "competency_methods",
+    "difficulty_methods",
+    "get_method",
+    "method_keys",
+    "methods",
+    "register_method",
+    "run_method",
+    "unregister_method",
+]
+
+ERR_UNKNOWN = "unknown difficulty method {key!r}; known: {known}"
+ERR_DUPLICATE = "a difficulty method {key!r} is already registered"
+ERR_COLUMN_TAKEN = "column {column!r} of method {key!r} is already filled by method {other!r}"
+ERR_DECLARED = "{what} column {column!r} of method {key!r} must be one of its declared {what} columns {columns}"
+ERR_OUTPUT = "method {key!r} returned {what} columns {got}; it declares {declared}"
+ERR_SHAPE = "method {key!r} returned {what} column {column!r} of shape {shape}; expected ({n},)"
+ERR_KEY = "method key must be a non-empty identifier; got {key!r}"
+ERR_TOLERANCE = "tie_tolerance of method {key!r} must be a finite number >= 0; got {value!r}"
+
+
+@dataclass(frozen=True)
+class MethodInput:
+    """What a runner receives.
+
+    Attributes
+    ----------
+    R : ndarray of float64, shape (n_questions, n_models)
+        Credit in [0, 1]; NaN = not observed.
+    question_groups : ndarray, shape (n_questions,)
+        Each question's dataset label (for dataset-weighted accuracy).
+    params : mapping
+        Run parameters: ``alpha`` (EIP damping factor), ``tol`` (EIP L1
+        tolerance), ``mirt_epochs``, ``mirt_seed``; a runner reads only what
+        it needs.
+    """
+
+    R: NDArray[np.float64]
+    question_groups: NDArray[Any]
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MethodOutput:
+    """What a runner returns: every declared column, plus how the fit went.
+
+    Attributes
+    ----------
+    question_columns : dict of str to ndarray of shape (n_questions,)
+        One entry per declared question column; NaN where undefined.
+    model_columns : dict of str to ndarray of shape (n_models,)
+        One entry per declared model column; NaN where undefined.
+    params : dict
+        The parameters actually used (JSON-ready).
+    n_iter : int or None
+    converged : bool or None
+    residual : float or None
+        The method's own final residual (see ``residual_label``).
+    notes : dict
+        Method-specific figures worth keeping (JSON-ready).
+    seconds : float
+        Wall time of the fit (set by :func:`run_method`).
+    kept : ndarray of bool, shape (n_questions,), or None
+        Questions the method could rank (EIP: neither all solved nor all
+        failed); None when the method does not decide this.
+    """
+
+    question_columns: dict[str, NDArray[np.float64]]
+    model_columns: dict[str, NDArray[np.float64]]
+    params: dict[str, Any] = field(default_factory=dict)
+    n_iter: int | None = None
+    converged: bool | None = None
+    residual: float | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    kept: NDArray[np.bool_] | None = None
+
+
+Runner = Callable[[MethodInput], MethodOutput]
+
+
+@dataclass(frozen=True)
+class DifficultyMethod:
+    """One difficulty method.
+
+    Attributes
+    ----------
+    key : str
+        Stable identifier used in stored results, URLs, CSV and JSON.
+    label : str
+        Display label on every page and report.
+    runner : callable (MethodInput) -> MethodOutput
+    question_columns : tuple of str
+        Stored per-question columns the runner fills (may be empty).
+    model_columns : tuple of str
+        Stored per-model columns the runner fills (may be empty).
+    difficulty_column : str or None
+        The question column that is the method's difficulty (None: the
+        method gives no question difficulty, e.g. dataset-weighted accuracy).
+    competency_column : str or None
+        The model column that is the method's competency (ability), higher =
+        better (None: none, e.g. simple rank).
+    higher_is_harder : bool, default True
+        Direction of ``difficulty_column``.
+    tie_tolerance : float, default 1e-9
+        Two difficulties ``x`` and ``y`` of this method count as a tie when
+        ``|x - y| <= tie_tolerance * spread``, ``spread`` being the range of
+        the method's values over the questions compared.
+    required : bool, default False
+        Every scoring run executes it.
+    cost : float, default 1.0
+        Relative running time (advances a run's progress bar).
+    residual_label : str, default ""
+        What ``MethodOutput.residual`` measures.
+    competency_label : str, default ""
+        Column header of the competency on the leaderboard (default: label).
+    competency_note : str, default ""
+        A footnote for that column.
+    description : str, default ""
+        One line for codebooks: scale and units of the difficulty.
+    column_labels : mapping of str to str, optional
+        Display header of each stored column (default: the method's label).
+    column_decimals : mapping of str to int, optional
+        Decimals shown for each stored column (default 3).
+    """
+
+    key: str
+    label: str
+    runner: Runner
+    question_columns: tuple[str, ...] = ()
+    model_columns: tuple[str, ...] = ()
+    difficulty_column: str | None = None
+    competency_column: str | None = None
+    higher_is_harder: bool = True
+    tie_tolerance: float = 1e-9
+    required: bool = False
+    cost: float = 1.0
+    residual_label: str = ""
+    competency_label: str = ""
+    competency_note: str = ""
+    description: str = ""
+    column_labels: Mapping[str, str] = field(default_factory=dict)
+    column_decimals: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not self.key.isidentifier():
+            raise ValueError(ERR_KEY.format(key=self.key))
+        tol = self.tie_tolerance
+        if not isinstance(tol, int | float) or isinstance(tol, bool) or not math.isfinite(tol) or tol < 0:
+            raise ValueError(ERR_TOLERANCE.format(key=self.key, value=tol))
+        for what, column, columns in (
+            ("question", self.difficulty_column, self.question_columns),
+            ("model", self.competency_column, self.model_columns),
+        ):
+            if column is not None and column not in columns:
+                raise ValueError(ERR_DECLARED.format(what=what, column=column, key=self.key, columns=list(columns)))
+
+    @property
+    def competency_header(self) -> str:
+        """The leaderboard's column header for this method."""
+        return self.competency_label or self.label
+
+    def column_label(self, column: str) -> str:
+        """Display header of one of the method's stored columns."""
+        return self.column_labels.get(column, self.label)
+
+    def decimals(self, column: str) -> int:
+        """Decimals shown for one of the method's stored columns."""
+        return self.column_decimals.get(column, 3)
+
+
+# --- the built-in runners -----------------------------------------------------------
+
+
+def _keyword_defaults(func: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword-only defaults of a :mod:`scoring` function, JSON-ready."""
+    return {
+        name: list(p.default) if isinstance(p.default, tuple) else p.default
+        for name, p in inspect.signature(func).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+def _finite_or_none(value: float) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _run_eip(data: MethodInput) -> MethodOutput:
+    res = eip(data.R, alpha=data.params.get("alpha", 0.85), tol=data.params.get("tol", 1e-10))
+    return MethodOutput(
+        question_columns={"eip": res.difficulty, "eip_scaled": res.difficulty_scaled},
+        model_columns={"eip": res.competency, "eip_scaled": res.competency_scaled},
+        params={"alpha": res.alpha, "tol": res.tol},
+        n_iter=res.n_iter,
+        converged=res.converged,
+        residual=res.residual,
+        notes={
+            "kept": int(res.kept.sum()),
+            "all_solved": int(res.all_solved.sum()),
+            "all_failed": int(res.all_failed.sum()),
+            "dangling_models": int(res.dangling.sum()),
+        },
+        kept=res.kept,
+    )
+
+
+def _run_simple_rank(data: MethodInput) -> MethodOutput:
+    return MethodOutput(question_columns={"simple_rank": simple_rank(data.R)}, model_columns={})
+
+
+def _run_accuracy(data: MethodInput) -> MethodOutput:
+    return MethodOutput(
+        question_columns={"accuracy_difficulty": question_accuracy_difficulty(data.R)},
+        model_columns={"accuracy": accuracy(data.R)},
+    )
+
+
+def _run_weighted_accuracy(data: MethodInput) -> MethodOutput:
+    return MethodOutput(
+        question_columns={},
+        model_columns={"weighted_accuracy": weighted_accuracy(data.R, data.question_groups)},
+        notes={"datasets": int(np.unique(data.question_groups).size)},
+    )
+
+
+def _run_jml(key: str) -> Runner:
+    fit = irt_1pl if key == "irt_1pl" else irt_2pl
+
+    def run(data: MethodInput) -> MethodOutput:
+        res = fit(data.R)  # the defaults of scoring.irt are the paper's settings (appendix H.4)
+        questions = {key: res.difficulty}
+        notes: dict[str, Any] = {
+            "objective": float(res.objective),
+            "message": res.message,
+            "abilities_at_bound": int(res.ability_at_bound.sum()),
+            "difficulties_at_bound": int(res.difficulty_at_bound.sum()),
+        }
+        if key == "irt_2pl":
+            questions["irt_2pl_discrimination"] = res.discrimination
+            notes["discriminations_at_bound"] = int(res.discrimination_at_bound.sum())
+        return MethodOutput(
+            question_columns=questions, model_columns={key: res.ability}, params=_keyword_defaults(fit),
+            n_iter=res.n_iter, converged=res.converged, residual=_finite_or_none(res.projected_gradient), notes=notes,
+        )
+
+    return run
+
+
+def _run_mirt(data: MethodInput) -> MethodOutput:
+    epochs = int(data.params.get("mirt_epochs", 1000))
+    seed = int(data.params.get("mirt_seed", 0))
+    # ``mirt_rng`` (a Generator or seed) lets an analysis continue its own random stream.
+    res = irt_mirt(data.R, epochs=epochs, rng=data.params.get("mirt_rng", seed))
+    window = max(1, len(res.elbo_trace) // 10)
+    used = {key: value for key, value in _keyword_defaults(irt_mirt).items() if key != "rng"}
+    used.update(epochs=epochs, seed=seed)
+    return MethodOutput(
+        question_columns={"irt_mirt": res.difficulty}, model_columns={"irt_mirt": res.ability}, params=used,
+        n_iter=res.n_iter, converged=res.converged,
+        notes={"elbo_last_10pct_mean": _finite_or_none(float(np.mean(res.elbo_trace[-window:])))},
+    )
+
+
+_JML_RESIDUAL = "projected gradient (max-norm)"
+
+#: The paper's methods, in display and execution order.
+_BUILTIN: tuple[DifficultyMethod, ...] = (
+    DifficultyMethod(
+        key="eip", label="EIP", runner=_run_eip,
+        question_columns=("eip", "eip_scaled"), model_columns=("eip", "eip_scaled"),
+        difficulty_column="eip_scaled", competency_column="eip", required=True, cost=1.0,
+        residual_label="L1 residual",
+        column_labels={"eip": "EIP π", "eip_scaled": "EIP 0–100"},
+        column_decimals={"eip": 6, "eip_scaled": 1},
+        description="EIP difficulty on the 0-100 display scale (kept questions in [1, 99]; all solved 0, "
+        "all failed 100); eip = stationary mass pi_Q (sums to 1 over kept questions)",
+    ),
+    DifficultyMethod(
+        key="simple_rank", label="Simple rank", runner=_run_simple_rank,
+        question_columns=("simple_rank",), difficulty_column="simple_rank", cost=0.1, tie_tolerance=1e-12,
+        column_decimals={"simple_rank": 2},
+        description="failures over observed cells, in [0, 1]",
+    ),
+    DifficultyMethod(
+        key="accuracy", label="Accuracy", runner=_run_accuracy,
+        question_columns=("accuracy_difficulty",), model_columns=("accuracy",),
+        difficulty_column="accuracy_difficulty", competency_column="accuracy", required=True, cost=0.1,
+        tie_tolerance=1e-12, description="1 - mean credit over observed models, in [0, 1]",
+        column_labels={"accuracy_difficulty": "1 − accuracy", "accuracy": "Accuracy"},
+    ),
+    DifficultyMethod(
+        key="weighted_accuracy", label="Dataset-weighted accuracy", runner=_run_weighted_accuracy,
+        model_columns=("weighted_accuracy",), competency_column="weighted_accuracy", cost=0.1,
+        competency_label="Weighted acc.", description="model competency only: accuracy with datasets weighted",
+    ),
+    DifficultyMethod(
+        key="irt_1pl", label="1PL IRT", runner=_run_jml("irt_1pl"),
+        question_columns=("irt_1pl",), model_columns=("irt_1pl",), difficulty_column="irt_1pl",
+        competency_column="irt_1pl", cost=3.0, residual_label=_JML_RESIDUAL,
+        competency_label="1PL θ", description="Rasch difficulty b, logits",
+        column_labels={"irt_1pl": "1PL"}, column_decimals={"irt_1pl": 2},
+    ),
+    DifficultyMethod(
+        key="irt_2pl", label="2PL IRT", runner=_run_jml("irt_2pl"),
+        question_columns=("irt_2pl", "irt_2pl_discrimination"), model_columns=("irt_2pl",),
+        difficulty_column="irt_2pl", competency_column="irt_2pl", cost=8.0, residual_label=_JML_RESIDUAL,
+        competency_label="2PL θ", description="2PL difficulty b, logits (irt_2pl_discrimination: a)",
+        column_labels={"irt_2pl": "2PL", "irt_2pl_discrimination": "2PL a"},
+        column_decimals={"irt_2pl": 2, "irt_2pl_discrimination": 2},
+    ),
+    DifficultyMethod(
+        key="irt_mirt", label="Multidimensional IRT", runner=_run_mirt,
+        question_columns=("irt_mirt",), model_columns=("irt_mirt",), difficulty_column="irt_mirt",
+        competency_column="irt_mirt", cost=20.0,
+        competency_label="MIRT |θ| 0–100",
+        competency_note="the paper's norm-based MIRT score (appendix H.4): the length ‖θ‖ of each model's "
+        "multidimensional ability vector, min-max scaled over the models to 0–100. It ignores the vector's "
+        "direction, so a weak model far from the origin can score high: it does not order models by skill.",
+        description="multidimensional IRT intercept-based difficulty (paper H.4), logits",
+        column_labels={"irt_mirt": "MIRT"}, column_decimals={"irt_mirt": 2},
+    ),
+)
+
+_REGISTRY: dict[str, DifficultyMethod] = {m.key: m for m in _BUILTIN}
+
+
+# --- reading the registry -------------------------------------------------------------
+
+
+def methods() -> tuple[DifficultyMethod, ...]:
+    """Every registered method, in display and execution order."""
+    return tuple(_REGISTRY.values())
+
+
+def method_keys() -> tuple[str, ...]:
+    """The keys of :func:`methods`, in order."""
+    return tuple(_REGISTRY)
+
+
+def get_method(key: str) -> DifficultyMethod:
+    """The method registered under ``key``.
+
+    Raises
+    ------
+    KeyError
+        If no method has that key (the message lists the known keys).
+    """
+    try:
+        return _REGISTRY[key]
+    except KeyError:
+        raise KeyError(ERR_UNKNOWN.format(key=key, known=list(_REGISTRY))) from None
+
+
+def difficulty_methods() -> tuple[DifficultyMethod, ...]:
+    """Methods that give a question difficulty (the ones compared with people)."""
+    return tuple(m for m in _REGISTRY.values() if m.difficulty_column is not None)
+
+
+def competency_methods() -> tuple[DifficultyMethod, ...]:
+    """Methods that give a model competency (the leaderboard's columns)."""
+    return tuple(m for m in _REGISTRY.values() if m.competency_column is not None)
+
+
+def register_method(method: DifficultyMethod) -> DifficultyMethod:
+    """Add a method at the end of the registry.
+
+    Raises
+    ------
+    ValueError
+        If its key is taken or one of its columns is filled by another method.
+    """
+    if method.key in _REGISTRY:
+        raise ValueError(ERR_DUPLICATE.format(key=method.key))
+    for other in _REGISTRY.values():
+        for mine, theirs in ((method.question_columns, other.question_columns),
+                             (method.model_columns, other.model_columns)):
+            for column in set(mine) & set(theirs):
+                raise ValueError(ERR_COLUMN_TAKEN.format(column=column, key=method.key, other=other.key))
+    _REGISTRY[method.key] = method
+    return method
+
+
+def unregister_method(key: str) -> None:
+    """Remove a method added with :func:`register_method` (tests use this)."""
+    get_method(key)
+    del _REGISTRY[key]
+
+
+def _check_output(method: DifficultyMethod, out: MethodOutput, n_questions: int, n_models: int) -> None:
+    for what, got, declared, n in (
+        ("question", out.question_columns, method.question_columns, n_questions),
+        ("model", out.model_columns, method.model_columns, n_models),
+    ):
+        if set(got) != set(declared):
+            raise ValueError(ERR_OUTPUT.format(key=method.key, what=what, got=sorted(got), declared=sorted(declared)))
+        for column, values in got.items():
+            if np.shape(values) != (n,):
+                raise ValueError(
+                    ERR_SHAPE.format(key=method.key, what=what, column=column, shape=np.shape(values), n=n)
+                )
+
+
+def run_method(key: str, data: MethodInput) -> MethodOutput:
+    """Run one registered method and check that it filled what it declares.
+
+    Parameters
+    ----------
+    key : str
+        A registered method key.
+    data : MethodInput
+        The response matrix ``(n_questions, n_models)`` and run parameters.
+
+    Returns
+    -------
+    MethodOutput
+        Columns as float64 arrays; ``seconds`` is the runner's wall time.
+
+    Raises
+    ------
+    KeyError
+        For an unknown key.
+    ValueError
+        If the runner's columns differ from the declared ones or have the
+        wrong length; whatever the method itself raises (e.g. EIP keeping no
+        question), and ``scoring.ConvergenceError``.
+    """
+    method = get_method(key)
+    started = time.perf_counter()
+    out = method.runner(data)
+    seconds = time.perf_counter() - started
+    n_questions, n_models = data.R.shape
+    _check_output(method, out, n_questions, n_models)
+    return MethodOutput(
+        question_columns={k: np.asarray(v, dtype=np.float64) for k, v in out.question_columns.items()},
+        model_columns={k: np.asarray(v, dtype=np.float64) for k, v in out.model_columns.items()},
+        params=out.params, n_iter=out.n_iter, converged=out.converged, residual=out.residual, notes=out.notes,
+        seconds=seconds, kept=out.kept,
+    )
+
+
+def iter_columns(kind: str) -> Iterator[tuple[DifficultyMethod, str]]:
+    """Every (method, column) pair of ``kind`` "question" or "model", in registry order."""
+    for m in _REGISTRY.values():
+        for column in (m.question_columns if kind == "question" else m.model_columns):
+            yield m, column
