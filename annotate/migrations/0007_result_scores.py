@@ -54,6 +54,10 @@ class Migration(migrations.Migration):
             model_name="modelresult", name="scores",
             field=models.JSONField(blank=True, default=dict, help_text="stored column -> value (see scoring.methods)"),
         ),
+        # Nullable first, so that going back re-adds them as nullable columns and fills them.
+        migrations.AlterField(model_name="modelresult", name="eip", field=models.FloatField(null=True)),
+        migrations.AlterField(model_name="modelresult", name="eip_scaled", field=models.FloatField(null=True)),
+        migrations.AlterField(model_name="modelresult", name="accuracy", field=models.FloatField(null=True)),
         migrations.RunPython(_columns_to_scores, _scores_to_columns),
         *[migrations.RemoveField(model_name="questionresult", name=c) for c in QUESTION_COLUMNS],
         *[migrations.RemoveField(model_name="modelresult", name=c) for c in MODEL_COLUMNS],
