@@ -26,7 +26,6 @@ from annotate.services.uploads import (
     StoredUpload,
     UploadOptions,
     upload_confirm,
-    upload_discard,
     upload_preview,
     upload_store,
 )

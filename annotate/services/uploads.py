@@ -558,10 +558,9 @@ def _cache_read(folder: Path, key: str) -> tuple[ParsedResponseSet, LoadPlan] | 
 def _cache_write(folder: Path, key: str, checked: CheckedUpload) -> None:
     """Keep the parsed upload and its plan beside the files, under checksum ``key``."""
     (folder / CACHE_KEY_FILE).unlink(missing_ok=True)
-    partial = folder / (CACHE_FILE + ".partial")
-    with partial.open("wb") as handle:
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=CACHE_FILE, suffix=".partial", delete=False) as handle:
         pickle.dump({"parsed": checked.parsed, "plan": checked.plan}, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(partial, folder / CACHE_FILE)
+    os.replace(handle.name, folder / CACHE_FILE)  # whole, even when two previews of one upload race
     (folder / CACHE_KEY_FILE).write_text(key, encoding="ascii")
 
 
@@ -609,9 +608,10 @@ def _checked(upload: StoredUpload, *, keep: bool) -> CheckedUpload:
     options = upload.options
     try:
         key, parsed, plan = _kept_or_parsed(upload, folder)
-        if plan is None or plan.stamp != catalog_stamp():
-            plan = response_set_plan(parsed=parsed, name=options.name, new_version=options.new_version)
-        checked = CheckedUpload(parsed=parsed, plan=plan)
+        if plan is not None and plan.stamp == catalog_stamp():
+            return CheckedUpload(parsed=parsed, plan=plan)  # kept and still valid: nothing new to keep
+        checked = CheckedUpload(parsed=parsed, plan=response_set_plan(parsed=parsed, name=options.name,
+                                                                      new_version=options.new_version))
         if keep:
             _cache_write(folder, key, checked)
     except (LoadError, ValueError) as error:

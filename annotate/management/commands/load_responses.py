@@ -61,8 +61,8 @@ class Command(BaseCommand):
         parser.add_argument("--subject-column", help="column holding the subject (MMLU-Pro: category)")
         parser.add_argument("--keep-columns", default="", help="comma-separated question columns kept into metadata")
         parser.add_argument("--id-column", default="question_id", help="question id column (default question_id)")
-        parser.add_argument("--name", help="response set name (default: the folder name, the responses file stem, or the first "
-                                 "log file, .zip or folder name without extension)")
+        parser.add_argument("--name", help="response set name (default: the folder name, the responses file stem, "
+                                           "or the first log's file or folder name without extension)")
         parser.add_argument("--new-version", action="store_true",
                             help="load as a new version of an existing name; earlier versions become superseded")
         parser.add_argument("--dry-run", action="store_true", help="check and preview only; write nothing")
