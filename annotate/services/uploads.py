@@ -51,6 +51,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.loaders.harness import parse_harness_logs
@@ -346,7 +347,9 @@ def upload_check(*, source: UploadSource, options: UploadOptions) -> CheckedUplo
                          plan=response_set_plan(parsed=parsed, name=name, new_version=options.new_version))
 
 
-def upload_load(*, checked: CheckedUpload, user=None, progress: Progress | None = None) -> ResponseSet:
+def upload_load(
+    *, checked: CheckedUpload, user: AbstractBaseUser | None = None, progress: Progress | None = None
+) -> ResponseSet:
     """Write a checked upload in one transaction, reusing its plan.
 
     Parameters
@@ -623,8 +626,10 @@ def _checked(upload: StoredUpload, *, keep: bool) -> CheckedUpload:
     return checked
 
 
-def upload_confirm(*, upload: StoredUpload, user=None, progress: Progress | None = None) -> ResponseSet:
-    """Load a previewed upload, then remove its files.
+def upload_confirm(
+    *, upload: StoredUpload, user: AbstractBaseUser | None = None, progress: Progress | None = None
+) -> ResponseSet:
+    """Load a previewed upload; its files are removed whatever happens.
 
     The parse and plan kept by :func:`upload_preview` are reused when the
     stored files and options still have the checksum they were kept under;
@@ -648,8 +653,6 @@ def upload_confirm(*, upload: StoredUpload, user=None, progress: Progress | None
         Nothing was written.
     ValueError
         An unknown upload or a malformed option.
-
-    The files are removed whatever happens.
     """
     folder = _folder(upload.token)
     options = upload.options
@@ -698,7 +701,7 @@ def upload_receive(
     files: Mapping[str, UploadedFileLike | None] | None = None,
     logs: Sequence[UploadedFileLike] = (),
     options: UploadOptions,
-    user=None,
+    user: AbstractBaseUser | None = None,
     dry_run: bool = False,
 ) -> UploadOutcome:
     """Store, preview and (unless ``dry_run``) load an upload in one call; the
