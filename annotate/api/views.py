@@ -27,10 +27,6 @@ from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
 
 ERR_FIELDS = "the upload's fields are invalid"
 ERR_LOAD = "nothing was loaded"
-ERR_LOGS = (
-    "the API loads tabular responses files; load harness logs with manage.py load_responses --logs "
-    "or the admin upload page"
-)
 ERR_JSON = "the request body must be a JSON object"
 ERR_KEYS = "unknown key(s) {keys}; known: {known}"
 ERR_RESPONSE_SET = "response_set must be the id of an existing response set; got {value!r}"
@@ -77,8 +73,6 @@ def response_sets(request: HttpRequest) -> JsonResponse:
     form = ResponseUploadForm(data, request.FILES)
     if not form.is_valid():
         return api_error(400, ERR_FIELDS, fields={k: [e["message"] for e in v] for k, v in form.errors.get_json_data().items()})
-    if form.cleaned_data.get("logs"):
-        return api_error(400, ERR_LOGS)
     dry_run = _flag(request, "dry_run")
     try:
         outcome = response_set_upload(files=request.FILES, options=form.cleaned_data, user=request.user, dry_run=dry_run)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import pandas as pd
+from django.db.models import Count, Max
 
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
 
@@ -58,3 +59,21 @@ def response_set_by_checksum(*, checksum: str) -> ResponseSet | None:
 def response_set_latest(*, name: str) -> ResponseSet | None:
     """The highest version of the response set called ``name``, if any."""
     return ResponseSet.objects.filter(name=name).order_by("-version").first()
+
+
+def catalog_stamp() -> tuple[tuple[int, int], ...]:
+    """A cheap fingerprint of the catalog a load plan depends on.
+
+    Returns
+    -------
+    tuple of (count, highest id) pairs
+        For datasets, subjects, questions, language models and response sets,
+        in that order (0 for the id of an empty table). Any row added or
+        deleted changes it (ids are never reused); an edit of an existing row
+        does not.
+    """
+    stamp = []
+    for model in (Dataset, Subject, Question, LanguageModel, ResponseSet):
+        numbers = model.objects.aggregate(n=Count("id"), top=Max("id"))
+        stamp.append((int(numbers["n"]), int(numbers["top"] or 0)))
+    return tuple(stamp)

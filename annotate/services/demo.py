@@ -19,13 +19,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 import annotate.demo_data
-from annotate.loaders.tabular import parse_folder
 from annotate.models import Invitation, PairStrategy, Participation, ResponseSet, RunStatus, ScoringRun, Study
 from annotate.selectors.catalog import response_set_by_checksum, response_set_latest
 from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP
 from annotate.services.loading import checksum_of, response_set_load
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
 from annotate.services.studies import ensure_role_groups, invitation_create, study_create
+from annotate.services.uploads import UploadOptions, UploadSource, upload_parse
 
 DEMO_FOLDER = Path(annotate.demo_data.__file__).resolve().parent
 DEMO_DATASET = "EIP-demo"
@@ -79,7 +79,8 @@ def _load(folder: Path, dataset: str, name: str, stage: Stage) -> tuple[Response
     header = _question_columns(folder)
     subject = next((c for c in SUBJECT_COLUMNS if c in header), None)
     keep = [c for c in header if c and c not in LOADER_COLUMNS]
-    parsed = parse_folder(folder, dataset=dataset, subject_column=subject, keep_columns=keep)
+    parsed = upload_parse(source=UploadSource(folder=folder),
+                          options=UploadOptions(dataset=dataset, subject_column=subject, keep_columns=tuple(keep)))
     existing = response_set_by_checksum(checksum=checksum_of(parsed))
     if existing is not None:
         return existing, False

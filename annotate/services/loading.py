@@ -1,13 +1,20 @@
 """Write a parsed response set to the database: preview, then load atomically.
 
-Both front doors (the admin upload page and ``manage.py load_responses``) call
-:func:`response_set_preview` and :func:`response_set_load`; parsers (see
-:mod:`annotate.loaders`) never touch the database.
+The upload service (:mod:`annotate.services.uploads`, behind the admin upload
+page, the API and ``manage.py load_responses``) calls :func:`response_set_plan`
+once for the preview and hands the plan to :func:`response_set_load`; parsers
+(see :mod:`annotate.loaders`) never touch the database.
 
 Rules
 -----
 - A load lands completely or not at all: :func:`response_set_load` runs in one
   ``transaction.atomic`` and every check runs before the first write.
+- A plan is checked once: a load given the preview's plan writes it as is
+  while the catalog stamp (count and highest id of datasets, subjects,
+  questions, models and response sets) is unchanged, and checks again
+  otherwise. An admin edit of an existing question's text or subject between
+  preview and load is not seen (as it would not be seen between the checks
+  and the writes of one load).
 - Identical files are never loaded twice: the SHA-256 of the source files is
   unique (``ResponseSet.checksum``); a second load is refused naming the
   existing response set. Loader options are not part of the checksum.
@@ -60,6 +67,7 @@ from annotate.models import (
     Subject,
 )
 from annotate.selectors.catalog import (
+    catalog_stamp,
     dataset_ids_by_name,
     model_table,
     question_table,
@@ -99,6 +107,7 @@ TOO_LONG = "{what} {value!r} is longer than {limit} characters"
 BAD_ACCESS = "access {value!r} is not one of {choices}"
 BAD_PARAMETERS = "parameter count {value!r} must be positive (or unknown)"
 NO_RESPONSES = "no observed responses to load"
+PLAN_MISMATCH = "plan must be the LoadPlan that response_set_plan made for this parsed upload"
 
 _LIMITS = {
     "dataset": Dataset._meta.get_field("name").max_length,
@@ -174,7 +183,31 @@ class LoadPreview:
 
 
 @dataclass
-class _Plan:
+class LoadPlan:
+    """Every check and count of one parsed upload against the catalog, computed once.
+
+    Made by :func:`response_set_plan`; :func:`response_set_load` writes it
+    without checking again while the catalog is unchanged (same
+    :func:`~annotate.selectors.catalog.catalog_stamp`), and plans again
+    otherwise. Picklable, so an upload's plan can wait between a preview and
+    its confirmation.
+
+    Attributes
+    ----------
+    parsed : ParsedResponseSet
+        The upload it was made for (a plan is used only with this very object).
+    name : str or None
+    new_version : bool
+    stamp : tuple
+        The catalog stamp read before the checks.
+    preview : LoadPreview
+        What a load would write.
+    """
+
+    parsed: ParsedResponseSet
+    name: str | None
+    new_version: bool
+    stamp: tuple
     preview: LoadPreview
     new_datasets: list[str]
     new_subjects: list[str]
@@ -349,8 +382,9 @@ def _guess_from_names(models: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> _Plan:
+def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> LoadPlan:
     """Every check and every count, without writing; raises LoadError."""
+    stamp = catalog_stamp()  # read first: a change while checking makes the plan stale
     _check_parsed(parsed)
     label = _label(parsed)
     checksum = checksum_of(parsed)
@@ -450,7 +484,11 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         notes=tuple(parsed.notes),
         first_rows=first_rows,
     )
-    return _Plan(
+    return LoadPlan(
+        parsed=parsed,
+        name=name,
+        new_version=new_version,
+        stamp=stamp,
         preview=preview,
         new_datasets=new_datasets,
         new_subjects=new_subjects,
@@ -512,8 +550,51 @@ def response_set_preview(
     ValueError
         If ``parsed`` or ``name`` is malformed.
     """
+    return response_set_plan(parsed=parsed, name=name, new_version=new_version).preview
+
+
+def response_set_plan(
+    *, parsed: ParsedResponseSet, name: str | None = None, new_version: bool = False
+) -> LoadPlan:
+    """Check a parsed upload against the database once, for a preview and a later load.
+
+    Writes nothing. :func:`response_set_preview` is this plan's ``preview``;
+    passing the plan to :func:`response_set_load` skips checking again while
+    the catalog has not changed.
+
+    Parameters
+    ----------
+    parsed : ParsedResponseSet
+        Output of a parser in :mod:`annotate.loaders`.
+    name : str or None, default None
+        Response set name; None skips the name/version checks.
+    new_version : bool, default False
+        As in :func:`response_set_load`.
+
+    Returns
+    -------
+    LoadPlan
+
+    Raises
+    ------
+    LoadError
+        As :func:`response_set_preview`.
+    ValueError
+        If ``parsed`` or ``name`` is malformed.
+    """
     _check_name(name, required=False)
-    return _plan(parsed, name=name, new_version=new_version).preview
+    return _plan(parsed, name=name, new_version=new_version)
+
+
+def _usable(plan: LoadPlan | None, parsed: ParsedResponseSet, name: str, new_version: bool) -> LoadPlan | None:
+    """``plan`` if it was made for this upload, name and version flag and the catalog is unchanged."""
+    if plan is None:
+        return None
+    if not isinstance(plan, LoadPlan) or plan.parsed is not parsed:
+        raise ValueError(PLAN_MISMATCH)
+    if plan.name != name or plan.new_version != new_version or plan.stamp != catalog_stamp():
+        return None
+    return plan
 
 
 def _ids(frame_keys: pd.DataFrame, table: pd.DataFrame, on: list[str]) -> np.ndarray:
@@ -529,6 +610,7 @@ def response_set_load(
     user=None,
     new_version: bool = False,
     progress: Progress | None = None,
+    plan: LoadPlan | None = None,
 ) -> ResponseSet:
     """Write a parsed upload: catalog rows, the response set and its responses.
 
@@ -548,6 +630,12 @@ def response_set_load(
         versions superseded. Without it an existing name is refused.
     progress : callable (done, total) -> None, optional
         Called after each batch of responses is written.
+    plan : LoadPlan, optional
+        The plan :func:`response_set_plan` made for this ``parsed`` (e.g. for
+        its preview). It is written as is when it was made for the same
+        ``name`` and ``new_version`` and the catalog stamp is unchanged (no
+        dataset, subject, question, model or response set added or deleted
+        since); otherwise every check runs again. Default: check now.
 
     Returns
     -------
@@ -561,7 +649,8 @@ def response_set_load(
     LoadError
         Nothing was written; see :func:`response_set_preview`.
     ValueError
-        If ``parsed`` or ``name`` is malformed.
+        If ``parsed`` or ``name`` is malformed, or ``plan`` was made for
+        another parsed upload.
 
     References
     ----------
@@ -569,7 +658,7 @@ def response_set_load(
     :math:`A_c` (Section 2.4) of the EIP paper, in long form.
     """
     _check_name(name, required=True)
-    plan = _plan(parsed, name=name, new_version=new_version)
+    plan = _usable(plan, parsed, name, new_version) or _plan(parsed, name=name, new_version=new_version)
     preview = plan.preview
     questions, models, responses = parsed.questions, parsed.models, parsed.responses
 

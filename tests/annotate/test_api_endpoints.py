@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from annotate.api.tokens import api_token_create
 from annotate.forms import NOTHING_UPLOADED
+from annotate.loaders.harness import NO_LOGS
 from annotate.models import (
     Dataset,
     Judgment,
@@ -129,13 +130,16 @@ def test_form_errors_name_the_field(cast):
     assert response.json()["fields"] == {"file_format": ["helm is a harness-log format; it cannot read a responses file"]}
 
 
-def test_harness_logs_are_left_to_the_command_and_the_admin(cast):
+def test_harness_logs_are_read_by_the_same_loaders_as_the_admin_and_the_command(cast):
+    # Documented change: the API used to refuse logs; now a log that is not one is a located problem.
+    # (A whole log upload through API, admin and command is in tests/annotate/services/test_uploads.py.)
     _, _, staff, _ = cast
     log = io.BytesIO(b"{}")
     log.name = "results.json"
     response = staff.post(reverse("api_response_sets"), {"logs": log})
-    assert response.status_code == 400 and "load harness logs with manage.py load_responses --logs" in \
-        response.json()["error"]
+    assert response.status_code == 400
+    assert response.json() == {"error": "nothing was loaded", "problems": [
+        {"file": "logs", "row": None, "column": None, "message": NO_LOGS.format(n=1)}]}
 
 
 def test_a_researcher_cannot_upload(cast):

@@ -14,10 +14,11 @@ from django.urls import reverse
 from django.utils.datastructures import MultiValueDict
 
 from annotate import forms as upload_forms
-from annotate.admin import catalog as admin_catalog
+from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
 from annotate.services import loading
+from annotate.services import uploads as upload_service
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
     lm_expected_for,
@@ -41,7 +42,7 @@ def counts() -> dict[str, int]:
 @pytest.fixture(autouse=True)
 def upload_root(tmp_path, monkeypatch):
     root = tmp_path / "uploads"
-    monkeypatch.setattr(admin_catalog, "UPLOAD_ROOT", root)
+    monkeypatch.setattr(upload_service, "UPLOAD_ROOT", root)
     return root
 
 
@@ -197,11 +198,11 @@ def write_zip(path, members: list[tuple[str, bytes]], *, link: str | None = None
 
 @pytest.mark.parametrize("members, link, message", [
     ([("ok.json", b"{}"), ("../escape.json", b"{}")], None,
-     admin_catalog.ZIP_UNSAFE_MEMBER.format(member="../escape.json")),
-    ([("a/../../escape.json", b"{}")], None, admin_catalog.ZIP_UNSAFE_MEMBER.format(member="a/../../escape.json")),
-    ([("/tmp/escape.json", b"{}")], None, admin_catalog.ZIP_UNSAFE_MEMBER.format(member="/tmp/escape.json")),
-    ([("C:/escape.json", b"{}")], None, admin_catalog.ZIP_UNSAFE_MEMBER.format(member="C:/escape.json")),
-    ([("ok.json", b"{}")], "logs/link.json", admin_catalog.ZIP_LINK_MEMBER.format(member="logs/link.json")),
+     upload_service.ZIP_UNSAFE_MEMBER.format(member="../escape.json")),
+    ([("a/../../escape.json", b"{}")], None, upload_service.ZIP_UNSAFE_MEMBER.format(member="a/../../escape.json")),
+    ([("/tmp/escape.json", b"{}")], None, upload_service.ZIP_UNSAFE_MEMBER.format(member="/tmp/escape.json")),
+    ([("C:/escape.json", b"{}")], None, upload_service.ZIP_UNSAFE_MEMBER.format(member="C:/escape.json")),
+    ([("ok.json", b"{}")], "logs/link.json", upload_service.ZIP_LINK_MEMBER.format(member="logs/link.json")),
 ])
 def test_an_unsafe_zip_is_refused_and_nothing_is_unpacked(client, uploader, tmp_path, upload_root, members, link,
                                                           message):
@@ -215,20 +216,20 @@ def test_an_unsafe_zip_is_refused_and_nothing_is_unpacked(client, uploader, tmp_
 
 
 def test_a_zip_that_unpacks_past_the_cap_is_refused(client, uploader, tmp_path, upload_root, monkeypatch):
-    monkeypatch.setattr(admin_catalog, "ZIP_MAX_BYTES", 1000)
+    monkeypatch.setattr(upload_service, "ZIP_MAX_BYTES", 1000)
     # 600 + 600 bytes: each member fits, together they pass 1000 while unpacking
     archive = write_zip(tmp_path / "big.zip", [("a.json", b" " * 600), ("b.json", b" " * 600)])
     page = post_logs(client, [as_upload(archive)])
     assert [str(p) for p in page.context["problems"]] == [
-        "big.zip: " + admin_catalog.ZIP_TOO_LARGE.format(limit=1000)]
+        "big.zip: " + upload_service.ZIP_TOO_LARGE.format(limit=1000)]
     assert list(upload_root.iterdir()) == []
 
 
 def test_a_zip_with_too_many_members_is_refused(tmp_path):
     archive = write_zip(tmp_path / "many.zip", [(f"f{i}.json", b"{}") for i in range(4)])
-    with pytest.raises(admin_catalog.LoadError) as error:
-        admin_catalog.unpack_zip(archive, tmp_path / "out", max_members=3)
-    assert [p.message for p in error.value.problems] == [admin_catalog.ZIP_TOO_MANY.format(limit=3)]
+    with pytest.raises(LoadError) as error:
+        upload_service.zip_unpack(archive=archive, destination=tmp_path / "out", max_members=3)
+    assert [p.message for p in error.value.problems] == [upload_service.ZIP_TOO_MANY.format(limit=3)]
     assert not (tmp_path / "out").exists()
 
 
@@ -236,13 +237,13 @@ def test_a_file_that_is_not_a_zip_is_refused(client, uploader, tmp_path):
     page = post_logs(client, [SimpleUploadedFile("logs.zip", b"not a zip at all")])
     assert page.status_code == 400
     assert [p.message for p in page.context["problems"]] == [
-        admin_catalog.ZIP_UNREADABLE.format(error="File is not a zip file")]
+        upload_service.ZIP_UNREADABLE.format(error="File is not a zip file")]
 
 
 def test_unpacking_keeps_folders_and_skips_macos_metadata(tmp_path):
     archive = write_zip(tmp_path / "ok.zip", [("m1/results.json", b"{}"), ("m1/sub/s.jsonl", b"x"),
                                               ("__MACOSX/m1/._results.json", b"junk"), ("m2/", b"")])
-    written = admin_catalog.unpack_zip(archive, tmp_path / "out")
+    written = upload_service.zip_unpack(archive=archive, destination=tmp_path / "out")
     assert [p.relative_to(tmp_path / "out").as_posix() for p in written] == ["m1/results.json", "m1/sub/s.jsonl"]
     assert (tmp_path / "out" / "m1" / "sub" / "s.jsonl").read_bytes() == b"x"
     assert not (tmp_path / "out" / "__MACOSX").exists()

@@ -6,9 +6,9 @@ from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotate.admin import catalog as admin_catalog
 from annotate.loaders import tabular as t
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.services import uploads as upload_service
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +24,7 @@ def counts() -> dict[str, int]:
 @pytest.fixture(autouse=True)
 def upload_root(tmp_path, monkeypatch):
     root = tmp_path / "uploads"
-    monkeypatch.setattr(admin_catalog, "UPLOAD_ROOT", root)
+    monkeypatch.setattr(upload_service, "UPLOAD_ROOT", root)
     return root
 
 

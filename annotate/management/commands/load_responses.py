@@ -1,4 +1,5 @@
-"""``manage.py load_responses``: load a response set from files (see annotate.services.loading)."""
+"""``manage.py load_responses``: load a response set from files through the upload
+service (:mod:`annotate.services.uploads`), the same one the admin page and the API use."""
 from __future__ import annotations
 
 import time
@@ -8,17 +9,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotate.loaders.base import LoadError, ParsedResponseSet
+from annotate.loaders.base import LoadError
 from annotate.loaders.harness import FORMATS as HARNESS_FORMATS
-from annotate.loaders.harness import parse_harness_logs
 from annotate.loaders.tabular import FORMATS as TABULAR_FORMATS
-from annotate.loaders.tabular import parse_files, parse_folder
 from annotate.management.progress import TqdmStream
-from annotate.services.loading import (
-    LoadPreview,
-    response_set_load,
-    response_set_preview,
-)
+from annotate.services.loading import LoadPreview
+from annotate.services.uploads import CheckedUpload, UploadOptions, UploadSource, upload_check, upload_load
 
 MAX_SHOWN_PROBLEMS = 20
 FOLDER_OR_RESPONSES = "give exactly one of --folder, --responses and --logs"
@@ -65,7 +61,8 @@ class Command(BaseCommand):
         parser.add_argument("--subject-column", help="column holding the subject (MMLU-Pro: category)")
         parser.add_argument("--keep-columns", default="", help="comma-separated question columns kept into metadata")
         parser.add_argument("--id-column", default="question_id", help="question id column (default question_id)")
-        parser.add_argument("--name", help="response set name (default: the folder name or the responses file stem)")
+        parser.add_argument("--name", help="response set name (default: the folder name, the responses file stem, "
+                                           "or the first log's file or folder name without extension)")
         parser.add_argument("--new-version", action="store_true",
                             help="load as a new version of an existing name; earlier versions become superseded")
         parser.add_argument("--dry-run", action="store_true", help="check and preview only; write nothing")
@@ -81,19 +78,14 @@ class Command(BaseCommand):
         if sum(source is not None for source in (folder, responses, logs)) != 1:
             raise CommandError(FOLDER_OR_RESPONSES)
         self._check_options(options)
-        name = options["name"] or (
-            folder.resolve().name if folder is not None
-            else responses.stem if responses is not None
-            else logs[0].resolve().name
-        )
         started = time.perf_counter()
         try:
-            parsed = self._parse(options)
-            preview = response_set_preview(parsed=parsed, name=name, new_version=options["new_version"])
+            checked = upload_check(source=self._source(options), options=self._options(options))
+            preview = checked.preview
             self._report(preview, options["verbosity"])
             if options["dry_run"]:
                 return f"Dry run: {self._counts(preview)}; nothing was written"
-            response_set = self._load(parsed, name, options)
+            response_set = self._load(checked, options)
         except LoadError as error:
             raise CommandError(problems_text(error)) from error
         except ValueError as error:
@@ -128,32 +120,24 @@ class Command(BaseCommand):
                 raise CommandError(WRONG_FORMAT.format(value=file_format, kind="harness-log", source=source))
 
     @staticmethod
-    def _parse(options: dict) -> ParsedResponseSet:
-        keep = [c.strip() for c in options["keep_columns"].split(",") if c.strip()]
-        if options["folder"] is not None:
-            return parse_folder(options["folder"], dataset=options["dataset"],
-                                subject_column=options["subject_column"], keep_columns=keep,
-                                id_column=options["id_column"])
-        if options["responses"] is not None:
-            return parse_files(responses=options["responses"], file_format=options["file_format"],
-                               dataset=options["dataset"], questions=options["questions"],
-                               models=options["models"], subject_column=options["subject_column"],
-                               keep_columns=keep, id_column=options["id_column"])
-        return parse_harness_logs(
-            options["logs"], format=None if options["file_format"] == "auto" else options["file_format"],
-            metric=options["metric"], filter=options["log_filter"], dataset=options["dataset"],
-            skip_invalid=options["skip_invalid"],
-        )
+    def _source(options: dict) -> UploadSource:
+        return UploadSource(responses=options["responses"], questions=options["questions"],
+                            models=options["models"], folder=options["folder"], logs=tuple(options["logs"] or ()))
 
-    def _load(self, parsed: ParsedResponseSet, name: str, options: dict):
-        bar = tqdm(total=len(parsed.responses), unit="rows", file=TqdmStream(self.stderr),
+    @staticmethod
+    def _options(options: dict) -> UploadOptions:
+        keep = tuple(c.strip() for c in options["keep_columns"].split(",") if c.strip())
+        return UploadOptions.of({**options, "keep_columns": keep})
+
+    def _load(self, checked: CheckedUpload, options: dict):
+        bar = tqdm(total=len(checked.parsed.responses), unit="rows", file=TqdmStream(self.stderr),
                    disable=options["verbosity"] == 0, mininterval=0.5)
 
         def progress(done: int, total: int) -> None:
             bar.update(done - bar.n)
 
         try:
-            return response_set_load(parsed=parsed, name=name, new_version=options["new_version"], progress=progress)
+            return upload_load(checked=checked, progress=progress)
         finally:
             bar.close()
 

@@ -1,0 +1,826 @@
+"""The one upload service: response files in, a previewed and loaded response set out.
+
+The admin upload page, the JSON API (``POST /api/response-sets/``) and
+``manage.py load_responses`` all come here, so every door reads the same
+formats with the same options:
+
+- tabular: a responses file (wide CSV, long CSV/TSV or JSON Lines) with
+  optional questions and models files, or a folder in the MMLU-Pro layout
+  (command only);
+- evaluation-harness logs (lm-eval, Inspect ``.eval``/``.json``, HELM,
+  OpenCompass): several files and/or ``.zip`` archives of log folders.
+
+Two ways through
+----------------
+Files already on disk (the command): :func:`upload_check` parses once and
+checks once, :func:`upload_load` writes that plan.
+
+Uploaded files (the admin page, the API): :func:`upload_store` saves them in a
+private folder ``UPLOAD_ROOT/<token>/`` (mode 0700, one folder per role, base
+names only, each ``.zip`` unpacked safely by :func:`zip_unpack`), then
+:func:`upload_preview` parses and checks them once and keeps the parsed upload
+and its plan next to the files (``parsed.pickle``), keyed by the SHA-256 of the
+stored bytes and the options (``parsed.sha256``). :func:`upload_confirm`
+recomputes that checksum and, when it matches, loads the kept plan without
+parsing again (the loading service checks again only if the catalog changed
+meanwhile); otherwise it parses again. :func:`upload_receive` does store,
+preview and (unless a dry run) confirm in one call, for the API.
+
+Files are removed after a load, after any failed store, preview or confirm
+(:func:`upload_discard`), and when older than ``UPLOAD_MAX_AGE_S`` (swept by
+:func:`uploads_sweep` on every new upload). Problems name the uploaded files,
+never the upload folder.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pickle
+import re
+import secrets
+import shutil
+import stat
+import tempfile
+import time
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
+from annotate.loaders.harness import parse_harness_logs
+from annotate.loaders.tabular import parse_files, parse_folder
+from annotate.models import ResponseSet
+from annotate.selectors.catalog import catalog_stamp
+from annotate.services.loading import LoadPlan, LoadPreview, Progress, response_set_load, response_set_plan
+
+UPLOAD_ROOT = Path(getattr(settings, "EIP_UPLOAD_DIR", Path(tempfile.gettempdir()) / "eip-uploads"))
+UPLOAD_MAX_AGE_S = 24 * 3600
+FILE_ROLES = ("responses", "questions", "models")
+LOGS_FOLDER = "logs"
+ARCHIVES_FOLDER = "archives"
+CACHE_FILE = "parsed.pickle"
+CACHE_KEY_FILE = "parsed.sha256"
+ZIP_MAX_BYTES = 2 * 1024**3
+ZIP_MAX_MEMBERS = 200_000
+SAFE_NAME_CHARS = 150
+
+ZIP_UNREADABLE = "not a readable .zip file: {error}"
+ZIP_UNSAFE_MEMBER = "member {member!r} would be written outside the upload folder; nothing was unpacked"
+ZIP_LINK_MEMBER = "member {member!r} is a link; links are not unpacked"
+ZIP_TOO_LARGE = (
+    "unpacks to more than {limit:,} bytes; upload fewer logs at a time, or load them with "
+    "manage.py load_responses --logs"
+)
+ZIP_TOO_MANY = "holds more than {limit:,} members; load these logs with manage.py load_responses --logs"
+ZIP_ENCRYPTED = "member {member!r} is encrypted"
+ONE_SOURCE = "give exactly one of responses, folder and logs; got {given}"
+FOLDER_ALONE = "a folder is read as responses_binary.csv, questions.csv and models.csv; got {given} too"
+LOGS_ALONE = "harness logs carry their own questions and models; got {given} too"
+NO_FILES = "an upload needs a responses file or at least one log file"
+RESPONSES_OR_LOGS = "an upload is a responses file or harness logs, not both"
+BAD_TOKEN = "token must be 32 lowercase hex digits; got {token!r}"
+UNKNOWN_UPLOAD = "no stored upload {token!r} (unknown, already loaded, or expired)"
+UNKNOWN_ROLE = "files must be keyed by {roles}; got {role!r}"
+
+_DRIVE = re.compile(r"^[A-Za-z]:/")
+_TOKEN = re.compile(r"^[0-9a-f]{32}$")
+_CACHE_ERRORS = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, KeyError,
+                 TypeError, ValueError)
+
+
+class UploadedFileLike(Protocol):
+    """What an upload needs of Django's ``UploadedFile``: a client-side name and chunks of bytes."""
+
+    name: str | None
+
+    def chunks(self, chunk_size: int | None = None): ...  # noqa: D102
+
+
+@dataclass(frozen=True)
+class UploadOptions:
+    """How to read an upload (the admin form's, the API's and the command's options).
+
+    Attributes
+    ----------
+    file_format : str, default "auto"
+        "auto", a tabular format ("wide", "long", "jsonl") or a harness
+        ("lm-eval", "inspect", "helm", "opencompass").
+    dataset : str or None
+        Dataset name (required for a wide file; for logs, default the task
+        group or task).
+    name : str or None
+        Response set name; None: the responses file name (or the first log
+        file, ``.zip`` or folder name) without its extension.
+    new_version : bool, default False
+        Load as the next version of an existing name.
+    subject_column, keep_columns, id_column
+        Tabular files only: the subject column, question columns kept into
+        metadata, the question id column.
+    metric, log_filter, skip_invalid
+        Harness logs only: the score to read, the lm-eval filter, and whether
+        to skip values that are not scores.
+    """
+
+    file_format: str = "auto"
+    dataset: str | None = None
+    name: str | None = None
+    new_version: bool = False
+    subject_column: str | None = None
+    keep_columns: tuple[str, ...] = ()
+    id_column: str = "question_id"
+    metric: str | None = None
+    log_filter: str | None = None
+    skip_invalid: bool = False
+
+    @classmethod
+    def of(cls, data: Mapping[str, object]) -> UploadOptions:
+        """The options among ``data`` (e.g. a form's ``cleaned_data``); other keys are ignored."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        given = {k: v for k, v in data.items() if k in known}
+        if given.get("keep_columns") is not None:
+            given["keep_columns"] = tuple(given["keep_columns"])
+        for key, default in (("file_format", "auto"), ("id_column", "question_id"), ("keep_columns", ())):
+            if not given.get(key):
+                given[key] = default
+        given["new_version"] = bool(given.get("new_version"))
+        given["skip_invalid"] = bool(given.get("skip_invalid"))
+        return cls(**given)
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-safe (for a session); :meth:`of` reads it back."""
+        return {**dataclasses.asdict(self), "keep_columns": list(self.keep_columns)}
+
+
+@dataclass(frozen=True)
+class UploadSource:
+    """Files on disk to read: a responses file (with optional questions and models
+    files), a folder in the MMLU-Pro layout, or harness logs (files and/or folders)."""
+
+    responses: Path | None = None
+    questions: Path | None = None
+    models: Path | None = None
+    folder: Path | None = None
+    logs: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredUpload:
+    """An upload saved by :func:`upload_store`, waiting for preview and confirm.
+
+    Attributes
+    ----------
+    token : str
+        32 hex digits; the folder ``UPLOAD_ROOT/<token>/``. Whoever holds it
+        can confirm, so keep it where only the uploader sees it (a session).
+    files : dict of str to str
+        Stored paths by role: "responses", "questions", "models", or "logs"
+        (the folder holding every log file and unpacked ``.zip``).
+    options : UploadOptions
+        With ``name`` filled in (the default derived from the file names).
+    checksum : str
+        SHA-256 (hex) of the stored files (relative names and bytes) and the
+        options; the key of the kept parse.
+    """
+
+    token: str
+    files: dict[str, str]
+    options: UploadOptions
+    checksum: str
+
+    def as_session(self) -> dict[str, object]:
+        """JSON-safe, for a session; :meth:`from_session` reads it back."""
+        return {"files": dict(self.files), "options": self.options.as_dict(), "checksum": self.checksum}
+
+    @classmethod
+    def from_session(cls, token: str, data: Mapping[str, object]) -> StoredUpload:
+        """The upload ``token`` as :meth:`as_session` wrote it."""
+        return cls(token=token, files=dict(data["files"]), options=UploadOptions.of(data["options"]),
+                   checksum=str(data.get("checksum", "")))
+
+
+@dataclass(frozen=True)
+class CheckedUpload:
+    """An upload parsed once and checked once against the database.
+
+    Attributes
+    ----------
+    parsed : ParsedResponseSet
+    plan : LoadPlan
+        What a load would write; :func:`upload_load` and
+        :func:`upload_confirm` write it without checking again while the
+        catalog is unchanged.
+    """
+
+    parsed: ParsedResponseSet
+    plan: LoadPlan
+
+    @property
+    def preview(self) -> LoadPreview:
+        return self.plan.preview
+
+    @property
+    def scores_read(self) -> list[tuple[str, str, str]]:
+        """(task, metric, filter) a harness parser read; [] for tabular files."""
+        options = self.parsed.options
+        filters = options.get("filters_used") or {}
+        return [(task, str(metric) if metric else "", filters.get(task) or "")
+                for task, metric in (options.get("metrics_used") or {}).items()]
+
+
+@dataclass(frozen=True)
+class UploadOutcome:
+    """A loaded response set, or (dry run) None and the preview of one."""
+
+    response_set: ResponseSet | None
+    preview: LoadPreview
+
+
+# -- reading files on disk -------------------------------------------------------------
+
+
+def _check_source(source: UploadSource) -> None:
+    kinds = [k for k, given in (("responses", source.responses is not None), ("folder", source.folder is not None),
+                                ("logs", bool(source.logs))) if given]
+    if len(kinds) != 1:
+        raise ValueError(ONE_SOURCE.format(given=kinds or "none"))
+    extras = [k for k in ("questions", "models") if getattr(source, k) is not None]
+    if extras and source.folder is not None:
+        raise ValueError(FOLDER_ALONE.format(given=extras))
+    if extras and source.logs:
+        raise ValueError(LOGS_ALONE.format(given=extras))
+
+
+def upload_parse(*, source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
+    """Read an upload's files with the parser its kind and format call for.
+
+    The one place that chooses a parser: harness logs go to
+    :func:`~annotate.loaders.harness.parse_harness_logs`, a folder to
+    :func:`~annotate.loaders.tabular.parse_folder`, a responses file to
+    :func:`~annotate.loaders.tabular.parse_files`. Writes nothing.
+
+    Parameters
+    ----------
+    source : UploadSource
+        Exactly one of ``responses`` (with optional ``questions`` and
+        ``models``), ``folder`` and ``logs``.
+    options : UploadOptions
+
+    Returns
+    -------
+    ParsedResponseSet
+
+    Raises
+    ------
+    LoadError
+        The files cannot be read; every problem names file, row and column.
+    ValueError
+        ``source`` gives none or several kinds of files, or an option is
+        malformed for the parser.
+    """
+    _check_source(source)
+    if source.logs:
+        return parse_harness_logs(
+            list(source.logs), format=None if options.file_format == "auto" else options.file_format,
+            metric=options.metric, filter=options.log_filter, dataset=options.dataset,
+            skip_invalid=options.skip_invalid,
+        )
+    if source.folder is not None:
+        return parse_folder(source.folder, dataset=options.dataset, subject_column=options.subject_column,
+                            keep_columns=list(options.keep_columns), id_column=options.id_column)
+    return parse_files(
+        responses=source.responses, file_format=options.file_format, dataset=options.dataset,
+        questions=source.questions, models=source.models, subject_column=options.subject_column,
+        keep_columns=list(options.keep_columns), id_column=options.id_column,
+    )
+
+
+def _stem(file_name: str) -> str:
+    """A file name without its extension (``.zip`` included)."""
+    name = Path(file_name).name
+    return name[:-4] if name.lower().endswith(".zip") else Path(name).stem
+
+
+def upload_default_name(*, source: UploadSource) -> str:
+    """The response set name when none is given: the folder's name, the responses
+    file's name without extension, or the first log's (file, ``.zip`` or folder)."""
+    _check_source(source)
+    if source.folder is not None:
+        return source.folder.resolve().name
+    if source.responses is not None:
+        return Path(source.responses).stem
+    first = Path(source.logs[0]).resolve()
+    return first.name if first.is_dir() else _stem(first.name)
+
+
+def upload_check(*, source: UploadSource, options: UploadOptions) -> CheckedUpload:
+    """Parse files on disk once and check them against the database once.
+
+    Parameters
+    ----------
+    source : UploadSource
+    options : UploadOptions
+        ``name`` None takes :func:`upload_default_name`.
+
+    Returns
+    -------
+    CheckedUpload
+        Its ``preview`` says what a load would write; nothing is written.
+
+    Raises
+    ------
+    LoadError
+        The files cannot be loaded (see :func:`upload_parse` and
+        :func:`annotate.services.loading.response_set_preview`).
+    ValueError
+        A malformed source or option.
+    """
+    parsed = upload_parse(source=source, options=options)
+    name = options.name or upload_default_name(source=source)
+    return CheckedUpload(parsed=parsed,
+                         plan=response_set_plan(parsed=parsed, name=name, new_version=options.new_version))
+
+
+def upload_load(
+    *, checked: CheckedUpload, user: AbstractBaseUser | None = None, progress: Progress | None = None
+) -> ResponseSet:
+    """Write a checked upload in one transaction, reusing its plan.
+
+    Parameters
+    ----------
+    checked : CheckedUpload
+        From :func:`upload_check` or :func:`upload_preview`.
+    user : User or None, default None
+        Stored as ``uploaded_by``.
+    progress : callable (done, total) -> None, optional
+        Called after each batch of responses is written.
+
+    Returns
+    -------
+    ResponseSet
+
+    Raises
+    ------
+    LoadError
+        Nothing was written (the catalog changed since the check and the
+        upload no longer fits, e.g. the same files were loaded meanwhile).
+    """
+    plan = checked.plan
+    return response_set_load(parsed=checked.parsed, name=plan.name, user=user, new_version=plan.new_version,
+                             progress=progress, plan=plan)
+
+
+# -- storing uploaded files ------------------------------------------------------------
+
+
+def _folder(token: str) -> Path:
+    if not isinstance(token, str) or not _TOKEN.match(token):
+        raise ValueError(BAD_TOKEN.format(token=token))
+    return UPLOAD_ROOT / token
+
+
+def _safe_name(name: str | None, default: str) -> str:
+    """The base name of a client-side file name, without path parts or control
+    characters, at most ``SAFE_NAME_CHARS`` characters (keeping a short extension)."""
+    base = re.split(r"[\\/]", name or "")[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip()
+    if base in ("", ".", ".."):
+        return default
+    if len(base) > SAFE_NAME_CHARS:
+        suffix = Path(base).suffix if len(Path(base).suffix) <= 16 else ""
+        base = base[: SAFE_NAME_CHARS - len(suffix)] + suffix
+    return base
+
+
+def _unique(path: Path) -> Path:
+    candidate, k = path, 1
+    while candidate.exists():
+        k += 1
+        candidate = path.with_name(f"{path.name}-{k}")
+    return candidate
+
+
+def _write(upload: UploadedFileLike, target: Path) -> Path:
+    with target.open("xb") as handle:
+        for chunk in upload.chunks():
+            handle.write(chunk)
+    return target
+
+
+def _save_logs(folder: Path, uploads: Sequence[UploadedFileLike]) -> Path:
+    """Save log files into ``folder/logs/``; unpack each .zip into a folder of its
+    own there (named like the archive, so problems read "x.zip/dir/file")."""
+    logs = folder / LOGS_FOLDER
+    logs.mkdir()
+    archives = folder / ARCHIVES_FOLDER
+    for upload in uploads:
+        name = _safe_name(upload.name, "log")
+        if not name.lower().endswith(".zip"):
+            _write(upload, _unique(logs / name))
+            continue
+        archives.mkdir(exist_ok=True)
+        archive = _write(upload, _unique(archives / name))
+        zip_unpack(archive=archive, destination=_unique(logs / name), label=name)
+        archive.unlink()
+    shutil.rmtree(archives, ignore_errors=True)
+    return logs
+
+
+def _stored_files(folder: Path, files: Mapping[str, str]) -> list[Path]:
+    paths: list[Path] = []
+    for role in sorted(files):
+        path = Path(files[role])
+        paths.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
+    return paths
+
+
+def _checksum(folder: Path, files: Mapping[str, str], options: UploadOptions) -> str:
+    """SHA-256 of the stored files (relative name and bytes, in order) and the options."""
+    outer = hashlib.sha256(json.dumps(options.as_dict(), sort_keys=True).encode())
+    for path in _stored_files(folder, files):
+        outer.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        inner = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                inner.update(block)
+        outer.update(inner.digest())
+    return outer.hexdigest()
+
+
+def upload_store(
+    *,
+    files: Mapping[str, UploadedFileLike | None] | None = None,
+    logs: Sequence[UploadedFileLike] = (),
+    options: UploadOptions,
+) -> StoredUpload:
+    """Save uploaded files in a private folder of their own, ready for a preview.
+
+    Sweeps stale uploads first (see :func:`uploads_sweep`).
+
+    Parameters
+    ----------
+    files : mapping of str to uploaded file, optional
+        A tabular upload: ``"responses"`` and optionally ``"questions"`` and
+        ``"models"`` (None values are skipped).
+    logs : sequence of uploaded files, optional
+        A harness-log upload: log files and/or ``.zip`` archives of log
+        folders, each unpacked into a folder of its own by :func:`zip_unpack`.
+    options : UploadOptions
+        ``name`` None takes the responses file name (or the first log's)
+        without its extension.
+
+    Returns
+    -------
+    StoredUpload
+
+    Raises
+    ------
+    LoadError
+        A ``.zip`` cannot be unpacked safely. Nothing is kept.
+    ValueError
+        Neither or both of a responses file and logs, or an unknown role.
+        Nothing is kept.
+    """
+    given = {role: f for role, f in (files or {}).items() if f is not None}
+    unknown = sorted(set(given) - set(FILE_ROLES))
+    if unknown:
+        raise ValueError(UNKNOWN_ROLE.format(roles=list(FILE_ROLES), role=unknown[0]))
+    if given and logs:
+        raise ValueError(RESPONSES_OR_LOGS)
+    if "responses" not in given and not logs:
+        raise ValueError(NO_FILES)
+    uploads_sweep()
+    UPLOAD_ROOT.mkdir(parents=True, exist_ok=True, mode=0o700)
+    token = secrets.token_hex(16)
+    folder = _folder(token)
+    folder.mkdir(mode=0o700)
+    try:
+        if logs:
+            stored = {LOGS_FOLDER: str(_save_logs(folder, logs))}
+            default_name = _stem(_safe_name(logs[0].name, "log"))
+        else:
+            stored = {}
+            for role in FILE_ROLES:
+                if role in given:
+                    (folder / role).mkdir()
+                    stored[role] = str(_write(given[role], folder / role / _safe_name(given[role].name, role)))
+            default_name = Path(stored["responses"]).stem
+        options = dataclasses.replace(options, name=options.name or default_name)
+        checksum = _checksum(folder, stored, options)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return StoredUpload(token=token, files=stored, options=options, checksum=checksum)
+
+
+def _source(upload: StoredUpload) -> UploadSource:
+    files = upload.files
+    if LOGS_FOLDER in files:
+        return UploadSource(logs=(Path(files[LOGS_FOLDER]),))
+    return UploadSource(**{role: Path(files[role]) for role in FILE_ROLES if role in files})
+
+
+def _unpath(text: str, folder: Path) -> str:
+    """``text`` without the upload folder: stored paths read as the uploaded names."""
+    for prefix in dict.fromkeys((str(folder), str(folder.resolve()))):
+        text = re.sub(re.escape(prefix) + r"/(?:" + "|".join((*FILE_ROLES, LOGS_FOLDER)) + r")/", "", text)
+        text = text.replace(prefix + "/", "").replace(prefix, "upload")
+    return text
+
+
+def _relabeled(error: Exception, folder: Path) -> Exception:
+    """The error with problems naming the uploaded files, never the upload folder."""
+    if isinstance(error, LoadError):
+        problems = [dataclasses.replace(p, file=_unpath(p.file, folder), message=_unpath(p.message, folder))
+                    for p in error.problems]
+        return LoadError(problems, n_unlisted=error.n_unlisted)
+    return ValueError(_unpath(str(error), folder))
+
+
+def _cache_read(folder: Path, key: str) -> tuple[ParsedResponseSet, LoadPlan] | None:
+    """The kept (parsed, plan) when it was kept for checksum ``key``; None otherwise."""
+    try:
+        if (folder / CACHE_KEY_FILE).read_text(encoding="ascii").strip() != key:
+            return None
+        with (folder / CACHE_FILE).open("rb") as handle:
+            kept = pickle.load(handle)  # noqa: S301 - written by _cache_write into the private folder
+        parsed, plan = kept["parsed"], kept["plan"]
+    except _CACHE_ERRORS:
+        return None
+    if not isinstance(parsed, ParsedResponseSet) or not isinstance(plan, LoadPlan) or plan.parsed is not parsed:
+        return None
+    return parsed, plan
+
+
+def _cache_write(folder: Path, key: str, checked: CheckedUpload) -> None:
+    """Keep the parsed upload and its plan beside the files, under checksum ``key``."""
+    (folder / CACHE_KEY_FILE).unlink(missing_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=CACHE_FILE, suffix=".partial", delete=False) as handle:
+        pickle.dump({"parsed": checked.parsed, "plan": checked.plan}, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(handle.name, folder / CACHE_FILE)  # whole, even when two previews of one upload race
+    (folder / CACHE_KEY_FILE).write_text(key, encoding="ascii")
+
+
+def _kept_or_parsed(upload: StoredUpload, folder: Path) -> tuple[str, ParsedResponseSet, LoadPlan | None]:
+    """(checksum of the stored files now, the parsed upload, its kept plan or None)."""
+    if not folder.is_dir():
+        raise ValueError(UNKNOWN_UPLOAD.format(token=upload.token))
+    key = _checksum(folder, upload.files, upload.options)
+    kept = _cache_read(folder, key)
+    if kept is not None:
+        return key, kept[0], kept[1]
+    return key, upload_parse(source=_source(upload), options=upload.options), None
+
+
+def upload_preview(*, upload: StoredUpload) -> CheckedUpload:
+    """Parse and check a stored upload once, and keep the result for its confirmation.
+
+    Writes nothing to the database. The parsed upload and its plan are kept
+    beside the files, keyed by the checksum of the stored bytes and options;
+    a second preview of the same upload reuses them (checking again only if
+    the catalog changed).
+
+    Parameters
+    ----------
+    upload : StoredUpload
+        From :func:`upload_store`.
+
+    Returns
+    -------
+    CheckedUpload
+
+    Raises
+    ------
+    LoadError
+        The upload cannot be loaded; its files are removed.
+    ValueError
+        An unknown upload or a malformed option; its files are removed.
+    """
+    return _checked(upload, keep=True)
+
+
+def _checked(upload: StoredUpload, *, keep: bool) -> CheckedUpload:
+    """Parse (or take the kept parse) and plan; on any failure the files are removed."""
+    folder = _folder(upload.token)
+    options = upload.options
+    try:
+        key, parsed, plan = _kept_or_parsed(upload, folder)
+        if plan is not None and plan.stamp == catalog_stamp():
+            return CheckedUpload(parsed=parsed, plan=plan)  # kept and still valid: nothing new to keep
+        checked = CheckedUpload(parsed=parsed, plan=response_set_plan(parsed=parsed, name=options.name,
+                                                                      new_version=options.new_version))
+        if keep:
+            _cache_write(folder, key, checked)
+    except (LoadError, ValueError) as error:
+        upload_discard(token=upload.token)
+        raise _relabeled(error, folder) from None
+    except BaseException:
+        upload_discard(token=upload.token)
+        raise
+    return checked
+
+
+def upload_confirm(
+    *, upload: StoredUpload, user: AbstractBaseUser | None = None, progress: Progress | None = None
+) -> ResponseSet:
+    """Load a previewed upload; its files are removed whatever happens.
+
+    The parse and plan kept by :func:`upload_preview` are reused when the
+    stored files and options still have the checksum they were kept under;
+    otherwise the files are parsed again. The loading service checks the plan
+    again only if the catalog changed since the preview.
+
+    Parameters
+    ----------
+    upload : StoredUpload
+    user : User or None, default None
+        Stored as ``uploaded_by``.
+    progress : callable (done, total) -> None, optional
+
+    Returns
+    -------
+    ResponseSet
+
+    Raises
+    ------
+    LoadError
+        Nothing was written.
+    ValueError
+        An unknown upload or a malformed option.
+    """
+    folder = _folder(upload.token)
+    options = upload.options
+    try:
+        _, parsed, plan = _kept_or_parsed(upload, folder)
+        return response_set_load(parsed=parsed, name=options.name, user=user, new_version=options.new_version,
+                                 progress=progress, plan=plan)
+    except (LoadError, ValueError) as error:
+        raise _relabeled(error, folder) from None
+    finally:
+        upload_discard(token=upload.token)
+
+
+def upload_discard(*, token: str) -> None:
+    """Remove a stored upload's files (nothing happens for an unknown token)."""
+    shutil.rmtree(_folder(token), ignore_errors=True)
+
+
+def uploads_sweep(*, max_age_s: float | None = None) -> int:
+    """Remove stored uploads untouched for longer than ``max_age_s``.
+
+    Parameters
+    ----------
+    max_age_s : float, optional
+        Age in seconds (by the folder's modification time); default
+        ``UPLOAD_MAX_AGE_S`` (a day).
+
+    Returns
+    -------
+    int
+        How many uploads were removed.
+    """
+    if not UPLOAD_ROOT.is_dir():
+        return 0
+    cutoff = time.time() - (UPLOAD_MAX_AGE_S if max_age_s is None else max_age_s)
+    removed = 0
+    for folder in UPLOAD_ROOT.iterdir():
+        if folder.is_dir() and folder.stat().st_mtime < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def upload_receive(
+    *,
+    files: Mapping[str, UploadedFileLike | None] | None = None,
+    logs: Sequence[UploadedFileLike] = (),
+    options: UploadOptions,
+    user: AbstractBaseUser | None = None,
+    dry_run: bool = False,
+) -> UploadOutcome:
+    """Store, preview and (unless ``dry_run``) load an upload in one call; the
+    files are removed whatever happens. The file is parsed and checked once.
+
+    Parameters
+    ----------
+    files, logs, options
+        As :func:`upload_store`.
+    user : User or None, default None
+        Stored as ``uploaded_by``.
+    dry_run : bool, default False
+        Check and preview only; write nothing.
+
+    Returns
+    -------
+    UploadOutcome
+
+    Raises
+    ------
+    LoadError
+        Nothing was written; every problem names the uploaded file.
+    ValueError
+        A malformed option or upload.
+    """
+    upload = upload_store(files=files, logs=logs, options=options)
+    try:
+        checked = _checked(upload, keep=False)
+        if dry_run:
+            return UploadOutcome(response_set=None, preview=checked.preview)
+        folder = _folder(upload.token)
+        try:
+            response_set = upload_load(checked=checked, user=user)
+        except (LoadError, ValueError) as error:
+            raise _relabeled(error, folder) from None
+        return UploadOutcome(response_set=response_set, preview=checked.preview)
+    finally:
+        upload_discard(token=upload.token)
+
+
+# -- safe unpacking --------------------------------------------------------------------
+
+
+def zip_unpack(*, archive: Path, destination: Path, label: str | None = None,
+               max_bytes: int | None = None, max_members: int | None = None) -> list[Path]:
+    """Unpack a .zip archive of log folders into ``destination``, safely.
+
+    Parameters
+    ----------
+    archive : Path
+        The uploaded .zip file.
+    destination : Path
+        A folder that does not exist yet; created here.
+    label : str, optional
+        The archive's name in problems; default ``archive.name``.
+    max_bytes, max_members : int, optional
+        Caps on the unpacked size (bytes, counted while unpacking, not taken
+        from the zip's own directory) and on the number of members; default
+        ``ZIP_MAX_BYTES`` and ``ZIP_MAX_MEMBERS``.
+
+    Returns
+    -------
+    list of Path
+        The files written, in archive order. Folders named ``__MACOSX`` are
+        skipped.
+
+    Raises
+    ------
+    LoadError
+        Nothing is left in ``destination`` when the archive is unreadable,
+        has a member with an absolute path, a drive or a ``..`` part (a path
+        traversal), a link, an encrypted member, more than ``max_members``
+        members, or unpacks to more than ``max_bytes``.
+    """
+    label = label or archive.name
+    max_bytes = ZIP_MAX_BYTES if max_bytes is None else max_bytes
+    max_members = ZIP_MAX_MEMBERS if max_members is None else max_members
+
+    def refuse(message: str) -> LoadError:
+        shutil.rmtree(destination, ignore_errors=True)
+        return LoadError([Problem(file=label, message=message)])
+
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise refuse(ZIP_UNREADABLE.format(error=exc)) from exc
+    written: list[Path] = []
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > max_members:
+            raise refuse(ZIP_TOO_MANY.format(limit=max_members))
+        plan = []
+        for info in infos:
+            raw = info.filename.replace("\\", "/")
+            parts = PurePosixPath(raw).parts
+            if raw.startswith("/") or _DRIVE.match(raw) or ".." in parts:
+                raise refuse(ZIP_UNSAFE_MEMBER.format(member=info.filename))
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise refuse(ZIP_LINK_MEMBER.format(member=info.filename))
+            if info.flag_bits & 0x1:
+                raise refuse(ZIP_ENCRYPTED.format(member=info.filename))
+            if not parts or parts[0] == "__MACOSX" or info.is_dir():
+                continue
+            target = destination.joinpath(*parts)
+            if not target.resolve().is_relative_to(destination.resolve()):
+                raise refuse(ZIP_UNSAFE_MEMBER.format(member=info.filename))
+            plan.append((info, target))
+        destination.mkdir(parents=True)
+        total = 0
+        for info, target in plan:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with zf.open(info) as source, target.open("wb") as handle:
+                    for block in iter(lambda: source.read(1 << 20), b""):
+                        total += len(block)
+                        if total > max_bytes:
+                            raise refuse(ZIP_TOO_LARGE.format(limit=max_bytes))
+                        handle.write(block)
+            except (OSError, zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
+                raise refuse(ZIP_UNREADABLE.format(error=exc)) from exc
+            written.append(target)
+    return written
