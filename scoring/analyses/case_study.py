@@ -53,7 +53,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scoring._validation import as_rng, check_in_open_interval, check_positive, check_positive_int, check_response_matrix
+from scoring._validation import (
+    as_rng,
+    check_in_open_interval,
+    check_positive,
+    check_positive_int,
+    check_response_matrix,
+)
 from scoring.analyses._common import Correlation, Summary, check_labels, correlation, summarise
 from scoring.baselines import accuracy, weighted_accuracy
 from scoring.eip import EIPResult, eip
@@ -289,7 +295,7 @@ def _ranking(method, scores, names, truth, converged, seconds, tie_tol) -> Metho
 def _failed(method, names, seconds, exc) -> MethodRanking:
     reason = f"{method} failed: {exc}"
     return MethodRanking(
-        method, None, (), False, {p: False for p in PAIRS}, Correlation("kendall", None, None, 0, reason), None, seconds, str(exc)
+        method, None, (), False, dict.fromkeys(PAIRS, False), Correlation("kendall", None, None, 0, reason), None, seconds, str(exc)
     )
 
 

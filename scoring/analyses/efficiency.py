@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -202,7 +202,7 @@ def _check_repeats(repeats, methods) -> dict[str, int]:
             raise ValueError(f"repeats names methods not being timed: {unknown}")
         return {m: check_positive_int(repeats.get(m, 1), name=f"repeats[{m!r}]") for m in methods}
     r = check_positive_int(repeats, name="repeats")
-    return {m: r for m in methods}
+    return dict.fromkeys(methods, r)
 
 
 def time_methods(
