@@ -19,5 +19,3 @@ IndexArray: TypeAlias = NDArray[np.intp]
 #: a validated response matrix: float credit (float64, float32 or float16,
 #: NaN = not observed) or a fully observed bool/integer 0/1 matrix.
 ResponseArray: TypeAlias = NDArray[np.floating[Any] | np.integer[Any] | np.bool_]
-#: what ``rng`` parameters accept: a Generator, an int seed or None.
-RNGLike: TypeAlias = np.random.Generator | int | np.integer[Any] | None

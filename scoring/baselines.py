@@ -192,7 +192,9 @@ def _label_sort_key(x: Hashable) -> tuple[int, float, str]:
     return (2, 0.0, repr(x))
 
 
-def _check_groups(groups: ArrayLike | Sequence[Hashable], n_questions: int) -> tuple[tuple[Hashable, ...], NDArray[np.int64]]:
+def _check_groups(
+    groups: ArrayLike | Sequence[Hashable], n_questions: int
+) -> tuple[tuple[Hashable, ...], NDArray[np.int64]]:
     arr = np.asarray(groups, dtype=object)
     if arr.ndim != 1 or arr.shape[0] != n_questions:
         raise ValueError(

@@ -149,7 +149,9 @@ def summarise(values: Sequence[float | None]) -> Summary:
     return Summary(float(defined.mean()), std, float(defined.min()), float(defined.max()), int(defined.size), n_undef)
 
 
-def check_labels(labels: ArrayLike | Sequence[Hashable], *, name: str, length: int, per: str = "question") -> NDArray[np.object_]:
+def check_labels(
+    labels: ArrayLike | Sequence[Hashable], *, name: str, length: int, per: str = "question"
+) -> NDArray[np.object_]:
     """Return ``labels`` as a 1-D object array of the given length or raise ValueError."""
     arr = np.asarray(labels, dtype=object)
     if arr.ndim != 1 or arr.size != length:

@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from scoring._typing import FloatArray, ResponseArray
+from scoring._typing import FloatArray
 from scoring._validation import (
     as_rng,
     check_in_open_interval,

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from scoring._validation import as_rng, check_in_open_interval, check_positive_int, check_response_matrix
 from scoring._typing import FloatArray
+from scoring._validation import as_rng, check_in_open_interval, check_positive_int, check_response_matrix
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError
 from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt

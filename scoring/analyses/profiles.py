@@ -1,9 +1,8 @@
 """Difficulty profile of each dataset on EIP's 0-100 scale (figure 9)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray

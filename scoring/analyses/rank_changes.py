@@ -15,16 +15,14 @@ change can be a half-integer when there are ties.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import rankdata
 
 from scoring._typing import FloatArray
-
 from scoring._validation import check_positive_int, check_response_matrix
 from scoring.analyses._common import Correlation, check_labels, check_names, correlation, unique_in_order
 
@@ -381,7 +379,9 @@ def accuracy_by_difficulty_tertile(
         raise ValueError("no question is kept: every observed question was solved by all models or failed by all")
     if np.isnan(d[kept]).any():
         bad = int(np.flatnonzero(kept & np.isnan(d))[0])
-        raise ValueError(f"difficulty is NaN for question {bad}, which R says EIP keeps; pass the EIP result of this same R")
+        raise ValueError(
+            f"difficulty is NaN for question {bad}, which R says EIP keeps; pass the EIP result of this same R"
+        )
     t1, t2 = (float(v) for v in np.quantile(d[kept], [1 / 3, 2 / 3]))
 
     tertile = np.full(n_q, -1, dtype=np.int64)

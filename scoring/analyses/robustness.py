@@ -38,7 +38,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from scoring._typing import BoolArray, ResponseArray
-
 from scoring._validation import as_rng, check_in_open_interval, check_positive_int, check_response_matrix
 from scoring.analyses._common import Correlation, Summary, check_labels, correlation, summarise, unique_in_order
 from scoring.eip import EIPResult, eip
