@@ -17,8 +17,7 @@ from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from statsmodels.stats.inter_rater import aggregate_raters as _sm_aggregate_raters
-from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss_kappa
+from statsmodels.stats.inter_rater import aggregate_raters as _sm_aggregate_raters, fleiss_kappa as _sm_fleiss_kappa
 
 __all__ = [
     "AlphaResult",

@@ -284,10 +284,11 @@ def _chunk_starts(n_rows: int, rows_per_chunk: int) -> range:
 def _as_credit(
     chunk: ResponseArray, missing: BoolArray | None
 ) -> tuple[FloatArray, FloatArray | None]:
-    """Return ``(A, O)`` for a block of rows: float64 credit with NaN -> 0, and
-    the float64 observed mask (None when every cell of the block is observed).
+    """Return ``(A, O)`` for a block of rows: float64 credit and observed mask.
 
-    ``missing`` is the block's NaN mask, or None when it has no NaN cell.
+    ``A`` is the credit with NaN -> 0; ``O`` the float64 observed mask, None
+    when every cell of the block is observed. ``missing`` is the block's NaN
+    mask, or None when it has no NaN cell.
     """
     if missing is None:
         return chunk.astype(np.float64, copy=False), None

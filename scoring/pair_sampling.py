@@ -296,8 +296,11 @@ def _check_enough(groups: list[NDArray[np.intp]], n_pairs: int, *, n_eligible: i
 
 
 def _groups(ids: NDArray[np.int64], labels: NDArray[Any]) -> list[NDArray[np.intp]]:
-    """Positions of the questions of each subject, subjects in sorted label order,
-    positions sorted by question id (so results do not depend on input order)."""
+    """Positions of the questions of each subject.
+
+    Subjects come in sorted label order, positions sorted by question id (so
+    results do not depend on input order).
+    """
     if ids.size == 0:
         return []
     _, inverse = np.unique(labels, return_inverse=True)
@@ -307,9 +310,12 @@ def _groups(ids: NDArray[np.int64], labels: NDArray[Any]) -> list[NDArray[np.int
 
 
 def _uniform(groups: list[NDArray[np.intp]], n_pairs: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    """Draw ranks in [0, n_possible) without replacement and unrank each into
+    """Draw ``n_pairs`` distinct same-subject pairs uniformly.
+
+    Draws ranks in [0, n_possible) without replacement and unranks each into
     (subject, i, j) with i < j in the row-major order of ``np.triu_indices``;
-    returns positions of shape (n_pairs, 2)."""
+    returns positions of shape (n_pairs, 2).
+    """
     sizes = np.array([g.size for g in groups], dtype=np.int64)
     counts = sizes * (sizes - 1) // 2
     starts = np.concatenate(([0], np.cumsum(counts)))
@@ -348,10 +354,13 @@ def _enumerate(groups: list[NDArray[np.intp]]) -> tuple[NDArray[np.intp], NDArra
 def _stratified(
     gap: FloatArray, n_pairs: int, n_strata: int, rng: np.random.Generator
 ) -> tuple[NDArray[np.intp], NDArray[np.int64]]:
-    """Equal-count strata of the gap ranking (ties at random); ``n_pairs`` split
-    as evenly as possible, the first ``n_pairs % n_strata`` strata taking one
-    more. ``np.array_split`` gives the first ``n % k`` strata one more member,
-    so a stratum is never smaller than its quota when n_pairs <= len(gap)."""
+    """Draw pairs from equal-count strata of the gap ranking (ties at random).
+
+    ``n_pairs`` is split as evenly as possible, the first ``n_pairs % n_strata``
+    strata taking one more. ``np.array_split`` gives the first ``n % k`` strata
+    one more member, so a stratum is never smaller than its quota when
+    n_pairs <= len(gap).
+    """
     shuffle = rng.permutation(gap.size)
     ranking = shuffle[np.argsort(gap[shuffle], kind="stable")]
     strata = np.array_split(ranking, n_strata)
