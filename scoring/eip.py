@@ -223,20 +223,20 @@ def eip(
     >>> np.round(res.difficulty * 60, 6)  # (17/60, 17/60, 26/60)
     array([17., 17., 26.])
     """
-    R_arr = check_response_matrix(R)
+    R = check_response_matrix(R)
     alpha = check_in_open_interval(alpha, name="alpha", low=0, high=1)
     tol = check_positive(tol, name="tol")
     max_iter = check_positive_int(max_iter, name="max_iter")
     chunk_bytes = check_positive_int(chunk_bytes, name="chunk_bytes")
 
-    n_models = R_arr.shape[1]
+    n_models = R.shape[1]
     rows_per_chunk = max(1, chunk_bytes // (8 * n_models))
-    graph = _build_graph(R_arr, rows_per_chunk)
+    graph = _build_graph(R, rows_per_chunk)
     if not graph.kept.any():
         raise ValueError(NO_KEPT_QUESTIONS)
 
     pi_q, pi_m, n_iter, residual = _propagate(
-        R_arr, graph, alpha=alpha, tol=tol, max_iter=max_iter, rows_per_chunk=rows_per_chunk
+        R, graph, alpha=alpha, tol=tol, max_iter=max_iter, rows_per_chunk=rows_per_chunk
     )
 
     difficulty = np.where(graph.kept, pi_q, np.nan)
