@@ -99,6 +99,6 @@ def run(args) -> None:
         bound = "-" if at_bound is None else str(at_bound)
         print(
             f"{name:<22} {reps:>4} {med:>9.3f} {low:>8.3f} {iters:>6} "
-            f"{1e3 * med / max(iters, 1):>8.2f} {str(converged):>9} {bound:>8}",
+            f"{1e3 * med / max(iters, 1):>8.2f} {converged!s:>9} {bound:>8}",
             flush=True,
         )

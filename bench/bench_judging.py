@@ -180,7 +180,7 @@ def _server_shape() -> tuple[int, int]:
 
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 # --- postgres scratch database --------------------------------------------------
@@ -284,7 +284,7 @@ def _run_database(label: str, database_url: str | None, settings_text: str | Non
         check = _python(CHECK, env)
         server_ms = {"POST": [], "GET": []}
         for line in access_log.read_text().splitlines():
-            method, path, status, micros = line.split()
+            method, path, _status, micros = line.split()
             if path.endswith("/judge/") and method in server_ms:
                 server_ms[method].append(int(micros) / 1000)
         return {"label": label, "check": check, "server_ms": server_ms, "wall": wall, "workers": workers,

@@ -170,7 +170,7 @@ class GunicornServer:
         self.port = free_port()
         if self.log_path is None:
             self.log_path = Path(tempfile.mkstemp(prefix="gunicorn-", suffix=".log")[1])
-        self._log = open(self.log_path, "ab")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - open for the server's lifetime, closed by _close_log()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "eipsite.wsgi", "--workers", str(self.workers),
              "--bind", f"127.0.0.1:{self.port}", "--timeout", "60", "--graceful-timeout", "5", "--no-control-socket"],
@@ -259,7 +259,8 @@ class Browser:
             with self.opener.open(request, timeout=60) as response:
                 status, text, location = response.status, response.read().decode(), response.headers.get("Location", "")
         except urllib.error.HTTPError as error:
-            status, text, location = error.code, error.read().decode(errors="replace"), error.headers.get("Location", "")
+            status, text = error.code, error.read().decode(errors="replace")
+            location = error.headers.get("Location", "")
         if kind is not None:
             self.timings[kind].append(time.perf_counter() - started)
         return status, text, location

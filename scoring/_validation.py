@@ -13,11 +13,14 @@ The response matrix convention
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from scoring._typing import ResponseArray
 
 _INTEGER_KINDS = "buil"
 
 
-def check_response_matrix(R, *, name: str = "R", min_models: int = 1) -> np.ndarray:
+def check_response_matrix(R: ArrayLike, *, name: str = "R", min_models: int = 1) -> ResponseArray:
     """Validate a response matrix and return it as an ndarray.
 
     Parameters
@@ -77,7 +80,7 @@ def check_response_matrix(R, *, name: str = "R", min_models: int = 1) -> np.ndar
     # Fast path: min and max propagate NaN, so finite extremes inside [0, 1]
     # mean every cell is observed, finite and in range (two cheap passes).
     lo, hi = arr.min(), arr.max()
-    if 0 <= lo and hi <= 1:
+    if lo >= 0 and hi <= 1:
         return arr
     finite_or_nan = np.isfinite(arr) | np.isnan(arr)
     if not finite_or_nan.all():
@@ -125,14 +128,14 @@ def check_positive(value: float, *, name: str) -> float:
     return v
 
 
-def check_positive_int(value: int, *, name: str) -> int:
+def check_positive_int(value: object, *, name: str) -> int:
     """Return ``int(value)`` if it is an integer >= 1 else raise ``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
     return int(value)
 
 
-def as_rng(rng) -> np.random.Generator:
+def as_rng(rng: object) -> np.random.Generator:
     """Turn ``rng: Generator | int | None`` into a Generator."""
     if isinstance(rng, np.random.Generator):
         return rng

@@ -11,12 +11,13 @@ itself is ``None`` when undefined.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
-from statsmodels.stats.inter_rater import aggregate_raters as _sm_aggregate_raters
-from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss_kappa
+from numpy.typing import ArrayLike, NDArray
+from statsmodels.stats.inter_rater import aggregate_raters as _sm_aggregate_raters, fleiss_kappa as _sm_fleiss_kappa
 
 __all__ = [
     "AlphaResult",
@@ -41,6 +42,11 @@ REASON_FLEISS_FEW_RATERS = "Fleiss' kappa needs at least 2 raters per item; got 
 REASON_FLEISS_SINGLE_LABEL = "expected agreement p_e = 1: every rating is the label {label!r}"
 
 _LEVELS = ("nominal", "interval")
+
+#: a vector of labels, one per item: any hashable values; None or NaN = not labelled.
+LabelsLike: TypeAlias = ArrayLike | Sequence[object]
+#: a matrix of labels (raters by units, or items by rater slots).
+LabelMatrixLike: TypeAlias = ArrayLike | Sequence[Sequence[object]]
 
 
 # --------------------------------------------------------------------------- results
@@ -147,7 +153,7 @@ class FleissResult:
 # --------------------------------------------------------------------------- label helpers
 
 
-def _normalise_label(x: Any, *, name: str) -> Any:
+def _normalise_label(x: object, *, name: str) -> Hashable | None:
     """Return ``x`` as a Python scalar, or ``None`` when it means "not labelled"."""
     if x is None:
         return None
@@ -162,7 +168,7 @@ def _normalise_label(x: Any, *, name: str) -> Any:
     return x
 
 
-def _label_sort_key(x: Any) -> tuple:
+def _label_sort_key(x: Hashable) -> tuple[int, float, str]:
     """Order labels deterministically: numbers, then strings, then anything else."""
     if isinstance(x, (bool, int, float)):
         return (0, float(x), "")
@@ -171,14 +177,14 @@ def _label_sort_key(x: Any) -> tuple:
     return (2, 0.0, repr(x))
 
 
-def _as_label_vector(a: Any, *, name: str) -> list:
+def _as_label_vector(a: LabelsLike, *, name: str) -> list[Hashable | None]:
     arr = np.asarray(a, dtype=object)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional (n_items,); got shape {arr.shape}")
     return [_normalise_label(x, name=name) for x in arr.tolist()]
 
 
-def _as_label_matrix(a: Any, *, name: str, shape_doc: str) -> list[list]:
+def _as_label_matrix(a: LabelMatrixLike, *, name: str, shape_doc: str) -> list[list[Hashable | None]]:
     arr = np.asarray(a, dtype=object)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional {shape_doc}; got shape {arr.shape}")
@@ -187,7 +193,7 @@ def _as_label_matrix(a: Any, *, name: str, shape_doc: str) -> list[list]:
     return [[_normalise_label(x, name=name) for x in row] for row in arr.tolist()]
 
 
-def _paired_labels(a: Any, b: Any) -> tuple[list, list]:
+def _paired_labels(a: LabelsLike, b: LabelsLike) -> tuple[list[Hashable], list[Hashable]]:
     """Validate two label vectors and keep the items both labelled."""
     la = _as_label_vector(a, name="a")
     lb = _as_label_vector(b, name="b")
@@ -200,7 +206,7 @@ def _paired_labels(a: Any, b: Any) -> tuple[list, list]:
 # --------------------------------------------------------------------------- two raters
 
 
-def agreement_rate(a, b) -> tuple[float | None, int]:
+def agreement_rate(a: LabelsLike, b: LabelsLike) -> tuple[float | None, int]:
     """Share of items on which two raters gave the same label.
 
     Parameters
@@ -234,7 +240,9 @@ def agreement_rate(a, b) -> tuple[float | None, int]:
     return sum(x == y for x, y in zip(xa, xb)) / n, n
 
 
-def cohen_kappa(a, b, *, labels=None) -> KappaResult:
+def cohen_kappa(
+    a: LabelsLike, b: LabelsLike, *, labels: Sequence[Hashable] | NDArray[Any] | None = None
+) -> KappaResult:
     """Cohen's kappa between two raters, over the items both labelled.
 
     Parameters
@@ -306,7 +314,7 @@ def cohen_kappa(a, b, *, labels=None) -> KappaResult:
     return _cohen_kappa_kernel(xa, xb)
 
 
-def _cohen_kappa_kernel(xa: list, xb: list) -> KappaResult:
+def _cohen_kappa_kernel(xa: list[Hashable], xb: list[Hashable]) -> KappaResult:
     """Kappa from two equal-length lists of present labels (n >= 1)."""
     n = len(xa)
     cats = sorted(set(xa) | set(xb), key=_label_sort_key)
@@ -333,7 +341,7 @@ def _cohen_kappa_kernel(xa: list, xb: list) -> KappaResult:
 # --------------------------------------------------------------------------- many raters
 
 
-def krippendorff_alpha(reliability_data, *, level: str = "nominal") -> AlphaResult:
+def krippendorff_alpha(reliability_data: LabelMatrixLike, *, level: str = "nominal") -> AlphaResult:
     """Krippendorff's alpha for any number of raters and missing values.
 
     Parameters
@@ -398,7 +406,7 @@ def krippendorff_alpha(reliability_data, *, level: str = "nominal") -> AlphaResu
     return _alpha_kernel(rows, level=level)
 
 
-def _alpha_kernel(rows: list[list], *, level: str) -> AlphaResult:
+def _alpha_kernel(rows: list[list[Hashable | None]], *, level: str) -> AlphaResult:
     n_units = len(rows[0])
     values = sorted({x for row in rows for x in row if x is not None}, key=_label_sort_key)
     index = {v: i for i, v in enumerate(values)}
@@ -443,7 +451,7 @@ def _alpha_kernel(rows: list[list], *, level: str) -> AlphaResult:
     )
 
 
-def fleiss_kappa(ratings) -> FleissResult:
+def fleiss_kappa(ratings: LabelMatrixLike) -> FleissResult:
     """Fleiss' kappa for items each rated by the same number of raters.
 
     Wraps ``statsmodels.stats.inter_rater.fleiss_kappa`` (after

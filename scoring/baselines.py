@@ -7,10 +7,13 @@ failure: every count and mean runs over observed cells only.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from scoring._typing import FloatArray, ResponseArray
 from scoring._validation import check_response_matrix
 
 __all__ = [
@@ -46,13 +49,13 @@ class DatasetWeights:
         ``d``; ``NaN`` when it has none.
     """
 
-    labels: tuple
-    mean_accuracy: np.ndarray
-    weights: np.ndarray
-    per_model_accuracy: np.ndarray
+    labels: tuple[Hashable, ...]
+    mean_accuracy: FloatArray
+    weights: FloatArray
+    per_model_accuracy: FloatArray
 
 
-def _observed_sums(R: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+def _observed_sums(R: ResponseArray, axis: int) -> tuple[FloatArray, FloatArray]:
     """Sum of credit and count of observed cells along ``axis`` (float64)."""
     if R.dtype.kind in "buil":
         total = R.sum(axis=axis, dtype=np.int64).astype(np.float64)
@@ -64,7 +67,7 @@ def _observed_sums(R: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     return total, count
 
 
-def simple_rank(R) -> np.ndarray:
+def simple_rank(R: ArrayLike) -> FloatArray:
     """Simple Rank difficulty: failures per question over observed cells.
 
     Parameters
@@ -106,10 +109,11 @@ def simple_rank(R) -> np.ndarray:
     """
     R = check_response_matrix(R)
     total, count = _observed_sums(R, axis=1)
-    return count - total
+    failures: FloatArray = count - total
+    return failures
 
 
-def accuracy(R) -> np.ndarray:
+def accuracy(R: ArrayLike) -> FloatArray:
     """Standard accuracy: mean credit per model over its observed cells.
 
     Parameters
@@ -140,10 +144,11 @@ def accuracy(R) -> np.ndarray:
     """
     R = check_response_matrix(R)
     total, count = _observed_sums(R, axis=0)
-    return total / count
+    mean_credit: FloatArray = total / count
+    return mean_credit
 
 
-def question_accuracy_difficulty(R) -> np.ndarray:
+def question_accuracy_difficulty(R: ArrayLike) -> FloatArray:
     """Accuracy-based difficulty: 1 - mean credit per question.
 
     Parameters
@@ -179,7 +184,7 @@ def question_accuracy_difficulty(R) -> np.ndarray:
     return out
 
 
-def _label_sort_key(x) -> tuple:
+def _label_sort_key(x: Hashable) -> tuple[int, float, str]:
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return (0, float(x), "")
     if isinstance(x, str):
@@ -187,7 +192,9 @@ def _label_sort_key(x) -> tuple:
     return (2, 0.0, repr(x))
 
 
-def _check_groups(groups, n_questions: int) -> tuple[tuple, np.ndarray]:
+def _check_groups(
+    groups: ArrayLike | Sequence[Hashable], n_questions: int
+) -> tuple[tuple[Hashable, ...], NDArray[np.int64]]:
     arr = np.asarray(groups, dtype=object)
     if arr.ndim != 1 or arr.shape[0] != n_questions:
         raise ValueError(
@@ -207,7 +214,7 @@ def _check_groups(groups, n_questions: int) -> tuple[tuple, np.ndarray]:
     return labels, np.fromiter((index[x] for x in values), dtype=np.int64, count=n_questions)
 
 
-def dataset_difficulty_weights(R, groups) -> DatasetWeights:
+def dataset_difficulty_weights(R: ArrayLike, groups: ArrayLike | Sequence[Hashable]) -> DatasetWeights:
     """Dataset weights ``w_d = 1 - abar_d`` of the weighted-accuracy baseline.
 
     Parameters
@@ -244,7 +251,9 @@ def dataset_difficulty_weights(R, groups) -> DatasetWeights:
     return _dataset_weights_kernel(R, labels, idx)
 
 
-def _dataset_weights_kernel(R: np.ndarray, labels: tuple, idx: np.ndarray) -> DatasetWeights:
+def _dataset_weights_kernel(
+    R: ResponseArray, labels: tuple[Hashable, ...], idx: NDArray[np.int64]
+) -> DatasetWeights:
     n_models = R.shape[1]
     acc = np.full((len(labels), n_models), np.nan)
     for d in range(len(labels)):
@@ -261,7 +270,7 @@ def _dataset_weights_kernel(R: np.ndarray, labels: tuple, idx: np.ndarray) -> Da
     )
 
 
-def weighted_accuracy(R, groups) -> np.ndarray:
+def weighted_accuracy(R: ArrayLike, groups: ArrayLike | Sequence[Hashable]) -> FloatArray:
     """Dataset-difficulty-weighted accuracy (the paper's section 4 baseline).
 
     Parameters

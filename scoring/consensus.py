@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from scoring._validation import check_positive_int
 from scoring.pairs import FIRST, SECOND, SKIP, UNDEFINED, Verdict
@@ -123,7 +124,7 @@ class ConsensusResult:
     tie_rule: str
     min_votes: int
     n_evaluators: int
-    _index: dict = field(init=False, repr=False, compare=False)
+    _index: dict[Hashable, PairConsensus] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_index", {p.pair_id: p for p in self.pairs})
@@ -132,7 +133,7 @@ class ConsensusResult:
         """Return the record of ``pair_id``; ``KeyError`` if it was never judged."""
         return self._index[_normalise_id(pair_id)]
 
-    def verdicts(self, pair_ids: Iterable[Hashable]) -> np.ndarray:
+    def verdicts(self, pair_ids: Iterable[Hashable]) -> NDArray[np.int8]:
         """Consensus verdicts in the order of ``pair_ids``.
 
         Parameters
@@ -169,11 +170,11 @@ class ConsensusResult:
 # --------------------------------------------------------------------------- validation
 
 
-def _normalise_id(x: Any) -> Any:
+def _normalise_id(x: object) -> Hashable:
     return x.item() if isinstance(x, np.generic) else x
 
 
-def _id_sort_key(x: Any) -> tuple:
+def _id_sort_key(x: Hashable) -> tuple[int, float, str]:
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return (0, float(x), "")
     if isinstance(x, str):
@@ -181,15 +182,15 @@ def _id_sort_key(x: Any) -> tuple:
     return (2, 0.0, repr(x))
 
 
-def _check_judgments(judgments) -> list[tuple[Hashable, Hashable, int]]:
+def _check_judgments(judgments: object) -> list[tuple[Hashable, Hashable, int]]:
     if isinstance(judgments, (str, bytes)) or not isinstance(judgments, Iterable):
         raise ValueError(
             "judgments must be a sequence of (pair_id, evaluator_id, verdict); "
             f"got {judgments!r}"
         )
     clean: list[tuple[Hashable, Hashable, int]] = []
-    seen: dict[tuple, int] = {}
-    duplicates: list[tuple] = []
+    seen: dict[tuple[Hashable, Hashable], int] = {}
+    duplicates: list[tuple[Hashable, Hashable]] = []
     for k, item in enumerate(judgments):
         if isinstance(item, (str, bytes)) or not isinstance(item, Sequence) or len(item) != 3:
             raise ValueError(
@@ -224,7 +225,7 @@ def _check_judgments(judgments) -> list[tuple[Hashable, Hashable, int]]:
 
 
 def consensus(
-    judgments, *, min_votes: int = 1, tie_rule: str = "evaluator_weight"
+    judgments: Iterable[Sequence[object]], *, min_votes: int = 1, tie_rule: str = "evaluator_weight"
 ) -> ConsensusResult:
     """Majority-vote consensus per pair, with exact ties resolved by weights.
 
@@ -325,39 +326,48 @@ def _consensus_kernel(
             count -= 1
         return Fraction(agree, count) if count else DEFAULT_WEIGHT
 
-    records = []
+    records: list[PairConsensus] = []
     for p in sorted(votes, key=_id_sort_key):
         f, s, k = tally[p]
-        base = dict(pair_id=p, votes_first=f, votes_second=s, n_skips=k)
+        winner: Verdict | None = None
+        reason: str | None = None
+        weight_first: float | None = None
+        weight_second: float | None = None
+        tie_weights: tuple[tuple[Hashable, Verdict, float], ...] = ()
         if f + s < min_votes:
-            records.append(PairConsensus(**base, winner=None, method=METHOD_NO_CONSENSUS,
-                                         reason=REASON_FEW_VOTES))
+            method, reason = METHOD_NO_CONSENSUS, REASON_FEW_VOTES
         elif f != s:
-            records.append(PairConsensus(**base, winner=FIRST if f > s else SECOND,
-                                         method=METHOD_MAJORITY))
+            winner, method = (FIRST if f > s else SECOND), METHOD_MAJORITY
         elif tie_rule == "none":
-            records.append(PairConsensus(**base, winner=None, method=METHOD_NO_CONSENSUS,
-                                         reason=REASON_TIE_RULE_NONE))
+            method, reason = METHOD_NO_CONSENSUS, REASON_TIE_RULE_NONE
         else:
             voters = sorted(((e, v) for e, v in votes[p].items() if v != SKIP),
                             key=lambda ev: _id_sort_key(ev[0]))
             w = [(e, Verdict(v), weight(e, p)) for e, v in voters]
             wf = sum((x for _, v, x in w if v == FIRST), Fraction(0))
             ws = sum((x for _, v, x in w if v == SECOND), Fraction(0))
+            weight_first, weight_second = float(wf), float(ws)
             tie_weights = tuple((e, v, float(x)) for e, v, x in w)
-            extra = dict(weight_first=float(wf), weight_second=float(ws), tie_weights=tie_weights)
             if wf == ws:
-                records.append(PairConsensus(**base, winner=None, method=METHOD_NO_CONSENSUS,
-                                             reason=REASON_TIE_UNRESOLVED, **extra))
+                method, reason = METHOD_NO_CONSENSUS, REASON_TIE_UNRESOLVED
             else:
-                records.append(PairConsensus(**base, winner=FIRST if wf > ws else SECOND,
-                                             method=METHOD_TIE_RESOLVED, **extra))
+                winner, method = (FIRST if wf > ws else SECOND), METHOD_TIE_RESOLVED
+        records.append(PairConsensus(
+            pair_id=p, votes_first=f, votes_second=s, n_skips=k, winner=winner, method=method,
+            reason=reason, weight_first=weight_first, weight_second=weight_second, tie_weights=tie_weights,
+        ))
     n_evaluators = len({e for ev in votes.values() for e in ev})
     return ConsensusResult(pairs=tuple(records), tie_rule=tie_rule, min_votes=min_votes,
                            n_evaluators=n_evaluators)
 
 
-def leave_one_out_consensus(judgments, evaluator: Hashable, **kwargs) -> ConsensusResult:
+def leave_one_out_consensus(
+    judgments: Iterable[Sequence[object]],
+    evaluator: Hashable,
+    *,
+    min_votes: int = 1,
+    tie_rule: str = "evaluator_weight",
+) -> ConsensusResult:
     """The consensus of every evaluator except ``evaluator``.
 
     Use it to compare one evaluator with the others without letting their own
@@ -369,8 +379,10 @@ def leave_one_out_consensus(judgments, evaluator: Hashable, **kwargs) -> Consens
         As for :func:`consensus`.
     evaluator : hashable
         The evaluator to leave out; must occur in ``judgments``.
-    **kwargs
-        Passed to :func:`consensus` (``min_votes``, ``tie_rule``).
+    min_votes : int, default 1
+        As for :func:`consensus`.
+    tie_rule : {"evaluator_weight", "none"}, default "evaluator_weight"
+        As for :func:`consensus`.
 
     Returns
     -------
@@ -396,4 +408,4 @@ def leave_one_out_consensus(judgments, evaluator: Hashable, **kwargs) -> Consens
     evaluator = _normalise_id(evaluator)
     if not any(e == evaluator for _, e, _ in clean):
         raise ValueError(f"evaluator {evaluator!r} has no judgment in judgments")
-    return consensus([j for j in clean if j[1] != evaluator], **kwargs)
+    return consensus([j for j in clean if j[1] != evaluator], min_votes=min_votes, tie_rule=tie_rule)

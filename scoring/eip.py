@@ -18,11 +18,14 @@ EIP: Weighted Ranking of LLMs by Quantifying Question Difficulty, sections
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from scoring._typing import BoolArray, FloatArray, ResponseArray
 from scoring._validation import (
     check_in_open_interval,
     check_positive,
@@ -47,6 +50,8 @@ _SCALED_FAILED = 100.0
 _SCALED_LOW = 1.0
 _SCALED_HIGH = 99.0
 _SCALED_TIE = 50.0
+
+_ScalarT = TypeVar("_ScalarT", bound=np.generic)
 
 
 @dataclass(frozen=True)
@@ -93,14 +98,14 @@ class EIPResult:
         Tolerance used.
     """
 
-    difficulty: np.ndarray
-    competency: np.ndarray
-    difficulty_scaled: np.ndarray
-    competency_scaled: np.ndarray
-    kept: np.ndarray
-    all_solved: np.ndarray
-    all_failed: np.ndarray
-    dangling: np.ndarray
+    difficulty: FloatArray
+    competency: FloatArray
+    difficulty_scaled: FloatArray
+    competency_scaled: FloatArray
+    kept: BoolArray
+    all_solved: BoolArray
+    all_failed: BoolArray
+    dangling: BoolArray
     n_iter: int
     residual: float
     converged: bool
@@ -109,7 +114,7 @@ class EIPResult:
 
 
 def eip(
-    R,
+    R: ArrayLike,
     *,
     alpha: float = 0.85,
     tol: float = 1e-10,
@@ -224,7 +229,7 @@ def eip(
     max_iter = check_positive_int(max_iter, name="max_iter")
     chunk_bytes = check_positive_int(chunk_bytes, name="chunk_bytes")
 
-    n_questions, n_models = R.shape
+    n_models = R.shape[1]
     rows_per_chunk = max(1, chunk_bytes // (8 * n_models))
     graph = _build_graph(R, rows_per_chunk)
     if not graph.kept.any():
@@ -261,15 +266,15 @@ _CACHE_BYTES = 16 * 2**20
 class _Graph:
     """Per-matrix quantities computed once, before the iteration."""
 
-    kept: np.ndarray  # (Q,) bool
-    all_solved: np.ndarray  # (Q,) bool
-    all_failed: np.ndarray  # (Q,) bool
-    inv_s: np.ndarray  # (Q,) 1 / S(q) on kept rows, 0 elsewhere
-    inv_f: np.ndarray  # (M,) 1 / F(m), 0 for dangling models
-    dangling: np.ndarray  # (M,) bool
+    kept: BoolArray  # (Q,)
+    all_solved: BoolArray  # (Q,)
+    all_failed: BoolArray  # (Q,)
+    inv_s: FloatArray  # (Q,) 1 / S(q) on kept rows, 0 elsewhere
+    inv_f: FloatArray  # (M,) 1 / F(m), 0 for dangling models
+    dangling: BoolArray  # (M,)
     chunk_missing: list[bool]  # per row chunk: does it hold a NaN cell?
-    credit: np.ndarray | None  # small inputs: the whole matrix as float64, NaN -> 0
-    observed: np.ndarray | None  # its float64 observed mask (None: fully observed)
+    credit: FloatArray | None  # small inputs: the whole matrix as float64, NaN -> 0
+    observed: FloatArray | None  # its float64 observed mask (None: fully observed)
 
 
 def _chunk_starts(n_rows: int, rows_per_chunk: int) -> range:
@@ -277,12 +282,13 @@ def _chunk_starts(n_rows: int, rows_per_chunk: int) -> range:
 
 
 def _as_credit(
-    chunk: np.ndarray, missing: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Return ``(A, O)`` for a block of rows: float64 credit with NaN -> 0, and
-    the float64 observed mask (None when every cell of the block is observed).
+    chunk: ResponseArray, missing: BoolArray | None
+) -> tuple[FloatArray, FloatArray | None]:
+    """Return ``(A, O)`` for a block of rows: float64 credit and observed mask.
 
-    ``missing`` is the block's NaN mask, or None when it has no NaN cell.
+    ``A`` is the credit with NaN -> 0; ``O`` the float64 observed mask, None
+    when every cell of the block is observed. ``missing`` is the block's NaN
+    mask, or None when it has no NaN cell.
     """
     if missing is None:
         return chunk.astype(np.float64, copy=False), None
@@ -290,7 +296,7 @@ def _as_credit(
     return credit, (~missing).astype(np.float64)
 
 
-def _nan_mask(chunk: np.ndarray) -> np.ndarray | None:
+def _nan_mask(chunk: ResponseArray) -> BoolArray | None:
     """The NaN mask of a float block, or None when the block has no NaN."""
     if chunk.dtype.kind != "f":
         return None
@@ -298,7 +304,7 @@ def _nan_mask(chunk: np.ndarray) -> np.ndarray | None:
     return missing if missing.any() else None
 
 
-def _build_graph(R: np.ndarray, rows_per_chunk: int) -> _Graph:
+def _build_graph(R: ResponseArray, rows_per_chunk: int) -> _Graph:
     n_questions, n_models = R.shape
     cached_credit = cached_observed = None
     if n_questions * n_models * 8 <= _CACHE_BYTES:
@@ -358,13 +364,14 @@ def _build_graph(R: np.ndarray, rows_per_chunk: int) -> _Graph:
 
 
 def _chunks(
-    R: np.ndarray, graph: _Graph, rows_per_chunk: int, buffer: np.ndarray | None
-) -> Iterator[tuple[slice, np.ndarray, np.ndarray | None]]:
+    R: ResponseArray, graph: _Graph, rows_per_chunk: int, buffer: FloatArray | None
+) -> Iterator[tuple[slice, FloatArray, FloatArray | None]]:
     """Yield ``(rows, A, O)`` row blocks as float64 (see :func:`_as_credit`)."""
     for start, has_missing in zip(_chunk_starts(R.shape[0], rows_per_chunk), graph.chunk_missing):
         rows = slice(start, start + rows_per_chunk)
         if graph.credit is not None:
-            yield rows, graph.credit[rows], graph.observed[rows] if has_missing else None
+            observed = graph.observed if has_missing else None
+            yield rows, graph.credit[rows], None if observed is None else observed[rows]
             continue
         chunk = R[rows]
         if buffer is not None and not has_missing:
@@ -378,8 +385,8 @@ def _chunks(
 
 
 def _propagate(
-    R: np.ndarray, graph: _Graph, *, alpha: float, tol: float, max_iter: int, rows_per_chunk: int
-) -> tuple[np.ndarray, np.ndarray, int, float]:
+    R: ResponseArray, graph: _Graph, *, alpha: float, tol: float, max_iter: int, rows_per_chunk: int
+) -> tuple[FloatArray, FloatArray, int, float]:
     """Iterate equations 2-3 with one fused pass over ``R`` per iteration.
 
     Returns ``(pi_Q, pi_M, n_iter, residual)``; ``pi_Q`` is 0 off kept rows.
@@ -424,7 +431,7 @@ def _propagate(
     raise ConvergenceError("EIP", n_iter=max_iter, residual=residual, tol=tol)
 
 
-def _scale_difficulty(difficulty: np.ndarray, graph: _Graph) -> np.ndarray:
+def _scale_difficulty(difficulty: FloatArray, graph: _Graph) -> FloatArray:
     scaled = np.full(difficulty.shape, np.nan)
     kept_values = difficulty[graph.kept]
     lo, hi = kept_values.min(), kept_values.max()
@@ -437,14 +444,15 @@ def _scale_difficulty(difficulty: np.ndarray, graph: _Graph) -> np.ndarray:
     return scaled
 
 
-def _scale_competency(competency: np.ndarray) -> np.ndarray:
+def _scale_competency(competency: FloatArray) -> FloatArray:
     lo, hi = competency.min(), competency.max()
     if hi > lo:
-        return 100.0 * (competency - lo) / (hi - lo)
+        scaled: FloatArray = 100.0 * (competency - lo) / (hi - lo)
+        return scaled
     return np.full(competency.shape, _SCALED_TIE)
 
 
-def _frozen(values: np.ndarray) -> np.ndarray:
+def _frozen(values: NDArray[_ScalarT]) -> NDArray[_ScalarT]:
     values = np.array(values, copy=True)
     values.setflags(write=False)
     return values

@@ -16,12 +16,16 @@ likelihood term.
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import TypeAlias, cast
 
 import numpy as np
-from scipy.optimize import Bounds, minimize
+from numpy.typing import ArrayLike
+from scipy.optimize import Bounds, OptimizeResult, minimize
 
+from scoring._typing import BoolArray, FloatArray, ResponseArray
 from scoring._validation import (
     as_rng,
     check_positive,
@@ -53,6 +57,11 @@ AT_BOUND_ATOL = 1e-6
 
 #: Relative band for the MIRT convergence heuristic (see :func:`irt_mirt`).
 MIRT_ELBO_BAND = 0.01
+
+#: ``objective(x, y, w, l2, work) -> (value, gradient)`` of a JML fit.
+_Objective: TypeAlias = Callable[
+    [FloatArray, FloatArray, FloatArray | None, float, Sequence[FloatArray] | None], tuple[float, FloatArray]
+]
 
 _ADAM_BETA1 = 0.9
 _ADAM_BETA2 = 0.999
@@ -94,18 +103,18 @@ class IRTResult:
         Estimates within ``AT_BOUND_ATOL`` (1e-6) of a bound.
     """
 
-    ability: np.ndarray
-    ability_scaled: np.ndarray
-    difficulty: np.ndarray
-    discrimination: np.ndarray
+    ability: FloatArray
+    ability_scaled: FloatArray
+    difficulty: FloatArray
+    discrimination: FloatArray
     converged: bool
     n_iter: int
     objective: float
     projected_gradient: float
     message: str
-    ability_at_bound: np.ndarray
-    difficulty_at_bound: np.ndarray
-    discrimination_at_bound: np.ndarray
+    ability_at_bound: BoolArray
+    difficulty_at_bound: BoolArray
+    discrimination_at_bound: BoolArray
 
 
 @dataclass(frozen=True)
@@ -140,11 +149,11 @@ class MIRTResult:
         OS entropy when ``rng=None``); None when a Generator was passed.
     """
 
-    ability: np.ndarray
-    ability_vectors: np.ndarray
-    difficulty: np.ndarray
-    discrimination: np.ndarray
-    elbo_trace: np.ndarray
+    ability: FloatArray
+    ability_vectors: FloatArray
+    difficulty: FloatArray
+    discrimination: FloatArray
+    elbo_trace: FloatArray
     n_iter: int
     converged: bool
     seed: int | None
@@ -154,7 +163,7 @@ class MIRTResult:
 # validation helpers
 
 
-def _check_bounds(value, *, name: str) -> tuple[float, float]:
+def _check_bounds(value: Iterable[float], *, name: str) -> tuple[float, float]:
     try:
         low, high = (float(v) for v in value)
     except (TypeError, ValueError):
@@ -164,7 +173,7 @@ def _check_bounds(value, *, name: str) -> tuple[float, float]:
     return low, high
 
 
-def _check_discrimination_bounds(value) -> tuple[float, float]:
+def _check_discrimination_bounds(value: Iterable[float]) -> tuple[float, float]:
     try:
         low, high = (float(v) for v in value)
     except (TypeError, ValueError):
@@ -174,7 +183,7 @@ def _check_discrimination_bounds(value) -> tuple[float, float]:
     return low, high
 
 
-def _check_l2(value) -> float:
+def _check_l2(value: float) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -184,7 +193,7 @@ def _check_l2(value) -> float:
     return v
 
 
-def _one_blas_thread():
+def _one_blas_thread() -> AbstractContextManager[object]:
     """Limit BLAS to one thread for the duration of a fit (restored after).
 
     The fits make many small BLAS calls (L-BFGS-B's own linear algebra,
@@ -196,10 +205,11 @@ def _one_blas_thread():
     """
     if threadpool_limits is None:  # pragma: no cover - depends on the environment
         return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
+    limiter: AbstractContextManager[object] = threadpool_limits(limits=1, user_api="blas")
+    return limiter
 
 
-def _targets_and_weights(R: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+def _targets_and_weights(R: ResponseArray) -> tuple[FloatArray, FloatArray | None]:
     """Split a checked matrix into float64 targets (NaN -> 0) and a 0/1 mask.
 
     The mask is None when every cell is observed (integer/bool input, or a
@@ -214,18 +224,19 @@ def _targets_and_weights(R: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     return y, (~missing).astype(np.float64)
 
 
-def _minmax_0_100(values: np.ndarray) -> np.ndarray:
+def _minmax_0_100(values: FloatArray) -> FloatArray:
     low, high = values.min(), values.max()
     if not high > low:
         return np.full(values.shape, 50.0)
-    return 100.0 * (values - low) / (high - low)
+    scaled: FloatArray = 100.0 * (values - low) / (high - low)
+    return scaled
 
 
 # ---------------------------------------------------------------------------
 # 1PL / 2PL kernels (clean input assumed)
 
 
-def _sum_product(u: np.ndarray, v: np.ndarray | None, buffer: np.ndarray) -> float:
+def _sum_product(u: FloatArray, v: FloatArray | None, buffer: FloatArray) -> float:
     """``sum(u * v)`` (or ``sum(u)`` when v is None) by pairwise summation.
 
     Written as multiply-into-buffer and ``sum`` rather than a BLAS dot: a
@@ -237,7 +248,9 @@ def _sum_product(u: np.ndarray, v: np.ndarray | None, buffer: np.ndarray) -> flo
     return float(np.multiply(u, v, out=buffer).sum())
 
 
-def _nll_terms(z: np.ndarray, y: np.ndarray, w: np.ndarray | None, work=None):
+def _nll_terms(
+    z: FloatArray, y: FloatArray, w: FloatArray | None, work: Sequence[FloatArray] | None = None
+) -> tuple[float, FloatArray]:
     """Summed cell loss ``softplus(z) - y z`` and its derivative ``sigmoid(z) - y``.
 
     Parameters
@@ -288,26 +301,30 @@ def _nll_terms(z: np.ndarray, y: np.ndarray, w: np.ndarray | None, work=None):
     return loss, s
 
 
-def _objective_1pl(x: np.ndarray, y: np.ndarray, w: np.ndarray | None, l2: float, work=None):
+def _objective_1pl(
+    x: FloatArray, y: FloatArray, w: FloatArray | None, l2: float, work: Sequence[FloatArray] | None = None
+) -> tuple[float, FloatArray]:
     """Penalised negative log-likelihood of the 1PL model and its gradient.
 
     ``x = [theta (n_models), beta (n_questions)]``; ``z[q, m] = theta[m] - beta[q]``.
     ``work``, if given, is three scratch arrays shaped like ``y``.
     """
-    n_questions, n_models = y.shape
+    n_models = y.shape[1]
     theta, beta = x[:n_models], x[n_models:]
     if work is None:
         work = (np.empty_like(y), np.empty_like(y), np.empty_like(y))
     z = np.subtract(theta[None, :], beta[:, None], out=work[0])
     f, dz = _nll_terms(z, y, w, work[1:3])
-    f += l2 * (theta @ theta + beta @ beta)
+    f += l2 * float(theta @ theta + beta @ beta)
     grad = np.empty_like(x)
     grad[:n_models] = dz.sum(axis=0) + 2.0 * l2 * theta
     grad[n_models:] = -dz.sum(axis=1) + 2.0 * l2 * beta
     return f, grad
 
 
-def _objective_2pl(x: np.ndarray, y: np.ndarray, w: np.ndarray | None, l2: float, work=None):
+def _objective_2pl(
+    x: FloatArray, y: FloatArray, w: FloatArray | None, l2: float, work: Sequence[FloatArray] | None = None
+) -> tuple[float, FloatArray]:
     """Penalised negative log-likelihood of the 2PL model and its gradient.
 
     ``x = [theta (n_models), beta (n_questions), a (n_questions)]``;
@@ -324,7 +341,7 @@ def _objective_2pl(x: np.ndarray, y: np.ndarray, w: np.ndarray | None, l2: float
     z = np.multiply(a[:, None], diff, out=work[1])
     f, dz = _nll_terms(z, y, w, work[2:4])
     a_minus_1 = a - 1.0
-    f += l2 * (theta @ theta + beta @ beta + a_minus_1 @ a_minus_1)
+    f += l2 * float(theta @ theta + beta @ beta + a_minus_1 @ a_minus_1)
     grad = np.empty_like(x)
     grad[:n_models] = a @ dz + 2.0 * l2 * theta
     grad[n_models:n_models + n_questions] = -a * dz.sum(axis=1) + 2.0 * l2 * beta
@@ -332,7 +349,7 @@ def _objective_2pl(x: np.ndarray, y: np.ndarray, w: np.ndarray | None, l2: float
     return f, grad
 
 
-def _start_values(y: np.ndarray, w: np.ndarray | None, low: float, high: float):
+def _start_values(y: FloatArray, w: FloatArray | None, low: float, high: float) -> tuple[FloatArray, FloatArray]:
     """Logit starting values: theta from model accuracy, beta from question accuracy.
 
     Accuracies are clipped to [0.02, 0.98]; ``beta0 = mean(theta0) -
@@ -351,7 +368,7 @@ def _start_values(y: np.ndarray, w: np.ndarray | None, low: float, high: float):
             y.sum(axis=1), n_question, out=np.full(len(y), np.nan), where=n_question > 0
         )
 
-    def logit(p):
+    def logit(p: FloatArray) -> FloatArray:
         p = np.clip(p, 0.02, 0.98)
         return np.log(p / (1.0 - p))
 
@@ -361,7 +378,9 @@ def _start_values(y: np.ndarray, w: np.ndarray | None, low: float, high: float):
     return np.clip(theta0, low, high), np.clip(beta0, low, high)
 
 
-def _curvature_scale(theta, beta, a, w, l2):
+def _curvature_scale(
+    theta: FloatArray, beta: FloatArray, a: FloatArray | None, w: FloatArray | None, l2: float
+) -> FloatArray:
     """Diagonal preconditioner: square roots of the objective's Hessian diagonal.
 
     Evaluated at the start values: with ``v = w p (1 - p)``,
@@ -383,7 +402,20 @@ def _curvature_scale(theta, beta, a, w, l2):
     return np.sqrt(np.maximum(np.concatenate(parts) + 2.0 * l2, 1e-4))
 
 
-def _fit_jml(method, objective, x0, scale, lo, hi, y, w, l2, n_work, max_iter, tol):
+def _fit_jml(
+    method: str,
+    objective: _Objective,
+    x0: FloatArray,
+    scale: FloatArray,
+    lo: FloatArray,
+    hi: FloatArray,
+    y: FloatArray,
+    w: FloatArray | None,
+    l2: float,
+    n_work: int,
+    max_iter: int,
+    tol: float,
+) -> tuple[OptimizeResult, FloatArray, BoolArray, float]:
     """Minimise ``objective`` with L-BFGS-B in rescaled coordinates ``u = x * scale``.
 
     The change of variables leaves the problem, its bounds (a box stays a
@@ -393,7 +425,7 @@ def _fit_jml(method, objective, x0, scale, lo, hi, y, w, l2, n_work, max_iter, t
     """
     work = [np.empty_like(y) for _ in range(n_work)]
 
-    def scaled(u):
+    def scaled(u: FloatArray) -> tuple[float, FloatArray]:
         f, g = objective(u / scale, y, w, l2, work)
         return f, g / scale
 
@@ -420,17 +452,19 @@ def _fit_jml(method, objective, x0, scale, lo, hi, y, w, l2, n_work, max_iter, t
     return res, x, lower | upper, float(np.max(np.abs(projected), initial=0.0))
 
 
-def _validate_jml(R, l2, bounds, max_iter, tol):
-    R = check_response_matrix(R)
+def _validate_jml(
+    R: ArrayLike, l2: float, bounds: tuple[float, float], max_iter: int, tol: float
+) -> tuple[ResponseArray, float, float, float, int, float]:
+    checked = check_response_matrix(R)
     l2 = _check_l2(l2)
     low, high = _check_bounds(bounds, name="bounds")
     max_iter = check_positive_int(max_iter, name="max_iter")
     tol = check_positive(tol, name="tol")
-    return R, l2, low, high, max_iter, tol
+    return checked, l2, low, high, max_iter, tol
 
 
 def irt_1pl(
-    R,
+    R: ArrayLike,
     *,
     l2: float = 0.01,
     bounds: tuple[float, float] = (-5.0, 5.0),
@@ -556,7 +590,7 @@ def irt_1pl(
 
 
 def irt_2pl(
-    R,
+    R: ArrayLike,
     *,
     l2: float = 0.01,
     bounds: tuple[float, float] = (-5.0, 5.0),
@@ -674,7 +708,17 @@ def irt_2pl(
 # Multidimensional IRT by variational inference
 
 
-def _mirt_elbo_and_grad(mu_theta, mu_a, mu_b, eps_theta, eps_a, eps_b, y, w, work=None):
+def _mirt_elbo_and_grad(
+    mu_theta: FloatArray,
+    mu_a: FloatArray,
+    mu_b: FloatArray,
+    eps_theta: FloatArray,
+    eps_a: FloatArray,
+    eps_b: FloatArray,
+    y: FloatArray,
+    w: FloatArray | None,
+    work: Sequence[FloatArray] | None = None,
+) -> tuple[float, FloatArray, FloatArray, FloatArray]:
     """One-sample ELBO estimate and its gradient with respect to the means.
 
     Samples ``theta = mu_theta + eps_theta`` (n_models, D),
@@ -694,7 +738,7 @@ def _mirt_elbo_and_grad(mu_theta, mu_a, mu_b, eps_theta, eps_a, eps_b, y, w, wor
     z = np.matmul(a, theta.T, out=work[0])
     z -= b[:, None]
     nll, dz = _nll_terms(z, y, w, work[1:3])  # dz = d(nll)/dz = w (sigmoid(z) - y)
-    kl = 0.5 * (np.sum(mu_theta**2) + np.sum(mu_a**2) + mu_b @ mu_b)
+    kl = 0.5 * float(np.sum(mu_theta**2) + np.sum(mu_a**2) + mu_b @ mu_b)
     elbo = -nll - kl
     g_theta = -(dz.T @ a) - mu_theta
     g_a = -(dz @ theta) - mu_a
@@ -702,7 +746,15 @@ def _mirt_elbo_and_grad(mu_theta, mu_a, mu_b, eps_theta, eps_a, eps_b, y, w, wor
     return elbo, g_theta, g_a, g_b
 
 
-def _adam_ascent(params, trace, gen, learning_rate, y, w, work) -> None:
+def _adam_ascent(
+    params: list[FloatArray],
+    trace: FloatArray,
+    gen: np.random.Generator,
+    learning_rate: float,
+    y: FloatArray,
+    w: FloatArray | None,
+    work: Sequence[FloatArray],
+) -> None:
     """Full-batch Adam on the one-sample ELBO, updating ``params`` in place.
 
     One epoch per entry of ``trace`` (filled with the ELBO estimates). Each
@@ -712,7 +764,7 @@ def _adam_ascent(params, trace, gen, learning_rate, y, w, work) -> None:
     second = [np.zeros_like(p) for p in params]
     for t in range(1, len(trace) + 1):
         eps = [gen.standard_normal(p.shape) for p in params]
-        elbo, *grads = _mirt_elbo_and_grad(*params, *eps, y, w, work)
+        elbo, *grads = _mirt_elbo_and_grad(params[0], params[1], params[2], eps[0], eps[1], eps[2], y, w, work)
         trace[t - 1] = elbo
         correction1 = 1.0 - _ADAM_BETA1**t
         correction2 = 1.0 - _ADAM_BETA2**t
@@ -725,7 +777,7 @@ def _adam_ascent(params, trace, gen, learning_rate, y, w, work) -> None:
             p += learning_rate * (m / correction1) / (np.sqrt(v / correction2) + _ADAM_EPS)
 
 
-def _mirt_converged(trace: np.ndarray) -> bool:
+def _mirt_converged(trace: FloatArray) -> bool:
     if not np.all(np.isfinite(trace)):
         return False
     window = len(trace) // 10
@@ -737,7 +789,7 @@ def _mirt_converged(trace: np.ndarray) -> bool:
 
 
 def irt_mirt(
-    R,
+    R: ArrayLike,
     *,
     n_dims: int = 3,
     epochs: int = 1000,
@@ -831,17 +883,18 @@ def irt_mirt(
         seed = None
         gen = rng
     elif rng is None:
-        seed = int(np.random.SeedSequence().entropy)
+        # Without an argument SeedSequence draws an int from OS entropy.
+        seed = int(cast(int, np.random.SeedSequence().entropy))
         gen = np.random.default_rng(seed)
     else:
         gen = as_rng(rng)
         seed = int(rng)
     y, w = _targets_and_weights(R)
     n_questions, n_models = y.shape
-    params = [
+    params: list[FloatArray] = [
         gen.normal(0.0, _MIRT_INIT_SCALE, size=(n_models, n_dims)),
         gen.normal(0.0, _MIRT_INIT_SCALE, size=(n_questions, n_dims)),
-        gen.normal(0.0, _MIRT_INIT_SCALE, size=n_questions),
+        gen.normal(0.0, _MIRT_INIT_SCALE, size=(n_questions,)),
     ]
     trace = np.empty(epochs)
     work = (np.empty_like(y), np.empty_like(y), np.empty_like(y))

@@ -28,9 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from scoring._typing import BoolArray, FloatArray
 from scoring._validation import as_rng, check_positive_int
 
 __all__ = ["STRATEGIES", "PairSample", "count_possible_pairs", "sample_pairs"]
@@ -65,15 +68,15 @@ class PairSample:
         to the reference (0 for the uniform fill).
     """
 
-    pairs: np.ndarray
+    pairs: NDArray[np.int64]
     strategy: str
     n_possible: int
     n_eligible: int
-    stratum: np.ndarray | None = None
-    n_disagree: np.ndarray | None = None
+    stratum: NDArray[np.int64] | None = None
+    n_disagree: NDArray[np.int64] | None = None
 
 
-def count_possible_pairs(subjects) -> int:
+def count_possible_pairs(subjects: ArrayLike) -> int:
     """Number of distinct unordered same-subject pairs.
 
     Parameters
@@ -101,13 +104,13 @@ def count_possible_pairs(subjects) -> int:
 
 
 def sample_pairs(
-    question_ids,
-    subjects,
+    question_ids: ArrayLike,
+    subjects: ArrayLike,
     *,
     n_pairs: int,
     strategy: str = "uniform",
     difficulty: Mapping[str, object] | None = None,
-    kept=None,
+    kept: ArrayLike | None = None,
     reference: str = "eip",
     n_strata: int = 3,
     rng: np.random.Generator | int | None = None,
@@ -194,10 +197,10 @@ def sample_pairs(
     ref = table.pop(reference)
     undefined = eligible & np.isnan(ref)
     if undefined.any():
-        first = int(np.flatnonzero(undefined)[0])
+        bad = int(np.flatnonzero(undefined)[0])
         raise ValueError(
-            f"difficulty[{reference!r}] is NaN for eligible question id {ids[first]} "
-            f"(position {first}); {strategy!r} needs a reference difficulty for every kept question"
+            f"difficulty[{reference!r}] is NaN for eligible question id {ids[bad]} "
+            f"(position {bad}); {strategy!r} needs a reference difficulty for every kept question"
         )
     ids, labels, ref = ids[eligible], labels[eligible], ref[eligible]
     baselines = [values[eligible] for values in table.values()]
@@ -235,7 +238,7 @@ def sample_pairs(
 # --- validation -----------------------------------------------------------------
 
 
-def _check_ids_and_subjects(question_ids, subjects) -> tuple[np.ndarray, np.ndarray]:
+def _check_ids_and_subjects(question_ids: ArrayLike, subjects: ArrayLike) -> tuple[NDArray[np.int64], NDArray[Any]]:
     ids = np.asarray(question_ids)
     if ids.ndim != 1:
         raise ValueError(f"question_ids must be 1-dimensional; got shape {ids.shape}")
@@ -253,7 +256,7 @@ def _check_ids_and_subjects(question_ids, subjects) -> tuple[np.ndarray, np.ndar
     return ids, labels
 
 
-def _check_kept(kept, *, n: int) -> np.ndarray:
+def _check_kept(kept: ArrayLike | None, *, n: int) -> BoolArray:
     if kept is None:
         return np.ones(n, dtype=bool)
     arr = np.asarray(kept)
@@ -262,22 +265,25 @@ def _check_kept(kept, *, n: int) -> np.ndarray:
     return arr
 
 
-def _check_difficulty(difficulty, *, reference: str, n: int, strategy: str) -> dict[str, np.ndarray]:
+def _check_difficulty(
+    difficulty: Mapping[str, object] | None, *, reference: str, n: int, strategy: str
+) -> dict[str, FloatArray]:
     if difficulty is None or reference not in difficulty:
         have = [] if difficulty is None else sorted(difficulty)
         raise ValueError(f"strategy {strategy!r} needs difficulty[{reference!r}]; got keys {have}")
-    table: dict[str, np.ndarray] = {}
+    table: dict[str, FloatArray] = {}
     for name, values in difficulty.items():
         arr = np.asarray(values, dtype=np.float64)
         if arr.shape != (n,):
             raise ValueError(f"difficulty[{name!r}] must have shape ({n},); got {arr.shape}")
         if np.isinf(arr).any():
-            raise ValueError(f"difficulty[{name!r}] has an infinite value at position {int(np.flatnonzero(np.isinf(arr))[0])}")
+            bad = int(np.flatnonzero(np.isinf(arr))[0])
+            raise ValueError(f"difficulty[{name!r}] has an infinite value at position {bad}")
         table[name] = arr
     return table
 
 
-def _check_enough(groups: list[np.ndarray], n_pairs: int, *, n_eligible: int) -> int:
+def _check_enough(groups: list[NDArray[np.intp]], n_pairs: int, *, n_eligible: int) -> int:
     n_possible = int(sum(g.size * (g.size - 1) // 2 for g in groups))
     if n_pairs > n_possible:
         raise ValueError(
@@ -289,21 +295,27 @@ def _check_enough(groups: list[np.ndarray], n_pairs: int, *, n_eligible: int) ->
 # --- kernels (clean input assumed) ----------------------------------------------
 
 
-def _groups(ids: np.ndarray, labels: np.ndarray) -> list[np.ndarray]:
-    """Positions of the questions of each subject, subjects in sorted label order,
-    positions sorted by question id (so results do not depend on input order)."""
+def _groups(ids: NDArray[np.int64], labels: NDArray[Any]) -> list[NDArray[np.intp]]:
+    """Positions of the questions of each subject.
+
+    Subjects come in sorted label order, positions sorted by question id (so
+    results do not depend on input order).
+    """
     if ids.size == 0:
         return []
     _, inverse = np.unique(labels, return_inverse=True)
     order = np.lexsort((ids, inverse))
     bounds = np.flatnonzero(np.diff(inverse[order])) + 1
-    return [g for g in np.split(order, bounds)]
+    return list(np.split(order, bounds))
 
 
-def _uniform(groups: list[np.ndarray], n_pairs: int, rng: np.random.Generator) -> np.ndarray:
-    """Draw ranks in [0, n_possible) without replacement and unrank each into
+def _uniform(groups: list[NDArray[np.intp]], n_pairs: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    """Draw ``n_pairs`` distinct same-subject pairs uniformly.
+
+    Draws ranks in [0, n_possible) without replacement and unranks each into
     (subject, i, j) with i < j in the row-major order of ``np.triu_indices``;
-    returns positions of shape (n_pairs, 2)."""
+    returns positions of shape (n_pairs, 2).
+    """
     sizes = np.array([g.size for g in groups], dtype=np.int64)
     counts = sizes * (sizes - 1) // 2
     starts = np.concatenate(([0], np.cumsum(counts)))
@@ -318,7 +330,7 @@ def _uniform(groups: list[np.ndarray], n_pairs: int, rng: np.random.Generator) -
     return out
 
 
-def _unrank(r: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _unrank(r: NDArray[np.int64], n: int) -> tuple[NDArray[np.intp], NDArray[np.int64]]:
     """Ranks r of the pairs (i, j), i < j < n, in row-major order."""
     rows = np.arange(n - 1, dtype=np.int64)
     offsets = rows * (2 * n - rows - 1) // 2  # row i starts at i (2n - i - 1) / 2
@@ -326,35 +338,44 @@ def _unrank(r: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return i, i + 1 + (r - offsets[i])
 
 
-def _enumerate(groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def _enumerate(groups: list[NDArray[np.intp]]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Every same-subject pair as two position arrays, in the rank order of _uniform."""
-    firsts, seconds = [], []
+    firsts: list[NDArray[np.intp]] = []
+    seconds: list[NDArray[np.intp]] = []
     for members in groups:
         i, j = np.triu_indices(members.size, k=1)
         firsts.append(members[i])
         seconds.append(members[j])
     if not firsts:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
+        return np.empty(0, np.intp), np.empty(0, np.intp)
     return np.concatenate(firsts), np.concatenate(seconds)
 
 
-def _stratified(gap: np.ndarray, n_pairs: int, n_strata: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-count strata of the gap ranking (ties at random); ``n_pairs`` split
-    as evenly as possible, the first ``n_pairs % n_strata`` strata taking one
-    more. ``np.array_split`` gives the first ``n % k`` strata one more member,
-    so a stratum is never smaller than its quota when n_pairs <= len(gap)."""
+def _stratified(
+    gap: FloatArray, n_pairs: int, n_strata: int, rng: np.random.Generator
+) -> tuple[NDArray[np.intp], NDArray[np.int64]]:
+    """Draw pairs from equal-count strata of the gap ranking (ties at random).
+
+    ``n_pairs`` is split as evenly as possible, the first ``n_pairs % n_strata``
+    strata taking one more. ``np.array_split`` gives the first ``n % k`` strata
+    one more member, so a stratum is never smaller than its quota when
+    n_pairs <= len(gap).
+    """
     shuffle = rng.permutation(gap.size)
     ranking = shuffle[np.argsort(gap[shuffle], kind="stable")]
     strata = np.array_split(ranking, n_strata)
     quotas = [len(q) for q in np.array_split(np.arange(n_pairs), n_strata)]
-    chosen, labels = [], []
+    chosen: list[NDArray[np.intp]] = []
+    labels: list[NDArray[np.int64]] = []
     for s, (members, quota) in enumerate(zip(strata, quotas)):
         chosen.append(rng.choice(members, size=quota, replace=False))
         labels.append(np.full(quota, s, dtype=np.int64))
     return np.concatenate(chosen), np.concatenate(labels)
 
 
-def _count_disagreements(ref, baselines, first, second) -> np.ndarray:
+def _count_disagreements(
+    ref: FloatArray, baselines: list[FloatArray], first: NDArray[np.intp], second: NDArray[np.intp]
+) -> NDArray[np.int16]:
     ref_sign = np.sign(ref[first] - ref[second])
     count = np.zeros(first.size, dtype=np.int16)
     for values in baselines:
@@ -364,7 +385,7 @@ def _count_disagreements(ref, baselines, first, second) -> np.ndarray:
     return count
 
 
-def _disagree_first(n_disagree: np.ndarray, n_pairs: int, rng) -> np.ndarray:
+def _disagree_first(n_disagree: NDArray[np.int16], n_pairs: int, rng: np.random.Generator) -> NDArray[np.intp]:
     """Most-disagreeing pairs first (ties at random), then the rest uniformly."""
     shuffle = rng.permutation(n_disagree.size)
     ranking = shuffle[np.argsort(-n_disagree[shuffle], kind="stable")]
@@ -375,6 +396,6 @@ def _disagree_first(n_disagree: np.ndarray, n_pairs: int, rng) -> np.ndarray:
     return np.concatenate([head, fill])
 
 
-def _as_pairs(ids: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+def _as_pairs(ids: NDArray[np.int64], first: NDArray[np.intp], second: NDArray[np.intp]) -> NDArray[np.int64]:
     a, b = ids[first], ids[second]
     return np.column_stack([np.minimum(a, b), np.maximum(a, b)]).astype(np.int64)

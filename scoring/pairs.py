@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.stats import binomtest
 
+from scoring._typing import FloatArray
 from scoring._validation import as_rng, check_in_open_interval, check_positive_int
 from scoring.agreement import KappaResult, cohen_kappa
 
@@ -198,7 +200,7 @@ class McNemarResult:
 # --------------------------------------------------------------------------- verdicts
 
 
-def _check_verdicts(v, *, name: str, allowed: tuple[int, ...]) -> np.ndarray:
+def _check_verdicts(v: ArrayLike, *, name: str, allowed: tuple[int, ...]) -> NDArray[np.int64]:
     arr = np.asarray(v)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional (n_pairs,); got shape {arr.shape}")
@@ -218,7 +220,7 @@ def _check_verdicts(v, *, name: str, allowed: tuple[int, ...]) -> np.ndarray:
     return arr
 
 
-def harder_of_pairs(difficulty, pairs, *, atol: float = 0.0) -> np.ndarray:
+def harder_of_pairs(difficulty: ArrayLike, pairs: ArrayLike, *, atol: float = 0.0) -> NDArray[np.int8]:
     """Say which question of each pair a difficulty score calls harder.
 
     Parameters
@@ -296,7 +298,7 @@ def harder_of_pairs(difficulty, pairs, *, atol: float = 0.0) -> np.ndarray:
     return out
 
 
-def verdict_counts(verdicts) -> VerdictCounts:
+def verdict_counts(verdicts: ArrayLike) -> VerdictCounts:
     """Count each verdict code.
 
     Parameters
@@ -332,7 +334,9 @@ def verdict_counts(verdicts) -> VerdictCounts:
 # --------------------------------------------------------------------------- agreement
 
 
-def _scored(verdicts_method, verdicts_human) -> tuple[np.ndarray, np.ndarray, int]:
+def _scored(
+    verdicts_method: ArrayLike, verdicts_human: ArrayLike
+) -> tuple[NDArray[np.int64], NDArray[np.int64], int]:
     m = _check_verdicts(verdicts_method, name="verdicts_method", allowed=_METHOD_CODES)
     h = _check_verdicts(verdicts_human, name="verdicts_human", allowed=_HUMAN_CODES)
     if m.shape != h.shape:
@@ -344,7 +348,7 @@ def _scored(verdicts_method, verdicts_human) -> tuple[np.ndarray, np.ndarray, in
     return m[keep], h[keep], int((~keep).sum())
 
 
-def method_agreement(verdicts_method, verdicts_human) -> MethodAgreement:
+def method_agreement(verdicts_method: ArrayLike, verdicts_human: ArrayLike) -> MethodAgreement:
     """Agreement of a difficulty method with human pairwise verdicts.
 
     Parameters
@@ -406,8 +410,8 @@ def method_agreement(verdicts_method, verdicts_human) -> MethodAgreement:
 
 
 def bootstrap_agreement_ci(
-    verdicts_method,
-    verdicts_human,
+    verdicts_method: ArrayLike,
+    verdicts_human: ArrayLike,
     *,
     n_boot: int = 2000,
     level: float = 0.95,
@@ -485,8 +489,8 @@ def bootstrap_agreement_ci(
 
 
 def _bootstrap_kernel(
-    m: np.ndarray, h: np.ndarray, idx: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+    m: NDArray[np.int64], h: NDArray[np.int64], idx: NDArray[np.int64]
+) -> tuple[FloatArray, FloatArray]:
     """Agreement and kappa for each row of resample indices ``idx`` (n_boot, n).
 
     ``h`` holds only FIRST/SECOND; ``m`` holds UNDEFINED/FIRST/SECOND/TIE.
@@ -512,7 +516,7 @@ def _bootstrap_kernel(
 # --------------------------------------------------------------------------- McNemar
 
 
-def _check_binary(x, *, name: str) -> np.ndarray:
+def _check_binary(x: ArrayLike, *, name: str) -> FloatArray:
     arr = np.asarray(x)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional (n_pairs,); got shape {arr.shape}")
@@ -533,7 +537,7 @@ def _check_binary(x, *, name: str) -> np.ndarray:
     return arr
 
 
-def mcnemar_exact(correct_a, correct_b) -> McNemarResult:
+def mcnemar_exact(correct_a: ArrayLike, correct_b: ArrayLike) -> McNemarResult:
     """Exact McNemar test: do two methods succeed on different pairs?
 
     Parameters

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-_CORRELATIONS: dict[str, Callable] = {
+from scoring._typing import FloatArray
+
+#: ``test(x, y)`` returning a result whose first two items are the statistic and the p-value.
+_CORRELATIONS: dict[str, Callable[[FloatArray, FloatArray], Sequence[Any]]] = {
     "spearman": stats.spearmanr,
     "pearson": stats.pearsonr,
     "kendall": stats.kendalltau,
@@ -51,7 +56,7 @@ class Correlation:
         return self.value is not None
 
 
-def correlation(x, y, *, method: str = "spearman") -> Correlation:
+def correlation(x: ArrayLike, y: ArrayLike, *, method: str = "spearman") -> Correlation:
     """Correlate two equal-length vectors, explaining when it is undefined.
 
     Parameters
@@ -82,21 +87,21 @@ def correlation(x, y, *, method: str = "spearman") -> Correlation:
     """
     if method not in _CORRELATIONS:
         raise ValueError(f"method must be one of {sorted(_CORRELATIONS)}; got {method!r}")
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1:
-        raise ValueError(f"x and y must be 1-D of equal length; got shapes {x.shape} and {y.shape}")
-    both = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[both], y[both]
-    n = int(x.size)
+    xa = np.asarray(x, dtype=np.float64)
+    ya = np.asarray(y, dtype=np.float64)
+    if xa.shape != ya.shape or xa.ndim != 1:
+        raise ValueError(f"x and y must be 1-D of equal length; got shapes {xa.shape} and {ya.shape}")
+    both = ~(np.isnan(xa) | np.isnan(ya))
+    xa, ya = xa[both], ya[both]
+    n = int(xa.size)
     if n < 2:
         return Correlation(method, None, None, n, f"fewer than 2 paired values (n = {n})")
-    for name, v in (("first", x), ("second", y)):
+    for name, v in (("first", xa), ("second", ya)):
         if np.all(v == v[0]):
             return Correlation(method, None, None, n, f"the {name} vector is constant ({v[0]:.6g}) over the {n} pairs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = _CORRELATIONS[method](x, y)
+        res = _CORRELATIONS[method](xa, ya)
     value, p = float(res[0]), float(res[1])
     if not math.isfinite(value):  # pragma: no cover - guarded by the checks above
         return Correlation(method, None, None, n, "scipy returned a non-finite coefficient")
@@ -144,7 +149,9 @@ def summarise(values: Sequence[float | None]) -> Summary:
     return Summary(float(defined.mean()), std, float(defined.min()), float(defined.max()), int(defined.size), n_undef)
 
 
-def check_labels(labels, *, name: str, length: int, per: str = "question") -> np.ndarray:
+def check_labels(
+    labels: ArrayLike | Sequence[Hashable], *, name: str, length: int, per: str = "question"
+) -> NDArray[np.object_]:
     """Return ``labels`` as a 1-D object array of the given length or raise ValueError."""
     arr = np.asarray(labels, dtype=object)
     if arr.ndim != 1 or arr.size != length:
@@ -152,21 +159,21 @@ def check_labels(labels, *, name: str, length: int, per: str = "question") -> np
     return arr
 
 
-def check_names(names, *, n: int, default_prefix: str = "model") -> tuple[str, ...]:
+def check_names(names: Iterable[object] | None, *, n: int, default_prefix: str = "model") -> tuple[str, ...]:
     """Return model names as a tuple of str (default ``model_0`` ...)."""
     if names is None:
         return tuple(f"{default_prefix}_{i}" for i in range(n))
-    names = tuple(str(x) for x in names)
-    if len(names) != n:
-        raise ValueError(f"model_names must have {n} entries (one per model); got {len(names)}")
-    if len(set(names)) != n:
+    out = tuple(str(x) for x in names)
+    if len(out) != n:
+        raise ValueError(f"model_names must have {n} entries (one per model); got {len(out)}")
+    if len(set(out)) != n:
         raise ValueError("model_names must be unique")
-    return names
+    return out
 
 
-def unique_in_order(labels: np.ndarray) -> list:
+def unique_in_order(labels: Iterable[Hashable]) -> list[Hashable]:
     """Distinct labels in order of first appearance."""
-    seen: dict = {}
+    seen: dict[Hashable, None] = {}
     for lab in labels:
         seen.setdefault(lab, None)
     return list(seen)

@@ -48,12 +48,22 @@ order.
 """
 from __future__ import annotations
 
+import itertools
 import time
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from scoring._validation import as_rng, check_in_open_interval, check_positive, check_positive_int, check_response_matrix
+from scoring._typing import FloatArray
+from scoring._validation import (
+    as_rng,
+    check_in_open_interval,
+    check_positive,
+    check_positive_int,
+    check_response_matrix,
+)
 from scoring.analyses._common import Correlation, Summary, check_labels, correlation, summarise
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError
@@ -116,9 +126,9 @@ class CaseStudyData:
         :data:`SOLVE_COUNTS`.
     """
 
-    R: np.ndarray
-    groups: np.ndarray
-    datasets: np.ndarray
+    R: FloatArray
+    groups: NDArray[np.str_]
+    datasets: NDArray[np.str_]
     model_names: tuple[str, ...]
     ground_truth: tuple[str, ...]
     counts: dict[str, tuple[int, int, int]]
@@ -158,7 +168,7 @@ def simulate_case_study(rng: np.random.Generator | int | None = None) -> CaseStu
     R = np.zeros((n, len(MODEL_NAMES)))
     groups = np.repeat(list(GROUP_SIZES), list(GROUP_SIZES.values()))
     for j, model in enumerate(MODEL_NAMES):
-        for g, (group, count) in enumerate(zip(GROUP_SIZES, SOLVE_COUNTS[model])):
+        for group, count in zip(GROUP_SIZES, SOLVE_COUNTS[model]):
             rows = np.flatnonzero(groups == group)
             R[gen.choice(rows, size=count, replace=False), j] = 1.0
     datasets = np.array([_DATASET_OF_GROUP[g] for g in groups])
@@ -195,7 +205,7 @@ class MethodRanking:
     """
 
     method: str
-    scores: np.ndarray | None
+    scores: FloatArray | None
     ranking: tuple[tuple[str, ...], ...]
     matches_ground_truth: bool
     pairs: dict[tuple[str, str], bool]
@@ -258,11 +268,11 @@ class CaseStudyRankings:
     tie_tol: float
 
 
-def _tie_groups(scores: np.ndarray, names: tuple[str, ...], tie_tol: float) -> tuple[tuple[str, ...], ...]:
+def _tie_groups(scores: FloatArray, names: tuple[str, ...], tie_tol: float) -> tuple[tuple[str, ...], ...]:
     order = np.argsort(-scores, kind="stable")
     span = float(scores.max() - scores.min())
     groups: list[list[str]] = [[names[order[0]]]]
-    for prev, cur in zip(order, order[1:]):
+    for prev, cur in itertools.pairwise(order):
         if span == 0 or scores[prev] - scores[cur] <= tie_tol * span:
             groups[-1].append(names[cur])
         else:
@@ -271,12 +281,20 @@ def _tie_groups(scores: np.ndarray, names: tuple[str, ...], tie_tol: float) -> t
     return tuple(tuple(sorted(g, key=rank.__getitem__)) for g in groups)
 
 
-def _rank_of(ranking, names) -> np.ndarray:
+def _rank_of(ranking: tuple[tuple[str, ...], ...], names: tuple[str, ...]) -> FloatArray:
     where = {name: i for i, group in enumerate(ranking) for name in group}
     return np.array([where[n] for n in names], dtype=np.float64)
 
 
-def _ranking(method, scores, names, truth, converged, seconds, tie_tol) -> MethodRanking:
+def _ranking(
+    method: str,
+    scores: FloatArray,
+    names: tuple[str, ...],
+    truth: tuple[str, ...],
+    converged: bool | None,
+    seconds: float,
+    tie_tol: float,
+) -> MethodRanking:
     ranking = _tie_groups(scores, names, tie_tol)
     position = dict(zip(names, _rank_of(ranking, names)))
     pairs = {(a, b): bool(position[a] < position[b]) for a, b in PAIRS if a in position and b in position}
@@ -286,14 +304,13 @@ def _ranking(method, scores, names, truth, converged, seconds, tie_tol) -> Metho
     return MethodRanking(method, scores, ranking, matches, pairs, kendall, converged, seconds)
 
 
-def _failed(method, names, seconds, exc) -> MethodRanking:
+def _failed(method: str, seconds: float, exc: Exception) -> MethodRanking:
     reason = f"{method} failed: {exc}"
-    return MethodRanking(
-        method, None, (), False, {p: False for p in PAIRS}, Correlation("kendall", None, None, 0, reason), None, seconds, str(exc)
-    )
+    kendall = Correlation("kendall", None, None, 0, reason)
+    return MethodRanking(method, None, (), False, dict.fromkeys(PAIRS, False), kendall, None, seconds, str(exc))
 
 
-def _group_difficulty(res: EIPResult, groups: np.ndarray) -> dict[str, GroupDifficulty]:
+def _group_difficulty(res: EIPResult, groups: NDArray[np.object_]) -> dict[str, GroupDifficulty]:
     out = {}
     for g in dict.fromkeys(groups):
         rows = groups == g
@@ -318,18 +335,18 @@ def _group_difficulty(res: EIPResult, groups: np.ndarray) -> dict[str, GroupDiff
 
 
 def case_study_rankings(
-    R,
-    groups,
-    datasets,
+    R: ArrayLike,
+    groups: ArrayLike | Sequence[Hashable],
+    datasets: ArrayLike | Sequence[Hashable],
     *,
-    model_names=MODEL_NAMES,
-    ground_truth=GROUND_TRUTH,
+    model_names: Iterable[object] = MODEL_NAMES,
+    ground_truth: Iterable[object] = GROUND_TRUTH,
     include_mirt: bool = True,
     mirt_epochs: int = 1000,
     rng: np.random.Generator | int | None = 0,
     alpha: float = 0.85,
     tie_tol: float = 1e-4,
-    methods=None,
+    methods: Iterable[str] | None = None,
 ) -> CaseStudyRankings:
     """Rank the models by every method and compare with the ground truth (table 6).
 
@@ -412,17 +429,20 @@ def case_study_rankings(
     chosen = _check_methods(methods, include_mirt)
 
     data = MethodInput(R=R, question_groups=dataset_labels, params={"mirt_epochs": mirt_epochs, "mirt_rng": rng})
-    results = {}
+    results: dict[str, MethodRanking] = {}
     for method in (m for m in chosen if m != "eip"):
         t0 = time.perf_counter()
         try:
             out = run_method(method, data)
-            scores, converged = out.model_columns[get_method(method).competency_column], out.converged
+            column = get_method(method).competency_column
+            assert column is not None  # METHODS holds competency methods only
+            scores, converged = out.model_columns[column], out.converged
         except (ValueError, ConvergenceError, FloatingPointError) as exc:
-            results[method] = _failed(method, names, time.perf_counter() - t0, exc)
+            results[method] = _failed(method, time.perf_counter() - t0, exc)
             continue
         seconds = time.perf_counter() - t0
-        results[method] = _ranking(method, np.asarray(scores, dtype=np.float64), names, truth, converged, seconds, tie_tol)
+        scores = np.asarray(scores, dtype=np.float64)
+        results[method] = _ranking(method, scores, names, truth, converged, seconds, tie_tol)
     t0 = time.perf_counter()
     res = eip(R, alpha=alpha)
     results["eip"] = _ranking("eip", res.competency, names, truth, res.converged, time.perf_counter() - t0, tie_tol)
@@ -437,7 +457,7 @@ def case_study_rankings(
     )
 
 
-def _check_methods(methods, include_mirt) -> tuple[str, ...]:
+def _check_methods(methods: Iterable[str] | None, include_mirt: bool) -> tuple[str, ...]:
     if not isinstance(include_mirt, bool):
         raise ValueError(f"include_mirt must be True or False; got {include_mirt!r}")
     if methods is None:
@@ -522,8 +542,8 @@ def case_study_recovery(
     mirt_epochs: int = 1000,
     alpha: float = 0.85,
     tie_tol: float = 1e-4,
-    methods=None,
-    progress=None,
+    methods: Iterable[str] | None = None,
+    progress: Callable[[int, int], object] | None = None,
 ) -> CaseStudyRecovery:
     """Repeat the case study over many seeds: how often does each method get it right?
 
@@ -591,13 +611,13 @@ def case_study_recovery(
             runs.setdefault(method, []).append(ranking)
         if progress is not None:
             progress(i + 1, n_seeds)
-    methods = {}
+    recoveries: dict[str, MethodRecovery] = {}
     for method, rankings in runs.items():
         n = len(rankings)
         tied = {}
         for a, b in PAIRS:
             tied[(a, b)] = sum(1 for r in rankings if any(a in g and b in g for g in r.ranking)) / n
-        methods[method] = MethodRecovery(
+        recoveries[method] = MethodRecovery(
             method=method,
             n_seeds=n,
             n_failed=sum(r.error is not None for r in rankings),
@@ -609,7 +629,7 @@ def case_study_recovery(
             seconds=sum(r.seconds for r in rankings),
         )
     return CaseStudyRecovery(
-        methods=methods,
+        methods=recoveries,
         seeds=seeds,
         mirt_epochs=mirt_epochs if "irt_mirt" in chosen else None,
         seconds=time.perf_counter() - t_start,

@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from scoring._typing import FloatArray
 from scoring._validation import as_rng, check_in_open_interval, check_positive_int, check_response_matrix
-from scoring.eip import eip
+from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError
-from scoring.irt import irt_1pl, irt_2pl, irt_mirt
+from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt
 
 __all__ = [
     "DENSITY_MODELS",
@@ -39,7 +42,7 @@ __all__ = [
 ]
 
 DENSITY_MODELS = ("1pl", "uniform")
-_FITTERS = {
+_FITTERS: dict[str, Callable[..., EIPResult | IRTResult | MIRTResult]] = {
     "eip": eip,
     "irt_1pl": irt_1pl,
     "irt_2pl": irt_2pl,
@@ -63,9 +66,9 @@ class SimulatedResponses:
         "1pl" or "uniform".
     """
 
-    R: np.ndarray
-    ability: np.ndarray | None
-    difficulty: np.ndarray | None
+    R: NDArray[np.uint8]
+    ability: FloatArray | None
+    difficulty: FloatArray | None
     model: str
 
 
@@ -132,12 +135,12 @@ def simulate_responses(
     gen = as_rng(rng)
     R = np.empty((n_questions, n_models), dtype=np.uint8)
     rows = max(1, chunk_bytes // (8 * n_models))
+    theta: FloatArray | None = None
+    beta: FloatArray | None = None
     if model == "1pl":
         theta = gen.standard_normal(n_models)
         beta = gen.standard_normal(n_questions)
         e_theta, e_minus_beta = np.exp(theta), np.exp(-beta)
-    else:
-        theta = beta = None
     u = np.empty((rows, n_models))
     for start in range(0, n_questions, rows):
         stop = min(start + rows, n_questions)
@@ -195,22 +198,22 @@ class TimingResult:
     n_models: int
 
 
-def _check_repeats(repeats, methods) -> dict[str, int]:
+def _check_repeats(repeats: int | Mapping[str, int], methods: tuple[str, ...]) -> dict[str, int]:
     if isinstance(repeats, Mapping):
         unknown = sorted(set(repeats) - set(methods))
         if unknown:
             raise ValueError(f"repeats names methods not being timed: {unknown}")
         return {m: check_positive_int(repeats.get(m, 1), name=f"repeats[{m!r}]") for m in methods}
     r = check_positive_int(repeats, name="repeats")
-    return {m: r for m in methods}
+    return dict.fromkeys(methods, r)
 
 
 def time_methods(
-    R,
+    R: ArrayLike,
     *,
-    methods=("eip", "irt_1pl", "irt_2pl", "irt_mirt"),
+    methods: Iterable[str] = ("eip", "irt_1pl", "irt_2pl", "irt_mirt"),
     repeats: int | Mapping[str, int] = 3,
-    method_kwargs: Mapping[str, Mapping] | None = None,
+    method_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> TimingResult:
     """Time EIP and the IRT baselines on one response matrix (table 3).
 
@@ -274,7 +277,10 @@ def time_methods(
     timings = {}
     for method in methods:
         fitter, kw = _FITTERS[method], dict(kwargs.get(method, {}))
-        seconds, n_iter, converged, error = [], None, None, None
+        seconds: list[float] = []
+        n_iter: int | None = None
+        converged: bool | None = None
+        error: str | None = None
         for _ in range(counts[method]):
             t0 = time.perf_counter()
             try:
@@ -351,14 +357,14 @@ class ScalingResult:
 
 
 def eip_scaling(
-    sizes,
+    sizes: Iterable[tuple[int, int]],
     *,
     density_model: str = "1pl",
     rng: np.random.Generator | int | None = 0,
     repeats: int = 3,
     alpha: float = 0.85,
-    eip_kwargs: Mapping | None = None,
-    progress=None,
+    eip_kwargs: Mapping[str, Any] | None = None,
+    progress: Callable[[ScalingRow], object] | None = None,
 ) -> ScalingResult:
     """Time EIP on synthetic matrices of growing size (table 4).
 
@@ -430,7 +436,8 @@ def eip_scaling(
         R = simulate_responses(q, m, model=density_model, rng=gen).R
         generation = time.perf_counter() - t0
         density = float(R.mean(dtype=np.float64))
-        seconds, n_iter = [], 0
+        seconds = []
+        n_iter = 0
         for _ in range(repeats):
             t0 = time.perf_counter()
             res = eip(R, alpha=alpha, **kw)

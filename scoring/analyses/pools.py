@@ -22,12 +22,15 @@ Definitions used here
 """
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from scoring._typing import BoolArray, ResponseArray
 from scoring._validation import check_in_open_interval, check_response_matrix
 from scoring.analyses._common import Correlation, correlation
 from scoring.eip import EIPResult, eip
@@ -110,10 +113,10 @@ class PoolAnalysis:
     alpha: float
 
 
-def _check_pools(pools: Mapping[str, object], n_models: int) -> dict[str, np.ndarray]:
+def _check_pools(pools: Mapping[str, object], n_models: int) -> dict[str, BoolArray]:
     if not isinstance(pools, Mapping):
         raise ValueError(f"pools must be a mapping of name to boolean mask; got {type(pools).__name__}")
-    out = {}
+    out: dict[str, BoolArray] = {}
     for name, mask in pools.items():
         arr = np.asarray(mask)
         if arr.dtype != bool or arr.shape != (n_models,):
@@ -125,23 +128,23 @@ def _check_pools(pools: Mapping[str, object], n_models: int) -> dict[str, np.nda
     return out
 
 
-def _dead_counts(R: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _dead_counts(R: ResponseArray, mask: BoolArray) -> tuple[BoolArray, BoolArray, BoolArray]:
     """Observed, all-solved and all-failed masks over questions for one pool."""
     sub = R[:, mask]
     if sub.dtype.kind in "buil":
-        observed = np.ones(sub.shape[0], dtype=bool) if sub.shape[1] else np.zeros(sub.shape[0], dtype=bool)
+        observed: BoolArray = np.ones(sub.shape[0], dtype=bool) if sub.shape[1] else np.zeros(sub.shape[0], dtype=bool)
         solved = sub.astype(bool)
         failed = ~solved
     else:
         obs_cells = ~np.isnan(sub)
-        observed = obs_cells.any(axis=1)
+        observed = np.asarray(obs_cells.any(axis=1))  # typed as an array; no copy
         solved = (sub == 1) | ~obs_cells
         failed = (sub == 0) | ~obs_cells
     return observed, observed & solved.all(axis=1), observed & failed.all(axis=1)
 
 
 def pool_analysis(
-    R,
+    R: ArrayLike,
     pools: Mapping[str, object],
     *,
     reference: str = "whole",
@@ -223,7 +226,6 @@ def pool_analysis(
         res, reason = runs[name]
         observed, all_solved, all_failed = _dead_counts(R, mask)
         n_obs = int(observed.sum())
-        share = (lambda c: c / n_obs) if n_obs else (lambda c: None)
         n_solved, n_failed = int(all_solved.sum()), int(all_failed.sum())
         results[name] = PoolResult(
             name=name,
@@ -232,9 +234,9 @@ def pool_analysis(
             n_observed=n_obs,
             n_all_solved=n_solved,
             n_all_failed=n_failed,
-            share_all_solved=share(n_solved),
-            share_all_failed=share(n_failed),
-            share_dead=share(n_solved + n_failed),
+            share_all_solved=_share(n_solved, n_obs),
+            share_all_failed=_share(n_failed, n_obs),
+            share_dead=_share(n_solved + n_failed, n_obs),
             correlations=_correlations(res, reason, ref_res, ref_reason, reference, include_excluded),
             eip=res,
             undefined_reason=reason,
@@ -242,7 +244,19 @@ def pool_analysis(
     return PoolAnalysis(pools=results, reference=reference, include_excluded=include_excluded, alpha=alpha)
 
 
-def _correlations(res, reason, ref_res, ref_reason, reference, include_excluded) -> dict[str, Correlation]:
+def _share(count: int, n_observed: int) -> float | None:
+    """``count / n_observed``, or None for a pool that observed no question."""
+    return count / n_observed if n_observed else None
+
+
+def _correlations(
+    res: EIPResult | None,
+    reason: str | None,
+    ref_res: EIPResult | None,
+    ref_reason: str | None,
+    reference: str,
+    include_excluded: bool,
+) -> dict[str, Correlation]:
     if res is None or ref_res is None:
         why = reason if res is None else f"reference pool {reference!r} is undefined: {ref_reason}"
         return {m: Correlation(m, None, None, 0, why) for m in _CORR_METHODS}
@@ -267,11 +281,16 @@ class NamedPools:
         are in the automatic "whole" reference pool).
     """
 
-    masks: dict[str, np.ndarray]
-    unknown: np.ndarray
+    masks: dict[str, BoolArray]
+    unknown: BoolArray
 
 
-def size_pools(parameters_b, *, thresholds=(10, 70), labels=("small", "medium", "large")) -> NamedPools:
+def size_pools(
+    parameters_b: Iterable[float | None],
+    *,
+    thresholds: Sequence[float] = (10, 70),
+    labels: Sequence[str] = ("small", "medium", "large"),
+) -> NamedPools:
     """Pools of models by parameter count.
 
     Parameters
@@ -321,7 +340,7 @@ def size_pools(parameters_b, *, thresholds=(10, 70), labels=("small", "medium", 
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(f"parameters_b must be positive finite or NaN/None; got {float(p[i])!r} at model {i}")
     t = [float(x) for x in thresholds]
-    if not t or any(x <= 0 or not math.isfinite(x) for x in t) or any(b <= a for a, b in zip(t, t[1:])):
+    if not t or any(x <= 0 or not math.isfinite(x) for x in t) or any(b <= a for a, b in itertools.pairwise(t)):
         raise ValueError(f"thresholds must be strictly increasing positive numbers; got {tuple(thresholds)!r}")
     labels = tuple(str(x) for x in labels)
     if len(labels) != len(t) + 1 or len(set(labels)) != len(labels):
@@ -336,7 +355,7 @@ _OPEN = {"open-weight", "open weight", "open-weights", "open_weight", "open"}
 _PROPRIETARY = {"proprietary", "closed", "api"}
 
 
-def access_pools(access) -> NamedPools:
+def access_pools(access: Iterable[str | float | None]) -> NamedPools:
     """Open-weight and proprietary pools of models.
 
     Parameters
@@ -371,7 +390,8 @@ def access_pools(access) -> NamedPools:
     prop_mask = np.zeros(len(values), dtype=bool)
     unknown = np.zeros(len(values), dtype=bool)
     for i, v in enumerate(values):
-        if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and v.strip().lower() in ("", "unknown")):
+        missing = v is None or (isinstance(v, float) and math.isnan(v))
+        if missing or (isinstance(v, str) and v.strip().lower() in ("", "unknown")):
             unknown[i] = True
             continue
         key = str(v).strip().lower()

@@ -1,10 +1,13 @@
 """Difficulty profile of each dataset on EIP's 0-100 scale (figure 9)."""
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from scoring._typing import FloatArray
 from scoring._validation import check_positive_int
 from scoring.analyses._common import check_labels, unique_in_order
 
@@ -40,7 +43,7 @@ class GroupProfile:
     label: object
     n: int
     n_missing: int
-    counts: np.ndarray
+    counts: NDArray[np.intp]
     mean: float | None
     median: float | None
     q1: float | None
@@ -64,12 +67,12 @@ class DifficultyProfiles:
         All questions together (label ``"all"``).
     """
 
-    bin_edges: np.ndarray
+    bin_edges: FloatArray
     groups: dict[object, GroupProfile]
     overall: GroupProfile
 
 
-def _profile(label, values: np.ndarray, edges: np.ndarray) -> GroupProfile:
+def _profile(label: object, values: FloatArray, edges: FloatArray) -> GroupProfile:
     present = values[~np.isnan(values)]
     n = int(present.size)
     counts, _ = np.histogram(present, bins=edges)
@@ -77,7 +80,7 @@ def _profile(label, values: np.ndarray, edges: np.ndarray) -> GroupProfile:
         return GroupProfile(label, 0, int(values.size), counts, None, None, None, None, None, None, None)
     q1, median, q3 = (float(v) for v in np.quantile(present, [0.25, 0.5, 0.75]))
     thirds = np.digitize(present, [100 / 3, 200 / 3])
-    shares = tuple(float((thirds == t).sum() / n) for t in range(3))
+    easy, medium, hard = (float((thirds == t).sum() / n) for t in range(3))
     return GroupProfile(
         label=label,
         n=n,
@@ -87,13 +90,15 @@ def _profile(label, values: np.ndarray, edges: np.ndarray) -> GroupProfile:
         median=median,
         q1=q1,
         q3=q3,
-        tertile_shares=shares,
+        tertile_shares=(easy, medium, hard),
         share_at_0=float((present == 0).sum() / n),
         share_at_100=float((present == 100).sum() / n),
     )
 
 
-def difficulty_profiles(difficulty_scaled, groups, *, bins: int = 20) -> DifficultyProfiles:
+def difficulty_profiles(
+    difficulty_scaled: ArrayLike, groups: ArrayLike | Sequence[Hashable], *, bins: int = 20
+) -> DifficultyProfiles:
     """Histogram and summary of scaled difficulty per dataset.
 
     Parameters

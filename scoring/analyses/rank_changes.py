@@ -15,11 +15,14 @@ change can be a half-integer when there are ties.
 """
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.stats import rankdata
 
+from scoring._typing import FloatArray
 from scoring._validation import check_positive_int, check_response_matrix
 from scoring.analyses._common import Correlation, check_labels, check_names, correlation, unique_in_order
 
@@ -118,16 +121,16 @@ class RankComparison:
     kendall: Correlation
     n_concordant: int
     n_discordant: int
-    accuracy_rank: np.ndarray
-    eip_rank: np.ndarray
-    rank_change: np.ndarray
+    accuracy_rank: FloatArray
+    eip_rank: FloatArray
+    rank_change: FloatArray
     abs_change_counts: dict[float, int]
     windows: tuple[WindowDisplacement, ...]
     families: dict[object, FamilyRankChange] | None
     model_names: tuple[str, ...]
 
 
-def _check_scores(x, *, name: str, n: int | None = None) -> np.ndarray:
+def _check_scores(x: ArrayLike, *, name: str, n: int | None = None) -> FloatArray:
     arr = np.asarray(x, dtype=np.float64)
     if arr.ndim != 1 or arr.size < 2:
         raise ValueError(f"{name} must be 1-D with at least 2 models; got shape {arr.shape}")
@@ -139,7 +142,7 @@ def _check_scores(x, *, name: str, n: int | None = None) -> np.ndarray:
     return arr
 
 
-def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
+def _pair_counts(a: FloatArray, b: FloatArray) -> tuple[int, int]:
     da = np.sign(a[:, None] - a[None, :])
     db = np.sign(b[:, None] - b[None, :])
     prod = np.triu(da * db, k=1)
@@ -147,12 +150,12 @@ def _pair_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
 
 
 def eip_vs_accuracy(
-    competency,
-    accuracy,
+    competency: ArrayLike,
+    accuracy: ArrayLike,
     *,
-    windows=(1, 3, 5, 10),
-    families=None,
-    model_names=None,
+    windows: Iterable[int] = (1, 3, 5, 10),
+    families: ArrayLike | Sequence[Hashable] | None = None,
+    model_names: Iterable[object] | None = None,
 ) -> RankComparison:
     """Compare the model ranking by EIP competency with the ranking by accuracy.
 
@@ -292,19 +295,25 @@ class TertileAccuracy:
     """
 
     labels: tuple[str, ...]
-    tertile: np.ndarray
+    tertile: NDArray[np.int64]
     thresholds: tuple[float, float]
-    n_questions: np.ndarray
+    n_questions: NDArray[np.int64]
     n_all_solved: int
     n_all_failed: int
-    accuracy: np.ndarray
-    n_observed: np.ndarray
-    correct_share: np.ndarray
+    accuracy: FloatArray
+    n_observed: NDArray[np.int64]
+    correct_share: FloatArray
     model_names: tuple[str, ...]
     families: dict[object, tuple[int, ...]] | None
 
 
-def accuracy_by_difficulty_tertile(R, difficulty, *, families=None, model_names=None) -> TertileAccuracy:
+def accuracy_by_difficulty_tertile(
+    R: ArrayLike,
+    difficulty: ArrayLike,
+    *,
+    families: ArrayLike | Sequence[Hashable] | None = None,
+    model_names: Iterable[object] | None = None,
+) -> TertileAccuracy:
     """Accuracy of every model on the easy, medium and hard third of the questions.
 
     Parameters
@@ -370,7 +379,9 @@ def accuracy_by_difficulty_tertile(R, difficulty, *, families=None, model_names=
         raise ValueError("no question is kept: every observed question was solved by all models or failed by all")
     if np.isnan(d[kept]).any():
         bad = int(np.flatnonzero(kept & np.isnan(d))[0])
-        raise ValueError(f"difficulty is NaN for question {bad}, which R says EIP keeps; pass the EIP result of this same R")
+        raise ValueError(
+            f"difficulty is NaN for question {bad}, which R says EIP keeps; pass the EIP result of this same R"
+        )
     t1, t2 = (float(v) for v in np.quantile(d[kept], [1 / 3, 2 / 3]))
 
     tertile = np.full(n_q, -1, dtype=np.int64)

@@ -31,13 +31,16 @@ and left out of the means, never folded in as NaN.
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from scoring._typing import BoolArray, ResponseArray
 from scoring._validation import as_rng, check_in_open_interval, check_positive_int, check_response_matrix
 from scoring.analyses._common import Correlation, Summary, check_labels, correlation, summarise, unique_in_order
-from scoring.eip import eip
+from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError
 
 __all__ = [
@@ -149,7 +152,7 @@ class ModelRemovalResult:
         raise KeyError(f"k = {k} was not evaluated (evaluated: {[s.k for s in self.summaries]})")
 
 
-def _timed_eip(R, alpha):
+def _timed_eip(R: ResponseArray, alpha: float) -> tuple[EIPResult, float]:
     t0 = time.perf_counter()
     res = eip(R, alpha=alpha)
     return res, time.perf_counter() - t0
@@ -159,7 +162,7 @@ def _undefined(reason: str) -> Correlation:
     return Correlation("spearman", None, None, 0, reason)
 
 
-def _compare(R, full, keep_models: np.ndarray, alpha: float) -> RemovalTrial:
+def _compare(R: ResponseArray, full: EIPResult, keep_models: BoolArray, alpha: float) -> RemovalTrial:
     removed = tuple(int(i) for i in np.flatnonzero(~keep_models))
     try:
         sub, seconds = _timed_eip(R[:, keep_models], alpha)
@@ -185,9 +188,9 @@ def _summarise_trials(k: int, trials: list[RemovalTrial]) -> RemovalSummary:
 
 
 def model_removal_robustness(
-    R,
+    R: ArrayLike,
     *,
-    ks=range(1, 16),
+    ks: Iterable[int] = range(1, 16),
     n_trials: int = 50,
     rng: np.random.Generator | int | None = 0,
     alpha: float = 0.85,
@@ -281,7 +284,7 @@ def model_removal_robustness(
     )
 
 
-def leave_one_out_models(R, *, alpha: float = 0.85) -> ModelRemovalResult:
+def leave_one_out_models(R: ArrayLike, *, alpha: float = 0.85) -> ModelRemovalResult:
     """Remove each model once, rerun EIP and correlate with the full pool.
 
     Parameters
@@ -383,7 +386,9 @@ class LeaveOneDatasetOutResult:
     alpha: float
 
 
-def leave_one_dataset_out(R, groups, *, alpha: float = 0.85) -> LeaveOneDatasetOutResult:
+def leave_one_dataset_out(
+    R: ArrayLike, groups: ArrayLike | Sequence[Hashable], *, alpha: float = 0.85
+) -> LeaveOneDatasetOutResult:
     """Remove each dataset once and correlate model competency with all datasets.
 
     Parameters

@@ -57,7 +57,7 @@ FLEISS_WIKIPEDIA_COUNTS = [
 
 
 def _ratings_from_counts(counts):
-    return [sum(([j + 1] * c for j, c in enumerate(row)), []) for row in counts]
+    return [[j + 1 for j, c in enumerate(row) for _ in range(c)] for row in counts]
 
 
 # --------------------------------------------------------------------------- Cohen

@@ -72,7 +72,10 @@ def test_it_records_a_method_that_does_not_converge():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: time_methods(np.ones((3, 2)), methods=("eip", "glm")), "methods must be a non-empty subset of ('eip', 'irt_1pl', 'irt_2pl', 'irt_mirt'); got ('eip', 'glm')"),
+        (
+            lambda: time_methods(np.ones((3, 2)), methods=("eip", "glm")),
+            "methods must be a non-empty subset of ('eip', 'irt_1pl', 'irt_2pl', 'irt_mirt'); got ('eip', 'glm')",
+        ),
         (lambda: time_methods(np.ones((3, 2)), repeats=0), "repeats must be an integer >= 1; got 0"),
         (lambda: eip_scaling([(10, 0)]), "sizes must be an integer >= 1; got 0"),
         (lambda: eip_scaling([10]), "sizes must hold (n_questions, n_models) pairs; got 10"),

@@ -62,9 +62,10 @@ def test_it_correlates_with_the_reference_over_questions_kept_in_both_like_scipy
     both = sub.kept & full.kept
     corr = res.pools["half"].correlations
     assert corr["spearman"].n == int(both.sum())
-    assert corr["spearman"].value == pytest.approx(stats.spearmanr(sub.difficulty[both], full.difficulty[both]).statistic, abs=1e-12)
-    assert corr["pearson"].value == pytest.approx(stats.pearsonr(sub.difficulty[both], full.difficulty[both]).statistic, abs=1e-12)
-    assert corr["kendall"].value == pytest.approx(stats.kendalltau(sub.difficulty[both], full.difficulty[both]).statistic, abs=1e-12)
+    x, y = sub.difficulty[both], full.difficulty[both]
+    assert corr["spearman"].value == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert corr["pearson"].value == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    assert corr["kendall"].value == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
 
 
 def test_it_can_include_excluded_questions_at_0_and_100():
@@ -111,7 +112,11 @@ def test_it_builds_size_pools_with_documented_boundaries():
     [
         ([[1, -2]], {}, "parameters_b must be positive finite or NaN/None; got -2.0 at model 1"),
         ([[1, 2]], {"thresholds": (70, 10)}, "thresholds must be strictly increasing positive numbers; got (70, 10)"),
-        ([[1, 2]], {"labels": ("s", "l")}, "labels must be 3 distinct names (one more than thresholds); got ('s', 'l')"),
+        (
+            [[1, 2]],
+            {"labels": ("s", "l")},
+            "labels must be 3 distinct names (one more than thresholds); got ('s', 'l')",
+        ),
     ],
 )
 def test_it_rejects_bad_size_pool_input(args, kwargs, message):

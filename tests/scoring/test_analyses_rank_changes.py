@@ -119,4 +119,6 @@ def test_it_refuses_a_difficulty_vector_from_another_matrix():
     R = np.array([[1, 0], [0, 1], [1, 1]], dtype=float)
     with pytest.raises(ValueError) as exc:
         accuracy_by_difficulty_tertile(R, [0.5, nan, 0.0])
-    assert str(exc.value) == "difficulty is NaN for question 1, which R says EIP keeps; pass the EIP result of this same R"
+    assert str(exc.value) == (
+        "difficulty is NaN for question 1, which R says EIP keeps; pass the EIP result of this same R"
+    )

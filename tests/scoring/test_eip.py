@@ -327,7 +327,8 @@ def test_it_rejects_bad_tuning_knobs(kwargs, message):
 
 def test_it_rejects_a_model_with_no_observed_cell():
     R = np.array([[1, NAN], [0, NAN]])
-    with pytest.raises(ValueError, match=re.escape("R has models with no observed cell (columns [1]); drop them before scoring")):
+    message = "R has models with no observed cell (columns [1]); drop them before scoring"
+    with pytest.raises(ValueError, match=re.escape(message)):
         eip(R)
 
 
@@ -349,7 +350,10 @@ def test_it_rejects_bad_shapes(R, message):
     [
         (np.array([[1.0, 1.5]]), "R has credit 1.5 at (question 0, model 1); credit must lie in [0, 1]"),
         (np.array([[0.0, -0.25]]), "R has credit -0.25 at (question 0, model 1); credit must lie in [0, 1]"),
-        (np.array([[1, 2]], dtype=np.uint8), "R has integer credit 2 at (question 0, model 1); integer matrices must be 0/1"),
+        (
+            np.array([[1, 2]], dtype=np.uint8),
+            "R has integer credit 2 at (question 0, model 1); integer matrices must be 0/1",
+        ),
     ],
 )
 def test_it_rejects_credit_outside_zero_one(R, message):

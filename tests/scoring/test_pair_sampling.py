@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scoring.pair_sampling import ERR_TOO_FEW_PAIRS, count_possible_pairs, sample_pairs
-from scoring.pair_sampling import _unrank
+from scoring.pair_sampling import ERR_TOO_FEW_PAIRS, _unrank, count_possible_pairs, sample_pairs
 
 # Seven questions: subject "a" has 4 (ids 101-104), "b" has 2, "c" has 1.
 IDS = [101, 102, 103, 104, 201, 202, 301]
