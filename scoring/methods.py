@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from scoring._typing import ResponseArray
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
 from scoring.eip import eip
 from scoring.irt import irt_1pl, irt_2pl, irt_mirt
@@ -63,8 +64,9 @@ class MethodInput:
 
     Attributes
     ----------
-    R : ndarray of float64, shape (n_questions, n_models)
-        Credit in [0, 1]; NaN = not observed.
+    R : ndarray of shape (n_questions, n_models)
+        A validated response matrix: credit in [0, 1] with NaN = not
+        observed (float), or a fully observed bool/integer 0/1 matrix.
     question_groups : ndarray, shape (n_questions,)
         Each question's dataset label (for dataset-weighted accuracy).
     params : mapping
@@ -73,7 +75,7 @@ class MethodInput:
         it needs.
     """
 
-    R: NDArray[np.float64]
+    R: ResponseArray
     question_groups: NDArray[Any]
     params: Mapping[str, Any] = field(default_factory=dict)
 
