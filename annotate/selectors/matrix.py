@@ -61,7 +61,14 @@ class ResponseMatrix:
         return self.R.shape
 
 
-def _check_ids(value, name: str) -> list[int] | None:
+def check_ids(value: object, *, name: str) -> list[int] | None:
+    """``value`` as sorted distinct ints, or None for None (= all).
+
+    Raises
+    ------
+    ValueError
+        If it is not a sequence of integers (``ERR_IDS``) or is empty (``ERR_EMPTY_IDS``).
+    """
     if value is None:
         return None
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence | np.ndarray):
@@ -74,11 +81,6 @@ def _check_ids(value, name: str) -> list[int] | None:
     if not ids:
         raise ValueError(ERR_EMPTY_IDS.format(name=name))
     return sorted(set(ids))
-
-
-def _frozen(values: np.ndarray) -> np.ndarray:
-    values.setflags(write=False)
-    return values
 
 
 def response_matrix(
@@ -137,8 +139,8 @@ def response_matrix(
     """
     if not isinstance(response_set, ResponseSet) or response_set.pk is None:
         raise ValueError(ERR_RESPONSE_SET.format(value=response_set))
-    models = _check_ids(model_ids, "model_ids")
-    datasets = _check_ids(dataset_ids, "dataset_ids")
+    models = check_ids(model_ids, name="model_ids")
+    datasets = check_ids(dataset_ids, name="dataset_ids")
 
     responses = Response.objects.filter(response_set_id=response_set.pk)
     if models is not None:
@@ -168,13 +170,10 @@ def response_matrix(
         dtype=np.int64,
     )
     position = np.searchsorted(attributes[:, 0], question_ids)
-    return ResponseMatrix(
-        R=_frozen(R),
-        question_ids=_frozen(question_ids),
-        model_ids=_frozen(column_ids),
-        question_datasets=_frozen(attributes[position, 1]),
-        question_subjects=_frozen(attributes[position, 2]),
-    )
+    arrays = (R, question_ids, column_ids, attributes[position, 1], attributes[position, 2])
+    for array in arrays:  # read-only views, not copies: R can be large
+        array.setflags(write=False)
+    return ResponseMatrix(*arrays)
 
 
 def _fetch_float64(queryset) -> np.ndarray:

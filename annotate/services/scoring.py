@@ -36,7 +36,7 @@ from annotate.models import (
     RunStatus,
     ScoringRun,
 )
-from annotate.selectors.matrix import ResponseMatrix, response_matrix
+from annotate.selectors.matrix import ResponseMatrix, check_ids, response_matrix
 from scoring.methods import MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
 #: BLAS threads while the methods run. Response matrices are thin (tens of
@@ -69,7 +69,6 @@ ERR_TOL = "tol must be a finite number > 0; got {value!r}"
 ERR_EPOCHS = "mirt_epochs must be an integer >= 1; got {value!r}"
 ERR_SEED = "mirt_seed must be an integer >= 0; got {value!r}"
 ERR_METHODS = "methods must be a list drawn from {known} that includes {required}; got {value!r}"
-ERR_IDS = "{name} must be a non-empty sequence of integer ids or None; got {value!r}"
 ERR_NOT_IN_SET = "{name} {ids} have no response in response set {response_set!r}"
 ERR_NOT_QUEUED = "scoring run {run_id} is {status!r}; only a queued run can be executed"
 
@@ -123,14 +122,6 @@ def _check_params(params: Mapping | None) -> dict:
     }
 
 
-def _check_ids(value, name: str) -> list[int] | None:
-    if value is None:
-        return None
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray) or len(value) == 0 \
-            or not all(_is_int(v) for v in value):
-        raise ValueError(ERR_IDS.format(name=name, value=value))
-    return sorted({int(v) for v in value})
-
 
 @transaction.atomic
 def scoring_run_create(
@@ -177,8 +168,8 @@ def scoring_run_create(
     if not isinstance(response_set, ResponseSet) or response_set.pk is None:
         raise ValueError(ERR_RESPONSE_SET.format(value=response_set))
     checked = _check_params(params)
-    models = _check_ids(model_ids, "model_ids")
-    datasets = _check_ids(dataset_ids, "dataset_ids")
+    models = check_ids(model_ids, name="model_ids")
+    datasets = check_ids(dataset_ids, name="dataset_ids")
     in_set = Response.objects.filter(response_set=response_set)
     for name, ids, column in (("model_ids", models, "model_id"), ("dataset_ids", datasets, "question__dataset_id")):
         if ids is None:

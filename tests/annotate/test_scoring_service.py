@@ -349,3 +349,15 @@ def test_the_admin_action_queues_a_new_run_with_the_same_settings(tiny, settings
     assert new.params == old.params
     assert sorted(new.models_used.values_list("pk", flat=True)) == sorted([tiny["m"][0].pk, tiny["m"][2].pk])
     assert MethodResult.objects.get(run=new, method="eip").params == {"alpha": 0.5, "tol": 1e-10}
+
+
+@pytest.mark.parametrize(("ids", "message"), [
+    ("12", "model_ids must be a sequence of integer ids or None; got '12'"),
+    ([1, True], "model_ids must be a sequence of integer ids or None; got [1, True]"),
+    ([], "model_ids must name at least one id (use None for all); got an empty sequence"),
+])
+def test_it_rejects_bad_model_ids_before_creating_a_run(tiny, ids, message):
+    with pytest.raises(ValueError) as caught:
+        service.scoring_run_create(response_set=tiny["rs"], model_ids=ids)
+    assert str(caught.value) == message
+    assert not service.ScoringRun.objects.exists()
