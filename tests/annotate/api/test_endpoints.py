@@ -14,7 +14,7 @@ import pytest
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from annotate.api.tokens import api_token_create
+from annotate.services.api_tokens import api_token_create
 from annotate.forms import NOTHING_UPLOADED
 from annotate.models import (
     Dataset,
@@ -154,7 +154,7 @@ def test_a_script_starts_a_run_and_polls_it_to_done(cast):
         response = staff.post(reverse("api_scoring_runs"), {"response_set": catalog.response_set.pk,
                                                              "params": {"methods": ["eip", "accuracy"]}},
                               content_type="application/json")
-    assert response.status_code == 202
+    assert response.status_code == 202, response.content
     polled = staff.get(response["Location"]).json()
     assert (polled["status"], polled["progress"]) == ("done", 1.0)
     assert sorted(m["method"] for m in polled["methods"]) == ["accuracy", "eip"]
