@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 ERR_NO_CREDENTIALS = "authentication required: send the header 'Authorization: Token <key>'"
 ERR_METHOD = "method {method} not allowed; use {allowed}"
 ERR_FIELDS = "the upload's fields are invalid"
+ERR_JSON = "the request body must be a JSON object"
 ERR_NOT_FOUND = "not found"
 WWW_AUTHENTICATE = 'Token realm="api"'
 #: Where a request's invalid value was: ninja's first ``loc`` item -> shown as.
@@ -46,7 +47,10 @@ def _message(error: dict) -> str:
     """One pydantic error as text: our own ValueError message as is, else "where: what"."""
     if error.get("type") == "value_error" and "error" in error.get("ctx", {}):
         return str(error["ctx"]["error"])
-    where = ".".join(str(part) for part in error["loc"][1:])
+    if error.get("type") == "missing" and error["loc"][0] == "body" and len(error["loc"]) == 2:
+        return ERR_JSON  # an empty body
+    loc = error["loc"][2:] if error["loc"][0] == "body" else error["loc"][1:]  # body: skip the parameter's name
+    where = ".".join(str(part) for part in loc)
     return f"{where}: {error['msg']}" if where else error["msg"]
 
 

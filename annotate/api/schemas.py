@@ -14,12 +14,12 @@ from typing import Annotated, Any, Literal
 from ninja import Field, Schema
 from pydantic import BaseModel, ConfigDict, PlainSerializer, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
+from annotate.api.errors import ERR_JSON
 from annotate.models import ResponseSetStatus, RunStatus, StudyStatus
 
 FORMATS = ("json", "csv")
 RUN_KEYS = ("response_set", "model_ids", "dataset_ids", "params")
 TIE_RULES = ("evaluator_weight", "none")
-ERR_JSON = "the request body must be a JSON object"
 ERR_KEYS = "unknown key(s) {keys}; known: {known}"
 ERR_RESPONSE_SET = "response_set must be the id of an existing response set; got {value!r}"
 ERR_FORMAT = "format must be one of {formats}; got {value!r}"

@@ -55,6 +55,11 @@ def _csv_too(what: str) -> dict:
     return {"responses": {200: {"description": what, "content": {"text/csv": {"schema": {"type": "string"}}}}}}
 
 
+def _location(status: int, what: str) -> dict:
+    """``openapi_extra`` documenting the ``Location`` header of a ``status`` answer."""
+    return {"responses": {status: {"headers": {"Location": {"description": what, "schema": {"type": "string"}}}}}}
+
+
 def _attachment(content: bytes, filename: str) -> HttpResponse:
     response = HttpResponse(content, content_type=CSV)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -89,6 +94,7 @@ def response_sets(request: HttpRequest) -> schemas.ResponseSetList:
         "returned (200). A refused upload answers 400 with every problem found, each located by file, row "
         "and column. 201 gives the new response set's URL in `Location`."
     ),
+    openapi_extra=_location(201, "URL of the new response set"),
 )
 def response_set_create(
     request: HttpRequest,
@@ -98,8 +104,12 @@ def response_set_create(
     questions: File[UploadedFile | None] = None,
     models: File[UploadedFile | None] = None,
 ) -> Any:
-    """``responses`` (wide CSV, long CSV/TSV or JSON Lines), optional ``questions`` and ``models`` files."""
-    form = ResponseUploadForm(fields.dict(exclude={"dry_run"}), request.FILES)
+    """``responses`` (wide CSV, long CSV/TSV or JSON Lines), optional ``questions`` and ``models`` files.
+
+    The file parameters document and type-check the parts; the form (and the
+    upload) read ``request.FILES``, which also holds any other part sent.
+    """
+    form = ResponseUploadForm(fields.model_dump(exclude={"dry_run"}), request.FILES)
     if not form.is_valid():
         raise ApiError(400, ERR_FIELDS, fields={k: [e["message"] for e in v]
                                                 for k, v in form.errors.get_json_data().items()})
@@ -109,7 +119,7 @@ def response_set_create(
         outcome = response_set_upload(files=request.FILES, options=form.cleaned_data, user=request.auth,
                                       dry_run=fields.dry_run)
     except LoadError as error:
-        raise ApiError(400, ERR_LOAD, problems=[problem_out(p).dict() for p in error.listed()]) from None
+        raise ApiError(400, ERR_LOAD, problems=[problem_out(p).model_dump() for p in error.listed()]) from None
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     if fields.dry_run:
@@ -141,6 +151,7 @@ def response_set_detail(request: HttpRequest,
         "outside the request, in `manage.py db_worker`. Poll the `Location` URL until `status` is `done` "
         "or `failed`."
     ),
+    openapi_extra=_location(202, "URL to poll"),
 )
 def scoring_run_start(request: HttpRequest, response: HttpResponse, payload: schemas.RunRequest) -> Any:
     response_set = response_set_get(response_set_id=payload.response_set)

@@ -129,6 +129,18 @@ def test_form_errors_name_the_field(cast):
     assert response.json()["fields"] == {"file_format": ["helm is a harness-log format; it cannot read a responses file"]}
 
 
+def test_a_flag_that_is_not_a_boolean_is_refused_not_read_as_false(cast):
+    # documented change (issue 11): before django-ninja, dry_run=maybe loaded the file
+    _, _, staff, _ = cast
+    before = ResponseSet.objects.count()
+    response = upload(staff, LONG_CSV, dry_run="maybe")
+    assert response.status_code == 400
+    assert response.json() == {"error": "the upload's fields are invalid",
+                               "fields": {"dry_run": ["Input should be a valid boolean, unable to interpret input"]}}
+    assert ResponseSet.objects.count() == before
+    assert upload(staff, LONG_CSV, dry_run="false").status_code == 201
+
+
 def test_harness_logs_are_left_to_the_command_and_the_admin(cast):
     _, _, staff, _ = cast
     log = io.BytesIO(b"{}")
@@ -178,11 +190,14 @@ def test_with_the_database_queue_the_run_waits_for_the_worker(cast):
     ("body", "message"),
     [
         ("not json", "the request body must be a JSON object"),
+        ("", "the request body must be a JSON object"),
         ("[1, 2]", "the request body must be a JSON object"),
         ('{"response_set": 1, "colour": "red"}',
          "unknown key(s) ['colour']; known: ['response_set', 'model_ids', 'dataset_ids', 'params']"),
         ('{"response_set": 999999}', "response_set must be the id of an existing response set; got 999999"),
         ('{"response_set": true}', "response_set must be the id of an existing response set; got True"),
+        ('{"response_set": 1, "model_ids": [1, "x"]}',
+         "model_ids.1: Input should be a valid integer, unable to parse string as an integer"),
     ],
 )
 def test_a_bad_run_request_is_refused_and_creates_nothing(cast, body, message):
@@ -204,6 +219,8 @@ def test_an_unknown_run_is_a_json_404(cast):
     _, _, staff, _ = cast
     response = staff.get(reverse("api_scoring_run", kwargs={"run_id": 424242}))
     assert response.status_code == 404 and response.json() == {"error": "no scoring run 424242"}
+    response = staff.get(reverse("api_scoring_run", kwargs={"run_id": 0}))  # ids start at 1: none, not invalid
+    assert response.status_code == 404 and response.json() == {"error": "no scoring run 0"}
 
 
 # --- studies, reports, judgments ----------------------------------------------------
@@ -246,6 +263,10 @@ def test_a_researcher_downloads_the_report(cast):
         ({"format": "xml"}, "format must be one of ['json', 'csv']; got 'xml'"),
         ({"n_boot": "many"}, "n_boot must be an integer; got 'many'"),
         ({"run": "987654"}, "run must be the id of an existing scoring run; got 987654"),
+        # documented change (issue 11): the report page's bounds
+        ({"n_boot": "20001"}, "n_boot: Input should be less than or equal to 20000"),
+        ({"min_votes": "0"}, "min_votes: Input should be greater than or equal to 1"),
+        ({"tie_rule": "coin"}, "tie_rule: Input should be 'evaluator_weight' or 'none'"),
     ],
 )
 def test_bad_report_parameters_are_400(cast, query, message):

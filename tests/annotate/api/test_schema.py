@@ -119,6 +119,14 @@ def test_every_operation_documents_who_may_call_it_and_means_it():
             assert answer.status_code == 401 and answer["WWW-Authenticate"] == 'Token realm="api"', (path, method)
 
 
+def test_the_location_of_a_new_response_set_or_run_is_documented():
+    paths = generated()["paths"]
+    for path, method, status in (("/api/response-sets/", "post", "201"), ("/api/scoring-runs/", "post", "202")):
+        answer = paths[path][method]["responses"][status]
+        assert answer["headers"]["Location"]["schema"] == {"type": "string"}
+        assert answer["content"]["application/json"]["schema"]["$ref"].startswith("#/components/schemas/")
+
+
 @pytest.mark.django_db
 def test_it_is_served_to_anyone_at_api_openapi_json():
     response = Client().get("/api/openapi.json")

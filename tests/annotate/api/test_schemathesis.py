@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
+from django.core import signals
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
@@ -22,6 +24,17 @@ MAX_EXAMPLES = 15
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", get_wsgi_application())
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+
+
+@pytest.fixture(autouse=True)
+def keep_the_test_connection():
+    """As ``django.test.Client`` does: a request through the WSGI app must not close the
+    connection that holds the test's transaction (PostgreSQL would lose it)."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
