@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from annotate.services.api_tokens import api_token_create
 from annotate.forms import NOTHING_UPLOADED
+from annotate.loaders.tabular import NUL_CHARACTER
 from annotate.models import (
     Dataset,
     Judgment,
@@ -99,6 +100,24 @@ def test_a_refused_upload_lists_its_problems_by_file_row_and_column(cast):
     assert ("responses.csv", 3, "credit") in located and ("responses.csv", 5, "credit") in located
     assert all("eip-api-upload" not in p["file"] + p["message"] for p in body["problems"])  # no temp paths
     assert (ResponseSet.objects.count(), Question.objects.count(), LanguageModel.objects.count()) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "name", "row"),
+    [
+        (b"model,question_id,credit\nm1,q1,1\nm2,q\x001,0\n", "responses.csv", 3),
+        (b'{"model": "m1", "question_id": "q1", "credit": 1}\n{"model": "m\\u0000", "question_id": "q1", '
+         b'"credit": 0}\n', "responses.jsonl", 2),
+    ],
+)
+def test_a_nul_character_is_a_located_problem_not_a_server_error(cast, content, name, row):
+    # PostgreSQL cannot store NUL in text; SQLite would have loaded it (found while fuzzing the API)
+    _, _, staff, _ = cast
+    before = ResponseSet.objects.count()
+    response = upload(staff, content, name=name)
+    assert response.status_code == 400
+    assert response.json()["problems"] == [{"file": name, "row": row, "column": None, "message": NUL_CHARACTER}]
+    assert ResponseSet.objects.count() == before
 
 
 def test_a_dry_run_previews_and_writes_nothing(cast):
