@@ -4,7 +4,7 @@ The OpenAPI document at ``/api/openapi.json`` is generated from these and
 from the endpoints' signatures (:mod:`annotate.api.views`). Input checks that
 must answer with one of our own messages raise ``ValueError`` from a
 ``mode="before"`` validator; the API's validation-error handler
-(:mod:`annotate.api.app`) answers with that message as is.
+(:mod:`annotate.api.errors`) answers with that message as is.
 """
 from __future__ import annotations
 
@@ -12,14 +12,21 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from ninja import Field, Schema
-from pydantic import BaseModel, ConfigDict, PlainSerializer, ValidationInfo, WithJsonSchema, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PlainSerializer,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from annotate.api.errors import ERR_JSON
 from annotate.models import ResponseSetStatus, RunStatus, StudyStatus
 
 FORMATS = ("json", "csv")
 RUN_KEYS = ("response_set", "model_ids", "dataset_ids", "params")
-TIE_RULES = ("evaluator_weight", "none")
 ERR_KEYS = "unknown key(s) {keys}; known: {known}"
 ERR_RESPONSE_SET = "response_set must be the id of an existing response set; got {value!r}"
 ERR_FORMAT = "format must be one of {formats}; got {value!r}"
