@@ -122,6 +122,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_tasks",
     "django_tasks_db",
+    "ninja",  # templates and static files of the API docs page
     "annotate",
 ]
 

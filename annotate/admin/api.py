@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from annotate.api.tokens import api_token_revoke
+from annotate.services.api_tokens import api_token_revoke
 from annotate.models import ApiToken
 
 

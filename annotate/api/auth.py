@@ -1,43 +1,80 @@
-"""Who may call an API view: token or session authentication, then a role check.
+"""Who may call an API endpoint: ninja auth classes for our tokens and the
+browser session, each with a role check.
 
-* ``Authorization: Token <key>``: the token's user; CSRF does not apply (no
-  cookie is involved, so a third-party page cannot forge the request).
-* Otherwise the session (a logged-in browser): unsafe methods must carry the
-  CSRF token exactly as the site's forms do.
-* Nobody: 401 with ``WWW-Authenticate: Token``.
+* ``Authorization: Token <key>`` (:class:`TokenAuth`): the token's user; CSRF
+  does not apply (no cookie is involved, so a third-party page cannot forge
+  the request). A malformed header or an unknown key is refused at once (the
+  session is not tried).
+* Otherwise the session (:class:`SessionAuth`, a logged-in browser): unsafe
+  methods must carry the CSRF token exactly as the site's forms do.
+* Nobody: 401 with ``WWW-Authenticate: Token`` (:mod:`annotate.api.errors`).
 
 Roles: ``"staff"`` (uploads and scoring runs), ``"researcher"`` (staff or the
 researcher group: studies, reports, judgments). Evaluators have no role here.
+Use :data:`STAFF` or :data:`RESEARCHER` as an endpoint's ``auth``.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
+from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
-from django.views.decorators.csrf import csrf_exempt
+from ninja.security import APIKeyCookie, APIKeyHeader
 
-from annotate.api.tokens import api_token_user
+from annotate.api.errors import ApiError
 from annotate.selectors.studies import user_is_researcher
+from annotate.services.api_tokens import api_token_authenticate
 
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 ROLES = ("staff", "researcher")
-ERR_NO_CREDENTIALS = "authentication required: send the header 'Authorization: Token <key>'"
+TOKEN_SCHEME = "token"
 ERR_MALFORMED = "malformed Authorization header; use 'Authorization: Token <key>'"
 ERR_BAD_TOKEN = "invalid or revoked token"
 ERR_CSRF = "CSRF check failed ({reason}); a session-authenticated request must send the CSRF token"
 ERR_ROLE = {"staff": "staff only", "researcher": "researchers and staff only"}
-ERR_METHOD = "method {method} not allowed; use {allowed}"
+ERR_UNKNOWN_ROLE = "role must be one of {roles}; got {value!r}"
 
 
-def api_error(status: int, message: str, **extra) -> JsonResponse:
-    """``{"error": message, ...extra}`` with ``status``."""
-    return JsonResponse({"error": message, **extra}, status=status)
+def _check_role(user: AbstractBaseUser, role: str) -> AbstractBaseUser:
+    allowed = bool(user.is_staff) if role == "staff" else user_is_researcher(user=user)
+    if not allowed:
+        raise ApiError(403, ERR_ROLE[role])
+    return user
+
+
+class _RoleAuth:
+    """An auth class that also checks a role (403 when the user lacks it)."""
+
+    def __init__(self, role: str) -> None:
+        if role not in ROLES:
+            raise ValueError(ERR_UNKNOWN_ROLE.format(roles=ROLES, value=role))
+        self.role = role
+        super().__init__()
+
+
+class TokenAuth(_RoleAuth, APIKeyHeader):
+    """``Authorization: Token <key>``, a key from ``manage.py create_api_token``."""
+
+    param_name = "Authorization"
+    openapi_description = "`Token <key>`; keys from `manage.py create_api_token` (staff and researchers)."
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> AbstractBaseUser | None:
+        if not key:
+            return None  # no header: the session may still authenticate
+        scheme, _, value = key.partition(" ")
+        if scheme.lower() != TOKEN_SCHEME or not value.strip():
+            raise ApiError(401, ERR_MALFORMED)
+        user = api_token_authenticate(key=value.strip())
+        if user is None:
+            raise ApiError(401, ERR_BAD_TOKEN)
+        request.user = user
+        return _check_role(user, self.role)
 
 
 class _CsrfCheck(CsrfViewMiddleware):
-    def _reject(self, request: HttpRequest, reason: str) -> str:
+    def _reject(self, request: HttpRequest, reason: str) -> Any:
         return reason
 
 
@@ -45,73 +82,27 @@ def _csrf_failure(request: HttpRequest) -> str | None:
     """The reason the request fails Django's CSRF check, or None when it passes."""
     check = _CsrfCheck(lambda r: HttpResponse())
     check.process_request(request)
-    return check.process_view(request, None, (), {})
+    return check.process_view(request, lambda r: HttpResponse(), (), {})
 
 
-def _authenticate(request: HttpRequest) -> JsonResponse | None:
-    """Set ``request.user`` from the token, or keep the session's; an error response or None."""
-    header = request.META.get("HTTP_AUTHORIZATION", "")
-    if header:
-        scheme, _, key = header.partition(" ")
-        if scheme.lower() != "token" or not key.strip():
-            return _unauthorized(ERR_MALFORMED)
-        user = api_token_user(key=key.strip())
-        if user is None:
-            return _unauthorized(ERR_BAD_TOKEN)
-        request.user = user
-        return None
-    if not request.user.is_authenticated:
-        return _unauthorized(ERR_NO_CREDENTIALS)
-    if request.method not in SAFE_METHODS:
-        reason = _csrf_failure(request)
-        if reason is not None:
-            return api_error(403, ERR_CSRF.format(reason=reason))
-    return None
+class SessionAuth(_RoleAuth, APIKeyCookie):
+    """A logged-in browser (the session cookie); unsafe methods need the CSRF token."""
+
+    param_name = settings.SESSION_COOKIE_NAME
+    openapi_description = "A logged-in browser; POST also needs the CSRF token (header X-CSRFToken)."
+
+    def _get_key(self, request: HttpRequest) -> str | None:
+        return request.COOKIES.get(self.param_name)  # the CSRF check (with its reason) is in authenticate
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> AbstractBaseUser | None:
+        if not request.user.is_authenticated:
+            return None
+        if request.method not in SAFE_METHODS:
+            reason = _csrf_failure(request)
+            if reason is not None:
+                raise ApiError(403, ERR_CSRF.format(reason=reason))
+        return _check_role(request.user, self.role)
 
 
-def _unauthorized(message: str) -> JsonResponse:
-    response = api_error(401, message)
-    response["WWW-Authenticate"] = 'Token realm="api"'
-    return response
-
-
-def _has_role(request: HttpRequest, role: str) -> bool:
-    if role == "staff":
-        return bool(request.user.is_staff)
-    return user_is_researcher(user=request.user)
-
-
-def api_view(*, methods: tuple[str, ...], role: str | None) -> Callable:
-    """Decorate an API view: allowed methods, authentication, role.
-
-    Parameters
-    ----------
-    methods : tuple of str
-        HTTP methods the view answers; others get 405 (JSON, with ``Allow``).
-    role : {"staff", "researcher"} or None
-        Who may call it; None = anyone (no authentication).
-    """
-    if role is not None and role not in ROLES:
-        raise ValueError(f"role must be one of {ROLES} or None; got {role!r}")
-
-    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-        @csrf_exempt
-        @wraps(view)
-        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            if request.method not in methods:
-                response = api_error(405, ERR_METHOD.format(method=request.method, allowed=", ".join(methods)))
-                response["Allow"] = ", ".join(methods)
-                return response
-            if role is not None:
-                refused = _authenticate(request)
-                if refused is not None:
-                    return refused
-                if not _has_role(request, role):
-                    return api_error(403, ERR_ROLE[role])
-            return view(request, *args, **kwargs)
-
-        wrapper.api_role = role
-        wrapper.api_methods = tuple(methods)
-        return wrapper
-
-    return decorate
+STAFF = [TokenAuth("staff"), SessionAuth("staff")]
+RESEARCHER = [TokenAuth("researcher"), SessionAuth("researcher")]

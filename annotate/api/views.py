@@ -1,192 +1,221 @@
-"""The API's views: access check (:func:`annotate.api.auth.api_view`), input
-parsing, one service or selector call, a JSON (or CSV) answer.
+"""The API's endpoints: ninja parses and checks the input against
+:mod:`annotate.api.schemas`, the auth classes check the caller
+(:mod:`annotate.api.auth`), then one service or selector call and a JSON (or
+CSV) answer. Errors are raised as :class:`annotate.api.errors.ApiError`.
 
-Errors are JSON ``{"error": "<message>"}`` with a 4xx status; a refused
-upload adds ``"problems"`` (each with ``file``, ``row``, ``column``,
-``message``), a form error adds ``"fields"``.
+The URL names (``api_response_sets``, ...) are the ones of the hand-written
+views this replaced; :mod:`annotate.api.app` mounts the router under ``api/``.
 """
-from __future__ import annotations
+from typing import Annotated, Any
 
-import json
-
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
+from ninja import File, Form, Path, Query, Router, Status, UploadedFile
+from pydantic import WithJsonSchema
 
-from annotate.api.auth import api_error, api_view
-from annotate.api.payloads import preview_json, problem_json, response_set_json, scoring_run_json, study_json
-from annotate.api.schema import openapi_schema
-from annotate.api.selectors import response_sets_list, scoring_run_get, studies_list
+from annotate.api import schemas
+from annotate.api.auth import RESEARCHER, STAFF
+from annotate.api.errors import ERR_FIELDS, ApiError
+from annotate.api.payloads import preview_out, problem_out, response_set_out, scoring_run_out, study_out
+from annotate.api.schemas import ERR_RESPONSE_SET
 from annotate.api.uploads import response_set_upload
 from annotate.forms import ResponseUploadForm
 from annotate.loaders.base import LoadError
-from annotate.models import ResponseSet, ScoringRun, Study
-from annotate.services.alignment import study_alignment_report
-from annotate.services.alignment._data import judgment_export_rows
+from annotate.models import Study
+from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list, study_get
+from annotate.services.alignment import judgment_export_rows, study_alignment_report
 from annotate.services.report_files import judgments_csv, report_csv
 from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
 
-ERR_FIELDS = "the upload's fields are invalid"
 ERR_LOAD = "nothing was loaded"
-ERR_JSON = "the request body must be a JSON object"
-ERR_KEYS = "unknown key(s) {keys}; known: {known}"
-ERR_RESPONSE_SET = "response_set must be the id of an existing response set; got {value!r}"
-ERR_FORMAT = "format must be one of {formats}; got {value!r}"
-ERR_INT = "{name} must be an integer; got {value!r}"
 ERR_RUN = "run must be the id of an existing scoring run; got {value!r}"
-RUN_KEYS = ("response_set", "model_ids", "dataset_ids", "params")
-UPLOAD_DEFAULTS = {"file_format": "auto", "id_column": "question_id"}
+ERR_NOT_FOUND = "no {kind} {pk}"
+CSV = "text/csv; charset=utf-8"
+
+router = Router()
+#: An object id in a path: documented as >= 1, but 0 still answers 404 (no such object), not 400.
+PathId = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1})]
 
 
-def _not_found(kind: str, pk: int) -> JsonResponse:
-    return api_error(404, f"no {kind} {pk}")
+def _errors(*codes: int) -> dict[int, type[schemas.Error]]:
+    return {code: schemas.Error for code in codes}
 
 
-def _flag(request: HttpRequest, name: str) -> bool:
-    return request.POST.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+def _id(what: str) -> Any:
+    """A path id (:data:`PathId`)."""
+    return Path(..., description=what)
 
 
-def _attachment(content: bytes, content_type: str, filename: str) -> HttpResponse:
-    response = HttpResponse(content, content_type=content_type)
+def _csv_too(what: str) -> dict:
+    """``openapi_extra`` of an endpoint that also answers ``?format=csv``."""
+    return {"responses": {200: {"description": what, "content": {"text/csv": {"schema": {"type": "string"}}}}}}
+
+
+def _location(status: int, what: str) -> dict:
+    """``openapi_extra`` documenting the ``Location`` header of a ``status`` answer."""
+    return {"responses": {status: {"headers": {"Location": {"description": what, "schema": {"type": "string"}}}}}}
+
+
+def _attachment(content: bytes, filename: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=CSV)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
-def _format(request: HttpRequest) -> str | None:
-    value = request.GET.get("format", "json")
-    return value if value in ("json", "csv") else None
+def _study(study_id: int) -> Study:
+    study = study_get(study_id=study_id)
+    if study is None:
+        raise ApiError(404, ERR_NOT_FOUND.format(kind="study", pk=study_id))
+    return study
 
 
-@api_view(methods=("GET",), role=None)
-def openapi(request: HttpRequest) -> JsonResponse:
-    return JsonResponse(openapi_schema())
+# --- response sets ------------------------------------------------------------------------
 
 
-@api_view(methods=("GET", "POST"), role="staff")
-def response_sets(request: HttpRequest) -> JsonResponse:
-    """GET: the newest response sets. POST (multipart): upload and load one."""
-    if request.method == "GET":
-        return JsonResponse({"response_sets": [response_set_json(rs) for rs in response_sets_list()]})
-    data = request.POST.copy()
-    for field, default in UPLOAD_DEFAULTS.items():
-        if not data.get(field):
-            data[field] = default
-    form = ResponseUploadForm(data, request.FILES)
+@router.get("/response-sets/", auth=STAFF, response={200: schemas.ResponseSetList, **_errors(401, 403)},
+            url_name="api_response_sets", operation_id="listResponseSets",
+            summary="The newest response sets (at most 500), newest first. Staff.")
+def response_sets(request: HttpRequest) -> schemas.ResponseSetList:
+    return schemas.ResponseSetList(response_sets=[response_set_out(rs) for rs in response_sets_list()])
+
+
+@router.post(
+    "/response-sets/", auth=STAFF,
+    response={200: schemas.DryRun, 201: schemas.ResponseSet, **_errors(400, 401, 403)},
+    url_name="api_response_sets", operation_id="uploadResponseSet",
+    summary="Upload and load a response set in one transaction. Staff.",
+    description=(
+        "Multipart form. The files are parsed by the same loaders as `manage.py load_responses` and the admin "
+        "upload page; a load is all or nothing. With `dry_run=true` nothing is written and the preview is "
+        "returned (200). A refused upload answers 400 with every problem found, each located by file, row "
+        "and column. 201 gives the new response set's URL in `Location`."
+    ),
+    openapi_extra=_location(201, "URL of the new response set"),
+)
+def response_set_create(
+    request: HttpRequest,
+    response: HttpResponse,
+    fields: Form[schemas.UploadFields],
+    responses: File[UploadedFile | None] = None,
+    questions: File[UploadedFile | None] = None,
+    models: File[UploadedFile | None] = None,
+    logs: File[list[UploadedFile]] | None = None,
+) -> Any:
+    """``responses`` (wide CSV, long CSV/TSV or JSON Lines), optional ``questions`` and ``models`` files;
+    or ``logs``: evaluation-harness logs (several files and/or .zip archives), as on the admin upload page.
+
+    The file parameters document and type-check the parts; the form (and the
+    upload) read ``request.FILES``, which also holds any other part sent.
+    """
+    form = ResponseUploadForm(fields.model_dump(exclude={"dry_run"}), request.FILES)
     if not form.is_valid():
-        return api_error(400, ERR_FIELDS, fields={k: [e["message"] for e in v] for k, v in form.errors.get_json_data().items()})
-    dry_run = _flag(request, "dry_run")
+        raise ApiError(400, ERR_FIELDS, fields={k: [e["message"] for e in v]
+                                                for k, v in form.errors.get_json_data().items()})
     try:
-        outcome = response_set_upload(files=request.FILES, options=form.cleaned_data, user=request.user, dry_run=dry_run)
+        outcome = response_set_upload(files=request.FILES, options=form.cleaned_data, user=request.auth,
+                                      dry_run=fields.dry_run)
     except LoadError as error:
-        return api_error(400, ERR_LOAD, problems=[problem_json(p) for p in error.listed()])
+        raise ApiError(400, ERR_LOAD, problems=[problem_out(p).model_dump() for p in error.listed()]) from None
     except ValueError as error:
-        return api_error(400, str(error))
-    if dry_run:
-        return JsonResponse({"dry_run": True, "preview": preview_json(outcome.preview)})
-    response = JsonResponse(response_set_json(outcome.response_set), status=201)
+        raise ApiError(400, str(error)) from None
+    if fields.dry_run:
+        return Status(200, schemas.DryRun(dry_run=True, preview=preview_out(outcome.preview)))
     response["Location"] = reverse("api_response_set", kwargs={"response_set_id": outcome.response_set.pk})
-    return response
+    return Status(201, response_set_out(outcome.response_set))
 
 
-@api_view(methods=("GET",), role="staff")
-def response_set_detail(request: HttpRequest, response_set_id: int) -> JsonResponse:
-    response_set = ResponseSet.objects.filter(pk=response_set_id).first()
+@router.get("/response-sets/{int:response_set_id}/", auth=STAFF,
+            response={200: schemas.ResponseSet, **_errors(401, 403, 404)},
+            url_name="api_response_set", operation_id="getResponseSet", summary="One response set. Staff.")
+def response_set_detail(request: HttpRequest,
+                        response_set_id: PathId = _id("response set id")) -> schemas.ResponseSet:
+    response_set = response_set_get(response_set_id=response_set_id)
     if response_set is None:
-        return _not_found("response set", response_set_id)
-    return JsonResponse(response_set_json(response_set))
+        raise ApiError(404, ERR_NOT_FOUND.format(kind="response set", pk=response_set_id))
+    return response_set_out(response_set)
 
 
-@api_view(methods=("POST",), role="staff")
-def scoring_runs(request: HttpRequest) -> JsonResponse:
-    """Create a scoring run from a JSON body and hand it to the task worker."""
-    try:
-        body = json.loads(request.body or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        body = None
-    if not isinstance(body, dict):
-        return api_error(400, ERR_JSON)
-    unknown = sorted(set(body) - set(RUN_KEYS))
-    if unknown:
-        return api_error(400, ERR_KEYS.format(keys=unknown, known=list(RUN_KEYS)))
-    value = body.get("response_set")
-    response_set = (
-        ResponseSet.objects.filter(pk=value).first() if isinstance(value, int) and not isinstance(value, bool) else None
-    )
+# --- scoring runs -------------------------------------------------------------------------
+
+
+@router.post(
+    "/scoring-runs/", auth=STAFF, response={202: schemas.ScoringRun, **_errors(400, 401, 403)},
+    url_name="api_scoring_runs", operation_id="startScoringRun",
+    summary="Create a scoring run and queue it for the task worker. Staff.",
+    description=(
+        "Runs every difficulty method on the response set (optionally a subset of models and datasets) "
+        "outside the request, in `manage.py db_worker`. Poll the `Location` URL until `status` is `done` "
+        "or `failed`."
+    ),
+    openapi_extra=_location(202, "URL to poll"),
+)
+def scoring_run_start(request: HttpRequest, response: HttpResponse, payload: schemas.RunRequest) -> Any:
+    response_set = response_set_get(response_set_id=payload.response_set)
     if response_set is None:
-        return api_error(400, ERR_RESPONSE_SET.format(value=value))
+        raise ApiError(400, ERR_RESPONSE_SET.format(value=payload.response_set))
     try:
-        run = scoring_run_create(response_set=response_set, model_ids=body.get("model_ids"),
-                                 dataset_ids=body.get("dataset_ids"), params=body.get("params"), user=request.user)
+        run = scoring_run_create(response_set=response_set, model_ids=payload.model_ids,
+                                 dataset_ids=payload.dataset_ids, params=payload.params, user=request.auth)
         scoring_run_enqueue(run=run)
     except ValueError as error:
-        return api_error(400, str(error))
+        raise ApiError(400, str(error)) from None
     run.refresh_from_db()
-    response = JsonResponse(scoring_run_json(run), status=202)
     response["Location"] = reverse("api_scoring_run", kwargs={"run_id": run.pk})
-    return response
+    return Status(202, scoring_run_out(run))
 
 
-@api_view(methods=("GET",), role="staff")
-def scoring_run_detail(request: HttpRequest, run_id: int) -> JsonResponse:
+@router.get("/scoring-runs/{int:run_id}/", auth=STAFF,
+            response={200: schemas.ScoringRun, **_errors(401, 403, 404)},
+            url_name="api_scoring_run", operation_id="getScoringRun",
+            summary="Status and progress of a scoring run. Staff.")
+def scoring_run_detail(request: HttpRequest, run_id: PathId = _id("scoring run id")) -> schemas.ScoringRun:
     run = scoring_run_get(run_id=run_id)
     if run is None:
-        return _not_found("scoring run", run_id)
-    return JsonResponse(scoring_run_json(run))
+        raise ApiError(404, ERR_NOT_FOUND.format(kind="scoring run", pk=run_id))
+    return scoring_run_out(run)
 
 
-@api_view(methods=("GET",), role="researcher")
-def studies(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"studies": [study_json(s) for s in studies_list()]})
+# --- studies, reports, judgments ------------------------------------------------------------
 
 
-def _report_options(request: HttpRequest) -> dict:
-    """Query parameters of the report, as keyword arguments; ValueError on a bad one."""
-    options: dict = {}
-    for name in ("min_votes", "n_boot", "run"):
-        raw = request.GET.get(name)
-        if raw is None:
-            continue
-        try:
-            options[name] = int(raw)
-        except ValueError:
-            raise ValueError(ERR_INT.format(name=name, value=raw)) from None
-    if "run" in options:
-        run = ScoringRun.objects.filter(pk=options["run"]).first()
+@router.get("/studies/", auth=RESEARCHER, response={200: schemas.StudyList, **_errors(401, 403)},
+            url_name="api_studies", operation_id="listStudies",
+            summary="Every study, newest first. Researchers and staff.")
+def studies(request: HttpRequest) -> schemas.StudyList:
+    return schemas.StudyList(studies=[study_out(s) for s in studies_list()])
+
+
+@router.get("/studies/{int:study_id}/report/", auth=RESEARCHER,
+            response={200: schemas.Report, **_errors(400, 401, 403, 404)},
+            url_name="api_study_report", operation_id="getStudyReport",
+            summary="The study's alignment report (agreement of each method with the human judgments). "
+                    "Researchers and staff.",
+            openapi_extra=_csv_too("The report (schema: annotate/report_schema.json), or its tables as CSV."))
+def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_id: PathId = _id("study id")) -> Any:
+    study = _study(study_id)
+    run = None
+    if query.run is not None:
+        run = scoring_run_get(run_id=query.run)
         if run is None:
-            raise ValueError(ERR_RUN.format(value=options["run"]))
-        options["run"] = run
-    if "tie_rule" in request.GET:
-        options["tie_rule"] = request.GET["tie_rule"]
-    return options
-
-
-@api_view(methods=("GET",), role="researcher")
-def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
-    """The study's alignment report as JSON, or its tables as CSV (``?format=csv``)."""
-    study = Study.objects.filter(pk=study_id).first()
-    if study is None:
-        return _not_found("study", study_id)
-    fmt = _format(request)
-    if fmt is None:
-        return api_error(400, ERR_FORMAT.format(formats=["json", "csv"], value=request.GET.get("format")))
+            raise ApiError(400, ERR_RUN.format(value=query.run))
     try:
-        report = study_alignment_report(study=study, **_report_options(request))
+        report = study_alignment_report(study=study, run=run, min_votes=query.min_votes, tie_rule=query.tie_rule,
+                                        n_boot=query.n_boot)
     except ValueError as error:
-        return api_error(400, str(error))
-    if fmt == "csv":
-        return _attachment(report_csv(report), "text/csv; charset=utf-8", f"study-{study.pk}-report.csv")
-    return JsonResponse(report)
+        raise ApiError(400, str(error)) from None
+    if query.format == "csv":
+        return _attachment(report_csv(report), f"study-{study.pk}-report.csv")
+    return report
 
 
-@api_view(methods=("GET",), role="researcher")
-def study_judgments(request: HttpRequest, study_id: int) -> HttpResponse:
-    """Every judgment and skip of the study, evaluators by pseudonym (JSON or ``?format=csv``)."""
-    study = Study.objects.filter(pk=study_id).first()
-    if study is None:
-        return _not_found("study", study_id)
-    fmt = _format(request)
-    if fmt is None:
-        return api_error(400, ERR_FORMAT.format(formats=["json", "csv"], value=request.GET.get("format")))
+@router.get("/studies/{int:study_id}/judgments/", auth=RESEARCHER,
+            response={200: schemas.JudgmentList, **_errors(400, 401, 403, 404)},
+            url_name="api_study_judgments", operation_id="getStudyJudgments",
+            summary="Every judgment and skip, evaluators by pseudonym. Researchers and staff.",
+            openapi_extra=_csv_too("One row per judgment or skip, by pair then evaluator; JSON or CSV."))
+def study_judgments(request: HttpRequest, query: Query[schemas.FormatQuery], study_id: PathId = _id("study id")) -> Any:
+    study = _study(study_id)
     rows = judgment_export_rows(study=study)
-    if fmt == "csv":
-        return _attachment(judgments_csv(rows), "text/csv; charset=utf-8", f"study-{study.pk}-judgments.csv")
-    return JsonResponse({"study": study.pk, "judgments": rows})
+    if query.format == "csv":
+        return _attachment(judgments_csv(rows), f"study-{study.pk}-judgments.csv")
+    return schemas.JudgmentList(study=study.pk, judgments=rows)

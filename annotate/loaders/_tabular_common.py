@@ -40,6 +40,7 @@ FILE_NOT_FOUND = "file not found: {path}"
 EMPTY_FILE = "the file is empty; expected a header row"
 UTF16_BOM = "the file starts with a {encoding} byte-order mark; save it as UTF-8 (a UTF-8 byte-order mark is fine)"
 NOT_UTF8 = "the file is not UTF-8 text (byte 0x{byte:02x} at offset {offset}); save it as UTF-8"
+NUL_CHARACTER = "the line holds a NUL character (byte 0x00 or \\u0000), which a database text field cannot store"
 SEMICOLON_SEPARATED = (
     "the header is separated by ';'; save the file as comma-separated (CSV) with a decimal point (0.5, not 0,5)"
 )
@@ -212,6 +213,10 @@ def _decode(path: Path, problems: _Problems) -> str | None:
         return None
     if not text.strip():
         problems.add(file, EMPTY_FILE)
+        return None
+    nul = text.find("\x00")
+    if nul >= 0:  # PostgreSQL refuses it in text (SQLite would store it)
+        problems.add(file, NUL_CHARACTER, row=text.count("\n", 0, nul) + 1)
         return None
     return text
 

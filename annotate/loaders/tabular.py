@@ -113,6 +113,7 @@ from annotate.loaders._tabular_common import (
     NO_SUBJECT_NOTE,
     NOT_UTF8,
     NOTE_NAMES_LIMIT,
+    NUL_CHARACTER,
     PARAMETERS_LABEL_NOTE,
     QUESTIONS_FILE_CONFLICT,
     QUOTED_VALUE_LIMIT,
@@ -193,6 +194,7 @@ __all__ = [
     "MISSING_COLUMNS",
     "NOTE_NAMES_LIMIT",
     "NOT_UTF8",
+    "NUL_CHARACTER",
     "NO_DATASET",
     "NO_MODEL_COLUMNS",
     "NO_RESPONSES",
@@ -481,6 +483,10 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
             continue
         if not isinstance(record, dict):
             problems.add(file, JSON_NOT_OBJECT.format(kind=type(record).__name__), row=line_number)
+            ok = False
+            continue
+        if any(isinstance(v, str) and "\x00" in v for v in record.values()):  # a \u0000 escape
+            problems.add(file, NUL_CHARACTER, row=line_number)
             ok = False
             continue
         missing = [k for k in required + must if k not in record]

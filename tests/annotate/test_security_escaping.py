@@ -15,7 +15,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 
-from annotate.api.tokens import api_token_create
+from annotate.services.api_tokens import api_token_create
 from annotate.models import Participation, Question, Subject
 from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.studies import invitation_create

@@ -35,7 +35,7 @@ from django.test import Client, override_settings
 from django.http import HttpResponse
 from django.urls import URLPattern, URLResolver, get_resolver, include, path
 
-from annotate.api.tokens import api_token_create
+from annotate.services.api_tokens import api_token_create
 from annotate.models import (
     Assignment,
     Dataset,
@@ -190,8 +190,9 @@ ACCESS: dict[str, Access] = {
     "analysis_run_json": RESEARCHER_NOT_READY,
     "analysis_run_csv": RESEARCHER_NOT_READY,
     "analysis_run_plot": RESEARCHER_NOT_READY,
-    # the JSON API (session-authenticated here; tokens are tested in test_api_tokens.py)
+    # the JSON API (session-authenticated here; tokens are tested in api/test_tokens.py)
     "api_openapi": API_PUBLIC,
+    "api_docs": STAFF_PAGE,  # the interactive docs page of the generated OpenAPI document
     "api_response_sets": API_STAFF_READ_WRITE,
     "api_response_set": API_STAFF_READ,
     "api_scoring_runs": API_STAFF_WRITE,

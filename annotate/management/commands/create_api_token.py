@@ -6,7 +6,7 @@ from argparse import ArgumentParser
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.api.tokens import api_token_create
+from annotate.services.api_tokens import api_token_create
 
 
 class Command(BaseCommand):

@@ -22,7 +22,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.api.tokens import api_token_create
+from annotate.services.api_tokens import api_token_create
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject

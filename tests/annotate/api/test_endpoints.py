@@ -14,9 +14,10 @@ import pytest
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from annotate.api.tokens import api_token_create
+from annotate.services.api_tokens import api_token_create
 from annotate.forms import NOTHING_UPLOADED
 from annotate.loaders.harness import NO_LOGS
+from annotate.loaders.tabular import NUL_CHARACTER
 from annotate.models import (
     Dataset,
     Judgment,
@@ -102,6 +103,24 @@ def test_a_refused_upload_lists_its_problems_by_file_row_and_column(cast):
     assert (ResponseSet.objects.count(), Question.objects.count(), LanguageModel.objects.count()) == before
 
 
+@pytest.mark.parametrize(
+    ("content", "name", "row"),
+    [
+        (b"model,question_id,credit\nm1,q1,1\nm2,q\x001,0\n", "responses.csv", 3),
+        (b'{"model": "m1", "question_id": "q1", "credit": 1}\n{"model": "m\\u0000", "question_id": "q1", '
+         b'"credit": 0}\n', "responses.jsonl", 2),
+    ],
+)
+def test_a_nul_character_is_a_located_problem_not_a_server_error(cast, content, name, row):
+    # PostgreSQL cannot store NUL in text; SQLite would have loaded it (found while fuzzing the API)
+    _, _, staff, _ = cast
+    before = ResponseSet.objects.count()
+    response = upload(staff, content, name=name)
+    assert response.status_code == 400
+    assert response.json()["problems"] == [{"file": name, "row": row, "column": None, "message": NUL_CHARACTER}]
+    assert ResponseSet.objects.count() == before
+
+
 def test_a_dry_run_previews_and_writes_nothing(cast):
     _, _, staff, _ = cast
     before = (ResponseSet.objects.count(), Dataset.objects.count(), Question.objects.count())
@@ -128,6 +147,18 @@ def test_form_errors_name_the_field(cast):
     assert response.json() == {"error": "the upload's fields are invalid", "fields": {"__all__": [NOTHING_UPLOADED]}}
     response = upload(staff, LONG_CSV, file_format="helm")
     assert response.json()["fields"] == {"file_format": ["helm is a harness-log format; it cannot read a responses file"]}
+
+
+def test_a_flag_that_is_not_a_boolean_is_refused_not_read_as_false(cast):
+    # documented change (issue 11): before django-ninja, dry_run=maybe loaded the file
+    _, _, staff, _ = cast
+    before = ResponseSet.objects.count()
+    response = upload(staff, LONG_CSV, dry_run="maybe")
+    assert response.status_code == 400
+    assert response.json() == {"error": "the upload's fields are invalid",
+                               "fields": {"dry_run": ["Input should be a valid boolean, unable to interpret input"]}}
+    assert ResponseSet.objects.count() == before
+    assert upload(staff, LONG_CSV, dry_run="false").status_code == 201
 
 
 def test_harness_logs_are_read_by_the_same_loaders_as_the_admin_and_the_command(cast):
@@ -158,7 +189,7 @@ def test_a_script_starts_a_run_and_polls_it_to_done(cast):
         response = staff.post(reverse("api_scoring_runs"), {"response_set": catalog.response_set.pk,
                                                              "params": {"methods": ["eip", "accuracy"]}},
                               content_type="application/json")
-    assert response.status_code == 202
+    assert response.status_code == 202, response.content
     polled = staff.get(response["Location"]).json()
     assert (polled["status"], polled["progress"]) == ("done", 1.0)
     assert sorted(m["method"] for m in polled["methods"]) == ["accuracy", "eip"]
@@ -182,11 +213,14 @@ def test_with_the_database_queue_the_run_waits_for_the_worker(cast):
     ("body", "message"),
     [
         ("not json", "the request body must be a JSON object"),
+        ("", "the request body must be a JSON object"),
         ("[1, 2]", "the request body must be a JSON object"),
         ('{"response_set": 1, "colour": "red"}',
          "unknown key(s) ['colour']; known: ['response_set', 'model_ids', 'dataset_ids', 'params']"),
         ('{"response_set": 999999}', "response_set must be the id of an existing response set; got 999999"),
         ('{"response_set": true}', "response_set must be the id of an existing response set; got True"),
+        ('{"response_set": 1, "model_ids": [1, "x"]}',
+         "model_ids.1: Input should be a valid integer, unable to parse string as an integer"),
     ],
 )
 def test_a_bad_run_request_is_refused_and_creates_nothing(cast, body, message):
@@ -208,6 +242,8 @@ def test_an_unknown_run_is_a_json_404(cast):
     _, _, staff, _ = cast
     response = staff.get(reverse("api_scoring_run", kwargs={"run_id": 424242}))
     assert response.status_code == 404 and response.json() == {"error": "no scoring run 424242"}
+    response = staff.get(reverse("api_scoring_run", kwargs={"run_id": 0}))  # ids start at 1: none, not invalid
+    assert response.status_code == 404 and response.json() == {"error": "no scoring run 0"}
 
 
 # --- studies, reports, judgments ----------------------------------------------------
@@ -250,6 +286,10 @@ def test_a_researcher_downloads_the_report(cast):
         ({"format": "xml"}, "format must be one of ['json', 'csv']; got 'xml'"),
         ({"n_boot": "many"}, "n_boot must be an integer; got 'many'"),
         ({"run": "987654"}, "run must be the id of an existing scoring run; got 987654"),
+        # documented change (issue 11): the report page's bounds
+        ({"n_boot": "20001"}, "n_boot: Input should be less than or equal to 20000"),
+        ({"min_votes": "0"}, "min_votes: Input should be greater than or equal to 1"),
+        ({"tie_rule": "coin"}, "tie_rule: Input should be 'evaluator_weight' or 'none'"),
     ],
 )
 def test_bad_report_parameters_are_400(cast, query, message):

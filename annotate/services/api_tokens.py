@@ -1,13 +1,14 @@
-"""API tokens: create (the key is returned once), authenticate, revoke.
+"""API tokens: create (the key is returned once), authenticate (stamps the
+token's last use), revoke.
 
 A key is ``"eip_"`` followed by 43 URL-safe characters (32 random bytes from
-:mod:`secrets`); only its SHA-256 is stored, so the lookup is by hash. SHA-256
-without a salt or stretching is enough here: the key has 256 bits of entropy,
-so there is nothing to guess, unlike a password.
+:mod:`secrets`); only its SHA-256 is stored, so the lookup is by hash
+(:func:`annotate.selectors.api.api_token_for_key`). SHA-256 without a salt or
+stretching is enough here: the key has 256 bits of entropy, so there is
+nothing to guess, unlike a password.
 """
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import timedelta
 
@@ -15,19 +16,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from annotate.models import ApiToken
+from annotate.selectors.api import KEY_PREFIX, PREFIX_LENGTH, api_key_hash, api_token_for_key
 from annotate.selectors.studies import user_is_researcher
 
-KEY_PREFIX = "eip_"
-PREFIX_LENGTH = 12
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 ERR_NOT_ALLOWED = (
     "user {username!r} is neither staff nor a researcher; API tokens are for staff and researchers"
 )
 ERR_INACTIVE = "user {username!r} is inactive"
-
-
-def _hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
 
 
 def api_token_create(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiToken, str]:
@@ -49,22 +45,19 @@ def api_token_create(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiToke
     if not user_is_researcher(user=user):
         raise ValueError(ERR_NOT_ALLOWED.format(username=user.get_username()))
     key = KEY_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(user=user, name=name.strip()[:100], prefix=key[:PREFIX_LENGTH], key_hash=_hash(key))
+    token = ApiToken.objects.create(
+        user=user, name=name.strip()[:100], prefix=key[:PREFIX_LENGTH], key_hash=api_key_hash(key)
+    )
     return token, key
 
 
-def api_token_user(*, key: str) -> AbstractBaseUser | None:
+def api_token_authenticate(*, key: str) -> AbstractBaseUser | None:
     """The active user owning unrevoked token ``key``, or None.
 
-    Stamps ``last_used_at`` (at most once a minute per token).
+    Stamps the token's ``last_used_at`` (at most once a minute per token, so
+    a busy script does not write on every request).
     """
-    if not key or not key.startswith(KEY_PREFIX):
-        return None
-    token = (
-        ApiToken.objects.select_related("user")
-        .filter(key_hash=_hash(key), revoked_at__isnull=True, user__is_active=True)
-        .first()
-    )
+    token = api_token_for_key(key=key)
     if token is None:
         return None
     now = timezone.now()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import timedelta
 from io import StringIO
 
 import pytest
@@ -14,7 +15,8 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.api.tokens import api_token_create, api_token_revoke
+from annotate.selectors.api import api_token_for_key
+from annotate.services.api_tokens import api_token_authenticate, api_token_create, api_token_revoke
 from annotate.models import ApiToken
 from annotate.services.studies import ensure_role_groups
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
@@ -92,6 +94,26 @@ def test_it_stamps_when_a_token_was_last_used(cast):
     token_client(key).get(reverse("api_studies"))
     token.refresh_from_db()
     assert token.last_used_at is not None
+
+
+def test_the_selector_finds_a_token_without_writing_and_the_service_stamps_once_a_minute(cast):
+    owner, _, _, _ = cast
+    token, key = api_token_create(user=owner)
+    assert api_token_for_key(key=key) == token
+    assert [api_token_for_key(key=k) for k in ("", "not-ours", key[:-1] + "x")] == [None, None, None]
+    token.refresh_from_db()
+    assert token.last_used_at is None  # a read is a read
+    assert api_token_authenticate(key=key) == owner
+    token.refresh_from_db()
+    first = token.last_used_at
+    assert first is not None
+    api_token_authenticate(key=key)
+    token.refresh_from_db()
+    assert token.last_used_at == first  # within the minute: not written again
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=first - timedelta(minutes=2))
+    api_token_authenticate(key=key)
+    token.refresh_from_db()
+    assert token.last_used_at >= first
 
 
 def test_roles_staff_researcher_and_evaluator(cast):

@@ -1,0 +1,274 @@
+"""Request and response shapes of the JSON API, as pydantic (ninja) models.
+
+The OpenAPI document at ``/api/openapi.json`` is generated from these and
+from the endpoints' signatures (:mod:`annotate.api.views`). Input checks that
+must answer with one of our own messages raise ``ValueError`` from a
+``mode="before"`` validator; the API's validation-error handler
+(:mod:`annotate.api.errors`) answers with that message as is.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from ninja import Field, Schema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PlainSerializer,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+
+from annotate.api.errors import ERR_JSON
+from annotate.models import ResponseSetStatus, RunStatus, StudyStatus
+
+FORMATS = ("json", "csv")
+RUN_KEYS = ("response_set", "model_ids", "dataset_ids", "params")
+ERR_KEYS = "unknown key(s) {keys}; known: {known}"
+ERR_RESPONSE_SET = "response_set must be the id of an existing response set; got {value!r}"
+ERR_FORMAT = "format must be one of {formats}; got {value!r}"
+ERR_INT = "{name} must be an integer; got {value!r}"
+
+#: A time as ``datetime.isoformat()`` writes it (microseconds and offset kept).
+IsoTime = Annotated[
+    datetime,
+    PlainSerializer(lambda value: value.isoformat(), return_type=str),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+Id = Annotated[int, Field(ge=1)]
+
+
+# --- errors ------------------------------------------------------------------------------
+
+
+class Problem(Schema):
+    """One problem of a refused upload, located in the uploaded file."""
+
+    file: str
+    row: int | None = Field(None, description="1-based line as an editor shows it")
+    column: str | None = None
+    message: str
+
+
+class Error(Schema):
+    """Every 4xx answer: a message, and for a refused upload its problems or field errors."""
+
+    error: str
+    problems: list[Problem] | None = Field(None, description="a refused upload: every problem found")
+    fields: dict[str, list[str]] | None = Field(None, description="invalid upload fields: field -> messages")
+
+
+# --- response sets -------------------------------------------------------------------------
+
+
+class ResponseSet(Schema):
+    id: Id
+    name: str
+    version: int
+    status: ResponseSetStatus
+    file_name: str
+    file_format: str
+    checksum: str = Field(description="SHA-256 of the uploaded files")
+    n_questions: int
+    n_models: int
+    n_responses: int
+    created_at: IsoTime | None
+    notes: list[str]
+
+
+class ResponseSetList(Schema):
+    response_sets: list[ResponseSet] = Field(description="newest first, at most 500")
+
+
+class UploadFields(Schema):
+    """The text fields of an upload (multipart form); the files are separate parts.
+
+    Checked further by :class:`annotate.forms.ResponseUploadForm`, the form of
+    the admin upload page: an invalid value answers 400 with ``fields``.
+    """
+
+    file_format: str = Field("auto", description="auto, wide, long or jsonl (the loader's formats)")
+    dataset: str = Field("", description="dataset name; required for a wide file")
+    subject_column: str = Field("", description="column holding the subject; default 'subject'")
+    keep_columns: str = Field("", description="comma-separated question columns to keep")
+    id_column: str = Field("question_id", description="question id column of a responses file")
+    metric: str = Field("", description="harness logs: the metric to read when a log has several")
+    log_filter: str = Field("", description="lm-evaluation-harness logs: the filter to read when there are several")
+    skip_invalid: bool = Field(False, description="harness logs: leave out samples the harness marked invalid")
+    name: str = Field("", description="response set name; default: the responses file name without extension")
+    new_version: bool = Field(False, description="same name, version + 1; earlier versions are marked superseded")
+    dry_run: bool = Field(False, description="check and preview only; nothing is written")
+
+    @field_validator("file_format", mode="after")
+    @classmethod
+    def blank_is_auto(cls, value: str) -> str:
+        return value.strip() or "auto"
+
+
+class Preview(Schema):
+    """What a load would write (a dry run); nothing was written."""
+
+    name: str | None
+    version: int
+    supersedes: str | None
+    checksum: str
+    file_format: str
+    n_responses: int
+    n_questions: int
+    n_models: int
+    questions_new: int
+    questions_existing: int
+    models_new: int
+    models_existing: int
+    subjects_new: int
+    datasets_new: int
+    notes: list[str]
+
+
+class DryRun(Schema):
+    dry_run: Literal[True]
+    preview: Preview
+
+
+# --- scoring runs ----------------------------------------------------------------------------
+
+
+class RunRequest(BaseModel):
+    """Start a scoring run: the response set, optionally a subset of models and datasets.
+
+    A plain pydantic model (not a ninja ``Schema``, which hands validators a
+    wrapped object): the before-validator sees the JSON body as sent.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    response_set: Id
+    model_ids: list[Id] | None = Field(None, description="default: every model of the set")
+    dataset_ids: list[Id] | None = Field(None, description="default: every dataset of the set")
+    params: dict[str, Any] | None = Field(
+        None, description="alpha (EIP damping, default 0.85), tol (default 1e-10), mirt_epochs, mirt_seed, methods"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def known_keys_and_an_id(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise ValueError(ERR_JSON)
+        unknown = sorted(set(data) - set(RUN_KEYS))
+        if unknown:
+            raise ValueError(ERR_KEYS.format(keys=unknown, known=list(RUN_KEYS)))
+        value = data.get("response_set")
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(ERR_RESPONSE_SET.format(value=value))
+        return data
+
+
+class MethodSummary(Schema):
+    method: str
+    n_iter: int | None
+    converged: bool | None
+    residual: float | None
+    duration_s: float
+
+
+class ScoringRun(Schema):
+    id: Id
+    response_set: Id
+    status: RunStatus
+    progress: float = Field(description="0..1", json_schema_extra={"minimum": 0, "maximum": 1})
+    error: str
+    params: dict[str, Any]
+    created_at: IsoTime | None
+    finished_at: IsoTime | None
+    methods: list[MethodSummary]
+
+
+# --- studies, reports, judgments -----------------------------------------------------------------
+
+
+class Study(Schema):
+    id: Id
+    name: str
+    status: StudyStatus
+    strategy: str
+    n_pairs: int
+    target_judgments_per_pair: int
+    scoring_run: Id
+    created_at: IsoTime | None
+    closed_at: IsoTime | None
+    n_evaluators: int | None
+    n_judgments: int | None = Field(description="votes, skips excluded")
+
+
+class StudyList(Schema):
+    studies: list[Study] = Field(description="newest first")
+
+
+class FormatQuery(Schema):
+    format: Literal["json", "csv"] = Field("json", description="json (default) or csv (formula-guarded cells)")
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def one_of_the_formats(cls, value: Any) -> Any:
+        if value not in FORMATS:
+            raise ValueError(ERR_FORMAT.format(formats=list(FORMATS), value=value))
+        return value
+
+
+class ReportQuery(FormatQuery):
+    """The report page's parameters."""
+
+    run: Id | None = Field(None, description="compare another finished scoring run (default: the study's own)")
+    min_votes: int = Field(1, ge=1, le=1000, description="fewest votes a pair needs for a consensus")
+    tie_rule: Literal["evaluator_weight", "none"] = "evaluator_weight"
+    n_boot: int = Field(2000, ge=1, le=20000, description="bootstrap replicates for the 95% intervals")
+
+    @field_validator("run", "min_votes", "n_boot", mode="before")
+    @classmethod
+    def an_integer(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None or isinstance(value, int):
+            return value
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ValueError(ERR_INT.format(name=info.field_name, value=value)) from None
+
+
+class Report(Schema):
+    """The alignment report; its full schema is ``annotate/report_schema.json``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: int
+    study: dict[str, Any]
+    run: dict[str, Any]
+
+
+class Judgment(Schema):
+    study: str
+    pair_id: Id
+    pair_position: int
+    subject: str
+    dataset: str
+    question_a: str
+    question_b: str
+    left_question: str
+    right_question: str
+    choice: Literal["left", "right", "skip"]
+    harder_question: str
+    verdict: Literal["a", "b", "skip"]
+    evaluator: str = Field(description="pseudonym")
+    field_of_study: str
+    education_level: str
+    shown_at: str = Field(json_schema_extra={"format": "date-time"})
+    submitted_at: str = Field(json_schema_extra={"format": "date-time"})
+    seconds: float
+    client_seconds: float | None
+
+
+class JudgmentList(Schema):
+    study: Id
+    judgments: list[Judgment] = Field(description="one row per judgment or skip, by pair then evaluator")
