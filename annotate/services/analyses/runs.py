@@ -23,7 +23,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
-from annotate.services.analyses._data import analysis_data
+from annotate.selectors.analyses import analysis_data
 from annotate.services.analyses.compute import COMPUTE, plain
 from annotate.services.analyses.params import NEEDS_RESPONSE_SET, check_kind, check_params, params_key
 
