@@ -9,7 +9,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotate.models import Dataset, LanguageModel, ModelAccess, Question, ResponseSet, Subject
+from django.db.models import QuerySet
+
+from annotate.models import (
+    AnalysisRun,
+    Dataset,
+    LanguageModel,
+    ModelAccess,
+    Question,
+    ResponseSet,
+    RunStatus,
+    Subject,
+)
 from annotate.selectors.matrix import NO_SUBJECT, response_matrix
 
 #: ``group_by`` values besides ``metadata:<key>``.
@@ -110,3 +121,21 @@ def distinct_groups(*, response_set: ResponseSet, group_by: str) -> int:
     field = {"dataset": "dataset_id", "subject": "subject_id"}[group_by]
     return (Question.objects.filter(responses__response_set=response_set)
             .values_list(field, flat=True).distinct().order_by().count())
+
+
+def analysis_run_by_params_key(
+    *, params_key: str, statuses: tuple[str, ...] = (RunStatus.DONE,),
+) -> AnalysisRun | None:
+    """The newest analysis run with this ``params_key`` (kind, response set and
+    complete parameters; see ``annotate.services.analyses.params.params_key``)
+    in one of ``statuses``, or None."""
+    return (AnalysisRun.objects.select_related("response_set").filter(params_key=params_key, status__in=statuses)
+            .order_by("-created_at", "-id").first())
+
+
+def analysis_runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[AnalysisRun]:
+    """The newest analysis runs, of ``kind`` or of every kind (None), newest first."""
+    runs = AnalysisRun.objects.select_related("response_set", "created_by")
+    if kind is not None:
+        runs = runs.filter(kind=kind)
+    return runs.order_by("-created_at", "-id")[:limit]

@@ -73,7 +73,7 @@ KNOWN_PENDING: set[tuple[str, str]] = {
     ("annotate/api/tokens.py", "ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)"),
     ("annotate/api/tokens.py", 'token.save(update_fields=["revoked_at"])'),
     # views/analyses.py is being edited by the tidy-downloads branch: this read of the recent runs of
-    # a kind moves to a selector (analysis_runs_recent(kind=...)) after that merge.
+    # a kind moves to a selector (annotate.selectors.analyses.analysis_runs_recent(kind=..., limit=20)) after that merge.
     ("annotate/views/analyses.py", '"runs": AnalysisRun.objects.filter(kind=kind.value)'),
 }
 

@@ -209,3 +209,15 @@ def test_the_export_rows_take_a_fixed_number_of_queries(django_assert_num_querie
         rows = study_export_rows(study=study)
     assert sorted(p.user.get_username() for p in rows.participations) == ["ann", "bob", "cem"]
     assert rows.study_datasets == [study.datasets.get().name]
+
+
+def test_recent_analysis_runs_can_be_limited_to_a_kind():
+    from annotate.selectors.analyses import analysis_runs_recent
+    from annotate.services.analyses import analysis_run_create
+
+    old = aged(analysis_run_create(kind="scaling", params={"grid": "small"}), 30)
+    mid = aged(analysis_run_create(kind="case_study", params={}), 20)
+    new = aged(analysis_run_create(kind="scaling", params={"grid": "small", "seed": 1}), 10)
+    assert list(analysis_runs_recent()) == [new, mid, old]
+    assert list(analysis_runs_recent(kind="scaling")) == [new, old]
+    assert list(analysis_runs_recent(kind="scaling", limit=1)) == [new]

@@ -274,7 +274,8 @@ def profiles(data: AnalysisData, params: dict, progress: Progress) -> dict:
     """Figure 9: EIP difficulty (0-100) per group."""
     progress(0.0, "EIP")
     res = eip(data.R, alpha=params["alpha"])
-    prof = difficulty_profiles(res.difficulty_scaled, group_labels(data=data, group_by=params["group_by"]), bins=params["bins"])
+    labels = group_labels(data=data, group_by=params["group_by"])
+    prof = difficulty_profiles(res.difficulty_scaled, labels, bins=params["bins"])
     return plain({**_shape(data), "group_by": params["group_by"], "bin_edges": prof.bin_edges,
                   "groups": [_profile(p) for p in prof.groups.values()], "overall": _profile(prof.overall)})
 
