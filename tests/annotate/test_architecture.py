@@ -94,10 +94,10 @@ def _module_name(path: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported_modules(tree: ast.AST, module: str) -> list[tuple[int, str]]:
+def _imported_modules(tree: ast.AST, module: str, is_package: bool) -> list[tuple[int, str]]:
     """Every module ``tree`` imports, absolute, with its line (``from a import b``
     yields both ``a`` and ``a.b``: ``b`` may be a module)."""
-    package = module.rsplit(".", 1)[0] if "." in module else ""
+    package = module if is_package else module.rpartition(".")[0]
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -159,7 +159,7 @@ def check_source(source: str, path: str) -> list[Violation]:
     def add(line: int, rule: str) -> None:
         violations.append(Violation(path, line, lines[line - 1] if line <= len(lines) else "", rule))
 
-    imports = _imported_modules(tree, module)
+    imports = _imported_modules(tree, module, path.endswith("/__init__.py"))
     if path.startswith("annotate/selectors/"):
         for line, name in imports:
             if layer := _under(name, SELECTOR_FORBIDDEN):
@@ -241,6 +241,10 @@ def test_it_reads_every_layer():
     ("annotate/selectors/x.py", "from annotate import views\n", [(1, "a selector imports annotate.views")]),
     ("annotate/selectors/x.py", "from ..api import tokens\n", [(1, "a selector imports annotate.api")]),
     ("annotate/selectors/x.py", "import annotate.admin.studies\n", [(1, "a selector imports annotate.admin")]),
+    ("annotate/selectors/__init__.py", "from ..services import scoring\n",
+     [(1, "a selector imports annotate.services")]),
+    ("annotate/management/commands/__init__.py", "from . import b\n",
+     [(1, "a command imports another command (annotate.management.commands.b)")]),
     ("scoring/eip.py", "import numpy as np\nfrom django.db import models\n", [(2, "scoring/ imports django")]),
     ("scoring/sub/m.py", "import django\n", [(1, "scoring/ imports django")]),
     ("annotate/management/commands/a.py", "from annotate.management.commands.b import helper\n",
