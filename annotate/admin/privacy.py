@@ -7,11 +7,11 @@ distinct evaluator of the selected participations.
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from annotate.models import Participation
+from annotate.selectors.studies import users_of_participations
 from annotate.services.privacy import evaluator_delete_personal_data
 
 DONE_MESSAGE = "Deleted the personal data of {pseudonym}; {judgments} judgments kept as {replacement}."
@@ -21,8 +21,7 @@ DONE_MESSAGE = "Deleted the personal data of {pseudonym}; {judgments} judgments 
               permissions=["delete"])
 def delete_evaluator_personal_data(modeladmin: admin.ModelAdmin, request: HttpRequest,
                                    queryset: QuerySet[Participation]) -> None:
-    user_ids = sorted(set(queryset.values_list("user_id", flat=True)))
-    for user in get_user_model().objects.filter(pk__in=user_ids).order_by("pk"):
+    for user in users_of_participations(participations=queryset):
         try:
             result = evaluator_delete_personal_data(user=user)
         except ValueError as error:

@@ -68,6 +68,19 @@ class LoadError(ValueError):
         return [*self.problems, more]
 
 
+#: Problems :func:`problems_text` lists before counting the rest.
+MAX_SHOWN_PROBLEMS = 20
+
+
+def problems_text(error: LoadError, limit: int = MAX_SHOWN_PROBLEMS) -> str:
+    """"Nothing was loaded:" and the first ``limit`` problems, one a line, and
+    how many more there are (the text the commands show)."""
+    lines = [f"  - {problem}" for problem in error.problems[:limit]]
+    if error.n_problems > len(lines):
+        lines.append(f"  ... and {error.n_problems - len(lines):,} more")
+    return "Nothing was loaded:\n" + "\n".join(lines)
+
+
 @dataclass
 class ParsedResponseSet:
     """Everything one upload contains, in plain tables (no database ids).

@@ -1,12 +1,16 @@
 """Reads of the catalog (datasets, subjects, questions, models, response sets)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import pandas as pd
-from django.db.models import Count, Max
+from django.db.models import Count, Max, QuerySet
 
-from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetStatus, RunStatus, Subject
+
+ERR_VERSION_CLASH = "--response-set {name!r} names version {named} but --version says {version}"
+_NAME_VERSION = re.compile(r"^(?P<name>.+) v(?P<version>\d+)$")
 
 
 def dataset_ids_by_name(*, names: Iterable[str]) -> dict[str, int]:
@@ -77,3 +81,81 @@ def catalog_stamp() -> tuple[tuple[int, int], ...]:
         numbers = model.objects.aggregate(n=Count("id"), top=Max("id"))
         stamp.append((int(numbers["n"]), int(numbers["top"] or 0)))
     return tuple(stamp)
+
+
+def response_sets_loaded() -> QuerySet[ResponseSet]:
+    """The loaded (not superseded) response sets, newest first."""
+    return ResponseSet.objects.filter(status=ResponseSetStatus.LOADED).order_by("-created_at")
+
+
+def response_set_default() -> ResponseSet | None:
+    """The response set a page offers first: the newest loaded one that has a
+    finished scoring run, else the newest loaded one; None when none is loaded."""
+    loaded = response_sets_loaded()
+    return loaded.filter(scoring_runs__status=RunStatus.DONE).first() or loaded.first()
+
+
+def response_set_by_key(*, key: str, version: int | None = None) -> ResponseSet | None:
+    """The response set ``key`` names, as a command's ``--response-set`` takes it.
+
+    The lookup order:
+
+    1. a name: the latest version, or ``version`` when given. A name that
+       exists is taken as a name first, so a set named ``"7"`` or
+       ``"demo v2"`` is still found by its name;
+    2. ``"NAME vN"`` as ``str(response_set)`` prints it;
+    3. an id (all digits).
+
+    Returns None when nothing matches.
+
+    Raises
+    ------
+    ValueError
+        ``ERR_VERSION_CLASH`` if ``key`` is ``"NAME vN"`` and ``version`` is
+        given and differs from N.
+    """
+    by_name = ResponseSet.objects.filter(name=key)
+    if by_name.exists():
+        by_name = by_name.filter(version=version) if version is not None else by_name.order_by("-version")
+        return by_name.first()
+    match = _NAME_VERSION.match(key)
+    if match:
+        named = int(match["version"])
+        if version is not None and version != named:
+            raise ValueError(ERR_VERSION_CLASH.format(name=key, named=named, version=version))
+        return ResponseSet.objects.filter(name=match["name"], version=named).first()
+    if key.isdigit():
+        found = ResponseSet.objects.filter(pk=int(key))
+        return (found.filter(version=version) if version is not None else found).first()
+    return None
+
+
+def response_set_labels() -> list[str]:
+    """``str()`` of every response set ("NAME vN"), sorted: the keys
+    :func:`response_set_by_key` accepts, for "known: ..." messages."""
+    return sorted({str(r) for r in ResponseSet.objects.all()})
+
+
+def datasets_by_name(*, names: Iterable[str]) -> dict[str, Dataset]:
+    """The datasets among ``names`` that exist (name -> dataset)."""
+    return {d.name: d for d in Dataset.objects.filter(name__in=list(names))}
+
+
+def subjects_by_name(*, names: Iterable[str]) -> dict[str, Subject]:
+    """The subjects among ``names`` that exist (name -> subject)."""
+    return {s.name: s for s in Subject.objects.filter(name__in=list(names))}
+
+
+def dataset_names() -> list[str]:
+    """Every dataset's name, sorted."""
+    return list(Dataset.objects.order_by("name").values_list("name", flat=True))
+
+
+def model_ids_by_name(*, names: Iterable[str]) -> dict[str, int]:
+    """Ids of the language models among ``names`` that exist (name -> id)."""
+    return dict(LanguageModel.objects.filter(name__in=list(names)).values_list("name", "id"))
+
+
+def response_set_names_loaded() -> list[str]:
+    """Names of the loaded response sets, sorted, each once."""
+    return sorted(set(response_sets_loaded().values_list("name", flat=True)))

@@ -10,8 +10,9 @@ import hashlib
 import statistics
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 
 from annotate.models import (
     Assignment,
@@ -322,3 +323,32 @@ def studies_for_staff() -> list[Study]:
             n_evaluators=Count("participations", distinct=True),
         ).order_by("-created_at")
     )
+
+
+def study_get_by_key(*, key: str) -> Study | None:
+    """The study ``key`` names, as every command's ``--study`` takes it: a
+    study *name* first, then, if no study has that name and ``key`` is all
+    digits, the study with that *id*. A study whose name is all digits is
+    therefore still found by its name (and hides the study with that id:
+    pass the other study's name instead). None when nothing matches."""
+    study = Study.objects.filter(name=key).first()
+    if study is None and key.isdigit():
+        study = Study.objects.filter(pk=int(key)).first()
+    return study
+
+
+def user_get_by_username(*, username: str) -> AbstractBaseUser | None:
+    """The account called ``username``, if any (active or not)."""
+    return get_user_model().objects.filter(username=username).first()
+
+
+def evaluator_get_active(*, pk: int | None) -> AbstractBaseUser | None:
+    """The active evaluator account with id ``pk``, or None (also for a None ``pk``)."""
+    user = get_user_model().objects.filter(pk=pk, is_active=True).first()
+    return user if user is not None and user_is_evaluator(user=user) else None
+
+
+def users_of_participations(*, participations: QuerySet[Participation]) -> list[AbstractBaseUser]:
+    """The distinct accounts of ``participations``, by id."""
+    user_ids = sorted(set(participations.values_list("user_id", flat=True)))
+    return list(get_user_model().objects.filter(pk__in=user_ids).order_by("pk"))

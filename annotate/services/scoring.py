@@ -61,6 +61,15 @@ def required_methods() -> tuple[str, ...]:
     """Keys of the methods every run executes (registry entries with ``required``)."""
     return tuple(m.key for m in methods() if m.required)
 
+
+def parse_methods(text: str) -> list[str]:
+    """Comma-separated method keys (a command's ``--methods``), with the
+    required ones first and added when missing; ``scoring_run_create`` checks
+    the keys."""
+    given = [part.strip() for part in text.split(",") if part.strip()]
+    required = required_methods()
+    return [*required, *[m for m in given if m not in required]]
+
 ERR_RESPONSE_SET = "response_set must be a saved ResponseSet; got {value!r}"
 ERR_PARAMS = "params must be a mapping or None; got {value!r}"
 ERR_UNKNOWN_PARAMS = "params has unknown key(s) {keys}; known: {known}"

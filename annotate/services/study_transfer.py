@@ -60,7 +60,6 @@ from datetime import datetime, timezone as dt_timezone
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from annotate.models import (
@@ -85,19 +84,26 @@ from annotate.models import (
     Subject,
 )
 from annotate.selectors.studies import EVALUATOR_GROUP, user_is_researcher
+from annotate.selectors.catalog import response_set_latest
+from annotate.selectors.transfer import (
+    METHOD_FIELDS,
+    RESULT_FIELDS,
+    questions_by_key,
+    study_export_rows,
+    study_name_taken,
+    users_by_username,
+)
 
 SCHEMA_VERSION = 2
 #: Versions this site reads: 1 had one field per method in each question result.
 READABLE_VERSIONS = (1, 2)
 KIND = "eip-study-export"
 IMPORT_FORMAT = "study-export"
-RESULT_FIELDS = ("kept", "n_observed", "scores")
 #: Per-method fields of a version-1 question result (now keys of ``scores``).
 V1_SCORE_FIELDS = (
     "eip", "eip_scaled", "simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl", "irt_2pl_discrimination",
     "irt_mirt",
 )
-METHOD_FIELDS = ("method", "params", "n_iter", "converged", "residual", "duration_s", "notes")
 QUESTION_FIELDS = ("subject", "text", "options", "reference_answer", "metadata")
 
 ERR_KIND = "not a study export: 'kind' must be {kind!r}"
@@ -161,34 +167,18 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
         ``json.dumps`` works on it (no NaN; times are ISO 8601 strings in UTC).
     """
     run = study.scoring_run
-    dataset_ids = list(study.datasets.values_list("pk", flat=True))
-    subject_ids = list(study.subjects.values_list("pk", flat=True))
-    pairs = list(Pair.objects.filter(study=study).order_by("position").values_list(
-        "pk", "position", "question_a_id", "question_b_id", "stratum"))
-    results = list(
-        QuestionResult.objects.filter(run=run, question__dataset_id__in=dataset_ids,
-                                      question__subject_id__in=subject_ids).values("question_id", *RESULT_FIELDS)
-    )
-    question_ids = {r["question_id"] for r in results} | {q for p in pairs for q in (p[2], p[3])}
-    questions = {
-        q["pk"]: q for q in Question.objects.filter(pk__in=question_ids).values(
-            "pk", "dataset__name", "external_id", "subject__name", "text", "options", "reference_answer", "metadata")
-    }
+    rows = study_export_rows(study=study)
+    pairs, results, questions = rows.pairs, rows.question_results, rows.questions
     keys = {pk: _key(q["dataset__name"], q["external_id"]) for pk, q in questions.items()}
     position_of = {p[0]: p[1] for p in pairs}
 
     evaluators = []
-    participations = Participation.objects.filter(study=study).select_related("user").prefetch_related(
-        "qualified_subjects")
     assignments: dict[int, list] = {}
-    for part_id, pair_id, left_id, shown_at in Assignment.objects.filter(participation__study=study).values_list(
-            "participation_id", "pair_id", "left_question_id", "shown_at"):
+    for part_id, pair_id, left_id, shown_at in rows.assignments:
         assignments.setdefault(part_id, []).append(
             {"pair": position_of[pair_id], "left_question": keys[left_id], "shown_at": _time(shown_at)})
     judgments: dict[int, list] = {}
-    for j in Judgment.objects.filter(participation__study=study).values(
-            "participation_id", "pair_id", "choice", "left_question_id", "harder_question_id", "shown_at",
-            "submitted_at", "seconds", "client_seconds"):
+    for j in rows.judgments:
         judgments.setdefault(j["participation_id"], []).append({
             "pair": position_of[j["pair_id"]],
             "choice": j["choice"],
@@ -199,7 +189,7 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "seconds": j["seconds"],
             "client_seconds": j["client_seconds"],
         })
-    for p in participations:
+    for p in rows.participations:
         evaluators.append({
             "pseudonym": p.user.get_username(),
             "seed": p.seed,
@@ -234,16 +224,14 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "include_unkept": study.include_unkept,
             "target_judgments_per_pair": study.target_judgments_per_pair,
             "guidelines": study.guidelines,
-            "datasets": sorted(study.datasets.values_list("name", flat=True)),
-            "subjects": sorted(study.subjects.values_list("name", flat=True)),
+            "datasets": rows.study_datasets,
+            "subjects": rows.study_subjects,
             "created_at": _time(study.created_at),
             "closed_at": _time(study.closed_at),
         },
         "datasets": [
             {"name": name, "description": description}
-            for name, description in Dataset.objects.filter(
-                Q(pk__in=dataset_ids) | Q(questions__pk__in=question_ids)).distinct().order_by("name").values_list(
-                "name", "description")
+            for name, description in rows.datasets
         ],
         "questions": sorted(
             (
@@ -260,10 +248,7 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "error": run.error,
             "created_at": _time(run.created_at),
             "finished_at": _time(run.finished_at),
-            "methods": [
-                {field: m[field] for field in METHOD_FIELDS}
-                for m in MethodResult.objects.filter(run=run).order_by("method").values(*METHOD_FIELDS)
-            ],
+            "methods": [{field: m[field] for field in METHOD_FIELDS} for m in rows.methods],
             "question_results": sorted(
                 ({"question": keys[r["question_id"]], **{f: r[f] for f in RESULT_FIELDS}} for r in results),
                 key=lambda r: r["question"],
@@ -330,10 +315,7 @@ def _questions(document: dict) -> tuple[dict[tuple[str, str], Question], int, in
     """Existing or new (unsaved: pk None) questions by key; refuses conflicts."""
     rows = _get(document, "questions", "document", list)
     names = {_get(q, "dataset", "question", str) for q in rows}
-    stored = {
-        (q.dataset.name, q.external_id): q
-        for q in Question.objects.filter(dataset__name__in=names).select_related("dataset", "subject")
-    }
+    stored = questions_by_key(dataset_names=names)
     result: dict[tuple[str, str], Question] = {}
     reused = created = 0
     for row in rows:
@@ -364,7 +346,7 @@ def _evaluator_accounts(evaluators: list[dict], reuse: bool) -> dict[str, object
     names = [_get(e, "pseudonym", "evaluator", str) for e in evaluators]
     if len(set(names)) != len(names):
         raise MalformedExport(ERR_MALFORMED.format(detail="a pseudonym is listed twice"))
-    existing = {u.get_username(): u for u in get_user_model().objects.filter(username__in=names)}
+    existing = users_by_username(usernames=names)
     if existing and not reuse:
         raise ValueError(ERR_PSEUDONYM_TAKEN.format(names=sorted(existing)))
     for name, user in existing.items():
@@ -396,7 +378,7 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
     name = (rename if rename is not None else _get(exported, "name", "study", str)).strip()
     if not name:
         raise ValueError(ERR_NAME_EMPTY)
-    if Study.objects.filter(name=name).exists():
+    if study_name_taken(name=name):
         raise ValueError(ERR_NAME_TAKEN.format(name=name))
     _choice(exported.get("status"), StudyStatus.values, "study.status")
     _choice(exported.get("strategy"), PairStrategy.values, "study.strategy")
@@ -487,10 +469,10 @@ def _write_catalog(plan: _Plan, document: dict) -> tuple[dict[str, Dataset], dic
 
 def _write_run(plan: _Plan, source: object) -> ScoringRun:
     label = f"imported: {plan.name}"[:200]
-    latest = ResponseSet.objects.filter(name=label).order_by("-version").values_list("version", flat=True).first()
+    latest = response_set_latest(name=label)
     response_set = ResponseSet.objects.create(
         name=label,
-        version=(latest or 0) + 1,
+        version=(latest.version if latest is not None else 0) + 1,
         file_name="study export",
         checksum=hashlib.sha256(f"{IMPORT_FORMAT}:{plan.name}:{uuid.uuid4().hex}".encode()).hexdigest(),
         file_format=IMPORT_FORMAT,

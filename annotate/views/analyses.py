@@ -17,7 +17,8 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, ResponseSetStatus, RunStatus
+from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
+from annotate.selectors.catalog import response_set_default, response_sets_loaded
 from annotate.services.analyses import (
     NEEDS_RESPONSE_SET,
     SCALING_GRIDS,
@@ -67,7 +68,7 @@ def analysis_form_class(kind: str) -> type[forms.Form]:
     fields: dict[str, forms.Field] = {}
     if kind in NEEDS_RESPONSE_SET:
         fields["response_set"] = forms.ModelChoiceField(
-            queryset=ResponseSet.objects.filter(status=ResponseSetStatus.LOADED).order_by("-created_at"),
+            queryset=response_sets_loaded(),
             label="response set")
     params = defaults(kind)
     for name, default in params.items():
@@ -93,8 +94,7 @@ def _initial(kind: str) -> dict:
     would find a single dataset."""
     initial = defaults(kind)
     if kind in NEEDS_RESPONSE_SET:
-        loaded = ResponseSet.objects.filter(status=ResponseSetStatus.LOADED).order_by("-created_at")
-        newest = loaded.filter(scoring_runs__status=RunStatus.DONE).first() or loaded.first()
+        newest = response_set_default()
         initial["response_set"] = newest
         if newest is not None and initial.get("group_by") == "dataset" \
                 and distinct_groups(response_set=newest, group_by="dataset") < 2:

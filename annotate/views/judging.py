@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from django.contrib.auth import get_user_model, login
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods
 from annotate.forms_judging import JudgmentForm, OnboardingForm
 from annotate.models import Participation
 from annotate.selectors.studies import (
+    evaluator_get_active,
     invitation_get_active,
     participation_get,
     participation_next_step,
@@ -61,8 +62,7 @@ def _resume_user(request: HttpRequest):
         data = signing.loads(request.COOKIES.get(RESUME_COOKIE, ""), salt=RESUME_SALT, max_age=RESUME_MAX_AGE)
     except signing.BadSignature:
         return None
-    user = get_user_model().objects.filter(pk=data.get("u"), is_active=True).first()
-    return user if user is not None and user_is_evaluator(user=user) else None
+    return evaluator_get_active(pk=data.get("u"))
 
 
 @require_http_methods(["GET", "POST"])

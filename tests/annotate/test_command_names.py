@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.management.commands.score_responses import response_set_by_key
+from annotate.selectors.catalog import response_set_by_key
 from annotate.models import ResponseSet
 from tests.annotate.factories import make_catalog, make_study
 
@@ -29,30 +29,32 @@ def demo() -> tuple[ResponseSet, ResponseSet]:
     ("EIP-demo v2", 2, 2),      # the same version twice is fine
 ])
 def test_it_finds_a_response_set_by_name_or_by_name_and_version(demo, key, version, expected):
-    assert response_set_by_key(key, version) == demo[expected - 1]
+    assert response_set_by_key(key=key, version=version) == demo[expected - 1]
 
 
 def test_it_finds_a_response_set_by_id(demo):
-    assert response_set_by_key(str(demo[0].pk)) == demo[0]
+    assert response_set_by_key(key=str(demo[0].pk)) == demo[0]
 
 
 def test_a_name_that_exists_wins_over_the_name_version_and_id_readings(demo):
     # a set literally named "EIP-demo v2", and one named like the first set's id
     literal = response_set("EIP-demo v2", 1, 3)
     numbered = response_set(str(demo[0].pk), 1, 4)
-    assert response_set_by_key("EIP-demo v2") == literal
-    assert response_set_by_key(str(demo[0].pk)) == numbered
+    assert response_set_by_key(key="EIP-demo v2") == literal
+    assert response_set_by_key(key=str(demo[0].pk)) == numbered
 
 
 def test_it_finds_nothing_for_an_unknown_name_or_version(demo):
-    assert response_set_by_key("EIP-demo v3") is None
-    assert response_set_by_key("nope") is None
-    assert response_set_by_key("99999") is None
+    assert response_set_by_key(key="EIP-demo v3") is None
+    assert response_set_by_key(key="nope") is None
+    assert response_set_by_key(key="99999") is None
 
 
 def test_it_refuses_a_version_that_contradicts_the_name(demo):
+    with pytest.raises(ValueError, match=r"^--response-set 'EIP-demo v1' names version 1 but --version says 2$"):
+        response_set_by_key(key="EIP-demo v1", version=2)
     with pytest.raises(CommandError, match=r"^--response-set 'EIP-demo v1' names version 1 but --version says 2$"):
-        response_set_by_key("EIP-demo v1", 2)
+        call_command("score_responses", "--response-set", "EIP-demo v1", "--version", "2")
 
 
 def test_score_responses_accepts_the_name_its_known_list_prints(demo):

@@ -5,8 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotate.management.commands.export_study import study_by_name_or_id
-from annotate.models import ScoringRun
+from annotate.management.lookups import scoring_run_from_option, study_from_option
 from annotate.services.alignment import judgment_export_rows, study_alignment_report
 from annotate.services.report_files import write_bundle
 
@@ -18,7 +17,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--study", required=True, help="study name or id")
+        parser.add_argument("--study", required=True, help="study name or id (a name is looked up first)")
         parser.add_argument("--out", required=True, type=Path, help="folder to write (created if missing)")
         parser.add_argument("--run", type=int, default=None, metavar="RUN_ID",
                             help="scoring run id (default: the run the study's pairs came from)")
@@ -29,12 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
     def handle(self, *args, **options) -> str:
-        study = study_by_name_or_id(options["study"])
-        run = None
-        if options["run"] is not None:
-            run = ScoringRun.objects.filter(pk=options["run"]).first()
-            if run is None:
-                raise CommandError(f"no scoring run with id {options['run']}")
+        study = study_from_option(options["study"])
+        run = None if options["run"] is None else scoring_run_from_option(options["run"])
         try:
             report = study_alignment_report(
                 study=study, run=run, min_votes=options["min_votes"], tie_rule=options["tie_rule"],

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from argparse import ArgumentParser
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.selectors.studies import user_get_by_username
 from annotate.services.api_tokens import api_token_create
 
 
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="what the token is for (shown in the admin)")
 
     def handle(self, *args, **options) -> str:
-        user = get_user_model().objects.filter(username=options["user"]).first()
+        user = user_get_by_username(username=options["user"])
         if user is None:
             raise CommandError(f"no user named {options['user']!r}")
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
-from annotate.models import Study
+from annotate.management.lookups import study_from_option
 from annotate.services.studies import evaluator_create
 
 
@@ -13,14 +13,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--username", required=True)
-        parser.add_argument("--study", required=True, help="study name or id")
+        parser.add_argument("--study", required=True, help="study name or id (a name is looked up first)")
 
     def handle(self, *args, **options) -> str:
-        key = options["study"]
-        study = Study.objects.filter(pk=int(key)).first() if key.isdigit() else None
-        study = study or Study.objects.filter(name=key).first()
-        if study is None:
-            raise CommandError(f"no study named or numbered {key!r}")
+        study = study_from_option(options["study"])
         try:
             user, password = evaluator_create(username=options["username"], study=study)
         except ValueError as exc:

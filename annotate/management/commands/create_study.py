@@ -4,7 +4,10 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
-from annotate.models import Dataset, PairStrategy, QuestionResult, RunStatus, ScoringRun, Subject
+from annotate.management.lookups import scoring_run_from_option
+from annotate.models import Dataset, PairStrategy, ScoringRun, Subject
+from annotate.selectors.catalog import dataset_names, datasets_by_name, subjects_by_name
+from annotate.selectors.scoring import scoring_run_latest_covering
 from annotate.services.studies import invitation_create, study_create
 
 ERR_BASE_URL = "--base-url must start with http:// or https://; got {value!r}"
@@ -60,14 +63,14 @@ class Command(BaseCommand):
         return f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed}) from run {run.pk}"
 
     def _datasets(self, names: list[str]) -> list[Dataset]:
-        found = {d.name: d for d in Dataset.objects.filter(name__in=names)}
+        found = datasets_by_name(names=names)
         missing = [n for n in names if n not in found]
         if missing:
-            raise CommandError(f"unknown dataset(s) {missing}; known: {list(Dataset.objects.values_list('name', flat=True))}")
+            raise CommandError(f"unknown dataset(s) {missing}; known: {dataset_names()}")
         return [found[n] for n in names]
 
     def _subjects(self, names: list[str]) -> list[Subject]:
-        found = {s.name: s for s in Subject.objects.filter(name__in=names)}
+        found = subjects_by_name(names=names)
         missing = [n for n in names if n not in found]
         if missing:
             raise CommandError(f"unknown subject(s) {missing}")
@@ -75,12 +78,8 @@ class Command(BaseCommand):
 
     def _run(self, run_id: int | None, datasets: list[Dataset]) -> ScoringRun:
         if run_id is not None:
-            run = ScoringRun.objects.filter(pk=run_id).first()
-            if run is None:
-                raise CommandError(f"no scoring run with id {run_id}")
-            return run
-        covering = QuestionResult.objects.filter(question__dataset__in=datasets).values("run_id")
-        run = ScoringRun.objects.filter(status=RunStatus.DONE, pk__in=covering).order_by("-created_at", "-pk").first()
+            return scoring_run_from_option(run_id)
+        run = scoring_run_latest_covering(datasets=datasets)
         if run is None:
             raise CommandError("no finished scoring run has results for these datasets; score them first or pass --run")
         return run

@@ -6,17 +6,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.models import Study
+from annotate.management.lookups import study_from_option
 from annotate.services.study_transfer import dump_export, study_export
-
-
-def study_by_name_or_id(key: str) -> Study:
-    study = Study.objects.filter(name=key).first()
-    if study is None and key.isdigit():
-        study = Study.objects.filter(pk=int(key)).first()
-    if study is None:
-        raise CommandError(f"no study named or numbered {key!r}")
-    return study
 
 
 class Command(BaseCommand):
@@ -26,11 +17,11 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--study", required=True, help="study name or id")
+        parser.add_argument("--study", required=True, help="study name or id (a name is looked up first)")
         parser.add_argument("--out", required=True, type=Path, help="JSON file to write ('-' for stdout)")
 
     def handle(self, *args, **options) -> str:
-        study = study_by_name_or_id(options["study"])
+        study = study_from_option(options["study"])
         document = study_export(study=study)
         text = dump_export(document)
         out = Path(options["out"])

@@ -9,14 +9,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotate.loaders.base import LoadError
+from annotate.loaders.base import LoadError, problems_text
 from annotate.loaders.harness import FORMATS as HARNESS_FORMATS
 from annotate.loaders.tabular import FORMATS as TABULAR_FORMATS
 from annotate.management.progress import TqdmStream
 from annotate.services.loading import LoadPreview
 from annotate.services.uploads import CheckedUpload, UploadOptions, UploadSource, upload_check, upload_load
 
-MAX_SHOWN_PROBLEMS = 20
 FOLDER_OR_RESPONSES = "give exactly one of --folder, --responses and --logs"
 FOLDER_ONLY_OPTION = (
     "--{option} is for --responses; a --folder is read as responses_binary.csv, questions.csv, models.csv"
@@ -24,15 +23,6 @@ FOLDER_ONLY_OPTION = (
 NOT_FOR_LOGS = "--{option} does not apply to --logs (harness logs carry their own questions and models)"
 LOGS_ONLY_OPTION = "--{option} applies to --logs only"
 WRONG_FORMAT = "--format {value} is a {kind} format; it cannot read {source}"
-
-
-
-def problems_text(error: LoadError, limit: int = MAX_SHOWN_PROBLEMS) -> str:
-    """The first ``limit`` problems, one a line, and how many more there are."""
-    lines = [f"  - {problem}" for problem in error.problems[:limit]]
-    if error.n_problems > len(lines):
-        lines.append(f"  ... and {error.n_problems - len(lines):,} more")
-    return "Nothing was loaded:\n" + "\n".join(lines)
 
 
 class Command(BaseCommand):

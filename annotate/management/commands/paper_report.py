@@ -11,7 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotate.management.progress import TqdmStream
-from annotate.models import AnalysisKind, ResponseSet, ResponseSetStatus
+from annotate.models import AnalysisKind, ResponseSet
+from annotate.selectors.catalog import response_set_by_key, response_set_names_loaded
 from annotate.services.analyses import (
     NEEDS_RESPONSE_SET,
     SCALING_GRIDS,
@@ -47,7 +48,8 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("--response-set", required=True, help="name of a loaded response set (newest version)")
+        parser.add_argument("--response-set", required=True,
+                            help="response set name (newest version), 'NAME vN' (name and version) or id")
         parser.add_argument("--out", required=True, type=Path, help="folder to write (created if needed)")
         parser.add_argument("--analyses", default=",".join(ALL), help=f"comma-separated subset of {', '.join(ALL)}")
         parser.add_argument("--trials", type=_positive, default=None,
@@ -102,9 +104,9 @@ class Command(BaseCommand):
 
     @staticmethod
     def _response_set(name: str) -> ResponseSet:
-        found = ResponseSet.objects.filter(name=name, status=ResponseSetStatus.LOADED).order_by("-version").first()
+        found = response_set_by_key(key=name)
         if found is None:
-            names = sorted(set(ResponseSet.objects.filter(status=ResponseSetStatus.LOADED).values_list("name", flat=True)))
+            names = response_set_names_loaded()
             raise CommandError(NO_RESPONSE_SET.format(name=name, names=", ".join(names) or "(none)"))
         return found
 

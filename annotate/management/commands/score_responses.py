@@ -1,22 +1,30 @@
 """``manage.py score_responses``: run every difficulty method on a response set, inline."""
 from __future__ import annotations
 
-import re
 from argparse import ArgumentParser
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from django.core.management.base import BaseCommand, CommandError
-from tqdm import tqdm
 
-from annotate.management.progress import TqdmStream
-from annotate.models import Dataset, LanguageModel, MethodResult, ResponseSet
-from annotate.services.scoring import DEFAULT_PARAMS, required_methods, scoring_run_create, scoring_run_execute
+from annotate.management.progress import scoring_progress
+from annotate.models import ResponseSet, ScoringRun
+from annotate.selectors.catalog import (
+    dataset_ids_by_name,
+    model_ids_by_name,
+    response_set_by_key,
+    response_set_labels,
+)
+from annotate.selectors.scoring import run_method_results
+from annotate.services.scoring import (
+    DEFAULT_PARAMS,
+    parse_methods,
+    required_methods,
+    scoring_run_create,
+    scoring_run_execute,
+)
 from scoring.methods import method_keys
 
 NO_RESPONSE_SET = "no response set named {name!r}{version}; known: {known}"
-VERSION_CLASH = "--response-set {name!r} names version {named} but --version says {version}"
-_NAME_VERSION = re.compile(r"^(?P<name>.+) v(?P<version>\d+)$")
 UNKNOWN_NAMES = "unknown {what} {names}"
 
 
@@ -26,69 +34,13 @@ def _names(text: str | None) -> list[str] | None:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def parse_methods(text: str) -> list[str]:
-    """Comma-separated method names, plus the ones every run executes."""
-    given = [part.strip() for part in text.split(",") if part.strip()]
-    required = required_methods()
-    return [*required, *[m for m in given if m not in required]]
-
-
-
-@contextmanager
-def scoring_progress(command: BaseCommand, verbosity: int) -> Iterator[Callable[[float, str], None]]:
-    """A ``progress(fraction, label)`` callback drawing a tqdm bar on the
-    command's stderr from its first call on (nothing at verbosity 0)."""
-    bars: list[tqdm] = []
-
-    def progress(fraction: float, label: str) -> None:
-        if not bars:
-            bars.append(tqdm(total=100, unit="%", file=TqdmStream(command.stderr), disable=verbosity == 0,
-                             bar_format="{desc:<28}{percentage:3.0f}%|{bar:30}| {elapsed}"))
-        bars[0].set_description_str(f"scoring: {label}", refresh=False)
-        bars[0].update(round(100 * fraction) - bars[0].n)
-
-    try:
-        yield progress
-    finally:
-        for bar in bars:
-            bar.close()
-
-
-def run_summary(run) -> str:
+def run_summary(run: ScoringRun) -> str:
     """``run 7 on EIP-demo v1: done; eip 11 iter 0.01 s, ...``."""
     parts = []
-    for m in MethodResult.objects.filter(run=run).order_by("pk"):
+    for m in run_method_results(run=run):
         iterations = f" {m.n_iter} iter" if m.n_iter is not None else ""
         parts.append(f"{m.method}{iterations} {m.duration_s:.2f} s")
     return f"run {run.pk} on {run.response_set}: {run.status}; " + ", ".join(parts)
-
-
-def response_set_by_key(key: str, version: int | None = None) -> ResponseSet | None:
-    """The response set ``key`` names: a name (the latest version, or ``version``),
-    ``"NAME vN"`` as ``str(response_set)`` prints it, or an id; None if there is none.
-
-    A name that exists is taken as a name first, so a set named ``"7"`` or
-    ``"demo v2"`` is still found by its name.
-
-    Raises
-    ------
-    CommandError
-        If ``key`` is ``"NAME vN"`` and ``version`` is given and differs from N.
-    """
-    by_name = ResponseSet.objects.filter(name=key)
-    if by_name.exists():
-        by_name = by_name.filter(version=version) if version is not None else by_name.order_by("-version")
-        return by_name.first()
-    match = _NAME_VERSION.match(key)
-    if match:
-        named = int(match["version"])
-        if version is not None and version != named:
-            raise CommandError(VERSION_CLASH.format(name=key, named=named, version=version))
-        return ResponseSet.objects.filter(name=match["name"], version=named).first()
-    if key.isdigit():
-        found = ResponseSet.objects.filter(pk=int(key))
-        return (found.filter(version=version) if version is not None else found).first()
-    return None
 
 
 class Command(BaseCommand):
@@ -119,8 +71,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> str:
         response_set = self._response_set(options["response_set"], options["version"])
-        model_ids = self._ids(LanguageModel, _names(options["models"]), "models")
-        dataset_ids = self._ids(Dataset, _names(options["datasets"]), "datasets")
+        model_ids = self._ids(model_ids_by_name, _names(options["models"]), "models")
+        dataset_ids = self._ids(dataset_ids_by_name, _names(options["datasets"]), "datasets")
         params = {
             "alpha": options["alpha"], "tol": options["tol"], "mirt_epochs": options["mirt_epochs"],
             "mirt_seed": options["mirt_seed"], "methods": parse_methods(options["methods"]),
@@ -139,18 +91,21 @@ class Command(BaseCommand):
 
     @staticmethod
     def _response_set(name: str, version: int | None) -> ResponseSet:
-        response_set = response_set_by_key(name, version)
+        try:
+            response_set = response_set_by_key(key=name, version=version)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
         if response_set is None:
-            known = sorted({str(r) for r in ResponseSet.objects.all()})
+            known = response_set_labels()
             raise CommandError(NO_RESPONSE_SET.format(
                 name=name, version=f" with version {version}" if version is not None else "", known=known))
         return response_set
 
     @staticmethod
-    def _ids(model, names: list[str] | None, what: str) -> list[int] | None:
+    def _ids(ids_by_name: Callable[..., dict[str, int]], names: list[str] | None, what: str) -> list[int] | None:
         if names is None:
             return None
-        found = dict(model.objects.filter(name__in=names).values_list("name", "pk"))
+        found = ids_by_name(names=names)
         missing = [n for n in names if n not in found]
         if missing:
             raise CommandError(UNKNOWN_NAMES.format(what=what, names=missing))

@@ -7,11 +7,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from annotate.loaders.base import LoadError
-from annotate.management.commands.load_responses import problems_text
-from annotate.management.commands.score_responses import parse_methods, scoring_progress
+from annotate.loaders.base import LoadError, problems_text
+from annotate.management.progress import scoring_progress
 from annotate.services.demo import demo_setup
-from annotate.services.scoring import DEFAULT_PARAMS
+from annotate.services.scoring import DEFAULT_PARAMS, parse_methods
 from scoring.methods import method_keys
 
 

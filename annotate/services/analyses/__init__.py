@@ -23,9 +23,9 @@ from annotate.services.analyses.runs import (
     analysis_run_execute,
     analysis_run_latest,
     analysis_run_start,
-    analysis_runs_recent,
     kind_label,
 )
+from annotate.selectors.analyses import analysis_runs_recent  # a read, re-exported for the analyses views
 
 __all__ = [
     "NEEDS_RESPONSE_SET",

@@ -15,7 +15,7 @@ from dataclasses import asdict
 import numpy as np
 
 from annotate.models import AnalysisKind
-from annotate.services.analyses._data import AnalysisData, group_labels
+from annotate.selectors.analyses import AnalysisData, group_labels
 from annotate.services.analyses.params import SCALING_GRIDS
 from scoring.analyses import (
     Correlation,
@@ -173,7 +173,7 @@ def model_robustness(data: AnalysisData, params: dict, progress: Progress) -> di
 
 def dataset_robustness(data: AnalysisData, params: dict, progress: Progress) -> dict:
     """Table 10: leave each group (dataset, subject or metadata value) out."""
-    labels = group_labels(data, params["group_by"])
+    labels = group_labels(data=data, group_by=params["group_by"])
     progress(0.0, f"leaving out each {params['group_by']}")
     res = leave_one_dataset_out(data.R, labels, alpha=params["alpha"])
     removals = [{"label": str(r.dataset), "n_questions_removed": r.n_questions_removed,
@@ -274,7 +274,8 @@ def profiles(data: AnalysisData, params: dict, progress: Progress) -> dict:
     """Figure 9: EIP difficulty (0-100) per group."""
     progress(0.0, "EIP")
     res = eip(data.R, alpha=params["alpha"])
-    prof = difficulty_profiles(res.difficulty_scaled, group_labels(data, params["group_by"]), bins=params["bins"])
+    labels = group_labels(data=data, group_by=params["group_by"])
+    prof = difficulty_profiles(res.difficulty_scaled, labels, bins=params["bins"])
     return plain({**_shape(data), "group_by": params["group_by"], "bin_edges": prof.bin_edges,
                   "groups": [_profile(p) for p in prof.groups.values()], "overall": _profile(prof.overall)})
 

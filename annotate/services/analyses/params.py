@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from annotate.models import AnalysisKind, Question
-from annotate.services.analyses._data import GROUP_BY_PATTERN
+from annotate.models import AnalysisKind
+from annotate.selectors.analyses import GROUP_BY_PATTERN, distinct_groups
 
 #: Synthetic sizes ``(n_questions, n_models)`` for the scaling analysis.
 SCALING_GRIDS: dict[str, tuple[tuple[int, int], ...]] = {
@@ -172,12 +172,3 @@ def check_groups(kind: str, *, response_set, params: Mapping) -> None:
     if n < 2:
         raise ValueError(ERR_ONE_GROUP.format(kind=AnalysisKind(kind).label, group=group_by,
                                               response_set=response_set, n=n))
-
-
-def distinct_groups(*, response_set, group_by: str) -> int:
-    """How many distinct datasets (``group_by="dataset"``) or subjects
-    (``"subject"``, questions without one count as one group) the questions
-    answered in ``response_set`` fall in."""
-    field = {"dataset": "dataset_id", "subject": "subject_id"}[group_by]
-    return (Question.objects.filter(responses__response_set=response_set)
-            .values_list(field, flat=True).distinct().order_by().count())

@@ -19,11 +19,10 @@ import json
 import time
 from collections.abc import Callable, Mapping
 
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
-from annotate.services.analyses._data import analysis_data
+from annotate.selectors.analyses import analysis_data, analysis_run_by_params_key
 from annotate.services.analyses.compute import COMPUTE, plain
 from annotate.services.analyses.params import NEEDS_RESPONSE_SET, check_kind, check_params, params_key
 
@@ -227,13 +226,7 @@ def analysis_run_latest(
     kind = check_kind(kind)
     checked = check_params(kind, params)
     key = params_key(kind, None if response_set is None else response_set.pk, checked)
-    return (AnalysisRun.objects.select_related("response_set").filter(params_key=key, status__in=statuses)
-            .order_by("-created_at", "-id").first())
-
-
-def analysis_runs_recent(*, limit: int = 50) -> QuerySet[AnalysisRun]:
-    """The newest runs of every kind (for the index page)."""
-    return AnalysisRun.objects.select_related("response_set", "created_by").order_by("-created_at", "-id")[:limit]
+    return analysis_run_by_params_key(params_key=key, statuses=statuses)
 
 
 def kind_label(kind: str) -> str:

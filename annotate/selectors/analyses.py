@@ -1,6 +1,7 @@
-"""What an analysis reads from the database: the response matrix and the labels
-of its rows (datasets, subjects, question metadata) and columns (model names,
-families, access, sizes)."""
+"""Reads of the paper's analyses: the response matrix and the labels of its
+rows (datasets, subjects, question metadata) and columns (model names,
+families, access, sizes). The analysis services (annotate/services/analyses/)
+compute on what these return; they do not query the database themselves."""
 from __future__ import annotations
 
 import re
@@ -8,7 +9,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotate.models import Dataset, LanguageModel, ModelAccess, Question, ResponseSet, Subject
+from django.db.models import QuerySet
+
+from annotate.models import (
+    AnalysisRun,
+    Dataset,
+    LanguageModel,
+    ModelAccess,
+    Question,
+    ResponseSet,
+    RunStatus,
+    Subject,
+)
 from annotate.selectors.matrix import NO_SUBJECT, response_matrix
 
 #: ``group_by`` values besides ``metadata:<key>``.
@@ -86,7 +98,7 @@ def analysis_data(*, response_set: ResponseSet) -> AnalysisData:
     )
 
 
-def group_labels(data: AnalysisData, group_by: str) -> np.ndarray:
+def group_labels(*, data: AnalysisData, group_by: str) -> np.ndarray:
     """Label of every row for ``group_by``: "dataset", "subject" or
     "metadata:<key>" (``Question.metadata[key]``, "(none)" when absent or blank)."""
     if group_by == "dataset":
@@ -100,3 +112,30 @@ def group_labels(data: AnalysisData, group_by: str) -> np.ndarray:
         value = (metadata.get(pk) or {}).get(key)
         labels.append(NO_LABEL if value is None or str(value).strip() == "" else str(value))
     return np.array(labels, dtype=object)
+
+
+def distinct_groups(*, response_set: ResponseSet, group_by: str) -> int:
+    """How many distinct datasets (``group_by="dataset"``) or subjects
+    (``"subject"``, questions without one count as one group) the questions
+    answered in ``response_set`` fall in."""
+    field = {"dataset": "dataset_id", "subject": "subject_id"}[group_by]
+    return (Question.objects.filter(responses__response_set=response_set)
+            .values_list(field, flat=True).distinct().order_by().count())
+
+
+def analysis_run_by_params_key(
+    *, params_key: str, statuses: tuple[str, ...] = (RunStatus.DONE,),
+) -> AnalysisRun | None:
+    """The newest analysis run with this ``params_key`` (kind, response set and
+    complete parameters; see ``annotate.services.analyses.params.params_key``)
+    in one of ``statuses``, or None."""
+    return (AnalysisRun.objects.select_related("response_set").filter(params_key=params_key, status__in=statuses)
+            .order_by("-created_at", "-id").first())
+
+
+def analysis_runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySet[AnalysisRun]:
+    """The newest analysis runs, of ``kind`` or of every kind (None), newest first."""
+    runs = AnalysisRun.objects.select_related("response_set", "created_by")
+    if kind is not None:
+        runs = runs.filter(kind=kind)
+    return runs.order_by("-created_at", "-id")[:limit]
