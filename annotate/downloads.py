@@ -61,6 +61,8 @@ CONTENT_TYPES = {
     "md": "text/markdown; charset=utf-8",
     "zip": "application/zip",
     "json": "application/json",
+    "png": "image/png",
+    "svg": "image/svg+xml",
 }
 TABLE_FORMATS = ("csv", "parquet")
 #: Column kinds a codebook names (what ``pandas.read_csv`` gives back).

@@ -94,7 +94,6 @@ def toy_run(toy):
 
 @pytest.fixture
 def rita() -> Client:
-    _, evaluators = ensure_role_groups()
     user = make_user("rita")
     user.groups.add(Group.objects.get_or_create(name="researcher")[0])
     client = Client()
