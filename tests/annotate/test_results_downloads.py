@@ -39,7 +39,7 @@ from annotate.selectors.results import run_leaderboard, run_models_frame, run_qu
 from annotate.services import scoring as service
 from annotate.services.loading import response_set_load
 from annotate.services.studies import ensure_role_groups
-from scoring.methods import iter_columns, register_method, unregister_method
+from scoring.methods import DifficultyMethod, iter_columns, register_method, unregister_method
 from tests.annotate.factories import make_user
 from tests.annotate.test_toy_method import TOY, _expected
 
@@ -310,3 +310,18 @@ def test_a_table_renders_only_as_csv_or_parquet(small_run):
         downloads.TidyTable("t", "T", pd.DataFrame({"a": [1]}), (downloads.Column("b", "integer", "one"),))
     frame = run_models_frame(run=small_run)
     assert frame["model_id"].dtype == np.int64 and len(frame) == 3
+
+
+def test_a_method_column_named_like_a_fixed_column_is_refused(small_run):
+    clash = DifficultyMethod(key="clash", label="Clash", runner=TOY.runner, question_columns=("kept",),
+                             model_columns=("eip_rank",))
+    register_method(clash)
+    try:
+        with pytest.raises(ValueError, match=r"^method column 'kept' clashes with a fixed column of the "
+                                             r"questions table$"):
+            run_questions_frame(run=small_run)
+        with pytest.raises(ValueError, match=r"^method column 'eip_rank' clashes with a fixed column of the "
+                                             r"models table$"):
+            run_models_frame(run=small_run)
+    finally:
+        unregister_method("clash")
