@@ -267,7 +267,7 @@ def _md(text: Any) -> str:
 
 def _value_text(value: Any) -> str:
     if isinstance(value, (dict, list, tuple)):
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
     return str(value)
 
 
