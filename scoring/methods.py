@@ -162,6 +162,9 @@ class DifficultyMethod:
         Display header of each stored column (default: the method's label).
     column_decimals : mapping of str to int, optional
         Decimals shown for each stored column (default 3).
+    column_units : mapping of str to str, optional
+        Units or scale of each stored column, for codebooks (default: the
+        difficulty column's is ``description``, the others' empty).
     """
 
     key: str
@@ -181,6 +184,7 @@ class DifficultyMethod:
     description: str = ""
     column_labels: Mapping[str, str] = field(default_factory=dict)
     column_decimals: Mapping[str, int] = field(default_factory=dict)
+    column_units: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, str) or not self.key.isidentifier():
@@ -207,6 +211,11 @@ class DifficultyMethod:
     def decimals(self, column: str) -> int:
         """Decimals shown for one of the method's stored columns."""
         return self.column_decimals.get(column, 3)
+
+    def unit(self, column: str) -> str:
+        """Units or scale of one of the method's stored columns (codebooks)."""
+        default = self.description if column == self.difficulty_column else ""
+        return self.column_units.get(column, default)
 
 
 # --- the built-in runners -----------------------------------------------------------
@@ -313,6 +322,9 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         residual_label="L1 residual",
         column_labels={"eip": "EIP π", "eip_scaled": "EIP 0–100"},
         column_decimals={"eip": 6, "eip_scaled": 1},
+        column_units={"eip": "stationary mass: questions pi_Q sum to 1 over kept questions (0 for excluded ones); "
+                             "models pi_M sum to 1",
+                      "eip_scaled": "0-100 display scale (questions: kept in [1, 99], all solved 0, all failed 100)"},
         description="EIP difficulty on the 0-100 display scale (kept questions in [1, 99]; all solved 0, "
         "all failed 100); eip = stationary mass pi_Q (sums to 1 over kept questions)",
     ),
@@ -328,11 +340,13 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         difficulty_column="accuracy_difficulty", competency_column="accuracy", required=True, cost=0.1,
         tie_tolerance=1e-12, description="1 - mean credit over observed models, in [0, 1]",
         column_labels={"accuracy_difficulty": "1 − accuracy", "accuracy": "Accuracy"},
+        column_units={"accuracy": "mean credit over observed questions, in [0, 1]"},
     ),
     DifficultyMethod(
         key="weighted_accuracy", label="Dataset-weighted accuracy", runner=_run_weighted_accuracy,
         model_columns=("weighted_accuracy",), competency_column="weighted_accuracy", cost=0.1,
         competency_label="Weighted acc.", description="model competency only: accuracy with datasets weighted",
+        column_units={"weighted_accuracy": "mean over datasets of the accuracy within each, in [0, 1]"},
     ),
     DifficultyMethod(
         key="irt_1pl", label="1PL IRT", runner=_run_jml("irt_1pl"),
@@ -340,6 +354,7 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         competency_column="irt_1pl", cost=3.0, residual_label=_JML_RESIDUAL,
         competency_label="1PL θ", description="Rasch difficulty b, logits",
         column_labels={"irt_1pl": "1PL"}, column_decimals={"irt_1pl": 2},
+        column_units={"irt_1pl": "logits (questions: difficulty b; models: ability theta)"},
     ),
     DifficultyMethod(
         key="irt_2pl", label="2PL IRT", runner=_run_jml("irt_2pl"),
@@ -348,6 +363,8 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         competency_label="2PL θ", description="2PL difficulty b, logits (irt_2pl_discrimination: a)",
         column_labels={"irt_2pl": "2PL", "irt_2pl_discrimination": "2PL a"},
         column_decimals={"irt_2pl": 2, "irt_2pl_discrimination": 2},
+        column_units={"irt_2pl": "logits (questions: difficulty b; models: ability theta)",
+                      "irt_2pl_discrimination": "discrimination a, per logit"},
     ),
     DifficultyMethod(
         key="irt_mirt", label="Multidimensional IRT", runner=_run_mirt,
@@ -359,6 +376,8 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         "direction, so a weak model far from the origin can score high: it does not order models by skill.",
         description="multidimensional IRT intercept-based difficulty (paper H.4), logits",
         column_labels={"irt_mirt": "MIRT"}, column_decimals={"irt_mirt": 2},
+        column_units={"irt_mirt": "questions: intercept-based difficulty, logits; models: norm |theta| "
+                                  "min-max scaled to 0-100"},
     ),
 )
 

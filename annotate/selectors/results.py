@@ -1,16 +1,19 @@
 """Reads behind the results pages: response sets and their runs, a run's
-methods, the model leaderboard and the question list."""
+methods, the model leaderboard and the question list, and the tidy tables a
+run downloads as (per-question difficulty, the leaderboard, the methods)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from django.db.models import FloatField, Prefetch, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from scipy.stats import rankdata
 
+from annotate.downloads import Column, TidyTable
 from annotate.models import (
     Dataset,
     MethodResult,
@@ -21,7 +24,7 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
-from scoring.methods import DifficultyMethod, get_method, method_keys
+from scoring.methods import DifficultyMethod, get_method, iter_columns, method_keys
 from scoring.methods import methods as registered_methods
 
 
@@ -136,14 +139,20 @@ def _ranks(values: list[float | None]) -> np.ndarray:
     return rankdata(-np.nan_to_num(x, nan=-np.inf), method="min").astype(int)
 
 
+def _ranked_model_results(*, run: ScoringRun) -> tuple[list[ModelResult], np.ndarray, np.ndarray]:
+    """A run's model results with their EIP and accuracy ranks (competition ranking, 1 = best)."""
+    results = list(ModelResult.objects.filter(run=run).select_related("model"))
+    eip_rank = _ranks([r.score(get_method("eip").competency_column) for r in results])
+    accuracy_rank = _ranks([r.score(get_method("accuracy").competency_column) for r in results])
+    return results, eip_rank, accuracy_rank
+
+
 def run_leaderboard(*, run: ScoringRun) -> list[LeaderboardRow]:
     """Models of a run, best EIP competency first (ties by name)."""
-    results = list(ModelResult.objects.filter(run=run).select_related("model"))
+    results, eip_rank, accuracy_rank = _ranked_model_results(run=run)
     if not results:
         return []
     columns = model_score_columns()
-    eip_rank = _ranks([r.score(get_method("eip").competency_column) for r in results])
-    accuracy_rank = _ranks([r.score(get_method("accuracy").competency_column) for r in results])
     rows = [
         LeaderboardRow(
             model_id=r.model_id, name=r.model.name, family=r.model.family, parameters_b=r.model.parameters_b,
@@ -196,3 +205,235 @@ def question_rows(*, results: Iterable[QuestionResult]) -> list[QuestionRow]:
         label = "" if r.kept else ("all solved" if r.score(scaled) == 0 else "all failed")
         rows.append(QuestionRow(r, label, _cells(r, columns)))
     return rows
+
+
+# --- downloads: tidy tables of a run ---------------------------------------------------
+
+ERR_COLUMN_CLASH = "method column {column!r} clashes with a fixed column of the {table} table"
+#: Fixed columns of the questions table, before the registry's question columns.
+QUESTION_COLUMNS = (
+    Column("question_id", "integer", "the question's id on this site"),
+    Column("dataset", "text", "dataset name"),
+    Column("external_id", "text", "the question's id in the loaded files (numeric-looking ids may read as "
+           "numbers; pass dtype={'external_id': str})"),
+    Column("subject", "text", "subject name; blank when the question has none"),
+    Column("kept", "boolean", "EIP could rank the question: False when every observed model solved it "
+           "(eip_scaled 0) or failed it (eip_scaled 100)"),
+    Column("n_observed", "integer", "models with a response to the question in this run", "count"),
+)
+#: Fixed columns of the models table; the registry's model columns follow, then the ranks.
+MODEL_COLUMNS = (
+    Column("model_id", "integer", "the model's id on this site"),
+    Column("name", "text", "model name"),
+    Column("family", "text", "model family; blank when unknown"),
+    Column("parameters_b", "number", "parameter count; blank when unknown", "billions"),
+    Column("access", "text", "open_weight, proprietary or unknown"),
+    Column("n_observed", "integer", "questions the model answered in this run", "count"),
+)
+MODEL_RANK_COLUMNS = (
+    Column("eip_rank", "integer", "rank by EIP competency (column eip), 1 = best; ties share the best rank "
+           "of their group (competition ranking); an undefined value ranks last"),
+    Column("accuracy_rank", "integer", "rank by accuracy, as eip_rank"),
+)
+METHOD_COLUMNS = (
+    Column("method", "text", "method key (the registry's; the prefix of its columns)"),
+    Column("label", "text", "display label"),
+    Column("n_iter", "number", "iterations until the fit stopped (a whole number); blank when the method "
+           "does not iterate"),
+    Column("converged", "boolean", "did the fit converge; blank when the method does not iterate"),
+    Column("residual", "number", "the method's final residual (see residual_label); blank when none"),
+    Column("residual_label", "text", "what residual measures"),
+    Column("seconds", "number", "wall time of the fit", "seconds"),
+)
+
+
+def _method_column(method: DifficultyMethod, column: str, *, kind: str) -> Column:
+    if kind == "question":
+        role = "its difficulty, " + ("higher = harder" if method.higher_is_harder else "higher = easier") \
+            if column == method.difficulty_column else "a per-question value"
+        header = method.column_label(column)
+    else:
+        role = "its competency, higher = better" if column == method.competency_column else "a per-model value"
+        header = method.competency_header if column == method.competency_column and method.competency_label \
+            else method.column_label(column)
+    note = f" ({method.competency_note})" if kind == "model" and column == method.competency_column \
+        and method.competency_note else ""
+    return Column(column, "number", f"{header}: {method.label}, {role}; blank where undefined{note}",
+                  method.unit(column))
+
+
+def run_question_codebook() -> tuple[Column, ...]:
+    """The columns of :func:`run_questions_frame`, each described (registry order)."""
+    return (*QUESTION_COLUMNS, *(_method_column(m, c, kind="question") for m, c in iter_columns("question")))
+
+
+def run_model_codebook() -> tuple[Column, ...]:
+    """The columns of :func:`run_models_frame`, each described (registry order)."""
+    return (*MODEL_COLUMNS, *(_method_column(m, c, kind="model") for m, c in iter_columns("model")),
+            *MODEL_RANK_COLUMNS)
+
+
+def _score_names(kind: str, fixed: tuple[Column, ...]) -> list[str]:
+    names = [c for _, c in iter_columns(kind)]
+    for column in set(names) & {c.name for c in fixed}:
+        raise ValueError(ERR_COLUMN_CLASH.format(column=column, table=f"{kind}s"))
+    return names
+
+
+def _score_array(values: list[float | None]) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFrame:
+    """Per-question difficulty of a run, one row per scored question.
+
+    Parameters
+    ----------
+    run : ScoringRun
+    chunk_size : int, default 2000
+        Rows fetched per database round trip (the rows are read as tuples,
+        never as model instances).
+
+    Returns
+    -------
+    pandas.DataFrame of shape (n_questions, 6 + n_question_columns)
+        Ordered by ``question_id``. Columns: ``question_id`` (int64),
+        ``dataset``, ``external_id``, ``subject`` (text, missing when none),
+        ``kept`` (bool), ``n_observed`` (int64), then every question column
+        of :mod:`scoring.methods` in registry order (float64, NaN where
+        the stored ``scores`` lack it). See :func:`run_question_codebook`.
+
+    Raises
+    ------
+    ValueError
+        If a registered method's column has the name of a fixed column.
+    """
+    names = _score_names("question", QUESTION_COLUMNS)
+    fixed: dict[str, list] = {c.name: [] for c in QUESTION_COLUMNS}
+    scores: dict[str, list[float | None]] = {name: [] for name in names}
+    rows = (QuestionResult.objects.filter(run=run).order_by("question_id")
+            .values_list("question_id", "question__dataset__name", "question__external_id",
+                         "question__subject__name", "kept", "n_observed", "scores")
+            .iterator(chunk_size=chunk_size))
+    for *values, stored in rows:
+        for column, value in zip(fixed.values(), values):
+            column.append(value)
+        for name in names:
+            scores[name].append(stored.get(name))
+    frame = pd.DataFrame({
+        "question_id": np.array(fixed["question_id"], dtype=np.int64),
+        "dataset": pd.Series(fixed["dataset"], dtype=object),
+        "external_id": pd.Series(fixed["external_id"], dtype=object),
+        "subject": pd.Series(fixed["subject"], dtype=object),
+        "kept": np.array(fixed["kept"], dtype=bool),
+        "n_observed": np.array(fixed["n_observed"], dtype=np.int64),
+        **{name: _score_array(values) for name, values in scores.items()},
+    })
+    return frame
+
+
+def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
+    """The model leaderboard of a run as a table, best EIP competency first
+    (ties by name), as on the leaderboard page.
+
+    Returns
+    -------
+    pandas.DataFrame of shape (n_models, 8 + n_model_columns)
+        Columns: ``model_id`` (int64), ``name``, ``family`` (text, missing
+        when blank), ``parameters_b`` (float64, NaN when unknown),
+        ``access`` (the stored code), ``n_observed`` (int64), every model
+        column of :mod:`scoring.methods` in registry order (float64, NaN
+        where undefined), ``eip_rank`` and ``accuracy_rank`` (int64). See
+        :func:`run_model_codebook`.
+
+    Raises
+    ------
+    ValueError
+        If a registered method's column has the name of a fixed column.
+    """
+    names = _score_names("model", (*MODEL_COLUMNS, *MODEL_RANK_COLUMNS))
+    results, eip_rank, accuracy_rank = _ranked_model_results(run=run)
+    order = sorted(range(len(results)), key=lambda i: (eip_rank[i], results[i].model.name))
+    results = [results[i] for i in order]
+    models = [r.model for r in results]
+    return pd.DataFrame({
+        "model_id": np.array([m.pk for m in models], dtype=np.int64),
+        "name": pd.Series([m.name for m in models], dtype=object),
+        "family": pd.Series([m.family or None for m in models], dtype=object),
+        "parameters_b": _score_array([m.parameters_b for m in models]),
+        "access": pd.Series([m.access for m in models], dtype=object),
+        "n_observed": np.array([r.n_observed for r in results], dtype=np.int64),
+        **{name: _score_array([r.score(name) for r in results]) for name in names},
+        "eip_rank": np.array([eip_rank[i] for i in order], dtype=np.int64),
+        "accuracy_rank": np.array([accuracy_rank[i] for i in order], dtype=np.int64),
+    })
+
+
+def run_methods_frame(*, run: ScoringRun) -> pd.DataFrame:
+    """How each method's fit went in a run (registry order), one row per method."""
+    rows = run_methods(run=run)
+    return pd.DataFrame({
+        "method": pd.Series([r.result.method for r in rows], dtype=object),
+        "label": pd.Series([r.label for r in rows], dtype=object),
+        "n_iter": pd.array([r.result.n_iter for r in rows], dtype="Int64"),
+        "converged": pd.Series([r.result.converged for r in rows], dtype=object),
+        "residual": _score_array([r.result.residual for r in rows]),
+        "residual_label": pd.Series([r.residual_label or None for r in rows], dtype=object),
+        "seconds": _score_array([r.result.duration_s for r in rows]),
+    })
+
+
+def run_questions_table(*, run: ScoringRun) -> TidyTable:
+    """:func:`run_questions_frame` with its codebook entries."""
+    return TidyTable("questions", "Per-question difficulty of every method", run_questions_frame(run=run),
+                     run_question_codebook())
+
+
+def run_models_table(*, run: ScoringRun) -> TidyTable:
+    """:func:`run_models_frame` with its codebook entries."""
+    return TidyTable("models", "Model leaderboard: every method's competency and the ranks",
+                     run_models_frame(run=run), run_model_codebook())
+
+
+def run_methods_table(*, run: ScoringRun) -> TidyTable:
+    """:func:`run_methods_frame` with its codebook entries."""
+    return TidyTable("methods", "How each method's fit went (its parameters are listed above)",
+                     run_methods_frame(run=run), METHOD_COLUMNS)
+
+
+@dataclass(frozen=True)
+class RunProvenance:
+    """Where a run's downloads come from, for their codebook.
+
+    ``provenance``: the run, its response set, its datasets and models;
+    ``parameters``: the run's parameters, then each method's (with its
+    iterations, convergence and residual).
+    """
+
+    title: str
+    file_stem: tuple[str, ...]
+    provenance: dict
+    parameters: dict
+
+
+def run_provenance(*, run: ScoringRun) -> RunProvenance:
+    """The codebook header of a run's downloads (see :class:`RunProvenance`)."""
+    response_set = run.response_set
+    datasets = list(run.datasets_used.order_by("name").values_list("name", flat=True))
+    models = list(run.models_used.order_by("name").values_list("name", flat=True))
+    provenance = {
+        "source": f"scoring run {run.pk} ({run.get_status_display()}, finished "
+                  f"{run.finished_at.isoformat(timespec='seconds') if run.finished_at else 'never'})",
+        "response set": f"{response_set} (id {response_set.pk}; {response_set.n_questions:,} questions x "
+                        f"{response_set.n_models:,} models, {response_set.n_responses:,} responses)",
+        "datasets used": ", ".join(datasets) if datasets else "all",
+        "models used": ", ".join(models) if models else "all",
+    }
+    parameters: dict = {"run": run.params}
+    for row in run_methods(run=run):
+        r = row.result
+        parameters[r.method] = {**r.params, "n_iter": r.n_iter, "converged": r.converged, "residual": r.residual}
+    return RunProvenance(
+        title=f"scoring run {run.pk} of {response_set}", file_stem=("run", str(run.pk), str(response_set)),
+        provenance=provenance, parameters=parameters,
+    )

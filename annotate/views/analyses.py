@@ -1,6 +1,6 @@
 """Researcher pages for the paper's analyses (issue 6): pick an analysis and its
 parameters, see the stored result for them or start a run, follow its progress,
-download its table, result and plot.
+download its tables (one tidy CSV each, a codebook, a zip of all), result and plot.
 
 Staff and members of the "researcher" group only: anonymous visitors go to the
 login page, everyone else gets 403. Starting a run is a POST that enqueues it
@@ -17,11 +17,13 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
+from annotate.downloads import CONTENT_TYPES
 from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
 from annotate.selectors.catalog import response_set_default, response_sets_loaded
 from annotate.services.analyses import (
     NEEDS_RESPONSE_SET,
     SCALING_GRIDS,
+    analysis_codebook,
     analysis_csv,
     analysis_headlines,
     analysis_json,
@@ -30,11 +32,12 @@ from annotate.services.analyses import (
     analysis_run_start,
     analysis_runs_recent,
     analysis_tables,
+    analysis_zip,
     check_params,
     defaults,
 )
+from annotate.services.analyses.files import PLOT_FORMATS
 from annotate.services.analyses.params import check_groups, distinct_groups
-from annotate.services.report_files import CONTENT_TYPES
 from annotate.views.access import researcher_required
 
 RUN_STARTED_MESSAGE = "Analysis run {run_id} is queued; this page shows its progress."
@@ -130,7 +133,9 @@ def _result_context(run: AnalysisRun | None) -> dict:
         "tables": analysis_tables(kind=kind, result=run.result),
         "headlines": analysis_headlines(kind=kind, result=run.result),
         "downloads": {"json": url("analysis_run_json"), "csv": url("analysis_run_csv"),
-                      "png": url("analysis_run_plot", fmt="png"), "svg": url("analysis_run_plot", fmt="svg")},
+                      "zip": url("analysis_run_zip"), "codebook": url("analysis_run_codebook"),
+                      "png": url("analysis_run_plot", fmt="png"), "svg": url("analysis_run_plot", fmt="svg"),
+                      "run_id": run.pk},
     }
 
 
@@ -174,7 +179,7 @@ def analysis_kind(request: HttpRequest, kind: str) -> HttpResponse:
         response_set, params = chosen
         stored = analysis_run_latest(kind=kind.value, response_set=response_set, params=params)
     context = {"kind": kind, "form": form, "stored": stored, "shown": chosen is not None, **_result_context(stored),
-               "runs": AnalysisRun.objects.filter(kind=kind.value).select_related("response_set")[:20]}
+               "runs": analysis_runs_recent(kind=kind.value, limit=20)}
     status = 400 if form.is_bound and not form.is_valid() else 200
     return render(request, "annotate/analyses/kind.html", context, status=status)
 
@@ -203,23 +208,54 @@ def _download(content: bytes, content_type: str, file_name: str, *, attachment: 
 @require_GET
 def analysis_run_json(request: HttpRequest, analysis_id: int) -> HttpResponse:
     run = _done_run(analysis_id)
-    content = analysis_json(kind=run.kind, params=run.params, result=run.result,
-                            response_set=None if run.response_set_id is None else str(run.response_set))
-    return _download(content, "application/json", f"analysis-{run.pk}-{run.kind}.json")
+    return _download(analysis_json(**_about(run)), "application/json", f"analysis-{run.pk}-{run.kind}.json")
+
+
+def _about(run: AnalysisRun) -> dict:
+    return {"kind": run.kind, "params": run.params, "result": run.result,
+            "response_set": None if run.response_set_id is None else str(run.response_set)}
 
 
 @researcher_required
 @require_GET
 def analysis_run_csv(request: HttpRequest, analysis_id: int) -> HttpResponse:
+    """The main (first) table; every table is at ``analysis_run_table_csv``."""
     run = _done_run(analysis_id)
-    return _download(analysis_csv(kind=run.kind, result=run.result), "text/csv; charset=utf-8",
+    return _download(analysis_csv(kind=run.kind, result=run.result), CONTENT_TYPES["csv"],
                      f"analysis-{run.pk}-{run.kind}.csv")
 
 
 @researcher_required
 @require_GET
+def analysis_run_table_csv(request: HttpRequest, analysis_id: int, table: str) -> HttpResponse:
+    run = _done_run(analysis_id)
+    try:
+        content = analysis_csv(kind=run.kind, result=run.result, table=table)
+    except KeyError:
+        raise Http404("no such table") from None
+    return _download(content, CONTENT_TYPES["csv"], f"analysis-{run.pk}-{run.kind}-{table}.csv")
+
+
+@researcher_required
+@require_GET
+def analysis_run_codebook(request: HttpRequest, analysis_id: int) -> HttpResponse:
+    run = _done_run(analysis_id)
+    return _download(analysis_codebook(**_about(run), run_id=run.pk), CONTENT_TYPES["md"],
+                     f"analysis-{run.pk}-{run.kind}-codebook.md")
+
+
+@researcher_required
+@require_GET
+def analysis_run_zip(request: HttpRequest, analysis_id: int) -> HttpResponse:
+    run = _done_run(analysis_id)
+    return _download(analysis_zip(**_about(run), run_id=run.pk), CONTENT_TYPES["zip"],
+                     f"analysis-{run.pk}-{run.kind}.zip")
+
+
+@researcher_required
+@require_GET
 def analysis_run_plot(request: HttpRequest, analysis_id: int, fmt: str) -> HttpResponse:
-    if fmt not in CONTENT_TYPES:
+    if fmt not in PLOT_FORMATS:
         raise Http404("no such plot format")
     run = _done_run(analysis_id)
     return _download(analysis_plot(kind=run.kind, result=run.result, fmt=fmt), CONTENT_TYPES[fmt],

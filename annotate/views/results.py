@@ -1,17 +1,27 @@
 """Results pages for staff and researchers: response sets and their scoring
-runs, a run's methods, its model leaderboard and its question list."""
+runs, a run's methods, its model leaderboard and its question list, and the
+run's tidy downloads (CSV, Parquet, codebook, zip)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
+from annotate.downloads import (
+    CONTENT_TYPES,
+    TidyTable,
+    bundle_bytes,
+    codebook_markdown,
+    download_name,
+    render_table,
+)
 from annotate.forms_results import QuestionFilterForm
-from annotate.models import ResponseSet, ScoringRun
+from annotate.models import ResponseSet, RunStatus, ScoringRun
 from annotate.selectors.results import (
     model_score_columns,
     question_rows,
@@ -20,7 +30,11 @@ from annotate.selectors.results import (
     run_datasets_and_subjects,
     run_leaderboard,
     run_methods,
+    run_methods_table,
+    run_models_table,
+    run_provenance,
     run_questions,
+    run_questions_table,
     runs_active,
 )
 from annotate.views.access import researcher_required
@@ -82,3 +96,50 @@ def run_questions_list(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {"run": run, "form": form, "page": page, "rows": question_rows(results=page.object_list),
                "columns": question_score_columns(), "query": query.urlencode()}
     return render(request, "annotate/results/run_questions.html", context)
+
+
+#: The tables a run downloads one by one (``<name>.csv`` / ``<name>.parquet``).
+RUN_TABLES: dict[str, Callable[..., TidyTable]] = {"questions": run_questions_table, "models": run_models_table}
+
+
+def _done_run(run_id: int) -> ScoringRun:
+    return get_object_or_404(ScoringRun.objects.select_related("response_set"), pk=run_id, status=RunStatus.DONE)
+
+
+def _download(content: bytes, fmt: str, file_name: str) -> HttpResponse:
+    response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+    return response
+
+
+@researcher_required
+@require_GET
+def run_table_download(request: HttpRequest, run_id: int, table: str, fmt: str) -> HttpResponse:
+    run = _done_run(run_id)
+    tidy, about = RUN_TABLES[table](run=run), run_provenance(run=run)
+    content = render_table(tidy, fmt=fmt, provenance={**about.provenance, "parameters": about.parameters})
+    return _download(content, fmt, download_name(*about.file_stem, table, ext=fmt))
+
+
+def _run_codebook(run: ScoringRun, *, parquet: tuple[str, ...]) -> tuple[list[TidyTable], bytes]:
+    tables = [run_questions_table(run=run), run_models_table(run=run), run_methods_table(run=run)]
+    about = run_provenance(run=run)
+    return tables, codebook_markdown(title=about.title, tables=tables, provenance=about.provenance,
+                                     parameters=about.parameters, parquet=parquet)
+
+
+@researcher_required
+@require_GET
+def run_codebook(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _done_run(run_id)
+    _, codebook = _run_codebook(run, parquet=tuple(RUN_TABLES))
+    return _download(codebook, "md", download_name(*run_provenance(run=run).file_stem, "codebook", ext="md"))
+
+
+@researcher_required
+@require_GET
+def run_tables_zip(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = _done_run(run_id)
+    tables, codebook = _run_codebook(run, parquet=())
+    return _download(bundle_bytes(tables=tables, codebook=codebook), "zip",
+                     download_name(*run_provenance(run=run).file_stem, "tables", ext="zip"))

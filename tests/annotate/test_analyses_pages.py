@@ -5,12 +5,13 @@ Cast: ``owner`` (staff), ``rita`` (researcher), ``eve`` (evaluator), anonymous.
 """
 from __future__ import annotations
 
-import csv
 import re
 import io
 import json
+import zipfile
 
 import numpy as np
+import pandas as pd
 import pytest
 from django.contrib.auth.models import Group
 from django.test import Client, override_settings
@@ -65,7 +66,9 @@ def _urls(run: AnalysisRun) -> list[str]:
     ids = {"analysis_id": run.pk}
     return [reverse("analyses"), reverse("analysis_kind", kwargs={"kind": "rank_changes"}),
             reverse("analysis_run", kwargs=ids), reverse("analysis_run_json", kwargs=ids),
-            reverse("analysis_run_csv", kwargs=ids), reverse("analysis_run_plot", kwargs={**ids, "fmt": "svg"})]
+            reverse("analysis_run_csv", kwargs=ids), reverse("analysis_run_plot", kwargs={**ids, "fmt": "svg"}),
+            reverse("analysis_run_table_csv", kwargs={**ids, "table": "windows"}),
+            reverse("analysis_run_zip", kwargs=ids), reverse("analysis_run_codebook", kwargs=ids)]
 
 
 def test_anonymous_visitors_go_to_the_login_page(rs):
@@ -174,19 +177,31 @@ def test_downloads_parse_back_and_need_a_finished_run(rs, cast):
     ids = {"analysis_id": run.pk}
     document = json.loads(client.get(reverse("analysis_run_json", kwargs=ids)).content)
     assert document["result"] == run.result and document["kind"] == "rank_changes"
-    response = client.get(reverse("analysis_run_csv", kwargs=ids))
+    response = client.get(reverse("analysis_run_csv", kwargs=ids))  # the main table, tidy
     assert response["Content-Type"] == "text/csv; charset=utf-8"
-    rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
-    header = rows[1]
-    assert header[:3] == ["model", "family", "accuracy"]
-    names = [r[0] for r in rows[2:2 + len(NAMES)]]
-    assert sorted(names) == sorted(NAMES)  # markup survives as text; no cell starts with a formula character
+    models = pd.read_csv(io.BytesIO(response.content))
+    assert list(models.columns[:3]) == ["model", "family", "accuracy"]
+    # markup survives as text; no cell starts with a formula character
+    assert sorted(models["model"]) == sorted(NAMES)
+    assert models["accuracy"].tolist() == [m["accuracy"] for m in run.result["models"]]
+    windows = client.get(reverse("analysis_run_table_csv", kwargs={**ids, "table": "windows"}))
+    assert windows["Content-Disposition"] == f'attachment; filename="analysis-{run.pk}-rank_changes-windows.csv"'
+    assert pd.read_csv(io.BytesIO(windows.content))["last_accuracy_rank"].tolist() == [
+        b["last"] for w in run.result["windows"] for b in w["blocks"]]
+    assert client.get(reverse("analysis_run_table_csv", kwargs={**ids, "table": "nope"})).status_code == 404
+    archive = zipfile.ZipFile(io.BytesIO(client.get(reverse("analysis_run_zip", kwargs=ids)).content))
+    assert archive.read("models.csv") == response.content and "codebook.md" in archive.namelist()
+    codebook = client.get(reverse("analysis_run_codebook", kwargs=ids))
+    assert codebook["Content-Type"] == "text/markdown; charset=utf-8"
+    assert "| `rank_change_eip_higher` | number | rank change (+ = EIP higher) |" in codebook.content.decode()
     png = client.get(reverse("analysis_run_plot", kwargs={**ids, "fmt": "png"}))
     assert png["Content-Type"] == "image/png" and png.content.startswith(b"\x89PNG")
     assert client.get(reverse("analysis_run_plot", kwargs={**ids, "fmt": "gif"})).status_code == 404
     queued = service.analysis_run_create(kind="profiles", response_set=rs)
-    for name in ("analysis_run_json", "analysis_run_csv"):
+    for name in ("analysis_run_json", "analysis_run_csv", "analysis_run_zip", "analysis_run_codebook"):
         assert client.get(reverse(name, kwargs={"analysis_id": queued.pk})).status_code == 404
+    assert client.get(reverse("analysis_run_table_csv", kwargs={"analysis_id": queued.pk, "table": "models"})) \
+        .status_code == 404
 
 
 # --- the parameter form: one form, the values on screen (tester's report) -----------------------

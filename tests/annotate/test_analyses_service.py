@@ -7,14 +7,17 @@ with :mod:`scoring.analyses` never goes through the selector under test.
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
+import re
+import zipfile
 
 import numpy as np
+import pandas as pd
 import pytest
 from django.test import override_settings
 
+from annotate.downloads import product_version
 from annotate.models import AnalysisRun, Dataset, LanguageModel, Question, Response, ResponseSet, RunStatus, Subject
 from annotate.services import analyses as service
 from annotate.services.analyses import params as params_module
@@ -364,35 +367,71 @@ def test_it_stores_every_parameter_with_defaults_and_a_key_that_ignores_their_or
 # --- files --------------------------------------------------------------------------------------
 
 
-def _blocks(content: bytes) -> dict[str, list[list[str]]]:
-    """CSV blocks by title: a title row, then rows up to the blank row."""
-    text = content.decode("utf-8")
-    assert text.startswith("\ufeff")
-    rows = list(csv.reader(io.StringIO(text[1:])))
-    blocks, title = {}, None
-    for row in rows:
-        if not row:
-            title = None
-        elif title is None:
-            title = row[0]
-            blocks[title] = []
-        else:
-            blocks[title].append(row)
-    return blocks
+def _read(content: bytes) -> pd.DataFrame:
+    """A downloaded CSV, read as is."""
+    return pd.read_csv(io.BytesIO(content))
 
 
-def test_the_csv_and_json_parse_back_to_the_stored_numbers(mixed):
+def test_each_table_is_a_tidy_csv_and_the_json_parses_back(mixed):
     run = executed("model_robustness", mixed, k_max=2, trials=3)
-    blocks = _blocks(service.analysis_csv(kind=run.kind, result=run.result))
-    removal = next(rows for title, rows in blocks.items() if title.startswith("Spearman rho"))
-    header, body = removal[0], [r for r in removal[1:] if not r[0].startswith("note:")]
-    assert header[:3] == ["k", "trials", "difficulty rho mean"]
-    assert [r[0] for r in body] == ["1", "2", "LOO"]
-    assert float(body[0][2]) == pytest.approx(run.result["removal"][0]["difficulty_rho"]["mean"], rel=1e-12)
+    removal = _read(service.analysis_csv(kind=run.kind, result=run.result))  # the main table
+    assert list(removal.columns) == ["removal", "k", "trials", "difficulty_rho_mean", "difficulty_rho_std",
+                                     "competency_rho_mean", "competency_rho_std", "filter_changes_mean",
+                                     "filter_changes_max", "seconds_mean", "failed"]
+    assert removal["removal"].tolist() == ["random", "random", "leave one out"]
+    assert removal["k"].dtype == np.int64 and removal["k"].tolist() == [1, 2, 1]
+    expected = [x["difficulty_rho"]["mean"] for x in run.result["removal"]]
+    expected.append(run.result["leave_one_out"]["difficulty_rho"]["mean"])
+    assert removal["difficulty_rho_mean"].tolist() == expected
+    loo = _read(service.analysis_csv(kind=run.kind, result=run.result, table="leave_one_out"))
+    assert list(loo.columns) == ["removed_model", "difficulty_rho", "competency_rho", "filter_changes", "error"]
+    assert loo["removed_model"].tolist() == [t["model"] for t in run.result["leave_one_out"]["trials"]]
+    assert loo["filter_changes"].tolist() == [t["n_filter_changes"] for t in run.result["leave_one_out"]["trials"]]
+    assert loo["error"].isna().all()
+    with pytest.raises(KeyError, match=r"analysis 'model_robustness' has no table 'nope'; its tables: "
+                                       r"\['removal', 'leave_one_out'\]"):
+        service.analysis_csv(kind=run.kind, result=run.result, table="nope")
     document = json.loads(service.analysis_json(kind=run.kind, params=run.params, result=run.result,
                                                 response_set=str(mixed)))
     assert document == {"kind": "model_robustness", "response_set": "mixed v1", "params": run.params,
                         "result": run.result}
+
+
+def test_the_zip_holds_every_table_the_codebook_and_the_result(mixed):
+    run = executed("rank_changes", mixed)
+    about = {"kind": run.kind, "params": run.params, "result": run.result, "response_set": str(mixed)}
+    archive = zipfile.ZipFile(io.BytesIO(service.analysis_zip(**about, run_id=run.pk)))
+    assert archive.namelist() == ["models.csv", "rank_changes.csv", "windows.csv", "families.csv", "codebook.md",
+                                  "result.json"]
+    assert json.loads(archive.read("result.json"))["result"] == run.result
+    models = _read(archive.read("models.csv"))
+    assert models["model"].tolist() == [m["name"] for m in run.result["models"]]
+    assert models["accuracy"].tolist() == [m["accuracy"] for m in run.result["models"]]
+    assert models["rank_change_eip_higher"].tolist() == [m["rank_change"] for m in run.result["models"]]
+    windows = _read(archive.read("windows.csv"))
+    blocks = [(w["window"], b) for w in run.result["windows"] for b in w["blocks"]]
+    assert windows["first_accuracy_rank"].dtype == np.int64
+    assert windows[["window", "first_accuracy_rank", "last_accuracy_rank"]].values.tolist() == [
+        [w, b["first"], b["last"]] for w, b in blocks]
+    for name in archive.namelist():
+        if name.endswith(".csv"):
+            assert b"note:" not in archive.read(name) and not archive.read(name).startswith(b"\xef\xbb\xbf")
+    codebook = archive.read("codebook.md").decode()
+    assert codebook.startswith(f"# Codebook: {service.kind_label(run.kind)}, analysis run {run.pk}\n")
+    assert f"- product: eip-annotate {product_version()}" in codebook and "- response set: mixed v1" in codebook
+    for key, value in run.params.items():
+        assert f"- {key}: {value}" in codebook
+    assert "## `windows.csv`: Displacement within accuracy windows (figure 13)" in codebook
+    assert "| `first_accuracy_rank` | integer | first accuracy rank |  |" in codebook
+    assert "| `accuracy` | number | accuracy | fraction, in [0, 1] |" in codebook
+    assert "- Kendall tau (EIP vs accuracy) " in codebook  # a note: in the codebook, not in the CSV
+
+
+def test_the_pool_members_are_one_row_per_pool_and_model(mixed):
+    run = executed("pools", mixed)
+    members = _read(service.analysis_csv(kind=run.kind, result=run.result, table="members"))
+    assert list(members.columns) == ["pool", "model"]
+    assert members.values.tolist() == [[p["name"], m] for p in run.result["pools"] for m in p["models"]]
 
 
 def test_the_plots_render_as_png_and_svg_for_every_kind(mixed, tmp_path):
@@ -404,9 +443,13 @@ def test_the_plots_render_as_png_and_svg_for_every_kind(mixed, tmp_path):
     assert sorted(r.kind for r in runs) == sorted(params_module.AnalysisKind.values)
     for run in runs:
         files = service.write_analysis_files(run=run, out_dir=tmp_path / run.kind)
-        assert [f.name for f in files] == ["result.json", "table.csv", "plot.png", "plot.svg"]
-        assert files[2].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
-        assert b"<svg" in files[3].read_bytes()[:2000]
+        tables = [f"{t.key}.csv" for t in service.analysis_tables(kind=run.kind, result=run.result)]
+        assert [f.name for f in files] == ["result.json", *tables, "codebook.md", "plot.png", "plot.svg"]
+        assert files[-2].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+        assert b"<svg" in files[-1].read_bytes()[:2000]
+        for path in files[1:-3]:  # every table reads back with one header row of snake_case names
+            frame = pd.read_csv(path)
+            assert all(re.fullmatch(r"[a-z0-9_]+", c) for c in frame.columns), (run.kind, path.name)
         assert service.analysis_headlines(kind=run.kind, result=run.result)
 
 

@@ -12,6 +12,7 @@ from io import StringIO
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -21,7 +22,15 @@ from tests.annotate.test_analyses_service import load_matrix
 
 pytestmark = pytest.mark.django_db
 
-FILES = ["plot.png", "plot.svg", "result.json", "table.csv"]
+FILES = ["codebook.md", "plot.png", "plot.svg", "result.json"]
+#: One tidy CSV per table of each analysis, named by the table's key.
+TABLES = {
+    "efficiency": ["timing.csv"], "scaling": ["scaling.csv"],
+    "model_robustness": ["leave_one_out.csv", "removal.csv"], "dataset_robustness": ["removals.csv"],
+    "case_study": ["difficulty.csv", "rankings.csv", "recovery.csv"],
+    "rank_changes": ["families.csv", "models.csv", "rank_changes.csv", "windows.csv"],
+    "profiles": ["profiles.csv"], "pools": ["members.csv", "pools.csv"],
+}
 QUICK = ["--trials", "2", "--k-max", "2", "--case-study-seeds", "2", "--mirt-epochs", "10",
          "--scaling-grid", "tiny", "--repeats", "1", "--skip-irt"]
 RNG = np.random.default_rng(7)
@@ -44,8 +53,9 @@ def small():
 def test_it_writes_every_analysis_and_an_index(small, tmp_path):
     out, err = run_command("--response-set", "small", "--out", str(tmp_path), *QUICK)
     assert out.startswith(f"Wrote 8 analyses of small v1 to {tmp_path} in ")
+    assert sorted(TABLES) == sorted(AnalysisKind.values)
     for kind in AnalysisKind.values:
-        assert sorted(p.name for p in (tmp_path / kind).iterdir()) == FILES, kind
+        assert sorted(p.name for p in (tmp_path / kind).iterdir()) == sorted(FILES + TABLES[kind]), kind
     assert AnalysisRun.objects.filter(status=RunStatus.DONE).count() == 8
     # a progress bar per analysis on stderr
     for kind in AnalysisKind.values:
@@ -59,6 +69,11 @@ def test_it_writes_every_analysis_and_an_index(small, tmp_path):
     assert stored["params"]["group_by"] == "dataset"
     assert [r["competency_rho"]["value"] for r in stored["result"]["removals"]] == pytest.approx(
         [r.competency_rho.value for r in direct.removals], abs=1e-12)
+    # ... and so does its tidy CSV, read as is
+    removals = pd.read_csv(tmp_path / "dataset_robustness" / "removals.csv")
+    assert list(removals.columns) == ["dataset", "questions_removed", "competency_rho", "difficulty_rho", "error"]
+    assert removals["questions_removed"].tolist() == [25, 15]
+    assert removals["competency_rho"].tolist() == [r.competency_rho.value for r in direct.removals]
     assert f"competency rho {direct.competency_rho.mean:.4f} ± {direct.competency_rho.std:.4f}" in index
 
 
@@ -79,7 +94,7 @@ def test_a_failing_analysis_is_reported_and_the_others_are_written(small, tmp_pa
         run_command("--response-set", "small", "--out", str(tmp_path), "--analyses", "dataset_robustness,profiles",
                     "--group-by", "subject")
     assert str(info.value) == f"1 of 2 analyses failed (dataset_robustness); the others are in {tmp_path} (see index.md)"
-    assert sorted(p.name for p in (tmp_path / "profiles").iterdir()) == FILES
+    assert sorted(p.name for p in (tmp_path / "profiles").iterdir()) == sorted(FILES + TABLES["profiles"])
     assert not (tmp_path / "dataset_robustness").exists()
     index = (tmp_path / "index.md").read_text(encoding="utf-8")
     assert "**Failed:** ValueError: groups must hold at least 2 distinct datasets" in index

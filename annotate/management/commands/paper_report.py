@@ -1,6 +1,6 @@
 """``manage.py paper_report``: run the paper's analyses on a response set and
-write each one's result.json, table.csv, plot.png and plot.svg to a folder,
-with an index.md of the headline numbers."""
+write each one's result.json, tables (one tidy CSV each), codebook.md,
+plot.png and plot.svg to a folder, with an index.md of the headline numbers."""
 from __future__ import annotations
 
 import time
@@ -44,7 +44,8 @@ class Command(BaseCommand):
     help = (
         "Run the paper's analyses (efficiency, scaling, model-pool and dataset robustness, case study, "
         "EIP against accuracy, difficulty profiles, open-weight pools) on a response set and write "
-        "each one's result.json, table.csv and plot (PNG, SVG) to a folder with an index.md."
+        "each one's result.json, tables (one CSV each), codebook.md and plot (PNG, SVG) to a folder with an "
+        "index.md."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -137,8 +138,8 @@ class Command(BaseCommand):
     def _write_index(out: Path, response_set: ResponseSet, sections: list[dict]) -> None:
         lines = [f"# Paper analyses of {response_set}", "",
                  f"{response_set.n_questions:,} questions x {response_set.n_models} models loaded "
-                 f"({response_set.n_responses:,} responses). Each folder holds result.json, table.csv, "
-                 "plot.png and plot.svg.", ""]
+                 f"({response_set.n_responses:,} responses). Each folder holds result.json, one tidy CSV "
+                 "per table (<table>.csv), codebook.md (columns, units, parameters), plot.png and plot.svg.", ""]
         for s in sections:
             run = s["run"]
             lines += [f"## {kind_label(s['kind'])}", "",

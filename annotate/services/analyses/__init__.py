@@ -5,15 +5,19 @@
   response set (or on simulated data), returning a JSON-able dict;
 * :mod:`.runs` -- ``analysis_run_create`` / ``_execute`` / ``_enqueue`` and
   the lookups of stored runs;
-* :mod:`.files` -- tables (CSV), JSON, plots (PNG/SVG) and headline numbers.
+* :mod:`.files` -- tables (one tidy CSV each, a codebook, a zip), JSON, plots
+  (PNG/SVG) and headline numbers.
 """
 from annotate.services.analyses.files import (
     Table,
+    analysis_codebook,
     analysis_csv,
     analysis_headlines,
     analysis_json,
     analysis_plot,
     analysis_tables,
+    analysis_tidy_tables,
+    analysis_zip,
     write_analysis_files,
 )
 from annotate.services.analyses.params import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_params, defaults, pick_params
@@ -31,6 +35,7 @@ __all__ = [
     "NEEDS_RESPONSE_SET",
     "SCALING_GRIDS",
     "Table",
+    "analysis_codebook",
     "analysis_csv",
     "analysis_headlines",
     "analysis_json",
@@ -42,6 +47,8 @@ __all__ = [
     "analysis_run_start",
     "analysis_runs_recent",
     "analysis_tables",
+    "analysis_tidy_tables",
+    "analysis_zip",
     "check_params",
     "defaults",
     "kind_label",

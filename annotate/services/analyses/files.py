@@ -1,26 +1,31 @@
-"""An analysis result as files: tables (CSV), the result (JSON), a plot (PNG
-and SVG) and headline sentences that set the numbers beside the paper's.
+"""An analysis result as files: tables (one tidy CSV each, a codebook, a zip
+of them), the result (JSON), a plot (PNG and SVG) and headline sentences that
+set the numbers beside the paper's.
 
-CSV and plot rendering reuse :mod:`annotate.services.report_files`
-(``csv_bytes``: UTF-8 BOM, CRLF, formula guard; matplotlib ``Figure`` API
-only, safe in a web request).
+Tables are tidy (:mod:`annotate.downloads`): one table per CSV, one header
+row of ``snake_case`` names, blank = missing, no title or note lines inside;
+titles, notes, units and the run's parameters go to ``codebook.md``. Plots use
+the matplotlib ``Figure`` API only, safe in a web request.
 """
 from __future__ import annotations
 
 import io
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
+from annotate.downloads import Column, TidyTable, codebook_markdown, csv_bytes, kind_of, tidy_frame, zip_bytes
 from annotate.models import AnalysisKind
-from annotate.services.report_files import CONTENT_TYPES, csv_bytes
 
+PLOT_FORMATS = ("png", "svg")
 ERR_FORMAT = "fmt must be one of {formats}; got {value!r}"
+ERR_TABLE = "analysis {kind!r} has no table {table!r}; its tables: {tables}"
 #: The paper's figures quoted beside ours (sections 3.2-3.5, 4, appendices E, G).
 PAPER = {
     "eip_seconds": 0.00597, "eip_shape": "35,550 x 30", "eip_iterations": 9,
@@ -36,17 +41,30 @@ PAPER = {
 
 @dataclass(frozen=True)
 class Table:
-    """A titled table: ``rows`` hold raw values (numbers, str, None)."""
+    """A titled table: ``rows`` hold raw values (numbers, str, bool, None).
+
+    The page shows ``header`` and ``rows``; the download is :meth:`tidy`
+    (``snake_case`` names of ``header``, ``notes`` and ``units`` in the
+    codebook).
+    """
 
     key: str
     title: str
     header: tuple[str, ...]
     rows: list[list] = field(default_factory=list)
     notes: tuple[str, ...] = ()
+    units: Mapping[str, str] = field(default_factory=dict)  # header -> units or scale
 
     def text_rows(self) -> list[list[str]]:
         """Rows formatted for a page: floats to 4 decimals, None as "–"."""
         return [[fmt(v) for v in row] for row in self.rows]
+
+    def tidy(self) -> TidyTable:
+        """The table as a tidy frame with one codebook entry per column."""
+        frame = tidy_frame(pd.DataFrame.from_records(self.rows, columns=list(self.header)))
+        columns = tuple(Column(name, kind_of(frame[name]), header, self.units.get(header, ""))
+                        for name, header in zip(frame.columns, self.header))
+        return TidyTable(self.key, self.title, frame, columns, self.notes)
 
 
 def fmt(value, digits: int = 4) -> str:
@@ -63,6 +81,11 @@ def fmt(value, digits: int = 4) -> str:
             return f"{value:.{digits - 1}e}"
         return f"{value:.{digits}f}"
     return str(value)
+
+
+RHO = "Spearman rank correlation, in [-1, 1]"
+SHARE = "fraction, in [0, 1]"
+SECONDS = "seconds (wall time)"
 
 
 def _v(c: dict | None):
@@ -88,7 +111,8 @@ def _efficiency_tables(r: dict) -> list[Table]:
     rows = [[m["method"], m["median_seconds"], len(m["seconds"]), m["n_iter"], m["converged"],
              m["skipped"] or m["error"]] for m in r["methods"]]
     return [Table("timing", f"Time to converge on {r['n_questions']:,} x {r['n_models']} (table 3)",
-                  ("method", "median seconds", "runs", "iterations", "converged", "note"), rows)]
+                  ("method", "median seconds", "runs", "iterations", "converged", "note"), rows,
+                  units={"median seconds": SECONDS})]
 
 
 def _efficiency_plot(r: dict) -> Figure:
@@ -127,7 +151,9 @@ def _scaling_tables(r: dict) -> list[Table]:
                   ("questions", "models", "cells", "density", "median seconds", "iterations", "seconds per iteration",
                    "seconds per iteration per million cells", "generation seconds"), rows,
                   (f"log-log slope of seconds per iteration against cells: {fmt(r['loglog_slope'], 3)} "
-                   "(1 = linear)",))]
+                   "(1 = linear)",),
+                  units={"density": SHARE, "median seconds": SECONDS, "seconds per iteration": SECONDS,
+                         "seconds per iteration per million cells": SECONDS, "generation seconds": SECONDS})]
 
 
 def _scaling_plot(r: dict) -> Figure:
@@ -166,14 +192,14 @@ def _scaling_headlines(r: dict) -> list[str]:
 
 
 def _model_robustness_tables(r: dict) -> list[Table]:
-    rows = [[x["k"], x["n_trials"], x["difficulty_rho"]["mean"], x["difficulty_rho"]["std"],
+    rows = [["random", x["k"], x["n_trials"], x["difficulty_rho"]["mean"], x["difficulty_rho"]["std"],
              x["competency_rho"]["mean"], x["competency_rho"]["std"], x["filter_changes"]["mean"],
              x["filter_changes"]["max"], x["seconds"]["mean"], x["n_failed"]] for x in r["removal"]]
     loo = r["leave_one_out"]
     if loo["undefined_reason"] is None:
-        rows.append(["LOO", len(loo["trials"]), loo["difficulty_rho"]["mean"], loo["difficulty_rho"]["std"],
-                     loo["competency_rho"]["mean"], loo["competency_rho"]["std"], loo["filter_changes"]["mean"],
-                     loo["filter_changes"]["max"], loo["seconds"]["mean"],
+        rows.append(["leave one out", 1, len(loo["trials"]), loo["difficulty_rho"]["mean"],
+                     loo["difficulty_rho"]["std"], loo["competency_rho"]["mean"], loo["competency_rho"]["std"],
+                     loo["filter_changes"]["mean"], loo["filter_changes"]["max"], loo["seconds"]["mean"],
                      sum(t["error"] is not None for t in loo["trials"])])
     notes = [f"k = {s['k']} skipped: {s['reason']}" for s in r["skipped"]]
     if loo["undefined_reason"]:
@@ -182,13 +208,18 @@ def _model_robustness_tables(r: dict) -> list[Table]:
                  f"{r['full_seconds']:.4g} s; std is the sample std (ddof = 1)")
     main = Table("removal", f"Spearman rho against the full pool after removing k random models "
                  f"({r['trials']} trials each; table 5, table 9)",
-                 ("k", "trials", "difficulty rho mean", "difficulty rho std", "competency rho mean",
+                 ("removal", "k", "trials", "difficulty rho mean", "difficulty rho std", "competency rho mean",
                   "competency rho std", "filter changes mean", "filter changes max", "seconds mean", "failed"),
-                 rows, tuple(notes))
+                 rows, (*notes, "removal: random = k models drawn at random per trial; leave one out = each "
+                        "model removed once (k = 1, one trial per model)"),
+                 {"difficulty rho mean": RHO, "difficulty rho std": RHO, "competency rho mean": RHO,
+                  "competency rho std": RHO, "filter changes mean": "questions", "filter changes max": "questions",
+                  "seconds mean": SECONDS})
     loo_rows = [[t["model"], t["difficulty_rho"], t["competency_rho"], t["n_filter_changes"], t["error"]]
                 for t in loo["trials"]]
     return [main, Table("leave_one_out", "Leave one model out",
-                        ("removed model", "difficulty rho", "competency rho", "filter changes", "error"), loo_rows)]
+                        ("removed model", "difficulty rho", "competency rho", "filter changes", "error"), loo_rows,
+                        units={"difficulty rho": RHO, "competency rho": RHO, "filter changes": "questions"})]
 
 
 def _model_robustness_plot(r: dict) -> Figure:
@@ -238,7 +269,8 @@ def _dataset_robustness_tables(r: dict) -> list[Table]:
     notes += (f"competency rho over {s['n']} groups: mean {fmt(s['mean'])}, std {fmt(s['std'])}, "
               f"min {fmt(s['min'])}",)
     return [Table("removals", f"Leave one {r['group_by']} out: Spearman rho against all (table 10)",
-                  (r["group_by"], "questions removed", "competency rho", "difficulty rho", "error"), rows, notes)]
+                  (r["group_by"], "questions removed", "competency rho", "difficulty rho", "error"), rows, notes,
+                  {"competency rho": RHO, "difficulty rho": RHO})]
 
 
 def _dataset_robustness_plot(r: dict) -> Figure:
@@ -278,15 +310,20 @@ def _case_study_tables(r: dict) -> list[Table]:
     single = Table(
         "rankings", f"Rankings on one draw (seed {r['seed']}; table 6). Ground truth: {' > '.join(r['ground_truth'])}",
         ("method", "ranking", "matches ground truth", *pairs, "Kendall tau vs truth", "converged", "error"),
-        [[m["method"], _ranking_text(m["ranking"]), "✓" if m["matches_ground_truth"] else "✗",
+        [[m["method"], _ranking_text(m["ranking"]), bool(m["matches_ground_truth"]),
           *[m["pairs"].get(p) for p in pairs], _v(m["kendall"]), m["converged"], m["error"]]
          for m in r["single"]["methods"]],
-        tuple(f"{m} not run: skip_irt is on" for m in r["skipped"]))
+        (*(f"{m} not run: skip_irt is on" for m in r["skipped"]),
+         "ranking: groups from easiest to hardest, '>' between groups, '=' within a tie; "
+         f"a pair column ({', '.join(pairs)}): did the method order that pair as the ground truth does"),
+        {"Kendall tau vs truth": "Kendall rank correlation, in [-1, 1]"})
     groups = Table("difficulty", "EIP difficulty of each question group (table 7)",
                    ("group", "questions", "kept", "all solved", "all failed", "scaled mean", "scaled min",
                     "scaled max", "pi_Q mean"),
                    [[g["group"], g["n"], g["n_kept"], g["n_all_solved"], g["n_all_failed"], g["scaled_mean"],
-                     g["scaled_min"], g["scaled_max"], g["pi_q_mean"]] for g in r["single"]["difficulty_by_group"]])
+                     g["scaled_min"], g["scaled_max"], g["pi_q_mean"]] for g in r["single"]["difficulty_by_group"]],
+                   units={"scaled mean": "EIP 0-100", "scaled min": "EIP 0-100", "scaled max": "EIP 0-100",
+                          "pi_Q mean": "stationary mass (sums to 1 over kept questions)"})
     rec = r["recovery"]
     recovery = Table(
         "recovery", f"Recovery over {rec['n_seeds']} simulated draws (beyond the paper)",
@@ -296,7 +333,9 @@ def _case_study_tables(r: dict) -> list[Table]:
           *[m["share_tied_pairs"][p] for p in pairs], m["kendall"]["mean"], m["n_failed"], m["n_not_converged"]]
          for m in rec["methods"]],
         ("shares of seeds; a tie never counts as recovering an order",
-         f"MIRT epochs: {r['mirt_epochs']}" if r["mirt_epochs"] else "MIRT not run"))
+         f"MIRT epochs: {r['mirt_epochs']}" if r["mirt_epochs"] else "MIRT not run"),
+        {"full order": SHARE, **{f"{p} (strict)": SHARE for p in pairs}, **{f"{p} tied": SHARE for p in pairs},
+         "Kendall tau mean": "Kendall rank correlation, in [-1, 1]"})
     return [single, groups, recovery]
 
 
@@ -349,18 +388,26 @@ def _rank_changes_tables(r: dict) -> list[Table]:
          f"{fmt(r['tertiles']['thresholds'][1])}; questions per tertile "
          + ", ".join(f"{lab} {r['tertiles']['n_questions'][lab]:,}" for lab in labels)
          + f" (all solved {r['tertiles']['n_all_solved']:,} in easy, all failed {r['tertiles']['n_all_failed']:,} "
-           "in hard)"))
+           "in hard)",
+         "ranks: 1 = best; tied models share the mean of the ranks they span (so a rank can end in .5)"),
+        {"accuracy": SHARE, "EIP competency (0-100)": "0-100", **{f"accuracy {lab}": SHARE for lab in labels}})
     changes = Table("rank_changes", "Distribution of absolute rank changes (figure 12)",
                     ("absolute rank change", "models"),
                     [[c["abs_change"], c["n_models"]] for c in r["abs_change_counts"]])
     windows = Table("windows", "Displacement within accuracy windows (figure 13)",
-                    ("window", "accuracy ranks", "mean displacement", "max displacement", "Kendall tau", "p"),
-                    [[w["window"], f"{b['first']}-{b['last']}", b["mean_displacement"], b["max_displacement"],
-                      _v(b["kendall"]), b["kendall"]["p_value"]] for w in r["windows"] for b in w["blocks"]])
+                    ("window", "first accuracy rank", "last accuracy rank", "mean displacement", "max displacement",
+                     "Kendall tau", "p"),
+                    [[w["window"], b["first"], b["last"], b["mean_displacement"], b["max_displacement"],
+                      _v(b["kendall"]), b["kendall"]["p_value"]] for w in r["windows"] for b in w["blocks"]],
+                    ("window: the block size, in accuracy ranks; displacement: |accuracy rank - EIP rank| within "
+                     "the block",),
+                    {"mean displacement": "ranks", "max displacement": "ranks",
+                     "Kendall tau": "Kendall rank correlation, in [-1, 1]", "p": "p-value"})
     families = Table("families", "Rank changes and tertile accuracy by model family (figure 5)",
                      ("family", "models", "mean |rank change|", *[f"mean accuracy {lab}" for lab in labels]),
                      [[f["family"], len(f["models"]), f["mean_abs_change"],
-                       *[_mean(f["tertile_accuracy"][lab]) for lab in labels]] for f in r["families"]])
+                       *[_mean(f["tertile_accuracy"][lab]) for lab in labels]] for f in r["families"]],
+                     units={"mean |rank change|": "ranks", **{f"mean accuracy {lab}": SHARE for lab in labels}})
     return [models, changes, windows, families]
 
 
@@ -416,7 +463,9 @@ def _profiles_tables(r: dict) -> list[Table]:
     return [Table("profiles", f"EIP difficulty (0-100) per {r['group_by']} (figure 9)",
                   (r["group_by"], "questions", "unobserved", "mean", "median", "q1", "q3", "share [0, 33)",
                    "share [33, 67)", "share [67, 100]", "share at 0 (all solved)", "share at 100 (all failed)"),
-                  rows)]
+                  rows, units={**dict.fromkeys(("mean", "median", "q1", "q3"), "EIP 0-100"),
+                               **dict.fromkeys(("share [0, 33)", "share [33, 67)", "share [67, 100]",
+                                                "share at 0 (all solved)", "share at 100 (all failed)"), SHARE)})]
 
 
 def _profiles_plot(r: dict) -> Figure:
@@ -466,9 +515,12 @@ def _pools_tables(r: dict) -> list[Table]:
         notes.append(f"size unknown (in no size pool): {', '.join(r['unknown_size'])}")
     pools = Table("pools", "EIP difficulty per model pool against the whole pool (figures 6 and 8)",
                   ("pool", "models", "share all solved", "share all failed", "share dead", "Spearman", "Pearson",
-                   "Kendall", "undefined because"), rows, tuple(notes))
-    members = Table("members", "Models in each pool", ("pool", "models"),
-                    [[p["name"], ", ".join(p["models"])] for p in r["pools"]])
+                   "Kendall", "undefined because"), rows, tuple(notes),
+                  {"share all solved": SHARE, "share all failed": SHARE, "share dead": SHARE,
+                   "Spearman": "rank correlation, in [-1, 1]", "Pearson": "correlation, in [-1, 1]",
+                   "Kendall": "rank correlation, in [-1, 1]"})
+    members = Table("members", "Models in each pool, one row per pool and model", ("pool", "model"),
+                    [[p["name"], model] for p in r["pools"] for model in p["models"]])
     return [pools, members]
 
 
@@ -540,12 +592,47 @@ def analysis_headlines(*, kind: str, result: dict) -> list[str]:
     return RENDERERS[kind].headlines(result)
 
 
-def analysis_csv(*, kind: str, result: dict) -> bytes:
-    """Every table, one block each: title row, header, rows, notes, a blank row."""
-    rows: list[list] = []
-    for table in analysis_tables(kind=kind, result=result):
-        rows += [[table.title], list(table.header), *table.rows, *[[f"note: {n}"] for n in table.notes], []]
-    return csv_bytes(rows)
+def analysis_tidy_tables(*, kind: str, result: dict) -> list[TidyTable]:
+    """The result's tables as tidy tables (file stem = the table's key)."""
+    return [table.tidy() for table in analysis_tables(kind=kind, result=result)]
+
+
+def analysis_csv(*, kind: str, result: dict, table: str | None = None) -> bytes:
+    """One table of the result as a tidy CSV: ``table`` (a key), by default
+    the first (the analysis's main table).
+
+    Raises
+    ------
+    KeyError
+        If the analysis has no table ``table``.
+    """
+    tables = {t.key: t for t in analysis_tables(kind=kind, result=result)}
+    key = next(iter(tables)) if table is None else table
+    if key not in tables:
+        raise KeyError(ERR_TABLE.format(kind=kind, table=key, tables=list(tables)))
+    return csv_bytes(tables[key].tidy().frame)
+
+
+def analysis_codebook(*, kind: str, params: dict, result: dict, response_set: str | None,
+                      run_id: int | None = None) -> bytes:
+    """``codebook.md`` of an analysis: each table's columns, units and notes,
+    the parameters, the product version and the time."""
+    provenance = {"source": f"analysis run {run_id} ({kind})" if run_id is not None else f"analysis {kind}",
+                  "response set": response_set or "none (simulated data)"}
+    label = AnalysisKind(kind).label
+    return codebook_markdown(title=f"{label}" + (f", analysis run {run_id}" if run_id is not None else ""),
+                             tables=analysis_tidy_tables(kind=kind, result=result), provenance=provenance,
+                             parameters=params)
+
+
+def analysis_zip(*, kind: str, params: dict, result: dict, response_set: str | None,
+                 run_id: int | None = None) -> bytes:
+    """Every table as ``<key>.csv``, ``codebook.md`` and ``result.json`` in one zip."""
+    tables = analysis_tidy_tables(kind=kind, result=result)
+    codebook = analysis_codebook(kind=kind, params=params, result=result, response_set=response_set, run_id=run_id)
+    document = analysis_json(kind=kind, params=params, result=result, response_set=response_set)
+    return zip_bytes([*((f"{t.name}.csv", csv_bytes(t.frame)) for t in tables), ("codebook.md", codebook),
+                      ("result.json", document)])
 
 
 def analysis_json(*, kind: str, params: dict, result: dict, response_set: str | None) -> bytes:
@@ -562,8 +649,8 @@ def analysis_plot(*, kind: str, result: dict, fmt: str) -> bytes:
     ValueError
         If ``fmt`` is unknown.
     """
-    if fmt not in CONTENT_TYPES:
-        raise ValueError(ERR_FORMAT.format(formats=sorted(CONTENT_TYPES), value=fmt))
+    if fmt not in PLOT_FORMATS:
+        raise ValueError(ERR_FORMAT.format(formats=sorted(PLOT_FORMATS), value=fmt))
     fig = RENDERERS[kind].plot(result)
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else {"Software": None})
@@ -571,14 +658,17 @@ def analysis_plot(*, kind: str, result: dict, fmt: str) -> bytes:
 
 
 def write_analysis_files(*, run, out_dir: Path | str) -> list[Path]:
-    """Write result.json, table.csv, plot.png and plot.svg of a done run into
-    ``out_dir`` (created if needed); the paths written, in that order."""
+    """Write result.json, one ``<table key>.csv`` per table, codebook.md,
+    plot.png and plot.svg of a done run into ``out_dir`` (created if needed);
+    the paths written, in that order."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     response_set = None if run.response_set_id is None else str(run.response_set)
+    about = {"kind": run.kind, "params": run.params, "result": run.result, "response_set": response_set}
     files = {
-        "result.json": analysis_json(kind=run.kind, params=run.params, result=run.result, response_set=response_set),
-        "table.csv": analysis_csv(kind=run.kind, result=run.result),
+        "result.json": analysis_json(**about),
+        **{f"{t.name}.csv": csv_bytes(t.frame) for t in analysis_tidy_tables(kind=run.kind, result=run.result)},
+        "codebook.md": analysis_codebook(**about, run_id=run.pk),
         "plot.png": analysis_plot(kind=run.kind, result=run.result, fmt="png"),
         "plot.svg": analysis_plot(kind=run.kind, result=run.result, fmt="svg"),
     }
