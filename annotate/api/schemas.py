@@ -207,6 +207,10 @@ class StudyList(Schema):
     studies: list[Study] = Field(description="newest first")
 
 
+class TableQuery(Schema):
+    format: Literal["csv", "parquet"] = Field("csv", description="csv (default, tidy) or parquet")
+
+
 class FormatQuery(Schema):
     format: Literal["json", "csv"] = Field("json", description="json (default) or csv (formula-guarded cells)")
 

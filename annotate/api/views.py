@@ -19,10 +19,12 @@ from annotate.api.errors import ERR_FIELDS, ApiError
 from annotate.api.payloads import preview_out, problem_out, response_set_out, scoring_run_out, study_out
 from annotate.api.schemas import ERR_RESPONSE_SET
 from annotate.api.uploads import response_set_upload
+from annotate.downloads import CONTENT_TYPES
 from annotate.forms import ResponseUploadForm
 from annotate.loaders.base import LoadError
-from annotate.models import Study
+from annotate.models import RunStatus, Study
 from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list, study_get
+from annotate.selectors.results import run_table_file
 from annotate.services.alignment import judgment_export_rows, study_alignment_report
 from annotate.services.report_files import judgments_csv, report_csv
 from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
@@ -38,7 +40,7 @@ PathId = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1})]
 
 
 def _errors(*codes: int) -> dict[int, type[schemas.Error]]:
-    return {code: schemas.Error for code in codes}
+    return dict.fromkeys(codes, schemas.Error)
 
 
 def _id(what: str) -> Any:
@@ -173,6 +175,32 @@ def scoring_run_detail(request: HttpRequest, run_id: PathId = _id("scoring run i
     if run is None:
         raise ApiError(404, ERR_NOT_FOUND.format(kind="scoring run", pk=run_id))
     return scoring_run_out(run)
+
+
+def _table_endpoint(table: str, what: str) -> Any:
+    @router.get(f"/scoring-runs/{{int:run_id}}/{table}/", auth=RESEARCHER, response={**_errors(400, 401, 403, 404)},
+                url_name=f"api_scoring_run_{table}", operation_id=f"getScoringRun{table.title()}",
+                summary=f"{what} of a finished scoring run, as a tidy CSV (default) or Parquet. "
+                        "Researchers and staff.",
+                openapi_extra={"responses": {200: {"description": what, "content": {
+                    "text/csv": {"schema": {"type": "string"}},
+                    "application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}}}}}})
+    def download(request: HttpRequest, query: Query[schemas.TableQuery],
+                 run_id: PathId = _id("scoring run id")) -> HttpResponse:
+        run = scoring_run_get(run_id=run_id)
+        if run is None or run.status != RunStatus.DONE:
+            raise ApiError(404, ERR_NOT_FOUND.format(kind="finished scoring run", pk=run_id))
+        content, file_name = run_table_file(run=run, table=table, fmt=query.format)
+        response = HttpResponse(content, content_type=CONTENT_TYPES[query.format])
+        response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+        return response
+
+    download.__name__ = f"scoring_run_{table}"
+    return download
+
+
+scoring_run_questions = _table_endpoint("questions", "Per-question difficulty of every method")
+scoring_run_models = _table_endpoint("models", "The model leaderboard: every method's competency and the ranks")
 
 
 # --- studies, reports, judgments ------------------------------------------------------------

@@ -13,7 +13,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from scipy.stats import rankdata
 
-from annotate.downloads import Column, TidyTable
+from annotate.downloads import Column, TidyTable, download_name, render_table
 from annotate.models import (
     Dataset,
     MethodResult,
@@ -24,8 +24,7 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
-from scoring.methods import DifficultyMethod, get_method, iter_columns, method_keys
-from scoring.methods import methods as registered_methods
+from scoring.methods import DifficultyMethod, get_method, iter_columns, method_keys, methods as registered_methods
 
 
 @dataclass(frozen=True)
@@ -437,3 +436,26 @@ def run_provenance(*, run: ScoringRun) -> RunProvenance:
         title=f"scoring run {run.pk} of {response_set}", file_stem=("run", str(run.pk), str(response_set)),
         provenance=provenance, parameters=parameters,
     )
+
+
+#: The tables of a run that download one by one (``questions``, ``models``), as CSV or Parquet.
+RUN_TABLES = {"questions": run_questions_table, "models": run_models_table}
+
+
+def run_table_file(*, run: ScoringRun, table: str, fmt: str) -> tuple[bytes, str]:
+    """One of :data:`RUN_TABLES` of a finished run as a file: (content, file name).
+
+    ``fmt`` is "csv" (tidy CSV) or "parquet" (with the codebook and the run's
+    provenance and parameters in its metadata). Used by the results pages and
+    the API alike.
+
+    Raises
+    ------
+    KeyError
+        For a table not in :data:`RUN_TABLES`.
+    ValueError
+        For an unknown ``fmt``.
+    """
+    tidy, about = RUN_TABLES[table](run=run), run_provenance(run=run)
+    content = render_table(tidy, fmt=fmt, provenance={**about.provenance, "parameters": about.parameters})
+    return content, download_name(*about.file_stem, table, ext=fmt)

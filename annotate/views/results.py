@@ -3,8 +3,6 @@ runs, a run's methods, its model leaderboard and its question list, and the
 run's tidy downloads (CSV, Parquet, codebook, zip)."""
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -18,11 +16,11 @@ from annotate.downloads import (
     bundle_bytes,
     codebook_markdown,
     download_name,
-    render_table,
 )
 from annotate.forms_results import QuestionFilterForm
 from annotate.models import ResponseSet, RunStatus, ScoringRun
 from annotate.selectors.results import (
+    RUN_TABLES,
     model_score_columns,
     question_rows,
     question_score_columns,
@@ -35,10 +33,11 @@ from annotate.selectors.results import (
     run_provenance,
     run_questions,
     run_questions_table,
+    run_table_file,
     runs_active,
 )
-from annotate.views.access import researcher_required
 from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
+from annotate.views.access import researcher_required
 
 QUESTIONS_PER_PAGE = 50
 RUN_QUEUED_MESSAGE = "Scoring run {run_id} of {response_set} is queued; this page shows its progress."
@@ -98,10 +97,6 @@ def run_questions_list(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(request, "annotate/results/run_questions.html", context)
 
 
-#: The tables a run downloads one by one (``<name>.csv`` / ``<name>.parquet``).
-RUN_TABLES: dict[str, Callable[..., TidyTable]] = {"questions": run_questions_table, "models": run_models_table}
-
-
 def _done_run(run_id: int) -> ScoringRun:
     return get_object_or_404(ScoringRun.objects.select_related("response_set"), pk=run_id, status=RunStatus.DONE)
 
@@ -116,9 +111,8 @@ def _download(content: bytes, fmt: str, file_name: str) -> HttpResponse:
 @require_GET
 def run_table_download(request: HttpRequest, run_id: int, table: str, fmt: str) -> HttpResponse:
     run = _done_run(run_id)
-    tidy, about = RUN_TABLES[table](run=run), run_provenance(run=run)
-    content = render_table(tidy, fmt=fmt, provenance={**about.provenance, "parameters": about.parameters})
-    return _download(content, fmt, download_name(*about.file_stem, table, ext=fmt))
+    content, file_name = run_table_file(run=run, table=table, fmt=fmt)
+    return _download(content, fmt, file_name)
 
 
 def _run_codebook(run: ScoringRun, *, parquet: tuple[str, ...]) -> tuple[list[TidyTable], bytes]:

@@ -206,6 +206,8 @@ ACCESS: dict[str, Access] = {
     "api_response_set": API_STAFF_READ,
     "api_scoring_runs": API_STAFF_WRITE,
     "api_scoring_run": API_STAFF_READ,
+    "api_scoring_run_questions": API_RESEARCHER,
+    "api_scoring_run_models": API_RESEARCHER,
     "api_studies": API_RESEARCHER,
     "api_study_report": API_RESEARCHER,
     "api_study_judgments": API_RESEARCHER,

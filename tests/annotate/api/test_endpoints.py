@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 
+import pandas as pd
 import pytest
 from django.test import Client, override_settings
 from django.urls import reverse
@@ -22,8 +24,10 @@ from annotate.models import (
     Dataset,
     Judgment,
     LanguageModel,
+    ModelResult,
     Participation,
     Question,
+    QuestionResult,
     Response,
     ResponseSet,
     RunStatus,
@@ -313,3 +317,41 @@ def test_judgment_exports_carry_the_formula_injection_guard(cast):
     subjects = {row["subject"] for row in table}
     assert subjects <= {"'@SUM(1+1)", "Physics"} and "'@SUM(1+1)" in subjects
     assert not any(line.startswith(("=", "@")) for line in response.content.decode("utf-8-sig").splitlines())
+
+
+# --- run tables (tidy CSV and Parquet) --------------------------------------------------------
+
+
+def test_a_researcher_downloads_a_runs_question_difficulty_and_leaderboard(cast):
+    catalog, _, _, researcher = cast
+    run = catalog.run
+    url = reverse("api_scoring_run_questions", kwargs={"run_id": run.pk})
+    response = researcher.get(url)
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"].startswith(f'attachment; filename="run-{run.pk}-')
+    frame = pd.read_csv(io.BytesIO(response.content))
+    assert str(frame["question_id"].dtype) == "int64"
+    stored = {r.question_id: r.scores for r in QuestionResult.objects.filter(run=run)}
+    assert sorted(frame["question_id"]) == sorted(stored)
+    for row in frame.itertuples():
+        assert row.eip_scaled == stored[row.question_id]["eip_scaled"]
+        assert row.irt_2pl == stored[row.question_id]["irt_2pl"]
+        assert math.isnan(row.irt_2pl_discrimination)  # the catalog stores none: blank = missing
+    parquet = researcher.get(url + "?format=parquet")
+    assert parquet["Content-Type"] == "application/vnd.apache.parquet"
+    pd.testing.assert_frame_equal(pd.read_parquet(io.BytesIO(parquet.content)), frame, check_dtype=False)
+
+    models = pd.read_csv(io.BytesIO(researcher.get(
+        reverse("api_scoring_run_models", kwargs={"run_id": run.pk})).content))
+    stored_models = {r.model_id: r.scores for r in ModelResult.objects.filter(run=run)}
+    assert {int(r.model_id): r.accuracy for r in models.itertuples()} == {
+        k: v["accuracy"] for k, v in stored_models.items()}
+
+
+def test_run_table_errors_are_json(cast):
+    catalog, _, _, researcher = cast
+    url = reverse("api_scoring_run_questions", kwargs={"run_id": catalog.run.pk})
+    assert researcher.get(url + "?format=xml").status_code == 400
+    missing = researcher.get(reverse("api_scoring_run_models", kwargs={"run_id": 999999}))
+    assert (missing.status_code, missing.json()) == (404, {"error": "no finished scoring run 999999"})
+    assert Client().get(url).status_code == 401

@@ -37,6 +37,8 @@ WHO = {
     ("/api/response-sets/{response_set_id}/", "get"): "staff",
     ("/api/scoring-runs/", "post"): "staff",
     ("/api/scoring-runs/{run_id}/", "get"): "staff",
+    ("/api/scoring-runs/{run_id}/questions/", "get"): "researcher",
+    ("/api/scoring-runs/{run_id}/models/", "get"): "researcher",
     ("/api/studies/", "get"): "researcher",
     ("/api/studies/{study_id}/report/", "get"): "researcher",
     ("/api/studies/{study_id}/judgments/", "get"): "researcher",
