@@ -17,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import path, reverse
 
-from annotate.forms import ConfirmLoadForm, ResponseUploadForm
+from annotate.forms.uploads import ConfirmLoadForm, ResponseUploadForm
 from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.tabular import shorten_quoted
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject

@@ -86,7 +86,7 @@ class ResponseSetList(Schema):
 class UploadFields(Schema):
     """The text fields of an upload (multipart form); the files are separate parts.
 
-    Checked further by :class:`annotate.forms.ResponseUploadForm`, the form of
+    Checked further by :class:`annotate.forms.uploads.ResponseUploadForm`, the form of
     the admin upload page: an invalid value answers 400 with ``fields``.
     """
 

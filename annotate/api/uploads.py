@@ -32,7 +32,7 @@ def response_set_upload(
         ``"responses"`` with optional ``"questions"`` and ``"models"``; other
         keys are ignored (harness logs come in ``options["logs"]``).
     options : mapping
-        As cleaned by :class:`annotate.forms.ResponseUploadForm`: ``logs``
+        As cleaned by :class:`annotate.forms.uploads.ResponseUploadForm`: ``logs``
         (a list of log files and/or .zip archives) and the fields of
         :class:`annotate.services.uploads.UploadOptions`.
     user : User or None

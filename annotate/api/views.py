@@ -20,7 +20,7 @@ from annotate.api.payloads import preview_out, problem_out, response_set_out, sc
 from annotate.api.schemas import ERR_RESPONSE_SET
 from annotate.api.uploads import response_set_upload
 from annotate.downloads import CONTENT_TYPES
-from annotate.forms import ResponseUploadForm
+from annotate.forms.uploads import ResponseUploadForm
 from annotate.loaders.base import LoadError
 from annotate.models import RunStatus, Study
 from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list, study_get

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from annotate.forms_judging import JudgmentForm, OnboardingForm
+from annotate.forms.judging import JudgmentForm, OnboardingForm
 from annotate.models import Participation
 from annotate.selectors.studies import (
     evaluator_get_active,

@@ -17,7 +17,7 @@ from annotate.downloads import (
     codebook_markdown,
     download_name,
 )
-from annotate.forms_results import QuestionFilterForm
+from annotate.forms.results import QuestionFilterForm
 from annotate.models import ResponseSet, RunStatus, ScoringRun
 from annotate.selectors.results import (
     RUN_TABLES,

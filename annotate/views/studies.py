@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate.forms_judging import InvitationForm, StudyStatusForm
+from annotate.forms.judging import InvitationForm, StudyStatusForm
 from annotate.models import Invitation, Study
 from annotate.selectors.studies import participations_of, studies_for_staff, study_coverage, user_is_researcher
 from annotate.services.studies import invitation_create, invitation_revoke, study_set_status

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils.datastructures import MultiValueDict
 
-from annotate import forms as upload_forms
+from annotate.forms import uploads as upload_forms
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject

@@ -17,7 +17,7 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from annotate.services.api_tokens import api_token_create
-from annotate.forms import NOTHING_UPLOADED
+from annotate.forms.uploads import NOTHING_UPLOADED
 from annotate.loaders.harness import NO_LOGS
 from annotate.loaders.tabular import NUL_CHARACTER
 from annotate.models import (

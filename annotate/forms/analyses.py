@@ -1,0 +1,52 @@
+"""The analyses pages' parameter forms: one field per parameter of an analysis."""
+from __future__ import annotations
+
+from django import forms
+
+from annotate.selectors.catalog import response_sets_loaded
+from annotate.services.analyses import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_params, defaults
+from annotate.services.analyses.params import check_groups
+
+
+def _field(name: str, default) -> forms.Field:
+    if name == "alpha":
+        return forms.FloatField(label="alpha (EIP damping)", help_text="in (0, 1)")
+    if name == "seed":
+        return forms.IntegerField(min_value=0)
+    if name in ("skip_irt", "include_excluded"):
+        return forms.BooleanField(required=False, label=name.replace("_", " "))
+    if name == "grid":
+        return forms.ChoiceField(choices=[(g, f"{g} (up to {max(q for q, _ in s):,} x {max(m for _, m in s):,})")
+                                          for g, s in SCALING_GRIDS.items()])
+    if name == "density_model":
+        return forms.ChoiceField(choices=[("1pl", "1PL"), ("uniform", "uniform")], label="density model")
+    if name == "group_by":
+        return forms.CharField(max_length=120, label="group by",
+                               help_text="dataset, subject, or metadata:<key> (a question metadata column)")
+    return forms.IntegerField(min_value=1, label=name.replace("_", " "))
+
+
+def analysis_form_class(kind: str) -> type[forms.Form]:
+    """A form with a response-set choice (for analyses of stored data) and one
+    field per parameter of ``kind``; ``clean`` runs the service's checks."""
+    fields: dict[str, forms.Field] = {}
+    if kind in NEEDS_RESPONSE_SET:
+        fields["response_set"] = forms.ModelChoiceField(
+            queryset=response_sets_loaded(),
+            label="response set")
+    params = defaults(kind)
+    for name, default in params.items():
+        fields[name] = _field(name, default)
+
+    def clean(self):
+        data = super(form_class, self).clean()
+        if not self.errors:
+            try:
+                data["params"] = check_params(kind, {k: data[k] for k in params})
+                check_groups(kind, response_set=data.get("response_set"), params=data["params"])
+            except ValueError as exc:
+                raise forms.ValidationError(str(exc)) from exc
+        return data
+
+    form_class = type(f"{kind.title()}Form", (forms.Form,), {**fields, "clean": clean})
+    return form_class
