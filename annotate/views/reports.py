@@ -31,6 +31,9 @@ from annotate.services.report_files import (
 from annotate.views.access import researcher_required
 
 
+ERR_POOLS_RUN = "Say which scoring run's model pools to compute (the form's 'run' field)."
+
+
 class ReportParamsForm(forms.Form):
     run = forms.IntegerField(required=False, min_value=1, help_text="scoring run id (default: the study's run)")
     min_votes = forms.IntegerField(required=False, min_value=1, max_value=1000, initial=1)
@@ -112,8 +115,9 @@ def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
     """Queue the stored model-pool analysis the report reads, then back to the report."""
     study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
     form = ReportParamsForm(request.POST)
-    run_id = form.cleaned_data["run"] if form.is_valid() else None
-    run = study.scoring_run if run_id is None else get_object_or_404(ScoringRun, pk=run_id)
+    if not form.is_valid() or form.cleaned_data["run"] is None:
+        return HttpResponseBadRequest(ERR_POOLS_RUN)
+    run = get_object_or_404(ScoringRun, pk=form.cleaned_data["run"])
     try:
         analysis, created = report_pools_start(run=run, user=request.user)
     except ValueError as exc:

@@ -108,7 +108,7 @@ def test_the_pairs_csv_marks_the_tie_resolved_pair_with_its_votes_and_weights(re
                        "verdict_irt_2pl"]
     # P4: ada a, cy b, bo skipped; weights ada 1, cy 0 -> a (see test_alignment_service)
     p4 = rows[4]
-    assert p4[1:4] == ["4", "Mathematics", "bench-1"]
+    assert p4[1:4] == ["4", "Mathematics", report["pairs"][3]["dataset"]]
     assert [p4[5], p4[7], *p4[8:]] == ["q0-6", "q0-7", "1", "1", "1", "a", "tie_resolved", "1.0", "0.0",
                                        "a", "b", "b", "a", "a"]
     assert rows[1][11:15] == ["b", "majority", "", ""]
