@@ -162,8 +162,9 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
         f"{'' if run.is_study_run else '; not the run the pairs came from'})",
         f"- consensus: min_votes {p.min_votes}, tie rule {p.tie_rule!r}; {p.method_tie_rule}",
         f"- bootstrap: {p.n_boot} replicates, seed {p.bootstrap_seed}, {p.ci_level:.0%} percentile intervals",
-        "- difficulty label key: " + (f"{typed.labels.key!r} ({'autodetected' if typed.labels.autodetected else 'given'})"
-                                      if typed.labels.key else f"none ({typed.labels.undefined_reason})"),
+        "- difficulty label key: " + (
+            f"{typed.labels.key!r} ({'autodetected' if typed.labels.autodetected else 'given'})"
+            if typed.labels.key else f"none ({typed.labels.undefined_reason})"),
         "- model pools: " + (f"stored analysis {pools.analysis_run} (EIP alpha {pools.alpha:g}, size thresholds "
                              f"{list(pools.size_thresholds)} billion parameters)" if pools.available
                              else str(pools.undefined_reason)),

@@ -148,7 +148,8 @@ def test_without_a_stored_analysis_the_section_says_not_computed_and_the_rest_re
     assert report["consensus_agreement"]["eip"]["agreement"] == 1.0  # the rest is there
     page = researcher_client.get(reverse("study_report", kwargs={"study_id": study.pk}) + "?n_boot=20")
     html = page.content.decode()
-    assert "Model pools: not computed yet." in html and 'id="compute-pools"' in html
+    assert "<strong>Model pools:</strong> not computed yet: no finished model-pool analysis" in html
+    assert 'id="compute-pools"' in html
     assert reverse("study_report_pools", kwargs={"study_id": study.pk}) in html
     assert "Agreement with each evaluator and with the consensus (%)" in html
 
@@ -167,7 +168,7 @@ def test_the_button_queues_the_analysis_and_the_report_reads_it_once_done(resear
     assert again.status_code == 302 and AnalysisRun.objects.filter(kind=AnalysisKind.POOLS).count() == 1
 
     page = researcher_client.get(url + "?n_boot=20").content.decode()
-    assert f"Model pools: queued.</strong> the model-pool analysis {queued.pk}" in page
+    assert f"<strong>Model pools:</strong> the model-pool analysis {queued.pk} of response set" in page
     analysis_run_execute(run=queued)  # the worker
     report = researcher_client.get(reverse("study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=20").json()
     assert (report["pools"]["status"], report["pools"]["analysis_run"]) == ("done", queued.pk)  # the cache refreshed

@@ -35,7 +35,8 @@ class _Json:
     @classmethod
     def from_json(cls, data: dict[str, Any]):
         hints = typing.get_type_hints(cls)
-        kwargs = {f.name: _build(hints[f.name], data.get(f.name)) for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        kwargs = {f.name: _build(hints[f.name], data.get(f.name)) for f in fields
                   if f.name in data or not f.metadata.get("omit_none")}
         return cls(**kwargs)
 

@@ -228,7 +228,8 @@ def agreement_table(report: AlignmentReport) -> Table:
         key="agreement", title="Agreement of each method with each evaluator and with the consensus",
         columns=(
             _METHOD, _METHOD_LABEL,
-            Column("rater", "Rater", "", "evaluator short name (V1, V2, ... in order of joining; see evaluators.csv) or 'consensus'"),
+            Column("rater", "Rater", "",
+                   "evaluator short name (V1, V2, ... in order of joining; see evaluators.csv) or 'consensus'"),
             Column("pseudonym", "Pseudonym", "", "evaluator's pseudonym (blank for the consensus)"),
             Column("agreement", "Agreement", FRACTION,
                    "share of the rater's voted pairs on which the method names the same harder question; "
@@ -363,7 +364,7 @@ def pool_table(report: AlignmentReport) -> Table:
     if pools.unknown_access_models:
         notes.append("In no access pool (access unknown): " + ", ".join(pools.unknown_access_models) + ".")
     if not pools.available:
-        notes.append(f"Model pools: {pools.undefined_reason}")
+        notes.append(f"No stored model-pool analysis to show ({pools.status.replace('_', ' ')}).")
     return Table(
         key="pools", title="Model pools: EIP rerun on subsets of the models",
         columns=(
