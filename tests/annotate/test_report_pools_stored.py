@@ -23,13 +23,14 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import AnalysisKind, AnalysisRun, LanguageModel, Question, Response, RunStatus
-from annotate.services.alignment import study_alignment_report
+from annotate.services.alignment import AlignmentReport, alignment_report_compute, study_alignment_report
 from annotate.services.analyses import analysis_run_create, analysis_run_execute
 from scoring import FIRST, SECOND, harder_of_pairs, method_agreement
 from scoring.analyses import access_pools, pool_analysis, size_pools
 from tests.annotate.factories import MODEL_NAMES, make_user
 from tests.annotate.test_alignment_pools_labels import R
 from tests.annotate.test_alignment_service import build_study
+from tests.annotate.test_report_schema import SCHEMA, errors
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-12
@@ -190,3 +191,16 @@ def test_the_command_reads_the_stored_analysis(tmp_path):
     assert "not computed" not in out.getvalue()
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved["pools"]["analysis_run"] == stored.pk
+
+
+def test_the_typed_report_round_trips_through_its_json_and_matches_the_schema():
+    study = pool_study()
+    store_pools(study)
+    report = alignment_report_compute(study=study, n_boot=30)
+    document = json.loads(json.dumps(report.to_json(), allow_nan=False))
+    assert errors(document, SCHEMA) == []
+    assert AlignmentReport.from_json(document) == report
+    assert document["pools"]["pools"][0]["name"] == report.pools.pools[0].name == "whole"
+    same = study_alignment_report(study=study, n_boot=30)
+    assert {k: v for k, v in same.items() if k not in ("generated_at", "timing")} == {
+        k: v for k, v in document.items() if k not in ("generated_at", "timing")}

@@ -33,8 +33,10 @@ STATUS_DONE = "done"
 STATUS_NOT_COMPUTED = "not_computed"
 REASON_NOT_COMPUTED = (
     "not computed yet: no finished model-pool analysis of response set {response_set} with EIP alpha {alpha:g}. "
-    "Compute it with the button on the report page (queued for the task worker) or with `{command}`."
+    "Compute it with the button on the report page (queued for the task worker){command}."
 )
+#: The command takes the default alpha and the newest loaded version of a response set name.
+COMMAND_HINT = " or with `{command}` (it analyses the newest loaded version of that name)"
 REASON_WAITING = "the model-pool analysis {run_id} of response set {response_set} is {status}; reload the page later"
 NOTE_SUBSET = (
     "The stored analysis covers the whole response set ({n_models} models, {n_questions} questions); "
@@ -75,8 +77,8 @@ def _missing(run: ScoringRun, thresholds: Sequence[float]) -> PoolSection:
         reason = REASON_WAITING.format(run_id=waiting.pk, response_set=run.response_set, status=status)
     else:
         status = STATUS_NOT_COMPUTED
-        reason = REASON_NOT_COMPUTED.format(response_set=run.response_set, alpha=alpha,
-                                            command=COMMAND.format(name=run.response_set.name))
+        hint = COMMAND_HINT.format(command=COMMAND.format(name=run.response_set.name)) if alpha == DEFAULT_ALPHA else ""
+        reason = REASON_NOT_COMPUTED.format(response_set=run.response_set, alpha=alpha, command=hint)
     return PoolSection(
         available=False, undefined_reason=reason, size_thresholds=tuple(float(x) for x in thresholds), alpha=alpha,
         reference="whole", correlation_scope=CORRELATION_SCOPE, unknown_size_models=(), unknown_access_models=(),

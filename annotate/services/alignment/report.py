@@ -50,10 +50,23 @@ def _seed(rng) -> int:
     return int(rng)
 
 
-def study_alignment_report(**kwargs) -> dict:
-    """The JSON document of :func:`alignment_report_compute` (same arguments):
-    ``alignment_report_compute(**kwargs).to_json()``."""
-    return alignment_report_compute(**kwargs).to_json()
+def study_alignment_report(
+    *,
+    study: Study,
+    run: ScoringRun | None = None,
+    min_votes: int = 1,
+    tie_rule: str = "evaluator_weight",
+    n_boot: int = 2000,
+    size_thresholds: Sequence[float] = (10, 70),
+    label_key: str | None = None,
+    rng: np.random.Generator | int | None = 0,
+) -> dict:
+    """The report's JSON document (``annotate/report_schema.json``):
+    ``alignment_report_compute(...).to_json()`` with the same arguments."""
+    return alignment_report_compute(
+        study=study, run=run, min_votes=min_votes, tie_rule=tie_rule, n_boot=n_boot,
+        size_thresholds=size_thresholds, label_key=label_key, rng=rng,
+    ).to_json()
 
 
 def alignment_report_compute(
