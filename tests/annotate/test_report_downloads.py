@@ -20,7 +20,7 @@ from tests.annotate.test_report_pools_stored import pool_study, store_pools
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-12
-TABLES = ("agreement.csv", "consensus.csv", "evaluators.csv", "pools.csv", "labels.csv", "pairs.csv")
+TABLES = ("agreement.csv", "consensus.csv", "evaluators.csv", "irr.csv", "pools.csv", "labels.csv", "pairs.csv")
 
 
 @pytest.fixture
@@ -93,6 +93,11 @@ def test_pandas_reads_ids_as_integers_and_the_values_are_the_json(downloaded):
     assert pools.loc["whole", "share_dead"] == pytest.approx(whole["share_dead"], abs=TOL) == 0.25
     assert pools.loc["whole", "consensus_agreement"] == pytest.approx(whole["consensus"]["agreement"], abs=TOL)
     assert pools["n_models"].tolist() == [p["n_models"] for p in report["pools"]["pools"]]
+
+    irr = read(archive, "irr.csv").set_index("statistic")
+    alpha = report["irr"]["krippendorff_alpha"]
+    assert irr.loc["krippendorff_alpha", "value"] == pytest.approx(alpha["value"], abs=TOL)
+    assert irr.loc["krippendorff_alpha", "n_pairs"] == alpha["n_units_pairable"] and irr["n_raters"].dtype == "int64"
 
     judgments = read(archive, "judgments.csv")
     assert judgments["pair_id"].dtype == "int64" and len(judgments) == 13

@@ -2,7 +2,7 @@
 and against the others, each method against the consensus (with bootstrap
 intervals and McNemar tests), and inter-rater reliability.
 
-Pure functions of :class:`~annotate.services.alignment._data.StudyData` and
+Pure functions of :class:`~annotate.selectors.alignment.StudyData` and
 verdict arrays; every statistic comes from :mod:`scoring`.
 """
 from __future__ import annotations

@@ -335,6 +335,29 @@ def evaluator_table(report: AlignmentReport) -> Table:
     )
 
 
+def irr_table(report: AlignmentReport) -> Table:
+    """Inter-rater reliability: one row per statistic (the page shows it as text)."""
+    a, f = report.irr.krippendorff_alpha, report.irr.fleiss_kappa
+    rows = (
+        (text("krippendorff_alpha"), dec(a.value, a.undefined_reason, digits=3), count(a.n_units_pairable),
+         count(report.irr.n_raters), text("every evaluator and pair, skips missing (nominal)")),
+        (text("fleiss_kappa"), dec(f.value, f.undefined_reason, digits=3), count(f.n_items), count(f.n_raters),
+         text(f.scope)),
+    )
+    return Table(
+        key="irr", title="Inter-rater reliability",
+        columns=(
+            Column("statistic", "Statistic", "", "krippendorff_alpha or fleiss_kappa"),
+            Column("value", "Value", "agreement beyond chance, at most 1",
+                   "the statistic; blank = undefined (report.json gives the reason)"),
+            Column("n_pairs", "Pairs", COUNT, "pairs the statistic uses"),
+            Column("n_raters", "Raters", COUNT, "evaluators who voted"),
+            Column("scope", "Scope", "", "which pairs and evaluators enter"),
+        ),
+        rows=rows, on_page=False,
+    )
+
+
 def pool_table(report: AlignmentReport) -> Table:
     pools = report.pools
     rows = []
@@ -468,7 +491,8 @@ def pairs_table(report: AlignmentReport) -> Table:
 
 
 TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
-    table2, kappa_table, agreement_table, consensus_table, evaluator_table, pool_table, label_table, pairs_table,
+    table2, kappa_table, agreement_table, consensus_table, evaluator_table, irr_table, pool_table, label_table,
+    pairs_table,
 )
 
 
