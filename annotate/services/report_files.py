@@ -1,5 +1,14 @@
 """Render an alignment report (see :mod:`annotate.services.alignment`) as files:
-JSON, CSV and plots (PNG or SVG).
+JSON, tidy CSV tables, a codebook, one zip of them all, and plots (PNG or SVG).
+
+Every renderer takes the typed report
+(:class:`~annotate.services.alignment.model.AlignmentReport`); a report's JSON
+dict is accepted too and read back with ``AlignmentReport.from_json``. The
+tables come from :mod:`annotate.services.alignment.tables` (the same ones the
+page shows). Each CSV is tidy: one header row of snake_case column keys, no
+notes inside, ids as integers, fractions in [0, 1], blank = missing
+(undefined values are blank; report.json holds the reasons); the codebook
+says what each column means.
 
 CSV files open correctly in a spreadsheet: UTF-8 with a byte-order mark, CRLF
 line ends, and a formula-injection guard: a text cell that starts with ``=``,
@@ -17,14 +26,19 @@ import io
 import json
 import math
 import re
+import textwrap
+import zipfile
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from annotate.services.alignment._data import JUDGMENT_COLUMNS
-from annotate.services.alignment.tables import report_tables
+from annotate.selectors.alignment import JUDGMENT_COLUMNS
+from annotate.services.alignment.model import AlignmentReport
+from annotate.services.alignment.tables import Table, csv_tables
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
@@ -71,23 +85,22 @@ def csv_bytes(rows: Iterable[Sequence]) -> bytes:
     return (BOM + buffer.getvalue()).encode("utf-8")
 
 
-def report_csv(report: dict) -> bytes:
-    """Table 2 and the other report tables, one block each: a title row, a
-    header, the rows (raw numbers; "undefined" where undefined), then the
-    notes and the reason of every undefined cell."""
-    rows: list[list] = []
-    for table in report_tables(report):
-        rows.append([table.title])
-        rows.append(list(table.header))
-        reasons = []
-        for row in table.rows:
-            rows.append([cell.value for cell in row])
-            reasons += [f"{row[0].text} / {table.header[i]}: {cell.reason}"
-                        for i, cell in enumerate(row) if cell.undefined]
-        rows += [[f"note: {n}"] for n in table.notes]
-        rows += [[f"undefined: {r}"] for r in reasons]
-        rows.append([])
-    return csv_bytes(rows)
+def as_report(report: AlignmentReport | dict) -> AlignmentReport:
+    """The typed report (a JSON dict of one is read back)."""
+    return report if isinstance(report, AlignmentReport) else AlignmentReport.from_json(report)
+
+
+def table_csv(table: Table) -> bytes:
+    """One table as a tidy CSV: a header row of column keys, then the raw values."""
+    return csv_bytes(table.csv_rows())
+
+
+def report_csv(report: AlignmentReport | dict) -> bytes:
+    """The main agreement table as a tidy CSV: one row per method and rater
+    (each evaluator, then the consensus); see :func:`report_zip` for every table."""
+    typed = as_report(report)
+    [table] = [t for t in csv_tables(typed) if t.key == "agreement"]
+    return table_csv(table)
 
 
 def judgments_csv(rows: Sequence[dict]) -> bytes:
@@ -95,59 +108,146 @@ def judgments_csv(rows: Sequence[dict]) -> bytes:
     return csv_bytes([list(JUDGMENT_COLUMNS), *([row[c] for c in JUDGMENT_COLUMNS] for row in rows)])
 
 
-def report_json(report: dict) -> bytes:
-    """``json.dumps`` of the report (UTF-8, indented; NaN is refused)."""
-    return json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8")
+def report_json(report: AlignmentReport | dict) -> bytes:
+    """``json.dumps`` of the report's JSON (UTF-8, indented; NaN is refused)."""
+    document = report.to_json() if isinstance(report, AlignmentReport) else report
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+# --------------------------------------------------------------------------- codebook and zip
+
+#: The judgments.csv columns: (meaning, unit).
+JUDGMENT_CODEBOOK = {
+    "study": ("study name", ""), "pair_id": ("pair id", ""), "pair_position": ("position of the pair (0 = first)", ""),
+    "subject": ("subject of the pair's questions", ""), "dataset": ("dataset of the pair's questions", ""),
+    "question_a": ("external id of question a (canonical order)", ""), "question_b": ("external id of question b", ""),
+    "left_question": ("external id of the question shown on the left", ""),
+    "right_question": ("external id of the question shown on the right", ""),
+    "choice": ("button pressed: left, right or skip", ""),
+    "harder_question": ("external id of the question called harder; blank for a skip", ""),
+    "verdict": ("canonical verdict: a, b or skip", ""), "evaluator": ("evaluator's pseudonym", ""),
+    "field_of_study": ("evaluator's field of study (code)", ""),
+    "education_level": ("evaluator's education level (code)", ""),
+    "shown_at": ("when the pair was shown (ISO 8601)", "time"),
+    "submitted_at": ("when the answer was saved (ISO 8601)", "time"),
+    "seconds": ("server-measured time from showing to answer", "seconds"),
+    "client_seconds": ("browser-measured time; blank when not sent", "seconds"),
+}
+
+
+def product_version() -> str:
+    """The installed ``eip-annotate`` version ("unknown" when not installed)."""
+    try:
+        return version("eip-annotate")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _md(value) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = None) -> bytes:
+    """A short Markdown codebook of the report download: the parameters, the
+    product version and time, then each file and each column's meaning and unit."""
+    typed = as_report(report)
+    created_at = created_at or datetime.now(timezone.utc)
+    p, run, pools = typed.params, typed.run, typed.pools
+    lines = [
+        f"# Alignment report of study {typed.study.name!r} (id {typed.study.id})", "",
+        f"- product: eip-annotate {product_version()}",
+        f"- written: {created_at.isoformat(timespec='seconds')}; report computed: {typed.generated_at}",
+        f"- report schema version: {typed.schema_version} (annotate/report_schema.json)",
+        f"- scoring run: {run.id} (response set {run.response_set}"
+        f"{'' if run.is_study_run else '; not the run the pairs came from'})",
+        f"- consensus: min_votes {p.min_votes}, tie rule {p.tie_rule!r}; {p.method_tie_rule}",
+        f"- bootstrap: {p.n_boot} replicates, seed {p.bootstrap_seed}, {p.ci_level:.0%} percentile intervals",
+        "- difficulty label key: " + (
+            f"{typed.labels.key!r} ({'autodetected' if typed.labels.autodetected else 'given'})"
+            if typed.labels.key else f"none ({typed.labels.undefined_reason})"),
+        "- model pools: " + (f"stored analysis {pools.analysis_run} (EIP alpha {pools.alpha:g}, size thresholds "
+                             f"{list(pools.size_thresholds)} billion parameters)" if pools.available
+                             else str(pools.undefined_reason)),
+        "", "Every CSV has one header row; blank = missing or undefined (report.json gives the reason); "
+        "fractions are in [0, 1] (the page shows them in percent); ids are integers. Text cells that a spreadsheet "
+        "would run as a formula start with a single quote.", "",
+        "## report.json", "", "The whole report, documented by annotate/report_schema.json.", "",
+    ]
+    for table in csv_tables(typed):
+        lines += [f"## {table.file_name}", "", table.title + ".", ""]
+        lines += [f"- {n}" for n in table.notes]
+        lines += ["", "| column | meaning | unit |", "|---|---|---|"]
+        lines += [f"| {c.key} | {_md(c.description or c.label)} | {_md(c.unit)} |" for c in table.columns]
+        lines.append("")
+    lines += ["## judgments.csv", "", "Every judgment and skip, by pair then evaluator.", "",
+              "| column | meaning | unit |", "|---|---|---|"]
+    lines += [f"| {k} | {_md(JUDGMENT_CODEBOOK[k][0])} | {JUDGMENT_CODEBOOK[k][1]} |" for k in JUDGMENT_COLUMNS]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def report_files(report: AlignmentReport | dict, judgments: Sequence[dict]) -> dict[str, bytes]:
+    """The files of a report download, by name: one tidy CSV per table,
+    judgments.csv, report.json and codebook.md."""
+    typed = as_report(report)
+    files = {t.file_name: table_csv(t) for t in csv_tables(typed)}
+    files["judgments.csv"] = judgments_csv(judgments)
+    files["report.json"] = report_json(typed)
+    files["codebook.md"] = codebook(typed)
+    return files
+
+
+def report_zip(report: AlignmentReport | dict, judgments: Sequence[dict]) -> bytes:
+    """:func:`report_files` as one zip (deflated)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in report_files(report, judgments).items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
 
 
 # --------------------------------------------------------------------------- plots
 
 
-def _available(report: dict) -> list[dict]:
-    return [m for m in report["methods"] if m["available"]]
-
-
-def plot_agreement(report: dict) -> Figure:
+def plot_agreement(report: AlignmentReport) -> Figure:
     """Agreement of each method with the consensus, with its bootstrap interval,
     and the mean over evaluators."""
-    methods = _available(report)
+    methods = report.available
     fig = Figure(figsize=(max(4.5, 1.1 * len(methods) + 1.5), 3.6), layout="constrained")
     ax = fig.add_subplot()
     x = np.arange(len(methods))
     for i, m in enumerate(methods):
-        c = report["consensus_agreement"][m["key"]]
-        if c["agreement"] is None:
+        c = report.consensus_agreement[m.key]
+        if c.agreement is None:
             ax.text(i, 2, "undefined", ha="center", rotation=90, fontsize=8)
             continue
-        value = 100 * c["agreement"]
-        ci = c["ci"]["agreement"]
+        value = 100 * c.agreement
+        ci = c.ci.agreement
         err = None if ci is None else [[value - 100 * ci[0]], [100 * ci[1] - value]]
-        ax.bar(i, value, color="#2b6cb0" if m["key"] == "eip" else "#a0aec0", yerr=err, capsize=4)
-        mean = report["method_summary"][m["key"]]["agreement"]["mean"]
+        ax.bar(i, value, color="#2b6cb0" if m.key == "eip" else "#a0aec0", yerr=err, capsize=4)
+        mean = report.method_summary[m.key].agreement.mean
         if mean is not None:
             ax.plot(i, 100 * mean, "o", color="#c05621", label="evaluator mean" if i == 0 else None)
-    ax.set_xticks(x, [m["label"] for m in methods], rotation=20, ha="right")
+    ax.set_xticks(x, [m.label for m in methods], rotation=20, ha="right")
     ax.set_ylim(0, 100)
     ax.set_ylabel("agreement with consensus (%)")
-    level = report["params"]["ci_level"]
-    ax.set_title(f"Agreement with the human consensus ({level:.0%} bootstrap CI)", fontsize=10)
+    ax.set_title(f"Agreement with the human consensus ({report.params.ci_level:.0%} bootstrap CI)", fontsize=10)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8, loc="lower right")
     return fig
 
 
-def plot_heatmap(report: dict) -> Figure:
+def plot_heatmap(report: AlignmentReport) -> Figure:
     """Evaluators (rows) x methods (columns): agreement in percent; undefined cells grey."""
-    methods = _available(report)
-    evaluators = report["evaluators"]
-    values = np.array([[np.nan if e["methods"][m["key"]]["agreement"] is None else 100 * e["methods"][m["key"]]["agreement"]
+    methods = report.available
+    evaluators = report.evaluators
+    values = np.array([[np.nan if e.methods[m.key].agreement is None else 100 * e.methods[m.key].agreement
                         for m in methods] for e in evaluators], dtype=float).reshape(len(evaluators), len(methods))
     fig = Figure(figsize=(1.0 * len(methods) + 2.5, 0.28 * len(evaluators) + 1.6), layout="constrained")
     ax = fig.add_subplot()
     ax.set_facecolor("#d9d9d9")
     image = ax.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=100, aspect="auto")
-    ax.set_xticks(np.arange(len(methods)), [m["label"] for m in methods], rotation=30, ha="right", fontsize=8)
-    ax.set_yticks(np.arange(len(evaluators)), [e["short"] for e in evaluators], fontsize=7)
+    ax.set_xticks(np.arange(len(methods)), [m.label for m in methods], rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(np.arange(len(evaluators)), [e.short for e in evaluators], fontsize=7)
     if len(evaluators) <= 40:
         for (r, c), v in np.ndenumerate(values):
             ax.text(c, r, "–" if np.isnan(v) else f"{v:.0f}", ha="center", va="center", fontsize=6,
@@ -157,37 +257,37 @@ def plot_heatmap(report: dict) -> Figure:
     return fig
 
 
-def plot_profiles(report: dict) -> Figure:
+def plot_profiles(report: AlignmentReport) -> Figure:
     """Distribution of EIP difficulty (0-100) per dataset, as in the paper's figure 9."""
-    profiles = report["profiles"]
-    datasets = profiles["datasets"]
+    profiles = report.profiles
+    datasets = profiles.datasets
     n = max(len(datasets), 1)
     fig = Figure(figsize=(min(3.0 * n, 12.0), 2.8 * math.ceil(n / 4)), layout="constrained")
-    edges = np.asarray(profiles["bin_edges"], dtype=float)
+    edges = np.asarray(profiles.bin_edges, dtype=float)
     for i, d in enumerate(datasets):
         ax = fig.add_subplot(math.ceil(n / 4), min(n, 4), i + 1)
-        counts = np.asarray(d["counts"], dtype=float)
+        counts = np.asarray(d.counts, dtype=float)
         share = counts / counts.sum() if counts.sum() else counts
         ax.bar(edges[:-1], 100 * share, width=np.diff(edges), align="edge", color="#2b6cb0", edgecolor="white")
-        ax.set_title(f"{d['name']} (n = {d['n']})", fontsize=9)
+        ax.set_title(f"{d.name} (n = {d.n})", fontsize=9)
         ax.set_xlim(0, 100)
         ax.set_xlabel("EIP difficulty (0-100)", fontsize=8)
         ax.set_ylabel("questions (%)", fontsize=8)
     if not datasets:
-        fig.add_subplot().text(0.5, 0.5, f"no profile: {profiles['undefined_reason']}", ha="center")
+        fig.add_subplot().text(0.5, 0.5, f"no profile: {profiles.undefined_reason}", ha="center")
     return fig
 
 
-def plot_pools(report: dict) -> Figure:
+def plot_pools(report: AlignmentReport) -> Figure:
     """Per model pool: consensus agreement and dead-node share (paper figure 8)."""
-    pools = report["pools"]["pools"]
+    pools = report.pools.pools
     fig = Figure(figsize=(max(5.0, 0.9 * len(pools) + 2), 3.4), layout="constrained")
     ax = fig.add_subplot()
-    names = [f"{p['name']}\n({p['n_models']})" for p in pools]
+    names = [f"{p.name}\n({p.n_models})" for p in pools]
     x = np.arange(len(pools))
-    agree = [np.nan if not p["consensus"] or p["consensus"]["agreement"] is None else 100 * p["consensus"]["agreement"]
+    agree = [np.nan if p.consensus is None or p.consensus.agreement is None else 100 * p.consensus.agreement
              for p in pools]
-    dead = [np.nan if p["share_dead"] is None else 100 * p["share_dead"] for p in pools]
+    dead = [np.nan if p.share_dead is None else 100 * p.share_dead for p in pools]
     ax.bar(x - 0.2, agree, width=0.4, label="consensus agreement", color="#2b6cb0")
     ax.bar(x + 0.2, dead, width=0.4, label="dead nodes", color="#c05621")
     for i, (a, d) in enumerate(zip(agree, dead)):
@@ -197,14 +297,19 @@ def plot_pools(report: dict) -> Figure:
     ax.set_ylim(0, 100)
     ax.set_ylabel("%")
     ax.set_title("Model pools: agreement with the consensus and dead nodes", fontsize=10)
-    ax.legend(fontsize=8)
-    if not pools:
-        ax.text(0.5, 0.5, f"no pool analysis: {report['pools']['undefined_reason']}", ha="center",
-                transform=ax.transAxes)
+    if pools:
+        ax.legend(fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "no pool analysis:\n" + _wrap(str(report.pools.undefined_reason)), ha="center",
+                va="center", transform=ax.transAxes, fontsize=8)
     return fig
 
 
-PLOTS: dict[str, Callable[[dict], Figure]] = {
+def _wrap(text: str, width: int = 70) -> str:
+    return "\n".join(textwrap.wrap(text, width))
+
+
+PLOTS: dict[str, Callable[[AlignmentReport], Figure]] = {
     "agreement": plot_agreement,
     "heatmap": plot_heatmap,
     "profiles": plot_profiles,
@@ -212,7 +317,7 @@ PLOTS: dict[str, Callable[[dict], Figure]] = {
 }
 
 
-def render_plot(report: dict, *, name: str, fmt: str) -> bytes:
+def render_plot(report: AlignmentReport | dict, *, name: str, fmt: str) -> bytes:
     """Draw plot ``name`` (a key of :data:`PLOTS`) as ``fmt`` ("png" or "svg") bytes.
 
     Raises
@@ -224,7 +329,7 @@ def render_plot(report: dict, *, name: str, fmt: str) -> bytes:
         raise ValueError(ERR_PLOT.format(names=sorted(PLOTS), value=name))
     if fmt not in CONTENT_TYPES:
         raise ValueError(ERR_FORMAT.format(formats=sorted(CONTENT_TYPES), value=fmt))
-    fig = PLOTS[name](report)
+    fig = PLOTS[name](as_report(report))
     buffer = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
     fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
@@ -234,21 +339,23 @@ def render_plot(report: dict, *, name: str, fmt: str) -> bytes:
 # --------------------------------------------------------------------------- bundle
 
 
-def write_bundle(report: dict, judgments: Sequence[dict], out_dir: Path | str) -> list[Path]:
-    """Write report.json, report.csv, judgments.csv and every plot as PNG and SVG.
+def write_bundle(report: AlignmentReport | dict, judgments: Sequence[dict], out_dir: Path | str) -> list[Path]:
+    """Write the files of :func:`report_files` (tidy CSVs, judgments.csv,
+    report.json, codebook.md), report.zip holding them, and every plot as PNG and SVG.
 
     Returns
     -------
     list of Path
         The files written, in that order. ``out_dir`` is created if needed.
     """
+    typed = as_report(report)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    files = {"report.json": report_json(report), "report.csv": report_csv(report),
-             "judgments.csv": judgments_csv(judgments)}
+    files = report_files(typed, judgments)
+    files["report.zip"] = report_zip(typed, judgments)
     for name in PLOTS:
         for fmt in CONTENT_TYPES:
-            files[f"{name}.{fmt}"] = render_plot(report, name=name, fmt=fmt)
+            files[f"{name}.{fmt}"] = render_plot(typed, name=name, fmt=fmt)
     written = []
     for file_name, content in files.items():
         path = out_dir / file_name

@@ -2,24 +2,23 @@
 
 Only admins (staff) and members of the "researcher" group may see them:
 anonymous visitors go to the login page, everyone else gets 403. Every view
-computes the report afresh (nothing is cached) with the parameters of the
-query string (``run``, ``min_votes``, ``tie_rule``, ``n_boot``).
+reads the (cached) typed report for the query string's parameters (``run``,
+``min_votes``, ``tie_rule``, ``n_boot``) and renders it; no GET reruns EIP
+(the model pools come from a stored analysis, queued by the POST view).
 """
 from __future__ import annotations
 
-
-from dataclasses import replace
-
 from django import forms
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
-from annotate.models import EducationLevel, FieldOfStudy, ScoringRun, Study
-from annotate.views.access import researcher_required
-from annotate.services.alignment import judgment_export_rows
+from annotate.models import ScoringRun, Study
+from annotate.services.alignment import AlignmentReport, judgment_export_rows, report_pools_start
 from annotate.services.alignment.cache import study_alignment_report_cached
-from annotate.services.alignment.tables import Cell, Table, report_tables
+from annotate.services.alignment.tables import page_tables
 from annotate.services.report_files import (
     CONTENT_TYPES,
     PLOTS,
@@ -27,35 +26,12 @@ from annotate.services.report_files import (
     render_plot,
     report_csv,
     report_json,
+    report_zip,
 )
+from annotate.views.access import researcher_required
 
 
-#: Evaluator table columns whose cells hold a TextChoices code -> label of each code.
-CODE_LABELS = {"Field": dict(FieldOfStudy.choices), "Education": dict(EducationLevel.choices)}
-
-
-def merged_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
-    """Each distinct note once: notes "<label>: <text>" that share their text
-    become one "<label>, <label>: <text>" (first-seen order); exact repeats go."""
-    merged: dict[str, list[str]] = {}
-    for note in notes:
-        label, sep, rest = note.partition(": ")
-        key, who = (rest, label) if sep and label and len(label) <= 40 else (note, "")
-        labels = merged.setdefault(key, [])
-        if who and who not in labels:
-            labels.append(who)
-    return tuple(f"{', '.join(labels)}: {key}" if labels else key for key, labels in merged.items())
-
-
-def display_table(table: Table) -> Table:
-    """``table`` as shown on the page: notes merged, evaluator background codes
-    ("computer_science") as their labels ("Computer Science")."""
-    columns = {i: CODE_LABELS[name] for i, name in enumerate(table.header) if name in CODE_LABELS}
-    rows = tuple(
-        tuple(Cell(c.value, columns[i].get(c.text, c.text), c.reason) if i in columns else c for i, c in enumerate(row))
-        for row in table.rows
-    ) if columns else table.rows
-    return replace(table, rows=rows, notes=merged_notes(table.notes))
+ERR_POOLS_RUN = "Say which scoring run's model pools to compute (the form's 'run' field)."
 
 
 class ReportParamsForm(forms.Form):
@@ -65,7 +41,7 @@ class ReportParamsForm(forms.Form):
     n_boot = forms.IntegerField(required=False, min_value=1, max_value=20000, initial=2000)
 
 
-def _report(request: HttpRequest, study: Study) -> dict | HttpResponse:
+def _report(request: HttpRequest, study: Study) -> AlignmentReport | HttpResponse:
     form = ReportParamsForm(request.GET)
     if not form.is_valid():
         return HttpResponseBadRequest(f"Bad report parameters: {form.errors.as_text()}")
@@ -100,7 +76,7 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
         return reverse("study_report_plot", kwargs={"study_id": study_id, "name": name, "fmt": fmt}) + suffix
 
     context = {
-        "study": study, "report": report, "tables": {t.key: display_table(t) for t in report_tables(report)}, "suffix": suffix,
+        "study": study, "report": report, "tables": page_tables(report), "suffix": suffix,
         "form": ReportParamsForm(request.GET or None),
         "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in PLOTS],
     }
@@ -121,6 +97,35 @@ def study_report_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     if isinstance(report, HttpResponse):
         return report
     return _download(report_csv(report), "text/csv; charset=utf-8", f"study-{study_id}-report.csv")
+
+
+@researcher_required
+def study_report_zip(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=study_id)
+    report = _report(request, study)
+    if isinstance(report, HttpResponse):
+        return report
+    return _download(report_zip(report, judgment_export_rows(study=study)), "application/zip",
+                     f"study-{study_id}-report.zip")
+
+
+@researcher_required
+@require_POST
+def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Queue the stored model-pool analysis the report reads, then back to the report."""
+    study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
+    form = ReportParamsForm(request.POST)
+    if not form.is_valid() or form.cleaned_data["run"] is None:
+        return HttpResponseBadRequest(ERR_POOLS_RUN)
+    run = get_object_or_404(ScoringRun, pk=form.cleaned_data["run"])
+    try:
+        analysis, created = report_pools_start(run=run, user=request.user)
+    except ValueError as exc:
+        return HttpResponseBadRequest(f"No pool analysis: {exc}")
+    verb = "queued" if created else "already queued"
+    messages.info(request, f"Model-pool analysis {analysis.pk} {verb}; the report shows it once the worker is done.")
+    query = request.POST.get("query", "")
+    return redirect(reverse("study_report", kwargs={"study_id": study_id}) + (f"?{query}" if query else ""))
 
 
 @researcher_required

@@ -9,6 +9,7 @@ from scipy.stats import spearmanr
 
 from annotate.models import LanguageModel, Question, Response
 from annotate.services.alignment import study_alignment_report
+from annotate.services.analyses import analysis_run_create, analysis_run_execute
 from scoring import eip
 from tests.annotate.factories import MODEL_NAMES
 from tests.annotate.test_alignment_service import EIP, SIMPLE_RANK, build_study
@@ -45,6 +46,8 @@ def study():
     for q, level in zip(questions, LEVELS):
         q.metadata = {"level": level}
         q.save()
+    # the report reads the model pools from a stored pools analysis (issue 11)
+    analysis_run_execute(run=analysis_run_create(kind="pools", response_set=run.response_set))
     return study
 
 

@@ -24,13 +24,13 @@ def judge(participation: Participation, choices: list[str]) -> None:
 def counted(monkeypatch):
     cache.clear()
     calls = []
-    real = report_cache.study_alignment_report
+    real = report_cache.alignment_report_compute
 
     def counting(**kwargs):
         calls.append(kwargs)
         return real(**kwargs)
 
-    monkeypatch.setattr(report_cache, "study_alignment_report", counting)
+    monkeypatch.setattr(report_cache, "alignment_report_compute", counting)
     return calls
 
 

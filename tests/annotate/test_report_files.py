@@ -10,6 +10,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.services.alignment import JUDGMENT_COLUMNS, judgment_export_rows, study_alignment_report
+from annotate.services.alignment.model import AlignmentReport
+from annotate.services.alignment.tables import page_tables
 from annotate.services.report_files import (
     PLOTS,
     csv_bytes,
@@ -17,11 +19,16 @@ from annotate.services.report_files import (
     judgments_csv,
     render_plot,
     report_csv,
+    report_files,
     report_json,
 )
 from tests.annotate.test_alignment_service import build_study
 
 BOM = b"\xef\xbb\xbf"
+
+
+def alignment_report(document: dict) -> AlignmentReport:
+    return AlignmentReport.from_json(document)
 
 
 def read_csv(content: bytes) -> list[list[str]]:
@@ -70,28 +77,41 @@ def report(study):
 
 
 def test_the_report_csv_holds_table_2_with_numbers_and_reasons(report):
+    # report.csv is the tidy agreement table (issue 11): one row per method and rater, raw fractions
     rows = read_csv(report_csv(report))
-    start = rows.index(["Agreement with each evaluator and with the consensus (%)"])
-    assert rows[start + 1] == ["Method", "V1", "V2", "V3", "V4", "Evaluator mean", "Consensus", "κ (consensus)"]
-    # EIP: ada 100, bo 66.67, cy 33.33, dee 100; mean 75; consensus 100, kappa 1
-    assert rows[start + 2] == ["EIP", "100.0", "66.67", "33.33", "100.0", "75.0", "100.0", "1.0"]
-    kappa = rows.index(["Cohen's kappa of each evaluator with each method"])
-    # EIP kappas: 1, 0.4, -0.5 (a negative number stays a number: no quote), dee undefined; mean 0.3
-    assert rows[kappa + 2] == ["EIP", "1.0", "0.4", "-0.5", "undefined", "0.3"]
-    assert "undefined: EIP / V4: expected agreement p_e = 1: both raters used only the verdict 'b'" in [
-        r[0] for r in rows if r]
-    assert ["note: EIP: kappa mean over 3 of 4 evaluators; 1 undefined"] in rows
+    assert rows[0] == ["method", "method_label", "rater", "pseudonym", "agreement", "n_pairs", "n_agree", "n_ties",
+                       "n_undefined", "kappa"]
+    eip = {r[2]: r for r in rows[1:] if r[0] == "eip"}
+    # EIP: ada 100, bo 66.67, cy 33.33, dee 100; consensus 100, kappa 1
+    assert [float(eip[v][4]) for v in ("V1", "V2", "V3", "V4", "consensus")] == pytest.approx(
+        [1.0, 2 / 3, 1 / 3, 1.0, 1.0], abs=1e-12)
+    assert eip["consensus"][9] == "1.0" and eip["consensus"][3] == ""
+    # EIP kappas: 1, 0.4, -0.5 (a negative number stays a number: no quote), dee undefined (blank)
+    assert [eip[v][9] for v in ("V1", "V2", "V3", "V4")] == ["1.0", "0.4", "-0.5", ""]
+    # the page's table 2 shows the same in percent, with the evaluator mean 75 and the reasons as tooltips
+    tables = page_tables(alignment_report(report))
+    table2 = tables["table2"]
+    assert table2.header == ("Method", "V1", "V2", "V3", "V4", "Evaluator mean", "Consensus", "κ (consensus)")
+    assert [c.text for c in table2.page_rows()[0]] == ["EIP", "100.0", "66.7", "33.3", "100.0", "75.0", "100.0",
+                                                       "1.00"]
+    kappa = tables["kappa"].page_rows()[0]
+    assert [c.text for c in kappa] == ["EIP", "1.00", "0.40", "-0.50", "undefined", "0.30"]
+    assert kappa[4].reason == "expected agreement p_e = 1: both raters used only the verdict 'b'"
+    assert any("kappa mean over 3 of 4 evaluators; 1 undefined" in n for n in tables["kappa"].notes)
 
 
-def test_the_report_csv_marks_the_tie_resolved_pair_with_its_votes_and_weights(report):
-    rows = read_csv(report_csv(report))
-    start = rows.index(["Pairs: votes, consensus and each method's verdict"])
-    assert rows[start + 1] == ["#", "Subject", "Question a", "Question b", "Votes a", "Votes b", "Skips", "Consensus",
-                               "How", "Weight a", "Weight b", "EIP", "Simple rank", "Accuracy", "1PL IRT", "2PL IRT"]
+def test_the_pairs_csv_marks_the_tie_resolved_pair_with_its_votes_and_weights(report):
+    rows = read_csv(report_files(report, [])["pairs.csv"])
+    assert rows[0] == ["pair_id", "position", "subject", "dataset", "question_a_id", "question_a", "question_b_id",
+                       "question_b", "votes_a", "votes_b", "n_skips", "consensus", "how", "weight_a", "weight_b",
+                       "verdict_eip", "verdict_simple_rank", "verdict_accuracy", "verdict_irt_1pl",
+                       "verdict_irt_2pl"]
     # P4: ada a, cy b, bo skipped; weights ada 1, cy 0 -> a (see test_alignment_service)
-    assert rows[start + 5] == ["4", "Mathematics", "q0-6", "q0-7", "1", "1", "1", "a", "tie_resolved", "1.0", "0.0",
-                               "a", "b", "b", "a", "a"]
-    assert rows[start + 2][7:11] == ["b", "majority", "", ""]
+    p4 = rows[4]
+    assert p4[1:4] == ["4", "Mathematics", report["pairs"][3]["dataset"]]
+    assert [p4[5], p4[7], *p4[8:]] == ["q0-6", "q0-7", "1", "1", "1", "a", "tie_resolved", "1.0", "0.0",
+                                       "a", "b", "b", "a", "a"]
+    assert rows[1][11:15] == ["b", "majority", "", ""]
 
 
 def test_the_report_csv_guards_a_hostile_pseudonym(study, report):
@@ -140,11 +160,13 @@ def test_the_command_writes_the_bundle_and_sums_it_up(study, tmp_path):
     out = io.StringIO()
     call_command("alignment_report", study=study.name, out=str(tmp_path / "bundle"), n_boot=50, stdout=out)
     names = sorted(p.name for p in (tmp_path / "bundle").iterdir())
-    assert names == sorted(["report.json", "report.csv", "judgments.csv",
+    # the files of report.zip, the zip itself and the plots (issue 11: one tidy CSV per table and a codebook)
+    tables = ["agreement.csv", "consensus.csv", "evaluators.csv", "irr.csv", "pools.csv", "labels.csv", "pairs.csv"]
+    assert names == sorted([*tables, "report.json", "judgments.csv", "codebook.md", "report.zip",
                             *(f"{n}.{f}" for n in PLOTS for f in ("png", "svg"))])
     summary = out.getvalue().strip()
     assert summary == (f"study 'Hand': 4 pairs, 4 evaluators; EIP agrees with the consensus on 100.0% of 4 pairs "
-                       f"(kappa 1.00); wrote 11 files to {tmp_path / 'bundle'}")
+                       f"(kappa 1.00); model pools not computed yet; wrote 19 files to {tmp_path / 'bundle'}")
     saved = json.loads((tmp_path / "bundle" / "report.json").read_text())
     assert saved["params"]["n_boot"] == 50
 

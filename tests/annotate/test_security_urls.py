@@ -129,6 +129,9 @@ RESEARCHER_THEN_STAFF_WRITE = Access(
 RESEARCHER_START = Access("researchers and staff; a valid POST starts a computation (derived results only)",
                           roles(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK),
                           roles(LOGIN, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
+RESEARCHER_QUEUE = Access("researchers and staff (POST only); a valid POST queues a computation (derived results only)",
+                          roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_ALLOWED, NOT_ALLOWED),
+                          roles(LOGIN, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
 RESEARCHER_NOT_READY = Access("researchers and staff; the fixture's run is not finished, so 404",
                               roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, NOT_FOUND))
 API_PUBLIC = Access("API description", everyone(OK))
@@ -187,6 +190,8 @@ ACCESS: dict[str, Access] = {
     "study_report": RESEARCHER_PAGE,
     "study_report_json": RESEARCHER_PAGE,
     "study_report_csv": RESEARCHER_PAGE,
+    "study_report_zip": RESEARCHER_PAGE,
+    "study_report_pools": RESEARCHER_QUEUE,
     "study_judgments_csv": RESEARCHER_PAGE,
     "study_report_plot": RESEARCHER_PAGE,
     # analyses (queued in the fixture)

@@ -1,4 +1,5 @@
-"""``manage.py alignment_report``: write a study's alignment report bundle to a folder."""
+"""``manage.py alignment_report``: write a study's alignment report bundle to a folder
+(the files of the page's report.zip, the zip itself, and the plots)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,14 +7,15 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.lookups import scoring_run_from_option, study_from_option
-from annotate.services.alignment import judgment_export_rows, study_alignment_report
+from annotate.services.alignment import alignment_report_compute, judgment_export_rows
 from annotate.services.report_files import write_bundle
 
 
 class Command(BaseCommand):
     help = (
-        "Compute a study's alignment report and write report.json, report.csv, judgments.csv and the plots "
-        "(PNG and SVG) to a folder."
+        "Compute a study's alignment report and write one tidy CSV per table, judgments.csv, report.json, "
+        "codebook.md, report.zip holding them, and the plots (PNG and SVG) to a folder. The model pools are read "
+        "from a stored pools analysis (manage.py paper_report --analyses pools computes one)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,18 +33,19 @@ class Command(BaseCommand):
         study = study_from_option(options["study"])
         run = None if options["run"] is None else scoring_run_from_option(options["run"])
         try:
-            report = study_alignment_report(
+            report = alignment_report_compute(
                 study=study, run=run, min_votes=options["min_votes"], tie_rule=options["tie_rule"],
                 n_boot=options["n_boot"], label_key=options["label_key"], rng=options["seed"],
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         written = write_bundle(report, judgment_export_rows(study=study), options["out"])
-        eip = report["consensus_agreement"].get("eip")
+        eip = report.consensus_agreement.get("eip")
         headline = "EIP: not scored"
-        if eip is not None and eip["agreement"] is not None:
-            kappa = eip["kappa"]["value"]
-            headline = (f"EIP agrees with the consensus on {100 * eip['agreement']:.1f}% of {eip['n_pairs']} pairs "
+        if eip is not None and eip.agreement is not None:
+            kappa = eip.kappa.value
+            headline = (f"EIP agrees with the consensus on {100 * eip.agreement:.1f}% of {eip.n_pairs} pairs "
                         f"(kappa {'undefined' if kappa is None else f'{kappa:.2f}'})")
-        return (f"study {study.name!r}: {report['study']['n_pairs']} pairs, {report['study']['n_evaluators']} "
-                f"evaluators; {headline}; wrote {len(written)} files to {options['out']}")
+        pools = "" if report.pools.available else "; model pools not computed yet"
+        return (f"study {study.name!r}: {report.study.n_pairs} pairs, {report.study.n_evaluators} "
+                f"evaluators; {headline}{pools}; wrote {len(written)} files to {options['out']}")

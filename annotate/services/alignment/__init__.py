@@ -1,33 +1,43 @@
 """Alignment of difficulty methods with human judgment (issue 5; paper section 3.3).
 
-:func:`study_alignment_report` turns a study's judgments and a scoring run into
-one plain dict (schema: ``annotate/report_schema.json``): consensus per pair,
-each evaluator and the consensus against each method (agreement, Cohen's kappa,
-bootstrap intervals, McNemar tests), inter-rater reliability, model pools and
-human difficulty labels. :mod:`annotate.services.report_files` renders it as
-CSV, JSON and plots.
+:func:`alignment_report_compute` computes a study's report once into one typed
+structure (:class:`~annotate.services.alignment.model.AlignmentReport`):
+consensus per pair, each evaluator and the consensus against each method
+(agreement, Cohen's kappa, bootstrap intervals, McNemar tests), inter-rater
+reliability, model pools (read from a stored pools analysis) and human
+difficulty labels. Its renderings: ``report.to_json()`` (schema:
+``annotate/report_schema.json``; :func:`study_alignment_report` returns it),
+the tables of :mod:`.tables` (page and tidy CSV) and the files of
+:mod:`annotate.services.report_files` (CSV, zip, codebook, plots).
 
-Modules: ``_data`` (database reads), ``human`` (consensus, evaluators, IRR),
-``pools`` (EIP per model pool), ``labels`` (metadata labels, figure 9
-profiles), ``report`` (the entry point), ``tables`` (table 2 as rows).
+Modules: ``model`` (the typed report), ``human`` (consensus, evaluators, IRR),
+``pools`` (the stored model-pool analysis), ``labels`` (metadata labels,
+figure 9 profiles), ``report`` (the entry point), ``tables`` (every table),
+``cache`` (the page's cache). Database reads are in
+:mod:`annotate.selectors.alignment`.
 """
-from annotate.services.alignment._data import (
+from annotate.selectors.alignment import (
     JUDGMENT_COLUMNS,
     REFERENCE_METHOD,
     MethodSpec,
     report_methods,
-    judgment_export_rows,
     verdict_from_display,
 )
-from annotate.services.alignment.report import SCHEMA_VERSION, study_alignment_report
+from annotate.services.alignment._data import judgment_export_rows
+from annotate.services.alignment.model import AlignmentReport
+from annotate.services.alignment.pools import report_pools_start
+from annotate.services.alignment.report import SCHEMA_VERSION, alignment_report_compute, study_alignment_report
 
 __all__ = [
     "JUDGMENT_COLUMNS",
     "REFERENCE_METHOD",
     "SCHEMA_VERSION",
+    "AlignmentReport",
     "MethodSpec",
-    "report_methods",
+    "alignment_report_compute",
     "judgment_export_rows",
+    "report_methods",
+    "report_pools_start",
     "study_alignment_report",
     "verdict_from_display",
 ]

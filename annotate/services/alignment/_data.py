@@ -1,251 +1,34 @@
-"""Database reads for the alignment report.
-
-Turns a study into plain numbers once, so the statistics below never touch the
-ORM: the study's pairs (in their stored order ``question_a``, ``question_b``), every
-judgment as a canonical verdict, the evaluators, and each method's difficulty
-for the pair questions from one scoring run.
-"""
+"""Compatibility names for the alignment report's data: the reads live in
+:mod:`annotate.selectors.alignment` (issue 11, point 2)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
-from annotate.models import Choice, Judgment, Pair, Participation, QuestionResult, ScoringRun, Study
-from scoring import FIRST, SECOND, SKIP, UNDEFINED, Verdict
-from scoring.methods import difficulty_methods
-
-ERR_CHOICE = "choice must be one of {choices}; got {value!r}"
-ERR_LEFT = "left_question_id {left} is neither question of the pair ({a}, {b})"
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """A difficulty method of a scoring run: report key, display label and the
-    ``QuestionResult`` column it reads (higher = harder for every column)."""
-
-    key: str
-    label: str
-    column: str
-
-
-def report_methods() -> tuple[MethodSpec, ...]:
-    """The registry's difficulty methods (:func:`scoring.methods.difficulty_methods`)
-    in report order. EIP reads ``eip_scaled``, so questions every model solved
-    (0) or failed (100) still rank, at the ends of the scale."""
-    return tuple(MethodSpec(m.key, m.label, m.difficulty_column) for m in difficulty_methods())
-
-
-REFERENCE_METHOD = "eip"
-
-
-def verdict_from_display(*, choice: str, left_question_id: int, question_a_id: int, question_b_id: int) -> Verdict:
-    """Translate what an evaluator pressed back to the canonical pair order.
-
-    Parameters
-    ----------
-    choice : {"left", "right", "skip"}
-        The button pressed (``Judgment.choice``).
-    left_question_id : int
-        The question displayed on the left.
-    question_a_id, question_b_id : int
-        The pair's questions in their stored order.
-
-    Returns
-    -------
-    Verdict
-        ``FIRST`` when ``question_a`` was called harder, ``SECOND`` when
-        ``question_b`` was, ``SKIP`` for a skip.
-
-    Raises
-    ------
-    ValueError
-        If ``choice`` is unknown or ``left_question_id`` is neither question.
-
-    Examples
-    --------
-    >>> int(verdict_from_display(choice="left", left_question_id=9, question_a_id=4, question_b_id=9))
-    1
-    """
-    if choice not in Choice.values:
-        raise ValueError(ERR_CHOICE.format(choices=Choice.values, value=choice))
-    if left_question_id not in (question_a_id, question_b_id):
-        raise ValueError(ERR_LEFT.format(left=left_question_id, a=question_a_id, b=question_b_id))
-    if choice == Choice.SKIP:
-        return SKIP
-    a_on_left = left_question_id == question_a_id
-    pressed_left = choice == Choice.LEFT
-    return FIRST if a_on_left == pressed_left else SECOND
-
-
-@dataclass(frozen=True)
-class PairInfo:
-    pair_id: int
-    position: int
-    question_a_id: int
-    question_b_id: int
-    external_a: str
-    external_b: str
-    subject: str
-    dataset: str
-
-
-@dataclass(frozen=True)
-class EvaluatorInfo:
-    participation_id: int
-    short: str  # "V1", "V2", ... in order of joining
-    pseudonym: str
-    field_of_study: str
-    education_level: str
-
-
-@dataclass(frozen=True)
-class StudyData:
-    """Everything the statistics need, as plain Python and numpy.
-
-    Attributes
-    ----------
-    pairs : tuple of PairInfo
-        In study order (``Pair.position``).
-    evaluators : tuple of EvaluatorInfo
-        Participations with at least one judgment (vote or skip), in order
-        of joining (``created_at``, then id).
-    judgments : tuple of (pair_id, participation_id, int verdict)
-        ``FIRST``/``SECOND``/``SKIP`` in canonical order, sorted.
-    human : ndarray of int8, shape (n_evaluators, n_pairs)
-        The same as a matrix; ``UNDEFINED`` (-1) where the evaluator has no
-        judgment on the pair.
-    question_ids : ndarray of int64, shape (n_questions,)
-        The distinct questions of the pairs, ascending.
-    pair_index : ndarray of int64, shape (n_pairs, 2)
-        Rows of ``question_ids`` of each pair's ``(question_a, question_b)``.
-    difficulty : dict of str to ndarray of float64, shape (n_questions,)
-        Per method key, the run's value for each question; NaN when the run
-        has none (no ``QuestionResult`` row, or a NULL value).
-    """
-
-    study: Study
-    run: ScoringRun
-    pairs: tuple[PairInfo, ...]
-    evaluators: tuple[EvaluatorInfo, ...]
-    judgments: tuple[tuple[int, int, int], ...]
-    human: np.ndarray
-    question_ids: np.ndarray
-    pair_index: np.ndarray
-    difficulty: dict[str, np.ndarray]
-
-    def align(self, question_ids: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """Re-align ``values`` (one per id of the ascending ``question_ids``) to
-        :attr:`question_ids`; NaN for a question missing from ``question_ids``."""
-        return align_values(self.question_ids, question_ids, values)
-
-
-def align_values(target_ids: np.ndarray, source_ids: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``values[i]`` belongs to ``source_ids[i]`` (ascending); return them in the
-    order of ``target_ids``, NaN where a target id is not among ``source_ids``."""
-    out = np.full(target_ids.size, np.nan)
-    if source_ids.size == 0:
-        return out
-    pos = np.minimum(np.searchsorted(source_ids, target_ids), source_ids.size - 1)
-    hit = source_ids[pos] == target_ids
-    out[hit] = np.asarray(values, dtype=np.float64)[pos[hit]]
-    return out
-
-
-def study_data(*, study: Study, run: ScoringRun) -> StudyData:
-    """Read a study's pairs, judgments, evaluators and the run's difficulties."""
-    pairs = tuple(
-        PairInfo(*row)
-        for row in Pair.objects.filter(study=study)
-        .order_by("position")
-        .values_list(
-            "pk", "position", "question_a_id", "question_b_id", "question_a__external_id",
-            "question_b__external_id", "question_a__subject__name", "question_a__dataset__name",
-        )
-    )
-    pair_by_id = {p.pair_id: p for p in pairs}
-    judgments = []
-    for pair_id, part_id, choice, left_id in Judgment.objects.filter(pair__study=study).values_list(
-        "pair_id", "participation_id", "choice", "left_question_id"
-    ):
-        p = pair_by_id[pair_id]
-        verdict = verdict_from_display(
-            choice=choice, left_question_id=left_id, question_a_id=p.question_a_id, question_b_id=p.question_b_id
-        )
-        judgments.append((pair_id, part_id, int(verdict)))
-    judgments.sort()
-    judged_by = {part_id for _, part_id, _ in judgments}
-    evaluators = tuple(
-        EvaluatorInfo(pk, f"V{k}", username, field or "", level or "")
-        for k, (pk, username, field, level) in enumerate(
-            (row for row in Participation.objects.filter(study=study)
-             .order_by("created_at", "pk")
-             .values_list("pk", "user__username", "field_of_study", "education_level")
-             if row[0] in judged_by),
-            start=1,
-        )
-    )
-    row_of = {e.participation_id: i for i, e in enumerate(evaluators)}
-    col_of = {p.pair_id: j for j, p in enumerate(pairs)}
-    human = np.full((len(evaluators), len(pairs)), int(UNDEFINED), dtype=np.int8)
-    for pair_id, part_id, verdict in judgments:
-        human[row_of[part_id], col_of[pair_id]] = verdict
-
-    pair_questions = np.array([[p.question_a_id, p.question_b_id] for p in pairs], dtype=np.int64).reshape(-1, 2)
-    question_ids = np.unique(pair_questions)
-    pair_index = np.searchsorted(question_ids, pair_questions)
-    specs = report_methods()
-    rows = list(
-        QuestionResult.objects.filter(run=run, question_id__in=question_ids.tolist())
-        .order_by("question_id")
-        .values_list("question_id", "scores")
-    )
-    found = np.array([r[0] for r in rows], dtype=np.int64)
-    table = np.array([[scores.get(m.column, np.nan) for m in specs] for _, scores in rows], dtype=np.float64).reshape(
-        len(rows), len(specs)
-    )
-    difficulty = {m.key: align_values(question_ids, found, table[:, k]) for k, m in enumerate(specs)}
-    return StudyData(
-        study=study, run=run, pairs=pairs, evaluators=evaluators, judgments=tuple(judgments), human=human,
-        question_ids=question_ids, pair_index=pair_index, difficulty=difficulty,
-    )
-
-
-#: Columns of the raw judgments download, in order.
-JUDGMENT_COLUMNS = (
-    "study", "pair_id", "pair_position", "subject", "dataset", "question_a", "question_b", "left_question",
-    "right_question", "choice", "harder_question", "verdict", "evaluator", "field_of_study", "education_level",
-    "shown_at", "submitted_at", "seconds", "client_seconds",
+from annotate.models import Study
+from annotate.selectors.alignment import (
+    JUDGMENT_COLUMNS,
+    REFERENCE_METHOD,
+    EvaluatorInfo,
+    MethodSpec,
+    PairInfo,
+    StudyData,
+    align_values,
+    report_methods,
+    study_alignment_data,
+    study_judgment_rows,
+    verdict_from_display,
 )
+
+__all__ = [
+    "JUDGMENT_COLUMNS", "REFERENCE_METHOD", "EvaluatorInfo", "MethodSpec", "PairInfo", "StudyData", "align_values",
+    "judgment_export_rows", "report_methods", "study_data", "verdict_from_display",
+]
+
+
+def study_data(*, study: Study, run) -> StudyData:
+    """Read a study's pairs, judgments, evaluators and the run's difficulties
+    (:func:`annotate.selectors.alignment.study_alignment_data`)."""
+    return study_alignment_data(study=study, run=run)
 
 
 def judgment_export_rows(*, study: Study) -> list[dict]:
-    """One dict per judgment or skip (keys :data:`JUDGMENT_COLUMNS`), by pair then evaluator.
-
-    Questions are given by their external ids; ``verdict`` is the canonical
-    reading ("a" = ``question_a`` harder, "b", or "skip"); times are ISO 8601.
-    """
-    rows = []
-    fields = (
-        "pair_id", "pair__position", "pair__question_a_id", "pair__question_b_id", "pair__question_a__external_id",
-        "pair__question_b__external_id", "pair__question_a__subject__name", "pair__question_a__dataset__name",
-        "left_question_id", "choice", "participation__user__username", "participation__field_of_study",
-        "participation__education_level", "shown_at", "submitted_at", "seconds", "client_seconds",
-    )
-    queryset = (Judgment.objects.filter(pair__study=study)
-                .order_by("pair__position", "participation__created_at", "participation_id").values_list(*fields))
-    names = {int(FIRST): "a", int(SECOND): "b", int(SKIP): "skip"}
-    for (pair_id, position, a_id, b_id, a_ext, b_ext, subject, dataset, left_id, choice, user, field, level,
-         shown_at, submitted_at, seconds, client_seconds) in queryset:
-        verdict = verdict_from_display(choice=choice, left_question_id=left_id, question_a_id=a_id, question_b_id=b_id)
-        left, right = (a_ext, b_ext) if left_id == a_id else (b_ext, a_ext)
-        rows.append({
-            "study": study.name, "pair_id": pair_id, "pair_position": position, "subject": subject or "",
-            "dataset": dataset, "question_a": a_ext, "question_b": b_ext, "left_question": left,
-            "right_question": right, "choice": choice,
-            "harder_question": {FIRST: a_ext, SECOND: b_ext}.get(verdict, ""),
-            "verdict": names[int(verdict)], "evaluator": user, "field_of_study": field or "",
-            "education_level": level or "", "shown_at": shown_at.isoformat(), "submitted_at": submitted_at.isoformat(),
-            "seconds": seconds, "client_seconds": client_seconds,
-        })
-    return rows
+    """One dict per judgment or skip (:func:`annotate.selectors.alignment.study_judgment_rows`)."""
+    return study_judgment_rows(study=study)

@@ -2,22 +2,40 @@
 and against the others, each method against the consensus (with bootstrap
 intervals and McNemar tests), and inter-rater reliability.
 
-Pure functions of :class:`~annotate.services.alignment._data.StudyData` and
+Pure functions of :class:`~annotate.selectors.alignment.StudyData` and
 verdict arrays; every statistic comes from :mod:`scoring`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from annotate.services.alignment._data import report_methods, REFERENCE_METHOD, StudyData
-from annotate.services.alignment._json import (
+from annotate.selectors.alignment import REFERENCE_METHOD, StudyData, report_methods
+from annotate.services.alignment._stats import (
     REASON_NO_SCORED_PAIR,
-    agreement_dict,
+    agreement_fields,
+    agreement_of,
     average,
-    ci_dict,
-    kappa_dict,
-    mcnemar_dict,
+    interval_of,
+    kappa_agreement_of,
+    mcnemar_of,
     verdict_name,
+)
+from annotate.services.alignment.model import (
+    Comparison,
+    ConsensusCounts,
+    EvaluatorRow,
+    FleissKappa,
+    InterRater,
+    KappaAgreement,
+    KrippendorffAlpha,
+    McNemar,
+    MethodConsensus,
+    MethodInfo,
+    MethodSummary,
+    PairConsensus,
+    PairRow,
+    QuestionRef,
+    TieWeight,
 )
 from scoring import (
     FIRST,
@@ -59,7 +77,9 @@ def study_consensus(data: StudyData, *, min_votes: int, tie_rule: str) -> tuple[
     return result, verdicts
 
 
-def pair_rows(data: StudyData, result: ConsensusResult, method_verdicts: dict[str, np.ndarray]) -> list[dict]:
+def pair_rows(
+    data: StudyData, result: ConsensusResult, method_verdicts: dict[str, np.ndarray]
+) -> tuple[PairRow, ...]:
     """One record per study pair: questions, consensus with vote counts, method verdicts."""
     judged = {p.pair_id for p in result.pairs}
     names = {e.participation_id: e.pseudonym for e in data.evaluators}
@@ -67,53 +87,53 @@ def pair_rows(data: StudyData, result: ConsensusResult, method_verdicts: dict[st
     for j, p in enumerate(data.pairs):
         if p.pair_id in judged:
             c = result[p.pair_id]
-            cons = {
-                "verdict": None if c.winner is None else verdict_name(c.winner),
-                "method": c.method, "votes_a": c.votes_first, "votes_b": c.votes_second, "n_skips": c.n_skips,
-                "reason": c.reason, "weight_a": c.weight_first, "weight_b": c.weight_second,
-                "tie_weights": [{"evaluator": names[e], "vote": verdict_name(v), "weight": w}
-                                for e, v, w in c.tie_weights],
-            }
+            cons = PairConsensus(
+                verdict=None if c.winner is None else verdict_name(c.winner),
+                method=c.method, votes_a=c.votes_first, votes_b=c.votes_second, n_skips=c.n_skips,
+                reason=c.reason, weight_a=c.weight_first, weight_b=c.weight_second,
+                tie_weights=tuple(TieWeight(evaluator=names[e], vote=verdict_name(v), weight=w)
+                                  for e, v, w in c.tie_weights),
+            )
         else:
-            cons = {"verdict": None, "method": "no_consensus", "votes_a": 0, "votes_b": 0, "n_skips": 0,
-                    "reason": REASON_NOT_JUDGED, "weight_a": None, "weight_b": None, "tie_weights": []}
-        rows.append({
-            "pair_id": p.pair_id, "position": p.position, "subject": p.subject, "dataset": p.dataset,
-            "question_a": {"id": p.question_a_id, "external_id": p.external_a},
-            "question_b": {"id": p.question_b_id, "external_id": p.external_b},
-            "consensus": cons,
-            "methods": {k: verdict_name(v[j]) for k, v in method_verdicts.items()},
-        })
-    return rows
+            cons = PairConsensus(verdict=None, method="no_consensus", votes_a=0, votes_b=0, n_skips=0,
+                                 reason=REASON_NOT_JUDGED, weight_a=None, weight_b=None, tie_weights=())
+        rows.append(PairRow(
+            pair_id=p.pair_id, position=p.position, subject=p.subject, dataset=p.dataset,
+            question_a=QuestionRef(id=p.question_a_id, external_id=p.external_a),
+            question_b=QuestionRef(id=p.question_b_id, external_id=p.external_b),
+            consensus=cons,
+            methods={k: verdict_name(v[j]) for k, v in method_verdicts.items()},
+        ))
+    return tuple(rows)
 
 
-def consensus_counts(rows: list[dict]) -> dict:
+def consensus_counts(rows: tuple[PairRow, ...]) -> ConsensusCounts:
     counts = {"majority": 0, "tie_resolved": 0, "no_consensus": 0}
     for r in rows:
-        counts[r["consensus"]["method"]] += 1
-    return {**counts, "n_pairs": len(rows), "n_decided": counts["majority"] + counts["tie_resolved"]}
+        counts[r.consensus.method] += 1
+    return ConsensusCounts(**counts, n_pairs=len(rows), n_decided=counts["majority"] + counts["tie_resolved"])
 
 
 def evaluator_rows(
     data: StudyData, method_verdicts: dict[str, np.ndarray], *, min_votes: int, tie_rule: str
-) -> list[dict]:
+) -> tuple[EvaluatorRow, ...]:
     """Per evaluator: counts, agreement and kappa with each method over their
     voted pairs, and agreement and kappa with the consensus of the others."""
     rows = []
     for i, e in enumerate(data.evaluators):
         mine = data.human[i]
-        rows.append({
-            "id": e.participation_id, "short": e.short, "pseudonym": e.pseudonym,
-            "field_of_study": e.field_of_study, "education_level": e.education_level,
-            "n_votes": int(np.isin(mine, (FIRST, SECOND)).sum()),
-            "n_skips": int((mine == SKIP).sum()),
-            "methods": {k: agreement_dict(method_agreement(v, mine)) for k, v in method_verdicts.items()},
-            "vs_others": _vs_others(data, i, min_votes=min_votes, tie_rule=tie_rule),
-        })
-    return rows
+        rows.append(EvaluatorRow(
+            id=e.participation_id, short=e.short, pseudonym=e.pseudonym,
+            field_of_study=e.field_of_study, education_level=e.education_level,
+            n_votes=int(np.isin(mine, (FIRST, SECOND)).sum()),
+            n_skips=int((mine == SKIP).sum()),
+            methods={k: agreement_of(method_agreement(v, mine)) for k, v in method_verdicts.items()},
+            vs_others=_vs_others(data, i, min_votes=min_votes, tie_rule=tie_rule),
+        ))
+    return tuple(rows)
 
 
-def _vs_others(data: StudyData, i: int, *, min_votes: int, tie_rule: str) -> dict:
+def _vs_others(data: StudyData, i: int, *, min_votes: int, tie_rule: str) -> KappaAgreement:
     e = data.evaluators[i]
     others = leave_one_out_consensus(list(data.judgments), e.participation_id, min_votes=min_votes, tie_rule=tie_rule)
     judged = {p.pair_id for p in others.pairs}
@@ -121,41 +141,40 @@ def _vs_others(data: StudyData, i: int, *, min_votes: int, tie_rule: str) -> dic
         [int(others[p.pair_id].verdict) if p.pair_id in judged else int(UNDEFINED) for p in data.pairs], dtype=np.int8
     )
     k = cohen_kappa(_votes_only(data.human[i]), _votes_only(theirs))
-    return {"agreement": k.p_o, "n": k.n, "kappa": kappa_dict(k),
-            "undefined_reason": REASON_NO_OTHERS if k.n == 0 else None}
+    return kappa_agreement_of(k, REASON_NO_OTHERS)
 
 
-def method_summaries(evaluators: list[dict], available: list[str]) -> dict:
+def method_summaries(evaluators: tuple[EvaluatorRow, ...], available: list[str]) -> dict[str, MethodSummary]:
     """Per method, the mean evaluator agreement and kappa (defined values only, with a note)."""
     return {
-        k: {
-            "agreement": average([e["methods"][k]["agreement"] for e in evaluators]),
-            "kappa": average([e["methods"][k]["kappa"]["value"] for e in evaluators]),
-        }
+        k: MethodSummary(
+            agreement=average([e.methods[k].agreement for e in evaluators]),
+            kappa=average([e.methods[k].kappa.value for e in evaluators]),
+        )
         for k in available
     }
 
 
-def reference_vs_baselines(evaluators: list[dict], available: list[str]) -> list[dict]:
+def reference_vs_baselines(evaluators: tuple[EvaluatorRow, ...], available: list[str]) -> tuple[Comparison, ...]:
     """Paper: "EIP beats Simple Rank for 18 of 20 evaluators, mean margin +9.3%"."""
     out = []
     for k in available:
         if k == REFERENCE_METHOD:
             continue
-        pairs = [(e["methods"][REFERENCE_METHOD]["agreement"], e["methods"][k]["agreement"]) for e in evaluators]
+        pairs = [(e.methods[REFERENCE_METHOD].agreement, e.methods[k].agreement) for e in evaluators]
         defined = [(a, b) for a, b in pairs if a is not None and b is not None]
         margin = average([None if a is None or b is None else a - b for a, b in pairs])
-        out.append({
-            "method_a": REFERENCE_METHOD, "method_b": k,
-            "n_a_higher": sum(a > b for a, b in defined), "n_equal": sum(a == b for a, b in defined),
-            "n_b_higher": sum(a < b for a, b in defined), "mean_margin": margin,
-        })
-    return out
+        out.append(Comparison(
+            method_a=REFERENCE_METHOD, method_b=k,
+            n_a_higher=sum(a > b for a, b in defined), n_equal=sum(a == b for a, b in defined),
+            n_b_higher=sum(a < b for a, b in defined), mean_margin=margin,
+        ))
+    return tuple(out)
 
 
 def consensus_methods(
     method_verdicts: dict[str, np.ndarray], cons: np.ndarray, *, n_boot: int, seed: int
-) -> tuple[dict, list[dict]]:
+) -> tuple[dict[str, MethodConsensus], tuple[McNemar, ...]]:
     """Each method against the consensus (agreement, kappa, bootstrap CIs), and
     exact McNemar tests of the reference method against each baseline.
 
@@ -166,7 +185,7 @@ def consensus_methods(
     for k, v in method_verdicts.items():
         a = method_agreement(v, cons)
         ci = None if a.n_pairs == 0 else bootstrap_agreement_ci(v, cons, n_boot=n_boot, rng=seed)
-        per_method[k] = {**agreement_dict(a), "ci": ci_dict(ci, REASON_NO_SCORED_PAIR)}
+        per_method[k] = MethodConsensus(**agreement_fields(a), ci=interval_of(ci, REASON_NO_SCORED_PAIR))
     tests = []
     decided = np.isin(cons, (FIRST, SECOND))
     if REFERENCE_METHOD in method_verdicts:
@@ -175,14 +194,14 @@ def consensus_methods(
             if k == REFERENCE_METHOD:
                 continue
             if not decided.any():
-                tests.append(mcnemar_dict(REFERENCE_METHOD, k, None, REASON_NO_SCORED_PAIR))
+                tests.append(mcnemar_of(REFERENCE_METHOD, k, None, REASON_NO_SCORED_PAIR))
                 continue
             r = mcnemar_exact(ref_correct.astype(int), (v == cons)[decided].astype(int))
-            tests.append(mcnemar_dict(REFERENCE_METHOD, k, r))
-    return per_method, tests
+            tests.append(mcnemar_of(REFERENCE_METHOD, k, r))
+    return per_method, tuple(tests)
 
 
-def inter_rater(data: StudyData) -> dict:
+def inter_rater(data: StudyData) -> InterRater:
     """Krippendorff's alpha (evaluators x pairs, skips and gaps missing) and
     Fleiss' kappa on the pairs every voting evaluator voted on."""
     voted = np.isin(data.human, (FIRST, SECOND))
@@ -190,33 +209,34 @@ def inter_rater(data: StudyData) -> dict:
     n_raters = int(raters.sum())
     scope = f"pairs voted on (not skipped) by every one of the {n_raters} evaluators who voted"
     if n_raters == 0:
-        alpha = {"value": None, "d_o": None, "d_e": None, "n_pairable": 0, "n_units_pairable": 0,
-                 "level": "nominal", "undefined_reason": REASON_NO_VOTES}
+        alpha = KrippendorffAlpha(value=None, d_o=None, d_e=None, n_pairable=0, n_units_pairable=0,
+                                  level="nominal", undefined_reason=REASON_NO_VOTES)
     else:
         r = krippendorff_alpha([_votes_only(row) for row in data.human[raters]])
-        alpha = {"value": r.alpha, "d_o": r.d_o, "d_e": r.d_e, "n_pairable": r.n_pairable,
-                 "n_units_pairable": r.n_units_pairable, "level": r.level, "undefined_reason": r.undefined_reason}
+        alpha = KrippendorffAlpha(value=r.alpha, d_o=r.d_o, d_e=r.d_e, n_pairable=r.n_pairable,
+                                  n_units_pairable=r.n_units_pairable, level=r.level,
+                                  undefined_reason=r.undefined_reason)
     complete = voted[raters].all(axis=0) if n_raters else np.zeros(len(data.pairs), dtype=bool)
-    fleiss = {"value": None, "p_o": None, "p_e": None, "n_items": int(complete.sum()), "n_raters": n_raters,
-              "scope": scope, "undefined_reason": None}
+    empty = {"value": None, "p_o": None, "p_e": None, "n_items": int(complete.sum()), "n_raters": n_raters,
+             "scope": scope}
     if n_raters < 2:
-        fleiss["undefined_reason"] = REASON_FEW_RATERS
+        fleiss = FleissKappa(**empty, undefined_reason=REASON_FEW_RATERS)
     elif not complete.any():
-        fleiss["undefined_reason"] = REASON_NO_COMPLETE.format(n=n_raters)
+        fleiss = FleissKappa(**empty, undefined_reason=REASON_NO_COMPLETE.format(n=n_raters))
     else:
         f = fleiss_kappa(data.human[raters][:, complete].T.tolist())
-        fleiss.update(value=f.kappa, p_o=f.p_o, p_e=f.p_e, n_items=f.n_items, n_raters=f.n_raters,
-                      undefined_reason=f.undefined_reason)
-    return {"n_raters": n_raters, "krippendorff_alpha": alpha, "fleiss_kappa": fleiss}
+        fleiss = FleissKappa(value=f.kappa, p_o=f.p_o, p_e=f.p_e, n_items=f.n_items, n_raters=f.n_raters,
+                             scope=scope, undefined_reason=f.undefined_reason)
+    return InterRater(n_raters=n_raters, krippendorff_alpha=alpha, fleiss_kappa=fleiss)
 
 
-def method_availability(data: StudyData) -> list[dict]:
+def method_availability(data: StudyData) -> tuple[MethodInfo, ...]:
     """Each method with whether the run has any value for the study's questions."""
     out = []
     for m in report_methods():
         has = bool(np.isfinite(data.difficulty[m.key]).any())
-        out.append({
-            "key": m.key, "label": m.label, "column": m.column, "available": has,
-            "undefined_reason": None if has else REASON_METHOD_MISSING.format(run_id=data.run.pk, column=m.column),
-        })
-    return out
+        out.append(MethodInfo(
+            key=m.key, label=m.label, column=m.column, available=has,
+            undefined_reason=None if has else REASON_METHOD_MISSING.format(run_id=data.run.pk, column=m.column),
+        ))
+    return tuple(out)

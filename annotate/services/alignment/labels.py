@@ -13,10 +13,17 @@ from __future__ import annotations
 import math
 import numpy as np
 
-from annotate.models import Question, QuestionResult
-from annotate.services.alignment._data import REFERENCE_METHOD, StudyData, report_methods
+from annotate.selectors.alignment import (
+    REFERENCE_METHOD,
+    StudyData,
+    question_metadata_by_id,
+    report_methods,
+    run_dataset_scores,
+    run_label_rows,
+)
+from annotate.services.alignment._stats import agreement_of, correlation_of, kappa_agreement_of
+from annotate.services.alignment.model import Correlation, LabelScope, LabelSection, ProfileGroup, ProfileSection
 from scoring.methods import get_method
-from annotate.services.alignment._json import agreement_dict, correlation_dict, kappa_dict
 from scoring import FIRST, SECOND, UNDEFINED, cohen_kappa, harder_of_pairs, method_agreement
 from scoring.analyses import difficulty_profiles
 from scoring.analyses._common import correlation
@@ -75,18 +82,20 @@ def _label_verdicts(labels: np.ndarray, pairs: np.ndarray) -> np.ndarray:
 
 
 def _scope(data: StudyData, labels: np.ndarray, pairs: np.ndarray, available: list[str],
-           cons: np.ndarray | None) -> dict:
+           cons: np.ndarray | None, *, description: str) -> LabelScope:
     truth = _label_verdicts(labels, pairs)
     n = int(np.isin(truth, (FIRST, SECOND)).sum())
-    out = {"n_pairs": n, "undefined_reason": None if n else REASON_NO_LABEL_PAIR,
-           "methods": {k: agreement_dict(method_agreement(harder_of_pairs(data.difficulty[k], pairs), truth))
-                       for k in available}}
+    consensus = None
     if cons is not None:
         as_votes = [int(x) if x in (FIRST, SECOND) else None for x in cons.tolist()]
         k = cohen_kappa(as_votes, [int(x) if x in (FIRST, SECOND) else None for x in truth.tolist()])
-        out["consensus"] = {"agreement": k.p_o, "n": k.n, "kappa": kappa_dict(k),
-                            "undefined_reason": None if k.n else REASON_NO_LABEL_PAIR}
-    return out
+        consensus = kappa_agreement_of(k, REASON_NO_LABEL_PAIR)
+    return LabelScope(
+        description=description, n_pairs=n, undefined_reason=None if n else REASON_NO_LABEL_PAIR,
+        methods={k: agreement_of(method_agreement(harder_of_pairs(data.difficulty[k], pairs), truth))
+                 for k in available},
+        consensus=consensus,
+    )
 
 
 def _same_subject_pairs(data: StudyData) -> np.ndarray:
@@ -103,7 +112,9 @@ def _same_subject_pairs(data: StudyData) -> np.ndarray:
     return np.concatenate(blocks).astype(np.int64) if blocks else np.empty((0, 2), dtype=np.int64)
 
 
-def label_section(data: StudyData, cons: np.ndarray, *, label_key: str | None, available: list[str]) -> dict:
+def label_section(
+    data: StudyData, cons: np.ndarray, *, label_key: str | None, available: list[str]
+) -> LabelSection:
     """Each method (and the consensus) against a human difficulty label.
 
     Parameters
@@ -119,12 +130,12 @@ def label_section(data: StudyData, cons: np.ndarray, *, label_key: str | None, a
 
     Returns
     -------
-    dict
+    LabelSection
         The report's ``labels`` section: agreement and kappa per method on
         two scopes (:data:`SCOPE_TEXT`), the consensus against the label on
         the study pairs, and Spearman's rho of each method with the label.
     """
-    metadata = dict(Question.objects.filter(pk__in=data.question_ids.tolist()).values_list("pk", "metadata"))
+    metadata = question_metadata_by_id(question_ids=data.question_ids.tolist())
     key = label_key
     if key is None:
         key = next((k for k in AUTO_KEYS if any(_labels_of(metadata.get(int(q)), k) is not None
@@ -133,56 +144,49 @@ def label_section(data: StudyData, cons: np.ndarray, *, label_key: str | None, a
             "order": dict(MMLU_LEVELS) if key == "mmlu_level" else None, "n_questions_labelled": 0,
             "scopes": {}, "spearman": {}, "spearman_scope": SPEARMAN_SCOPE}
     if key is None:
-        return {**base, "undefined_reason": REASON_NO_AUTO_LABEL}
+        return LabelSection(**base, undefined_reason=REASON_NO_AUTO_LABEL)
     labels = np.array([_labels_of(metadata.get(int(q)), key) for q in data.question_ids], dtype=np.float64)
     if not np.isfinite(labels).any():
-        return {**base, "undefined_reason": REASON_NO_LABEL.format(key=key)}
+        return LabelSection(**base, undefined_reason=REASON_NO_LABEL.format(key=key))
     base["n_questions_labelled"] = int(np.isfinite(labels).sum())
     same_subject = _same_subject_pairs(data)
     base["scopes"] = {
-        SCOPE_STUDY_PAIRS: {"description": SCOPE_TEXT[SCOPE_STUDY_PAIRS],
-                            **_scope(data, labels, data.pair_index, available, cons)},
-        SCOPE_ALL_PAIRS: {"description": SCOPE_TEXT[SCOPE_ALL_PAIRS],
-                          **_scope(data, labels, same_subject, available, None)},
+        SCOPE_STUDY_PAIRS: _scope(data, labels, data.pair_index, available, cons,
+                                  description=SCOPE_TEXT[SCOPE_STUDY_PAIRS]),
+        SCOPE_ALL_PAIRS: _scope(data, labels, same_subject, available, None, description=SCOPE_TEXT[SCOPE_ALL_PAIRS]),
     }
     base["spearman"] = _spearman(data, key, available)
-    return {**base, "undefined_reason": None}
+    return LabelSection(**base, undefined_reason=None)
 
 
-def _spearman(data: StudyData, key: str, available: list[str]) -> dict:
-    study = data.study
-    rows = list(
-        QuestionResult.objects.filter(
-            run=data.run,
-            question__dataset__in=study.datasets.all(),
-            question__subject__in=study.subjects.all(),
-        ).values_list("question__metadata", "scores")
-    )
+def _spearman(data: StudyData, key: str, available: list[str]) -> dict[str, Correlation]:
+    rows = run_label_rows(run=data.run, study=data.study)
     labels = np.array([_labels_of(r[0], key) for r in rows], dtype=np.float64)
     out = {}
     for m in (m for m in report_methods() if m.key in available):
         values = np.array([scores.get(m.column, np.nan) for _, scores in rows], dtype=np.float64)
-        out[m.key] = correlation_dict(correlation(values, labels, method="spearman")) if rows else {
-            "value": None, "p_value": None, "n": 0, "undefined_reason": "no labelled question in the run"}
+        out[m.key] = correlation_of(correlation(values, labels, method="spearman")) if rows else Correlation(
+            value=None, p_value=None, n=0, undefined_reason="no labelled question in the run")
     return out
 
 
-def profile_section(data: StudyData) -> dict:
+def profile_section(data: StudyData) -> ProfileSection:
     """Histogram of the run's EIP difficulty (0-100) per dataset (figure 9)."""
     column = get_method(REFERENCE_METHOD).difficulty_column
-    rows = list(QuestionResult.objects.filter(run=data.run).order_by("question_id")
-                .values_list("question__dataset__name", "scores"))
+    rows = run_dataset_scores(run=data.run)
     if not rows:
-        return {"bin_edges": [], "datasets": [], "overall": None,
-                "undefined_reason": f"run {data.run.pk} has no question results"}
+        return ProfileSection(bin_edges=(), datasets=(), overall=None,
+                              undefined_reason=f"run {data.run.pk} has no question results")
     values = np.array([scores.get(column, np.nan) for _, scores in rows], dtype=np.float64)
     result = difficulty_profiles(values, [d for d, _ in rows], bins=PROFILE_BINS)
 
-    def group(g) -> dict:
-        return {"name": str(g.label), "n": g.n, "n_missing": g.n_missing, "counts": g.counts.tolist(),
-                "mean": g.mean, "median": g.median, "q1": g.q1, "q3": g.q3,
-                "tertile_shares": None if g.tertile_shares is None else list(g.tertile_shares),
-                "share_at_0": g.share_at_0, "share_at_100": g.share_at_100}
+    def group(g) -> ProfileGroup:
+        return ProfileGroup(
+            name=str(g.label), n=g.n, n_missing=g.n_missing, counts=tuple(int(c) for c in g.counts.tolist()),
+            mean=g.mean, median=g.median, q1=g.q1, q3=g.q3,
+            tertile_shares=None if g.tertile_shares is None else tuple(g.tertile_shares),
+            share_at_0=g.share_at_0, share_at_100=g.share_at_100)
 
-    return {"bin_edges": result.bin_edges.tolist(), "datasets": [group(g) for g in result.groups.values()],
-            "overall": group(result.overall), "undefined_reason": None}
+    return ProfileSection(bin_edges=tuple(result.bin_edges.tolist()),
+                          datasets=tuple(group(g) for g in result.groups.values()),
+                          overall=group(result.overall), undefined_reason=None)

@@ -1,5 +1,6 @@
-"""Build the alignment report of a study: one plain dict, documented in
-``annotate/report_schema.json``."""
+"""Build the alignment report of a study once, as one typed structure
+(:class:`~annotate.services.alignment.model.AlignmentReport`); its JSON
+(``to_json()``) is documented in ``annotate/report_schema.json``."""
 from __future__ import annotations
 
 import time
@@ -9,13 +10,16 @@ import numpy as np
 from django.utils import timezone
 
 from annotate.models import RunStatus, ScoringRun, Study
+from annotate.selectors.alignment import StudyData, study_alignment_data
 from annotate.services.alignment import human
-from annotate.services.alignment._data import StudyData, study_data
 from annotate.services.alignment.labels import label_section, profile_section
+from annotate.services.alignment.model import AlignmentReport, Parameters, RunInfo, StudyInfo, Timing
 from annotate.services.alignment.pools import check_thresholds, pool_section
 from scoring import SKIP, harder_of_pairs
 
-SCHEMA_VERSION = 1
+#: 2: the pools section reads a stored analysis (adds status, analysis_run, computed_at, note).
+SCHEMA_VERSION = 2
+METHOD_TIE_RULE = "a method tie or undefined verdict on a scored pair counts as a miss"
 TIE_RULES = ("evaluator_weight", "none")
 CI_LEVEL = 0.95
 
@@ -57,6 +61,25 @@ def study_alignment_report(
     label_key: str | None = None,
     rng: np.random.Generator | int | None = 0,
 ) -> dict:
+    """The report's JSON document (``annotate/report_schema.json``):
+    ``alignment_report_compute(...).to_json()`` with the same arguments."""
+    return alignment_report_compute(
+        study=study, run=run, min_votes=min_votes, tie_rule=tie_rule, n_boot=n_boot,
+        size_thresholds=size_thresholds, label_key=label_key, rng=rng,
+    ).to_json()
+
+
+def alignment_report_compute(
+    *,
+    study: Study,
+    run: ScoringRun | None = None,
+    min_votes: int = 1,
+    tie_rule: str = "evaluator_weight",
+    n_boot: int = 2000,
+    size_thresholds: Sequence[float] = (10, 70),
+    label_key: str | None = None,
+    rng: np.random.Generator | int | None = 0,
+) -> AlignmentReport:
     """How well each difficulty method agrees with the study's human judgments.
 
     Parameters
@@ -85,14 +108,15 @@ def study_alignment_report(
 
     Returns
     -------
-    dict
-        JSON-ready (``json.dumps`` works; no NaN): ``schema_version``,
-        ``study``, ``run``, ``params``, ``methods``, ``pairs``,
+    AlignmentReport
+        Sections ``study``, ``run``, ``params``, ``methods``, ``pairs``,
         ``consensus``, ``evaluators``, ``method_summary``,
         ``reference_vs_baselines``, ``consensus_agreement``, ``mcnemar``,
-        ``irr``, ``pools``, ``labels``, ``profiles``, ``timing``. Agreements
-        are fractions in [0, 1]; a method tie on a scored pair is a miss.
-        Every undefined value is ``None`` with an ``undefined_reason``.
+        ``irr``, ``pools`` (read from a stored pools analysis; EIP is never
+        rerun here), ``labels``, ``profiles``, ``timing``. Agreements are
+        fractions in [0, 1]; a method tie on a scored pair is a miss. Every
+        undefined value is ``None`` with an ``undefined_reason``.
+        ``to_json()`` is JSON-ready (no NaN).
 
     Raises
     ------
@@ -108,8 +132,8 @@ def study_alignment_report(
 
     Examples
     --------
-    >>> report = study_alignment_report(study=study, n_boot=200)  # doctest: +SKIP
-    >>> report["consensus_agreement"]["eip"]["agreement"]  # doctest: +SKIP
+    >>> report = alignment_report_compute(study=study, n_boot=200)  # doctest: +SKIP
+    >>> report.consensus_agreement["eip"].agreement  # doctest: +SKIP
     0.9
     """
     if not isinstance(study, Study) or study.pk is None:
@@ -129,9 +153,9 @@ def study_alignment_report(
     seed = _seed(rng)
 
     started = time.perf_counter()
-    data = study_data(study=study, run=run)
+    data = study_alignment_data(study=study, run=run)
     methods = human.method_availability(data)
-    available = [m["key"] for m in methods if m["available"]]
+    available = [m.key for m in methods if m.available]
     verdicts = {k: harder_of_pairs(data.difficulty[k], data.pair_index) for k in available}
     result, cons = human.study_consensus(data, min_votes=min_votes, tie_rule=tie_rule)
     pairs = human.pair_rows(data, result, verdicts)
@@ -140,40 +164,38 @@ def study_alignment_report(
     t_human = time.perf_counter()
     pools = pool_section(data, cons, size_thresholds=thresholds)
     t_pools = time.perf_counter()
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "generated_at": timezone.now().isoformat(),
-        "study": _study_dict(data),
-        "run": {"id": run.pk, "response_set": str(run.response_set), "is_study_run": run.pk == study.scoring_run_id,
-                "created_at": run.created_at.isoformat(), "params": run.params},
-        "params": {"min_votes": min_votes, "tie_rule": tie_rule, "n_boot": n_boot, "ci_level": CI_LEVEL,
-                   "bootstrap_seed": seed, "size_thresholds": list(thresholds), "label_key": label_key,
-                   "method_tie_rule": "a method tie or undefined verdict on a scored pair counts as a miss"},
-        "methods": methods,
-        "pairs": pairs,
-        "consensus": human.consensus_counts(pairs),
-        "evaluators": evaluators,
-        "method_summary": human.method_summaries(evaluators, available),
-        "reference_vs_baselines": human.reference_vs_baselines(evaluators, available),
-        "consensus_agreement": per_method,
-        "mcnemar": mcnemar,
-        "irr": human.inter_rater(data),
-        "pools": pools,
-        "labels": label_section(data, cons, label_key=label_key, available=available),
-        "profiles": profile_section(data),
-        "timing": {"human_s": t_human - started, "pools_s": t_pools - t_human,
-                   "total_s": time.perf_counter() - started},
-    }
+    evaluator_summary = human.method_summaries(evaluators, available)
+    return AlignmentReport(
+        schema_version=SCHEMA_VERSION,
+        generated_at=timezone.now().isoformat(),
+        study=_study_info(data),
+        run=RunInfo(id=run.pk, response_set=str(run.response_set), is_study_run=run.pk == study.scoring_run_id,
+                    created_at=run.created_at.isoformat(), params=run.params),
+        params=Parameters(min_votes=min_votes, tie_rule=tie_rule, n_boot=n_boot, ci_level=CI_LEVEL,
+                          bootstrap_seed=seed, size_thresholds=thresholds, label_key=label_key,
+                          method_tie_rule=METHOD_TIE_RULE),
+        methods=methods,
+        pairs=pairs,
+        consensus=human.consensus_counts(pairs),
+        evaluators=evaluators,
+        method_summary=evaluator_summary,
+        reference_vs_baselines=human.reference_vs_baselines(evaluators, available),
+        consensus_agreement=per_method,
+        mcnemar=mcnemar,
+        irr=human.inter_rater(data),
+        pools=pools,
+        labels=label_section(data, cons, label_key=label_key, available=available),
+        profiles=profile_section(data),
+        timing=Timing(human_s=t_human - started, pools_s=t_pools - t_human, total_s=time.perf_counter() - started),
+    )
 
 
-def _study_dict(data: StudyData) -> dict:
+def _study_info(data: StudyData) -> StudyInfo:
     s = data.study
-    return {
-        "id": s.pk, "name": s.name, "status": s.status, "strategy": s.strategy, "seed": s.seed,
-        "n_pairs": len(data.pairs), "n_evaluators": len(data.evaluators), "n_judgments": len(data.judgments),
-        "n_votes": sum(v != SKIP for _, _, v in data.judgments),
-        "n_skips": sum(v == SKIP for _, _, v in data.judgments),
-        "scoring_run": s.scoring_run_id,
-        "datasets": sorted(s.datasets.values_list("name", flat=True)),
-        "subjects": sorted(s.subjects.values_list("name", flat=True)),
-    }
+    return StudyInfo(
+        id=s.pk, name=s.name, status=s.status, strategy=s.strategy, seed=s.seed,
+        n_pairs=len(data.pairs), n_evaluators=len(data.evaluators), n_judgments=len(data.judgments),
+        n_votes=sum(v != SKIP for _, _, v in data.judgments),
+        n_skips=sum(v == SKIP for _, _, v in data.judgments),
+        scoring_run=s.scoring_run_id, datasets=data.datasets, subjects=data.subjects,
+    )

@@ -1,14 +1,31 @@
-"""The report as tables of cells, shared by the CSV download and the HTML page.
+"""Every table of the alignment report, built once from the typed report
+(:class:`~annotate.services.alignment.model.AlignmentReport`): the page shows
+them, the tidy CSV files are written from them, the codebook describes them.
 
-Each cell keeps the raw number (for the CSV), the text shown on the page and,
-when the value is undefined, the reason (a tooltip on the page, a note in the
-CSV). Agreements are shown in percent, kappas and p-values as decimals.
+Each :class:`Cell` keeps the raw value (the CSV: fractions in [0, 1], ids as
+integers, ``None`` = blank = missing), the text shown on the page (agreements
+in percent, codes such as ``field_of_study`` as their labels) and, when the
+value is undefined, the reason (a tooltip on the page; in the CSV the cell is
+blank and report.json holds the reason). Each :class:`Column` has a
+snake_case ``key`` (the CSV header), a page ``label``, a unit and a meaning
+(the codebook). A table is shown on the page, written as a CSV, or both: the
+page's wide tables 2 and kappa (methods x evaluators) are the long tidy
+``agreement`` table in the CSV.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from annotate.models import EducationLevel, FieldOfStudy
+from annotate.services.alignment.model import AlignmentReport, Kappa
 
 UNDEFINED_TEXT = "undefined"
+FRACTION = "fraction in [0, 1]"
+COUNT = "count"
+KAPPA = "Cohen's kappa in [-1, 1]"
+#: Evaluator background codes -> labels shown on the page.
+CODE_LABELS = {"field_of_study": dict(FieldOfStudy.choices), "education_level": dict(EducationLevel.choices)}
 
 
 @dataclass(frozen=True)
@@ -28,151 +45,255 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    unit: str = ""
+    description: str = ""
+    title: str = ""
+    on_page: bool = True
+
+
+@dataclass(frozen=True)
 class Table:
     key: str
     title: str
-    header: tuple[str, ...]
+    columns: tuple[Column, ...]
     rows: tuple[tuple[Cell, ...], ...]
-    header_titles: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    on_page: bool = True
+    in_csv: bool = True
 
-    def columns(self) -> list[tuple[str, str]]:
-        """``(header, tooltip)`` per column (tooltip "" when none)."""
-        titles = self.header_titles or ("",) * len(self.header)
-        return list(zip(self.header, titles))
+    @property
+    def file_name(self) -> str:
+        return f"{self.key}.csv"
+
+    def _shown(self) -> list[int]:
+        return [i for i, c in enumerate(self.columns) if c.on_page]
+
+    @property
+    def header(self) -> tuple[str, ...]:
+        """Page headers."""
+        return tuple(self.columns[i].label for i in self._shown())
+
+    def page_columns(self) -> list[tuple[str, str]]:
+        """``(label, tooltip)`` of each column shown on the page."""
+        return [(self.columns[i].label, self.columns[i].title) for i in self._shown()]
+
+    def page_rows(self) -> list[tuple[Cell, ...]]:
+        shown = self._shown()
+        return [tuple(row[i] for i in shown) for row in self.rows]
+
+    def csv_rows(self) -> list[list]:
+        """One header row of column keys, then the raw values (None = blank)."""
+        return [[c.key for c in self.columns], *([cell.value for cell in row] for row in self.rows)]
+
+
+# --- cells ----------------------------------------------------------------------------
 
 
 def text(value: str | None) -> Cell:
-    return Cell(value or "", value or "")
+    return Cell(value or None, value or "")
+
+
+def code(value: str, labels: dict[str, str]) -> Cell:
+    """A TextChoices code: the code in the CSV, its label on the page."""
+    return Cell(value or None, labels.get(value, value))
 
 
 def not_applicable() -> Cell:
-    return Cell("", "—")
+    return Cell(None, "—")
 
 
 def count(value: int | None) -> Cell:
     return Cell(value, "–" if value is None else str(value))
 
 
+def _undefined(reason: str | None) -> Cell:
+    return Cell(None, UNDEFINED_TEXT, reason or "undefined")
+
+
 def pct(value: float | None, reason: str | None = None, digits: int = 1) -> Cell:
-    """A fraction shown in percent; an undefined one as "undefined" with its reason."""
+    """A fraction (raw in the CSV) shown in percent; an undefined one as "undefined" with its reason."""
     if value is None:
-        return Cell(UNDEFINED_TEXT, UNDEFINED_TEXT, reason or "undefined")
-    return Cell(round(100.0 * value, 2), f"{100.0 * value:.{digits}f}")
+        return _undefined(reason)
+    return Cell(value, f"{100.0 * value:.{digits}f}")
 
 
 def dec(value: float | None, reason: str | None = None, digits: int = 2) -> Cell:
     if value is None:
-        return Cell(UNDEFINED_TEXT, UNDEFINED_TEXT, reason or "undefined")
-    return Cell(round(value, 4), f"{value:.{digits}f}")
+        return _undefined(reason)
+    return Cell(value, f"{value:.{digits}f}")
+
+
+def kappa(k: Kappa) -> Cell:
+    return dec(k.value, k.undefined_reason)
 
 
 def pvalue(value: float | None, reason: str | None = None) -> Cell:
     if value is None:
-        return Cell(UNDEFINED_TEXT, UNDEFINED_TEXT, reason or "undefined")
-    return Cell(float(f"{value:.4g}"), f"{value:.3g}")
+        return _undefined(reason)
+    return Cell(value, f"{value:.3g}")
 
 
-def interval(ci: list | None, reason: str | None, scale: float = 100.0, digits: int = 1) -> tuple[Cell, Cell]:
+def interval(ci: tuple[float, ...] | None, reason: str | None, scale: float = 100.0,
+             digits: int = 1) -> tuple[Cell, Cell]:
     if ci is None:
-        return (Cell(UNDEFINED_TEXT, UNDEFINED_TEXT, reason or "undefined"),) * 2
-    return tuple(Cell(round(scale * x, 4), f"{scale * x:.{digits}f}") for x in ci)
+        return (_undefined(reason),) * 2
+    return tuple(Cell(x, f"{scale * x:.{digits}f}") for x in ci)  # type: ignore[return-value]
 
 
-def _labels(report: dict) -> dict[str, str]:
-    return {m["key"]: m["label"] for m in report["methods"]}
+def merged_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
+    """Each distinct note once: notes "<label>: <text>" that share their text
+    become one "<label>, <label>: <text>" (first-seen order); exact repeats go."""
+    merged: dict[str, list[str]] = {}
+    for note in notes:
+        label, sep, rest = note.partition(": ")
+        key, who = (rest, label) if sep and label and len(label) <= 40 else (note, "")
+        labels = merged.setdefault(key, [])
+        if who and who not in labels:
+            labels.append(who)
+    return tuple(f"{', '.join(labels)}: {key}" if labels else key for key, labels in merged.items())
 
 
-def _available(report: dict) -> list[str]:
-    return [m["key"] for m in report["methods"] if m["available"]]
+# --- tables ----------------------------------------------------------------------------
+
+_METHOD = Column("method", "Method key", "", "difficulty method key (scoring.methods registry)", on_page=False)
+_METHOD_LABEL = Column("method_label", "Method", "", "difficulty method display label")
 
 
-def _missing_notes(report: dict) -> tuple[str, ...]:
-    return tuple(f"{m['label']}: not scored ({m['undefined_reason']})" for m in report["methods"] if not m["available"])
+def _missing_notes(report: AlignmentReport) -> tuple[str, ...]:
+    return tuple(f"{m.label}: not scored ({m.undefined_reason})" for m in report.methods if not m.available)
 
 
-def table2(report: dict) -> Table:
+def table2(report: AlignmentReport) -> Table:
     """Paper table 2: rows = methods, columns = evaluators, their mean, the consensus, kappa."""
-    evaluators = report["evaluators"]
-    labels = _labels(report)
+    evaluators = report.evaluators
     rows = []
-    for k in _available(report):
-        mean = report["method_summary"][k]["agreement"]
-        cons = report["consensus_agreement"][k]
+    for m in report.available:
+        mean = report.method_summary[m.key].agreement
+        cons = report.consensus_agreement[m.key]
         rows.append((
-            text(labels[k]),
-            *(pct(e["methods"][k]["agreement"], e["methods"][k]["undefined_reason"]) for e in evaluators),
-            pct(mean["mean"], mean["note"]),
-            pct(cons["agreement"], cons["undefined_reason"]),
-            dec(cons["kappa"]["value"], cons["kappa"]["undefined_reason"]),
+            text(m.key), text(m.label),
+            *(pct(e.methods[m.key].agreement, e.methods[m.key].undefined_reason) for e in evaluators),
+            pct(mean.mean, mean.note),
+            pct(cons.agreement, cons.undefined_reason),
+            kappa(cons.kappa),
         ))
-    notes = tuple(f"{labels[k]}: evaluator {report['method_summary'][k]['agreement']['note']}" for k in _available(report))
+    notes = tuple(f"{m.label}: evaluator {report.method_summary[m.key].agreement.note}" for m in report.available)
     return Table(
         key="table2", title="Agreement with each evaluator and with the consensus (%)",
-        header=("Method", *(e["short"] for e in evaluators), "Evaluator mean", "Consensus", "κ (consensus)"),
-        header_titles=("", *(e["pseudonym"] for e in evaluators), "", "", "Cohen's kappa with the consensus"),
-        rows=tuple(rows), notes=notes + _missing_notes(report),
+        columns=(_METHOD, _METHOD_LABEL,
+                 *(Column(e.short.lower(), e.short, FRACTION, f"agreement with evaluator {e.short}", e.pseudonym)
+                   for e in evaluators),
+                 Column("evaluator_mean", "Evaluator mean", FRACTION, "mean over evaluators (defined values)"),
+                 Column("consensus", "Consensus", FRACTION, "agreement with the consensus"),
+                 Column("kappa_consensus", "κ (consensus)", KAPPA, "", "Cohen's kappa with the consensus")),
+        rows=tuple(rows), notes=notes + _missing_notes(report), in_csv=False,
     )
 
 
-def kappa_table(report: dict) -> Table:
+def kappa_table(report: AlignmentReport) -> Table:
     """Cohen's kappa of each evaluator with each method (rows = methods)."""
-    evaluators = report["evaluators"]
-    labels = _labels(report)
+    evaluators = report.evaluators
     rows = []
-    for k in _available(report):
-        mean = report["method_summary"][k]["kappa"]
-        rows.append((
-            text(labels[k]),
-            *(dec(e["methods"][k]["kappa"]["value"], e["methods"][k]["kappa"]["undefined_reason"])
-              for e in evaluators),
-            dec(mean["mean"], mean["note"]),
-        ))
-    notes = tuple(f"{labels[k]}: kappa {report['method_summary'][k]['kappa']['note']}" for k in _available(report))
+    for m in report.available:
+        mean = report.method_summary[m.key].kappa
+        rows.append((text(m.key), text(m.label), *(kappa(e.methods[m.key].kappa) for e in evaluators),
+                     dec(mean.mean, mean.note)))
+    notes = tuple(f"{m.label}: kappa {report.method_summary[m.key].kappa.note}" for m in report.available)
     return Table(
         key="kappa", title="Cohen's kappa of each evaluator with each method",
-        header=("Method", *(e["short"] for e in evaluators), "Evaluator mean"),
-        header_titles=("", *(e["pseudonym"] for e in evaluators), ""), rows=tuple(rows), notes=notes,
+        columns=(_METHOD, _METHOD_LABEL,
+                 *(Column(e.short.lower(), e.short, KAPPA, "", e.pseudonym) for e in evaluators),
+                 Column("evaluator_mean", "Evaluator mean", KAPPA)),
+        rows=tuple(rows), notes=notes, in_csv=False,
     )
 
 
-def consensus_table(report: dict) -> Table:
-    """Each method against the consensus: counts, agreement and kappa with 95% intervals, McNemar."""
-    labels = _labels(report)
-    tests = {t["method_b"]: t for t in report["mcnemar"]}
+def agreement_table(report: AlignmentReport) -> Table:
+    """Tidy table 2 and kappa: one row per method and rater (each evaluator, then the consensus)."""
     rows = []
-    for k in _available(report):
-        c = report["consensus_agreement"][k]
-        ci = c["ci"]
-        t = tests.get(k)
+    for m in report.available:
+        for e in report.evaluators:
+            a = e.methods[m.key]
+            rows.append((text(m.key), text(m.label), text(e.short), text(e.pseudonym),
+                         pct(a.agreement, a.undefined_reason), count(a.n_pairs), count(a.n_agree),
+                         count(a.n_ties), count(a.n_undefined), kappa(a.kappa)))
+        c = report.consensus_agreement[m.key]
+        rows.append((text(m.key), text(m.label), text("consensus"), Cell(None, ""),
+                     pct(c.agreement, c.undefined_reason), count(c.n_pairs), count(c.n_agree), count(c.n_ties),
+                     count(c.n_undefined), kappa(c.kappa)))
+    return Table(
+        key="agreement", title="Agreement of each method with each evaluator and with the consensus",
+        columns=(
+            _METHOD, _METHOD_LABEL,
+            Column("rater", "Rater", "",
+                   "evaluator short name (V1, V2, ... in order of joining; see evaluators.csv) or 'consensus'"),
+            Column("pseudonym", "Pseudonym", "", "evaluator's pseudonym (blank for the consensus)"),
+            Column("agreement", "Agreement", FRACTION,
+                   "share of the rater's voted pairs on which the method names the same harder question; "
+                   "a method tie or missing value counts as a miss; blank = undefined"),
+            Column("n_pairs", "Pairs", COUNT, "pairs with a human verdict"),
+            Column("n_agree", "Agree", COUNT, "pairs where the method gives the human verdict"),
+            Column("n_ties", "Ties", COUNT, "pairs where the method gives both questions the same value"),
+            Column("n_undefined", "Undefined", COUNT, "pairs where the method has no value for a question"),
+            Column("kappa", "κ", KAPPA, "Cohen's kappa of the method's verdicts with the rater's; blank = undefined"),
+        ),
+        rows=tuple(rows), on_page=False,
+    )
+
+
+def consensus_table(report: AlignmentReport) -> Table:
+    """Each method against the consensus: counts, agreement and kappa with intervals, McNemar."""
+    tests = {t.method_b: t for t in report.mcnemar}
+    rows = []
+    for m in report.available:
+        c = report.consensus_agreement[m.key]
+        ci = c.ci
+        t = tests.get(m.key)
         mcnemar = (not_applicable(),) * 3 if t is None else (
-            count(t["b"]), count(t["c"]), pvalue(t["p_value"], t["undefined_reason"]))
+            count(t.b), count(t.c), pvalue(t.p_value, t.undefined_reason))
         rows.append((
-            text(labels[k]), count(c["n_pairs"]), count(c["n_agree"]), count(c["n_ties"]), count(c["n_undefined"]),
-            pct(c["agreement"], c["undefined_reason"]), *interval(ci["agreement"], ci["undefined_reason"]),
-            pct(c["agreement_excluding_ties"], "the method decided no scored pair"),
-            dec(c["kappa"]["value"], c["kappa"]["undefined_reason"]),
-            *interval(ci["kappa"], ci["undefined_reason"], scale=1.0, digits=2),
+            text(m.key), text(m.label), count(c.n_pairs), count(c.n_agree), count(c.n_ties), count(c.n_undefined),
+            pct(c.agreement, c.undefined_reason), *interval(ci.agreement, ci.undefined_reason),
+            pct(c.agreement_excluding_ties, "the method decided no scored pair"),
+            kappa(c.kappa), *interval(ci.kappa, ci.undefined_reason, scale=1.0, digits=2),
             *mcnemar,
         ))
-    level = report["params"]["ci_level"]
+    level = report.params.ci_level
+    boot = "bootstrap percentile interval"
     return Table(
         key="consensus", title="Each method against the consensus",
-        header=("Method", "Pairs", "Agree", "Ties", "Undefined", "Agreement %", f"{level:.0%} CI low",
-                f"{level:.0%} CI high", "Excl. ties %", "κ", "κ CI low", "κ CI high", "McNemar b", "McNemar c",
-                "McNemar p"),
-        header_titles=("", "pairs with a consensus", "pairs where the method gives the consensus verdict",
-                       "pairs where the method gives both questions the same value",
-                       "pairs where the method has no value for a question", "ties and undefined count as misses",
-                       "bootstrap percentile interval", "bootstrap percentile interval",
-                       "agreement among the pairs the method decided", "Cohen's kappa with the consensus",
-                       "bootstrap percentile interval", "bootstrap percentile interval",
-                       "pairs only EIP gets right", "pairs only this method gets right",
-                       "exact two-sided McNemar test of EIP against this method"),
+        columns=(
+            _METHOD, _METHOD_LABEL,
+            Column("n_pairs", "Pairs", COUNT, "pairs with a consensus", "pairs with a consensus"),
+            Column("n_agree", "Agree", COUNT, "pairs where the method gives the consensus verdict",
+                   "pairs where the method gives the consensus verdict"),
+            Column("n_ties", "Ties", COUNT, "pairs where the method gives both questions the same value",
+                   "pairs where the method gives both questions the same value"),
+            Column("n_undefined", "Undefined", COUNT, "pairs where the method has no value for a question",
+                   "pairs where the method has no value for a question"),
+            Column("agreement", "Agreement %", FRACTION, "agreement with the consensus; ties and undefined are misses",
+                   "ties and undefined count as misses"),
+            Column("agreement_ci_low", f"{level:.0%} CI low", FRACTION, f"{level:.0%} {boot}, lower end", boot),
+            Column("agreement_ci_high", f"{level:.0%} CI high", FRACTION, f"{level:.0%} {boot}, upper end", boot),
+            Column("agreement_excluding_ties", "Excl. ties %", FRACTION,
+                   "agreement among the pairs the method decided", "agreement among the pairs the method decided"),
+            Column("kappa", "κ", KAPPA, "Cohen's kappa with the consensus", "Cohen's kappa with the consensus"),
+            Column("kappa_ci_low", "κ CI low", KAPPA, f"{level:.0%} {boot} of kappa, lower end", boot),
+            Column("kappa_ci_high", "κ CI high", KAPPA, f"{level:.0%} {boot} of kappa, upper end", boot),
+            Column("mcnemar_b", "McNemar b", COUNT, "pairs only EIP gets right (blank on the EIP row)",
+                   "pairs only EIP gets right"),
+            Column("mcnemar_c", "McNemar c", COUNT, "pairs only this method gets right (blank on the EIP row)",
+                   "pairs only this method gets right"),
+            Column("mcnemar_p", "McNemar p", "p-value", "exact two-sided McNemar test of EIP against this method",
+                   "exact two-sided McNemar test of EIP against this method"),
+        ),
         rows=tuple(rows),
         notes=(
-            f"Intervals: percentile bootstrap over the scored pairs, {report['params']['n_boot']} replicates, "
-            f"seed {report['params']['bootstrap_seed']}.",
+            f"Intervals: percentile bootstrap over the scored pairs, {report.params.n_boot} replicates, "
+            f"seed {report.params.bootstrap_seed}.",
             "A method tie or undefined verdict on a scored pair counts as a miss; "
             "'Agreement excl. ties' shows the other convention.",
             "McNemar: exact two-sided test of EIP against the method on the pairs with a consensus.",
@@ -180,111 +301,211 @@ def consensus_table(report: dict) -> Table:
     )
 
 
-def evaluator_table(report: dict) -> Table:
+def evaluator_table(report: AlignmentReport) -> Table:
     """One row per evaluator (readable however many there are)."""
-    labels = _labels(report)
-    keys = _available(report)
+    methods = report.available
     rows = []
-    for e in report["evaluators"]:
-        o = e["vs_others"]
+    for e in report.evaluators:
+        o = e.vs_others
         rows.append((
-            text(e["short"]), text(e["pseudonym"]), text(e["field_of_study"]), text(e["education_level"]),
-            count(e["n_votes"]), count(e["n_skips"]),
-            *(pct(e["methods"][k]["agreement"], e["methods"][k]["undefined_reason"]) for k in keys),
-            pct(o["agreement"], o["undefined_reason"]), count(o["n"]),
-            dec(o["kappa"]["value"], o["kappa"]["undefined_reason"]),
+            count(e.id), text(e.short), text(e.pseudonym), code(e.field_of_study, CODE_LABELS["field_of_study"]),
+            code(e.education_level, CODE_LABELS["education_level"]), count(e.n_votes), count(e.n_skips),
+            *(pct(e.methods[m.key].agreement, e.methods[m.key].undefined_reason) for m in methods),
+            pct(o.agreement, o.undefined_reason), count(o.n), kappa(o.kappa),
         ))
     return Table(
         key="evaluators", title="Evaluators: agreement with each method and with the others (%)",
-        header=("", "Pseudonym", "Field", "Education", "Votes", "Skips", *(labels[k] for k in keys),
-                "Others' consensus", "Pairs vs others", "κ vs others"),
+        columns=(
+            Column("evaluator_id", "Id", "", "participation id", on_page=False),
+            Column("evaluator", "", "", "short name: V1, V2, ... in order of joining"),
+            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
+            Column("field_of_study", "Field", "", "field of study (code)"),
+            Column("education_level", "Education", "", "education level (code)"),
+            Column("n_votes", "Votes", COUNT, "pairs voted on (not skipped)"),
+            Column("n_skips", "Skips", COUNT, "pairs skipped"),
+            *(Column(f"agreement_{m.key}", m.label, FRACTION, f"agreement with {m.label} over the voted pairs")
+              for m in methods),
+            Column("agreement_others", "Others' consensus", FRACTION,
+                   "agreement with the consensus of every other evaluator (this one left out)"),
+            Column("n_pairs_others", "Pairs vs others", COUNT, "pairs in that comparison"),
+            Column("kappa_others", "κ vs others", KAPPA, "Cohen's kappa with the others' consensus"),
+        ),
         rows=tuple(rows),
         notes=("'Others' consensus' = the consensus of every other evaluator (this one left out).",),
     )
 
 
-def pool_table(report: dict) -> Table:
-    pools = report["pools"]
+def irr_table(report: AlignmentReport) -> Table:
+    """Inter-rater reliability: one row per statistic (the page shows it as text)."""
+    a, f = report.irr.krippendorff_alpha, report.irr.fleiss_kappa
+    rows = (
+        (text("krippendorff_alpha"), dec(a.value, a.undefined_reason, digits=3), count(a.n_units_pairable),
+         count(report.irr.n_raters), text("every evaluator and pair, skips missing (nominal)")),
+        (text("fleiss_kappa"), dec(f.value, f.undefined_reason, digits=3), count(f.n_items), count(f.n_raters),
+         text(f.scope)),
+    )
+    return Table(
+        key="irr", title="Inter-rater reliability",
+        columns=(
+            Column("statistic", "Statistic", "", "krippendorff_alpha or fleiss_kappa"),
+            Column("value", "Value", "agreement beyond chance, at most 1",
+                   "the statistic; blank = undefined (report.json gives the reason)"),
+            Column("n_pairs", "Pairs", COUNT, "pairs the statistic uses"),
+            Column("n_raters", "Raters", COUNT, "evaluators who voted"),
+            Column("scope", "Scope", "", "which pairs and evaluators enter"),
+        ),
+        rows=rows, on_page=False,
+    )
+
+
+def pool_table(report: AlignmentReport) -> Table:
+    pools = report.pools
     rows = []
-    for p in pools["pools"]:
-        c = p["consensus"] or {}
-        reason = p["undefined_reason"]
+    for p in pools.pools:
+        reason = p.undefined_reason
+        c = p.consensus
+        no_obs = reason or "no observed question"
         rows.append((
-            text(p["name"]), count(p["n_models"]), pct(p["share_dead"], reason or "no observed question"),
-            pct(p["share_all_solved"], reason or "no observed question"),
-            pct(p["share_all_failed"], reason or "no observed question"),
-            *(dec(p["correlations"][m]["value"], p["correlations"][m]["undefined_reason"])
+            text(p.name), text(p.kind), count(p.n_models), pct(p.share_dead, no_obs),
+            pct(p.share_all_solved, no_obs), pct(p.share_all_failed, no_obs),
+            *(dec(p.correlations[m].value, p.correlations[m].undefined_reason)
               for m in ("spearman", "pearson", "kendall")),
-            pct(c.get("agreement"), reason or c.get("undefined_reason")),
-            dec((c.get("kappa") or {}).get("value"), reason or (c.get("kappa") or {}).get("undefined_reason")),
+            pct(None if c is None else c.agreement,
+                reason or (c.undefined_reason if c is not None else "no stored per-question difficulty")),
+            dec(None if c is None else c.kappa.value,
+                reason or (c.kappa.undefined_reason if c is not None else "no stored per-question difficulty")),
         ))
-    notes = [f"Correlations with the whole pool over {pools['correlation_scope']}."]
-    if pools["unknown_size_models"]:
-        notes.append("In no size pool (size unknown): " + ", ".join(pools["unknown_size_models"]) + ".")
-    if pools["unknown_access_models"]:
-        notes.append("In no access pool (access unknown): " + ", ".join(pools["unknown_access_models"]) + ".")
-    if not pools["available"]:
-        notes.append(f"Pool analysis undefined: {pools['undefined_reason']}.")
+    notes = []
+    if pools.available:
+        notes.append(f"From the stored model-pool analysis {pools.analysis_run} (EIP alpha {pools.alpha:g}"
+                     + (f", computed {pools.computed_at[:19].replace('T', ' ')} UTC" if pools.computed_at else "")
+                     + f"); correlations with the whole pool over {pools.correlation_scope}.")
+    if pools.note:
+        notes.append(pools.note)
+    if pools.unknown_size_models:
+        notes.append("In no size pool (size unknown): " + ", ".join(pools.unknown_size_models) + ".")
+    if pools.unknown_access_models:
+        notes.append("In no access pool (access unknown): " + ", ".join(pools.unknown_access_models) + ".")
+    if not pools.available:
+        notes.append(f"No stored model-pool analysis to show ({pools.status.replace('_', ' ')}).")
     return Table(
         key="pools", title="Model pools: EIP rerun on subsets of the models",
-        header=("Pool", "Models", "Dead nodes %", "All solved %", "All failed %", "Spearman", "Pearson",
-                "Kendall", "Consensus agreement %", "κ (consensus)"),
+        columns=(
+            Column("pool", "Pool", "", "model pool: whole, a size class, or an access class"),
+            Column("kind", "Kind", "", "whole, size or access", on_page=False),
+            Column("n_models", "Models", COUNT, "models in the pool"),
+            Column("share_dead", "Dead nodes %", FRACTION,
+                   "share of observed questions every model of the pool solved or failed"),
+            Column("share_all_solved", "All solved %", FRACTION, "share solved by every model of the pool"),
+            Column("share_all_failed", "All failed %", FRACTION, "share failed by every model of the pool"),
+            *(Column(m, m.capitalize(), "correlation in [-1, 1]",
+                     f"{m.capitalize()} correlation of the pool's EIP difficulty with the whole pool's")
+              for m in ("spearman", "pearson", "kendall")),
+            Column("consensus_agreement", "Consensus agreement %", FRACTION,
+                   "agreement of the pool's EIP verdicts with the consensus on the study's pairs"),
+            Column("consensus_kappa", "κ (consensus)", KAPPA, "Cohen's kappa of those verdicts with the consensus"),
+        ),
         rows=tuple(rows), notes=tuple(notes),
     )
 
 
-def label_table(report: dict) -> Table:
-    labels = report["labels"]
-    names = _labels(report)
-    scopes = labels["scopes"]
+def label_table(report: AlignmentReport) -> Table:
+    labels = report.labels
+    scopes = labels.scopes
     rows = []
-    for k in _available(report) if labels["undefined_reason"] is None else ():
-        row = [text(names[k])]
+    for m in report.available if labels.undefined_reason is None else ():
+        row = [text(m.key), text(m.label)]
         for scope in scopes.values():
-            a = scope["methods"][k]
-            row += [pct(a["agreement"], a["undefined_reason"]), dec(a["kappa"]["value"], a["kappa"]["undefined_reason"])]
-        s = labels["spearman"][k]
-        rows.append((*row, dec(s["value"], s["undefined_reason"]), count(s["n"])))
-    notes = [f"{name}: {scope['description']} ({scope['n_pairs']} pairs)." for name, scope in scopes.items()]
-    if labels["undefined_reason"] is None:
-        cons = scopes["study_pairs"]["consensus"]
-        shown = "undefined" if cons["agreement"] is None else f"{100 * cons['agreement']:.1f}%"
-        notes.append(f"Human consensus vs the label on the study pairs: {shown} over {cons['n']} pairs.")
-        notes.append(f"Spearman over the {labels['spearman_scope']}.")
+            a = scope.methods[m.key]
+            row += [pct(a.agreement, a.undefined_reason), kappa(a.kappa)]
+        s = labels.spearman[m.key]
+        rows.append((*row, dec(s.value, s.undefined_reason), count(s.n)))
+    notes = [f"{name}: {scope.description} ({scope.n_pairs} pairs)." for name, scope in scopes.items()]
+    if labels.undefined_reason is None:
+        cons = scopes["study_pairs"].consensus
+        shown = "undefined" if cons is None or cons.agreement is None else f"{100 * cons.agreement:.1f}%"
+        notes.append(f"Human consensus vs the label on the study pairs: {shown} over {0 if cons is None else cons.n} "
+                     "pairs.")
+        notes.append(f"Spearman over the {labels.spearman_scope}.")
     else:
-        notes.append(f"No label analysis: {labels['undefined_reason']}.")
+        notes.append(f"No label analysis: {labels.undefined_reason}.")
     return Table(
-        key="labels", title=f"Against the human difficulty label {labels['key']!r}" if labels["key"] else "Human difficulty label",
-        header=("Method", "Study pairs %", "κ", "All same-subject pairs %", "κ", "Spearman ρ", "Questions"),
+        key="labels",
+        title=f"Against the human difficulty label {labels.key!r}" if labels.key else "Human difficulty label",
+        columns=(
+            _METHOD, _METHOD_LABEL,
+            Column("agreement_study_pairs", "Study pairs %", FRACTION,
+                   "agreement with the label on the study's pairs with two different labels"),
+            Column("kappa_study_pairs", "κ", KAPPA, "Cohen's kappa with the label on those pairs"),
+            Column("agreement_same_subject_pairs", "All same-subject pairs %", FRACTION,
+                   "agreement with the label on every same-subject pair of the study's questions"),
+            Column("kappa_same_subject_pairs", "κ", KAPPA, "Cohen's kappa with the label on those pairs"),
+            Column("spearman", "Spearman ρ", "correlation in [-1, 1]",
+                   "Spearman correlation of the method's difficulty with the label"),
+            Column("n_questions", "Questions", COUNT, "labelled questions in that correlation"),
+        ),
         rows=tuple(rows), notes=tuple(notes),
     )
 
 
-def pairs_table(report: dict) -> Table:
+def pairs_table(report: AlignmentReport) -> Table:
     """One row per pair: votes, skips, the consensus and how it was reached, each method's verdict."""
-    keys = _available(report)
-    labels = _labels(report)
+    methods = report.available
     rows = []
-    for p in report["pairs"]:
-        c = p["consensus"]
-        weights = (not_applicable(),) * 2 if c["weight_a"] is None else (dec(c["weight_a"]), dec(c["weight_b"]))
+    for p in report.pairs:
+        c = p.consensus
+        weights = (not_applicable(),) * 2 if c.weight_a is None else (dec(c.weight_a), dec(c.weight_b))
         rows.append((
-            count(p["position"] + 1), text(p["subject"]), text(p["question_a"]["external_id"]),
-            text(p["question_b"]["external_id"]), count(c["votes_a"]), count(c["votes_b"]), count(c["n_skips"]),
-            Cell(c["verdict"] or UNDEFINED_TEXT, c["verdict"] or "–", c["reason"]), text(c["method"]), *weights,
-            *(text(p["methods"][k]) for k in keys),
+            count(p.pair_id), count(p.position + 1), text(p.subject), text(p.dataset),
+            count(p.question_a.id), text(p.question_a.external_id),
+            count(p.question_b.id), text(p.question_b.external_id),
+            count(c.votes_a), count(c.votes_b), count(c.n_skips),
+            Cell(c.verdict, c.verdict or "–", c.reason if c.verdict is None else None), text(c.method), *weights,
+            *(text(p.methods[m.key]) for m in methods),
         ))
+    verdict = "'a' = question a is harder, 'b' = question b, 'tie', or 'undefined'"
     return Table(
         key="pairs", title="Pairs: votes, consensus and each method's verdict",
-        header=("#", "Subject", "Question a", "Question b", "Votes a", "Votes b", "Skips", "Consensus", "How",
-                "Weight a", "Weight b", *(labels[k] for k in keys)),
+        columns=(
+            Column("pair_id", "Pair id", "", "pair id", on_page=False),
+            Column("position", "#", "", "position of the pair in the study (1 = first)"),
+            Column("subject", "Subject", "", "subject of the pair's questions"),
+            Column("dataset", "Dataset", "", "dataset of the pair's questions", on_page=False),
+            Column("question_a_id", "Question a id", "", "question id of question a", on_page=False),
+            Column("question_a", "Question a", "", "external id of question a"),
+            Column("question_b_id", "Question b id", "", "question id of question b", on_page=False),
+            Column("question_b", "Question b", "", "external id of question b"),
+            Column("votes_a", "Votes a", COUNT, "votes calling question a harder"),
+            Column("votes_b", "Votes b", COUNT, "votes calling question b harder"),
+            Column("n_skips", "Skips", COUNT, "skips"),
+            Column("consensus", "Consensus", "", "consensus verdict: 'a' or 'b'; blank = no consensus"),
+            Column("how", "How", "", "majority, tie_resolved or no_consensus"),
+            Column("weight_a", "Weight a", "weight", "summed evaluator weights for 'a' (vote ties only)"),
+            Column("weight_b", "Weight b", "weight", "summed evaluator weights for 'b' (vote ties only)"),
+            *(Column(f"verdict_{m.key}", m.label, "", f"{m.label}'s verdict: {verdict}") for m in methods),
+        ),
         rows=tuple(rows),
         notes=("'a' = question a is harder. A vote tie is resolved by evaluator weights (agreement with the "
                "others' majority on their other pairs); 'Weight a/b' are the summed weights of each side.",),
     )
 
 
-def report_tables(report: dict) -> list[Table]:
-    """Every table of the report, in page order."""
-    return [table2(report), kappa_table(report), consensus_table(report), evaluator_table(report),
-            pool_table(report), label_table(report), pairs_table(report)]
+TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
+    table2, kappa_table, agreement_table, consensus_table, evaluator_table, irr_table, pool_table, label_table,
+    pairs_table,
+)
+
+
+def report_tables(report: AlignmentReport) -> list[Table]:
+    """Every table of the report, in page order (page-only and CSV-only ones included)."""
+    return [build(report) for build in TABLES]
+
+
+def page_tables(report: AlignmentReport) -> dict[str, Table]:
+    """The tables the page shows, by key, with their notes merged."""
+    return {t.key: replace(t, notes=merged_notes(t.notes)) for t in report_tables(report) if t.on_page}
+
+
+def csv_tables(report: AlignmentReport) -> list[Table]:
+    """The tables written as tidy CSV files (``<key>.csv``)."""
+    return [t for t in report_tables(report) if t.in_csv]

@@ -282,7 +282,12 @@ def profiles(data: AnalysisData, params: dict, progress: Progress) -> dict:
 
 def pools(data: AnalysisData, params: dict, progress: Progress) -> dict:
     """Figure 6 (open-weight and proprietary pools against the whole pool) and,
-    from the same call, the size pools of figure 8 (< 10B, 10-70B, >= 70B)."""
+    from the same call, the size pools of figure 8 (< 10B, 10-70B, >= 70B).
+
+    Each pool keeps its EIP ``difficulty_scaled`` (0-100, None where NaN; None
+    for an undefined pool) in the order of the top-level ``question_ids``
+    (ascending ``Question.id``), so the alignment report can score every pool
+    against a study's consensus without rerunning EIP."""
     access = access_pools(data.access)
     sizes = size_pools(data.parameters_b, thresholds=SIZE_THRESHOLDS_B)
     masks = {**access.masks, **{f"size {k}": v for k, v in sizes.masks.items()}}
@@ -297,8 +302,10 @@ def pools(data: AnalysisData, params: dict, progress: Progress) -> dict:
         "n_all_solved": p.n_all_solved, "n_all_failed": p.n_all_failed, "share_all_solved": p.share_all_solved,
         "share_all_failed": p.share_all_failed, "share_dead": p.share_dead,
         "correlations": {m: corr(c) for m, c in p.correlations.items()}, "undefined_reason": p.undefined_reason,
+        "difficulty_scaled": None if p.eip is None else p.eip.difficulty_scaled,
     } for p in res.pools.values()]
     return plain({**_shape(data), "reference": res.reference, "include_excluded": res.include_excluded,
+                  "question_ids": data.question_ids,
                   "size_thresholds_b": list(SIZE_THRESHOLDS_B), "pools": out,
                   "unknown_access": [names[i] for i in np.flatnonzero(access.unknown)],
                   "unknown_size": [names[i] for i in np.flatnonzero(sizes.unknown)]})

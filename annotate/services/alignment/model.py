@@ -1,0 +1,445 @@
+"""The alignment report as one typed structure (issue 11, point 4).
+
+:func:`annotate.services.alignment.report.alignment_report_compute` fills an
+:class:`AlignmentReport` once; the page, the CSV tables and the JSON are
+renderings of it (:mod:`.tables` builds every table, ``to_json`` the JSON of
+``annotate/report_schema.json``). Every class is a frozen dataclass whose
+field names are the JSON keys, so ``to_json``/``from_json`` are one generic
+walk. Agreements are fractions in [0, 1]; an undefined statistic is ``None``
+next to an ``undefined_reason``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Field metadata: leave the key out of the JSON when the value is None.
+OMIT_NONE = {"omit_none": True}
+
+
+class _Json:
+    """``to_json``/``from_json`` for a dataclass whose fields are the JSON keys."""
+
+    def to_json(self) -> dict[str, Any]:
+        out = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if value is None and f.metadata.get("omit_none"):
+                continue
+            out[f.name] = _plain(value)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]):
+        hints = typing.get_type_hints(cls)
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        kwargs = {f.name: _build(hints[f.name], data.get(f.name)) for f in fields
+                  if f.name in data or not f.metadata.get("omit_none")}
+        return cls(**kwargs)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _Json):
+        return value.to_json()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _build(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _build(options[0], value) if len(options) == 1 else value
+    if isinstance(hint, type) and issubclass(hint, _Json):
+        return hint.from_json(value)
+    if origin is tuple:
+        args = typing.get_args(hint)
+        return tuple(_build(args[0], v) for v in value) if len(args) == 2 and args[1] is Ellipsis else tuple(value)
+    if origin is dict:
+        args = typing.get_args(hint)
+        return {k: _build(args[1], v) for k, v in value.items()} if args else dict(value)
+    return value
+
+
+# --- statistics ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kappa(_Json):
+    """Cohen's kappa (``value``) with its observed and expected agreement over ``n`` pairs."""
+
+    value: float | None
+    p_o: float | None
+    p_e: float | None
+    n: int
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class Agreement(_Json):
+    """A method's verdicts against human verdicts (:class:`scoring.MethodAgreement`)."""
+
+    agreement: float | None
+    agreement_excluding_ties: float | None
+    n_pairs: int
+    n_agree: int
+    n_ties: int
+    n_undefined: int
+    n_human_excluded: int
+    kappa: Kappa
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class Interval(_Json):
+    """Percentile bootstrap intervals ``(low, high)`` of an agreement and its kappa."""
+
+    agreement: tuple[float, ...] | None
+    kappa: tuple[float, ...] | None
+    level: float | None
+    n_boot: int | None
+    n_kappa_undefined: int | None
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class MethodConsensus(Agreement):
+    """A method against the consensus, with bootstrap intervals."""
+
+    ci: Interval
+
+
+@dataclass(frozen=True)
+class McNemar(_Json):
+    method_a: str
+    method_b: str
+    b: int | None
+    c: int | None
+    n_discordant: int | None
+    n: int | None
+    statistic: float | None
+    p_value: float | None
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class Correlation(_Json):
+    value: float | None
+    p_value: float | None
+    n: int
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class Average(_Json):
+    """Mean of the defined values; ``note`` says how many were left out."""
+
+    mean: float | None
+    n_defined: int
+    n_total: int
+    note: str
+
+
+@dataclass(frozen=True)
+class KappaAgreement(_Json):
+    """Agreement (``p_o``) and kappa of two raters over ``n`` pairs both voted on."""
+
+    agreement: float | None
+    n: int
+    kappa: Kappa
+    undefined_reason: str | None
+
+
+# --- sections ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StudyInfo(_Json):
+    id: int
+    name: str
+    status: str
+    strategy: str
+    seed: int | None
+    n_pairs: int
+    n_evaluators: int
+    n_judgments: int
+    n_votes: int
+    n_skips: int
+    scoring_run: int | None
+    datasets: tuple[str, ...]
+    subjects: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunInfo(_Json):
+    id: int
+    response_set: str
+    is_study_run: bool
+    created_at: str
+    params: dict
+
+
+@dataclass(frozen=True)
+class Parameters(_Json):
+    """What the report was computed with."""
+
+    min_votes: int
+    tie_rule: str
+    n_boot: int
+    ci_level: float
+    bootstrap_seed: int
+    size_thresholds: tuple[float, ...]
+    label_key: str | None
+    method_tie_rule: str
+
+
+@dataclass(frozen=True)
+class MethodInfo(_Json):
+    key: str
+    label: str
+    column: str
+    available: bool
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class QuestionRef(_Json):
+    id: int
+    external_id: str
+
+
+@dataclass(frozen=True)
+class TieWeight(_Json):
+    evaluator: str
+    vote: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class PairConsensus(_Json):
+    verdict: str | None
+    method: str
+    votes_a: int
+    votes_b: int
+    n_skips: int
+    reason: str | None
+    weight_a: float | None
+    weight_b: float | None
+    tie_weights: tuple[TieWeight, ...]
+
+
+@dataclass(frozen=True)
+class PairRow(_Json):
+    pair_id: int
+    position: int
+    subject: str
+    dataset: str
+    question_a: QuestionRef
+    question_b: QuestionRef
+    consensus: PairConsensus
+    methods: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ConsensusCounts(_Json):
+    majority: int
+    tie_resolved: int
+    no_consensus: int
+    n_pairs: int
+    n_decided: int
+
+
+@dataclass(frozen=True)
+class EvaluatorRow(_Json):
+    id: int
+    short: str
+    pseudonym: str
+    field_of_study: str
+    education_level: str
+    n_votes: int
+    n_skips: int
+    methods: dict[str, Agreement]
+    vs_others: KappaAgreement
+
+
+@dataclass(frozen=True)
+class MethodSummary(_Json):
+    agreement: Average
+    kappa: Average
+
+
+@dataclass(frozen=True)
+class Comparison(_Json):
+    """The reference method against a baseline, evaluator by evaluator."""
+
+    method_a: str
+    method_b: str
+    n_a_higher: int
+    n_equal: int
+    n_b_higher: int
+    mean_margin: Average
+
+
+@dataclass(frozen=True)
+class KrippendorffAlpha(_Json):
+    value: float | None
+    d_o: float | None
+    d_e: float | None
+    n_pairable: int
+    n_units_pairable: int
+    level: str
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class FleissKappa(_Json):
+    value: float | None
+    p_o: float | None
+    p_e: float | None
+    n_items: int
+    n_raters: int
+    scope: str
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class InterRater(_Json):
+    n_raters: int
+    krippendorff_alpha: KrippendorffAlpha
+    fleiss_kappa: FleissKappa
+
+
+@dataclass(frozen=True)
+class Pool(_Json):
+    name: str
+    kind: str
+    n_models: int
+    models: tuple[str, ...]
+    n_observed: int
+    n_all_solved: int
+    n_all_failed: int
+    share_all_solved: float | None
+    share_all_failed: float | None
+    share_dead: float | None
+    correlations: dict[str, Correlation]
+    consensus: Agreement | None
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class PoolSection(_Json):
+    """EIP per model pool, read from a stored pools analysis (``status`` "done"),
+    or why there is none ("not_computed", "queued", "running", "failed")."""
+
+    available: bool
+    undefined_reason: str | None
+    size_thresholds: tuple[float, ...]
+    alpha: float | None
+    reference: str
+    correlation_scope: str
+    unknown_size_models: tuple[str, ...]
+    unknown_access_models: tuple[str, ...]
+    pools: tuple[Pool, ...]
+    status: str = "done"
+    analysis_run: int | None = None
+    computed_at: str | None = None
+    note: str | None = None
+    n_questions: int | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class LabelScope(_Json):
+    description: str
+    n_pairs: int
+    undefined_reason: str | None
+    methods: dict[str, Agreement]
+    consensus: KappaAgreement | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class LabelSection(_Json):
+    key: str | None
+    autodetected: bool
+    order: dict | None
+    n_questions_labelled: int
+    scopes: dict[str, LabelScope]
+    spearman: dict[str, Correlation]
+    spearman_scope: str
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class ProfileGroup(_Json):
+    name: str
+    n: int
+    n_missing: int
+    counts: tuple[int, ...]
+    mean: float | None
+    median: float | None
+    q1: float | None
+    q3: float | None
+    tertile_shares: tuple[float, ...] | None
+    share_at_0: float | None
+    share_at_100: float | None
+
+
+@dataclass(frozen=True)
+class ProfileSection(_Json):
+    bin_edges: tuple[float, ...]
+    datasets: tuple[ProfileGroup, ...]
+    overall: ProfileGroup | None
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class Timing(_Json):
+    human_s: float
+    pools_s: float
+    total_s: float
+
+
+@dataclass(frozen=True)
+class AlignmentReport(_Json):
+    """A study's alignment report: every section, computed once.
+
+    ``to_json()`` is the document of ``annotate/report_schema.json``;
+    :func:`annotate.services.alignment.tables.report_tables` its tables (page
+    and CSV). Per-method maps hold the available methods only, in registry
+    order (:attr:`methods` lists every method, available or not).
+    """
+
+    schema_version: int
+    generated_at: str
+    study: StudyInfo
+    run: RunInfo
+    params: Parameters
+    methods: tuple[MethodInfo, ...]
+    pairs: tuple[PairRow, ...]
+    consensus: ConsensusCounts
+    evaluators: tuple[EvaluatorRow, ...]
+    method_summary: dict[str, MethodSummary]
+    reference_vs_baselines: tuple[Comparison, ...]
+    consensus_agreement: dict[str, MethodConsensus]
+    mcnemar: tuple[McNemar, ...]
+    irr: InterRater
+    pools: PoolSection
+    labels: LabelSection
+    profiles: ProfileSection
+    timing: Timing
+
+    @property
+    def available(self) -> tuple[MethodInfo, ...]:
+        """The methods the run has values for, in registry order."""
+        return tuple(m for m in self.methods if m.available)
+
+    def label(self, key: str) -> str:
+        """Display label of method ``key``."""
+        return next(m.label for m in self.methods if m.key == key)
