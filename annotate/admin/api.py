@@ -6,8 +6,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from annotate.services.api_tokens import api_token_revoke
 from annotate.models import ApiToken
+from annotate.services.api_tokens import api_token_revoke
 
 
 @admin.register(ApiToken)

@@ -19,20 +19,20 @@ from annotate.api.errors import ERR_FIELDS, ApiError
 from annotate.api.payloads import preview_out, problem_out, response_set_out, scoring_run_out, study_out
 from annotate.api.schemas import ERR_RESPONSE_SET
 from annotate.api.uploads import response_set_upload
-from annotate.downloads import CONTENT_TYPES
 from annotate.forms.uploads import ResponseUploadForm
+from annotate.http import file_response
 from annotate.loaders.base import LoadError
 from annotate.models import RunStatus, Study
+from annotate.selectors.alignment import study_judgment_rows
 from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list, study_get
 from annotate.selectors.results import run_table_file
-from annotate.services.alignment import judgment_export_rows, study_alignment_report
+from annotate.services.alignment import study_alignment_report
 from annotate.services.report_files import judgments_csv, report_csv
 from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
 
 ERR_LOAD = "nothing was loaded"
 ERR_RUN = "run must be the id of an existing scoring run; got {value!r}"
 ERR_NOT_FOUND = "no {kind} {pk}"
-CSV = "text/csv; charset=utf-8"
 
 router = Router()
 #: An object id in a path: documented as >= 1, but 0 still answers 404 (no such object), not 400.
@@ -48,6 +48,9 @@ def _id(what: str) -> Any:
     return Path(..., description=what)
 
 
+RESPONSE_SET_ID, RUN_ID, STUDY_ID = _id("response set id"), _id("scoring run id"), _id("study id")
+
+
 def _csv_too(what: str) -> dict:
     """``openapi_extra`` of an endpoint that also answers ``?format=csv``."""
     return {"responses": {200: {"description": what, "content": {"text/csv": {"schema": {"type": "string"}}}}}}
@@ -57,11 +60,6 @@ def _location(status: int, what: str) -> dict:
     """``openapi_extra`` documenting the ``Location`` header of a ``status`` answer."""
     return {"responses": {status: {"headers": {"Location": {"description": what, "schema": {"type": "string"}}}}}}
 
-
-def _attachment(content: bytes, filename: str) -> HttpResponse:
-    response = HttpResponse(content, content_type=CSV)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
 
 
 def _study(study_id: int) -> Study:
@@ -130,7 +128,7 @@ def response_set_create(
             response={200: schemas.ResponseSet, **_errors(401, 403, 404)},
             url_name="api_response_set", operation_id="getResponseSet", summary="One response set. Staff.")
 def response_set_detail(request: HttpRequest,
-                        response_set_id: PathId = _id("response set id")) -> schemas.ResponseSet:
+                        response_set_id: PathId = RESPONSE_SET_ID) -> schemas.ResponseSet:
     response_set = response_set_get(response_set_id=response_set_id)
     if response_set is None:
         raise ApiError(404, ERR_NOT_FOUND.format(kind="response set", pk=response_set_id))
@@ -170,7 +168,7 @@ def scoring_run_start(request: HttpRequest, response: HttpResponse, payload: sch
             response={200: schemas.ScoringRun, **_errors(401, 403, 404)},
             url_name="api_scoring_run", operation_id="getScoringRun",
             summary="Status and progress of a scoring run. Staff.")
-def scoring_run_detail(request: HttpRequest, run_id: PathId = _id("scoring run id")) -> schemas.ScoringRun:
+def scoring_run_detail(request: HttpRequest, run_id: PathId = RUN_ID) -> schemas.ScoringRun:
     run = scoring_run_get(run_id=run_id)
     if run is None:
         raise ApiError(404, ERR_NOT_FOUND.format(kind="scoring run", pk=run_id))
@@ -186,14 +184,12 @@ def _table_endpoint(table: str, what: str) -> Any:
                     "text/csv": {"schema": {"type": "string"}},
                     "application/vnd.apache.parquet": {"schema": {"type": "string", "format": "binary"}}}}}})
     def download(request: HttpRequest, query: Query[schemas.TableQuery],
-                 run_id: PathId = _id("scoring run id")) -> HttpResponse:
+                 run_id: PathId = RUN_ID) -> HttpResponse:
         run = scoring_run_get(run_id=run_id)
         if run is None or run.status != RunStatus.DONE:
             raise ApiError(404, ERR_NOT_FOUND.format(kind="finished scoring run", pk=run_id))
         content, file_name = run_table_file(run=run, table=table, fmt=query.format)
-        response = HttpResponse(content, content_type=CONTENT_TYPES[query.format])
-        response["Content-Disposition"] = f'attachment; filename="{file_name}"'
-        return response
+        return file_response(content, file_name=file_name)
 
     download.__name__ = f"scoring_run_{table}"
     return download
@@ -219,7 +215,7 @@ def studies(request: HttpRequest) -> schemas.StudyList:
             summary="The study's alignment report (agreement of each method with the human judgments). "
                     "Researchers and staff.",
             openapi_extra=_csv_too("The report (schema: annotate/report_schema.json), or its tables as CSV."))
-def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_id: PathId = _id("study id")) -> Any:
+def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_id: PathId = STUDY_ID) -> Any:
     study = _study(study_id)
     run = None
     if query.run is not None:
@@ -232,7 +228,7 @@ def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     if query.format == "csv":
-        return _attachment(report_csv(report), f"study-{study.pk}-report.csv")
+        return file_response(report_csv(report), file_name=f"study-{study.pk}-report.csv")
     return report
 
 
@@ -241,9 +237,9 @@ def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_
             url_name="api_study_judgments", operation_id="getStudyJudgments",
             summary="Every judgment and skip, evaluators by pseudonym. Researchers and staff.",
             openapi_extra=_csv_too("One row per judgment or skip, by pair then evaluator; JSON or CSV."))
-def study_judgments(request: HttpRequest, query: Query[schemas.FormatQuery], study_id: PathId = _id("study id")) -> Any:
+def study_judgments(request: HttpRequest, query: Query[schemas.FormatQuery], study_id: PathId = STUDY_ID) -> Any:
     study = _study(study_id)
-    rows = judgment_export_rows(study=study)
+    rows = study_judgment_rows(study=study)
     if query.format == "csv":
-        return _attachment(judgments_csv(rows), f"study-{study.pk}-judgments.csv")
+        return file_response(judgments_csv(rows), file_name=f"study-{study.pk}-judgments.csv")
     return schemas.JudgmentList(study=study.pk, judgments=rows)

@@ -291,7 +291,7 @@ def _read_wide(path: Path, problems: _Problems, notes: list[str], *, dataset: st
             "source": _source(file, rows).to_numpy(dtype=object),
         }
     )
-    return _Responses(file, responses, questions, {m: 1 for m in header[1:]}, model_column=False)
+    return _Responses(file, responses, questions, dict.fromkeys(header[1:], 1), model_column=False)
 
 
 def _consolidate(

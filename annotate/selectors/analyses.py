@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-
 from django.db.models import QuerySet
 
 from annotate.models import (

@@ -757,9 +757,8 @@ def _write_response_batch(
         block = "".join(
             f"{prefix}{m}\t{q}\t{c!r}\n" for m, q, c in zip(model_ids.tolist(), question_ids.tolist(), credits.tolist())
         )
-        with connection.cursor() as cursor:
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                copy.write(block)
+        with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            copy.write(block)
     else:
         Response.objects.bulk_create(
             [

@@ -29,7 +29,7 @@ import re
 import textwrap
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -104,7 +104,7 @@ def report_csv(report: AlignmentReport | dict) -> bytes:
 
 
 def judgments_csv(rows: Sequence[dict]) -> bytes:
-    """The raw judgments (from ``judgment_export_rows``), one row each."""
+    """The raw judgments (from :func:`annotate.selectors.alignment.study_judgment_rows`), one row each."""
     return csv_bytes([list(JUDGMENT_COLUMNS), *([row[c] for c in JUDGMENT_COLUMNS] for row in rows)])
 
 
@@ -151,7 +151,7 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
     """A short Markdown codebook of the report download: the parameters, the
     product version and time, then each file and each column's meaning and unit."""
     typed = as_report(report)
-    created_at = created_at or datetime.now(timezone.utc)
+    created_at = created_at or datetime.now(UTC)
     p, run, pools = typed.params, typed.run, typed.pools
     lines = [
         f"# Alignment report of study {typed.study.name!r} (id {typed.study.id})", "",

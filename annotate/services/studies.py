@@ -31,8 +31,8 @@ from annotate.models import (
     Subject,
 )
 from annotate.models.studies import DEFAULT_GUIDELINES
-from scoring.methods import difficulty_methods
 from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP
+from scoring.methods import difficulty_methods
 from scoring.pair_sampling import sample_pairs
 
 #: Second element of the seed sequence that draws each pair's order.

@@ -55,7 +55,7 @@ import math
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -83,8 +83,8 @@ from annotate.models import (
     StudyStatus,
     Subject,
 )
-from annotate.selectors.studies import EVALUATOR_GROUP, user_is_researcher
 from annotate.selectors.catalog import response_set_latest
+from annotate.selectors.studies import EVALUATOR_GROUP, user_is_researcher
 from annotate.selectors.transfer import (
     METHOD_FIELDS,
     RESULT_FIELDS,
@@ -145,7 +145,7 @@ class ImportResult:
 
 
 def _time(value: datetime | None) -> str | None:
-    return value.astimezone(dt_timezone.utc).isoformat() if value is not None else None
+    return value.astimezone(UTC).isoformat() if value is not None else None
 
 
 def _key(dataset: str, external_id: str) -> list[str]:

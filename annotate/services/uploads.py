@@ -100,7 +100,7 @@ class UploadedFileLike(Protocol):
 
     name: str | None
 
-    def chunks(self, chunk_size: int | None = None): ...  # noqa: D102
+    def chunks(self, chunk_size: int | None = None): ...
 
 
 @dataclass(frozen=True)
@@ -549,7 +549,7 @@ def _cache_read(folder: Path, key: str) -> tuple[ParsedResponseSet, LoadPlan] | 
         if (folder / CACHE_KEY_FILE).read_text(encoding="ascii").strip() != key:
             return None
         with (folder / CACHE_FILE).open("rb") as handle:
-            kept = pickle.load(handle)  # noqa: S301 - written by _cache_write into the private folder
+            kept = pickle.load(handle)
         parsed, plan = kept["parsed"], kept["plan"]
     except _CACHE_ERRORS:
         return None

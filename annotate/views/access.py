@@ -1,8 +1,8 @@
 """Access checks shared by the researcher-facing views."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import wraps
-from typing import Callable
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied

@@ -17,8 +17,8 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotate.downloads import CONTENT_TYPES
 from annotate.forms.analyses import analysis_form_class
+from annotate.http import file_response
 from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
 from annotate.selectors.catalog import response_set_default
 from annotate.services.analyses import (
@@ -141,8 +141,8 @@ def analysis_kind(request: HttpRequest, kind: str) -> HttpResponse:
 @require_GET
 def analysis_run(request: HttpRequest, analysis_id: int) -> HttpResponse:
     run = get_object_or_404(AnalysisRun.objects.select_related("response_set", "created_by"), pk=analysis_id)
-    context = {"run": run, "kind": AnalysisKind(run.kind), "active": run.status in (RunStatus.QUEUED, RunStatus.RUNNING),
-               **_result_context(run)}
+    active = run.status in (RunStatus.QUEUED, RunStatus.RUNNING)
+    context = {"run": run, "kind": AnalysisKind(run.kind), "active": active, **_result_context(run)}
     return render(request, "annotate/analyses/run.html", context)
 
 
@@ -151,17 +151,12 @@ def _done_run(analysis_id: int) -> AnalysisRun:
                              status=RunStatus.DONE)
 
 
-def _download(content: bytes, content_type: str, file_name: str, *, attachment: bool = True) -> HttpResponse:
-    response = HttpResponse(content, content_type=content_type)
-    response["Content-Disposition"] = f'{"attachment" if attachment else "inline"}; filename="{file_name}"'
-    return response
-
 
 @researcher_required
 @require_GET
 def analysis_run_json(request: HttpRequest, analysis_id: int) -> HttpResponse:
     run = _done_run(analysis_id)
-    return _download(analysis_json(**_about(run)), "application/json", f"analysis-{run.pk}-{run.kind}.json")
+    return file_response(analysis_json(**_about(run)), file_name=f"analysis-{run.pk}-{run.kind}.json")
 
 
 def _about(run: AnalysisRun) -> dict:
@@ -174,8 +169,7 @@ def _about(run: AnalysisRun) -> dict:
 def analysis_run_csv(request: HttpRequest, analysis_id: int) -> HttpResponse:
     """The main (first) table; every table is at ``analysis_run_table_csv``."""
     run = _done_run(analysis_id)
-    return _download(analysis_csv(kind=run.kind, result=run.result), CONTENT_TYPES["csv"],
-                     f"analysis-{run.pk}-{run.kind}.csv")
+    return file_response(analysis_csv(kind=run.kind, result=run.result), file_name=f"analysis-{run.pk}-{run.kind}.csv")
 
 
 @researcher_required
@@ -186,23 +180,22 @@ def analysis_run_table_csv(request: HttpRequest, analysis_id: int, table: str) -
         content = analysis_csv(kind=run.kind, result=run.result, table=table)
     except KeyError:
         raise Http404("no such table") from None
-    return _download(content, CONTENT_TYPES["csv"], f"analysis-{run.pk}-{run.kind}-{table}.csv")
+    return file_response(content, file_name=f"analysis-{run.pk}-{run.kind}-{table}.csv")
 
 
 @researcher_required
 @require_GET
 def analysis_run_codebook(request: HttpRequest, analysis_id: int) -> HttpResponse:
     run = _done_run(analysis_id)
-    return _download(analysis_codebook(**_about(run), run_id=run.pk), CONTENT_TYPES["md"],
-                     f"analysis-{run.pk}-{run.kind}-codebook.md")
+    return file_response(analysis_codebook(**_about(run), run_id=run.pk),
+                         file_name=f"analysis-{run.pk}-{run.kind}-codebook.md")
 
 
 @researcher_required
 @require_GET
 def analysis_run_zip(request: HttpRequest, analysis_id: int) -> HttpResponse:
     run = _done_run(analysis_id)
-    return _download(analysis_zip(**_about(run), run_id=run.pk), CONTENT_TYPES["zip"],
-                     f"analysis-{run.pk}-{run.kind}.zip")
+    return file_response(analysis_zip(**_about(run), run_id=run.pk), file_name=f"analysis-{run.pk}-{run.kind}.zip")
 
 
 @researcher_required
@@ -211,5 +204,5 @@ def analysis_run_plot(request: HttpRequest, analysis_id: int, fmt: str) -> HttpR
     if fmt not in PLOT_FORMATS:
         raise Http404("no such plot format")
     run = _done_run(analysis_id)
-    return _download(analysis_plot(kind=run.kind, result=run.result, fmt=fmt), CONTENT_TYPES[fmt],
-                     f"analysis-{run.pk}-{run.kind}.{fmt}", attachment="download" in request.GET)
+    return file_response(analysis_plot(kind=run.kind, result=run.result, fmt=fmt),
+                         file_name=f"analysis-{run.pk}-{run.kind}.{fmt}", attachment="download" in request.GET)

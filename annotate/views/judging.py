@@ -130,7 +130,8 @@ def study_guidelines(request: HttpRequest, study_id: int) -> HttpResponse:
     if request.method == "POST":
         participation_accept_guidelines(participation=participation)
         return redirect("study_judge", study_id=study_id)
-    return render(request, "annotate/judging/guidelines.html", {"participation": participation, "study": participation.study})
+    context = {"participation": participation, "study": participation.study}
+    return render(request, "annotate/judging/guidelines.html", context)
 
 
 @login_required

@@ -8,15 +8,17 @@ reads the (cached) typed report for the query string's parameters (``run``,
 """
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotate.forms.reports import ReportParamsForm
+from annotate.http import file_response
 from annotate.models import ScoringRun, Study
-from annotate.services.alignment import AlignmentReport, judgment_export_rows, report_pools_start
+from annotate.selectors.alignment import study_judgment_rows
+from annotate.services.alignment import AlignmentReport, report_pools_start
 from annotate.services.alignment.cache import study_alignment_report_cached
 from annotate.services.alignment.tables import page_tables
 from annotate.services.report_files import (
@@ -30,15 +32,7 @@ from annotate.services.report_files import (
 )
 from annotate.views.access import researcher_required
 
-
 ERR_POOLS_RUN = "Say which scoring run's model pools to compute (the form's 'run' field)."
-
-
-class ReportParamsForm(forms.Form):
-    run = forms.IntegerField(required=False, min_value=1, help_text="scoring run id (default: the study's run)")
-    min_votes = forms.IntegerField(required=False, min_value=1, max_value=1000, initial=1)
-    tie_rule = forms.ChoiceField(required=False, choices=[("evaluator_weight", "evaluator weight"), ("none", "none")])
-    n_boot = forms.IntegerField(required=False, min_value=1, max_value=20000, initial=2000)
 
 
 def _report(request: HttpRequest, study: Study) -> AlignmentReport | HttpResponse:
@@ -55,12 +49,6 @@ def _report(request: HttpRequest, study: Study) -> AlignmentReport | HttpRespons
     except ValueError as exc:
         return HttpResponseBadRequest(f"No report: {exc}")
 
-
-def _download(content: bytes, content_type: str, file_name: str, *, attachment: bool = True) -> HttpResponse:
-    response = HttpResponse(content, content_type=content_type)
-    disposition = "attachment" if attachment else "inline"
-    response["Content-Disposition"] = f'{disposition}; filename="{file_name}"'
-    return response
 
 
 @researcher_required
@@ -88,7 +76,7 @@ def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return _download(report_json(report), "application/json", f"study-{study_id}-report.json")
+    return file_response(report_json(report), file_name=f"study-{study_id}-report.json")
 
 
 @researcher_required
@@ -96,7 +84,7 @@ def study_report_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return _download(report_csv(report), "text/csv; charset=utf-8", f"study-{study_id}-report.csv")
+    return file_response(report_csv(report), file_name=f"study-{study_id}-report.csv")
 
 
 @researcher_required
@@ -105,15 +93,15 @@ def study_report_zip(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, study)
     if isinstance(report, HttpResponse):
         return report
-    return _download(report_zip(report, judgment_export_rows(study=study)), "application/zip",
-                     f"study-{study_id}-report.zip")
+    return file_response(report_zip(report, study_judgment_rows(study=study)),
+                         file_name=f"study-{study_id}-report.zip")
 
 
 @researcher_required
 @require_POST
 def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
     """Queue the stored model-pool analysis the report reads, then back to the report."""
-    study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
+    get_object_or_404(Study, pk=study_id)  # 404 for an unknown study before looking at the form
     form = ReportParamsForm(request.POST)
     if not form.is_valid() or form.cleaned_data["run"] is None:
         return HttpResponseBadRequest(ERR_POOLS_RUN)
@@ -131,8 +119,7 @@ def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
 @researcher_required
 def study_judgments_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
-    return _download(judgments_csv(judgment_export_rows(study=study)), "text/csv; charset=utf-8",
-                     f"study-{study_id}-judgments.csv")
+    return file_response(judgments_csv(study_judgment_rows(study=study)), file_name=f"study-{study_id}-judgments.csv")
 
 
 @researcher_required
@@ -142,5 +129,5 @@ def study_report_plot(request: HttpRequest, study_id: int, name: str, fmt: str) 
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return _download(render_plot(report, name=name, fmt=fmt), CONTENT_TYPES[fmt], f"study-{study_id}-{name}.{fmt}",
-                     attachment="download" in request.GET)
+    return file_response(render_plot(report, name=name, fmt=fmt), file_name=f"study-{study_id}-{name}.{fmt}",
+                         attachment="download" in request.GET)

@@ -11,13 +11,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.downloads import (
-    CONTENT_TYPES,
     TidyTable,
     bundle_bytes,
     codebook_markdown,
     download_name,
 )
 from annotate.forms.results import QuestionFilterForm
+from annotate.http import file_response
 from annotate.models import ResponseSet, RunStatus, ScoringRun
 from annotate.selectors.results import (
     RUN_TABLES,
@@ -101,18 +101,13 @@ def _done_run(run_id: int) -> ScoringRun:
     return get_object_or_404(ScoringRun.objects.select_related("response_set"), pk=run_id, status=RunStatus.DONE)
 
 
-def _download(content: bytes, fmt: str, file_name: str) -> HttpResponse:
-    response = HttpResponse(content, content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{file_name}"'
-    return response
-
 
 @researcher_required
 @require_GET
 def run_table_download(request: HttpRequest, run_id: int, table: str, fmt: str) -> HttpResponse:
     run = _done_run(run_id)
     content, file_name = run_table_file(run=run, table=table, fmt=fmt)
-    return _download(content, fmt, file_name)
+    return file_response(content, file_name=file_name)
 
 
 def _run_codebook(run: ScoringRun, *, parquet: tuple[str, ...]) -> tuple[list[TidyTable], bytes]:
@@ -127,7 +122,7 @@ def _run_codebook(run: ScoringRun, *, parquet: tuple[str, ...]) -> tuple[list[Ti
 def run_codebook(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _done_run(run_id)
     _, codebook = _run_codebook(run, parquet=tuple(RUN_TABLES))
-    return _download(codebook, "md", download_name(*run_provenance(run=run).file_stem, "codebook", ext="md"))
+    return file_response(codebook, file_name=download_name(*run_provenance(run=run).file_stem, "codebook", ext="md"))
 
 
 @researcher_required
@@ -135,5 +130,5 @@ def run_codebook(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_tables_zip(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _done_run(run_id)
     tables, codebook = _run_codebook(run, parquet=())
-    return _download(bundle_bytes(tables=tables, codebook=codebook), "zip",
-                     download_name(*run_provenance(run=run).file_stem, "tables", ext="zip"))
+    file_name = download_name(*run_provenance(run=run).file_stem, "tables", ext="zip")
+    return file_response(bundle_bytes(tables=tables, codebook=codebook), file_name=file_name)

@@ -9,7 +9,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.services.alignment import JUDGMENT_COLUMNS, judgment_export_rows, study_alignment_report
+from annotate.selectors.alignment import JUDGMENT_COLUMNS, study_judgment_rows
+from annotate.services.alignment import study_alignment_report
 from annotate.services.alignment.model import AlignmentReport
 from annotate.services.alignment.tables import page_tables
 from annotate.services.report_files import (
@@ -123,7 +124,7 @@ def test_the_report_csv_guards_a_hostile_pseudonym(study, report):
 
 
 def test_the_judgments_csv_has_one_row_per_judgment_or_skip_in_pair_order(study):
-    rows = read_csv(judgments_csv(judgment_export_rows(study=study)))
+    rows = read_csv(judgments_csv(study_judgment_rows(study=study)))
     assert rows[0] == list(JUDGMENT_COLUMNS)
     assert len(rows) == 1 + 13  # 13 judgments, 2 of them skips
     first = dict(zip(rows[0], rows[1]))

@@ -143,7 +143,7 @@ def _task_of(path: Path, results: dict) -> str | None:
     return None
 
 
-def _pair_results(samples: Path, results_files: dict[Path, dict]) -> Path | None | str:
+def _pair_results(samples: Path, results_files: dict[Path, dict]) -> Path | str | None:
     """The results file of a samples file: the one in its folder with the same
     timestamp, else the only one in its folder; None if there is none, or the
     candidates' names (a str) if several fit."""

@@ -7,7 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.lookups import scoring_run_from_option, study_from_option
-from annotate.services.alignment import alignment_report_compute, judgment_export_rows
+from annotate.selectors.alignment import study_judgment_rows
+from annotate.services.alignment import alignment_report_compute
 from annotate.services.report_files import write_bundle
 
 
@@ -39,7 +40,7 @@ class Command(BaseCommand):
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        written = write_bundle(report, judgment_export_rows(study=study), options["out"])
+        written = write_bundle(report, study_judgment_rows(study=study), options["out"])
         eip = report.consensus_agreement.get("eip")
         headline = "EIP: not scored"
         if eip is not None and eip.agreement is not None:

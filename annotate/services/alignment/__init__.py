@@ -23,7 +23,6 @@ from annotate.selectors.alignment import (
     report_methods,
     verdict_from_display,
 )
-from annotate.services.alignment._data import judgment_export_rows
 from annotate.services.alignment.model import AlignmentReport
 from annotate.services.alignment.pools import report_pools_start
 from annotate.services.alignment.report import SCHEMA_VERSION, alignment_report_compute, study_alignment_report
@@ -35,7 +34,6 @@ __all__ = [
     "AlignmentReport",
     "MethodSpec",
     "alignment_report_compute",
-    "judgment_export_rows",
     "report_methods",
     "report_pools_start",
     "study_alignment_report",

@@ -11,6 +11,7 @@ would need inverting first; that is not done here.
 from __future__ import annotations
 
 import math
+
 import numpy as np
 
 from annotate.selectors.alignment import (
@@ -23,10 +24,10 @@ from annotate.selectors.alignment import (
 )
 from annotate.services.alignment._stats import agreement_of, correlation_of, kappa_agreement_of
 from annotate.services.alignment.model import Correlation, LabelScope, LabelSection, ProfileGroup, ProfileSection
-from scoring.methods import get_method
 from scoring import FIRST, SECOND, UNDEFINED, cohen_kappa, harder_of_pairs, method_agreement
 from scoring.analyses import difficulty_profiles
 from scoring.analyses._common import correlation
+from scoring.methods import get_method
 
 MMLU_LEVELS = {"elementary": 1, "high_school": 2, "college": 3, "professional": 4}
 AUTO_KEYS = ("level", "mmlu_level")

@@ -8,6 +8,7 @@
 * :mod:`.files` -- tables (one tidy CSV each, a codebook, a zip), JSON, plots
   (PNG/SVG) and headline numbers.
 """
+from annotate.selectors.analyses import analysis_runs_recent  # a read, re-exported for the analyses views
 from annotate.services.analyses.files import (
     Table,
     analysis_codebook,
@@ -29,7 +30,6 @@ from annotate.services.analyses.runs import (
     analysis_run_start,
     kind_label,
 )
-from annotate.selectors.analyses import analysis_runs_recent  # a read, re-exported for the analyses views
 
 __all__ = [
     "NEEDS_RESPONSE_SET",
