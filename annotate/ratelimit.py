@@ -56,7 +56,7 @@ class Door:
 DOORS: dict[str, Door] = {
     "login": Door("login", frozenset({"POST"}), True, lambda r: r.status_code == 200),
     "admin:login": Door("login", frozenset({"POST"}), True, lambda r: r.status_code == 200),
-    "study_join": Door("join", frozenset({"GET", "POST"}), False, lambda r: r.status_code == 404),
+    "annotate:study_join": Door("join", frozenset({"GET", "POST"}), False, lambda r: r.status_code == 404),
 }
 
 # The clock, replaceable in tests.

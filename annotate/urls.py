@@ -1,30 +1,91 @@
-"""URLs of the app; each area keeps its own list in ``annotate/urls_<area>.py``."""
+"""Every URL of the app, in one place, grouped by area; names are reversed as
+``annotate:<name>`` (the app's namespace)."""
 from django.urls import include, path
 
-from annotate.views import judging, studies
+from annotate.api.app import api_urlpatterns, docs
+from annotate.views import analyses, judging, reports, results, studies
 from annotate.views.home import home
 
-urlpatterns = [
-    path("", home, name="home"),
-    # Human judging (issue 4): evaluator pages, then the staff view of a study.
+app_name = "annotate"
+
+# Evaluators: invitation, onboarding, guidelines, judging (issue 4).
+judging_urls = [
     path("join/<str:token>/", judging.join, name="study_join"),
-    path("studies/", studies.studies, name="studies"),
     path("studies/<int:study_id>/", judging.study_entry, name="study_entry"),
     path("studies/<int:study_id>/onboarding/", judging.study_onboarding, name="study_onboarding"),
     path("studies/<int:study_id>/guidelines/", judging.study_guidelines, name="study_guidelines"),
     path("studies/<int:study_id>/judge/", judging.study_judge, name="study_judge"),
     path("studies/<int:study_id>/done/", judging.study_done, name="study_done"),
     path("studies/<int:study_id>/closed/", judging.study_closed, name="study_closed"),
+]
+
+# Researchers and staff: the study list and a study's manage page.
+study_urls = [
+    path("studies/", studies.studies, name="studies"),
     path("studies/<int:study_id>/manage/", studies.study_manage, name="study_manage"),
     path("studies/<int:study_id>/manage/status/", studies.study_status, name="study_status"),
     path("studies/<int:study_id>/manage/invitations/", studies.study_invitation_create, name="study_invitation_create"),
-    path(
-        "studies/<int:study_id>/manage/invitations/<int:invitation_id>/revoke/",
-        studies.study_invitation_revoke,
-        name="study_invitation_revoke",
-    ),
-    path("", include("annotate.urls_api")),
-    path("results/", include("annotate.urls_results")),
-    path("", include("annotate.urls_reports")),
-    path("analyses/", include("annotate.urls_analyses")),
+    path("studies/<int:study_id>/manage/invitations/<int:invitation_id>/revoke/", studies.study_invitation_revoke,
+         name="study_invitation_revoke"),
+]
+
+# A study's alignment report and its downloads (issue 5).
+report_urls = [
+    path("studies/<int:study_id>/report/", reports.study_report, name="study_report"),
+    path("studies/<int:study_id>/report/report.json", reports.study_report_json, name="study_report_json"),
+    path("studies/<int:study_id>/report/report.csv", reports.study_report_csv, name="study_report_csv"),
+    path("studies/<int:study_id>/report/report.zip", reports.study_report_zip, name="study_report_zip"),
+    path("studies/<int:study_id>/report/pools/", reports.study_report_pools, name="study_report_pools"),
+    path("studies/<int:study_id>/report/judgments.csv", reports.study_judgments_csv, name="study_judgments_csv"),
+    path("studies/<int:study_id>/report/plots/<slug:name>.<slug:fmt>", reports.study_report_plot,
+         name="study_report_plot"),
+]
+
+# Scoring runs: list, start, a run's methods, leaderboard, questions and downloads (issue 3).
+results_urls = [
+    path("results/", results.results_index, name="results"),
+    path("results/response-sets/<int:response_set_id>/score/", results.response_set_score, name="response_set_score"),
+    path("results/runs/<int:run_id>/", results.run_detail, name="run_detail"),
+    path("results/runs/<int:run_id>/models/", results.run_models, name="run_models"),
+    path("results/runs/<int:run_id>/questions/", results.run_questions_list, name="run_questions"),
+    path("results/runs/<int:run_id>/questions.csv", results.run_table_download, {"table": "questions", "fmt": "csv"},
+         name="run_questions_csv"),
+    path("results/runs/<int:run_id>/questions.parquet", results.run_table_download,
+         {"table": "questions", "fmt": "parquet"}, name="run_questions_parquet"),
+    path("results/runs/<int:run_id>/models.csv", results.run_table_download, {"table": "models", "fmt": "csv"},
+         name="run_models_csv"),
+    path("results/runs/<int:run_id>/models.parquet", results.run_table_download,
+         {"table": "models", "fmt": "parquet"}, name="run_models_parquet"),
+    path("results/runs/<int:run_id>/codebook.md", results.run_codebook, name="run_codebook"),
+    path("results/runs/<int:run_id>/tables.zip", results.run_tables_zip, name="run_tables_zip"),
+]
+
+# The paper's analyses (issue 6).
+analyses_urls = [
+    path("analyses/", analyses.analyses_index, name="analyses"),
+    path("analyses/runs/<int:analysis_id>/", analyses.analysis_run, name="analysis_run"),
+    path("analyses/runs/<int:analysis_id>/result.json", analyses.analysis_run_json, name="analysis_run_json"),
+    path("analyses/runs/<int:analysis_id>/table.csv", analyses.analysis_run_csv, name="analysis_run_csv"),
+    path("analyses/runs/<int:analysis_id>/tables/<slug:table>.csv", analyses.analysis_run_table_csv,
+         name="analysis_run_table_csv"),
+    path("analyses/runs/<int:analysis_id>/codebook.md", analyses.analysis_run_codebook, name="analysis_run_codebook"),
+    path("analyses/runs/<int:analysis_id>/tables.zip", analyses.analysis_run_zip, name="analysis_run_zip"),
+    path("analyses/runs/<int:analysis_id>/plot.<slug:fmt>", analyses.analysis_run_plot, name="analysis_run_plot"),
+    path("analyses/<slug:kind>/", analyses.analysis_kind, name="analysis_kind"),
+]
+
+# The JSON API (django-ninja; its OpenAPI document at api/openapi.json) and its docs page for staff.
+api_urls = [
+    path("api/docs/", docs, name="api_docs"),
+    path("api/", include(api_urlpatterns())),
+]
+
+urlpatterns = [
+    path("", home, name="home"),
+    *judging_urls,
+    *study_urls,
+    *report_urls,
+    *results_urls,
+    *analyses_urls,
+    *api_urls,
 ]

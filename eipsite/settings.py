@@ -205,7 +205,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A CSRF failure (an expired form) says so and sends the evaluator back to log in.
 CSRF_FAILURE_VIEW = "annotate.views.judging.csrf_failure"
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
+LOGIN_REDIRECT_URL = "annotate:home"
 LOGOUT_REDIRECT_URL = "login"
 
 # Uploads of response sets can be large; keep big files on disk, not in memory.

@@ -49,7 +49,7 @@ class _StaffSwagger(Swagger):
     """Swagger UI reading our document; "try it out" sends the session's CSRF token."""
 
     def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
-        settings = {**self.settings, "url": reverse("api_openapi")}
+        settings = {**self.settings, "url": reverse("annotate:api_openapi")}
         context = {"swagger_settings": json.dumps(settings, indent=1), "api": api, "add_csrf": True}
         return render_template(request, self.template, self.template_cdn, context)
 

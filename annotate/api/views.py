@@ -120,7 +120,7 @@ def response_set_create(
         raise ApiError(400, str(error)) from None
     if fields.dry_run:
         return Status(200, schemas.DryRun(dry_run=True, preview=preview_out(outcome.preview)))
-    response["Location"] = reverse("api_response_set", kwargs={"response_set_id": outcome.response_set.pk})
+    response["Location"] = reverse("annotate:api_response_set", kwargs={"response_set_id": outcome.response_set.pk})
     return Status(201, response_set_out(outcome.response_set))
 
 
@@ -160,7 +160,7 @@ def scoring_run_start(request: HttpRequest, response: HttpResponse, payload: sch
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     run.refresh_from_db()
-    response["Location"] = reverse("api_scoring_run", kwargs={"run_id": run.pk})
+    response["Location"] = reverse("annotate:api_scoring_run", kwargs={"run_id": run.pk})
     return Status(202, scoring_run_out(run))
 
 

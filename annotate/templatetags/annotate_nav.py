@@ -10,9 +10,11 @@ register = template.Library()
 
 #: role -> ((label, url name), ...) in display order.
 NAV_LINKS: dict[str, tuple[tuple[str, str], ...]] = {
-    "admin": (("Results", "results"), ("Studies", "studies"), ("Analyses", "analyses"), ("Admin", "admin:index")),
-    "researcher": (("Results", "results"), ("Studies & reports", "studies"), ("Analyses", "analyses")),
-    "evaluator": (("My studies", "studies"),),
+    "admin": (("Results", "annotate:results"), ("Studies", "annotate:studies"), ("Analyses", "annotate:analyses"),
+              ("Admin", "admin:index")),
+    "researcher": (("Results", "annotate:results"), ("Studies & reports", "annotate:studies"),
+                   ("Analyses", "annotate:analyses")),
+    "evaluator": (("My studies", "annotate:studies"),),
 }
 
 

@@ -80,7 +80,7 @@ def _result_context(run: AnalysisRun | None) -> dict:
     kind = run.kind
 
     def url(name: str, **extra) -> str:
-        return reverse(name, kwargs={"analysis_id": run.pk, **extra})
+        return reverse(f"annotate:{name}", kwargs={"analysis_id": run.pk, **extra})
 
     return {
         "tables": analysis_tables(kind=kind, result=run.result),
@@ -124,7 +124,7 @@ def analysis_kind(request: HttpRequest, kind: str) -> HttpResponse:
                                               params=form.cleaned_data["params"], user=request.user)
             text = RUN_STARTED_MESSAGE if created else RUN_REUSED_MESSAGE
             messages.success(request, text.format(run_id=run.pk, status=run.get_status_display()))
-            return redirect("analysis_run", analysis_id=run.pk)
+            return redirect("annotate:analysis_run", analysis_id=run.pk)
     else:
         form = form_class(request.GET or None, initial=_initial(kind.value))
     stored, chosen = None, _chosen(kind.value, form)

@@ -41,10 +41,10 @@ RESUME_COOKIE = "eip_evaluator"
 RESUME_SALT = "annotate.judging.resume"
 RESUME_MAX_AGE = 180 * 24 * 3600
 STEP_URLS = {
-    "onboarding": "study_onboarding",
-    "guidelines": "study_guidelines",
-    "closed": "study_closed",
-    "judge": "study_judge",
+    "onboarding": "annotate:study_onboarding",
+    "guidelines": "annotate:study_guidelines",
+    "closed": "annotate:study_closed",
+    "judge": "annotate:study_judge",
 }
 _STUDY_PATH = re.compile(r"^/studies/(\d+)/")
 
@@ -76,7 +76,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
             login(request, returning, backend="django.contrib.auth.backends.ModelBackend")
     user = request.user if request.user.is_authenticated else None
     if user is not None and participation_get(study_id=invitation.study_id, user=user) is not None:
-        return redirect("study_entry", study_id=invitation.study_id)
+        return redirect("annotate:study_entry", study_id=invitation.study_id)
     if request.method == "GET":
         return render(request, "annotate/judging/join.html", {"study": invitation.study})
     try:
@@ -85,7 +85,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "annotate/judging/join_invalid.html", {"study": invitation.study}, status=404)
     if created:
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-    response = redirect("study_entry", study_id=participation.study_id)
+    response = redirect("annotate:study_entry", study_id=participation.study_id)
     if user_is_evaluator(user=user):
         response.set_cookie(
             RESUME_COOKIE,
@@ -117,7 +117,7 @@ def study_onboarding(request: HttpRequest, study_id: int) -> HttpResponse:
     form = OnboardingForm(request.POST or None, subjects=subjects, initial=initial)
     if request.method == "POST" and form.is_valid():
         participation_onboard(participation=participation, **form.cleaned_data)
-        return redirect("study_guidelines", study_id=study_id)
+        return redirect("annotate:study_guidelines", study_id=study_id)
     return render(request, "annotate/judging/onboarding.html", {"study": participation.study, "form": form})
 
 
@@ -126,10 +126,10 @@ def study_onboarding(request: HttpRequest, study_id: int) -> HttpResponse:
 def study_guidelines(request: HttpRequest, study_id: int) -> HttpResponse:
     participation = _participation_or_404(request, study_id)
     if participation.onboarded_at is None:
-        return redirect("study_onboarding", study_id=study_id)
+        return redirect("annotate:study_onboarding", study_id=study_id)
     if request.method == "POST":
         participation_accept_guidelines(participation=participation)
-        return redirect("study_judge", study_id=study_id)
+        return redirect("annotate:study_judge", study_id=study_id)
     context = {"participation": participation, "study": participation.study}
     return render(request, "annotate/judging/guidelines.html", context)
 
@@ -145,7 +145,7 @@ def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
         return _submit(request, participation)
     screen = judging_screen(participation=participation)
     if screen is None:
-        return redirect("study_done", study_id=study_id)
+        return redirect("annotate:study_done", study_id=study_id)
     return render(request, "annotate/judging/judge.html", {"study": participation.study, "screen": screen})
 
 
@@ -166,8 +166,8 @@ def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
     except InvalidSubmissionError:
         return HttpResponseBadRequest("This answer does not match the pair you were shown. Nothing was saved.")
     except StudyClosedError:
-        return redirect("study_closed", study_id=participation.study_id)
-    return redirect("study_judge", study_id=participation.study_id)
+        return redirect("annotate:study_closed", study_id=participation.study_id)
+    return redirect("annotate:study_judge", study_id=participation.study_id)
 
 
 @login_required
@@ -175,7 +175,7 @@ def study_done(request: HttpRequest, study_id: int) -> HttpResponse:
     participation = _participation_or_404(request, study_id)
     progress = participation_progress(participation=participation)
     if not progress.done:
-        return redirect("study_entry", study_id=study_id)
+        return redirect("annotate:study_entry", study_id=study_id)
     return render(request, "annotate/judging/done.html", {"study": participation.study, "progress": progress})
 
 
@@ -183,7 +183,7 @@ def study_done(request: HttpRequest, study_id: int) -> HttpResponse:
 def study_closed(request: HttpRequest, study_id: int) -> HttpResponse:
     participation = _participation_or_404(request, study_id)
     if participation_next_step(participation=participation) != "closed":
-        return redirect("study_entry", study_id=study_id)
+        return redirect("annotate:study_entry", study_id=study_id)
     progress = participation_progress(participation=participation)
     return render(request, "annotate/judging/closed.html", {"study": participation.study, "progress": progress})
 
@@ -192,5 +192,5 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: a stale or expired form. Nothing was stored; send
     the evaluator back to their study (through the login page if needed)."""
     match = _STUDY_PATH.match(request.path)
-    target = reverse("study_entry", kwargs={"study_id": int(match.group(1))}) if match else reverse("studies")
+    target = reverse("annotate:study_entry", kwargs={"study_id": int(match.group(1))}) if match else reverse("annotate:studies")
     return render(request, "annotate/judging/csrf_failure.html", {"target": target}, status=403)

@@ -61,7 +61,7 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     suffix = f"?{query}" if query else ""
 
     def plot_url(name: str, fmt: str) -> str:
-        return reverse("study_report_plot", kwargs={"study_id": study_id, "name": name, "fmt": fmt}) + suffix
+        return reverse("annotate:study_report_plot", kwargs={"study_id": study_id, "name": name, "fmt": fmt}) + suffix
 
     context = {
         "study": study, "report": report, "tables": page_tables(report), "suffix": suffix,
@@ -113,7 +113,7 @@ def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
     verb = "queued" if created else "already queued"
     messages.info(request, f"Model-pool analysis {analysis.pk} {verb}; the report shows it once the worker is done.")
     query = request.POST.get("query", "")
-    return redirect(reverse("study_report", kwargs={"study_id": study_id}) + (f"?{query}" if query else ""))
+    return redirect(reverse("annotate:study_report", kwargs={"study_id": study_id}) + (f"?{query}" if query else ""))
 
 
 @researcher_required

@@ -64,7 +64,7 @@ def response_set_score(request: HttpRequest, response_set_id: int) -> HttpRespon
     run = scoring_run_create(response_set=response_set, user=request.user)
     scoring_run_enqueue(run=run)
     messages.success(request, RUN_QUEUED_MESSAGE.format(run_id=run.pk, response_set=response_set))
-    return redirect("results")
+    return redirect("annotate:results")
 
 
 @researcher_required

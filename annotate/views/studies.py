@@ -40,7 +40,7 @@ def studies(request: HttpRequest) -> HttpResponse:
                       {"studies": studies_for_staff(), "can_manage": request.user.is_staff})
     mine = participations_of(user=request.user)
     if len(mine) == 1:
-        return redirect("study_entry", study_id=mine[0].study_id)
+        return redirect("annotate:study_entry", study_id=mine[0].study_id)
     return render(request, "annotate/judging/my_studies.html", {"participations": mine})
 
 
@@ -62,7 +62,7 @@ def study_invitation_create(request: HttpRequest, study_id: int) -> HttpResponse
     form = InvitationForm(request.POST)
     if form.is_valid():
         invitation_create(study=study, note=form.cleaned_data["note"], created_by=request.user)
-    return redirect("study_manage", study_id=study_id)
+    return redirect("annotate:study_manage", study_id=study_id)
 
 
 @staff_required
@@ -70,7 +70,7 @@ def study_invitation_create(request: HttpRequest, study_id: int) -> HttpResponse
 def study_invitation_revoke(request: HttpRequest, study_id: int, invitation_id: int) -> HttpResponse:
     invitation = get_object_or_404(Invitation, pk=invitation_id, study_id=study_id)
     invitation_revoke(invitation=invitation)
-    return redirect("study_manage", study_id=study_id)
+    return redirect("annotate:study_manage", study_id=study_id)
 
 
 @staff_required
@@ -80,4 +80,4 @@ def study_status(request: HttpRequest, study_id: int) -> HttpResponse:
     form = StudyStatusForm(request.POST)
     if form.is_valid():
         study_set_status(study=study, status=form.cleaned_data["status"])
-    return redirect("study_manage", study_id=study_id)
+    return redirect("annotate:study_manage", study_id=study_id)

@@ -75,23 +75,23 @@ def consensus_by_hand(votes: dict[str, dict[int, str]]) -> dict[int, str | None]
 def judge_all(study, decisions: np.ndarray, truth: dict[int, str], position: dict[int, int]) -> dict[str, dict]:
     """Every evaluator joins and judges through the pages; returns their canonical votes."""
     invitation = invitation_create(study=study)
-    join = reverse("study_join", kwargs={"token": invitation.token})
+    join = reverse("annotate:study_join", kwargs={"token": invitation.token})
     subjects = list(study.subjects.values_list("pk", flat=True))
     votes: dict[str, dict[int, str]] = {}
     for i in range(N_EVALUATORS):
         client = Client()
         assert client.post(join).status_code == 302
-        onboarding = reverse("study_onboarding", kwargs={"study_id": study.pk})
+        onboarding = reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})
         response = client.post(onboarding, {"field_of_study": "mathematics", "education_level": "master",
                                             "qualified_subjects": subjects[:1]})
         assert response.status_code == 302
-        client.post(reverse("study_guidelines", kwargs={"study_id": study.pk}))
-        judge = reverse("study_judge", kwargs={"study_id": study.pk})
+        client.post(reverse("annotate:study_guidelines", kwargs={"study_id": study.pk}))
+        judge = reverse("annotate:study_judge", kwargs={"study_id": study.pk})
         mine: dict[int, str] = {}
         while True:
             page = client.get(judge)
             if page.status_code == 302:
-                assert page.url == reverse("study_done", kwargs={"study_id": study.pk})
+                assert page.url == reverse("annotate:study_done", kwargs={"study_id": study.pk})
                 break
             html = page.content.decode()
             name = WHO_RE.search(html).group(1)
@@ -125,7 +125,7 @@ def test_the_downloaded_report_matches_an_independent_count():
     researcher.groups.add(Group.objects.get_or_create(name="researcher")[0])
     client = Client()
     client.force_login(researcher)
-    response = client.get(reverse("study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=200")
+    response = client.get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=200")
     assert response.status_code == 200 and response["Content-Type"] == "application/json"
     report = json.loads(response.content)
 

@@ -64,11 +64,11 @@ def done_run(rs) -> AnalysisRun:
 
 def _urls(run: AnalysisRun) -> list[str]:
     ids = {"analysis_id": run.pk}
-    return [reverse("analyses"), reverse("analysis_kind", kwargs={"kind": "rank_changes"}),
-            reverse("analysis_run", kwargs=ids), reverse("analysis_run_json", kwargs=ids),
-            reverse("analysis_run_csv", kwargs=ids), reverse("analysis_run_plot", kwargs={**ids, "fmt": "svg"}),
-            reverse("analysis_run_table_csv", kwargs={**ids, "table": "windows"}),
-            reverse("analysis_run_zip", kwargs=ids), reverse("analysis_run_codebook", kwargs=ids)]
+    return [reverse("annotate:analyses"), reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"}),
+            reverse("annotate:analysis_run", kwargs=ids), reverse("annotate:analysis_run_json", kwargs=ids),
+            reverse("annotate:analysis_run_csv", kwargs=ids), reverse("annotate:analysis_run_plot", kwargs={**ids, "fmt": "svg"}),
+            reverse("annotate:analysis_run_table_csv", kwargs={**ids, "table": "windows"}),
+            reverse("annotate:analysis_run_zip", kwargs=ids), reverse("annotate:analysis_run_codebook", kwargs=ids)]
 
 
 def test_anonymous_visitors_go_to_the_login_page(rs):
@@ -81,7 +81,7 @@ def test_evaluators_get_403_and_cannot_start_a_run(rs, cast):
     for url in _urls(done_run(rs)):
         assert client_for(cast["eve"]).get(url).status_code == 403, url
     before = AnalysisRun.objects.count()
-    response = client_for(cast["eve"]).post(reverse("analysis_kind", kwargs={"kind": "rank_changes"}),
+    response = client_for(cast["eve"]).post(reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"}),
                                             {"response_set": rs.pk, "alpha": "0.85"})
     assert response.status_code == 403
     assert AnalysisRun.objects.count() == before
@@ -96,12 +96,12 @@ def test_researchers_and_staff_see_every_page(rs, cast):
 def test_the_kind_page_shows_the_stored_result_for_the_chosen_parameters(rs, cast):
     run = done_run(rs)
     expected = eip_vs_accuracy(eip(R).competency, accuracy(R)).kendall.value
-    url = reverse("analysis_kind", kwargs={"kind": "rank_changes"})
+    url = reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"})
     for query in ({}, {"response_set": rs.pk, "alpha": "0.85"}):  # defaults, and the same params spelt out
         response = client_for(cast["rita"]).get(url, query)
         body = response.content.decode()
         assert response.status_code == 200
-        assert reverse("analysis_run", kwargs={"analysis_id": run.pk}) in body
+        assert reverse("annotate:analysis_run", kwargs={"analysis_id": run.pk}) in body
         assert f"Kendall tau between EIP competency and accuracy: {expected:.4f}" in body
         assert SCRIPT not in body and "delta &lt;script&gt;" in body
     other = client_for(cast["rita"]).get(url, {"response_set": rs.pk, "alpha": "0.5"}).content.decode()
@@ -109,20 +109,20 @@ def test_the_kind_page_shows_the_stored_result_for_the_chosen_parameters(rs, cas
 
 
 def test_a_bad_query_or_an_empty_post_is_refused_with_400_and_starts_nothing(rs, cast):
-    url = reverse("analysis_kind", kwargs={"kind": "rank_changes"})
+    url = reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"})
     assert client_for(cast["rita"]).get(url, {"response_set": rs.pk, "alpha": "2"}).status_code == 400
     assert client_for(cast["rita"]).post(url, {}).status_code == 400
-    assert client_for(cast["rita"]).get(reverse("analysis_kind", kwargs={"kind": "nope"})).status_code == 404
+    assert client_for(cast["rita"]).get(reverse("annotate:analysis_kind", kwargs={"kind": "nope"})).status_code == 404
     assert not AnalysisRun.objects.exists()
 
 
 def test_a_post_queues_a_run_and_the_status_page_follows_it(rs, cast):
-    url = reverse("analysis_kind", kwargs={"kind": "profiles"})
+    url = reverse("annotate:analysis_kind", kwargs={"kind": "profiles"})
     data = {"response_set": rs.pk, "alpha": "0.85", "group_by": "dataset", "bins": "4"}
     with override_settings(TASKS=DATABASE):
         response = client_for(cast["rita"]).post(url, data)
     run = AnalysisRun.objects.get()
-    status_url = reverse("analysis_run", kwargs={"analysis_id": run.pk})
+    status_url = reverse("annotate:analysis_run", kwargs={"analysis_id": run.pk})
     assert response.status_code == 302 and response["Location"] == status_url
     assert (run.kind, run.status, run.params["bins"], run.created_by) == ("profiles", RunStatus.QUEUED, 4, cast["rita"])
     page = client_for(cast["rita"]).get(status_url).content.decode()
@@ -141,7 +141,7 @@ def test_a_post_queues_a_run_and_the_status_page_follows_it(rs, cast):
 
 
 def test_a_second_post_with_the_same_parameters_shows_the_queued_run(rs, cast):
-    url = reverse("analysis_kind", kwargs={"kind": "pools"})
+    url = reverse("annotate:analysis_kind", kwargs={"kind": "pools"})
     data = {"response_set": rs.pk, "alpha": "0.85"}
     with override_settings(TASKS=DATABASE):
         first = client_for(cast["owner"]).post(url, data)
@@ -151,7 +151,7 @@ def test_a_second_post_with_the_same_parameters_shows_the_queued_run(rs, cast):
 
 
 def test_with_the_immediate_backend_the_redirect_lands_on_the_result(cast):
-    url = reverse("analysis_kind", kwargs={"kind": "case_study"})
+    url = reverse("annotate:analysis_kind", kwargs={"kind": "case_study"})
     data = {"alpha": "0.85", "seed": "1", "n_seeds": "2", "mirt_epochs": "10", "skip_irt": "on"}
     with override_settings(TASKS=IMMEDIATE):
         response = client_for(cast["owner"]).post(url, data, follow=True)
@@ -166,7 +166,7 @@ def test_a_failed_run_shows_its_error(cast):
     run = service.analysis_run_create(kind="dataset_robustness", response_set=rs)
     with pytest.raises(ValueError):
         service.analysis_run_execute(run=run)
-    page = client_for(cast["rita"]).get(reverse("analysis_run", kwargs={"analysis_id": run.pk})).content.decode()
+    page = client_for(cast["rita"]).get(reverse("annotate:analysis_run", kwargs={"analysis_id": run.pk})).content.decode()
     assert "The run failed: ValueError: groups must hold at least 2 distinct datasets" in page
     assert "http-equiv" not in page
 
@@ -175,32 +175,32 @@ def test_downloads_parse_back_and_need_a_finished_run(rs, cast):
     run = done_run(rs)
     client = client_for(cast["rita"])
     ids = {"analysis_id": run.pk}
-    document = json.loads(client.get(reverse("analysis_run_json", kwargs=ids)).content)
+    document = json.loads(client.get(reverse("annotate:analysis_run_json", kwargs=ids)).content)
     assert document["result"] == run.result and document["kind"] == "rank_changes"
-    response = client.get(reverse("analysis_run_csv", kwargs=ids))  # the main table, tidy
+    response = client.get(reverse("annotate:analysis_run_csv", kwargs=ids))  # the main table, tidy
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     models = pd.read_csv(io.BytesIO(response.content))
     assert list(models.columns[:3]) == ["model", "family", "accuracy"]
     # markup survives as text; no cell starts with a formula character
     assert sorted(models["model"]) == sorted(NAMES)
     assert models["accuracy"].tolist() == [m["accuracy"] for m in run.result["models"]]
-    windows = client.get(reverse("analysis_run_table_csv", kwargs={**ids, "table": "windows"}))
+    windows = client.get(reverse("annotate:analysis_run_table_csv", kwargs={**ids, "table": "windows"}))
     assert windows["Content-Disposition"] == f'attachment; filename="analysis-{run.pk}-rank_changes-windows.csv"'
     assert pd.read_csv(io.BytesIO(windows.content))["last_accuracy_rank"].tolist() == [
         b["last"] for w in run.result["windows"] for b in w["blocks"]]
-    assert client.get(reverse("analysis_run_table_csv", kwargs={**ids, "table": "nope"})).status_code == 404
-    archive = zipfile.ZipFile(io.BytesIO(client.get(reverse("analysis_run_zip", kwargs=ids)).content))
+    assert client.get(reverse("annotate:analysis_run_table_csv", kwargs={**ids, "table": "nope"})).status_code == 404
+    archive = zipfile.ZipFile(io.BytesIO(client.get(reverse("annotate:analysis_run_zip", kwargs=ids)).content))
     assert archive.read("models.csv") == response.content and "codebook.md" in archive.namelist()
-    codebook = client.get(reverse("analysis_run_codebook", kwargs=ids))
+    codebook = client.get(reverse("annotate:analysis_run_codebook", kwargs=ids))
     assert codebook["Content-Type"] == "text/markdown; charset=utf-8"
     assert "| `rank_change_eip_higher` | number | rank change (+ = EIP higher) |" in codebook.content.decode()
-    png = client.get(reverse("analysis_run_plot", kwargs={**ids, "fmt": "png"}))
+    png = client.get(reverse("annotate:analysis_run_plot", kwargs={**ids, "fmt": "png"}))
     assert png["Content-Type"] == "image/png" and png.content.startswith(b"\x89PNG")
-    assert client.get(reverse("analysis_run_plot", kwargs={**ids, "fmt": "gif"})).status_code == 404
+    assert client.get(reverse("annotate:analysis_run_plot", kwargs={**ids, "fmt": "gif"})).status_code == 404
     queued = service.analysis_run_create(kind="profiles", response_set=rs)
     for name in ("analysis_run_json", "analysis_run_csv", "analysis_run_zip", "analysis_run_codebook"):
-        assert client.get(reverse(name, kwargs={"analysis_id": queued.pk})).status_code == 404
-    assert client.get(reverse("analysis_run_table_csv", kwargs={"analysis_id": queued.pk, "table": "models"})) \
+        assert client.get(reverse(f"annotate:{name}", kwargs={"analysis_id": queued.pk})).status_code == 404
+    assert client.get(reverse("annotate:analysis_run_table_csv", kwargs={"analysis_id": queued.pk, "table": "models"})) \
         .status_code == 404
 
 
@@ -213,7 +213,7 @@ def _params_form(body: str) -> str:
 
 
 def test_it_puts_both_buttons_in_the_form_that_holds_the_visible_fields(rs, cast):
-    body = client_for(cast["rita"]).get(reverse("analysis_kind", kwargs={"kind": "rank_changes"})).content.decode()
+    body = client_for(cast["rita"]).get(reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"})).content.decode()
     form = _params_form(body)
     assert 'name="alpha"' in form and 'name="response_set"' in form
     assert 'value="run"' in form and 'value="show"' in form
@@ -222,21 +222,21 @@ def test_it_puts_both_buttons_in_the_form_that_holds_the_visible_fields(rs, cast
 
 def test_it_runs_with_exactly_the_values_posted_after_showing_other_ones(rs, cast):
     other = load_matrix(R, name="other", datasets=["x"] * 4 + ["y"] * 4)
-    url = reverse("analysis_kind", kwargs={"kind": "profiles"})
+    url = reverse("annotate:analysis_kind", kwargs={"kind": "profiles"})
     client = client_for(cast["rita"])
     client.get(url, {"response_set": rs.pk, "alpha": "0.85", "group_by": "dataset", "bins": "20"})  # shown
     with override_settings(TASKS=DATABASE):
         response = client.post(url, {"response_set": other.pk, "alpha": "0.6", "group_by": "subject", "bins": "7",
                                      "action": "run"})
     run = AnalysisRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("analysis_run",
+    assert response.status_code == 302 and response["Location"] == reverse("annotate:analysis_run",
                                                                            kwargs={"analysis_id": run.pk})
     assert run.response_set == other
     assert run.params == {"alpha": 0.6, "bins": 7, "group_by": "subject"}
 
 
 def test_it_shows_the_stored_result_for_the_posted_values_without_starting_a_run(rs, cast):
-    url = reverse("analysis_kind", kwargs={"kind": "rank_changes"})
+    url = reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"})
     response = client_for(cast["rita"]).post(url, {"response_set": rs.pk, "alpha": "0.5", "action": "show"})
     assert response.status_code == 302
     assert response["Location"] == f"{url}?response_set={rs.pk}&alpha=0.5"
@@ -249,13 +249,13 @@ def test_it_preselects_the_newest_scored_response_set_not_the_newest_upload(rs, 
     ScoringRun.objects.create(response_set=rs, status=RunStatus.DONE)
     newer = load_matrix(R, name="newer-unscored", datasets=["x"] * 8)
     assert newer.created_at >= rs.created_at
-    response = client_for(cast["rita"]).get(reverse("analysis_kind", kwargs={"kind": "rank_changes"}))
+    response = client_for(cast["rita"]).get(reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"}))
     assert response.context["form"].initial["response_set"] == rs
 
 
 def test_it_refuses_dataset_robustness_on_one_dataset_and_suggests_subjects(cast):
     one = load_matrix(R, name="one", datasets=["x"] * 8, subjects=["s", "t"] * 4)
-    url = reverse("analysis_kind", kwargs={"kind": "dataset_robustness"})
+    url = reverse("annotate:analysis_kind", kwargs={"kind": "dataset_robustness"})
     with override_settings(TASKS=DATABASE):
         response = client_for(cast["rita"]).post(url, {"response_set": one.pk, "alpha": "0.85",
                                                        "group_by": "dataset", "action": "run"})
@@ -278,7 +278,7 @@ def test_it_prints_whole_ranks_without_decimals_and_says_how_ties_are_ranked(cas
     tied = load_matrix(np.column_stack([G, G[:, 1]]), name="ties", datasets=["x"] * 6,
                        models=["m0", "m1", "m2", "m1-twin"])
     run = service.analysis_run_execute(run=service.analysis_run_create(kind="rank_changes", response_set=tied))
-    page = client_for(cast["rita"]).get(reverse("analysis_run", kwargs={"analysis_id": run.pk})).content.decode()
+    page = client_for(cast["rita"]).get(reverse("annotate:analysis_run", kwargs={"analysis_id": run.pk})).content.decode()
     table = page[page.index('id="table-models"'):]
     table = table[:table.index("</table>")]
     rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(<td>.*?)</tr>", table)]

@@ -80,26 +80,26 @@ def test_no_evaluator_facing_response_reveals_models_scores_or_peers(settings):
     bo = Client()
     bo.force_login(other.user)
     for _ in range(8):
-        page = bo.get(reverse("study_judge", kwargs={"study_id": study.pk})).content.decode()
+        page = bo.get(reverse("annotate:study_judge", kwargs={"study_id": study.pk})).content.decode()
         pid, lid = FORM_RE.search(page).groups()
-        bo.post(reverse("study_judge", kwargs={"study_id": study.pk}), {"pair": pid, "left": lid, "choice": "left"})
+        bo.post(reverse("annotate:study_judge", kwargs={"study_id": study.pk}), {"pair": pid, "left": lid, "choice": "left"})
 
     web = Recorder(Client())
     sid = study.pk
-    join = reverse("study_join", kwargs={"token": invitation.token})
+    join = reverse("annotate:study_join", kwargs={"token": invitation.token})
     web.get(reverse("login"))
     web.get(join)
     web.post(join)
-    web.get(reverse("study_entry", kwargs={"study_id": sid}))
-    web.get(reverse("study_onboarding", kwargs={"study_id": sid}))
-    web.post(reverse("study_onboarding", kwargs={"study_id": sid}), {"field_of_study": "nope"})
+    web.get(reverse("annotate:study_entry", kwargs={"study_id": sid}))
+    web.get(reverse("annotate:study_onboarding", kwargs={"study_id": sid}))
+    web.post(reverse("annotate:study_onboarding", kwargs={"study_id": sid}), {"field_of_study": "nope"})
     web.post(
-        reverse("study_onboarding", kwargs={"study_id": sid}),
+        reverse("annotate:study_onboarding", kwargs={"study_id": sid}),
         {"field_of_study": "arts", "education_level": "associate"},
     )
-    web.get(reverse("study_guidelines", kwargs={"study_id": sid}))
-    web.post(reverse("study_guidelines", kwargs={"study_id": sid}))
-    judge = reverse("study_judge", kwargs={"study_id": sid})
+    web.get(reverse("annotate:study_guidelines", kwargs={"study_id": sid}))
+    web.post(reverse("annotate:study_guidelines", kwargs={"study_id": sid}))
+    judge = reverse("annotate:study_judge", kwargs={"study_id": sid})
     n_pages = 0
     while True:
         page = web.get(judge)
@@ -111,15 +111,15 @@ def test_no_evaluator_facing_response_reveals_models_scores_or_peers(settings):
         web.post(judge, {"pair": pid, "left": lid, "choice": "skip" if n_pages == 3 else "right"})
         web.post(judge, {"pair": pid, "left": lid, "choice": "left"})  # repeat, ignored
     assert n_pages == 8
-    web.get(reverse("study_done", kwargs={"study_id": sid}))
-    web.get(reverse("studies"))
-    web.get(reverse("study_manage", kwargs={"study_id": sid}))  # 403
-    web.get(reverse("home"))
+    web.get(reverse("annotate:study_done", kwargs={"study_id": sid}))
+    web.get(reverse("annotate:studies"))
+    web.get(reverse("annotate:study_manage", kwargs={"study_id": sid}))  # 403
+    web.get(reverse("annotate:home"))
     csrf = Recorder(Client(enforce_csrf_checks=True))
     csrf.client.cookies = web.client.cookies
     csrf.post(judge, {"pair": 1, "left": 1, "choice": "left"})
     study_set_status(study=study, status="closed")
-    web.get(reverse("study_closed", kwargs={"study_id": sid}))
+    web.get(reverse("annotate:study_closed", kwargs={"study_id": sid}))
 
     forbidden = forbidden_strings(study)
     assert len(forbidden) > 30  # the check has teeth: model names and many numbers

@@ -81,7 +81,7 @@ def test_many_evaluators_with_two_tabs_each_lose_nothing_and_duplicate_nothing()
     n_pairs, n_evaluators = 8, 6
     study = make_study(make_catalog(per_subject=4), n_pairs=n_pairs, target=100)
     evaluators = [make_evaluator(study, f"ev{k}") for k in range(n_evaluators)]
-    url = reverse("study_judge", kwargs={"study_id": study.pk})
+    url = reverse("annotate:study_judge", kwargs={"study_id": study.pk})
     start = threading.Barrier(2 * n_evaluators)
     posted: list[tuple[int, int, int]] = []  # (participation, pair, status)
     statuses: list[int] = []

@@ -30,7 +30,7 @@ FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', r
 
 
 def judge_url(study) -> str:
-    return reverse("study_judge", kwargs={"study_id": study.pk})
+    return reverse("annotate:study_judge", kwargs={"study_id": study.pk})
 
 
 def shown(client: Client, study) -> tuple[int, int]:
@@ -64,7 +64,7 @@ def ada(study):
 def test_it_creates_a_pseudonymous_evaluator_on_joining_by_invitation(study):
     invitation = invitation_create(study=study)
     client = Client()
-    url = reverse("study_join", kwargs={"token": invitation.token})
+    url = reverse("annotate:study_join", kwargs={"token": invitation.token})
     assert client.get(url).status_code == 200
     assert Participation.objects.count() == 0  # a GET (link preview) creates nobody
     response = client.post(url)
@@ -75,14 +75,14 @@ def test_it_creates_a_pseudonymous_evaluator_on_joining_by_invitation(study):
     assert user.email == "" and not user.has_usable_password()
     assert user.groups.filter(name="evaluator").exists()
     assert participation.invitation == invitation
-    assert response.url == reverse("study_entry", kwargs={"study_id": study.pk})
-    assert client.get(response.url).url == reverse("study_onboarding", kwargs={"study_id": study.pk})
+    assert response.url == reverse("annotate:study_entry", kwargs={"study_id": study.pk})
+    assert client.get(response.url).url == reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})
 
 
 def test_it_resumes_the_same_evaluator_in_the_same_browser(study):
     invitation = invitation_create(study=study)
     client = Client()
-    url = reverse("study_join", kwargs={"token": invitation.token})
+    url = reverse("annotate:study_join", kwargs={"token": invitation.token})
     client.post(url)
     first = Participation.objects.get()
     assert client.get(url).status_code == 302  # logged in: straight back in
@@ -96,7 +96,7 @@ def test_it_resumes_the_same_evaluator_in_the_same_browser(study):
 
 def test_a_new_browser_gets_a_new_evaluator(study):
     invitation = invitation_create(study=study)
-    url = reverse("study_join", kwargs={"token": invitation.token})
+    url = reverse("annotate:study_join", kwargs={"token": invitation.token})
     Client().post(url)
     Client().post(url)
     assert Participation.objects.count() == 2
@@ -107,17 +107,17 @@ def test_a_revoked_or_unknown_invitation_admits_nobody(study):
     invitation = invitation_create(study=study)
     invitation_revoke(invitation=invitation)
     client = Client()
-    url = reverse("study_join", kwargs={"token": invitation.token})
+    url = reverse("annotate:study_join", kwargs={"token": invitation.token})
     assert client.get(url).status_code == 404
     assert client.post(url).status_code == 404
-    assert client.get(reverse("study_join", kwargs={"token": "x" * 43})).status_code == 404
+    assert client.get(reverse("annotate:study_join", kwargs={"token": "x" * 43})).status_code == 404
     assert Participation.objects.count() == 0
 
 
 def test_a_closed_study_admits_no_new_evaluator(study):
     invitation = invitation_create(study=study)
     study_set_status(study=study, status=StudyStatus.CLOSED)
-    response = Client().post(reverse("study_join", kwargs={"token": invitation.token}))
+    response = Client().post(reverse("annotate:study_join", kwargs={"token": invitation.token}))
     assert response.status_code == 404
     assert Participation.objects.count() == 0
 
@@ -129,27 +129,27 @@ def test_onboarding_then_guidelines_then_judging(study):
     participation = make_evaluator(study, "cy", ready=False)
     client = Client()
     client.force_login(participation.user)
-    entry = reverse("study_entry", kwargs={"study_id": study.pk})
-    assert client.get(entry).url == reverse("study_onboarding", kwargs={"study_id": study.pk})
-    assert client.get(judge_url(study)).url == reverse("study_onboarding", kwargs={"study_id": study.pk})
-    page = client.get(reverse("study_onboarding", kwargs={"study_id": study.pk})).content.decode()
+    entry = reverse("annotate:study_entry", kwargs={"study_id": study.pk})
+    assert client.get(entry).url == reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})
+    assert client.get(judge_url(study)).url == reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})
+    page = client.get(reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})).content.decode()
     for label in ("Computer Science", "Humanities", "Arts", "Associate", "Bachelor&#x27;s student", "PhD student", "Mathematics", "Physics"):
         assert label in page
-    bad = client.post(reverse("study_onboarding", kwargs={"study_id": study.pk}), {"field_of_study": "astrology"})
+    bad = client.post(reverse("annotate:study_onboarding", kwargs={"study_id": study.pk}), {"field_of_study": "astrology"})
     assert bad.status_code == 200 and "Select a valid choice" in bad.content.decode()
     physics = study.subjects.get(name="Physics")
     response = client.post(
-        reverse("study_onboarding", kwargs={"study_id": study.pk}),
+        reverse("annotate:study_onboarding", kwargs={"study_id": study.pk}),
         {"field_of_study": "engineering", "education_level": "phd_student", "qualified_subjects": [physics.pk]},
     )
-    assert response.url == reverse("study_guidelines", kwargs={"study_id": study.pk})
+    assert response.url == reverse("annotate:study_guidelines", kwargs={"study_id": study.pk})
     participation.refresh_from_db()
     assert (participation.field_of_study, participation.education_level) == ("engineering", "phd_student")
     assert list(participation.qualified_subjects.all()) == [physics]
-    assert client.get(entry).url == reverse("study_guidelines", kwargs={"study_id": study.pk})
-    guidelines = client.get(reverse("study_guidelines", kwargs={"study_id": study.pk})).content.decode()
+    assert client.get(entry).url == reverse("annotate:study_guidelines", kwargs={"study_id": study.pk})
+    guidelines = client.get(reverse("annotate:study_guidelines", kwargs={"study_id": study.pk})).content.decode()
     assert "Your answers are final" in guidelines
-    response = client.post(reverse("study_guidelines", kwargs={"study_id": study.pk}))
+    response = client.post(reverse("annotate:study_guidelines", kwargs={"study_id": study.pk}))
     assert response.url == judge_url(study)
     assert client.get(entry).url == judge_url(study)
 
@@ -247,7 +247,7 @@ def test_a_skip_is_recorded_not_shown_again_and_stays_open_for_others(study, ada
         seen.add(pid)
         answer(client, study, pid, lid, "left")
     assert pair_id not in seen
-    assert client.get(judge_url(study)).url == reverse("study_done", kwargs={"study_id": study.pk})
+    assert client.get(judge_url(study)).url == reverse("annotate:study_done", kwargs={"study_id": study.pk})
     bo = make_evaluator(study, "bo")
     bo_client = Client()
     bo_client.force_login(bo.user)
@@ -274,7 +274,7 @@ def test_a_finished_evaluator_sees_the_done_page(study, ada):
         pid, lid = shown(client, study)
         answer(client, study, pid, lid, "left")
     response = client.get(judge_url(study), follow=True)
-    assert response.redirect_chain[-1][0] == reverse("study_done", kwargs={"study_id": study.pk})
+    assert response.redirect_chain[-1][0] == reverse("annotate:study_done", kwargs={"study_id": study.pk})
     body = response.content.decode()
     assert "All done" in body and "Judged 8" in body and "Remaining 0" in body
     participation.refresh_from_db()
@@ -294,7 +294,7 @@ def test_a_full_pair_is_not_offered_to_new_evaluators(ada):
         answer(c1, study, *shown(c1, study), "left")  # x1 brings both pairs to the target
     assert shown(c2, study) == held  # x2 keeps the pair on screen ...
     answer(c2, study, *held, "right")
-    done = reverse("study_done", kwargs={"study_id": study.pk})
+    done = reverse("annotate:study_done", kwargs={"study_id": study.pk})
     assert c2.get(judge_url(study)).url == done  # ... but is not offered the other one
     assert "Judged 1" in c2.get(done).content.decode()
     assert c3.get(judge_url(study)).url == done  # x3 gets nothing
@@ -322,7 +322,7 @@ def test_a_closed_study_stores_nothing_and_says_so(study, ada):
     study_set_status(study=study, status=StudyStatus.CLOSED)
     response = answer(client, study, pair_id, left_id)
     assert response.status_code == 302
-    assert response.url == reverse("study_closed", kwargs={"study_id": study.pk})
+    assert response.url == reverse("annotate:study_closed", kwargs={"study_id": study.pk})
     assert "This study is closed" in client.get(response.url).content.decode()
     assert Judgment.objects.count() == 0
 
@@ -355,7 +355,7 @@ def test_a_csrf_failure_shows_a_friendly_page_and_loses_nothing(study, ada, sett
     response = answer(client, study, pair_id, left_id)  # no CSRF token
     assert response.status_code == 403
     body = response.content.decode()
-    assert "not saved" in body and reverse("study_entry", kwargs={"study_id": study.pk}) in body
+    assert "not saved" in body and reverse("annotate:study_entry", kwargs={"study_id": study.pk}) in body
     assert Judgment.objects.count() == 0
     assert shown(client, study) == (pair_id, left_id)
     anonymous = Client(enforce_csrf_checks=True).post(judge_url(study), {"pair": pair_id})

@@ -54,20 +54,20 @@ def test_it_shows_each_role_its_sections(cast):
         "plain": [],
     }
     for who, links in expected.items():
-        body = client_for(cast[who]).get(reverse("home")).content.decode()
+        body = client_for(cast[who]).get(reverse("annotate:home")).content.decode()
         assert nav_links(body) == links, who
-    assert nav_links(client_for().get(reverse("home")).content.decode()) == []
+    assert nav_links(client_for().get(reverse("annotate:home")).content.decode()) == []
 
 
 def test_it_marks_the_current_section(cast):
-    body = client_for(cast["rita"]).get(reverse("analyses")).content.decode()
+    body = client_for(cast["rita"]).get(reverse("annotate:analyses")).content.decode()
     assert '<a href="/analyses/" aria-current="page">Analyses</a>' in body
     assert '<a href="/results/">Results</a>' in body
 
 
 def test_a_researcher_sees_every_study_with_a_link_to_its_report(cast):
     study = cast["study"]
-    response = client_for(cast["rita"]).get(reverse("studies"))
+    response = client_for(cast["rita"]).get(reverse("annotate:studies"))
     body = response.content.decode()
     assert response.status_code == 200
     assert "You are not part of any study" not in body
@@ -78,9 +78,9 @@ def test_a_researcher_sees_every_study_with_a_link_to_its_report(cast):
 def test_staff_see_manage_and_report_links_and_the_two_pages_link_to_each_other(cast):
     study = cast["study"]
     client = client_for(cast["owner"])
-    listing = client.get(reverse("studies")).content.decode()
+    listing = client.get(reverse("annotate:studies")).content.decode()
     assert f'href="/studies/{study.pk}/manage/"' in listing and f'href="/studies/{study.pk}/report/"' in listing
-    manage = client.get(reverse("study_manage", kwargs={"study_id": study.pk})).content.decode()
+    manage = client.get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
     assert f'<a href="/studies/{study.pk}/report/" id="report-link">' in manage
 
 
@@ -90,7 +90,7 @@ def test_the_report_links_back_to_manage_for_staff_only():
     study, _ = build_study()
     rhea = make_user("rhea")
     rhea.groups.add(Group.objects.get_or_create(name="researcher")[0])
-    url = reverse("study_report", kwargs={"study_id": study.pk})
+    url = reverse("annotate:study_report", kwargs={"study_id": study.pk})
     manage = f'href="/studies/{study.pk}/manage/" id="manage-link"'
     assert manage in client_for(make_user("boss", staff=True)).get(url).content.decode()
     researcher_page = client_for(rhea).get(url).content.decode()
@@ -99,7 +99,7 @@ def test_the_report_links_back_to_manage_for_staff_only():
 
 def test_the_manage_page_shows_external_question_ids_and_evaluator_pseudonyms(cast):
     study = cast["study"]
-    body = client_for(cast["owner"]).get(reverse("study_manage", kwargs={"study_id": study.pk})).content.decode()
+    body = client_for(cast["owner"]).get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
     matrix = body[body.index('class="matrix"'):]
     for pair in Pair.objects.filter(study=study).select_related("question_a", "question_b"):
         # make_catalog names questions q<subject>-<k>; the database ids are plain integers
@@ -109,7 +109,7 @@ def test_the_manage_page_shows_external_question_ids_and_evaluator_pseudonyms(ca
 
 
 def test_a_forbidden_page_says_why_and_offers_home_and_another_login(cast):
-    url = reverse("analyses")
+    url = reverse("annotate:analyses")
     response = client_for(cast["ada"]).get(url)
     body = response.content.decode()
     assert response.status_code == 403

@@ -110,7 +110,7 @@ def test_the_deleted_evaluator_is_logged_out_everywhere(cast):
     study, _, ada, _, _, _, _ = cast
     client = Client()
     client.force_login(ada.user)
-    page = reverse("study_judge", kwargs={"study_id": study.pk})
+    page = reverse("annotate:study_judge", kwargs={"study_id": study.pk})
     assert client.get(page).status_code == 200
     evaluator_delete_personal_data(user=ada.user)
     response = client.get(page)

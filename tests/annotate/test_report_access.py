@@ -23,11 +23,11 @@ BOM = b"\xef\xbb\xbf"
 def report_urls(study_id: int) -> list[str]:
     kw = {"study_id": study_id}
     return [
-        reverse("study_report", kwargs=kw),
-        reverse("study_report_json", kwargs=kw),
-        reverse("study_report_csv", kwargs=kw),
-        reverse("study_judgments_csv", kwargs=kw),
-        *(reverse("study_report_plot", kwargs={**kw, "name": n, "fmt": f})
+        reverse("annotate:study_report", kwargs=kw),
+        reverse("annotate:study_report_json", kwargs=kw),
+        reverse("annotate:study_report_csv", kwargs=kw),
+        reverse("annotate:study_judgments_csv", kwargs=kw),
+        *(reverse("annotate:study_report_plot", kwargs={**kw, "name": n, "fmt": f})
           for n in ("agreement", "heatmap", "profiles", "pools") for f in ("png", "svg")),
     ]
 
@@ -75,12 +75,12 @@ def test_admins_and_researchers_can_see_and_download_everything(cast):
 
 def test_the_page_shows_table_2_the_tests_and_the_plots(cast):
     study, _, rhea = cast[:3]
-    page = client_for(rhea).get(reverse("study_report", kwargs={"study_id": study.pk}) + "?n_boot=20")
+    page = client_for(rhea).get(reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20")
     html = page.content.decode()
     assert "Agreement with each evaluator and with the consensus (%)" in html
     assert '<th class="num" title="dee">V4</th>' in html and 'title="expected agreement p_e = 1' in html
     assert "McNemar p" in html and "Krippendorff" in html and "Model pools" in html
-    plot = reverse("study_report_plot", kwargs={"study_id": study.pk, "name": "heatmap", "fmt": "png"})
+    plot = reverse("annotate:study_report_plot", kwargs={"study_id": study.pk, "name": "heatmap", "fmt": "png"})
     assert f'<img src="{plot}?n_boot=20"' in html
     assert "mean over 3 of 4 evaluators; 1 undefined" in html
 
@@ -89,25 +89,25 @@ def test_downloads_have_the_right_types_and_names(cast):
     study, owner = cast[:2]
     client = client_for(owner)
     kw = {"study_id": study.pk}
-    csv = client.get(reverse("study_report_csv", kwargs=kw) + "?n_boot=20")
+    csv = client.get(reverse("annotate:study_report_csv", kwargs=kw) + "?n_boot=20")
     assert csv["Content-Type"] == "text/csv; charset=utf-8" and csv.content.startswith(BOM)
     assert csv["Content-Disposition"] == f'attachment; filename="study-{study.pk}-report.csv"'
-    judgments = client.get(reverse("study_judgments_csv", kwargs=kw))
+    judgments = client.get(reverse("annotate:study_judgments_csv", kwargs=kw))
     assert judgments.content.startswith(BOM) and judgments.content.count(b"\r\n") == 14
-    svg = client.get(reverse("study_report_plot", kwargs={**kw, "name": "agreement", "fmt": "svg"}) + "?n_boot=20")
+    svg = client.get(reverse("annotate:study_report_plot", kwargs={**kw, "name": "agreement", "fmt": "svg"}) + "?n_boot=20")
     assert svg["Content-Type"] == "image/svg+xml" and svg["Content-Disposition"].startswith("inline")
 
 
 def test_bad_parameters_and_unknown_plots_are_refused(cast):
     study, owner = cast[:2]
     client = client_for(owner)
-    page = reverse("study_report", kwargs={"study_id": study.pk})
+    page = reverse("annotate:study_report", kwargs={"study_id": study.pk})
     assert client.get(page + "?min_votes=0").status_code == 400
     assert client.get(page + "?tie_rule=coin").status_code == 400
     assert client.get(page + "?run=999999").status_code == 404
-    plot = reverse("study_report_plot", kwargs={"study_id": study.pk, "name": "pie", "fmt": "png"})
+    plot = reverse("annotate:study_report_plot", kwargs={"study_id": study.pk, "name": "pie", "fmt": "png"})
     assert client.get(plot).status_code == 404
-    assert client.get(reverse("study_report", kwargs={"study_id": 999999})).status_code == 404
+    assert client.get(reverse("annotate:study_report", kwargs={"study_id": 999999})).status_code == 404
 
 
 def test_a_run_that_is_not_finished_gives_400_with_the_reason(cast):
@@ -115,7 +115,7 @@ def test_a_run_that_is_not_finished_gives_400_with_the_reason(cast):
     run = study.scoring_run
     run.status = "failed"
     run.save()
-    response = client_for(owner).get(reverse("study_report_json", kwargs={"study_id": study.pk}))
+    response = client_for(owner).get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}))
     assert response.status_code == 400
     assert f"run {run.pk} is 'failed'" in response.content.decode()
 
@@ -127,7 +127,7 @@ def _section(html: str, key: str) -> str:
 
 def test_the_page_shows_each_note_once_background_labels_and_plural_votes(cast):
     study, _, rhea = cast[:3]
-    html = client_for(rhea).get(reverse("study_report", kwargs={"study_id": study.pk}) + "?n_boot=20").content.decode()
+    html = client_for(rhea).get(reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20").content.decode()
     for key in ("table2", "kappa"):
         notes = re.findall(r"<li>(.*?)</li>", _section(html, key).split('class="muted small notes"')[1])
         texts = [note.split(": ", 1)[1] for note in notes]
@@ -139,7 +139,7 @@ def test_the_page_shows_each_note_once_background_labels_and_plural_votes(cast):
     assert ">Mathematics</td>" in evaluators and ">mathematics</td>" not in evaluators
     assert "(min. 1 vote per pair," in html and "min. 1 votes" not in html
     assert "(min. 2 votes per pair," in client_for(rhea).get(
-        reverse("study_report", kwargs={"study_id": study.pk}) + "?n_boot=20&min_votes=2").content.decode()
+        reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20&min_votes=2").content.decode()
 
 
 def test_merged_notes_groups_labels_that_share_a_note():

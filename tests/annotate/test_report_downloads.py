@@ -33,11 +33,11 @@ def downloaded():
     client = Client()
     client.force_login(rhea)
     kw = {"study_id": study.pk}
-    response = client.get(reverse("study_report_zip", kwargs=kw), {"n_boot": 40})
+    response = client.get(reverse("annotate:study_report_zip", kwargs=kw), {"n_boot": 40})
     assert response["Content-Type"] == "application/zip"
     assert response["Content-Disposition"] == f'attachment; filename="study-{study.pk}-report.zip"'
     archive = zipfile.ZipFile(io.BytesIO(response.content))
-    csv = client.get(reverse("study_report_csv", kwargs=kw), {"n_boot": 40}).content
+    csv = client.get(reverse("annotate:study_report_csv", kwargs=kw), {"n_boot": 40}).content
     return study, stored, archive, csv
 
 

@@ -85,9 +85,9 @@ def refuse_eip(monkeypatch) -> None:
 def report_gets(study_id: int) -> list[str]:
     kw = {"study_id": study_id}
     return [
-        reverse("study_report", kwargs=kw), reverse("study_report_json", kwargs=kw),
-        reverse("study_report_csv", kwargs=kw), reverse("study_report_zip", kwargs=kw),
-        *(reverse("study_report_plot", kwargs={**kw, "name": n, "fmt": "png"}) for n in ("pools", "agreement")),
+        reverse("annotate:study_report", kwargs=kw), reverse("annotate:study_report_json", kwargs=kw),
+        reverse("annotate:study_report_csv", kwargs=kw), reverse("annotate:study_report_zip", kwargs=kw),
+        *(reverse("annotate:study_report_plot", kwargs={**kw, "name": n, "fmt": "png"}) for n in ("pools", "agreement")),
     ]
 
 
@@ -108,7 +108,7 @@ def test_no_get_of_the_report_runs_eip_and_the_pools_equal_a_direct_computation(
     refuse_eip(monkeypatch)
     for url in report_gets(study.pk):
         assert researcher_client.get(url + "?n_boot=30").status_code == 200, url
-    report = researcher_client.get(reverse("study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=30").json()
+    report = researcher_client.get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=30").json()
     pools = report["pools"]
     assert (pools["status"], pools["analysis_run"], pools["available"], pools["alpha"]) == ("done", stored.pk, True,
                                                                                            0.85)
@@ -147,31 +147,31 @@ def test_without_a_stored_analysis_the_section_says_not_computed_and_the_rest_re
     assert pools["undefined_reason"].startswith("not computed yet: no finished model-pool analysis of response set")
     assert "manage.py paper_report --response-set" in pools["undefined_reason"]
     assert report["consensus_agreement"]["eip"]["agreement"] == 1.0  # the rest is there
-    page = researcher_client.get(reverse("study_report", kwargs={"study_id": study.pk}) + "?n_boot=20")
+    page = researcher_client.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20")
     html = page.content.decode()
     assert "<strong>Model pools:</strong> not computed yet: no finished model-pool analysis" in html
     assert 'id="compute-pools"' in html
-    assert reverse("study_report_pools", kwargs={"study_id": study.pk}) in html
+    assert reverse("annotate:study_report_pools", kwargs={"study_id": study.pk}) in html
     assert "Agreement with each evaluator and with the consensus (%)" in html
 
 
 def test_the_button_queues_the_analysis_and_the_report_reads_it_once_done(researcher_client):
     study = pool_study()
     run = study.scoring_run
-    url = reverse("study_report", kwargs={"study_id": study.pk})
-    post = researcher_client.post(reverse("study_report_pools", kwargs={"study_id": study.pk}),
+    url = reverse("annotate:study_report", kwargs={"study_id": study.pk})
+    post = researcher_client.post(reverse("annotate:study_report_pools", kwargs={"study_id": study.pk}),
                                   {"run": run.pk, "query": "n_boot=20"})
     assert post.status_code == 302 and post["Location"] == url + "?n_boot=20"
     [queued] = AnalysisRun.objects.filter(kind=AnalysisKind.POOLS)
     assert (queued.status, queued.response_set_id, queued.params["alpha"]) == (RunStatus.QUEUED,
                                                                                 run.response_set_id, 0.85)
-    again = researcher_client.post(reverse("study_report_pools", kwargs={"study_id": study.pk}), {"run": run.pk})
+    again = researcher_client.post(reverse("annotate:study_report_pools", kwargs={"study_id": study.pk}), {"run": run.pk})
     assert again.status_code == 302 and AnalysisRun.objects.filter(kind=AnalysisKind.POOLS).count() == 1
 
     page = researcher_client.get(url + "?n_boot=20").content.decode()
     assert f"<strong>Model pools:</strong> the model-pool analysis {queued.pk} of response set" in page
     analysis_run_execute(run=queued)  # the worker
-    report = researcher_client.get(reverse("study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=20").json()
+    report = researcher_client.get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=20").json()
     assert (report["pools"]["status"], report["pools"]["analysis_run"]) == ("done", queued.pk)  # the cache refreshed
     assert len(report["pools"]["pools"]) == 6
 

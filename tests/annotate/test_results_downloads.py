@@ -102,7 +102,7 @@ def rita() -> Client:
 
 
 def _get(client: Client, name: str, run: ScoringRun):
-    return client.get(reverse(name, kwargs={"run_id": run.pk}))
+    return client.get(reverse(f"annotate:{name}", kwargs={"run_id": run.pk}))
 
 
 def _csv(client: Client, name: str, run: ScoringRun) -> pd.DataFrame:
@@ -257,7 +257,7 @@ def test_the_run_pages_link_every_download(small_run, rita):
         html = _get(rita, page, small_run).content.decode()
         for name in ("run_questions_csv", "run_questions_parquet", "run_models_csv", "run_models_parquet",
                      "run_codebook", "run_tables_zip"):
-            assert f'href="{reverse(name, kwargs={"run_id": small_run.pk})}"' in html, (page, name)
+            assert f'href="{reverse(f"annotate:{name}", kwargs={"run_id": small_run.pk})}"' in html, (page, name)
 
 
 # --- who may download -------------------------------------------------------------------------------------
@@ -270,7 +270,7 @@ NAMES = ("run_questions_csv", "run_questions_parquet", "run_models_csv", "run_mo
 def test_an_unknown_or_unfinished_run_is_not_found(small_run, rita):
     queued = service.scoring_run_create(response_set=small_run.response_set)
     for name in NAMES:
-        assert rita.get(reverse(name, kwargs={"run_id": small_run.pk + 1000})).status_code == 404
+        assert rita.get(reverse(f"annotate:{name}", kwargs={"run_id": small_run.pk + 1000})).status_code == 404
         assert _get(rita, name, queued).status_code == 404
 
 

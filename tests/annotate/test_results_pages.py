@@ -77,7 +77,7 @@ def client_for(user) -> Client:
 
 
 def _urls(run: ScoringRun) -> list[str]:
-    return [reverse("results")] + [reverse(name, kwargs={"run_id": run.pk}) for name in RUN_PAGES]
+    return [reverse("annotate:results")] + [reverse(f"annotate:{name}", kwargs={"run_id": run.pk}) for name in RUN_PAGES]
 
 
 def test_staff_and_researchers_see_every_page(scored, cast):
@@ -94,7 +94,7 @@ def test_evaluators_get_403_and_anonymous_visitors_the_login_page(scored, cast):
         assert client_for(eve).get(url).status_code == 403, url
         response = Client().get(url)
         assert response.status_code == 302 and response.url == f"{reverse('login')}?next={url}"
-    score = reverse("response_set_score", kwargs={"response_set_id": scored[0].response_set_id})
+    score = reverse("annotate:response_set_score", kwargs={"response_set_id": scored[0].response_set_id})
     assert client_for(eve).post(score).status_code == 403
     assert Client().post(score).status_code == 302
 
@@ -102,18 +102,18 @@ def test_evaluators_get_403_and_anonymous_visitors_the_login_page(scored, cast):
 def test_only_staff_can_start_a_run_and_it_redirects(scored, cast):
     owner, rita, _ = cast
     run = scored[0]
-    score = reverse("response_set_score", kwargs={"response_set_id": run.response_set_id})
-    assert b"Score this response set" not in client_for(rita).get(reverse("results")).content
+    score = reverse("annotate:response_set_score", kwargs={"response_set_id": run.response_set_id})
+    assert b"Score this response set" not in client_for(rita).get(reverse("annotate:results")).content
     assert client_for(rita).post(score).status_code == 403
     assert client_for(owner).get(score).status_code == 405  # POST only
     client = client_for(owner)
-    assert b"Score this response set" in client.get(reverse("results")).content
+    assert b"Score this response set" in client.get(reverse("annotate:results")).content
     with override_settings(TASKS=IMMEDIATE):
         response = client.post(score)
-    assert response.status_code == 302 and response.url == reverse("results")
+    assert response.status_code == 302 and response.url == reverse("annotate:results")
     new = ScoringRun.objects.exclude(pk=run.pk).get()
     assert (new.status, new.created_by) == (RunStatus.DONE, owner)
-    page = client.get(reverse("results")).content.decode()
+    page = client.get(reverse("annotate:results")).content.decode()
     assert service.ScoringRun.objects.count() == 2
     assert f"Scoring run {new.pk} of bench v1 is queued" in page  # the message after the redirect
 
@@ -125,7 +125,7 @@ def _question_ids(html: str) -> list[str]:
 def test_the_question_list_filters_by_subject_and_marks_excluded_questions(scored, cast):
     run, subjects = scored
     client = client_for(cast[1])
-    url = reverse("run_questions", kwargs={"run_id": run.pk})
+    url = reverse("annotate:run_questions", kwargs={"run_id": run.pk})
     everything = client.get(url).content.decode()
     assert sorted(_question_ids(everything)) == ["q1", "q2", "q3", "q4", "q5", "q6"]
     biology = client.get(url, {"subject": subjects["biology"].pk}).content.decode()
@@ -147,7 +147,7 @@ def test_the_question_list_paginates_and_keeps_the_filter(scored, cast, monkeypa
     run, subjects = scored
     monkeypatch.setattr(views, "QUESTIONS_PER_PAGE", 2)
     client = client_for(cast[1])
-    url = reverse("run_questions", kwargs={"run_id": run.pk})
+    url = reverse("annotate:run_questions", kwargs={"run_id": run.pk})
     first = client.get(url, {"subject": subjects["biology"].pk}).content.decode()
     assert len(_question_ids(first)) == 2 and "page 1 of 2" in first
     assert f"?subject={subjects['biology'].pk}&amp;page=2" in first
@@ -156,7 +156,7 @@ def test_the_question_list_paginates_and_keeps_the_filter(scored, cast, monkeypa
 
 
 def test_loaded_text_is_escaped(scored, cast):
-    page = client_for(cast[1]).get(reverse("run_questions", kwargs={"run_id": scored[0].pk})).content.decode()
+    page = client_for(cast[1]).get(reverse("annotate:run_questions", kwargs={"run_id": scored[0].pk})).content.decode()
     assert SCRIPT not in page
     assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; question q4" in page
 
@@ -172,7 +172,7 @@ def test_the_leaderboard_ranks_by_eip_beside_accuracy(cast):
         model = LanguageModel.objects.create(name=name, family=name.split("-")[0], access="open_weight")
         ModelResult.objects.create(run=run, model=model, n_observed=10,
                                    scores={"eip": eip_value, "eip_scaled": 100 * eip_value, "accuracy": acc})
-    html = client_for(cast[0]).get(reverse("run_models", kwargs={"run_id": run.pk})).content.decode()
+    html = client_for(cast[0]).get(reverse("annotate:run_models", kwargs={"run_id": run.pk})).content.decode()
     rows = re.findall(r"<tr><td class=\"num\">(\d)</td><td>([a-z0-9-]+)</td>.*?</tr>", html, re.S)
     assert rows == [("1", "alpha-7b"), ("2", "beta-13b"), ("3", "gamma-1b")]
     cells = {name: re.search(rf"<td>{name}</td>.*?</tr>", html, re.S).group(0) for _, name in rows}
@@ -192,7 +192,7 @@ def test_the_leaderboard_explains_ties_and_labels_mirt_as_a_norm(cast):
         ModelResult.objects.create(run=run, model=model, n_observed=10, scores={
             "eip": eip_value, "eip_scaled": 100 * eip_value, "accuracy": 0.5,
             "irt_mirt": 100.0 if name == "theta-3b" else 0.0})
-    html = client_for(cast[1]).get(reverse("run_models", kwargs={"run_id": run.pk})).content.decode()
+    html = client_for(cast[1]).get(reverse("annotate:run_models", kwargs={"run_id": run.pk})).content.decode()
     rows = re.findall(r"<tr><td class=\"num\">(\d)</td><td>([a-z0-9-]+)</td>", html)
     assert rows == [("1", "eta-2b"), ("1", "zeta-1b"), ("3", "theta-3b")]
     assert "share the best rank of their group and the next rank is skipped" in html
@@ -202,7 +202,7 @@ def test_the_leaderboard_explains_ties_and_labels_mirt_as_a_norm(cast):
 
 
 def test_the_run_page_lists_every_method(scored, cast):
-    html = client_for(cast[1]).get(reverse("run_detail", kwargs={"run_id": scored[0].pk})).content.decode()
+    html = client_for(cast[1]).get(reverse("annotate:run_detail", kwargs={"run_id": scored[0].pk})).content.decode()
     for label in ("EIP", "Simple rank", "Accuracy", "Dataset-weighted accuracy", "1PL IRT", "2PL IRT", "Multidimensional IRT"):
         assert f"<td>{label}</td>" in html
     assert "L1 residual" in html and "kept: 4" in html
@@ -210,13 +210,13 @@ def test_the_run_page_lists_every_method(scored, cast):
 
 def test_the_home_page_links_each_role_to_its_pages(cast):
     owner, rita, eve = cast
-    home = reverse("home")
+    home = reverse("annotate:home")
     staff_page = client_for(owner).get(home).content.decode()
-    for url in (reverse("admin:index"), reverse("admin:annotate_responseset_upload"), reverse("results"),
-                reverse("studies")):
+    for url in (reverse("admin:index"), reverse("admin:annotate_responseset_upload"), reverse("annotate:results"),
+                reverse("annotate:studies")):
         assert f'href="{url}"' in staff_page
     researcher_page = client_for(rita).get(home).content.decode()
-    assert f'href="{reverse("results")}"' in researcher_page and 'href="/admin/"' not in researcher_page
+    assert f'href="{reverse("annotate:results")}"' in researcher_page and 'href="/admin/"' not in researcher_page
     evaluator_page = client_for(eve).get(home).content.decode()
-    assert f'href="{reverse("studies")}"' in evaluator_page and f'href="{reverse("results")}"' not in evaluator_page
-    assert f'href="{reverse("results")}"' not in Client().get(home).content.decode()
+    assert f'href="{reverse("annotate:studies")}"' in evaluator_page and f'href="{reverse("annotate:results")}"' not in evaluator_page
+    assert f'href="{reverse("annotate:results")}"' not in Client().get(home).content.decode()

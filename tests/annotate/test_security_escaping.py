@@ -74,14 +74,14 @@ def assert_shown_as_text(html: str) -> None:
 
 def test_the_judging_page_shows_question_html_as_text(cast):
     _, study, ada, _, _ = cast
-    html = page(ada.user, reverse("study_judge", kwargs={"study_id": study.pk}))
+    html = page(ada.user, reverse("annotate:study_judge", kwargs={"study_id": study.pk}))
     assert html.count(ESCAPED) == 3  # the study name and both questions of the pair
     assert_shown_as_text(html)
 
 
 def test_the_question_list_shows_question_html_as_text(cast):
     catalog, _, _, rita, root = cast
-    assert_shown_as_text(page(rita, reverse("run_questions", kwargs={"run_id": catalog.run.pk})))
+    assert_shown_as_text(page(rita, reverse("annotate:run_questions", kwargs={"run_id": catalog.run.pk})))
     admin_list = page(root, reverse("admin:annotate_question_changelist"))
     assert "<script>alert(" not in admin_list and "&lt;script&gt;alert(&quot;owned&quot;)" in admin_list
     question = Question.objects.filter(dataset=catalog.dataset).first()
@@ -90,15 +90,15 @@ def test_the_question_list_shows_question_html_as_text(cast):
 
 def test_the_report_and_the_staff_page_show_uploaded_names_as_text(cast):
     _, study, _, rita, root = cast
-    assert_shown_as_text(page(rita, reverse("study_report", kwargs={"study_id": study.pk})))  # the study name
-    manage = page(root, reverse("study_manage", kwargs={"study_id": study.pk}))
+    assert_shown_as_text(page(rita, reverse("annotate:study_report", kwargs={"study_id": study.pk})))  # the study name
+    manage = page(root, reverse("annotate:study_manage", kwargs={"study_id": study.pk}))
     assert_shown_as_text(manage)  # the study name and the invitation note
 
 
 def test_json_answers_are_never_sniffed_as_html(cast):
     _, study, _, rita, _ = cast
     client = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")
-    response = client.get(reverse("api_study_judgments", kwargs={"study_id": study.pk}))
+    response = client.get(reverse("annotate:api_study_judgments", kwargs={"study_id": study.pk}))
     assert response["Content-Type"] == "application/json"
     assert response["X-Content-Type-Options"] == "nosniff"
 
@@ -118,10 +118,10 @@ def test_judgment_exports_guard_formulas(cast, via):
     if via == "site":
         client = Client()
         client.force_login(rita)
-        content = client.get(reverse("study_judgments_csv", kwargs={"study_id": study.pk})).content
+        content = client.get(reverse("annotate:study_judgments_csv", kwargs={"study_id": study.pk})).content
     else:
         client = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")
-        content = client.get(reverse("api_study_judgments", kwargs={"study_id": study.pk}), {"format": "csv"}).content
+        content = client.get(reverse("annotate:api_study_judgments", kwargs={"study_id": study.pk}), {"format": "csv"}).content
     cells = csv_cells(content)
     assert_guarded(cells)
     guarded = [c for c in cells if c.startswith("'=HYPERLINK(")]
@@ -136,10 +136,10 @@ def test_report_exports_guard_formulas(cast, via):
     if via == "site":
         client = Client()
         client.force_login(rita)
-        content = client.get(reverse("study_report_csv", kwargs={"study_id": study.pk}), {"n_boot": 20}).content
+        content = client.get(reverse("annotate:study_report_csv", kwargs={"study_id": study.pk}), {"n_boot": 20}).content
     else:
         client = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")
-        content = client.get(reverse("api_study_report", kwargs={"study_id": study.pk}),
+        content = client.get(reverse("annotate:api_study_report", kwargs={"study_id": study.pk}),
                              {"format": "csv", "n_boot": 20}).content
     cells = csv_cells(content)
     assert_guarded(cells)

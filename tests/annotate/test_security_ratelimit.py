@@ -103,15 +103,15 @@ def test_it_rate_limits_unknown_invitation_tokens_per_address(study):
     invitation = invitation_create(study=study)
     guesser = Client(REMOTE_ADDR="10.5.0.1")
     for k in range(LIMIT):
-        assert guesser.get(reverse("study_join", kwargs={"token": f"guess{k}"})).status_code == 404
-    assert guesser.get(reverse("study_join", kwargs={"token": "guess-more"})).status_code == 429
-    assert guesser.get(reverse("study_join", kwargs={"token": invitation.token})).status_code == 429
-    assert Client(REMOTE_ADDR="10.5.0.2").get(reverse("study_join", kwargs={"token": invitation.token})).status_code == 200
+        assert guesser.get(reverse("annotate:study_join", kwargs={"token": f"guess{k}"})).status_code == 404
+    assert guesser.get(reverse("annotate:study_join", kwargs={"token": "guess-more"})).status_code == 429
+    assert guesser.get(reverse("annotate:study_join", kwargs={"token": invitation.token})).status_code == 429
+    assert Client(REMOTE_ADDR="10.5.0.2").get(reverse("annotate:study_join", kwargs={"token": invitation.token})).status_code == 200
 
 
 def test_a_class_joining_from_one_address_is_never_blocked(study):
     invitation = invitation_create(study=study)
-    url = reverse("study_join", kwargs={"token": invitation.token})
+    url = reverse("annotate:study_join", kwargs={"token": invitation.token})
     for _ in range(3 * LIMIT):  # thirty evaluators behind one NAT
         evaluator = Client(REMOTE_ADDR="10.6.0.1")
         assert evaluator.get(url).status_code == 200
@@ -141,7 +141,7 @@ def test_invitation_tokens_carry_32_random_bytes(study):
 
 def test_a_revoked_invitation_admits_nobody_and_stops_resuming(study):
     invitation = invitation_create(study=study)
-    url = reverse("study_join", kwargs={"token": invitation.token})
+    url = reverse("annotate:study_join", kwargs={"token": invitation.token})
     first = Client(REMOTE_ADDR="10.7.0.1")
     assert first.post(url).status_code == 302
     resume_cookie = first.cookies["eip_evaluator"].value

@@ -53,27 +53,27 @@ def test_anonymous_visitors_are_sent_to_login(cast):
     study = cast[0]
     client = Client()
     for name in EVALUATOR_PAGES + STAFF_PAGES:
-        url = reverse(name, kwargs={"study_id": study.pk})
+        url = reverse(f"annotate:{name}", kwargs={"study_id": study.pk})
         response = client.get(url)
         assert response.status_code == 302 and response.url == f"{reverse('login')}?next={url}", name
-    assert client.get(reverse("studies")).url.startswith(reverse("login"))
+    assert client.get(reverse("annotate:studies")).url.startswith(reverse("login"))
 
 
 def test_an_evaluator_cannot_reach_another_study(cast):
     study, other, _, ada, _ = cast
     client = client_for(ada.user)
     for name in EVALUATOR_PAGES:
-        assert client.get(reverse(name, kwargs={"study_id": other.pk})).status_code == 404, name
-    assert client.post(reverse("study_judge", kwargs={"study_id": other.pk}), {"pair": 1}).status_code == 404
+        assert client.get(reverse(f"annotate:{name}", kwargs={"study_id": other.pk})).status_code == 404, name
+    assert client.post(reverse("annotate:study_judge", kwargs={"study_id": other.pk}), {"pair": 1}).status_code == 404
 
 
 def test_an_evaluator_cannot_reach_staff_pages_or_the_admin(cast):
     study, _, _, ada, _ = cast
     client = client_for(ada.user)
     for name in STAFF_PAGES:
-        assert client.get(reverse(name, kwargs={"study_id": study.pk})).status_code == 403
+        assert client.get(reverse(f"annotate:{name}", kwargs={"study_id": study.pk})).status_code == 403
     for name in STAFF_POSTS:
-        assert client.post(reverse(name, kwargs={"study_id": study.pk}), {"status": "closed"}).status_code == 403
+        assert client.post(reverse(f"annotate:{name}", kwargs={"study_id": study.pk}), {"status": "closed"}).status_code == 403
     assert Invitation.objects.count() == 0
     study.refresh_from_db()
     assert study.status == StudyStatus.OPEN
@@ -83,29 +83,29 @@ def test_an_evaluator_cannot_reach_staff_pages_or_the_admin(cast):
 
 def test_the_study_list_sends_an_evaluator_straight_to_their_study(cast):
     study, _, _, ada, _ = cast
-    response = client_for(ada.user).get(reverse("studies"))
-    assert response.url == reverse("study_entry", kwargs={"study_id": study.pk})
+    response = client_for(ada.user).get(reverse("annotate:studies"))
+    assert response.url == reverse("annotate:study_entry", kwargs={"study_id": study.pk})
 
 
 def test_staff_without_a_participation_do_not_get_judging_pages(cast):
     study, _, owner, _, _ = cast
-    assert client_for(owner).get(reverse("study_judge", kwargs={"study_id": study.pk})).status_code == 404
+    assert client_for(owner).get(reverse("annotate:study_judge", kwargs={"study_id": study.pk})).status_code == 404
 
 
 def test_staff_see_every_study_and_manage_invitations_and_status(cast):
     study, _, owner, _, _ = cast
     client = client_for(owner)
-    listing = client.get(reverse("studies")).content.decode()
+    listing = client.get(reverse("annotate:studies")).content.decode()
     assert "Main" in listing and "Other" in listing
-    client.post(reverse("study_invitation_create", kwargs={"study_id": study.pk}), {"note": "class of 2026"})
+    client.post(reverse("annotate:study_invitation_create", kwargs={"study_id": study.pk}), {"note": "class of 2026"})
     invitation = Invitation.objects.get(study=study)
-    page = client.get(reverse("study_manage", kwargs={"study_id": study.pk})).content.decode()
+    page = client.get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
     assert f"http://testserver/join/{invitation.token}/" in page and "class of 2026" in page
-    client.post(reverse("study_invitation_revoke", kwargs={"study_id": study.pk, "invitation_id": invitation.pk}))
+    client.post(reverse("annotate:study_invitation_revoke", kwargs={"study_id": study.pk, "invitation_id": invitation.pk}))
     invitation.refresh_from_db()
     assert invitation.revoked_at is not None
-    assert Client().get(reverse("study_join", kwargs={"token": invitation.token})).status_code == 404
-    client.post(reverse("study_status", kwargs={"study_id": study.pk}), {"status": "closed"})
+    assert Client().get(reverse("annotate:study_join", kwargs={"token": invitation.token})).status_code == 404
+    client.post(reverse("annotate:study_status", kwargs={"study_id": study.pk}), {"status": "closed"})
     study.refresh_from_db()
     assert study.status == StudyStatus.CLOSED and study.closed_at is not None
 
@@ -137,6 +137,6 @@ def test_the_coverage_report_counts_votes_skips_and_seconds(cast):
     assert sum(p.votes for p in coverage.pairs) == 3 and sum(p.skips for p in coverage.pairs) == 1
     assert sorted(m for p in coverage.pairs for m in p.cells[:1] if m) == ["L", "R", "S", "…"]
 
-    page = client_for(owner).get(reverse("study_manage", kwargs={"study_id": study.pk})).content.decode()
+    page = client_for(owner).get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
     assert "3 votes, 1 skips; median 20.0 s per vote" in page
     assert "33%" in page  # ada's skip rate

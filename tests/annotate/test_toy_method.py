@@ -99,17 +99,17 @@ def test_the_toy_method_shows_on_the_leaderboard_and_question_list(scored):
     client = Client()
     client.force_login(make_user("rita", staff=True))
     _, competency = _expected(scored)
-    html = client.get(reverse("run_models", kwargs={"run_id": scored.pk})).content.decode()
+    html = client.get(reverse("annotate:run_models", kwargs={"run_id": scored.pk})).content.decode()
     assert "Toy competency" in html
     for value in competency.values():
         assert f'<td class="num">{value:.4f}</td>' in html
-    html = client.get(reverse("run_questions", kwargs={"run_id": scored.pk})).content.decode()
+    html = client.get(reverse("annotate:run_questions", kwargs={"run_id": scored.pk})).content.decode()
     assert "Toy difficulty" in html
     difficulty, _ = _expected(scored)
     first_page = run_questions(run=scored)[:QUESTIONS_PER_PAGE]
     for r in first_page:
         assert f'<td class="num">{difficulty[r.question_id]:.4f}</td>' in html
-    assert "Toy squared failures" in client.get(reverse("run_detail", kwargs={"run_id": scored.pk})).content.decode()
+    assert "Toy squared failures" in client.get(reverse("annotate:run_detail", kwargs={"run_id": scored.pk})).content.decode()
 
 
 def test_the_toy_method_is_compared_with_people_in_the_report(scored):
@@ -128,16 +128,16 @@ def test_the_toy_method_is_compared_with_people_in_the_report(scored):
     client = Client()
     client.force_login(make_user("rita", staff=True))
     url_args = {"study_id": study.pk}
-    report = json.loads(client.get(reverse("study_report_json", kwargs=url_args) + "?n_boot=50").content)
+    report = json.loads(client.get(reverse("annotate:study_report_json", kwargs=url_args) + "?n_boot=50").content)
     methods = {m["key"]: m for m in report["methods"]}
     assert methods["toy"]["label"] == "Toy squared failures" and methods["toy"]["available"] is True
     assert [m["key"] for m in report["methods"]][-1] == "toy"
     [ann] = report["evaluators"]
     assert ann["methods"]["toy"]["agreement"] == pytest.approx(agree / len(pairs), abs=1e-12)
 
-    page = client.get(reverse("study_report", kwargs=url_args) + "?n_boot=50").content.decode()
+    page = client.get(reverse("annotate:study_report", kwargs=url_args) + "?n_boot=50").content.decode()
     assert "Toy squared failures" in page
 
-    text = client.get(reverse("study_report_csv", kwargs=url_args) + "?n_boot=50").content.decode()
+    text = client.get(reverse("annotate:study_report_csv", kwargs=url_args) + "?n_boot=50").content.decode()
     rows = list(csv.reader(io.StringIO(text)))
     assert any("Toy squared failures" in row for row in rows)

@@ -21,7 +21,7 @@ class Command(BaseCommand):
             user, password = evaluator_create(username=options["username"], study=study)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        login = f"{reverse('login')}?next={reverse('study_entry', kwargs={'study_id': study.pk})}"
+        login = f"{reverse('login')}?next={reverse('annotate:study_entry', kwargs={'study_id': study.pk})}"
         self.stdout.write(f"password (shown once): {password}")
         self.stdout.write(f"log in at: {login}")
         return f"evaluator {user.get_username()!r} joined study {study.pk} {study.name!r}"

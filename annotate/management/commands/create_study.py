@@ -59,7 +59,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if not options["no_invitation"]:
             invitation = invitation_create(study=study, note="created by create_study")
-            self.stdout.write(f"invitation link: {base}{reverse('study_join', kwargs={'token': invitation.token})}")
+            self.stdout.write(f"invitation link: {base}{reverse('annotate:study_join', kwargs={'token': invitation.token})}")
         return f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed}) from run {run.pk}"
 
     def _datasets(self, names: list[str]) -> list[Dataset]:

@@ -65,12 +65,12 @@ class Command(BaseCommand):
         for login in demo.logins:
             write(f"  {login.role:<26} username {login.username:<11} password {login.password}")
         urls = (
-            ("site", reverse("home")),
+            ("site", reverse("annotate:home")),
             ("log in", reverse("login")),
             ("admin", reverse("admin:index")),
-            ("results", reverse("results")),
-            ("study (staff view)", reverse("study_manage", kwargs={"study_id": demo.study.pk})),
-            ("study invitation", reverse("study_join", kwargs={"token": demo.invitation.token})),
+            ("results", reverse("annotate:results")),
+            ("study (staff view)", reverse("annotate:study_manage", kwargs={"study_id": demo.study.pk})),
+            ("study invitation", reverse("annotate:study_join", kwargs={"token": demo.invitation.token})),
         )
         write("URLs:")
         for label, path in urls:

@@ -72,7 +72,7 @@ def cast():
 def upload(client: Client, content: bytes, name: str = "responses.csv", **fields):
     file = io.BytesIO(content)
     file.name = name
-    return client.post(reverse("api_response_sets"), {"responses": file, "dataset": "api-bench", **fields})
+    return client.post(reverse("annotate:api_response_sets"), {"responses": file, "dataset": "api-bench", **fields})
 
 
 # --- response sets ------------------------------------------------------------------
@@ -85,13 +85,13 @@ def test_a_staff_script_uploads_a_response_set(cast):
     body = response.json()
     assert (body["name"], body["version"], body["n_responses"], body["n_questions"], body["n_models"]) == (
         "nightly", 1, 5, 3, 2)
-    assert response["Location"] == reverse("api_response_set", kwargs={"response_set_id": body["id"]})
+    assert response["Location"] == reverse("annotate:api_response_set", kwargs={"response_set_id": body["id"]})
     stored = ResponseSet.objects.get(pk=body["id"])
     credits = {(r.model.name, r.question.external_id): r.credit
                for r in Response.objects.filter(response_set=stored).select_related("model", "question")}
     assert credits == {("m1", "q1"): 1.0, ("m1", "q2"): 0.0, ("m1", "q3"): 0.5, ("m2", "q1"): 1.0, ("m2", "q2"): 1.0}
     assert staff.get(response["Location"]).json()["checksum"] == stored.checksum
-    assert [rs["id"] for rs in staff.get(reverse("api_response_sets")).json()["response_sets"]][0] == body["id"]
+    assert [rs["id"] for rs in staff.get(reverse("annotate:api_response_sets")).json()["response_sets"]][0] == body["id"]
 
 
 def test_a_refused_upload_lists_its_problems_by_file_row_and_column(cast):
@@ -146,7 +146,7 @@ def test_a_second_upload_of_the_same_bytes_is_refused(cast):
 
 def test_form_errors_name_the_field(cast):
     _, _, staff, _ = cast
-    response = staff.post(reverse("api_response_sets"), {"dataset": "x"})
+    response = staff.post(reverse("annotate:api_response_sets"), {"dataset": "x"})
     assert response.status_code == 400
     assert response.json() == {"error": "the upload's fields are invalid", "fields": {"__all__": [NOTHING_UPLOADED]}}
     response = upload(staff, LONG_CSV, file_format="helm")
@@ -171,7 +171,7 @@ def test_harness_logs_are_read_by_the_same_loaders_as_the_admin_and_the_command(
     _, _, staff, _ = cast
     log = io.BytesIO(b"{}")
     log.name = "results.json"
-    response = staff.post(reverse("api_response_sets"), {"logs": log})
+    response = staff.post(reverse("annotate:api_response_sets"), {"logs": log})
     assert response.status_code == 400
     assert response.json() == {"error": "nothing was loaded", "problems": [
         {"file": "logs", "row": None, "column": None, "message": NO_LOGS.format(n=1)}]}
@@ -190,7 +190,7 @@ def test_a_researcher_cannot_upload(cast):
 def test_a_script_starts_a_run_and_polls_it_to_done(cast):
     catalog, _, staff, _ = cast
     with override_settings(TASKS=IMMEDIATE):
-        response = staff.post(reverse("api_scoring_runs"), {"response_set": catalog.response_set.pk,
+        response = staff.post(reverse("annotate:api_scoring_runs"), {"response_set": catalog.response_set.pk,
                                                              "params": {"methods": ["eip", "accuracy"]}},
                               content_type="application/json")
     assert response.status_code == 202, response.content
@@ -205,7 +205,7 @@ def test_with_the_database_queue_the_run_waits_for_the_worker(cast):
 
     catalog, _, staff, _ = cast
     with override_settings(TASKS=DATABASE):
-        response = staff.post(reverse("api_scoring_runs"), {"response_set": catalog.response_set.pk},
+        response = staff.post(reverse("annotate:api_scoring_runs"), {"response_set": catalog.response_set.pk},
                               content_type="application/json")
     assert response.status_code == 202 and response.json()["status"] == "queued"
     run = ScoringRun.objects.get(pk=response.json()["id"])
@@ -230,23 +230,23 @@ def test_with_the_database_queue_the_run_waits_for_the_worker(cast):
 def test_a_bad_run_request_is_refused_and_creates_nothing(cast, body, message):
     _, _, staff, _ = cast
     before = ScoringRun.objects.count()
-    response = staff.post(reverse("api_scoring_runs"), body, content_type="application/json")
+    response = staff.post(reverse("annotate:api_scoring_runs"), body, content_type="application/json")
     assert response.status_code == 400 and response.json() == {"error": message}
     assert ScoringRun.objects.count() == before
 
 
 def test_the_scoring_service_checks_the_params(cast):
     catalog, _, staff, _ = cast
-    response = staff.post(reverse("api_scoring_runs"), {"response_set": catalog.response_set.pk,
+    response = staff.post(reverse("annotate:api_scoring_runs"), {"response_set": catalog.response_set.pk,
                                                          "params": {"alpha": 1.5}}, content_type="application/json")
     assert response.status_code == 400 and response.json() == {"error": "alpha must be a number in (0, 1); got 1.5"}
 
 
 def test_an_unknown_run_is_a_json_404(cast):
     _, _, staff, _ = cast
-    response = staff.get(reverse("api_scoring_run", kwargs={"run_id": 424242}))
+    response = staff.get(reverse("annotate:api_scoring_run", kwargs={"run_id": 424242}))
     assert response.status_code == 404 and response.json() == {"error": "no scoring run 424242"}
-    response = staff.get(reverse("api_scoring_run", kwargs={"run_id": 0}))  # ids start at 1: none, not invalid
+    response = staff.get(reverse("annotate:api_scoring_run", kwargs={"run_id": 0}))  # ids start at 1: none, not invalid
     assert response.status_code == 404 and response.json() == {"error": "no scoring run 0"}
 
 
@@ -255,7 +255,7 @@ def test_an_unknown_run_is_a_json_404(cast):
 
 def test_a_researcher_lists_the_studies_with_counts(cast):
     _, study, _, researcher = cast
-    studies = researcher.get(reverse("api_studies")).json()["studies"]
+    studies = researcher.get(reverse("annotate:api_studies")).json()["studies"]
     main = next(s for s in studies if s["id"] == study.pk)
     # ada: 3 votes + 1 skip, bob: 2 votes -> 5 votes from 2 evaluators
     assert (main["name"], main["n_pairs"], main["n_evaluators"], main["n_judgments"]) == ("Main", 6, 2, 5)
@@ -263,7 +263,7 @@ def test_a_researcher_lists_the_studies_with_counts(cast):
 
 def test_a_researcher_downloads_the_judgments_as_json_and_csv(cast):
     _, study, _, researcher = cast
-    url = reverse("api_study_judgments", kwargs={"study_id": study.pk})
+    url = reverse("annotate:api_study_judgments", kwargs={"study_id": study.pk})
     rows = researcher.get(url).json()["judgments"]
     assert len(rows) == Judgment.objects.filter(pair__study=study).count() == 6
     assert sorted({r["evaluator"] for r in rows}) == ["evaluator-ada1", "evaluator-bob2"]
@@ -277,7 +277,7 @@ def test_a_researcher_downloads_the_judgments_as_json_and_csv(cast):
 
 def test_a_researcher_downloads_the_report(cast):
     _, study, _, researcher = cast
-    url = reverse("api_study_report", kwargs={"study_id": study.pk})
+    url = reverse("annotate:api_study_report", kwargs={"study_id": study.pk})
     report = researcher.get(url, {"n_boot": 20}).json()
     assert report["study"]["id"] == study.pk and "schema_version" in report
     as_csv = researcher.get(url, {"n_boot": 20, "format": "csv"})
@@ -298,7 +298,7 @@ def test_a_researcher_downloads_the_report(cast):
 )
 def test_bad_report_parameters_are_400(cast, query, message):
     _, study, _, researcher = cast
-    response = researcher.get(reverse("api_study_report", kwargs={"study_id": study.pk}), query)
+    response = researcher.get(reverse("annotate:api_study_report", kwargs={"study_id": study.pk}), query)
     assert response.status_code == 400 and response.json() == {"error": message}
 
 
@@ -310,7 +310,7 @@ def test_judgment_exports_carry_the_formula_injection_guard(cast):
         question.external_id = f"{hostile}{k}"
         question.text = hostile
         question.save()
-    response = researcher.get(reverse("api_study_judgments", kwargs={"study_id": study.pk}), {"format": "csv"})
+    response = researcher.get(reverse("annotate:api_study_judgments", kwargs={"study_id": study.pk}), {"format": "csv"})
     table = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
     cells = [row[c] for row in table for c in ("question_a", "question_b", "left_question", "right_question")]
     assert cells and all(cell.startswith("'=HYPERLINK(") for cell in cells)
@@ -325,7 +325,7 @@ def test_judgment_exports_carry_the_formula_injection_guard(cast):
 def test_a_researcher_downloads_a_runs_question_difficulty_and_leaderboard(cast):
     catalog, _, _, researcher = cast
     run = catalog.run
-    url = reverse("api_scoring_run_questions", kwargs={"run_id": run.pk})
+    url = reverse("annotate:api_scoring_run_questions", kwargs={"run_id": run.pk})
     response = researcher.get(url)
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"].startswith(f'attachment; filename="run-{run.pk}-')
@@ -342,7 +342,7 @@ def test_a_researcher_downloads_a_runs_question_difficulty_and_leaderboard(cast)
     pd.testing.assert_frame_equal(pd.read_parquet(io.BytesIO(parquet.content)), frame, check_dtype=False)
 
     models = pd.read_csv(io.BytesIO(researcher.get(
-        reverse("api_scoring_run_models", kwargs={"run_id": run.pk})).content))
+        reverse("annotate:api_scoring_run_models", kwargs={"run_id": run.pk})).content))
     stored_models = {r.model_id: r.scores for r in ModelResult.objects.filter(run=run)}
     assert {int(r.model_id): r.accuracy for r in models.itertuples()} == {
         k: v["accuracy"] for k, v in stored_models.items()}
@@ -350,8 +350,8 @@ def test_a_researcher_downloads_a_runs_question_difficulty_and_leaderboard(cast)
 
 def test_run_table_errors_are_json(cast):
     catalog, _, _, researcher = cast
-    url = reverse("api_scoring_run_questions", kwargs={"run_id": catalog.run.pk})
+    url = reverse("annotate:api_scoring_run_questions", kwargs={"run_id": catalog.run.pk})
     assert researcher.get(url + "?format=xml").status_code == 400
-    missing = researcher.get(reverse("api_scoring_run_models", kwargs={"run_id": 999999}))
+    missing = researcher.get(reverse("annotate:api_scoring_run_models", kwargs={"run_id": 999999}))
     assert (missing.status_code, missing.json()) == (404, {"error": "no finished scoring run 999999"})
     assert Client().get(url).status_code == 401

@@ -138,7 +138,7 @@ def test_it_is_served_to_anyone_at_api_openapi_json():
 
 @pytest.mark.django_db
 def test_the_docs_page_is_for_signed_in_staff_only():
-    url = reverse("api_docs")
+    url = reverse("annotate:api_docs")
     assert url == "/api/docs/"
     anonymous = Client().get(url)
     assert anonymous.status_code == 302 and anonymous["Location"].startswith("/accounts/login/")
@@ -172,32 +172,32 @@ def test_real_answers_match_the_documented_schemas():
         file.name = name
         return file
 
-    dry = staff.post(reverse("api_response_sets"), {"responses": csv_file(b"model,question_id,credit\nm1,q1,1\n",
+    dry = staff.post(reverse("annotate:api_response_sets"), {"responses": csv_file(b"model,question_id,credit\nm1,q1,1\n",
                                                                           "dry.csv"), "dataset": "d", "dry_run": "1"})
     validator_for("DryRun").validate(dry.json())
-    created = staff.post(reverse("api_response_sets"), {
+    created = staff.post(reverse("annotate:api_response_sets"), {
         "responses": csv_file(b"model,question_id,credit\nm1,q1,1\nm2,q1,0\n", "schema.csv"),
         "dataset": "schema-ds"}).json()
     validator_for("ResponseSet").validate(created)
-    validator_for("ResponseSetList").validate(staff.get(reverse("api_response_sets")).json())
-    bad = staff.post(reverse("api_response_sets"), {"responses": csv_file(b"model,question_id,credit\nm1,q1,9\n",
+    validator_for("ResponseSetList").validate(staff.get(reverse("annotate:api_response_sets")).json())
+    bad = staff.post(reverse("annotate:api_response_sets"), {"responses": csv_file(b"model,question_id,credit\nm1,q1,9\n",
                                                                           "bad.csv"), "dataset": "x"})
     assert bad.json()["problems"]
     validator_for("Error").validate(bad.json())
     with override_settings(TASKS=IMMEDIATE):
-        run = staff.post(reverse("api_scoring_runs"), {"response_set": catalog.response_set.pk,
+        run = staff.post(reverse("annotate:api_scoring_runs"), {"response_set": catalog.response_set.pk,
                                                        "params": {"methods": ["eip", "accuracy"]}},
                          content_type="application/json").json()
     validator_for("ScoringRun").validate(run)
     assert run["methods"]
-    for study_row in staff.get(reverse("api_studies")).json()["studies"]:
+    for study_row in staff.get(reverse("annotate:api_studies")).json()["studies"]:
         validator_for("Study").validate(study_row)
-    rows = staff.get(reverse("api_study_judgments", kwargs={"study_id": study.pk})).json()["judgments"]
+    rows = staff.get(reverse("annotate:api_study_judgments", kwargs={"study_id": study.pk})).json()["judgments"]
     assert len(rows) == 1
     validator_for("Judgment").validate(rows[0])
-    report = staff.get(reverse("api_study_report", kwargs={"study_id": study.pk}), {"n_boot": 20}).json()
+    report = staff.get(reverse("annotate:api_study_report", kwargs={"study_id": study.pk}), {"n_boot": 20}).json()
     validator_for("Report").validate(report)
-    validator_for("Error").validate(Client().get(reverse("api_studies")).json())
+    validator_for("Error").validate(Client().get(reverse("annotate:api_studies")).json())
     # and the validator is not vacuous:
     with pytest.raises(jsonschema.ValidationError):
         validator_for("ScoringRun").validate({**run, "status": "exploded"})

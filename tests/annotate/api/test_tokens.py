@@ -47,7 +47,7 @@ def test_the_command_prints_a_key_once_and_stores_only_its_hash(cast):
     assert token.prefix == key[:12] and token.name == "nightly script"
     stored = [str(getattr(token, f.attname)) for f in ApiToken._meta.fields]
     assert not any(key in value for value in stored)
-    assert token_client(key).get(reverse("api_studies")).status_code == 200
+    assert token_client(key).get(reverse("annotate:api_studies")).status_code == 200
 
 
 def test_the_command_refuses_evaluators_and_unknown_users(cast):
@@ -69,7 +69,7 @@ def test_the_command_refuses_evaluators_and_unknown_users(cast):
 )
 def test_it_answers_401_without_valid_credentials(cast, header, message):
     client = Client(HTTP_AUTHORIZATION=header) if header else Client()
-    response = client.get(reverse("api_studies"))
+    response = client.get(reverse("annotate:api_studies"))
     assert response.status_code == 401
     assert response.json() == {"error": message}
     assert response["WWW-Authenticate"] == 'Token realm="api"'
@@ -79,19 +79,19 @@ def test_a_revoked_token_or_a_deactivated_user_is_refused(cast):
     owner, rita, _, _ = cast
     revoked, revoked_key = api_token_create(user=owner)
     _, rita_key = api_token_create(user=rita)
-    assert token_client(revoked_key).get(reverse("api_studies")).status_code == 200
+    assert token_client(revoked_key).get(reverse("annotate:api_studies")).status_code == 200
     api_token_revoke(token=revoked)
-    assert token_client(revoked_key).get(reverse("api_studies")).status_code == 401
+    assert token_client(revoked_key).get(reverse("annotate:api_studies")).status_code == 401
     rita.is_active = False
     rita.save()
-    assert token_client(rita_key).get(reverse("api_studies")).status_code == 401
+    assert token_client(rita_key).get(reverse("annotate:api_studies")).status_code == 401
 
 
 def test_it_stamps_when_a_token_was_last_used(cast):
     owner, _, _, _ = cast
     token, key = api_token_create(user=owner)
     assert token.last_used_at is None
-    token_client(key).get(reverse("api_studies"))
+    token_client(key).get(reverse("annotate:api_studies"))
     token.refresh_from_db()
     assert token.last_used_at is not None
 
@@ -123,14 +123,14 @@ def test_roles_staff_researcher_and_evaluator(cast):
     # A token an evaluator somehow holds (e.g. a researcher later demoted) gives nothing.
     ada_key = "eip_" + "a" * 43
     ApiToken.objects.create(user=ada, prefix=ada_key[:12], key_hash=hashlib.sha256(ada_key.encode()).hexdigest())
-    report = reverse("api_study_judgments", kwargs={"study_id": study.pk})
-    uploads = reverse("api_response_sets")
+    report = reverse("annotate:api_study_judgments", kwargs={"study_id": study.pk})
+    uploads = reverse("annotate:api_response_sets")
     assert token_client(owner_key).get(report).status_code == 200
     assert token_client(rita_key).get(report).status_code == 200
     assert token_client(owner_key).get(uploads).status_code == 200
     refused = token_client(rita_key).get(uploads)
     assert refused.status_code == 403 and refused.json() == {"error": "staff only"}
-    for url in (report, uploads, reverse("api_studies")):
+    for url in (report, uploads, reverse("annotate:api_studies")):
         response = token_client(ada_key).get(url)
         assert response.status_code == 403, url
     session = Client()
@@ -141,7 +141,7 @@ def test_roles_staff_researcher_and_evaluator(cast):
 def test_a_session_needs_the_csrf_token_but_a_token_request_does_not(cast):
     owner, _, _, _ = cast
     _, key = api_token_create(user=owner)
-    url = reverse("api_scoring_runs")
+    url = reverse("annotate:api_scoring_runs")
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(owner)
     refused = browser.post(url, data="{}", content_type="application/json")
@@ -158,6 +158,6 @@ def test_a_session_needs_the_csrf_token_but_a_token_request_does_not(cast):
 def test_it_answers_405_with_allow_for_other_methods(cast):
     owner, _, _, _ = cast
     _, key = api_token_create(user=owner)
-    response = token_client(key).delete(reverse("api_studies"))
+    response = token_client(key).delete(reverse("annotate:api_studies"))
     assert response.status_code == 405 and response["Allow"] == "GET"
     assert response.json() == {"error": "method DELETE not allowed; use GET"}

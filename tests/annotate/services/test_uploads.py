@@ -101,7 +101,7 @@ def admin_load(client: Client, files: list[Path], **fields):
 
 
 def api_post(client: Client, files: list[Path], **fields):
-    return client.post(reverse("api_response_sets"), {"logs": [as_upload(f) for f in files], **fields})
+    return client.post(reverse("annotate:api_response_sets"), {"logs": [as_upload(f) for f in files], **fields})
 
 
 def content(response_set: ResponseSet) -> dict:
