@@ -85,7 +85,7 @@ def test_staff_see_manage_and_report_links_and_the_two_pages_link_to_each_other(
 
 
 def test_the_report_links_back_to_manage_for_staff_only():
-    from tests.annotate.test_alignment_service import build_study  # a study with votes, so it has a report
+    from tests.annotate.services.alignment.test_report import build_study  # a study with votes, so it has a report
 
     study, _ = build_study()
     rhea = make_user("rhea")

@@ -28,9 +28,9 @@ from annotate.services.analyses import analysis_run_create, analysis_run_execute
 from scoring import FIRST, SECOND, harder_of_pairs, method_agreement
 from scoring.analyses import access_pools, pool_analysis, size_pools
 from tests.annotate.factories import MODEL_NAMES, make_user
-from tests.annotate.test_alignment_pools_labels import R
-from tests.annotate.test_alignment_service import build_study
-from tests.annotate.test_report_schema import SCHEMA, errors
+from tests.annotate.services.alignment.test_pools_labels import R
+from tests.annotate.services.alignment.test_report import build_study
+from tests.annotate.services.alignment.test_schema import SCHEMA, errors
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-12

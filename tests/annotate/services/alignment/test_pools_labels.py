@@ -12,7 +12,7 @@ from annotate.services.alignment import study_alignment_report
 from annotate.services.analyses import analysis_run_create, analysis_run_execute
 from scoring import eip
 from tests.annotate.factories import MODEL_NAMES
-from tests.annotate.test_alignment_service import EIP, SIMPLE_RANK, build_study
+from tests.annotate.services.alignment.test_report import EIP, SIMPLE_RANK, build_study
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-12

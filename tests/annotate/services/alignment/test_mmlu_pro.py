@@ -29,7 +29,7 @@ from annotate.services.analyses import analysis_run_create, analysis_run_execute
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
 from annotate.services.studies import study_create
 from tests.annotate.factories import make_evaluator
-from tests.annotate.test_report_schema import SCHEMA, errors
+from tests.annotate.services.alignment.test_schema import SCHEMA, errors
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 

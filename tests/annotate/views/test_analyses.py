@@ -23,7 +23,7 @@ from scoring.baselines import accuracy
 from scoring.analyses import eip_vs_accuracy
 from scoring.eip import eip
 from tests.annotate.factories import make_user
-from tests.annotate.test_analyses_service import guttman, load_matrix
+from tests.annotate.services.analyses.test_runs import guttman, load_matrix
 
 pytestmark = pytest.mark.django_db
 

@@ -96,7 +96,7 @@ call_command("load_responses", responses=Path(sys.argv[1]), dataset="%s", verbos
 
 COUNT = """
 import json
-from tests.annotate.test_faults_interrupted_load import leftovers
+from tests.annotate.faults.test_interrupted_load import leftovers
 print(json.dumps(leftovers()))
 """
 

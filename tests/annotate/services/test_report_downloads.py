@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.annotate.factories import make_user
-from tests.annotate.test_report_pools_stored import pool_study, store_pools
+from tests.annotate.services.alignment.test_pools_stored import pool_study, store_pools
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-12

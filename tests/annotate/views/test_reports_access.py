@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.annotate.factories import make_evaluator, make_user
-from tests.annotate.test_alignment_service import build_study
+from tests.annotate.services.alignment.test_report import build_study
 
 pytestmark = pytest.mark.django_db
 

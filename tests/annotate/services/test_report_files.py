@@ -23,7 +23,7 @@ from annotate.services.report_files import (
     report_files,
     report_json,
 )
-from tests.annotate.test_alignment_service import build_study
+from tests.annotate.services.alignment.test_report import build_study
 
 BOM = b"\xef\xbb\xbf"
 

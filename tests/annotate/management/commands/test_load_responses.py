@@ -17,7 +17,7 @@ from annotate.models import Dataset, LanguageModel, Question, Response, Response
 pytestmark = pytest.mark.django_db
 
 TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, Response)
-DEMO = Path(__file__).resolve().parents[2] / "annotate" / "demo_data"
+DEMO = Path(__file__).resolve().parents[4] / "annotate" / "demo_data"
 
 
 def counts() -> dict[str, int]:

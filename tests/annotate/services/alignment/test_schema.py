@@ -11,11 +11,11 @@ import pytest
 
 from annotate.models import Question
 from annotate.services.alignment import study_alignment_report
-from tests.annotate.test_alignment_service import build_study
+from tests.annotate.services.alignment.test_report import build_study
 
 pytestmark = pytest.mark.django_db
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "annotate" / "report_schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[4] / "annotate" / "report_schema.json").read_text())
 TYPES = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
