@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 from annotate.downloads import Column, TidyTable, codebook_markdown, csv_bytes, kind_of, tidy_frame, zip_bytes
 from annotate.models import AnalysisKind
+from scoring.methods import get_method, methods
 
 PLOT_FORMATS = ("png", "svg")
 ERR_FORMAT = "fmt must be one of {formats}; got {value!r}"
@@ -54,10 +55,15 @@ class Table:
     rows: list[list] = field(default_factory=list)
     notes: tuple[str, ...] = ()
     units: Mapping[str, str] = field(default_factory=dict)  # header -> units or scale
+    #: header -> {stored value -> page text}: e.g. method keys shown as their registry labels;
+    #: the download keeps the stored value.
+    display: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def text_rows(self) -> list[list[str]]:
-        """Rows formatted for a page: floats to 4 decimals, None as "–"."""
-        return [[fmt(v) for v in row] for row in self.rows]
+        """Rows formatted for a page: floats to 4 decimals, None as "–", coded values as their labels."""
+        shown = [self.display.get(h, {}) for h in self.header]
+        return [[labels.get(v, fmt(v)) if isinstance(v, str) else fmt(v) for v, labels in zip(row, shown)]
+                for row in self.rows]
 
     def tidy(self) -> TidyTable:
         """The table as a tidy frame with one codebook entry per column."""
@@ -84,6 +90,19 @@ def fmt(value, digits: int = 4) -> str:
 
 
 RHO = "Spearman rank correlation, in [-1, 1]"
+
+
+def method_label(key: str) -> str:
+    """A method's display label from the registry (the key itself for a method no longer registered)."""
+    try:
+        return get_method(key).label
+    except KeyError:
+        return key
+
+
+def _method_labels() -> dict[str, dict[str, str]]:
+    """``Table.display`` for a "method" column holding registry keys."""
+    return {"method": {m.key: m.label for m in methods()}}
 SHARE = "fraction, in [0, 1]"
 SECONDS = "seconds (wall time)"
 
@@ -112,14 +131,14 @@ def _efficiency_tables(r: dict) -> list[Table]:
              m["skipped"] or m["error"]] for m in r["methods"]]
     return [Table("timing", f"Time to converge on {r['n_questions']:,} x {r['n_models']} (table 3)",
                   ("method", "median seconds", "runs", "iterations", "converged", "note"), rows,
-                  units={"median seconds": SECONDS})]
+                  units={"median seconds": SECONDS}, display=_method_labels())]
 
 
 def _efficiency_plot(r: dict) -> Figure:
     fig = Figure(figsize=(5.5, 3.2), layout="constrained")
     ax = fig.add_subplot()
     methods = [m for m in r["methods"] if m["median_seconds"] is not None]
-    ax.barh([m["method"] for m in methods], [m["median_seconds"] for m in methods], color="#2b6cb0")
+    ax.barh([method_label(m["method"]) for m in methods], [m["median_seconds"] for m in methods], color="#2b6cb0")
     ax.set_xscale("log")
     ax.set_xlabel("median wall time (s, log scale)")
     ax.set_title(f"Time to converge, {r['n_questions']:,} questions x {r['n_models']} models", fontsize=10)
@@ -130,11 +149,11 @@ def _efficiency_headlines(r: dict) -> list[str]:
     out = []
     for m in r["methods"]:
         if m["skipped"]:
-            out.append(f"{m['method']}: {m['skipped']}.")
+            out.append(f"{method_label(m['method'])}: {m['skipped']}.")
         elif m["median_seconds"] is None:
-            out.append(f"{m['method']}: failed ({m['error']}).")
+            out.append(f"{method_label(m['method'])}: failed ({m['error']}).")
         else:
-            out.append(f"{m['method']}: {m['median_seconds']:.4g} s, {m['n_iter']} iterations, "
+            out.append(f"{method_label(m['method'])}: {m['median_seconds']:.4g} s, {m['n_iter']} iterations, "
                        f"converged {m['converged']}.")
     out.append(f"Paper (table 3): EIP {PAPER['eip_seconds']} s on {PAPER['eip_shape']} (Intel i7), "
                "faster than every IRT baseline.")
@@ -281,7 +300,7 @@ def _dataset_robustness_plot(r: dict) -> Figure:
     ax.bar(np.arange(len(labels)), values, color="#2b6cb0")
     ax.set_xticks(np.arange(len(labels)), labels, rotation=45, ha="right", fontsize=8)
     finite = [v for v in values if not np.isnan(v)]
-    ax.set_ylim(min(finite + [1.0]) - 0.01 if finite else 0, 1.0)
+    ax.set_ylim(min([*finite, 1.0]) - 0.01 if finite else 0, 1.0)
     ax.set_ylabel("competency Spearman rho")
     ax.set_title(f"Model ranking without each {r['group_by']}", fontsize=10)
     return fig
@@ -316,7 +335,7 @@ def _case_study_tables(r: dict) -> list[Table]:
         (*(f"{m} not run: skip_irt is on" for m in r["skipped"]),
          "ranking: groups from easiest to hardest, '>' between groups, '=' within a tie; "
          f"a pair column ({', '.join(pairs)}): did the method order that pair as the ground truth does"),
-        {"Kendall tau vs truth": "Kendall rank correlation, in [-1, 1]"})
+        {"Kendall tau vs truth": "Kendall rank correlation, in [-1, 1]"}, display=_method_labels())
     groups = Table("difficulty", "EIP difficulty of each question group (table 7)",
                    ("group", "questions", "kept", "all solved", "all failed", "scaled mean", "scaled min",
                     "scaled max", "pi_Q mean"),
@@ -335,7 +354,7 @@ def _case_study_tables(r: dict) -> list[Table]:
         ("shares of seeds; a tie never counts as recovering an order",
          f"MIRT epochs: {r['mirt_epochs']}" if r["mirt_epochs"] else "MIRT not run"),
         {"full order": SHARE, **{f"{p} (strict)": SHARE for p in pairs}, **{f"{p} tied": SHARE for p in pairs},
-         "Kendall tau mean": "Kendall rank correlation, in [-1, 1]"})
+         "Kendall tau mean": "Kendall rank correlation, in [-1, 1]"}, display=_method_labels())
     return [single, groups, recovery]
 
 
@@ -349,7 +368,7 @@ def _case_study_plot(r: dict) -> Figure:
     width = 0.8 / len(series)
     for i, (label, values) in enumerate(series):
         ax.bar(x + (i - (len(series) - 1) / 2) * width, [100 * v for v in values], width=width, label=label)
-    ax.set_xticks(x, [m["method"] for m in rec], rotation=20, ha="right", fontsize=8)
+    ax.set_xticks(x, [method_label(m["method"]) for m in rec], rotation=20, ha="right", fontsize=8)
     ax.set_ylim(0, 100)
     ax.set_ylabel("% of seeds recovered")
     ax.set_title(f"Case study: recovery over {r['recovery']['n_seeds']} seeds", fontsize=10)
@@ -359,14 +378,15 @@ def _case_study_plot(r: dict) -> Figure:
 
 def _case_study_headlines(r: dict) -> list[str]:
     single = r["single"]["methods"]
-    matching = [m["method"] for m in single if m["matches_ground_truth"]]
-    out = [f"Single draw (seed {r['seed']}): " + "; ".join(f"{m['method']} {_ranking_text(m['ranking'])}"
+    matching = [method_label(m["method"]) for m in single if m["matches_ground_truth"]]
+    out = [f"Single draw (seed {r['seed']}): " + "; ".join(f"{method_label(m['method'])} {_ranking_text(m['ranking'])}"
                                                           for m in single) + ".",
            f"Matching the ground truth on that draw: {', '.join(matching) if matching else 'none'}."]
     p1, p2 = r["pairs"]
     for m in r["recovery"]["methods"]:
-        out.append(f"Over {m['n_seeds']} seeds, {m['method']}: full order {100 * m['share_full_order']:.1f}%, "
-                   f"{p1} {100 * m['share_pairs'][p1]:.1f}%, {p2} {100 * m['share_pairs'][p2]:.1f}%.")
+        out.append(f"Over {m['n_seeds']} seeds, {method_label(m['method'])}: "
+                   f"full order {100 * m['share_full_order']:.1f}%, {p1} {100 * m['share_pairs'][p1]:.1f}%, "
+                   f"{p2} {100 * m['share_pairs'][p2]:.1f}%.")
     out.append("Paper (table 6, one draw): only EIP matched the ground truth.")
     return out
 
@@ -442,7 +462,8 @@ def _rank_changes_headlines(r: dict) -> list[str]:
     biggest = max(r["models"], key=lambda m: abs(m["rank_change"]))
     out = [f"Kendall tau between EIP competency and accuracy: {fmt(_v(r['kendall']))} over {n} models "
            f"(paper: {PAPER['kendall_tau']}).",
-           f"Unchanged rank: {unchanged} of {n} models ({100 * unchanged / n:.0f}%; paper: {PAPER['unchanged_share']}); "
+           f"Unchanged rank: {unchanged} of {n} models ({100 * unchanged / n:.0f}%; "
+           f"paper: {PAPER['unchanged_share']}); "
            f"largest change: {biggest['name']} ({biggest['rank_change']:+g}).",
            ]
     ten = next((w for w in r["windows"] if w["window"] == 10), None)
