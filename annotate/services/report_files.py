@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from annotate.plots import difficulty_profile_figure
 from annotate.selectors.alignment import JUDGMENT_COLUMNS
 from annotate.services.alignment.model import AlignmentReport
 from annotate.services.alignment.tables import Table, csv_tables
@@ -260,22 +261,9 @@ def plot_heatmap(report: AlignmentReport) -> Figure:
 def plot_profiles(report: AlignmentReport) -> Figure:
     """Distribution of EIP difficulty (0-100) per dataset, as in the paper's figure 9."""
     profiles = report.profiles
-    datasets = profiles.datasets
-    n = max(len(datasets), 1)
-    fig = Figure(figsize=(min(3.0 * n, 12.0), 2.8 * math.ceil(n / 4)), layout="constrained")
-    edges = np.asarray(profiles.bin_edges, dtype=float)
-    for i, d in enumerate(datasets):
-        ax = fig.add_subplot(math.ceil(n / 4), min(n, 4), i + 1)
-        counts = np.asarray(d.counts, dtype=float)
-        share = counts / counts.sum() if counts.sum() else counts
-        ax.bar(edges[:-1], 100 * share, width=np.diff(edges), align="edge", color="#2b6cb0", edgecolor="white")
-        ax.set_title(f"{d.name} (n = {d.n})", fontsize=9)
-        ax.set_xlim(0, 100)
-        ax.set_xlabel("EIP difficulty (0-100)", fontsize=8)
-        ax.set_ylabel("questions (%)", fontsize=8)
-    if not datasets:
-        fig.add_subplot().text(0.5, 0.5, f"no profile: {profiles.undefined_reason}", ha="center")
-    return fig
+    return difficulty_profile_figure(bin_edges=profiles.bin_edges,
+                                     groups=[(d.name, d.n, d.counts) for d in profiles.datasets],
+                                     empty_reason=profiles.undefined_reason or "")
 
 
 def plot_pools(report: AlignmentReport) -> Figure:
@@ -290,7 +278,7 @@ def plot_pools(report: AlignmentReport) -> Figure:
     dead = [np.nan if p.share_dead is None else 100 * p.share_dead for p in pools]
     ax.bar(x - 0.2, agree, width=0.4, label="consensus agreement", color="#2b6cb0")
     ax.bar(x + 0.2, dead, width=0.4, label="dead nodes", color="#c05621")
-    for i, (a, d) in enumerate(zip(agree, dead)):
+    for i, a in enumerate(agree):
         if np.isnan(a):
             ax.text(i - 0.2, 2, "undefined", rotation=90, ha="center", fontsize=7)
     ax.set_xticks(x, names, fontsize=8)

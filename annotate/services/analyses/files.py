@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 from annotate.downloads import Column, TidyTable, codebook_markdown, csv_bytes, kind_of, tidy_frame, zip_bytes
 from annotate.models import AnalysisKind
+from annotate.plots import difficulty_profile_figure
 from scoring.methods import get_method, methods
 
 PLOT_FORMATS = ("png", "svg")
@@ -490,21 +491,8 @@ def _profiles_tables(r: dict) -> list[Table]:
 
 
 def _profiles_plot(r: dict) -> Figure:
-    groups = r["groups"]
-    n = max(len(groups), 1)
-    cols = min(n, 4)
-    fig = Figure(figsize=(3.0 * cols, 2.6 * math.ceil(n / 4)), layout="constrained")
-    edges = np.asarray(r["bin_edges"], dtype=float)
-    for i, g in enumerate(groups):
-        ax = fig.add_subplot(math.ceil(n / 4), cols, i + 1)
-        counts = np.asarray(g["counts"], dtype=float)
-        share = counts / counts.sum() if counts.sum() else counts
-        ax.bar(edges[:-1], 100 * share, width=np.diff(edges), align="edge", color="#2b6cb0", edgecolor="white")
-        ax.set_title(f"{g['label']} (n = {g['n']:,})", fontsize=9)
-        ax.set_xlim(0, 100)
-        ax.set_xlabel("EIP difficulty (0-100)", fontsize=7)
-        ax.set_ylabel("questions (%)", fontsize=7)
-    return fig
+    return difficulty_profile_figure(bin_edges=r["bin_edges"],
+                                     groups=[(g["label"], g["n"], g["counts"]) for g in r["groups"]])
 
 
 def _profiles_headlines(r: dict) -> list[str]:
