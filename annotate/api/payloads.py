@@ -9,6 +9,7 @@ from annotate.api import schemas
 from annotate.loaders.base import Problem
 from annotate.models import ResponseSet, ScoringRun, Study
 from annotate.services.loading import LoadPreview
+from scoring.methods import get_method, method_keys
 
 PREVIEW_KEYS = ("name", "version", "supersedes", "checksum", "file_format", "n_responses", "n_questions", "n_models",
                 "questions_new", "questions_existing", "models_new", "models_existing", "subjects_new", "datasets_new")
@@ -32,16 +33,24 @@ def preview_out(preview: LoadPreview) -> schemas.Preview:
 
 
 def scoring_run_out(run: ScoringRun) -> schemas.ScoringRun:
-    """A run's status and progress, and a summary of each method it ran (by method key)."""
+    """A run's status and progress, and a summary of each method it ran (in registry order)."""
+    order = {key: k for k, key in enumerate(method_keys())}
     return schemas.ScoringRun(
         id=run.pk, response_set=run.response_set_id, status=run.status, progress=run.progress, error=run.error,
         params=run.params, created_at=run.created_at, finished_at=run.finished_at,
         methods=[
-            schemas.MethodSummary(method=m.method, n_iter=m.n_iter, converged=m.converged, residual=m.residual,
-                             duration_s=m.duration_s)
-            for m in sorted(run.methods.all(), key=lambda m: m.method)
+            schemas.MethodSummary(method=m.method, label=_label(m.method), n_iter=m.n_iter, converged=m.converged,
+                                  residual=m.residual, duration_s=m.duration_s)
+            for m in sorted(run.methods.all(), key=lambda m: (order.get(m.method, len(order)), m.method))
         ],
     )
+
+
+def _label(key: str) -> str:
+    try:
+        return get_method(key).label
+    except KeyError:  # stored by a method since removed from the registry
+        return key
 
 
 def study_out(study: Study) -> schemas.Study:

@@ -167,7 +167,8 @@ class RunRequest(BaseModel):
 
 
 class MethodSummary(Schema):
-    method: str
+    method: str = Field(description="method key (scoring.methods registry)")
+    label: str = Field(description="the method's display label")
     n_iter: int | None
     converged: bool | None
     residual: float | None

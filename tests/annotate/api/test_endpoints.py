@@ -196,7 +196,7 @@ def test_a_script_starts_a_run_and_polls_it_to_done(cast):
     assert response.status_code == 202, response.content
     polled = staff.get(response["Location"]).json()
     assert (polled["status"], polled["progress"]) == ("done", 1.0)
-    assert sorted(m["method"] for m in polled["methods"]) == ["accuracy", "eip"]
+    assert [(m["method"], m["label"]) for m in polled["methods"]] == [("eip", "EIP"), ("accuracy", "Accuracy")]
     assert polled["params"]["methods"] == ["eip", "accuracy"]
 
 
