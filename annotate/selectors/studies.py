@@ -255,7 +255,7 @@ def study_coverage(*, study: Study) -> StudyCoverage:
     seconds_by: dict[int, list[float]] = {p.pk: [] for p in participations}
     counts = {p.pk: [0, 0] for p in participations}
     cell: dict[tuple[int, int], str] = {}
-    for part_id, pair_id, choice, left_id, a_id, seconds in judgments:
+    for part_id, pair_id, choice, _left_id, _a_id, seconds in judgments:
         if choice == Choice.SKIP:
             counts[part_id][1] += 1
             cell[(pair_id, part_id)] = "S"

@@ -290,7 +290,7 @@ def plot_pools(report: AlignmentReport) -> Figure:
     dead = [np.nan if p.share_dead is None else 100 * p.share_dead for p in pools]
     ax.bar(x - 0.2, agree, width=0.4, label="consensus agreement", color="#2b6cb0")
     ax.bar(x + 0.2, dead, width=0.4, label="dead nodes", color="#c05621")
-    for i, (a, d) in enumerate(zip(agree, dead)):
+    for i, a in enumerate(agree):
         if np.isnan(a):
             ax.text(i - 0.2, 2, "undefined", rotation=90, ha="center", fontsize=7)
     ax.set_xticks(x, names, fontsize=8)

@@ -27,7 +27,12 @@ from annotate.models import (
     Study,
     Subject,
 )
-from annotate.services.studies import ensure_role_groups, participation_accept_guidelines, participation_onboard, study_create
+from annotate.services.studies import (
+    ensure_role_groups,
+    participation_accept_guidelines,
+    participation_onboard,
+    study_create,
+)
 
 MODEL_NAMES = ("zebrafinch-70b-secret", "marmoset-8b-hidden", "quokka-3b-private")
 _counter = itertools.count(1)

@@ -22,10 +22,10 @@ from annotate.loaders.tabular import parse_folder
 from annotate.models import Judgment, MethodResult, ModelResult, Pair, QuestionResult, RunStatus
 from annotate.selectors.matrix import response_matrix
 from annotate.selectors.results import run_questions
-from annotate.views.results import QUESTIONS_PER_PAGE
 from annotate.services.loading import response_set_load
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
 from annotate.services.studies import study_create
+from annotate.views.results import QUESTIONS_PER_PAGE
 from scoring.methods import DifficultyMethod, MethodInput, MethodOutput, register_method, unregister_method
 from tests.annotate.factories import make_evaluator, make_user
 

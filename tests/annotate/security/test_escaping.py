@@ -15,8 +15,8 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 
-from annotate.services.api_tokens import api_token_create
 from annotate.models import Participation, Question, Subject
+from annotate.services.api_tokens import api_token_create
 from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.studies import invitation_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user

@@ -5,9 +5,9 @@ Cast: ``owner`` (staff), ``rita`` (researcher), ``eve`` (evaluator), anonymous.
 """
 from __future__ import annotations
 
-import re
 import io
 import json
+import re
 import zipfile
 
 import numpy as np
@@ -19,8 +19,8 @@ from django.urls import reverse
 
 from annotate.models import AnalysisRun, RunStatus
 from annotate.services import analyses as service
-from scoring.baselines import accuracy
 from scoring.analyses import eip_vs_accuracy
+from scoring.baselines import accuracy
 from scoring.eip import eip
 from tests.annotate.factories import make_user
 from tests.annotate.services.analyses.test_runs import guttman, load_matrix

@@ -180,7 +180,7 @@ def test_each_evaluator_gets_their_own_order(study, ada):
 
 
 def test_it_stores_one_judgment_with_the_displayed_order_and_redirects(study, ada):
-    participation, client = ada
+    _participation, client = ada
     pair_id, left_id = shown(client, study)
     response = answer(client, study, pair_id, left_id, "right", client_ms="4250")
     assert response.status_code == 302 and response.url == judge_url(study)
@@ -236,7 +236,7 @@ def test_a_pair_never_shown_cannot_be_answered(study, ada):
 
 
 def test_a_skip_is_recorded_not_shown_again_and_stays_open_for_others(study, ada):
-    participation, client = ada
+    _participation, client = ada
     pair_id, left_id = shown(client, study)
     answer(client, study, pair_id, left_id, "skip")
     skip = Judgment.objects.get()
@@ -378,8 +378,8 @@ def test_the_database_refuses_a_second_judgment_and_inconsistent_rows(study, ada
     pair = study.pairs.get(pk=pair_id)
     other_id = pair.question_b_id if left_id == pair.question_a_id else pair.question_a_id
     now = timezone.now()
-    base = dict(participation=participation, pair=pair, left_question_id=left_id, shown_at=now,
-                submitted_at=now, seconds=1.0)
+    base = {"participation": participation, "pair": pair, "left_question_id": left_id, "shown_at": now,
+            "submitted_at": now, "seconds": 1.0}
     with pytest.raises(IntegrityError), transaction.atomic():  # one judgment per evaluator and pair
         Judgment.objects.create(choice="right", harder_question_id=other_id, **base)
     bo = make_evaluator(study, "bo")

@@ -60,7 +60,7 @@ def test_anonymous_visitors_are_sent_to_login(cast):
 
 
 def test_an_evaluator_cannot_reach_another_study(cast):
-    study, other, _, ada, _ = cast
+    _study, other, _, ada, _ = cast
     client = client_for(ada.user)
     for name in EVALUATOR_PAGES:
         assert client.get(reverse(f"annotate:{name}", kwargs={"study_id": other.pk})).status_code == 404, name
