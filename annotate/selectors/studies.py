@@ -171,7 +171,8 @@ def participation_state(*, participation: Participation) -> JudgingState:
     pair_ids = list(Pair.objects.filter(study_id=study.pk).values_list("id", flat=True))
     decided = dict(participation.judgments.values_list("pair_id", "choice"))
     assignments = list(
-        participation.assignments.exclude(pair_id__in=participation.judgments.values("pair_id")).order_by("shown_at", "id")
+        participation.assignments.exclude(pair_id__in=participation.judgments.values("pair_id"))
+        .order_by("shown_at", "id")
     )
     votes = dict(
         Judgment.objects.filter(pair__study_id=study.pk, choice__in=VOTES)

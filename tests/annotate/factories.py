@@ -99,7 +99,9 @@ def make_catalog(
         for i, q in enumerate(questions)
         for j, m in enumerate(models)
     )
-    run = ScoringRun.objects.create(response_set=response_set, status=RunStatus.DONE, progress=1.0, finished_at=timezone.now())
+    run = ScoringRun.objects.create(
+        response_set=response_set, status=RunStatus.DONE, progress=1.0, finished_at=timezone.now()
+    )
     QuestionResult.objects.bulk_create(
         QuestionResult(
             run=run, question=q, kept=(i % per_subject) >= unkept, n_observed=len(models), scores=difficulty_of(i)

@@ -109,7 +109,8 @@ def test_the_toy_method_shows_on_the_leaderboard_and_question_list(scored):
     first_page = run_questions(run=scored)[:QUESTIONS_PER_PAGE]
     for r in first_page:
         assert f'<td class="num">{difficulty[r.question_id]:.4f}</td>' in html
-    assert "Toy squared failures" in client.get(reverse("annotate:run_detail", kwargs={"run_id": scored.pk})).content.decode()
+    detail = client.get(reverse("annotate:run_detail", kwargs={"run_id": scored.pk})).content.decode()
+    assert "Toy squared failures" in detail
 
 
 def test_the_toy_method_is_compared_with_people_in_the_report(scored):

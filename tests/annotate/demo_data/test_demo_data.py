@@ -62,7 +62,9 @@ def question_accuracy(questions, responses) -> dict[str, float]:
 def test_it_regenerates_the_committed_files_byte_for_byte():
     rendered = generate.render_files()
     for name in ("questions.csv", "responses_binary.csv", "models.csv"):
-        assert rendered[name] == (DEMO_DIR / name).read_bytes(), f"{name} is stale; run python -m annotate.demo_data.generate"
+        assert rendered[name] == (DEMO_DIR / name).read_bytes(), (
+            f"{name} is stale; run python -m annotate.demo_data.generate"
+        )
 
 
 def test_it_check_flag_passes_on_fresh_files_and_fails_on_a_changed_one(tmp_path, capsys):

@@ -133,9 +133,11 @@ def test_onboarding_then_guidelines_then_judging(study):
     assert client.get(entry).url == reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})
     assert client.get(judge_url(study)).url == reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})
     page = client.get(reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})).content.decode()
-    for label in ("Computer Science", "Humanities", "Arts", "Associate", "Bachelor&#x27;s student", "PhD student", "Mathematics", "Physics"):
+    for label in ("Computer Science", "Humanities", "Arts", "Associate", "Bachelor&#x27;s student", "PhD student",
+                  "Mathematics", "Physics"):
         assert label in page
-    bad = client.post(reverse("annotate:study_onboarding", kwargs={"study_id": study.pk}), {"field_of_study": "astrology"})
+    bad = client.post(reverse("annotate:study_onboarding", kwargs={"study_id": study.pk}),
+                      {"field_of_study": "astrology"})
     assert bad.status_code == 200 and "Select a valid choice" in bad.content.decode()
     physics = study.subjects.get(name="Physics")
     response = client.post(
