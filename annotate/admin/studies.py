@@ -32,7 +32,9 @@ class StudyAdmin(admin.ModelAdmin):
     list_filter = ("status", "strategy")
     search_fields = ("name",)
     list_select_related = ("scoring_run",)
-    readonly_fields = ("scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "created_by", "created_at", "closed_at")
+    readonly_fields = (
+        "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "created_by", "created_at", "closed_at",
+    )
     filter_horizontal = ("datasets", "subjects")
     inlines = [PairInline]
     actions = ["close_studies", "open_studies"]
@@ -73,7 +75,9 @@ class ParticipationAdmin(admin.ModelAdmin):
     search_fields = ("user__username", "study__name")
     list_select_related = ("user", "study")
     actions = [delete_evaluator_personal_data]
-    readonly_fields = ("study", "user", "invitation", "seed", "onboarded_at", "guidelines_accepted_at", "finished_at", "created_at")
+    readonly_fields = (
+        "study", "user", "invitation", "seed", "onboarded_at", "guidelines_accepted_at", "finished_at", "created_at",
+    )
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

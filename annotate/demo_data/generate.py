@@ -328,10 +328,13 @@ def render_files(sim: DemoSimulation | None = None) -> dict[str, bytes]:
     sim = simulate() if sim is None else sim
     cells = {0.0: "0", 1.0: "1"}
     return {
-        "questions.csv": _csv_bytes(QUESTION_COLUMNS, (_question_row(i, q) for i, q in zip(sim.question_ids, QUESTIONS))),
+        "questions.csv": _csv_bytes(
+            QUESTION_COLUMNS, (_question_row(i, q) for i, q in zip(sim.question_ids, QUESTIONS)),
+        ),
         "responses_binary.csv": _csv_bytes(
             ("question_id", *sim.model_names),
-            ([qid, *("" if np.isnan(v) else cells[v] for v in row)] for qid, row in zip(sim.question_ids, sim.responses)),
+            ([qid, *("" if np.isnan(v) else cells[v] for v in row)]
+             for qid, row in zip(sim.question_ids, sim.responses)),
         ),
         "models.csv": _csv_bytes(
             MODEL_COLUMNS,

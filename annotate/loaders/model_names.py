@@ -75,7 +75,9 @@ _COMPILED = tuple((re.compile(p), family, access) for p, family, access in _FAMI
 # Organisation prefixes that come before the family token ("Meta-Llama-3-8B",
 # "meta-llama/Llama-3-8B", "mistralai/Mistral-7B-v0.1").
 # The prefix is stripped only when a name follows it ("Qwen-1.5-72B" keeps "Qwen").
-_ORG_PREFIX = re.compile(r"^(meta|microsoft|google|mistralai|qwen|01-ai|ai21|cohere|tiiuae)[-_](?=[a-z])", re.IGNORECASE)
+_ORG_PREFIX = re.compile(
+    r"^(meta|microsoft|google|mistralai|qwen|01-ai|ai21|cohere|tiiuae)[-_](?=[a-z])", re.IGNORECASE
+)
 _SIZE = re.compile(r"(?<![\dx.])(\d+(?:\.\d+)?)\s*b(?![a-z])", re.IGNORECASE)
 _MOE = re.compile(r"(?<![\d.])(\d+)x(\d+(?:\.\d+)?)b(?![a-z])", re.IGNORECASE)
 _LEADING_TOKEN = re.compile(r"[A-Za-z]+")

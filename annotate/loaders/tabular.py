@@ -384,7 +384,7 @@ def _assemble_long(
         questions["metadata"] = [{c: (v if v != "" else None) for c, v in zip(keep_columns, values)} for values in kept]
     else:
         questions["metadata"] = [{} for _ in range(n)]
-    questions = questions[QUESTION_COLUMNS + ["source"]]
+    questions = questions[[*QUESTION_COLUMNS, "source"]]
     observed = ~blank
     responses = pd.DataFrame(
         {
@@ -428,7 +428,7 @@ def _read_long(path: Path, problems: _Problems, notes: list[str], *, dataset: st
     if table is None:
         return None
     subject, keep_columns, must = _attribute_columns(table.header, subject_column, keep_columns, attributes_required)
-    required = [id_column, "model", "credit"] + must
+    required = [id_column, "model", "credit", *must]
     optional = [c for c in ("dataset", "subject", "question", "options_json", "answer") if c not in required]
     if not _check_columns(table, required, optional, problems):
         return None

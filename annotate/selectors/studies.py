@@ -171,7 +171,8 @@ def participation_state(*, participation: Participation) -> JudgingState:
     pair_ids = list(Pair.objects.filter(study_id=study.pk).values_list("id", flat=True))
     decided = dict(participation.judgments.values_list("pair_id", "choice"))
     assignments = list(
-        participation.assignments.exclude(pair_id__in=participation.judgments.values("pair_id")).order_by("shown_at", "id")
+        participation.assignments.exclude(pair_id__in=participation.judgments.values("pair_id"))
+        .order_by("shown_at", "id")
     )
     votes = dict(
         Judgment.objects.filter(pair__study_id=study.pk, choice__in=VOTES)
@@ -255,7 +256,7 @@ def study_coverage(*, study: Study) -> StudyCoverage:
     seconds_by: dict[int, list[float]] = {p.pk: [] for p in participations}
     counts = {p.pk: [0, 0] for p in participations}
     cell: dict[tuple[int, int], str] = {}
-    for part_id, pair_id, choice, left_id, a_id, seconds in judgments:
+    for part_id, pair_id, choice, _left_id, _a_id, seconds in judgments:
         if choice == Choice.SKIP:
             counts[part_id][1] += 1
             cell[(pair_id, part_id)] = "S"

@@ -430,7 +430,9 @@ def _check_item(item: dict, shown: tuple[Question, Question], question, who: str
     harder question is what its choice says."""
     left = question(_get(item, "left_question", who), f"evaluator {who!r}")
     if left not in shown:
-        raise MalformedExport(ERR_HARDER.format(name=who, position=position, detail="the left question is not in the pair"))
+        raise MalformedExport(
+            ERR_HARDER.format(name=who, position=position, detail="the left question is not in the pair")
+        )
     _parse_time(_get(item, "shown_at", who), f"evaluator {who!r} shown_at")
     if "choice" not in item:
         return

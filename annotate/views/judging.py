@@ -192,5 +192,8 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: a stale or expired form. Nothing was stored; send
     the evaluator back to their study (through the login page if needed)."""
     match = _STUDY_PATH.match(request.path)
-    target = reverse("annotate:study_entry", kwargs={"study_id": int(match.group(1))}) if match else reverse("annotate:studies")
+    if match:
+        target = reverse("annotate:study_entry", kwargs={"study_id": int(match.group(1))})
+    else:
+        target = reverse("annotate:studies")
     return render(request, "annotate/judging/csrf_failure.html", {"target": target}, status=403)

@@ -27,7 +27,12 @@ from annotate.models import (
     Study,
     Subject,
 )
-from annotate.services.studies import ensure_role_groups, participation_accept_guidelines, participation_onboard, study_create
+from annotate.services.studies import (
+    ensure_role_groups,
+    participation_accept_guidelines,
+    participation_onboard,
+    study_create,
+)
 
 MODEL_NAMES = ("zebrafinch-70b-secret", "marmoset-8b-hidden", "quokka-3b-private")
 _counter = itertools.count(1)
@@ -94,7 +99,9 @@ def make_catalog(
         for i, q in enumerate(questions)
         for j, m in enumerate(models)
     )
-    run = ScoringRun.objects.create(response_set=response_set, status=RunStatus.DONE, progress=1.0, finished_at=timezone.now())
+    run = ScoringRun.objects.create(
+        response_set=response_set, status=RunStatus.DONE, progress=1.0, finished_at=timezone.now()
+    )
     QuestionResult.objects.bulk_create(
         QuestionResult(
             run=run, question=q, kept=(i % per_subject) >= unkept, n_observed=len(models), scores=difficulty_of(i)

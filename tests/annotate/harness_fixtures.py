@@ -517,8 +517,8 @@ def stored_cells(response_set) -> dict[Cell, float]:
     from annotate.selectors.matrix import response_matrix
 
     m = response_matrix(response_set=response_set)
-    rows = dict((pk, (d, e)) for pk, d, e in Question.objects.filter(pk__in=m.question_ids.tolist())
-                .values_list("pk", "dataset__name", "external_id"))
+    rows = {pk: (d, e) for pk, d, e in Question.objects.filter(pk__in=m.question_ids.tolist())
+            .values_list("pk", "dataset__name", "external_id")}
     cols = dict(LanguageModel.objects.filter(pk__in=m.model_ids.tolist()).values_list("pk", "name"))
     return {(*rows[q], cols[j]): float(m.R[a, b])
             for a, q in enumerate(m.question_ids.tolist()) for b, j in enumerate(m.model_ids.tolist())}

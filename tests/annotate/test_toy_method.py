@@ -22,10 +22,10 @@ from annotate.loaders.tabular import parse_folder
 from annotate.models import Judgment, MethodResult, ModelResult, Pair, QuestionResult, RunStatus
 from annotate.selectors.matrix import response_matrix
 from annotate.selectors.results import run_questions
-from annotate.views.results import QUESTIONS_PER_PAGE
 from annotate.services.loading import response_set_load
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
 from annotate.services.studies import study_create
+from annotate.views.results import QUESTIONS_PER_PAGE
 from scoring.methods import DifficultyMethod, MethodInput, MethodOutput, register_method, unregister_method
 from tests.annotate.factories import make_evaluator, make_user
 
@@ -109,7 +109,8 @@ def test_the_toy_method_shows_on_the_leaderboard_and_question_list(scored):
     first_page = run_questions(run=scored)[:QUESTIONS_PER_PAGE]
     for r in first_page:
         assert f'<td class="num">{difficulty[r.question_id]:.4f}</td>' in html
-    assert "Toy squared failures" in client.get(reverse("annotate:run_detail", kwargs={"run_id": scored.pk})).content.decode()
+    detail = client.get(reverse("annotate:run_detail", kwargs={"run_id": scored.pk})).content.decode()
+    assert "Toy squared failures" in detail
 
 
 def test_the_toy_method_is_compared_with_people_in_the_report(scored):

@@ -151,7 +151,8 @@ def test_gunicorn_serves_hashed_static_files_and_sends_http_to_https(tmp_path):
         "print(static('annotate/site.css'))\n",
         env,
     ).strip()
-    assert hashed.startswith("/static/annotate/site.") and hashed.endswith(".css") and hashed != "/static/annotate/site.css"
+    assert hashed.startswith("/static/annotate/site.") and hashed.endswith(".css")
+    assert hashed != "/static/annotate/site.css"
     assert (static_root / "staticfiles.json").is_file()
     server = GunicornServer(env, workers=2, log_path=tmp_path / "gunicorn.log").start()
     try:

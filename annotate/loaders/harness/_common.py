@@ -308,8 +308,8 @@ class Collector:
         asked = {(d, e) for d, e, _ in self.scores}
         questions = [q for key, q in self.questions.items() if key in asked]
         return ParsedResponseSet(
-            questions=pd.DataFrame(questions, columns=QUESTION_COLUMNS + ["source"]),
-            models=pd.DataFrame(list(self.models.values()), columns=MODEL_COLUMNS + ["source"]),
+            questions=pd.DataFrame(questions, columns=[*QUESTION_COLUMNS, "source"]),
+            models=pd.DataFrame(list(self.models.values()), columns=[*MODEL_COLUMNS, "source"]),
             responses=pd.DataFrame(rows, columns=RESPONSE_COLUMNS).astype({"credit": "float64"}),
             file_format=self.file_format,
             source_files=list(self.files_read),

@@ -88,7 +88,7 @@ def read_zip_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> b
 def _sample_order(sample: dict) -> tuple:
     sid = sample.get("id")
     key = (0, sid, "") if isinstance(sid, (int, float)) and not isinstance(sid, bool) else (1, 0, str(sid))
-    return key + (sample.get("epoch") or 0,)
+    return (*key, sample.get("epoch") or 0)
 
 
 def _read_eval(path: Path, collector: Collector) -> tuple[dict | None, list[tuple[str, dict]]]:

@@ -364,5 +364,5 @@ def _emit(logs: list[_TaskLog], collector: Collector, *, metric: str | None, fil
         "filter": filter,
         "dataset": dataset,
         "metrics_used": dict(sorted(chosen_metric.items())),
-        "filters_used": {t: f for t, f in sorted(chosen_filter.items())},
+        "filters_used": dict(sorted(chosen_filter.items())),
     })

@@ -59,8 +59,10 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if not options["no_invitation"]:
             invitation = invitation_create(study=study, note="created by create_study")
-            self.stdout.write(f"invitation link: {base}{reverse('annotate:study_join', kwargs={'token': invitation.token})}")
-        return f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed}) from run {run.pk}"
+            link = reverse("annotate:study_join", kwargs={"token": invitation.token})
+            self.stdout.write(f"invitation link: {base}{link}")
+        return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed})"
+                f" from run {run.pk}")
 
     def _datasets(self, names: list[str]) -> list[Dataset]:
         found = datasets_by_name(names=names)

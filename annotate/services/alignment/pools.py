@@ -11,6 +11,7 @@ says so (``status`` "not_computed", "queued" or "running") and how to compute it
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -54,7 +55,7 @@ def size_labels(thresholds: Sequence[float]) -> tuple[str, ...]:
     if len(thresholds) == 2:
         return SIZE_LABELS
     t = [f"{x:g}" for x in thresholds]
-    return (f"<{t[0]}B", *(f"{a}-{b}B" for a, b in zip(t, t[1:])), f">={t[-1]}B")
+    return (f"<{t[0]}B", *(f"{a}-{b}B" for a, b in itertools.pairwise(t)), f">={t[-1]}B")
 
 
 def run_alpha(run: ScoringRun) -> float:
@@ -181,6 +182,6 @@ def check_thresholds(value) -> tuple[float, ...]:
         t = tuple(float(x) for x in value)
     except (TypeError, ValueError):
         raise ValueError(f"size_thresholds must be a sequence of numbers; got {value!r}") from None
-    if not t or any(not math.isfinite(x) or x <= 0 for x in t) or any(b <= a for a, b in zip(t, t[1:])):
+    if not t or any(not math.isfinite(x) or x <= 0 for x in t) or any(b <= a for a, b in itertools.pairwise(t)):
         raise ValueError(f"size_thresholds must be strictly increasing positive numbers; got {value!r}")
     return t

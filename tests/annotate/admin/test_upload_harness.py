@@ -17,8 +17,7 @@ from annotate.forms import uploads as upload_forms
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
-from annotate.services import loading
-from annotate.services import uploads as upload_service
+from annotate.services import loading, uploads as upload_service
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
     lm_expected_for,
@@ -80,7 +79,7 @@ def test_a_zip_of_lm_eval_model_folders_previews_then_loads_the_hand_built_matri
     assert posted.status_code == 302
     page = client.get(posted["Location"])
     html = page.content.decode()
-    assert page.status_code == 200 and counts() == {name: 0 for name in counts()}
+    assert page.status_code == 200 and counts() == dict.fromkeys(counts(), 0)
     preview = page.context["preview"]
     # 3 models; questions: algebra 4 + biology 3 + gsm8k_mini 3 = 10; 2 datasets, 3 subjects
     assert (preview.name, preview.file_format, preview.models_new, preview.questions_new, preview.datasets_new,
@@ -150,7 +149,7 @@ def test_a_bad_value_shows_file_line_and_key_and_writes_nothing(client, uploader
     expected = (f"runs.zip/org__m-1b/{samples.name}, row 4, column 'acc': "
                 + _common.LIST_NOT_A_SCORE.format(value="[1, 0]"))
     assert [str(p) for p in page.context["problems"]] == [expected]
-    assert counts() == {name: 0 for name in counts()}
+    assert counts() == dict.fromkeys(counts(), 0)
     assert list(upload_root.iterdir()) == []
 
 
@@ -196,7 +195,7 @@ def write_zip(path, members: list[tuple[str, bytes]], *, link: str | None = None
     return path
 
 
-@pytest.mark.parametrize("members, link, message", [
+@pytest.mark.parametrize(("members", "link", "message"), [
     ([("ok.json", b"{}"), ("../escape.json", b"{}")], None,
      upload_service.ZIP_UNSAFE_MEMBER.format(member="../escape.json")),
     ([("a/../../escape.json", b"{}")], None, upload_service.ZIP_UNSAFE_MEMBER.format(member="a/../../escape.json")),
@@ -212,7 +211,7 @@ def test_an_unsafe_zip_is_refused_and_nothing_is_unpacked(client, uploader, tmp_
     assert [str(p) for p in page.context["problems"]] == [f"bad.zip: {message}"]
     assert list(upload_root.iterdir()) == []  # the whole upload folder is gone
     assert not (upload_root.parent / "escape.json").exists() and not (tmp_path / "escape.json").exists()
-    assert counts() == {name: 0 for name in counts()}
+    assert counts() == dict.fromkeys(counts(), 0)
 
 
 def test_a_zip_that_unpacks_past_the_cap_is_refused(client, uploader, tmp_path, upload_root, monkeypatch):

@@ -16,7 +16,6 @@ import pytest
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from annotate.services.api_tokens import api_token_create
 from annotate.forms.uploads import NOTHING_UPLOADED
 from annotate.loaders.harness import NO_LOGS
 from annotate.loaders.tabular import NUL_CHARACTER
@@ -34,6 +33,7 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
+from annotate.services.api_tokens import api_token_create
 from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.studies import ensure_role_groups
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
@@ -91,7 +91,8 @@ def test_a_staff_script_uploads_a_response_set(cast):
                for r in Response.objects.filter(response_set=stored).select_related("model", "question")}
     assert credits == {("m1", "q1"): 1.0, ("m1", "q2"): 0.0, ("m1", "q3"): 0.5, ("m2", "q1"): 1.0, ("m2", "q2"): 1.0}
     assert staff.get(response["Location"]).json()["checksum"] == stored.checksum
-    assert [rs["id"] for rs in staff.get(reverse("annotate:api_response_sets")).json()["response_sets"]][0] == body["id"]
+    listed = staff.get(reverse("annotate:api_response_sets")).json()["response_sets"]
+    assert next(rs["id"] for rs in listed) == body["id"]
 
 
 def test_a_refused_upload_lists_its_problems_by_file_row_and_column(cast):
@@ -150,7 +151,9 @@ def test_form_errors_name_the_field(cast):
     assert response.status_code == 400
     assert response.json() == {"error": "the upload's fields are invalid", "fields": {"__all__": [NOTHING_UPLOADED]}}
     response = upload(staff, LONG_CSV, file_format="helm")
-    assert response.json()["fields"] == {"file_format": ["helm is a harness-log format; it cannot read a responses file"]}
+    assert response.json()["fields"] == {
+        "file_format": ["helm is a harness-log format; it cannot read a responses file"],
+    }
 
 
 def test_a_flag_that_is_not_a_boolean_is_refused_not_read_as_false(cast):

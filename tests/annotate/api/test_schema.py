@@ -172,16 +172,17 @@ def test_real_answers_match_the_documented_schemas():
         file.name = name
         return file
 
-    dry = staff.post(reverse("annotate:api_response_sets"), {"responses": csv_file(b"model,question_id,credit\nm1,q1,1\n",
-                                                                          "dry.csv"), "dataset": "d", "dry_run": "1"})
+    dry = staff.post(reverse("annotate:api_response_sets"),
+                     {"responses": csv_file(b"model,question_id,credit\nm1,q1,1\n", "dry.csv"),
+                      "dataset": "d", "dry_run": "1"})
     validator_for("DryRun").validate(dry.json())
     created = staff.post(reverse("annotate:api_response_sets"), {
         "responses": csv_file(b"model,question_id,credit\nm1,q1,1\nm2,q1,0\n", "schema.csv"),
         "dataset": "schema-ds"}).json()
     validator_for("ResponseSet").validate(created)
     validator_for("ResponseSetList").validate(staff.get(reverse("annotate:api_response_sets")).json())
-    bad = staff.post(reverse("annotate:api_response_sets"), {"responses": csv_file(b"model,question_id,credit\nm1,q1,9\n",
-                                                                          "bad.csv"), "dataset": "x"})
+    bad = staff.post(reverse("annotate:api_response_sets"),
+                     {"responses": csv_file(b"model,question_id,credit\nm1,q1,9\n", "bad.csv"), "dataset": "x"})
     assert bad.json()["problems"]
     validator_for("Error").validate(bad.json())
     with override_settings(TASKS=IMMEDIATE):

@@ -56,7 +56,8 @@ def test_every_operation_is_fuzzed():
     operations = {(r.ok().method.upper(), r.ok().path) for r in schema.get_all_operations()}
     assert operations == {
         ("GET", "/api/response-sets/"), ("POST", "/api/response-sets/"),
-        ("GET", "/api/response-sets/{response_set_id}/"), ("POST", "/api/scoring-runs/"), ("GET", "/api/scoring-runs/{run_id}/"),
+        ("GET", "/api/response-sets/{response_set_id}/"),
+        ("POST", "/api/scoring-runs/"), ("GET", "/api/scoring-runs/{run_id}/"),
         ("GET", "/api/scoring-runs/{run_id}/questions/"), ("GET", "/api/scoring-runs/{run_id}/models/"),
         ("GET", "/api/studies/"),
         ("GET", "/api/studies/{study_id}/report/"), ("GET", "/api/studies/{study_id}/judgments/"),

@@ -62,7 +62,9 @@ def question_accuracy(questions, responses) -> dict[str, float]:
 def test_it_regenerates_the_committed_files_byte_for_byte():
     rendered = generate.render_files()
     for name in ("questions.csv", "responses_binary.csv", "models.csv"):
-        assert rendered[name] == (DEMO_DIR / name).read_bytes(), f"{name} is stale; run python -m annotate.demo_data.generate"
+        assert rendered[name] == (DEMO_DIR / name).read_bytes(), (
+            f"{name} is stale; run python -m annotate.demo_data.generate"
+        )
 
 
 def test_it_check_flag_passes_on_fresh_files_and_fails_on_a_changed_one(tmp_path, capsys):
@@ -103,7 +105,7 @@ def test_it_uses_the_column_names_of_the_mmlu_pro_folder(shared_data, questions,
 def test_it_has_120_questions_8_per_level_in_each_of_5_subjects(questions):
     assert len(questions) == 120
     assert len({q["question_id"] for q in questions}) == 120
-    assert Counter(q["category"] for q in questions) == {s: 24 for s in SUBJECTS}
+    assert Counter(q["category"] for q in questions) == dict.fromkeys(SUBJECTS, 24)
     assert Counter((q["category"], q["level"]) for q in questions) == {
         (s, level): 8 for s in SUBJECTS for level in ("1", "2", "3")
     }

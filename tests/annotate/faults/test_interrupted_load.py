@@ -27,7 +27,7 @@ from django.db import connection
 
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
 from annotate.services import loading
-from bench.bench_load_study import ROOT, PREPARE, run_django
+from bench.bench_load_study import PREPARE, ROOT, run_django
 
 N_QUESTIONS, N_MODELS, BATCH = 100, 6, 100  # 600 responses = 6 batches
 DATASET = "interrupted-bench"
@@ -78,7 +78,7 @@ def test_an_exception_after_half_the_batches_leaves_nothing(tmp_path, monkeypatc
     assert leftovers() == (1, 600, 100, 6, 1, 3)
 
 
-KILLED_LOAD = """
+KILLED_LOAD = f"""
 import sys, time
 from pathlib import Path
 from django.core.management import call_command
@@ -89,10 +89,10 @@ def batch_then_hang(*args):
     real(*args)
     marker.write_text("one batch written")
     time.sleep(120)  # SIGKILL arrives here, inside the transaction
-loading.RESPONSE_BATCH_SIZE = %d
+loading.RESPONSE_BATCH_SIZE = {BATCH}
 loading._write_response_batch = batch_then_hang
-call_command("load_responses", responses=Path(sys.argv[1]), dataset="%s", verbosity=0)
-""" % (BATCH, DATASET)
+call_command("load_responses", responses=Path(sys.argv[1]), dataset="{DATASET}", verbosity=0)
+"""
 
 COUNT = """
 import json
@@ -100,12 +100,12 @@ from tests.annotate.faults.test_interrupted_load import leftovers
 print(json.dumps(leftovers()))
 """
 
-LOAD = """
+LOAD = f"""
 import sys
 from pathlib import Path
 from django.core.management import call_command
-call_command("load_responses", responses=Path(sys.argv[1]), dataset="%s", verbosity=0)
-""" % DATASET
+call_command("load_responses", responses=Path(sys.argv[1]), dataset="{DATASET}", verbosity=0)
+"""
 
 
 def child_env(tmp_path: Path) -> dict[str, str]:

@@ -46,8 +46,7 @@ def stored(tmp_path: Path) -> dict[str, int]:
 def refused(stored: dict[str, int], *, name: str = "attempt", new_version: bool = False, **kwargs) -> list[Problem]:
     """Parse and load; expect LoadError; check that no table changed."""
     with pytest.raises(LoadError) as info:
-        parsed = parse_files(**kwargs)
-        response_set_load(parsed=parsed, name=name, new_version=new_version)
+        response_set_load(parsed=parse_files(**kwargs), name=name, new_version=new_version)
     assert counts() == stored
     return info.value.problems
 

@@ -15,8 +15,8 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 
-from annotate.services.api_tokens import api_token_create
 from annotate.models import Participation, Question, Subject
+from annotate.services.api_tokens import api_token_create
 from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.studies import invitation_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
@@ -121,7 +121,8 @@ def test_judgment_exports_guard_formulas(cast, via):
         content = client.get(reverse("annotate:study_judgments_csv", kwargs={"study_id": study.pk})).content
     else:
         client = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")
-        content = client.get(reverse("annotate:api_study_judgments", kwargs={"study_id": study.pk}), {"format": "csv"}).content
+        url = reverse("annotate:api_study_judgments", kwargs={"study_id": study.pk})
+        content = client.get(url, {"format": "csv"}).content
     cells = csv_cells(content)
     assert_guarded(cells)
     guarded = [c for c in cells if c.startswith("'=HYPERLINK(")]
@@ -136,7 +137,8 @@ def test_report_exports_guard_formulas(cast, via):
     if via == "site":
         client = Client()
         client.force_login(rita)
-        content = client.get(reverse("annotate:study_report_csv", kwargs={"study_id": study.pk}), {"n_boot": 20}).content
+        url = reverse("annotate:study_report_csv", kwargs={"study_id": study.pk})
+        content = client.get(url, {"n_boot": 20}).content
     else:
         client = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")
         content = client.get(reverse("annotate:api_study_report", kwargs={"study_id": study.pk}),

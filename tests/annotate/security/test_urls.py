@@ -27,15 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.db import models as dj_models
-from django.apps import apps
-from django.test import Client, override_settings
 from django.http import HttpResponse
+from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, include, path
 
-from annotate.services.api_tokens import api_token_create
 from annotate.models import (
     Assignment,
     Dataset,
@@ -47,6 +46,7 @@ from annotate.models import (
     Study,
     Subject,
 )
+from annotate.services.api_tokens import api_token_create
 from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
 from annotate.services.studies import ensure_role_groups, invitation_create
@@ -100,7 +100,7 @@ class Access:
 
 
 def everyone(outcome: Outcome) -> dict[str, Outcome]:
-    return {role: outcome for role in ROLES}
+    return dict.fromkeys(ROLES, outcome)
 
 
 def roles(anonymous, evaluator, other_evaluator, researcher, admin) -> dict[str, Outcome]:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 LABEL = "upload"
 
 
-@pytest.mark.parametrize("source, expected", [
+@pytest.mark.parametrize(("source", "expected"), [
     ("scores.csv:12", ("scores.csv", 12)),  # tabular "file:row"
     ("org__m/samples_gsm8k_2025-01-01T10-00-00.1.jsonl:7", ("org__m/samples_gsm8k_2025-01-01T10-00-00.1.jsonl", 7)),
     ("a:b/log.jsonl:3", ("a:b/log.jsonl", 3)),  # only the part after the last ":" is the row

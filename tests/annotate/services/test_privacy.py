@@ -56,7 +56,7 @@ def cast():
 
 
 def test_the_command_deletes_the_account_and_background_and_keeps_the_judgments(cast):
-    study, _, ada, ada_second, _, _, _ = cast
+    _study, _, ada, ada_second, _, _, _ = cast
     user_id = ada.user.pk
     judgments = sorted(Judgment.objects.filter(participation=ada).values_list("pair_id", "choice", "seconds"))
     assert len(judgments) == 4

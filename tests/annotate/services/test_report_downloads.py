@@ -57,7 +57,7 @@ def test_the_zip_holds_one_tidy_csv_per_table_the_json_the_judgments_and_a_codeb
 
 
 def test_pandas_reads_ids_as_integers_and_the_values_are_the_json(downloaded):
-    study, stored, archive, _ = downloaded
+    _study, _stored, archive, _ = downloaded
     report = json.loads(archive.read("report.json"))
 
     pairs = read(archive, "pairs.csv")

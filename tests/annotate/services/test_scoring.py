@@ -68,7 +68,7 @@ def test_it_builds_the_matrix_with_nan_where_unobserved_in_id_order(tiny):
 
 
 def test_it_restricts_to_models_and_datasets_and_drops_empty_rows(tiny):
-    (q1, q2, q3), (m1, m2, m3) = tiny["q"], tiny["m"]
+    (q1, _q2, _q3), (m1, _m2, m3) = tiny["q"], tiny["m"]
     matrix = response_matrix(response_set=tiny["rs"], model_ids=[m3.pk, m1.pk], dataset_ids=[tiny["d"][0].pk])
     # q2 has no response from m1 or m3, q3 is in D2: only q1 is left
     assert matrix.question_ids.tolist() == [q1.pk]
@@ -91,21 +91,21 @@ def test_it_rejects_malformed_id_lists(tiny, bad):
 
 # --- the scoring service ------------------------------------------------------------
 
+import dataclasses  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from django.test import override_settings  # noqa: E402
 
 import annotate.demo_data  # noqa: E402
+import scoring.methods as registry  # noqa: E402
 from annotate.loaders.tabular import parse_folder  # noqa: E402
 from annotate.models import MethodResult, ModelResult, QuestionResult, RunStatus  # noqa: E402
-import dataclasses  # noqa: E402
-import scoring.methods as registry  # noqa: E402
-from scoring.methods import get_method, method_keys  # noqa: E402
 from annotate.services import scoring as service  # noqa: E402
 from annotate.services.loading import response_set_load  # noqa: E402
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy  # noqa: E402
 from scoring.eip import eip  # noqa: E402
 from scoring.irt import irt_1pl, irt_2pl, irt_mirt  # noqa: E402
+from scoring.methods import get_method, method_keys  # noqa: E402
 
 DEMO = Path(annotate.demo_data.__file__).parent
 FAST = {"mirt_epochs": 60, "mirt_seed": 7}
@@ -220,7 +220,7 @@ def test_it_scores_a_subset_of_models(demo_set):
 
 
 def test_it_scores_a_subset_of_datasets_by_hand(tiny):
-    (q1, q2, q3), (m1, m2, m3) = tiny["q"], tiny["m"]
+    (_q1, _q2, q3), (m1, _m2, m3) = tiny["q"], tiny["m"]
     run = service.scoring_run_create(response_set=tiny["rs"], dataset_ids=[tiny["d"][1].pk], params=FAST)
     service.scoring_run_execute(run=run)
     # Only q3 (dataset D2) is left, answered by m1 (credit 0) and m3 (0.25); m2 never saw it.
@@ -324,7 +324,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.urls import path, reverse  # noqa: E402
 
-import annotate.admin.scoring  # noqa: E402,F401  registers the ScoringRun admin
+import annotate.admin.scoring  # noqa: E402  registers the ScoringRun admin
 
 # This module doubles as the URLconf of the admin test: it routes the admin
 # after the ScoringRun admin is registered, whatever annotate/admin/__init__.py imports.

@@ -95,7 +95,8 @@ def test_it_leaves_out_questions_every_model_solved_or_failed_unless_asked():
 def test_it_can_restrict_to_some_subjects():
     catalog = make_catalog(subjects=("Mathematics", "Physics", "Law"), per_subject=4)
     law = Subject.objects.get(name="Law")
-    study = study_create(name="law only", run=catalog.run, datasets=[catalog.dataset], subjects=[law], n_pairs=6, seed=2)
+    study = study_create(name="law only", run=catalog.run, datasets=[catalog.dataset], subjects=[law],
+                         n_pairs=6, seed=2)
     assert {Question.objects.get(pk=a).subject_id for a, _ in pair_set(study)} == {law.pk}
     assert list(study.subjects.all()) == [law]
     stray = Subject.objects.create(name="Astrology")
@@ -111,7 +112,8 @@ def test_methods_disagree_stores_the_number_of_disagreeing_baselines():
         a, b = values[pair.question_a_id], values[pair.question_b_id]
         # Slow, obvious count: baselines ordering the pair opposite to EIP.
         expected = sum(
-            (a["eip"] - b["eip"]) * (a[m] - b[m]) < 0 for m in ("simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl", "irt_mirt")
+            (a["eip"] - b["eip"]) * (a[m] - b[m]) < 0
+            for m in ("simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl", "irt_mirt")
         )
         assert pair.stratum == expected, (pair, expected)
     assert max(study.pairs.values_list("stratum", flat=True)) >= 1

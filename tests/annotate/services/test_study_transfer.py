@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -38,7 +38,7 @@ from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
 
-T0 = datetime(2025, 3, 4, 9, 0, 0, 123456, tzinfo=dt_timezone.utc)
+T0 = datetime(2025, 3, 4, 9, 0, 0, 123456, tzinfo=UTC)
 ADA = ["left", "right", "skip", "left", "left", "right"]
 BOB = ["right", "left"]
 
@@ -152,7 +152,7 @@ def test_a_version_1_export_with_one_field_per_method_still_imports(transfer_stu
 
 
 def test_the_export_holds_what_was_judged(transfer_study, tmp_path):
-    study, ada_done, bob_done = transfer_study
+    study, ada_done, _bob_done = transfer_study
     document = export_to(tmp_path / "doc.json", study)
     assert document["schema_version"] == 2
     by_name = {e["pseudonym"]: e for e in document["evaluators"]}

@@ -10,8 +10,8 @@ import io
 import os
 import re
 import stat
-import zipfile
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +22,11 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.services.api_tokens import api_token_create
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
-from annotate.services import loading
-from annotate.services import uploads as service
+from annotate.services import loading, uploads as service
+from annotate.services.api_tokens import api_token_create
 from tests.annotate.factories import make_user
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
@@ -323,7 +322,7 @@ def test_confirm_parses_again_when_the_stored_bytes_changed(admin_client, calls,
 
 
 def test_a_load_refuses_a_plan_made_for_another_parse(tmp_path):
-    uploaded, on_disk, _ = inspect_log(tmp_path)
+    _uploaded, on_disk, _ = inspect_log(tmp_path)
     options = service.UploadOptions(name="x")
     checked = service.upload_check(source=service.UploadSource(logs=tuple(on_disk)), options=options)
     other = service.upload_parse(source=service.UploadSource(logs=tuple(on_disk)), options=options)

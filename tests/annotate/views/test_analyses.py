@@ -5,9 +5,9 @@ Cast: ``owner`` (staff), ``rita`` (researcher), ``eve`` (evaluator), anonymous.
 """
 from __future__ import annotations
 
-import re
 import io
 import json
+import re
 import zipfile
 
 import numpy as np
@@ -19,8 +19,8 @@ from django.urls import reverse
 
 from annotate.models import AnalysisRun, RunStatus
 from annotate.services import analyses as service
-from scoring.baselines import accuracy
 from scoring.analyses import eip_vs_accuracy
+from scoring.baselines import accuracy
 from scoring.eip import eip
 from tests.annotate.factories import make_user
 from tests.annotate.services.analyses.test_runs import guttman, load_matrix
@@ -66,7 +66,8 @@ def _urls(run: AnalysisRun) -> list[str]:
     ids = {"analysis_id": run.pk}
     return [reverse("annotate:analyses"), reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"}),
             reverse("annotate:analysis_run", kwargs=ids), reverse("annotate:analysis_run_json", kwargs=ids),
-            reverse("annotate:analysis_run_csv", kwargs=ids), reverse("annotate:analysis_run_plot", kwargs={**ids, "fmt": "svg"}),
+            reverse("annotate:analysis_run_csv", kwargs=ids),
+            reverse("annotate:analysis_run_plot", kwargs={**ids, "fmt": "svg"}),
             reverse("annotate:analysis_run_table_csv", kwargs={**ids, "table": "windows"}),
             reverse("annotate:analysis_run_zip", kwargs=ids), reverse("annotate:analysis_run_codebook", kwargs=ids)]
 
@@ -166,7 +167,8 @@ def test_a_failed_run_shows_its_error(cast):
     run = service.analysis_run_create(kind="dataset_robustness", response_set=rs)
     with pytest.raises(ValueError):
         service.analysis_run_execute(run=run)
-    page = client_for(cast["rita"]).get(reverse("annotate:analysis_run", kwargs={"analysis_id": run.pk})).content.decode()
+    url = reverse("annotate:analysis_run", kwargs={"analysis_id": run.pk})
+    page = client_for(cast["rita"]).get(url).content.decode()
     assert "The run failed: ValueError: groups must hold at least 2 distinct datasets" in page
     assert "http-equiv" not in page
 
@@ -200,8 +202,8 @@ def test_downloads_parse_back_and_need_a_finished_run(rs, cast):
     queued = service.analysis_run_create(kind="profiles", response_set=rs)
     for name in ("analysis_run_json", "analysis_run_csv", "analysis_run_zip", "analysis_run_codebook"):
         assert client.get(reverse(f"annotate:{name}", kwargs={"analysis_id": queued.pk})).status_code == 404
-    assert client.get(reverse("annotate:analysis_run_table_csv", kwargs={"analysis_id": queued.pk, "table": "models"})) \
-        .status_code == 404
+    table_url = reverse("annotate:analysis_run_table_csv", kwargs={"analysis_id": queued.pk, "table": "models"})
+    assert client.get(table_url).status_code == 404
 
 
 # --- the parameter form: one form, the values on screen (tester's report) -----------------------
@@ -213,7 +215,8 @@ def _params_form(body: str) -> str:
 
 
 def test_it_puts_both_buttons_in_the_form_that_holds_the_visible_fields(rs, cast):
-    body = client_for(cast["rita"]).get(reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"})).content.decode()
+    url = reverse("annotate:analysis_kind", kwargs={"kind": "rank_changes"})
+    body = client_for(cast["rita"]).get(url).content.decode()
     form = _params_form(body)
     assert 'name="alpha"' in form and 'name="response_set"' in form
     assert 'value="run"' in form and 'value="show"' in form
@@ -278,7 +281,8 @@ def test_it_prints_whole_ranks_without_decimals_and_says_how_ties_are_ranked(cas
     tied = load_matrix(np.column_stack([G, G[:, 1]]), name="ties", datasets=["x"] * 6,
                        models=["m0", "m1", "m2", "m1-twin"])
     run = service.analysis_run_execute(run=service.analysis_run_create(kind="rank_changes", response_set=tied))
-    page = client_for(cast["rita"]).get(reverse("annotate:analysis_run", kwargs={"analysis_id": run.pk})).content.decode()
+    url = reverse("annotate:analysis_run", kwargs={"analysis_id": run.pk})
+    page = client_for(cast["rita"]).get(url).content.decode()
     table = page[page.index('id="table-models"'):]
     table = table[:table.index("</table>")]
     rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(<td>.*?)</tr>", table)]

@@ -133,9 +133,11 @@ def test_onboarding_then_guidelines_then_judging(study):
     assert client.get(entry).url == reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})
     assert client.get(judge_url(study)).url == reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})
     page = client.get(reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})).content.decode()
-    for label in ("Computer Science", "Humanities", "Arts", "Associate", "Bachelor&#x27;s student", "PhD student", "Mathematics", "Physics"):
+    for label in ("Computer Science", "Humanities", "Arts", "Associate", "Bachelor&#x27;s student", "PhD student",
+                  "Mathematics", "Physics"):
         assert label in page
-    bad = client.post(reverse("annotate:study_onboarding", kwargs={"study_id": study.pk}), {"field_of_study": "astrology"})
+    bad = client.post(reverse("annotate:study_onboarding", kwargs={"study_id": study.pk}),
+                      {"field_of_study": "astrology"})
     assert bad.status_code == 200 and "Select a valid choice" in bad.content.decode()
     physics = study.subjects.get(name="Physics")
     response = client.post(
@@ -180,7 +182,7 @@ def test_each_evaluator_gets_their_own_order(study, ada):
 
 
 def test_it_stores_one_judgment_with_the_displayed_order_and_redirects(study, ada):
-    participation, client = ada
+    _participation, client = ada
     pair_id, left_id = shown(client, study)
     response = answer(client, study, pair_id, left_id, "right", client_ms="4250")
     assert response.status_code == 302 and response.url == judge_url(study)
@@ -236,7 +238,7 @@ def test_a_pair_never_shown_cannot_be_answered(study, ada):
 
 
 def test_a_skip_is_recorded_not_shown_again_and_stays_open_for_others(study, ada):
-    participation, client = ada
+    _participation, client = ada
     pair_id, left_id = shown(client, study)
     answer(client, study, pair_id, left_id, "skip")
     skip = Judgment.objects.get()
@@ -378,8 +380,8 @@ def test_the_database_refuses_a_second_judgment_and_inconsistent_rows(study, ada
     pair = study.pairs.get(pk=pair_id)
     other_id = pair.question_b_id if left_id == pair.question_a_id else pair.question_a_id
     now = timezone.now()
-    base = dict(participation=participation, pair=pair, left_question_id=left_id, shown_at=now,
-                submitted_at=now, seconds=1.0)
+    base = {"participation": participation, "pair": pair, "left_question_id": left_id, "shown_at": now,
+            "submitted_at": now, "seconds": 1.0}
     with pytest.raises(IntegrityError), transaction.atomic():  # one judgment per evaluator and pair
         Judgment.objects.create(choice="right", harder_question_id=other_id, **base)
     bo = make_evaluator(study, "bo")

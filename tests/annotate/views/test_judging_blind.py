@@ -82,7 +82,8 @@ def test_no_evaluator_facing_response_reveals_models_scores_or_peers(settings):
     for _ in range(8):
         page = bo.get(reverse("annotate:study_judge", kwargs={"study_id": study.pk})).content.decode()
         pid, lid = FORM_RE.search(page).groups()
-        bo.post(reverse("annotate:study_judge", kwargs={"study_id": study.pk}), {"pair": pid, "left": lid, "choice": "left"})
+        bo.post(reverse("annotate:study_judge", kwargs={"study_id": study.pk}),
+                {"pair": pid, "left": lid, "choice": "left"})
 
     web = Recorder(Client())
     sid = study.pk

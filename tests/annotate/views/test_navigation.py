@@ -99,7 +99,8 @@ def test_the_report_links_back_to_manage_for_staff_only():
 
 def test_the_manage_page_shows_external_question_ids_and_evaluator_pseudonyms(cast):
     study = cast["study"]
-    body = client_for(cast["owner"]).get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
+    url = reverse("annotate:study_manage", kwargs={"study_id": study.pk})
+    body = client_for(cast["owner"]).get(url).content.decode()
     matrix = body[body.index('class="matrix"'):]
     for pair in Pair.objects.filter(study=study).select_related("question_a", "question_b"):
         # make_catalog names questions q<subject>-<k>; the database ids are plain integers

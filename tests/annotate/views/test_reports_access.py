@@ -94,7 +94,8 @@ def test_downloads_have_the_right_types_and_names(cast):
     assert csv["Content-Disposition"] == f'attachment; filename="study-{study.pk}-report.csv"'
     judgments = client.get(reverse("annotate:study_judgments_csv", kwargs=kw))
     assert judgments.content.startswith(BOM) and judgments.content.count(b"\r\n") == 14
-    svg = client.get(reverse("annotate:study_report_plot", kwargs={**kw, "name": "agreement", "fmt": "svg"}) + "?n_boot=20")
+    svg = client.get(reverse("annotate:study_report_plot", kwargs={**kw, "name": "agreement", "fmt": "svg"})
+                     + "?n_boot=20")
     assert svg["Content-Type"] == "image/svg+xml" and svg["Content-Disposition"].startswith("inline")
 
 
@@ -127,7 +128,8 @@ def _section(html: str, key: str) -> str:
 
 def test_the_page_shows_each_note_once_background_labels_and_plural_votes(cast):
     study, _, rhea = cast[:3]
-    html = client_for(rhea).get(reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20").content.decode()
+    url = reverse("annotate:study_report", kwargs={"study_id": study.pk})
+    html = client_for(rhea).get(url + "?n_boot=20").content.decode()
     for key in ("table2", "kappa"):
         notes = re.findall(r"<li>(.*?)</li>", _section(html, key).split('class="muted small notes"')[1])
         texts = [note.split(": ", 1)[1] for note in notes]

@@ -77,7 +77,8 @@ def client_for(user) -> Client:
 
 
 def _urls(run: ScoringRun) -> list[str]:
-    return [reverse("annotate:results")] + [reverse(f"annotate:{name}", kwargs={"run_id": run.pk}) for name in RUN_PAGES]
+    return [reverse("annotate:results"),
+            *(reverse(f"annotate:{name}", kwargs={"run_id": run.pk}) for name in RUN_PAGES)]
 
 
 def test_staff_and_researchers_see_every_page(scored, cast):
@@ -203,7 +204,8 @@ def test_the_leaderboard_explains_ties_and_labels_mirt_as_a_norm(cast):
 
 def test_the_run_page_lists_every_method(scored, cast):
     html = client_for(cast[1]).get(reverse("annotate:run_detail", kwargs={"run_id": scored[0].pk})).content.decode()
-    for label in ("EIP", "Simple rank", "Accuracy", "Dataset-weighted accuracy", "1PL IRT", "2PL IRT", "Multidimensional IRT"):
+    for label in ("EIP", "Simple rank", "Accuracy", "Dataset-weighted accuracy", "1PL IRT", "2PL IRT",
+                  "Multidimensional IRT"):
         assert f"<td>{label}</td>" in html
     assert "L1 residual" in html and "kept: 4" in html
 
@@ -218,5 +220,6 @@ def test_the_home_page_links_each_role_to_its_pages(cast):
     researcher_page = client_for(rita).get(home).content.decode()
     assert f'href="{reverse("annotate:results")}"' in researcher_page and 'href="/admin/"' not in researcher_page
     evaluator_page = client_for(eve).get(home).content.decode()
-    assert f'href="{reverse("annotate:studies")}"' in evaluator_page and f'href="{reverse("annotate:results")}"' not in evaluator_page
+    assert f'href="{reverse("annotate:studies")}"' in evaluator_page
+    assert f'href="{reverse("annotate:results")}"' not in evaluator_page
     assert f'href="{reverse("annotate:results")}"' not in Client().get(home).content.decode()

@@ -60,7 +60,7 @@ def test_anonymous_visitors_are_sent_to_login(cast):
 
 
 def test_an_evaluator_cannot_reach_another_study(cast):
-    study, other, _, ada, _ = cast
+    _study, other, _, ada, _ = cast
     client = client_for(ada.user)
     for name in EVALUATOR_PAGES:
         assert client.get(reverse(f"annotate:{name}", kwargs={"study_id": other.pk})).status_code == 404, name
@@ -73,7 +73,8 @@ def test_an_evaluator_cannot_reach_staff_pages_or_the_admin(cast):
     for name in STAFF_PAGES:
         assert client.get(reverse(f"annotate:{name}", kwargs={"study_id": study.pk})).status_code == 403
     for name in STAFF_POSTS:
-        assert client.post(reverse(f"annotate:{name}", kwargs={"study_id": study.pk}), {"status": "closed"}).status_code == 403
+        response = client.post(reverse(f"annotate:{name}", kwargs={"study_id": study.pk}), {"status": "closed"})
+        assert response.status_code == 403
     assert Invitation.objects.count() == 0
     study.refresh_from_db()
     assert study.status == StudyStatus.OPEN
@@ -101,7 +102,8 @@ def test_staff_see_every_study_and_manage_invitations_and_status(cast):
     invitation = Invitation.objects.get(study=study)
     page = client.get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
     assert f"http://testserver/join/{invitation.token}/" in page and "class of 2026" in page
-    client.post(reverse("annotate:study_invitation_revoke", kwargs={"study_id": study.pk, "invitation_id": invitation.pk}))
+    client.post(reverse("annotate:study_invitation_revoke",
+                        kwargs={"study_id": study.pk, "invitation_id": invitation.pk}))
     invitation.refresh_from_db()
     assert invitation.revoked_at is not None
     assert Client().get(reverse("annotate:study_join", kwargs={"token": invitation.token})).status_code == 404

@@ -33,8 +33,8 @@ def test_it_detects_each_format_and_returns_the_contract_shape(tmp_path, fmt):
     assert parsed.file_format == fmt
     assert parsed.options["format"] == fmt
     # The contract's columns, plus "source" ("file:where", as the tabular loaders add it).
-    assert list(parsed.questions.columns) == QUESTION_COLUMNS + ["source"]
-    assert list(parsed.models.columns) == MODEL_COLUMNS + ["source"]
+    assert list(parsed.questions.columns) == [*QUESTION_COLUMNS, "source"]
+    assert list(parsed.models.columns) == [*MODEL_COLUMNS, "source"]
     assert list(parsed.responses.columns) == RESPONSE_COLUMNS
     assert parsed.questions["source"].str.len().gt(0).all()
     assert parsed.models["source"].str.len().gt(0).all()

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from annotate.loaders.base import LoadError, Problem
-from annotate.loaders.harness import parse_harness_logs
-from annotate.loaders.harness import _common, lm_eval
+from annotate.loaders.harness import _common, lm_eval, parse_harness_logs
 from tests.annotate.harness_fixtures import (
     LM_MODELS,
     LM_OLD_MODEL,
@@ -180,7 +179,7 @@ def test_it_refuses_a_dict_a_pair_a_null_and_a_string_with_file_line_and_key(tmp
 
 
 def test_it_refuses_nan_and_credit_outside_the_unit_interval(tmp_path):
-    folder, name = _write_bad_run(tmp_path, [float("nan"), 1.5, -0.25])
+    folder, _name = _write_bad_run(tmp_path, [float("nan"), 1.5, -0.25])
     with pytest.raises(LoadError) as err:
         parse_harness_logs(folder)
     assert [(p.row, p.message) for p in err.value.problems] == [
@@ -245,7 +244,7 @@ def test_a_samples_file_named_alone_finds_its_results_file_beside_it(real_lm_eva
 
 
 def test_it_pairs_a_results_file_named_by_output_path_through_its_timestamp(tmp_path):
-    folder, name = _write_bad_run(tmp_path, [1.0, 0.0])
+    folder, _name = _write_bad_run(tmp_path, [1.0, 0.0])
     results = next(folder.glob("results_*.json"))
     results.rename(folder / results.name.replace("results_", "my_eval_"))
     (folder / "my_eval_2024-01-01T00-00-00.000000.json").write_text(json.dumps(

@@ -128,7 +128,7 @@ def test_it_loads_mmlu_pro_through_the_command(shared_data):
     with open(folder / "responses_binary.csv", newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         models = next(reader)[1:]
-        matrix = [row for row in reader]
+        matrix = list(reader)
     observed = sum(1 for row in matrix for cell in row[1:] if cell.strip() != "")
     started = time.perf_counter()
     output = run("--folder", str(folder), "--dataset", "MMLU-Pro", "--subject-column", "category",

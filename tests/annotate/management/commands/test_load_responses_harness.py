@@ -169,7 +169,7 @@ def test_a_bad_value_refuses_the_whole_load_naming_file_line_and_key(tmp_path):
     assert f"{name}, row 2, column 'acc': " + _common.DICT_NOT_A_SCORE.format(value='{"score": 1}') in text
     assert f"{name}, row 4, column 'acc': " + _common.NULL_NOT_A_SCORE in text
     assert f"{name}, row 6, column 'acc': " + _common.LIST_NOT_A_SCORE.format(value="[1, 0]") in text
-    assert counts() == {name: 0 for name in counts()}
+    assert counts() == dict.fromkeys(counts(), 0)
 
 
 def test_skip_invalid_loads_the_rest_and_the_summary_counts_the_skips(tmp_path):

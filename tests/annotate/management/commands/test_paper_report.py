@@ -93,7 +93,9 @@ def test_a_failing_analysis_is_reported_and_the_others_are_written(small, tmp_pa
     with pytest.raises(CommandError) as info:
         run_command("--response-set", "small", "--out", str(tmp_path), "--analyses", "dataset_robustness,profiles",
                     "--group-by", "subject")
-    assert str(info.value) == f"1 of 2 analyses failed (dataset_robustness); the others are in {tmp_path} (see index.md)"
+    assert str(info.value) == (
+        f"1 of 2 analyses failed (dataset_robustness); the others are in {tmp_path} (see index.md)"
+    )
     assert sorted(p.name for p in (tmp_path / "profiles").iterdir()) == sorted(FILES + TABLES["profiles"])
     assert not (tmp_path / "dataset_robustness").exists()
     index = (tmp_path / "index.md").read_text(encoding="utf-8")

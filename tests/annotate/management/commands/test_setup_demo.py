@@ -127,5 +127,5 @@ def test_it_loads_another_folder_keeping_every_extra_question_column(tmp_path):
 
 
 def test_it_refuses_a_folder_without_responses(tmp_path):
-    with pytest.raises(CommandError, match="has no responses_binary.csv"):
+    with pytest.raises(CommandError, match=r"has no responses_binary\.csv"):
         run("--data", str(tmp_path))

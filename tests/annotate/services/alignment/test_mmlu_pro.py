@@ -123,7 +123,8 @@ def _print_headline(report: dict) -> None:
         print(f"  {key:20s} agreement {_fmt(c['agreement'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]  "
               f"kappa {_fmt(c['kappa']['value'], False)} "
               f"[{_fmt(kci[0], False) if kci else '-'}, {_fmt(kci[1], False) if kci else '-'}]  "
-              f"ties {c['n_ties']}/{c['n_pairs']}  mean over evaluators {_fmt(report['method_summary'][key]['agreement']['mean'])}")
+              f"ties {c['n_ties']}/{c['n_pairs']}  "
+              f"mean over evaluators {_fmt(report['method_summary'][key]['agreement']['mean'])}")
     for t in report["mcnemar"]:
         print(f"  McNemar EIP vs {t['method_b']}: b={t['b']} c={t['c']} p={t['p_value']:.4g}")
     irr = report["irr"]
@@ -142,4 +143,5 @@ def _print_headline(report: dict) -> None:
             f"{k} {_fmt(a['agreement'])}" for k, a in s["methods"].items()))
     cons = labels["scopes"]["study_pairs"]["consensus"]
     print(f"  consensus vs label: {_fmt(cons['agreement'])} over {cons['n']} pairs")
-    print("  spearman with label: " + ", ".join(f"{k} {_fmt(v['value'], False)}" for k, v in labels["spearman"].items()))
+    print("  spearman with label: "
+          + ", ".join(f"{k} {_fmt(v['value'], False)}" for k, v in labels["spearman"].items()))

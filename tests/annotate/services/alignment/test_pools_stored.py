@@ -87,7 +87,8 @@ def report_gets(study_id: int) -> list[str]:
     return [
         reverse("annotate:study_report", kwargs=kw), reverse("annotate:study_report_json", kwargs=kw),
         reverse("annotate:study_report_csv", kwargs=kw), reverse("annotate:study_report_zip", kwargs=kw),
-        *(reverse("annotate:study_report_plot", kwargs={**kw, "name": n, "fmt": "png"}) for n in ("pools", "agreement")),
+        *(reverse("annotate:study_report_plot", kwargs={**kw, "name": n, "fmt": "png"})
+          for n in ("pools", "agreement")),
     ]
 
 
@@ -108,7 +109,8 @@ def test_no_get_of_the_report_runs_eip_and_the_pools_equal_a_direct_computation(
     refuse_eip(monkeypatch)
     for url in report_gets(study.pk):
         assert researcher_client.get(url + "?n_boot=30").status_code == 200, url
-    report = researcher_client.get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=30").json()
+    report_url = reverse("annotate:study_report_json", kwargs={"study_id": study.pk})
+    report = researcher_client.get(report_url + "?n_boot=30").json()
     pools = report["pools"]
     assert (pools["status"], pools["analysis_run"], pools["available"], pools["alpha"]) == ("done", stored.pk, True,
                                                                                            0.85)
@@ -165,13 +167,15 @@ def test_the_button_queues_the_analysis_and_the_report_reads_it_once_done(resear
     [queued] = AnalysisRun.objects.filter(kind=AnalysisKind.POOLS)
     assert (queued.status, queued.response_set_id, queued.params["alpha"]) == (RunStatus.QUEUED,
                                                                                 run.response_set_id, 0.85)
-    again = researcher_client.post(reverse("annotate:study_report_pools", kwargs={"study_id": study.pk}), {"run": run.pk})
+    again = researcher_client.post(reverse("annotate:study_report_pools", kwargs={"study_id": study.pk}),
+                                   {"run": run.pk})
     assert again.status_code == 302 and AnalysisRun.objects.filter(kind=AnalysisKind.POOLS).count() == 1
 
     page = researcher_client.get(url + "?n_boot=20").content.decode()
     assert f"<strong>Model pools:</strong> the model-pool analysis {queued.pk} of response set" in page
     analysis_run_execute(run=queued)  # the worker
-    report = researcher_client.get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=20").json()
+    report_url = reverse("annotate:study_report_json", kwargs={"study_id": study.pk})
+    report = researcher_client.get(report_url + "?n_boot=20").json()
     assert (report["pools"]["status"], report["pools"]["analysis_run"]) == ("done", queued.pk)  # the cache refreshed
     assert len(report["pools"]["pools"]) == 6
 

@@ -46,7 +46,7 @@ def errors(value, schema, path="$") -> list[str]:
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(TYPES[t](value) for t in types):
-            return out + [f"{path}: {value!r} is not of type {types}"]
+            return [*out, f"{path}: {value!r} is not of type {types}"]
     if "enum" in schema and value not in schema["enum"]:
         out.append(f"{path}: {value!r} not in {schema['enum']}")
     if isinstance(value, dict):

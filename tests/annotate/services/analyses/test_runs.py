@@ -20,8 +20,7 @@ from django.test import override_settings
 from annotate.downloads import product_version
 from annotate.models import AnalysisRun, Dataset, LanguageModel, Question, Response, ResponseSet, RunStatus, Subject
 from annotate.services import analyses as service
-from annotate.services.analyses import params as params_module
-from annotate.services.analyses import runs as runs_module
+from annotate.services.analyses import params as params_module, runs as runs_module
 from scoring.analyses import (
     access_pools,
     accuracy_by_difficulty_tertile,
