@@ -55,6 +55,10 @@ ERR_DECLARED = "{what} column {column!r} of method {key!r} must be one of its de
 ERR_OUTPUT = "method {key!r} returned {what} columns {got}; it declares {declared}"
 ERR_SHAPE = "method {key!r} returned {what} column {column!r} of shape {shape}; expected ({n},)"
 ERR_KEY = "method key must be a non-empty identifier; got {key!r}"
+ERR_LABEL_PREFIX = (
+    "the {column} header {text!r} of method {key!r} must start with its label {label!r} "
+    "(one name per method on every page)"
+)
 ERR_TOLERANCE = "tie_tolerance of method {key!r} must be a finite number >= 0; got {value!r}"
 
 
@@ -159,7 +163,8 @@ class DifficultyMethod:
     description : str, default ""
         One line for codebooks: scale and units of the difficulty.
     column_labels : mapping of str to str, optional
-        Display header of each stored column (default: the method's label).
+        Display header of each stored column (default: the method's label);
+        each starts with the label, so a method has one name on every page.
     column_decimals : mapping of str to int, optional
         Decimals shown for each stored column (default 3).
     column_units : mapping of str to str, optional
@@ -192,6 +197,9 @@ class DifficultyMethod:
         tol = self.tie_tolerance
         if not isinstance(tol, int | float) or isinstance(tol, bool) or not math.isfinite(tol) or tol < 0:
             raise ValueError(ERR_TOLERANCE.format(key=self.key, value=tol))
+        for header_of, text in [*self.column_labels.items(), ("competency", self.competency_label)]:
+            if text and not text.startswith(self.label):
+                raise ValueError(ERR_LABEL_PREFIX.format(key=self.key, column=header_of, text=text, label=self.label))
         for what, column, columns in (
             ("question", self.difficulty_column, self.question_columns),
             ("model", self.competency_column, self.model_columns),
@@ -332,36 +340,36 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         key="simple_rank", label="Simple rank", runner=_run_simple_rank,
         question_columns=("simple_rank",), difficulty_column="simple_rank", cost=0.1, tie_tolerance=1e-12,
         column_decimals={"simple_rank": 2},
-        description="failures over observed cells, in [0, 1]",
+        column_units={"simple_rank": "failures: sum over observed models of (1 - credit), in [0, n_models]"},
+        description="sum over observed models of (1 - credit): with 0/1 credit, the number of models that failed",
     ),
     DifficultyMethod(
         key="accuracy", label="Accuracy", runner=_run_accuracy,
         question_columns=("accuracy_difficulty",), model_columns=("accuracy",),
         difficulty_column="accuracy_difficulty", competency_column="accuracy", required=True, cost=0.1,
         tie_tolerance=1e-12, description="1 - mean credit over observed models, in [0, 1]",
-        column_labels={"accuracy_difficulty": "1 − accuracy", "accuracy": "Accuracy"},
+        column_labels={"accuracy_difficulty": "Accuracy (1 − mean credit)"},
         column_units={"accuracy": "mean credit over observed questions, in [0, 1]"},
     ),
     DifficultyMethod(
         key="weighted_accuracy", label="Dataset-weighted accuracy", runner=_run_weighted_accuracy,
         model_columns=("weighted_accuracy",), competency_column="weighted_accuracy", cost=0.1,
-        competency_label="Weighted acc.", description="model competency only: accuracy with datasets weighted",
+        description="model competency only: accuracy with datasets weighted",
         column_units={"weighted_accuracy": "mean over datasets of the accuracy within each, in [0, 1]"},
     ),
     DifficultyMethod(
         key="irt_1pl", label="1PL IRT", runner=_run_jml("irt_1pl"),
         question_columns=("irt_1pl",), model_columns=("irt_1pl",), difficulty_column="irt_1pl",
         competency_column="irt_1pl", cost=3.0, residual_label=_JML_RESIDUAL,
-        competency_label="1PL θ", description="Rasch difficulty b, logits",
-        column_labels={"irt_1pl": "1PL"}, column_decimals={"irt_1pl": 2},
+        description="Rasch difficulty b, logits", column_decimals={"irt_1pl": 2},
         column_units={"irt_1pl": "logits (questions: difficulty b; models: ability theta)"},
     ),
     DifficultyMethod(
         key="irt_2pl", label="2PL IRT", runner=_run_jml("irt_2pl"),
         question_columns=("irt_2pl", "irt_2pl_discrimination"), model_columns=("irt_2pl",),
         difficulty_column="irt_2pl", competency_column="irt_2pl", cost=8.0, residual_label=_JML_RESIDUAL,
-        competency_label="2PL θ", description="2PL difficulty b, logits (irt_2pl_discrimination: a)",
-        column_labels={"irt_2pl": "2PL", "irt_2pl_discrimination": "2PL a"},
+        description="2PL difficulty b, logits (irt_2pl_discrimination: a)",
+        column_labels={"irt_2pl_discrimination": "2PL IRT discrimination a"},
         column_decimals={"irt_2pl": 2, "irt_2pl_discrimination": 2},
         column_units={"irt_2pl": "logits (questions: difficulty b; models: ability theta)",
                       "irt_2pl_discrimination": "discrimination a, per logit"},
@@ -370,12 +378,12 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         key="irt_mirt", label="Multidimensional IRT", runner=_run_mirt,
         question_columns=("irt_mirt",), model_columns=("irt_mirt",), difficulty_column="irt_mirt",
         competency_column="irt_mirt", cost=20.0,
-        competency_label="MIRT |θ| 0–100",
+        competency_label="Multidimensional IRT |θ| 0–100",
         competency_note="the paper's norm-based MIRT score (appendix H.4): the length ‖θ‖ of each model's "
         "multidimensional ability vector, min-max scaled over the models to 0–100. It ignores the vector's "
         "direction, so a weak model far from the origin can score high: it does not order models by skill.",
         description="multidimensional IRT intercept-based difficulty (paper H.4), logits",
-        column_labels={"irt_mirt": "MIRT"}, column_decimals={"irt_mirt": 2},
+        column_decimals={"irt_mirt": 2},
         column_units={"irt_mirt": "questions: intercept-based difficulty, logits; models: norm |theta| "
                                   "min-max scaled to 0-100"},
     ),

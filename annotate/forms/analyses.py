@@ -22,7 +22,7 @@ def _field(name: str, default) -> forms.Field:
         return forms.ChoiceField(choices=[("1pl", "1PL"), ("uniform", "uniform")], label="density model")
     if name == "group_by":
         return forms.CharField(max_length=120, label="group by",
-                               help_text="dataset, subject, or metadata:<key> (a question metadata column)")
+                               help_text="dataset, subject, or metadata:KEY (KEY = a question metadata column)")
     return forms.IntegerField(min_value=1, label=name.replace("_", " "))
 
 

@@ -36,6 +36,7 @@ class ScoreColumn:
     header: str
     decimals: int
     note: str = ""
+    unit: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def _cells(result: QuestionResult | ModelResult, columns: list[ScoreColumn]) -> 
 
 def question_score_columns() -> list[ScoreColumn]:
     """Every stored per-question column, in registry order."""
-    return [ScoreColumn(c, m.key, m.column_label(c), m.decimals(c))
+    return [ScoreColumn(c, m.key, m.column_label(c), m.decimals(c), unit=m.unit(c))
             for m in registered_methods() for c in m.question_columns]
 
 
@@ -64,7 +65,8 @@ def model_score_columns() -> list[ScoreColumn]:
         for c in m.model_columns:
             competency = c == m.competency_column
             header = m.competency_header if competency and m.competency_label else m.column_label(c)
-            out.append(ScoreColumn(c, m.key, header, m.decimals(c), m.competency_note if competency else ""))
+            out.append(ScoreColumn(c, m.key, header, m.decimals(c), m.competency_note if competency else "",
+                                   unit=m.unit(c)))
     return out
 
 
@@ -257,7 +259,7 @@ def _method_column(method: DifficultyMethod, column: str, *, kind: str) -> Colum
             else method.column_label(column)
     note = f" ({method.competency_note})" if kind == "model" and column == method.competency_column \
         and method.competency_note else ""
-    return Column(column, "number", f"{header}: {method.label}, {role}; blank where undefined{note}",
+    return Column(column, "number", f"{header}: {role}; blank where undefined{note}",
                   method.unit(column))
 
 

@@ -49,7 +49,7 @@ TOY = DifficultyMethod(
     key="toy", label="Toy squared failures", runner=_toy_runner,
     question_columns=("toy_difficulty",), model_columns=("toy_competency",),
     difficulty_column="toy_difficulty", competency_column="toy_competency", cost=0.1,
-    column_labels={"toy_difficulty": "Toy difficulty", "toy_competency": "Toy competency"},
+    column_labels={"toy_difficulty": "Toy squared failures (difficulty)", "toy_competency": "Toy squared failures (competency)"},
     column_decimals={"toy_difficulty": 4, "toy_competency": 4},
 )
 
@@ -100,11 +100,11 @@ def test_the_toy_method_shows_on_the_leaderboard_and_question_list(scored):
     client.force_login(make_user("rita", staff=True))
     _, competency = _expected(scored)
     html = client.get(reverse("annotate:run_models", kwargs={"run_id": scored.pk})).content.decode()
-    assert "Toy competency" in html
+    assert "Toy squared failures (competency)" in html
     for value in competency.values():
         assert f'<td class="num">{value:.4f}</td>' in html
     html = client.get(reverse("annotate:run_questions", kwargs={"run_id": scored.pk})).content.decode()
-    assert "Toy difficulty" in html
+    assert "Toy squared failures (difficulty)" in html
     difficulty, _ = _expected(scored)
     first_page = run_questions(run=scored)[:QUESTIONS_PER_PAGE]
     for r in first_page:

@@ -109,3 +109,12 @@ def test_a_runner_that_fills_other_columns_than_declared_is_an_error():
 def test_an_unknown_key_names_the_known_ones():
     with pytest.raises(KeyError, match="unknown difficulty method 'nope'; known: \\['eip'"):
         get_method("nope")
+
+
+def test_every_header_starts_with_the_methods_label():
+    for m in registry.methods():
+        for column in (*m.question_columns, *m.model_columns):
+            assert m.column_label(column).startswith(m.label), (m.key, column)
+        assert m.competency_header.startswith(m.label)
+    with pytest.raises(ValueError, match="the c_q header 'Const' of method 'constant' must start with its label"):
+        dataclasses.replace(CONSTANT, column_labels={"c_q": "Const"})

@@ -197,7 +197,7 @@ def test_the_leaderboard_explains_ties_and_labels_mirt_as_a_norm(cast):
     rows = re.findall(r"<tr><td class=\"num\">(\d)</td><td>([a-z0-9-]+)</td>", html)
     assert rows == [("1", "eta-2b"), ("1", "zeta-1b"), ("3", "theta-3b")]
     assert "share the best rank of their group and the next rank is skipped" in html
-    assert "MIRT |θ| 0–100" in html and "MIRT 0–100" not in html
+    assert "Multidimensional IRT |θ| 0–100" in html and "MIRT 0–100" not in html
     assert "It ignores the vector&#x27;s direction" in html
     assert "does not order models by skill" in html
 

@@ -207,7 +207,7 @@ def test_a_registered_toy_method_is_a_column_of_both_tables(toy_run, rita):
     got = dict(zip(models["model_id"], models["toy_competency"]))
     assert max(abs(got[m] - v) for m, v in competency.items()) <= 1e-12
     codebook = _get(rita, "run_codebook", toy_run).content.decode()
-    assert "| `toy_difficulty` | number | Toy difficulty: Toy squared failures, its difficulty, higher = harder" \
+    assert "| `toy_difficulty` | number | Toy squared failures (difficulty): its difficulty, higher = harder" \
         in codebook
 
 
@@ -223,9 +223,9 @@ def test_the_codebook_names_every_column_the_parameters_and_the_version(small_ru
     for column in [*QUESTION_FIXED, *MODEL_FIXED, *(c for _, c in iter_columns("question")),
                    *(c for _, c in iter_columns("model")), "eip_rank", "accuracy_rank"]:
         assert f"| `{column}` |" in text, column
-    assert "| `irt_1pl` | number | 1PL: 1PL IRT, its difficulty, higher = harder; blank where undefined | " \
+    assert "| `irt_1pl` | number | 1PL IRT: its difficulty, higher = harder; blank where undefined | " \
            "logits (questions: difficulty b; models: ability theta) |" in text
-    assert "| `accuracy` | number | Accuracy: Accuracy, its competency, higher = better; blank where undefined | " \
+    assert "| `accuracy` | number | Accuracy: its competency, higher = better; blank where undefined | " \
            "mean credit over observed questions, in [0, 1] |" in text
     assert "## `questions.csv`, `questions.parquet`: Per-question difficulty" in text
     assert "## `methods.csv`: How each method's fit went" in text
