@@ -49,7 +49,8 @@ TOY = DifficultyMethod(
     key="toy", label="Toy squared failures", runner=_toy_runner,
     question_columns=("toy_difficulty",), model_columns=("toy_competency",),
     difficulty_column="toy_difficulty", competency_column="toy_competency", cost=0.1,
-    column_labels={"toy_difficulty": "Toy squared failures (difficulty)", "toy_competency": "Toy squared failures (competency)"},
+    column_labels={"toy_difficulty": "Toy squared failures (difficulty)",
+                   "toy_competency": "Toy squared failures (competency)"},
     column_decimals={"toy_difficulty": 4, "toy_competency": 4},
 )
 
