@@ -8,7 +8,7 @@ follows the same rules (STYLE.md, "Downloads are tidy"):
 * ids are integers; a blank cell is a missing value (never "undefined",
   "–" or "NaN"); booleans are ``True``/``False``; floats are written with
   full precision (``repr``), so they read back exactly;
-* UTF-8 without a byte-order mark, ``\\n`` line ends, comma separated;
+* UTF-8 without a byte-order mark, CRLF line ends (RFC 4180), comma separated;
 * a text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
   carriage return and is not a plain number gets a leading ``'`` (OWASP
   "CSV injection"; the Parquet file keeps the text unchanged);
@@ -21,6 +21,7 @@ views and commands call the functions below to render them.
 """
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -67,6 +68,9 @@ CONTENT_TYPES = {
 TABLE_FORMATS = ("csv", "parquet")
 #: Column kinds a codebook names (what ``pandas.read_csv`` gives back).
 KINDS = ("integer", "number", "text", "boolean")
+#: CSV line ends (RFC 4180). With CRLF, the csv module quotes a text cell holding a bare CR or LF,
+#: so a cell with a line break reads back whole.
+LINE_END = "\r\n"
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -185,6 +189,36 @@ def _guard(value: Any) -> Any:
     return value
 
 
+def csv_cell(value: Any) -> str | int | float:
+    """A value as a safe CSV cell: None and non-finite floats blank, booleans
+    ``True``/``False`` (as pandas writes them), numbers unchanged, formula-looking text guarded.
+
+    Examples
+    --------
+    >>> csv_cell("=1+1"), csv_cell(-0.25), csv_cell("-0.25"), csv_cell("-x")
+    ("'=1+1", -0.25, '-0.25', "'-x")
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool | np.bool_):
+        return "True" if value else "False"
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return float(value) if np.isfinite(value) else ""
+    return _guard(str(value))
+
+
+def rows_csv_bytes(rows: Iterable[Sequence[Any]]) -> bytes:
+    """Rows (the first one the header) as a tidy CSV, in the same format as
+    :func:`csv_bytes`: UTF-8 without BOM, CRLF line ends, cells through :func:`csv_cell`."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator=LINE_END)
+    for row in rows:
+        writer.writerow([csv_cell(v) for v in row])
+    return buffer.getvalue().encode("utf-8")
+
+
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     """The frame as a tidy CSV (see the module docstring); the index is dropped.
 
@@ -197,13 +231,13 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     Returns
     -------
     bytes
-        UTF-8 without BOM, ``\\n`` line ends.
+        UTF-8 without BOM, CRLF line ends (RFC 4180).
     """
     out = frame.copy()
     for name in out.columns:
         if not (pd.api.types.is_numeric_dtype(out[name].dtype) or pd.api.types.is_bool_dtype(out[name].dtype)):
             out[name] = out[name].map(_guard, na_action="ignore")
-    return out.to_csv(index=False, lineterminator="\n").encode("utf-8")
+    return out.to_csv(index=False, lineterminator=LINE_END).encode("utf-8")
 
 
 def _codebook_metadata(table: TidyTable | None, provenance: Mapping[str, Any] | None) -> dict[bytes, bytes]:

@@ -10,8 +10,9 @@ notes inside, ids as integers, fractions in [0, 1], blank = missing
 (undefined values are blank; report.json holds the reasons); the codebook
 says what each column means.
 
-CSV files open correctly in a spreadsheet: UTF-8 with a byte-order mark, CRLF
-line ends, and a formula-injection guard: a text cell that starts with ``=``,
+CSV files are written by :mod:`annotate.downloads` like every other download:
+UTF-8 without a byte-order mark, CRLF line ends, and a formula-injection
+guard: a text cell that starts with ``=``,
 ``+``, ``-``, ``@``, a tab or a carriage return gets a leading single quote
 (OWASP "CSV injection"). Numbers stay numbers, negative ones included: only
 non-numeric text is guarded.
@@ -21,14 +22,11 @@ they are safe to draw inside a web request.
 """
 from __future__ import annotations
 
-import csv
 import io
 import json
-import math
-import re
 import textwrap
 import zipfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -36,54 +34,18 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
+from annotate.downloads import rows_csv_bytes
 from annotate.plots import difficulty_profile_figure
 from annotate.selectors.alignment import JUDGMENT_COLUMNS
 from annotate.services.alignment.model import AlignmentReport
 from annotate.services.alignment.tables import Table, csv_tables
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-BOM = "\ufeff"
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 ERR_PLOT = "name must be one of {names}; got {value!r}"
 ERR_FORMAT = "fmt must be one of {formats}; got {value!r}"
 
 
 # --------------------------------------------------------------------------- CSV
-
-
-def csv_cell(value) -> str | int | float:
-    """A value as a safe CSV cell.
-
-    ``None`` -> empty; ints and finite floats unchanged; a string that starts
-    with a formula character and is not a plain number gets a ``'`` prefix.
-
-    Examples
-    --------
-    >>> csv_cell("=1+1"), csv_cell(-0.25), csv_cell("-0.25"), csv_cell("-x")
-    ("'=1+1", -0.25, '-0.25', "'-x")
-    """
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else ""
-    text = str(value)
-    if text.startswith(FORMULA_PREFIXES) and not _NUMBER.fullmatch(text):
-        return "'" + text
-    return text
-
-
-def csv_bytes(rows: Iterable[Sequence]) -> bytes:
-    """Rows as CSV bytes: UTF-8 with a BOM, CRLF, every cell through :func:`csv_cell`."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    for row in rows:
-        writer.writerow([csv_cell(v) for v in row])
-    return (BOM + buffer.getvalue()).encode("utf-8")
 
 
 def as_report(report: AlignmentReport | dict) -> AlignmentReport:
@@ -93,7 +55,7 @@ def as_report(report: AlignmentReport | dict) -> AlignmentReport:
 
 def table_csv(table: Table) -> bytes:
     """One table as a tidy CSV: a header row of column keys, then the raw values."""
-    return csv_bytes(table.csv_rows())
+    return rows_csv_bytes(table.csv_rows())
 
 
 def report_csv(report: AlignmentReport | dict) -> bytes:
@@ -106,7 +68,7 @@ def report_csv(report: AlignmentReport | dict) -> bytes:
 
 def judgments_csv(rows: Sequence[dict]) -> bytes:
     """The raw judgments (from :func:`annotate.selectors.alignment.study_judgment_rows`), one row each."""
-    return csv_bytes([list(JUDGMENT_COLUMNS), *([row[c] for c in JUDGMENT_COLUMNS] for row in rows)])
+    return rows_csv_bytes([list(JUDGMENT_COLUMNS), *([row[c] for c in JUDGMENT_COLUMNS] for row in rows)])
 
 
 def report_json(report: AlignmentReport | dict) -> bytes:

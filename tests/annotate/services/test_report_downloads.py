@@ -42,7 +42,7 @@ def downloaded():
 
 
 def read(archive: zipfile.ZipFile, name: str) -> pd.DataFrame:
-    return pd.read_csv(io.BytesIO(archive.read(name)))  # as is: the BOM is read by pandas itself
+    return pd.read_csv(io.BytesIO(archive.read(name)))  # as is
 
 
 def test_the_zip_holds_one_tidy_csv_per_table_the_json_the_judgments_and_a_codebook(downloaded):
@@ -52,7 +52,7 @@ def test_the_zip_holds_one_tidy_csv_per_table_the_json_the_judgments_and_a_codeb
     for name in (*TABLES, "judgments.csv"):
         frame = read(archive, name)
         assert list(frame.columns) == [c for c in frame.columns if c == c.lower() and " " not in c], name
-        text = archive.read(name).decode("utf-8-sig")
+        text = archive.read(name).decode("utf-8")
         assert not any(line.startswith(("note", "undefined")) for line in text.splitlines()), name
 
 

@@ -9,14 +9,13 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotate.downloads import csv_cell, rows_csv_bytes as csv_bytes
 from annotate.selectors.alignment import JUDGMENT_COLUMNS, study_judgment_rows
 from annotate.services.alignment import study_alignment_report
 from annotate.services.alignment.model import AlignmentReport
 from annotate.services.alignment.tables import page_tables
 from annotate.services.report_files import (
     PLOTS,
-    csv_bytes,
-    csv_cell,
     judgments_csv,
     render_plot,
     report_csv,
@@ -25,7 +24,7 @@ from annotate.services.report_files import (
 )
 from tests.annotate.services.alignment.test_report import build_study
 
-BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"  # never written: every download is UTF-8 without a byte-order mark
 
 
 def alignment_report(document: dict) -> AlignmentReport:
@@ -33,8 +32,8 @@ def alignment_report(document: dict) -> AlignmentReport:
 
 
 def read_csv(content: bytes) -> list[list[str]]:
-    assert content.startswith(BOM)
-    return list(csv.reader(io.StringIO(content[len(BOM):].decode("utf-8"), newline="")))
+    assert not content.startswith(BOM)
+    return list(csv.reader(io.StringIO(content.decode("utf-8"), newline="")))
 
 
 # --- the guard (no database) --------------------------------------------------
@@ -58,10 +57,10 @@ def test_it_leaves_numeric_and_harmless_text_alone(text):
     assert csv_cell(text) == text
 
 
-def test_it_writes_a_bom_crlf_and_empty_cells_for_none():
+def test_it_writes_utf8_without_a_bom_lf_and_empty_cells_for_none():
+    # one format for every download (annotate.downloads): the run tables are written the same way
     content = csv_bytes([["a", None, 1.5, True], ["ü", float("nan")]])
-    assert content.startswith(BOM)
-    assert content[len(BOM):].decode("utf-8") == "a,,1.5,true\r\nü,\r\n"
+    assert content.decode("utf-8") == "a,,1.5,True\r\nü,\r\n"
 
 
 # --- files from a report --------------------------------------------------------

@@ -7,6 +7,7 @@ compared cell by cell with what the run stored (``QuestionResult.scores``,
 """
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -299,7 +300,15 @@ def test_snake_case_headers_and_their_clashes():
 def test_the_csv_guards_formulas_but_not_numbers_and_writes_blanks():
     frame = pd.DataFrame({"id": [1, 2, 3], "text": ["=1+1", "-0.5", None], "x": [-0.25, np.nan, 1 / 3]})
     text = downloads.csv_bytes(frame).decode("utf-8")
-    assert text == "id,text,x\n1,'=1+1,-0.25\n2,-0.5,\n3,,0.3333333333333333\n"
+    assert text == "id,text,x\r\n1,'=1+1,-0.25\r\n2,-0.5,\r\n3,,0.3333333333333333\r\n"
+
+
+def test_a_line_break_inside_a_text_cell_reads_back_whole():
+    frame = pd.DataFrame({"id": [1, 2], "text": ["two\rlines", "three\nlines\r\nhere"]})
+    back = pd.read_csv(io.BytesIO(downloads.csv_bytes(frame)))
+    assert back["text"].tolist() == ["two\rlines", "three\nlines\r\nhere"]
+    rows = downloads.rows_csv_bytes([["id", "text"], [1, "a\rb"]])
+    assert list(csv.reader(io.StringIO(rows.decode("utf-8"), newline=""))) == [["id", "text"], ["1", "a\rb"]]
 
 
 def test_a_table_renders_only_as_csv_or_parquet(small_run):
