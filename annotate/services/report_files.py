@@ -267,6 +267,12 @@ PLOTS: dict[str, Callable[[AlignmentReport], Figure]] = {
 }
 
 
+def report_plot_names(report: AlignmentReport) -> list[str]:
+    """The plots worth showing for ``report``: every one of :data:`PLOTS`, less
+    the pools plot while no stored pools analysis is available."""
+    return [name for name in PLOTS if name != "pools" or report.pools.available]
+
+
 def render_plot(report: AlignmentReport | dict, *, name: str, fmt: str) -> bytes:
     """Draw plot ``name`` (a key of :data:`PLOTS`) as ``fmt`` ("png" or "svg") bytes.
 

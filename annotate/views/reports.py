@@ -28,6 +28,7 @@ from annotate.services.report_files import (
     render_plot,
     report_csv,
     report_json,
+    report_plot_names,
     report_zip,
 )
 from annotate.views.access import researcher_required
@@ -66,7 +67,7 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     context = {
         "study": study, "report": report, "tables": page_tables(report), "suffix": suffix,
         "form": ReportParamsForm(request.GET or None),
-        "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in PLOTS],
+        "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in report_plot_names(report)],
     }
     return render(request, "annotate/reports/report.html", context)
 

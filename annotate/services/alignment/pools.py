@@ -34,10 +34,10 @@ STATUS_DONE = "done"
 STATUS_NOT_COMPUTED = "not_computed"
 REASON_NOT_COMPUTED = (
     "not computed yet: no finished model-pool analysis of response set {response_set} with EIP alpha {alpha:g}. "
-    "Compute it with the button on the report page (queued for the task worker){command}."
+    "Queue it from the report page (the task worker computes it){command}."
 )
 #: The command takes the default alpha and the newest loaded version of a response set name.
-COMMAND_HINT = " or with `{command}` (it analyses the newest loaded version of that name)"
+COMMAND_HINT = ", or run: {command} (it analyses the newest loaded version of that name)"
 REASON_WAITING = "the model-pool analysis {run_id} of response set {response_set} is {status}; reload the page later"
 NOTE_SUBSET = (
     "The stored analysis covers the whole response set ({n_models} models, {n_questions} questions); "

@@ -151,7 +151,9 @@ def test_without_a_stored_analysis_the_section_says_not_computed_and_the_rest_re
     assert report["consensus_agreement"]["eip"]["agreement"] == 1.0  # the rest is there
     page = researcher_client.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20")
     html = page.content.decode()
-    assert "<strong>Model pools:</strong> not computed yet: no finished model-pool analysis" in html
+    assert "<p>Not computed yet: no finished model-pool analysis" in html
+    assert html.count("not computed") + html.count("Not computed") == 1  # said once, not three times
+    assert 'id="table-pools"' not in html  # no empty table beside the message
     assert 'id="compute-pools"' in html
     assert reverse("annotate:study_report_pools", kwargs={"study_id": study.pk}) in html
     assert "Agreement with each evaluator and with the consensus (%)" in html
@@ -172,7 +174,7 @@ def test_the_button_queues_the_analysis_and_the_report_reads_it_once_done(resear
     assert again.status_code == 302 and AnalysisRun.objects.filter(kind=AnalysisKind.POOLS).count() == 1
 
     page = researcher_client.get(url + "?n_boot=20").content.decode()
-    assert f"<strong>Model pools:</strong> the model-pool analysis {queued.pk} of response set" in page
+    assert f"<p>The model-pool analysis {queued.pk} of response set" in page
     analysis_run_execute(run=queued)  # the worker
     report_url = reverse("annotate:study_report_json", kwargs={"study_id": study.pk})
     report = researcher_client.get(report_url + "?n_boot=20").json()
@@ -208,3 +210,11 @@ def test_the_typed_report_round_trips_through_its_json_and_matches_the_schema():
     same = study_alignment_report(study=study, n_boot=30)
     assert {k: v for k, v in same.items() if k not in ("generated_at", "timing")} == {
         k: v for k, v in document.items() if k not in ("generated_at", "timing")}
+
+
+def test_the_pools_plot_is_offered_only_once_the_analysis_is_stored(researcher_client):
+    study = pool_study()
+    url = reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20"
+    assert "plots/pools.png" not in researcher_client.get(url).content.decode()
+    store_pools(study)
+    assert "plots/pools.png" in researcher_client.get(url).content.decode()
