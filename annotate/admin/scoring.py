@@ -1,4 +1,7 @@
-"""Admin for scoring runs: read-only; results are written only by the service.
+"""Admin for scoring runs and their results: read-only; results are written
+only by the scoring service, and a finished run never changes (reports name the
+run they used). The only way to drop results is deleting the whole run (which
+a study built on it prevents).
 
 The "run scoring" action starts a new run with the same settings through the
 task worker (``manage.py db_worker``).
@@ -9,21 +12,38 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from annotate.models import MethodResult, ScoringRun
+from annotate.models import MethodResult, ModelResult, QuestionResult, ScoringRun
 from annotate.services.scoring import scoring_run_enqueue, scoring_run_repeat
 
 QUEUED_MESSAGE = "Queued {count} new scoring run(s): {ids}. The task worker runs them; see the results page."
 
 
-class MethodResultInline(admin.TabularInline):
-    model = MethodResult
-    fields = ("method", "n_iter", "converged", "residual", "duration_s", "notes")
-    readonly_fields = fields
+class ReadOnlyResultInline(admin.TabularInline):
+    """A run's result rows, shown and never edited, added or deleted one by one."""
+
     can_delete = False
     extra = 0
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+class MethodResultInline(ReadOnlyResultInline):
+    model = MethodResult
+    fields = ("method", "n_iter", "converged", "residual", "duration_s", "notes")
+    readonly_fields = fields
+
+
+class ModelResultInline(ReadOnlyResultInline):
+    model = ModelResult
+    fields = ("model", "n_observed", "scores")
+    readonly_fields = fields
 
 
 @admin.register(ScoringRun)
@@ -34,7 +54,7 @@ class ScoringRunAdmin(admin.ModelAdmin):
     search_fields = ("response_set__name", "error")
     readonly_fields = ("response_set", "models_used", "datasets_used", "params", "status", "progress", "error",
                        "created_by", "created_at", "finished_at")
-    inlines = [MethodResultInline]
+    inlines = [MethodResultInline, ModelResultInline]
     actions = ["run_scoring"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -55,3 +75,34 @@ class ScoringRunAdmin(admin.ModelAdmin):
             scoring_run_enqueue(run=new)
             created.append(new.pk)
         self.message_user(request, QUEUED_MESSAGE.format(count=len(created), ids=created), messages.SUCCESS)
+
+
+class ReadOnlyResultAdmin(admin.ModelAdmin):
+    """Result rows of a run: viewable, never added, changed or deleted here
+    (delete the whole run instead)."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(QuestionResult)
+class QuestionResultAdmin(ReadOnlyResultAdmin):
+    list_display = ("id", "run", "question", "kept", "n_observed")
+    list_filter = ("run", "kept")
+    list_select_related = ("run__response_set", "question__dataset")
+    search_fields = ("question__external_id",)
+    show_full_result_count = False
+
+
+@admin.register(ModelResult)
+class ModelResultAdmin(ReadOnlyResultAdmin):
+    list_display = ("id", "run", "model", "n_observed")
+    list_filter = ("run",)
+    list_select_related = ("run__response_set", "model")
+    search_fields = ("model__name",)

@@ -2,19 +2,41 @@
 
 Judgments and assignments are read-only here: answers are final and the
 table is the audit trail. Invitations are revoked through the service.
+
+A study's scope (datasets, subjects, pairs) can change only until its first
+judgment, and only through :func:`annotate.services.studies.study_scope_update`
+(which draws the pairs again); from then on the fields are read-only and the
+page says why. Pairs are never edited, added or deleted one by one.
 """
 from __future__ import annotations
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from annotate.admin.privacy import delete_evaluator_personal_data
 from annotate.models import Assignment, Invitation, Judgment, Pair, Participation, Study, StudyStatus
-from annotate.services.studies import invitation_revoke, study_set_status
+from annotate.selectors.studies import study_scope_frozen
+from annotate.services.studies import (
+    StudyScopeFrozenError,
+    invitation_revoke,
+    study_scope_guard,
+    study_scope_update,
+    study_scope_validate,
+    study_set_status,
+)
+
+SCOPE_FIELDS = ("datasets", "subjects")
+SCOPE_OPEN = (
+    "No judgment yet: the datasets and subjects may still change; saving a change draws the pairs again "
+    "(same run, seed, strategy and number of pairs). The first judgment freezes them."
+)
 
 
 class PairInline(admin.TabularInline):
+    """A study's pairs: drawn by the service, never edited, added or deleted here."""
+
     model = Pair
     fields = ("position", "question_a", "question_b", "stratum")
     readonly_fields = fields
@@ -25,22 +47,101 @@ class PairInline(admin.TabularInline):
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+class StudyAdminForm(forms.ModelForm):
+    """Shows why a scope change is refused (frozen study, or a scope without
+    enough pairs) next to the fields, before anything is saved."""
+
+    class Meta:
+        model = Study
+        fields = ("name", "datasets", "subjects", "target_judgments_per_pair", "guidelines", "status")
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        scope_fields = [f for f in SCOPE_FIELDS if f in self.fields]
+        if self.instance.pk is None or not scope_fields or not set(scope_fields) & set(self.changed_data):
+            return cleaned
+        if any(f not in cleaned for f in scope_fields):
+            return cleaned  # a field error is already shown
+        try:
+            study_scope_validate(study=self.instance, datasets=cleaned["datasets"], subjects=cleaned["subjects"])
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return cleaned
+
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    form = StudyAdminForm
     list_display = ("name", "status", "strategy", "n_pairs", "target_judgments_per_pair", "scoring_run", "created_at")
     list_filter = ("status", "strategy")
     search_fields = ("name",)
     list_select_related = ("scoring_run",)
-    readonly_fields = (
-        "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "created_by", "created_at", "closed_at",
+    fields = (
+        "name", "scope", "datasets", "subjects", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept",
+        "target_judgments_per_pair", "guidelines", "status", "created_by", "created_at", "closed_at",
     )
-    filter_horizontal = ("datasets", "subjects")
+    readonly_fields = (
+        "scope", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "created_by", "created_at",
+        "closed_at",
+    )
+    filter_horizontal = SCOPE_FIELDS
     inlines = [PairInline]
     actions = ["close_studies", "open_studies"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # pairs are sampled by the create_study command / service
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> tuple[str, ...]:
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        if obj is not None and study_scope_frozen(study=obj):
+            return (*readonly, *SCOPE_FIELDS)
+        return readonly
+
+    @admin.display(description="scope")
+    def scope(self, obj: Study) -> str:
+        """Whether the datasets, subjects and pairs may still change, and why not."""
+        try:
+            study_scope_guard(study=obj)
+        except StudyScopeFrozenError as exc:
+            return str(exc)
+        return SCOPE_OPEN
+
+    def save_model(self, request: HttpRequest, obj: Study, form: forms.ModelForm, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if change and not set(SCOPE_FIELDS) & set(form.fields) and self._posts_other_scope(request, obj):
+            # The study was judged after this page was opened: the scope fields
+            # are read-only now, so the posted change is ignored; say why.
+            try:
+                study_scope_guard(study=obj)
+            except StudyScopeFrozenError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+
+    @staticmethod
+    def _posts_other_scope(request: HttpRequest, obj: Study) -> bool:
+        for name in SCOPE_FIELDS:
+            if name not in request.POST:
+                continue
+            posted = {int(v) for v in request.POST.getlist(name) if v.isdigit()}
+            if posted != set(getattr(obj, name).values_list("pk", flat=True)):
+                return True
+        return False
+
+    def save_related(self, request: HttpRequest, form: forms.ModelForm, formsets, change: bool) -> None:
+        if change and set(SCOPE_FIELDS) & set(form.changed_data):
+            study_scope_update(
+                study=form.instance, datasets=form.cleaned_data["datasets"], subjects=form.cleaned_data["subjects"]
+            )
+        else:
+            form.save_m2m()
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
 
     @admin.action(description="Close the selected studies")
     def close_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:

@@ -318,6 +318,22 @@ def _open_assignments(study: Study) -> set[tuple[int, int]]:
     return assigned - decided
 
 
+def study_scope_frozen(*, study: Study) -> bool:
+    """Whether ``study``'s scope (datasets, subjects, pairs) is frozen.
+
+    The one rule: the scope freezes at the study's first judgment, a vote or a
+    skip. From then on, answers refer to its pairs, so changing what the study
+    covers would change what earlier answers mean; a different scope is a new
+    study. Assignments alone (a pair on screen, no answer yet) do not freeze it.
+    """
+    return Judgment.objects.filter(pair__study_id=study.pk).exists()
+
+
+def study_judgment_count(*, study: Study) -> int:
+    """Judgments (votes and skips) recorded in ``study``."""
+    return Judgment.objects.filter(pair__study_id=study.pk).count()
+
+
 def studies_for_staff() -> list[Study]:
     return list(
         Study.objects.annotate(

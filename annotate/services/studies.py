@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -16,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotate.models import (
+    Assignment,
     Dataset,
     EducationLevel,
     FieldOfStudy,
@@ -31,7 +33,7 @@ from annotate.models import (
     Subject,
 )
 from annotate.models.studies import DEFAULT_GUIDELINES
-from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP
+from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP, study_judgment_count, study_scope_frozen
 from scoring.methods import difficulty_methods
 from scoring.pair_sampling import sample_pairs
 
@@ -55,6 +57,10 @@ ERR_STATUS = "status must be one of {choices}; got {status!r}"
 ERR_FIELD = "field_of_study must be one of {choices}; got {value!r}"
 ERR_LEVEL = "education_level must be one of {choices}; got {value!r}"
 ERR_QUALIFIED = "qualified_subjects must be subjects of the study; {names} are not"
+ERR_SCOPE_FROZEN = (
+    "study {name!r} (id {study_id}) is frozen: it has {n_judgments} judgment(s), so its datasets, subjects and "
+    "pairs can no longer change; to judge a different scope, create a new study"
+)
 
 # Difficulty columns handed to the pair sampler: EIP's pi_Q is the reference,
 # the difficulty of every other registered method a baseline it is compared with.
@@ -71,6 +77,10 @@ class StudyClosedError(Exception):
 
 class InvitationRevokedError(Exception):
     """The invitation link was revoked."""
+
+
+class StudyScopeFrozenError(ValueError):
+    """The study has a judgment, so its datasets, subjects and pairs are fixed."""
 
 
 def _group(name: str) -> Group:
@@ -165,6 +175,46 @@ def study_create(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(ERR_SEED.format(value=seed))
 
+    scope = _sample_scope(
+        run=run, datasets=datasets, subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
+        include_unkept=include_unkept,
+    )
+    study = Study.objects.create(
+        name=name,
+        scoring_run=run,
+        strategy=strategy,
+        seed=seed,
+        n_pairs=n_pairs,
+        include_unkept=include_unkept,
+        target_judgments_per_pair=target_judgments_per_pair,
+        guidelines=guidelines if guidelines is not None else DEFAULT_GUIDELINES,
+        created_by=created_by,
+    )
+    _store_scope(study=study, scope=scope)
+    return study
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """A study's sampled scope, not yet stored: its datasets, its subjects and
+    its pairs as ``(question_a_id, question_b_id, stratum)`` in sampler order."""
+
+    datasets: list[Dataset]
+    subjects: list[Subject]
+    pairs: list[tuple[int, int, int | None]]
+
+
+def _sample_scope(
+    *,
+    run: ScoringRun,
+    datasets: list[Dataset],
+    subjects: Sequence[Subject] | None,
+    n_pairs: int,
+    seed: int,
+    strategy: str,
+    include_unkept: bool,
+) -> _Scope:
+    """Draw the pairs of a scope (reads only; raises ``ValueError`` as :func:`study_create`)."""
     rows = QuestionResult.objects.filter(
         run=run, question__dataset__in=datasets, question__subject__isnull=False
     )
@@ -190,42 +240,124 @@ def study_create(
         ids,
         subject_ids,
         n_pairs=n_pairs,
-        strategy=str(strategy),
+        strategy=strategy,
         difficulty=difficulty if strategy != PairStrategy.UNIFORM else None,
         kept=None if include_unkept else kept,
         reference=REFERENCE_COLUMN,
         rng=seed,
     )
-    study = Study.objects.create(
-        name=name,
-        scoring_run=run,
-        strategy=strategy,
-        seed=seed,
-        n_pairs=n_pairs,
-        include_unkept=include_unkept,
-        target_judgments_per_pair=target_judgments_per_pair,
-        guidelines=guidelines if guidelines is not None else DEFAULT_GUIDELINES,
-        created_by=created_by,
-    )
-    study.datasets.set(datasets)
-    used = subjects if subjects is not None else Subject.objects.filter(pk__in=present)
-    study.subjects.set(used)
+    used = list(subjects) if subjects is not None else list(Subject.objects.filter(pk__in=present).order_by("pk"))
     labels = sample.stratum if sample.stratum is not None else sample.n_disagree
     # Randomly ordered pairs: which question is "a" comes from a stream of its
     # own (seeded by the study's seed), so the sampled set does not change.
     oriented = sample.pairs.copy()
     flip = np.random.default_rng([seed, ORIENTATION_STREAM]).random(len(oriented)) < 0.5
     oriented[flip] = oriented[flip][:, ::-1]
+    pairs = [
+        (int(a), int(b), None if labels is None else int(labels[k])) for k, (a, b) in enumerate(oriented.tolist())
+    ]
+    return _Scope(datasets=datasets, subjects=used, pairs=pairs)
+
+
+def _store_scope(*, study: Study, scope: _Scope) -> None:
+    study.datasets.set(scope.datasets)
+    study.subjects.set(scope.subjects)
     Pair.objects.bulk_create(
-        Pair(
-            study=study,
-            position=k,
-            question_a_id=int(a),
-            question_b_id=int(b),
-            stratum=None if labels is None else int(labels[k]),
-        )
-        for k, (a, b) in enumerate(oriented.tolist())
+        Pair(study=study, position=k, question_a_id=a, question_b_id=b, stratum=stratum)
+        for k, (a, b, stratum) in enumerate(scope.pairs)
     )
+
+
+# --- a study's scope: changeable until its first judgment ------------------------
+
+
+def study_scope_guard(*, study: Study) -> None:
+    """Refuse when ``study``'s scope is frozen (see
+    :func:`annotate.selectors.studies.study_scope_frozen`).
+
+    Raises
+    ------
+    StudyScopeFrozenError
+        A ``ValueError`` whose message is :data:`ERR_SCOPE_FROZEN`: it names the
+        study and says the way forward is a new study.
+    """
+    if study_scope_frozen(study=study):
+        raise StudyScopeFrozenError(
+            ERR_SCOPE_FROZEN.format(name=study.name, study_id=study.pk, n_judgments=study_judgment_count(study=study))
+        )
+
+
+def _scope_of(
+    *, study: Study, datasets: Sequence[Dataset], subjects: Sequence[Subject] | None, n_pairs: int | None
+) -> _Scope:
+    study_scope_guard(study=study)
+    datasets = list(datasets)
+    if not datasets:
+        raise ValueError(ERR_NO_DATASETS)
+    return _sample_scope(
+        run=study.scoring_run, datasets=datasets, subjects=subjects,
+        n_pairs=study.n_pairs if n_pairs is None else n_pairs, seed=study.seed, strategy=str(study.strategy),
+        include_unkept=study.include_unkept,
+    )
+
+
+def study_scope_validate(
+    *, study: Study, datasets: Sequence[Dataset], subjects: Sequence[Subject] | None = None, n_pairs: int | None = None
+) -> None:
+    """Check, without writing, that :func:`study_scope_update` would accept these
+    arguments (forms call it to show the reason next to the fields).
+
+    Raises
+    ------
+    StudyScopeFrozenError, ValueError
+        As :func:`study_scope_update`.
+    """
+    _scope_of(study=study, datasets=datasets, subjects=subjects, n_pairs=n_pairs)
+
+
+@transaction.atomic
+def study_scope_update(
+    *, study: Study, datasets: Sequence[Dataset], subjects: Sequence[Subject] | None = None, n_pairs: int | None = None
+) -> Study:
+    """Change a not-yet-judged study's datasets, subjects or number of pairs.
+
+    The pairs are drawn again from the study's run with its seed and strategy,
+    exactly as :func:`study_create` would draw them for this scope; pairs that
+    were on an evaluator's screen (assigned, never answered) are withdrawn.
+
+    Parameters
+    ----------
+    study : Study
+        A study without any judgment.
+    datasets : sequence of Dataset
+        The new datasets (at least one).
+    subjects : sequence of Subject, optional
+        The new subjects; default every subject of ``datasets``' questions in
+        the study's run (as in :func:`study_create`).
+    n_pairs : int, optional
+        The new number of pairs; default the study's current number.
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    StudyScopeFrozenError
+        The study has a judgment (vote or skip); its message is
+        :data:`ERR_SCOPE_FROZEN`. Nothing changes.
+    ValueError
+        A bad scope (messages as :func:`study_create`). Nothing changes.
+    """
+    study = Study.objects.select_for_update().select_related("scoring_run").get(pk=study.pk)
+    scope = _scope_of(study=study, datasets=datasets, subjects=subjects, n_pairs=n_pairs)
+    # A judgment refers to its pair (on_delete=PROTECT), so a judgment that
+    # slips in concurrently makes this delete fail and the whole change roll back.
+    Assignment.objects.filter(pair__study=study).delete()
+    Pair.objects.filter(study=study).delete()
+    study.n_pairs = len(scope.pairs)
+    study.save(update_fields=["n_pairs"])
+    _store_scope(study=study, scope=scope)
     return study
 
 
