@@ -8,10 +8,13 @@ from io import StringIO
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
+from django.db.models import ProtectedError
 
 from annotate.models import (
+    Assignment,
     Dataset,
     Invitation,
+    Judgment,
     Pair,
     Participation,
     Question,
@@ -22,13 +25,22 @@ from annotate.models import (
     Study,
     Subject,
 )
+from annotate.selectors.studies import study_scope_frozen
+from annotate.services import studies as studies_service
+from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.studies import (
     ERR_NAME_TAKEN,
+    ERR_NO_DATASETS,
     ERR_RUN_NOT_DONE,
+    ERR_SCOPE_FROZEN,
     ERR_TARGET,
+    StudyScopeFrozenError,
     study_create,
+    study_scope_guard,
+    study_scope_update,
+    study_scope_validate,
 )
-from tests.annotate.factories import difficulty_of, make_catalog, make_study
+from tests.annotate.factories import difficulty_of, make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -259,3 +271,132 @@ def test_a_70_pair_study_from_mmlu_pro(shared_data):
     assert all(p.question_a_id in kept_ids and p.question_b_id in kept_ids for p in pairs)
     assert len({p.question_a.subject_id for p in pairs}) == 3  # 70 draws hit all three categories
     assert 0 < kept.sum() < len(kept)  # some questions really were dropped
+
+
+# --- a study's scope freezes at its first judgment ------------------------------
+
+
+def judge_first_pair(study: Study, *, choice: str = "left", username: str = "ada") -> None:
+    """One evaluator answers (or skips) the first pair shown to them."""
+    participation = make_evaluator(study, username)
+    screen = judging_screen(participation=participation)
+    judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                    choice=choice)
+
+
+def scope_state(study: Study) -> dict[str, object]:
+    """Everything a scope change could touch, read fresh from the database."""
+    fresh = Study.objects.get(pk=study.pk)
+    return {
+        "datasets": sorted(fresh.datasets.values_list("pk", flat=True)),
+        "subjects": sorted(fresh.subjects.values_list("pk", flat=True)),
+        "n_pairs": fresh.n_pairs,
+        "pairs": list(Pair.objects.filter(study=study).order_by("position").values_list(
+            "pk", "position", "question_a_id", "question_b_id", "stratum")),
+        "assignments": sorted(Assignment.objects.filter(pair__study=study).values_list("pk", flat=True)),
+        "judgments": sorted(Judgment.objects.filter(pair__study=study).values_list("pk", flat=True)),
+    }
+
+
+def frozen_message(study: Study, n_judgments: int = 1) -> str:
+    return ERR_SCOPE_FROZEN.format(name=study.name, study_id=study.pk, n_judgments=n_judgments)
+
+
+def test_the_scope_message_names_the_study_and_the_way_forward():
+    catalog = make_catalog(per_subject=4)
+    study = make_study(catalog, n_pairs=4, name="Pilot 7")
+    assert frozen_message(study, 3) == (
+        f"study 'Pilot 7' (id {study.pk}) is frozen: it has 3 judgment(s), so its datasets, subjects and pairs can "
+        "no longer change; to judge a different scope, create a new study"
+    )
+
+
+def test_before_any_judgment_the_scope_may_change_and_the_pairs_are_drawn_again():
+    catalog = make_catalog(per_subject=5)
+    other = make_catalog(subjects=("Chemistry", "Biology"), per_subject=5)
+    # One run scores both datasets' questions, as a real multi-dataset run does.
+    QuestionResult.objects.filter(run=other.run).update(run=catalog.run)
+    study = make_study(catalog, n_pairs=6, seed=3)
+    participation = make_evaluator(study, "ada")
+    judging_screen(participation=participation)  # a pair on screen, not answered: not frozen
+    assert study_scope_frozen(study=study) is False
+    assert Assignment.objects.filter(pair__study=study).count() == 1
+
+    chemistry = Subject.objects.get(name="Chemistry")
+    study_scope_update(study=study, datasets=[other.dataset], subjects=[chemistry], n_pairs=5)
+
+    state = scope_state(study)
+    assert state["datasets"] == [other.dataset.pk]
+    assert state["subjects"] == [chemistry.pk]
+    assert state["n_pairs"] == 5
+    assert state["assignments"] == []  # the unanswered pair was withdrawn
+    # The same pairs, in the same order, as a new study with this scope.
+    fresh = study_create(name="same scope", run=catalog.run, datasets=[other.dataset], subjects=[chemistry],
+                         n_pairs=5, seed=3)
+    assert [p[1:] for p in state["pairs"]] == list(
+        fresh.pairs.order_by("position").values_list("position", "question_a_id", "question_b_id", "stratum"))
+    questions = {q for p in state["pairs"] for q in p[2:4]}
+    assert set(Question.objects.filter(pk__in=questions).values_list("dataset_id", "subject_id")) == {
+        (other.dataset.pk, chemistry.pk)}
+
+
+@pytest.mark.parametrize("choice", ["left", "skip"])
+@pytest.mark.parametrize("change", ["datasets", "subjects", "pairs"])
+def test_after_the_first_judgment_no_scope_change_is_accepted(choice, change):
+    catalog = make_catalog(per_subject=5)
+    other = make_catalog(per_subject=5)
+    QuestionResult.objects.filter(run=other.run).update(run=catalog.run)
+    study = make_study(catalog, n_pairs=6, seed=3)
+    judge_first_pair(study, choice=choice)
+    assert study_scope_frozen(study=study) is True
+    arguments = {
+        "datasets": {"datasets": [catalog.dataset, other.dataset]},
+        "subjects": {"datasets": [catalog.dataset], "subjects": catalog.subjects[:1]},
+        "pairs": {"datasets": [catalog.dataset], "n_pairs": 4},
+    }[change]
+    before = scope_state(study)
+
+    for service in (study_scope_validate, study_scope_update):
+        with pytest.raises(StudyScopeFrozenError) as caught:
+            service(study=study, **arguments)
+        assert str(caught.value) == frozen_message(study)
+        assert isinstance(caught.value, ValueError)
+
+    assert scope_state(study) == before
+    assert len(before["pairs"]) == 6 and len(before["judgments"]) == 1
+
+
+def test_the_message_counts_every_judgment():
+    catalog = make_catalog(per_subject=5)
+    study = make_study(catalog, n_pairs=6)
+    judge_first_pair(study, username="ada")
+    judge_first_pair(study, choice="skip", username="bob")
+    with pytest.raises(StudyScopeFrozenError) as caught:
+        study_scope_guard(study=study)
+    assert str(caught.value) == frozen_message(study, 2)
+
+
+def test_a_bad_new_scope_changes_nothing():
+    catalog = make_catalog(per_subject=5)
+    study = make_study(catalog, n_pairs=6)
+    before = scope_state(study)
+    with pytest.raises(ValueError) as caught:
+        study_scope_update(study=study, datasets=[])
+    assert str(caught.value) == ERR_NO_DATASETS
+    study_scope_validate(study=study, datasets=[catalog.dataset], subjects=catalog.subjects[:1])  # valid: no write
+    assert scope_state(study) == before
+
+
+def test_a_concurrent_judgment_makes_the_scope_change_roll_back(monkeypatch):
+    # The guard passed, then a judgment arrived before the old pairs were
+    # deleted: the judgment protects its pair, so nothing of the change stays.
+    catalog = make_catalog(per_subject=5)
+    study = make_study(catalog, n_pairs=6)
+    before = scope_state(study)
+    monkeypatch.setattr(studies_service, "study_scope_frozen", lambda *, study: False)
+    judge_first_pair(study)
+    before["judgments"] = scope_state(study)["judgments"]
+    before["assignments"] = scope_state(study)["assignments"]
+    with pytest.raises(ProtectedError):
+        study_scope_update(study=study, datasets=[catalog.dataset], n_pairs=4)
+    assert scope_state(study) == before
