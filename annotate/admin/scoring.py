@@ -15,6 +15,8 @@ from django.http import HttpRequest
 from annotate.models import MethodResult, ModelResult, QuestionResult, ScoringRun
 from annotate.services.scoring import scoring_run_enqueue, scoring_run_repeat
 
+#: The admin pages that delete whole runs (with every result row of them).
+RUN_DELETE_VIEWS = frozenset({"annotate_scoringrun_delete", "annotate_scoringrun_changelist"})
 QUEUED_MESSAGE = "Queued {count} new scoring run(s): {ids}. The task worker runs them; see the results page."
 
 
@@ -78,8 +80,9 @@ class ScoringRunAdmin(admin.ModelAdmin):
 
 
 class ReadOnlyResultAdmin(admin.ModelAdmin):
-    """Result rows of a run: viewable, never added, changed or deleted here
-    (delete the whole run instead)."""
+    """Result rows of a run: viewable, never added or changed, and deleted only
+    with their whole run (the run's delete page and its "delete selected"
+    action ask this admin about every result row they would remove)."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -88,7 +91,9 @@ class ReadOnlyResultAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
+        match = request.resolver_match
+        deleting_runs = match is not None and match.url_name in RUN_DELETE_VIEWS
+        return deleting_runs and super().has_delete_permission(request, obj)
 
 
 @admin.register(QuestionResult)
