@@ -8,6 +8,9 @@ by one.
 """
 from __future__ import annotations
 
+import io
+import zipfile
+
 import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
@@ -230,3 +233,41 @@ def test_deleting_the_whole_run_is_the_way_to_drop_its_results(admin_client, sco
     assert QuestionResult.objects.filter(run_id=run.pk).count() == 0
     assert ModelResult.objects.filter(run_id=run.pk).count() == 0
     assert MethodResult.objects.filter(run_id=run.pk).count() == 0
+
+
+# --- a report names the run it used ---------------------------------------------
+
+
+@pytest.mark.parametrize("own_run", [True, False])
+def test_the_report_page_json_and_codebook_name_the_run_they_used(admin_client, own_run):
+    catalog = make_catalog(per_subject=5)
+    study = make_study(catalog, n_pairs=6, seed=3)
+    judge_first_pair(study, username="ada")
+    judge_first_pair(study, username="bob")
+    run = catalog.run
+    query = ""
+    if not own_run:  # a later run over the same responses, with the same results
+        run = ScoringRun.objects.create(response_set=catalog.response_set, status="done", progress=1.0,
+                                        finished_at=catalog.run.finished_at)
+        QuestionResult.objects.bulk_create(
+            QuestionResult(run=run, question_id=q.question_id, kept=q.kept, n_observed=q.n_observed, scores=q.scores)
+            for q in QuestionResult.objects.filter(run=catalog.run)
+        )
+        query = f"?run={run.pk}"
+    label = f"scoring run {run.pk} ({catalog.response_set})"  # e.g. "responses-4 v1"
+
+    page = admin_client.get(reverse("annotate:study_report", args=[study.pk]) + query)
+    assert page.status_code == 200
+    header = " ".join(page.content.decode().split())
+    assert label + ("" if own_run else ", not the run the pairs came from") in header
+
+    document = admin_client.get(reverse("annotate:study_report_json", args=[study.pk]) + query).json()
+    assert document["run"]["id"] == run.pk
+    assert document["run"]["is_study_run"] is own_run
+    assert document["study"]["scoring_run"] == catalog.run.pk
+
+    bundle = admin_client.get(reverse("annotate:study_report_zip", args=[study.pk]) + query)
+    with zipfile.ZipFile(io.BytesIO(b"".join(bundle.streaming_content) if bundle.streaming else bundle.content)) as z:
+        codebook = z.read("codebook.md").decode()
+    assert f"- scoring run: {run.pk} (response set {catalog.response_set}" in codebook
+    assert ("; not the run the pairs came from" in codebook) is not own_run
