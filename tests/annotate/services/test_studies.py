@@ -400,3 +400,23 @@ def test_a_concurrent_judgment_makes_the_scope_change_roll_back(monkeypatch):
     with pytest.raises(ProtectedError):
         study_scope_update(study=study, datasets=[catalog.dataset], n_pairs=4)
     assert scope_state(study) == before
+
+
+def test_change_study_scope_draws_the_pairs_again_until_the_first_judgment():
+    catalog = make_catalog(per_subject=5)
+    study = make_study(catalog, n_pairs=6, seed=3, name="Pilot scope")
+    out = StringIO()
+    call_command("change_study_scope", "--study", "Pilot scope", "--datasets", catalog.dataset.name,
+                 "--subjects", "Physics", "--pairs", "4", stdout=out)
+    physics = Subject.objects.get(name="Physics")
+    assert out.getvalue().strip() == f"study {study.pk} 'Pilot scope': 4 pairs drawn again from 1 dataset(s), " \
+        "1 subject(s)"
+    state = scope_state(study)
+    assert state["subjects"] == [physics.pk] and state["n_pairs"] == 4 and len(state["pairs"]) == 4
+
+    judge_first_pair(study, choice="skip")
+    before = scope_state(study)
+    with pytest.raises(CommandError) as caught:
+        call_command("change_study_scope", "--study", str(study.pk), "--datasets", catalog.dataset.name)
+    assert str(caught.value) == frozen_message(study)
+    assert scope_state(study) == before

@@ -1,0 +1,48 @@
+"""Change a study's datasets, subjects or number of pairs before its first judgment."""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotate.management.lookups import study_from_option
+from annotate.models import Dataset, Subject
+from annotate.selectors.catalog import dataset_names, datasets_by_name, subjects_by_name
+from annotate.services.studies import study_scope_update
+
+
+class Command(BaseCommand):
+    help = (
+        "Change a study's datasets, subjects or number of pairs and draw its pairs again (same run, seed and "
+        "strategy). Refused once the study has a judgment: a different scope is then a new study (create_study)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--study", required=True, help="study name (or id)")
+        parser.add_argument("--datasets", nargs="+", required=True, metavar="DATASET", help="dataset names")
+        parser.add_argument("--subjects", nargs="*", default=None, metavar="SUBJECT",
+                            help="subject names (default: every subject of the datasets)")
+        parser.add_argument("--pairs", type=int, default=None, help="number of pairs (default: unchanged)")
+
+    def handle(self, *args, **options) -> str:
+        study = study_from_option(options["study"])
+        datasets = self._datasets(options["datasets"])
+        subjects = None if options["subjects"] is None else self._subjects(options["subjects"])
+        try:
+            study = study_scope_update(study=study, datasets=datasets, subjects=subjects, n_pairs=options["pairs"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs drawn again from "
+                f"{len(datasets)} dataset(s), {study.subjects.count()} subject(s)")
+
+    def _datasets(self, names: list[str]) -> list[Dataset]:
+        found = datasets_by_name(names=names)
+        missing = [n for n in names if n not in found]
+        if missing:
+            raise CommandError(f"unknown dataset(s) {missing}; known: {dataset_names()}")
+        return [found[n] for n in names]
+
+    def _subjects(self, names: list[str]) -> list[Subject]:
+        found = subjects_by_name(names=names)
+        missing = [n for n in names if n not in found]
+        if missing:
+            raise CommandError(f"unknown subject(s) {missing}")
+        return [found[n] for n in names]
