@@ -1,5 +1,11 @@
-"""Writes for studies: create one from a scoring run, open/close it, manage
-invitations, create evaluators and record their onboarding.
+"""Writes for studies: create one from a scoring run, change its scope until
+its first judgment, open/close it, manage invitations, create evaluators and
+record their onboarding.
+
+A study's scope (datasets, subjects, pairs) freezes at its first judgment
+(:func:`annotate.selectors.studies.study_scope_frozen`); every path that would
+change it (admin, commands) goes through :func:`study_scope_update`, which
+refuses with :data:`ERR_SCOPE_FROZEN`.
 
 Business rules live here; views and management commands only call these.
 """
