@@ -429,7 +429,8 @@ class Collector:
             )
         if self.superseded:
             self.notes.append(
-                f"{self.superseded} records of older runs were replaced by the newest run's (duplicates='newest')"
+                f"{self.superseded} records of older runs conflicted with the newest run's and were replaced "
+                "(duplicates='newest')"
             )
         if self.excluded:
             detail = ", ".join(f"{kind}: {n}" for kind, n in sorted(self.excluded.items()))
