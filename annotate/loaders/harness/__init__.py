@@ -69,6 +69,8 @@ def _aux_of(path: Path) -> str | None:
     """Files a format reads beside its logs, or writes but does not need."""
     if path.name == "schema.json" or (path.parent / "per_instance_stats.json").is_file():
         return "helm"
+    if path.name == "summary.json" and any(p.is_file() for p in path.parent.glob("*/per_instance_stats.json")):
+        return "helm"  # helm-summarize's ExecutiveSummary of the suite (its date orders suites)
     if path.parent.parent.name == "predictions":
         return "opencompass"
     return None
@@ -94,7 +96,8 @@ def detect_format(path: Path) -> str | None:
     str or None
         One of :data:`FORMATS`; None for files that are not harness logs,
         including the files a format keeps beside its logs (HELM's
-        ``run_spec.json``, ``instances.json``, ``schema.json``; OpenCompass's
+        ``run_spec.json``, ``instances.json``, ``schema.json``, the suite's
+        ``summary.json``; OpenCompass's
         ``predictions/``), which the parsers read on their own.
     """
     path = Path(path)
