@@ -52,6 +52,10 @@ CONFLICTING_RECORDS = (
     "{what} is logged twice with different scores: {first_credit:g} at {first} and {credit:g} here;"
     " remove one of the runs, or load the newest run only (duplicates='newest', --newest-run)"
 )
+CONFLICTING_IN_RUN = (
+    "{what} is logged twice in one run with different scores: {first_credit:g} at {first} and {credit:g} here;"
+    " the log contradicts itself, so neither is read"
+)
 NO_RUN_TIME = (
     "{what} is logged twice with different scores: {first_credit:g} at {first} and {credit:g} here,"
     " and the runs carry no time that tells which is newer; remove one of the runs"
@@ -371,19 +375,20 @@ class Collector:
             self.collapsed += len(records) - 1
             return first
         candidates = records
-        message = CONFLICTING_RECORDS
-        if self.duplicates == "newest":
-            times = [r.run.started for r in records]
-            if None in times:
-                message = NO_RUN_TIME
-            else:
-                newest = max(times)
-                candidates = [r for r in records if r.run.started == newest]
-                if all(r.credit == candidates[0].credit for r in candidates):
-                    self.superseded += sum(1 for r in records if r.run.started != newest)
-                    return candidates[0]
+        if self.duplicates == "newest" and all(r.run.started is not None for r in records):
+            newest = max(r.run.started for r in records)
+            candidates = [r for r in records if r.run.started == newest]
+            if all(r.credit == candidates[0].credit for r in candidates):
+                self.superseded += sum(1 for r in records if r.credit != candidates[0].credit)
+                return candidates[0]
         base = candidates[0]
         other = next(r for r in candidates if r.credit != base.credit)
+        if other.run == base.run:
+            message = CONFLICTING_IN_RUN
+        elif self.duplicates == "newest":
+            message = NO_RUN_TIME  # no times, or two runs of the same time
+        else:
+            message = CONFLICTING_RECORDS
         _, external_id, model = cell
         what = f"sample {external_id!r} of model {model!r}" + (f" (epoch {epoch})" if epoch is not None else "")
         self.problem(other.file, message.format(what=what, first_credit=base.credit, first=base.place,
@@ -391,12 +396,19 @@ class Collector:
         return None
 
     def finish(self) -> ParsedResponseSet:
-        """Average repeated samples, write the notes and build the tables.
+        """Keep one record per (question, model, epoch), average the distinct
+        epochs of each cell, write the notes and build the tables.
+
+        A record logged more than once counts once when every copy has the
+        same score. Copies that differ are refused (a problem naming both
+        places) unless ``duplicates == "newest"`` and the runs' start times
+        single out one newest run whose copies agree.
 
         Raises
         ------
         LoadError
-            If any problem was recorded, or if no score was found.
+            If any problem was recorded (conflicting copies included), or if
+            no score was found.
         """
         rows = []
         repeated = 0

@@ -125,7 +125,7 @@ def test_it_refuses_an_instance_listed_twice_with_another_score(tmp_path):
     run = write_helm_run(tmp_path, model="m/one", scenario="quiz", instances=[("id1", 1.0), ("id1", 0.0)])
     with pytest.raises(LoadError) as err:
         parse_harness_logs(run)
-    assert err.value.problems == [Problem("per_instance_stats.json", _common.CONFLICTING_RECORDS.format(
+    assert err.value.problems == [Problem("per_instance_stats.json", _common.CONFLICTING_IN_RUN.format(
         what="sample 'quiz/id1' of model 'm/one'", first_credit=1.0, first="per_instance_stats.json, column '[0]'",
         credit=0.0), None, "[1]")]
 
@@ -166,3 +166,13 @@ def test_the_newest_run_option_keeps_the_later_suites_scores(tmp_path):
     ]
     assert {p.as_posix() for p in parsed.source_files} >= {(tmp_path / s / "summary.json").as_posix()
                                                           for s in ("v1", "rerun")}
+
+
+def test_the_newest_run_option_refuses_two_suites_of_the_same_date(tmp_path):
+    write_helm_run(tmp_path / "v1", model="m/one", scenario="quiz", date="2025-03-01", instances=[("id1", 1.0)])
+    write_helm_run(tmp_path / "v2", model="m/one", scenario="quiz", date="2025-03-01", instances=[("id1", 0.0)])
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(tmp_path, duplicates="newest")
+    assert err.value.problems == [Problem("v2/quiz:model=m_one/per_instance_stats.json", _common.NO_RUN_TIME.format(
+        what="sample 'quiz/id1' of model 'm/one'", first_credit=1.0,
+        first="v1/quiz:model=m_one/per_instance_stats.json, column '[0]'", credit=0.0), None, "[0]")]

@@ -284,7 +284,7 @@ def test_it_refuses_a_repeated_line_with_another_score_naming_both_lines(tmp_pat
         parse_harness_logs(tmp_path, duplicates=duplicates)
     name = f"samples_t_{JAN}.jsonl"
     # Both lines belong to one run: the newest-run option cannot choose either.
-    assert err.value.problems == [Problem(name, _common.CONFLICTING_RECORDS.format(
+    assert err.value.problems == [Problem(name, _common.CONFLICTING_IN_RUN.format(
         what="sample 't/0' of model 'org/m'", first_credit=1.0, first=f"{name}, row 1, column 'acc'",
         credit=0.0), 3, "acc")]
     assert "1 at samples_t_2025-01-01T10-00-00.000001.jsonl, row 1, column 'acc' and 0 here" in str(err.value)

@@ -145,6 +145,6 @@ def test_it_collapses_a_repeated_identical_record_and_refuses_a_conflicting_one(
     ])
     with pytest.raises(LoadError) as err:
         parse_harness_logs(path, duplicates="newest")  # one run: the option cannot choose
-    assert err.value.problems == [Problem("ds.json", _common.CONFLICTING_RECORDS.format(
+    assert err.value.problems == [Problem("ds.json", _common.CONFLICTING_IN_RUN.format(
         what="sample 'ds/q0' of model 'm-7b'", first_credit=1.0, first="ds.json, column 'details[0].correct'",
         credit=0.0), None, "details[1].correct")]
