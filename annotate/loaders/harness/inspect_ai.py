@@ -21,7 +21,8 @@ collector.
 
 A sample whose ``error`` is set (EvalSample.error, an EvalError) errored and
 never counts; nor does a sample without scores in a log whose ``status`` is
-"cancelled" or "error" (it did not finish). The finished samples of such a
+"cancelled" or "error", or in a ``.eval`` that holds only
+``_journal/start.json`` (status "started": the run never finished). The finished samples of such a
 log do count, once: ``inspect eval-retry`` copies them into the retried log,
 so the same (sample, epoch) appears in both logs and is collapsed when the
 scores agree (or refused when they differ, unless the newest run, ordered by
@@ -62,7 +63,7 @@ NO_SAMPLES = "this log holds no samples (was it written with --no-log-samples?)"
 NO_MODEL = "no eval.model in this log"
 BAD_ZIP = "not a readable .eval (zip) file: {error}"
 BAD_MEMBER = "member {member!r} cannot be read: {error}"
-UNFINISHED = ("cancelled", "error")  # EvalLog.status of a run that did not finish
+UNFINISHED = ("started", "cancelled", "error")  # EvalLog.status of a run that did not finish
 
 
 def read_zip_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
@@ -127,6 +128,9 @@ def _read_eval(path: Path, collector: Collector) -> tuple[dict | None, list[tupl
             collector.problem(name, NO_HEADER)
             return None, []
         header = member_json(header_name)
+        if header_name != "header.json" and isinstance(header, dict):
+            # Only the journal's start record: the run never wrote its header, so it did not finish.
+            header.setdefault("status", "started")
         samples = []
         for member in infos:
             if member.startswith("samples/") and member.endswith(".json"):

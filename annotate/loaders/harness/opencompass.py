@@ -81,6 +81,16 @@ def _records(details: Any) -> list[tuple[str, str, Any]]:
     return out
 
 
+def _run_of(path: Path, collector: Collector) -> Run:
+    """The run a results file belongs to: its work folder
+    ``<YYYYMMDD_HHMMSS>/results/<model>/<dataset>.json`` and the time in its
+    name; the file itself, with no time, when it lies elsewhere."""
+    if path.parent.parent.name != "results":
+        return Run(label=collector.name(path))
+    work = path.parent.parent.parent
+    return Run(label=collector.name(work), started=parse_time(work.name, WORK_FOLDER_TIME))
+
+
 def parse(files: list[Path], collector: Collector, *, metric: str | None, filter: str | None,
           dataset: str | None) -> None:
     """Read OpenCompass results files (with details) into ``collector``.
@@ -123,9 +133,7 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
             continue
         used_keys[task] = key
         collector.add_model(model, {"harness": FORMAT}, source=name)
-        work = path.parent.parent.parent  # <work>/results/<model>/<dataset>.json
-        run = Run(label=collector.name(work) if path.parent.parent.name == "results" else name,
-                  started=parse_time(work.name, WORK_FOLDER_TIME) if path.parent.parent.name == "results" else None)
+        run = _run_of(path, collector)
         for qid, where, record in records:
             if not isinstance(record, dict):
                 collector.problem(name, "a detail record must be an object", column=where)

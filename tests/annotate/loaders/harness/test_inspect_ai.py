@@ -255,3 +255,20 @@ def test_it_names_the_zip_members_of_a_sample_repeated_across_eval_logs(tmp_path
     assert err.value.problems == [Problem("b.eval::samples/7_epoch_2.json", _common.CONFLICTING_RECORDS.format(
         what="sample 't/7' of model 'm/x' (epoch 2)", first_credit=1.0, first="a.eval::samples/7_epoch_2.json",
         credit=0.0))]
+
+
+def test_an_unfinished_eval_without_header_counts_only_its_scored_samples(tmp_path):
+    start = {"version": 2, "eval": {"task": "t", "model": "m/x", "scorers": [{"name": "s"}],
+                                    "created": "2025-05-01T10:00:00+00:00"}}
+    unscored = {"id": 2, "epoch": 1, "input": "q2", "target": "A"}
+    write_zip(tmp_path / "run.eval", [
+        ("_journal/start.json", json.dumps(start).encode(), 8),
+        ("samples/1_epoch_1.json", json.dumps(_sample(1, "P")).encode(), 8),
+        ("samples/2_epoch_1.json", json.dumps(unscored).encode(), 8),
+    ])
+    parsed = parse_harness_logs(tmp_path / "run.eval")
+    assert matrix(parsed) == {("t", "t/1", "m/x"): 0.5}
+    assert parsed.notes == [
+        "run.eval has status 'started': only the samples it holds were read",
+        "1 samples that did not finish were not counted (unscored in a started log: 1)",
+    ]
