@@ -50,7 +50,7 @@ TYPE_NOT_A_SCORE = "a value of type {kind} is not a score"
 NO_SCORES = "nothing to load: no file held a score"
 CONFLICTING_RECORDS = (
     "{what} is logged twice with different scores: {first_credit:g} at {first} and {credit:g} here;"
-    " remove one of the runs, or load the newest run only (duplicates='newest', --newest-run)"
+    " remove one of the runs, or keep the newest run's score (--newest-run; 'Keep the newest run' on the upload form)"
 )
 CONFLICTING_IN_RUN = (
     "{what} is logged twice in one run with different scores: {first_credit:g} at {first} and {credit:g} here;"
