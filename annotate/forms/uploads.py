@@ -100,6 +100,11 @@ class ResponseUploadForm(forms.Form):
         label="Skip values that are not scores", required=False,
         help_text="logs: skip null, pairs and dicts (the summary counts them) instead of refusing the upload",
     )
+    newest_run = forms.BooleanField(
+        label="Keep the newest run", required=False,
+        help_text="logs: a sample logged by several runs with different scores takes the newest run's score "
+                  "instead of refusing the upload (identical copies always count once)",
+    )
     name = forms.CharField(max_length=ResponseSet._meta.get_field("name").max_length, required=False,
                            help_text="response set name; default: the responses file name (or the first log "
                                      "file or .zip name) without extension")
@@ -160,7 +165,7 @@ class ResponseUploadForm(forms.Form):
             elif file_format not in (None, "auto", "lm-eval") and data.get("log_filter"):
                 self.add_error("log_filter", FILTER_LM_EVAL_ONLY.format(value=file_format))
         else:
-            for field in ("metric", "log_filter", "skip_invalid"):
+            for field in ("metric", "log_filter", "skip_invalid", "newest_run"):
                 if data.get(field):
                     self.add_error(field, LOGS_ONLY.format(field=self[field].label))
             if file_format in LOG_FORMATS:

@@ -126,6 +126,11 @@ class UploadOptions:
     metric, log_filter, skip_invalid
         Harness logs only: the score to read, the lm-eval filter, and whether
         to skip values that are not scores.
+    newest_run : bool, default False
+        Harness logs only: a sample logged by several runs with different
+        scores takes the newest run's score (``duplicates="newest"`` of
+        :func:`~annotate.loaders.harness.parse_harness_logs`) instead of
+        refusing the upload.
     """
 
     file_format: str = "auto"
@@ -138,6 +143,7 @@ class UploadOptions:
     metric: str | None = None
     log_filter: str | None = None
     skip_invalid: bool = False
+    newest_run: bool = False
 
     @classmethod
     def of(cls, data: Mapping[str, object]) -> UploadOptions:
@@ -151,6 +157,7 @@ class UploadOptions:
                 given[key] = default
         given["new_version"] = bool(given.get("new_version"))
         given["skip_invalid"] = bool(given.get("skip_invalid"))
+        given["newest_run"] = bool(given.get("newest_run"))
         return cls(**given)
 
     def as_dict(self) -> dict[str, object]:
@@ -289,7 +296,7 @@ def upload_parse(*, source: UploadSource, options: UploadOptions) -> ParsedRespo
         return parse_harness_logs(
             list(source.logs), format=None if options.file_format == "auto" else options.file_format,
             metric=options.metric, filter=options.log_filter, dataset=options.dataset,
-            skip_invalid=options.skip_invalid,
+            skip_invalid=options.skip_invalid, duplicates="newest" if options.newest_run else "refuse",
         )
     if source.folder is not None:
         return parse_folder(source.folder, dataset=options.dataset, subject_column=options.subject_column,

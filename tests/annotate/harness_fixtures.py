@@ -152,11 +152,16 @@ def _draw_lm(rng: np.random.Generator, tasks) -> dict:
     return scores
 
 
-def write_lm_eval_logs(root: Path, rng: np.random.Generator) -> GeneratedLogs:
+def write_lm_eval_logs(root: Path, rng: np.random.Generator, *, rerun: str = "identical") -> GeneratedLogs:
     """Two models in the 0.4.3+ layout (three tasks, two filters on gsm8k_mini,
     alpha runs mmlu_mini_algebra twice) and one in the 0.4.0 layout (JSON array
     in ``.jsonl``, no filter/metrics keys, no model_name, doc 3 of algebra
-    missing). Expected credit: primary metric, first filter (strict-match)."""
+    missing). Expected credit: primary metric, first filter (strict-match).
+
+    ``rerun`` is alpha's second algebra run (2025-02-01, after the first of
+    2025-01-01): "identical" logs the same scores again (one response each);
+    "conflicting" logs 1 - the first run's score for every document and
+    metric, and the expected credit is then the newest run's."""
     expected: dict[Cell, float] = {}
     texts: dict[tuple[str, str], str] = {}
     runs: dict[Cell, list[float]] = {}
@@ -187,11 +192,15 @@ def write_lm_eval_logs(root: Path, rng: np.random.Generator) -> GeneratedLogs:
     model = LM_MODELS[0]
     folder = root / model.replace("/", "__")
     date = "2025-02-01T09-30-00.000002"
-    scores = _draw_lm(rng, ["mmlu_mini_algebra"])
+    first = all_scores[model]
+    scores = {k: (v if rerun == "identical" else 1.0 - v) for k, v in first.items() if k[0] == "mmlu_mini_algebra"}
     _dump(folder / f"results_{date}.json", _lm_results(["mmlu_mini_algebra"], model, f"pretrained={model}"))
     (folder / f"samples_mmlu_mini_algebra_{date}.jsonl").write_text(
         "".join(json.dumps(line) + "\n" for line in _lm_lines("mmlu_mini_algebra", scores)), encoding="utf-8")
-    record(model, "mmlu_mini_algebra", scores)
+    for doc_id in range(LM_TASKS["mmlu_mini_algebra"][1]):
+        # one record per (model, task, doc, filter): the rerun replaces, never averages
+        cell = ("mmlu_mini", f"mmlu_mini_algebra/{doc_id}", model)
+        runs[cell] = [scores[("mmlu_mini_algebra", doc_id, "none", "acc")]]
 
     # 0.4.0 layout: results.json + <model_args sanitized>_<task>.jsonl holding a JSON array
     model_args = f"pretrained={LM_OLD_MODEL},dtype=float"
@@ -535,3 +544,93 @@ def assert_same_matrix(stored: dict[Cell, float], expected: dict[Cell, float], *
     want = np.array([expected.get(k, np.nan) for k in keys])
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+
+
+# --------------------------------------------- one record per sample: small logs
+
+def write_lm_eval_run(folder: Path, *, model: str, task: str, date: str,
+                      lines: list[tuple[int, float]]) -> Path:
+    """One lm-eval 0.4.3+ run of a standalone ``task``: ``results_<date>.json`` and
+    ``samples_<task>_<date>.jsonl`` with one line per (doc_id, acc) of ``lines``,
+    in that order (a doc_id may repeat), filter "none", metric ``acc``.
+    ``date`` is lm-eval's ``date_id`` (e.g. "2025-01-01T10-00-00.000001").
+    Returns the samples file."""
+    results = {
+        "results": {task: {"alias": task}}, "group_subtasks": {task: []},
+        "configs": {task: {"task": task, "metric_list": [{"metric": "acc", "aggregation": "mean"}]}},
+        "config": {"model": "hf", "model_args": f"pretrained={model}"},
+        "lm_eval_version": "0.4.9", "model_name": model, "model_name_sanitized": model.replace("/", "__"),
+    }
+    _dump(folder / f"results_{date}.json", results, indent=2)
+    path = folder / f"samples_{task}_{date}.jsonl"
+    path.write_text("".join(json.dumps({"doc_id": d, "doc": {"question": f"{task} question {d}?"}, "target": "1",
+                                        "arguments": {}, "resps": [["1"]], "filtered_resps": ["1"],
+                                        "filter": "none", "metrics": ["acc"], "doc_hash": f"h{d}",
+                                        "prompt_hash": "p", "target_hash": "t", "acc": value}) + "\n"
+                            for d, value in lines), encoding="utf-8")
+    return path
+
+
+def write_inspect_run(path: Path, *, model: str, task: str, samples: list[tuple], status: str = "success",
+                      created: str | None = "2025-05-01T10:00:00+00:00") -> Path:
+    """One Inspect log of ``samples`` = [(id, epoch, value, error)] scored by a single
+    scorer ``choice``, as a ``.json`` log or a ``.eval`` zip (by ``path``'s suffix).
+    ``value`` None writes a sample without scores (one that did not finish);
+    ``error`` a string sets the sample's ``error`` (an EvalError) and keeps the
+    value. ``status`` is the log's ("success", "cancelled", "error");
+    ``created`` its ``eval.created`` (None: left out)."""
+    header = _inspect_header(task, model, ["choice"])
+    header["status"] = status
+    if created is None:
+        del header["eval"]["created"]
+    else:
+        header["eval"]["created"] = created
+    if status != "success":
+        header["error"] = {"message": "interrupted", "traceback": "", "traceback_ansi": ""}
+    rows = []
+    for sid, epoch, value, error in samples:
+        row = {"id": sid, "epoch": epoch, "input": f"{task} question {sid}?", "target": "A", "messages": [],
+               "output": {"model": model, "choices": []}, "metadata": {}}
+        if value is not None:
+            row["scores"] = {"choice": {"value": value, "answer": "A"}}
+        if error is not None:
+            row["error"] = {"message": error, "traceback": "", "traceback_ansi": ""}
+        rows.append(row)
+    if path.suffix == ".eval":
+        members = [("header.json", json.dumps(header).encode(), 8)]
+        members += [(f"samples/{r['id']}_epoch_{r['epoch']}.json", json.dumps(r).encode(), 8) for r in rows]
+        write_zip(path, members)
+    else:
+        _dump(path, {**header, "samples": rows}, indent=2)
+    return path
+
+
+def write_helm_run(suite: Path, *, model: str, scenario: str, instances: list[tuple[str, float]],
+                   date: str | None = None) -> Path:
+    """One HELM run folder ``<suite>/<scenario>:model=<model>`` with ``run_spec.json``
+    and ``per_instance_stats.json`` holding one unperturbed first-trial entry per
+    (instance_id, exact_match) of ``instances``, in that order (an id may repeat).
+    ``date`` writes the suite's ``summary.json`` (``helm-summarize``'s
+    ExecutiveSummary: release, suites, suite, date). Returns the run folder."""
+    run_name = f"{scenario}:model={model.replace('/', '_')}"
+    run_dir = suite / run_name
+    _dump(run_dir / "run_spec.json", {
+        "name": run_name, "scenario_spec": {"class_name": f"helm.{scenario}.Scenario", "args": {}},
+        "adapter_spec": {"method": "generation", "model": model, "model_deployment": model},
+        "metric_specs": [], "groups": [scenario],
+    }, indent=2)
+    _dump(run_dir / "per_instance_stats.json",
+          [{"instance_id": iid, "train_trial_index": 0, "stats": [_stat("exact_match", "test", value)]}
+           for iid, value in instances], indent=2)
+    if date is not None:
+        _dump(suite / "summary.json", {"release": None, "suites": [suite.name], "suite": suite.name,
+                                       "date": date}, indent=2)
+    return run_dir
+
+
+def write_opencompass_result(work: Path, *, model: str, dataset: str, details: list[dict]) -> Path:
+    """``<work>/results/<model>/<dataset>.json`` holding ``details`` (BaseEvaluator's
+    list of records); ``work`` is OpenCompass's ``<YYYYMMDD_HHMMSS>`` folder."""
+    path = work / "results" / model / f"{dataset}.json"
+    _dump(path, {"accuracy": 50.0, "details": details}, indent=4)
+    return path

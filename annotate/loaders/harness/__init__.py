@@ -16,9 +16,18 @@ Conventions shared by every format
   group) or the task itself; ``subject`` is the task (subtask) name, also
   when the task is the whole dataset (so a study, which pairs questions of
   one subject, can be made from the logs alone).
-* Several samples of one (question, model) cell (Inspect epochs, OpenCompass
-  replicas, repeated runs) are averaged into partial credit; the load summary
-  (``notes``) says how many.
+* One record per (model, task, sample, epoch[, filter]). The same record
+  logged more than once (a repeated line, two timestamped runs of one task, a
+  retried log that copies the finished samples of a cancelled one) counts
+  once when the copies agree and is refused when they conflict, naming both
+  places, unless ``duplicates="newest"`` keeps the newest run's record (runs
+  are ordered by the time the log itself gives; without one, a conflict is
+  still refused).
+* The distinct epochs of one (question, model) cell (Inspect epochs,
+  OpenCompass replicas) are averaged into partial credit; the load summary
+  (``notes``) says how many. Errored or unfinished samples (Inspect samples
+  with ``error`` set, or without scores in a cancelled or errored log) never
+  count.
 * Credit must be a number in [0, 1] or a boolean (True -> 1, False -> 0, the
   exact-match reading); Inspect letters C/I/P/N count 1/0/0.5/0. Null, NaN,
   lists (pairs), dicts and other strings are refused with the file, line (or
@@ -36,9 +45,9 @@ from pathlib import Path
 
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.loaders.harness import helm, inspect_ai, lm_eval, opencompass
-from annotate.loaders.harness._common import Collector
+from annotate.loaders.harness._common import DUPLICATES, Collector
 
-__all__ = ["FORMATS", "parse_harness_logs", "detect_format"]
+__all__ = ["DUPLICATES", "FORMATS", "parse_harness_logs", "detect_format"]
 
 FORMATS = ("lm-eval", "inspect", "helm", "opencompass")
 _PARSERS = {
@@ -60,6 +69,8 @@ def _aux_of(path: Path) -> str | None:
     """Files a format reads beside its logs, or writes but does not need."""
     if path.name == "schema.json" or (path.parent / "per_instance_stats.json").is_file():
         return "helm"
+    if path.name == "summary.json" and any(p.is_file() for p in path.parent.glob("*/per_instance_stats.json")):
+        return "helm"  # helm-summarize's ExecutiveSummary of the suite (its date orders suites)
     if path.parent.parent.name == "predictions":
         return "opencompass"
     return None
@@ -85,7 +96,8 @@ def detect_format(path: Path) -> str | None:
     str or None
         One of :data:`FORMATS`; None for files that are not harness logs,
         including the files a format keeps beside its logs (HELM's
-        ``run_spec.json``, ``instances.json``, ``schema.json``; OpenCompass's
+        ``run_spec.json``, ``instances.json``, ``schema.json``, the suite's
+        ``summary.json``; OpenCompass's
         ``predictions/``), which the parsers read on their own.
     """
     path = Path(path)
@@ -166,6 +178,7 @@ def parse_harness_logs(
     filter: str | None = None,
     dataset: str | None = None,
     skip_invalid: bool = False,
+    duplicates: str = "refuse",
 ) -> ParsedResponseSet:
     """Parse evaluation-harness logs into questions, models and per-sample credit.
 
@@ -198,6 +211,15 @@ def parse_harness_logs(
     skip_invalid : bool, default False
         Skip values that are not scores (and samples without a score),
         counting them in ``notes``, instead of refusing the upload.
+    duplicates : {"refuse", "newest"}, default "refuse"
+        A sample logged more than once with different scores (two runs of
+        one task, a conflicting repeated line): "refuse" names both places
+        in a :class:`LoadError`; "newest" keeps the record of the newest run
+        (lm-eval: the samples file's timestamp; Inspect: ``eval.created``;
+        HELM: the suite's ``summary.json`` date; OpenCompass: the
+        ``YYYYMMDD_HHMMSS`` work folder), and still refuses when the runs
+        give no time or the newest run conflicts with itself. Identical
+        copies always count once.
 
     Returns
     -------
@@ -207,7 +229,7 @@ def parse_harness_logs(
         "unknown", guessed from the name by the loading service only;
         harness details in ``metadata``); ``responses`` one row
         per observed (dataset, external_id, model) with ``credit`` float in
-        [0, 1] (the mean over several samples) and ``source`` "file:where";
+        [0, 1] (the mean over the distinct epochs) and ``source`` "file:where";
         ``file_format`` the format; ``source_files`` every file read;
         ``notes`` the load summary; ``options`` the choices made (metric,
         filter, dataset, and the metric/filter used per task).
@@ -217,11 +239,12 @@ def parse_harness_logs(
     ValueError
         If an argument is malformed: a path that does not exist, an unknown
         ``format``, an empty ``metric``/``filter``/``dataset``, or ``filter``
-        with a format other than lm-eval.
+        with a format other than lm-eval, ``duplicates`` not one of
+        :data:`DUPLICATES`.
     LoadError
         If the files cannot be loaded: no logs, several formats, unreadable
         files, values that are not scores, a chosen metric or filter that was
-        not logged. It carries every problem found (up to 50), each with
+        not logged, a sample logged twice with different scores. It carries every problem found (up to 50), each with
         file, row (line) and column (key or JSON path).
 
     Notes
@@ -250,6 +273,8 @@ def parse_harness_logs(
     _check_name("dataset", dataset)
     if not isinstance(skip_invalid, bool):
         raise ValueError(f"skip_invalid must be a bool; got {skip_invalid!r}")
+    if duplicates not in DUPLICATES:
+        raise ValueError(f"duplicates must be one of {', '.join(DUPLICATES)}; got {duplicates!r}")
 
     files, explicit = _expand(resolved)
     root = Path(os.path.commonpath([p if p.is_dir() else p.parent for p in resolved]))
@@ -267,7 +292,7 @@ def parse_harness_logs(
     if filter is not None and chosen != "lm-eval":
         raise ValueError(f"filter applies only to lm-eval logs; got filter={filter!r} for {chosen} logs")
 
-    collector = Collector(file_format=chosen, root=root, skip_invalid=skip_invalid)
+    collector = Collector(file_format=chosen, root=root, skip_invalid=skip_invalid, duplicates=duplicates)
     mine = [f for f in files if detected[f] == chosen]
     wrong = [f for f in sorted(explicit) if detected[f] != chosen and _aux_of(f) != chosen]
     if wrong:
@@ -278,6 +303,7 @@ def parse_harness_logs(
 
     _PARSERS[chosen](mine, collector, metric=metric, filter=filter, dataset=dataset)
     collector.options["format"] = chosen
+    collector.options["duplicates"] = duplicates
     if ignored:
         shown = ", ".join(collector.name(f) for f in ignored[:5])
         more = f" and {len(ignored) - 5} more" if len(ignored) > 5 else ""

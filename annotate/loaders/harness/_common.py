@@ -5,8 +5,13 @@ text helpers.
 Every parser reads its files, calls :meth:`Collector.add_question`,
 :meth:`Collector.add_model` and :meth:`Collector.add_score`, and reports bad
 input through :meth:`Collector.problem` or :meth:`Collector.bad_value`. The
-collector averages several samples of one (question, model) cell into partial
-credit and raises one :class:`LoadError` carrying every problem at the end.
+collector keeps one record per (model, task, sample, epoch[, filter]): the
+same record logged twice (a repeated line, two runs of one task, a retried
+log that copies the finished samples of a cancelled one) is collapsed when
+identical and refused when conflicting, unless ``duplicates="newest"`` keeps
+the newest run's record. It averages the distinct epochs (or replicas) of one
+(question, model) cell into partial credit and raises one :class:`LoadError`
+carrying every problem at the end.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +48,21 @@ LETTER_NOT_A_SCORE = "the string {value!r} is not a score letter (C, I, P or N)"
 OUT_OF_RANGE = "score {value!r} is outside [0, 1]"
 TYPE_NOT_A_SCORE = "a value of type {kind} is not a score"
 NO_SCORES = "nothing to load: no file held a score"
+CONFLICTING_RECORDS = (
+    "{what} is logged twice with different scores: {first_credit:g} at {first} and {credit:g} here;"
+    " remove one of the runs, or keep the newest run's score (--newest-run; 'Keep the newest run' on the upload form)"
+)
+CONFLICTING_IN_RUN = (
+    "{what} is logged twice in one run with different scores: {first_credit:g} at {first} and {credit:g} here;"
+    " the log contradicts itself, so neither is read"
+)
+NO_RUN_TIME = (
+    "{what} is logged twice with different scores: {first_credit:g} at {first} and {credit:g} here,"
+    " and the runs carry no time that tells which is newer; remove one of the runs"
+)
+
+# How records of one sample logged more than once are resolved.
+DUPLICATES = ("refuse", "newest")
 
 # Inspect AI's score letters (inspect_ai/scorer/_metric.py: CORRECT="C",
 # INCORRECT="I", PARTIAL="P", NOANSWER="N"; value_to_float maps them to
@@ -63,6 +84,57 @@ class NotAScore(ValueError):
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a task, as the harness logged it.
+
+    ``label`` names it in messages (the log file, or the run's folder);
+    ``started`` is when the run started, from the log itself (file name
+    timestamp, ``eval.created``, work-folder name, suite summary), or None
+    when the format does not say.
+    """
+
+    label: str
+    started: datetime | None = None
+
+
+@dataclass(frozen=True)
+class _Record:
+    """One logged score of one (question, model, epoch) and where it was read."""
+
+    credit: float
+    source: str
+    file: str
+    row: int | None
+    column: str | None
+    run: Run
+
+    @property
+    def place(self) -> str:
+        """Where it was read, as a :class:`Problem` names a place."""
+        where = self.file
+        if self.row is not None:
+            where += f", row {self.row}"
+        if self.column is not None:
+            where += f", column {self.column!r}"
+        return where
+
+
+def parse_time(value: Any, fmt: str | None = None) -> datetime | None:
+    """A run's start time from a log's text: ISO 8601 (``fmt`` None) or
+    ``datetime.strptime`` with ``fmt``; None when absent or unreadable.
+    Naive times are taken as UTC, so that logs of one upload compare."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value) if fmt is None else datetime.strptime(value, fmt)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -175,14 +247,19 @@ class Collector:
     file_format: str
     root: Path
     skip_invalid: bool = False
+    duplicates: str = "refuse"
     questions: dict[tuple[str, str], dict] = field(default_factory=dict)
     models: dict[str, dict] = field(default_factory=dict)
-    scores: dict[tuple[str, str, str], list[tuple[float, str]]] = field(default_factory=dict)
+    # (dataset, external_id, model) -> epoch (or replica; None for one) -> records
+    scores: dict[tuple[str, str, str], dict[Any, list[_Record]]] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     files_read: list[Path] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)
     text_conflicts: int = 0
+    collapsed: int = 0
+    superseded: int = 0
+    excluded: Counter = field(default_factory=Counter)
     options: dict = field(default_factory=dict)
 
     @property
@@ -264,37 +341,113 @@ class Collector:
                 "source": source,
             }
 
-    def add_score(self, *, dataset: str, external_id: str, model: str, credit: float, source: str) -> None:
-        self.scores.setdefault((dataset, external_id, model), []).append((credit, source))
+    def add_score(
+        self,
+        *,
+        dataset: str,
+        external_id: str,
+        model: str,
+        credit: float,
+        file: str,
+        row: int | None = None,
+        column: str | None = None,
+        source: str,
+        epoch: Any = None,
+        run: Run | None = None,
+    ) -> None:
+        """Record one score of one (question, model, epoch).
+
+        ``file``, ``row`` and ``column`` locate it for messages, ``source`` is
+        the response's "file:where"; ``epoch`` tells epochs (or replicas) of one
+        sample apart (None for a format with one per sample); ``run`` is the run
+        it belongs to (default: the file, with no start time).
+        """
+        record = _Record(credit=credit, source=source, file=file, row=row, column=column,
+                         run=run or Run(label=file))
+        by_epoch = self.scores.setdefault((dataset, external_id, model), {})
+        by_epoch.setdefault(epoch, []).append(record)
+
+    def _one_record(self, cell: tuple[str, str, str], epoch: Any, records: list[_Record]) -> _Record | None:
+        """The record of one (question, model, epoch) logged once or more; None
+        (and a problem) when its records conflict and cannot be resolved."""
+        first = records[0]
+        if all(r.credit == first.credit for r in records):
+            self.collapsed += len(records) - 1
+            return first
+        candidates = records
+        if self.duplicates == "newest" and all(r.run.started is not None for r in records):
+            newest = max(r.run.started for r in records)
+            candidates = [r for r in records if r.run.started == newest]
+            if all(r.credit == candidates[0].credit for r in candidates):
+                self.superseded += sum(1 for r in records if r.credit != candidates[0].credit)
+                return candidates[0]
+        base = candidates[0]
+        other = next(r for r in candidates if r.credit != base.credit)
+        if other.run == base.run:
+            message = CONFLICTING_IN_RUN
+        elif self.duplicates == "newest":
+            message = NO_RUN_TIME  # no times, or two runs of the same time
+        else:
+            message = CONFLICTING_RECORDS
+        _, external_id, model = cell
+        what = f"sample {external_id!r} of model {model!r}" + (f" (epoch {epoch})" if epoch is not None else "")
+        self.problem(other.file, message.format(what=what, first_credit=base.credit, first=base.place,
+                                                credit=other.credit), other.row, other.column)
+        return None
 
     def finish(self) -> ParsedResponseSet:
-        """Average repeated samples, write the notes and build the tables.
+        """Keep one record per (question, model, epoch), average the distinct
+        epochs of each cell, write the notes and build the tables.
+
+        A record logged more than once counts once when every copy has the
+        same score. Copies that differ are refused (a problem naming both
+        places) unless ``duplicates == "newest"`` and the runs' start times
+        single out one newest run whose copies agree.
 
         Raises
         ------
         LoadError
-            If any problem was recorded, or if no score was found.
+            If any problem was recorded (conflicting copies included), or if
+            no score was found.
         """
-        if self.problems:
-            raise LoadError(self.problems)
-        if not self.scores:
-            where = self.root_name
-            raise LoadError([Problem(file=where, message=NO_SCORES)]
-                            + [Problem(file=where, message=note) for note in self.notes])
         rows = []
         repeated = 0
         most = 1
-        for (dataset, external_id, model), samples in self.scores.items():
-            credits = [c for c, _ in samples]
-            source = samples[0][1]  # the first sample's "file:where"
-            if len(samples) > 1:
+        for cell, by_epoch in self.scores.items():
+            kept = [self._one_record(cell, epoch, records) for epoch, records in by_epoch.items()]
+            if any(record is None for record in kept):
+                continue
+            if len(kept) > 1:
                 repeated += 1
-                most = max(most, len(samples))
-            rows.append((dataset, external_id, model, sum(credits) / len(credits), source))
+                most = max(most, len(kept))
+            # Partial credit: the mean over the distinct epochs (or replicas).
+            credit = sum(r.credit for r in kept) / len(kept)
+            rows.append((*cell, credit, kept[0].source))  # the first epoch's "file:where"
+        if self.problems:
+            raise LoadError(self.problems)
+        if not rows:
+            where = self.root_name
+            raise LoadError([Problem(file=where, message=NO_SCORES)]
+                            + [Problem(file=where, message=note) for note in self.notes])
         if repeated:
             self.notes.append(
                 f"{repeated} of {len(rows)} responses had several samples (epochs or repeats, "
                 f"up to {most} per cell); their mean was used as partial credit"
+            )
+        if self.collapsed:
+            self.notes.append(
+                f"{self.collapsed} records repeated a sample already read with the same score "
+                "(a repeated line or a second run); each sample was counted once"
+            )
+        if self.superseded:
+            self.notes.append(
+                f"{self.superseded} records of older runs conflicted with the newest run's and were replaced "
+                "(duplicates='newest')"
+            )
+        if self.excluded:
+            detail = ", ".join(f"{kind}: {n}" for kind, n in sorted(self.excluded.items()))
+            self.notes.append(
+                f"{sum(self.excluded.values())} samples that did not finish were not counted ({detail})"
             )
         if self.skipped:
             detail = ", ".join(f"{kind}: {n}" for kind, n in sorted(self.skipped.items()))
@@ -305,7 +458,7 @@ class Collector:
             self.notes.append(
                 f"{self.text_conflicts} question texts differed between files; the first one read was kept"
             )
-        asked = {(d, e) for d, e, _ in self.scores}
+        asked = {(d, e) for d, e, *_ in rows}
         questions = [q for key, q in self.questions.items() if key in asked]
         return ParsedResponseSet(
             questions=pd.DataFrame(questions, columns=[*QUESTION_COLUMNS, "source"]),

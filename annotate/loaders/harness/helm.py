@@ -22,17 +22,27 @@ schema it used as ``schema.json`` in the suite folder (presentation/summarize.py
 
 Only the unperturbed instance of the first trial (``train_trial_index`` 0) is
 the base response: perturbed copies and extra trials are skipped and counted.
+
+One response is kept per (model, run, instance): an instance listed twice, or
+the same run found in two suite folders, counts once when the scores agree
+and is refused when they differ, unless the newest run is chosen. HELM logs
+no time per run; a suite's ``summary.json`` (written by ``helm-summarize``)
+gives its ``date``, which orders the suites. HELM marks no instance as
+errored in ``per_instance_stats.json``.
 """
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from annotate.loaders.harness._common import (
     Collector,
     NotAScore,
+    Run,
     as_text,
     load_json,
+    parse_time,
     subject_for,
     to_credit,
 )
@@ -69,6 +79,15 @@ def _main_metrics(run_dir: Path, collector: Collector, cache: dict) -> dict[str,
             cache[path] = mains
             return mains
     return {}
+
+
+def _suite_date(run_dir: Path, collector: Collector, cache: dict) -> datetime | None:
+    """The ``date`` of the suite's ``summary.json`` (beside the run folders), or None."""
+    path = run_dir.parent / "summary.json"
+    if path not in cache:
+        summary = load_json(path, collector) if path.is_file() else None
+        cache[path] = parse_time(summary.get("date")) if isinstance(summary, dict) else None
+    return cache[path]
 
 
 def _instances(run_dir: Path, collector: Collector) -> dict[str, dict]:
@@ -116,6 +135,7 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
         Dataset name for every question; None for the run's first run group.
     """
     schema_cache: dict = {}
+    dates: dict = {}
     skipped = {"perturbed": 0, "trial": 0, "split": 0}
     metrics_used: dict[str, str] = {}
     fallbacks: list[str] = []
@@ -170,6 +190,7 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
         collector.add_model(model, {"harness": FORMAT, "model_deployment": adapter.get("model_deployment")},
                             source=collector.name(run_dir / "run_spec.json"))
         instances = _instances(run_dir, collector)
+        run = Run(label=collector.name(run_dir), started=_suite_date(run_dir, collector, dates))
         multiple_choice = str(adapter.get("method") or "").startswith("multiple_choice")
         for i, entry in enumerate(entries):
             if not isinstance(entry, dict):
@@ -222,7 +243,7 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
                 collector.bad_value(exc, name, None, f"[{i}].stats.{used}.mean")
                 continue
             collector.add_score(dataset=group, external_id=external_id, model=model, credit=credit,
-                                source=f"{name}:[{i}]")
+                                file=name, column=f"[{i}]", source=f"{name}:[{i}]", run=run)
     if skipped["perturbed"] or skipped["trial"]:
         collector.notes.append(
             f"HELM: {skipped['perturbed']} perturbed and {skipped['trial']} extra-trial (train_trial_index > 0) "

@@ -16,7 +16,17 @@
 Each sample (EvalSample) holds ``id``, ``epoch``, ``input`` (a string or chat
 messages), ``choices``, ``target`` and ``scores``: scorer name -> Score, whose
 ``value`` is a letter C/I/P/N (inspect_ai/scorer/_metric.py: 1, 0, 0.5, 0), a
-number or a bool. Several epochs of one sample are averaged by the collector.
+number or a bool. The distinct epochs of one sample are averaged by the
+collector.
+
+A sample whose ``error`` is set (EvalSample.error, an EvalError) errored and
+never counts; nor does a sample without scores in a log whose ``status`` is
+"cancelled" or "error", or in a ``.eval`` that holds only
+``_journal/start.json`` (status "started": the run never finished). The finished samples of such a
+log do count, once: ``inspect eval-retry`` copies them into the retried log,
+so the same (sample, epoch) appears in both logs and is collapsed when the
+scores agree (or refused when they differ, unless the newest run, ordered by
+``eval.created``, is chosen).
 """
 from __future__ import annotations
 
@@ -33,8 +43,10 @@ import zstandard
 from annotate.loaders.harness._common import (
     Collector,
     NotAScore,
+    Run,
     as_text,
     load_json,
+    parse_time,
     subject_for,
     to_credit,
 )
@@ -51,6 +63,7 @@ NO_SAMPLES = "this log holds no samples (was it written with --no-log-samples?)"
 NO_MODEL = "no eval.model in this log"
 BAD_ZIP = "not a readable .eval (zip) file: {error}"
 BAD_MEMBER = "member {member!r} cannot be read: {error}"
+UNFINISHED = ("started", "cancelled", "error")  # EvalLog.status of a run that did not finish
 
 
 def read_zip_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
@@ -115,6 +128,9 @@ def _read_eval(path: Path, collector: Collector) -> tuple[dict | None, list[tupl
             collector.problem(name, NO_HEADER)
             return None, []
         header = member_json(header_name)
+        if header_name != "header.json" and isinstance(header, dict):
+            # Only the journal's start record: the run never wrote its header, so it did not finish.
+            header.setdefault("status", "started")
         samples = []
         for member in infos:
             if member.startswith("samples/") and member.endswith(".json"):
@@ -227,6 +243,7 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
             "inspect_ai": (spec.get("packages") or {}).get("inspect_ai"),
         }, source=name)
         source_dataset = (spec.get("dataset") or {}).get("name")
+        run = Run(label=name, started=parse_time(spec.get("created")))
         for sample, (file, prefix) in zip(samples, where):
             if not isinstance(sample, dict) or "id" not in sample:
                 collector.problem(file, "sample has no id", column=f"{prefix}id")
@@ -246,6 +263,12 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
                 source=source,
             )
             scores = sample.get("scores")
+            if sample.get("error"):
+                collector.excluded["errored"] += 1
+                continue
+            if status in UNFINISHED and (not isinstance(scores, dict) or not scores):
+                collector.excluded[f"unscored in a {status} log"] += 1
+                continue
             if not isinstance(scores, dict) or not scores:
                 collector.bad_value(NotAScore(NO_SCORES, "no score"), file, None, f"{prefix}scores")
                 continue
@@ -261,6 +284,7 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
                 collector.bad_value(exc, file, None, f"{prefix}scores.{used}.value")
                 continue
             collector.add_score(dataset=group, external_id=external_id, model=model, credit=credit,
-                                source=source)
+                                file=file, column=prefix.rstrip(".") or None, source=source, epoch=epoch,
+                                run=run)
     collector.options.update({"metric": metric, "dataset": dataset,
                               "metrics_used": dict(sorted(used_by_task.items()))})

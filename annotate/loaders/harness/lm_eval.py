@@ -16,6 +16,13 @@ Layout (lm_eval/loggers/evaluation_tracker.py, ``save_results_aggregated`` and
   metric with that document's value. There is one line per document and
   filter; ``doc_id`` restarts at 0 in every task.
 
+lm-eval marks no sample as errored: a request that failed stops the run. One
+response is kept per (model, task, doc_id, filter): a line repeated within a
+file, or the same task run twice (two timestamped samples files), counts once
+when the scores agree and is refused when they differ, unless the newest run
+is chosen (ordered by the ``date_id`` in the file names, else the results
+file's ``date``).
+
 Older 0.4.x (0.4.0-0.4.2, lm_eval/__main__.py) wrote ``results.json`` (or the
 ``--output_path`` file) and ``<model_args sanitized>_<task>.jsonl`` holding a
 single indented JSON array, with no ``filter``/``metrics`` keys and no
@@ -27,14 +34,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from annotate.loaders.harness._common import (
     Collector,
     NotAScore,
+    Run,
     as_text,
     load_json,
+    parse_time,
     question_options,
     question_text,
     subject_for,
@@ -85,6 +95,7 @@ class _TaskLog:
     model: str
     task: str
     results: dict
+    run: Run
     lines: list[_Line] = field(default_factory=list)
     docs: dict = field(default_factory=dict)
 
@@ -128,6 +139,21 @@ def _primary_metric(task: str, results: dict, lines: list[_Line]) -> str | None:
     for line in lines:
         if line.metrics:
             return line.metrics[0]
+    return None
+
+
+def _started(path: Path, results: dict) -> datetime | None:
+    """When the run of a samples file started: the ``date_id`` of its name
+    (``datetime.now().isoformat()`` with ":" as "-"), else the results file's
+    ``date`` (a Unix time, 0.4.3+), else None (the 0.4.0 layout)."""
+    match = _SAMPLES_RE.match(path.name)
+    if match:
+        started = parse_time(match.group("date"), "%Y-%m-%dT%H-%M-%S.%f")
+        if started is not None:
+            return started
+    date = results.get("date")
+    if isinstance(date, (int, float)) and not isinstance(date, bool):
+        return datetime.fromtimestamp(date, tz=UTC)
     return None
 
 
@@ -255,7 +281,8 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
             "model_source": results.get("model_source") or (results.get("config") or {}).get("model"),
             "model_args": (results.get("config") or {}).get("model_args"),
         }, source=collector.name(paired))
-        log = _TaskLog(file=path, model=model, task=task, results=results)
+        log = _TaskLog(file=path, model=model, task=task, results=results,
+                       run=Run(label=name, started=_started(path, results)))
         unnamed_seen: set = set()
         for row, item in _read_lines(path, collector):
             if "doc_id" not in item:
@@ -358,7 +385,8 @@ def _emit(logs: list[_TaskLog], collector: Collector, *, metric: str | None, fil
                 collector.bad_value(exc, name, line.row, column)
                 continue
             collector.add_score(dataset=group, external_id=external_id, model=log.model, credit=credit,
-                                source=f"{name}:{where}")
+                                file=name, row=line.row, column=column, source=f"{name}:{where}",
+                                run=log.run)
     collector.options.update({
         "metric": metric,
         "filter": filter,

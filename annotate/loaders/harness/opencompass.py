@@ -18,6 +18,13 @@ Correctness is read from ``correct``, ``is_correct`` or ``cascade_correct``
 (the keys BaseEvaluator itself counts); a list over replicas becomes partial
 credit (their mean). When a dataset's details carry none of these keys, the
 load summary says so and nothing is guessed from predictions and references.
+
+One response is kept per (model, dataset, question, replica): the same
+question found twice (a repeated ``example_abbr``, or two timestamped work
+folders ``<YYYYMMDD_HHMMSS>/results/`` of one upload) counts once when the
+scores agree and is refused when they differ, unless the newest run (by the
+work folder's timestamp) is chosen. OpenCompass marks no detail record as
+errored.
 """
 from __future__ import annotations
 
@@ -27,8 +34,10 @@ from typing import Any
 from annotate.loaders.harness._common import (
     Collector,
     NotAScore,
+    Run,
     as_text,
     load_json,
+    parse_time,
     subject_for,
     to_credit,
 )
@@ -40,6 +49,7 @@ NO_DETAILS = "no 'details' (run OpenCompass with --dump-eval-details to keep per
 NO_CORRECTNESS = "details carry no correctness ({keys}); nothing is guessed from predictions"
 NOT_A_DICT = "an OpenCompass results file must hold a JSON object"
 EMPTY_REPLICAS = "an empty list is not a score"
+WORK_FOLDER_TIME = "%Y%m%d_%H%M%S"  # opencompass/cli/main.py: datetime.now().strftime('%Y%m%d_%H%M%S')
 
 
 def _prompt_text(value: Any) -> str:
@@ -69,6 +79,16 @@ def _records(details: Any) -> list[tuple[str, str, Any]]:
             qid = record["example_abbr"]
         out.append((qid, where, record))
     return out
+
+
+def _run_of(path: Path, collector: Collector) -> Run:
+    """The run a results file belongs to: its work folder
+    ``<YYYYMMDD_HHMMSS>/results/<model>/<dataset>.json`` and the time in its
+    name; the file itself, with no time, when it lies elsewhere."""
+    if path.parent.parent.name != "results":
+        return Run(label=collector.name(path))
+    work = path.parent.parent.parent
+    return Run(label=collector.name(work), started=parse_time(work.name, WORK_FOLDER_TIME))
 
 
 def parse(files: list[Path], collector: Collector, *, metric: str | None, filter: str | None,
@@ -113,6 +133,7 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
             continue
         used_keys[task] = key
         collector.add_model(model, {"harness": FORMAT}, source=name)
+        run = _run_of(path, collector)
         for qid, where, record in records:
             if not isinstance(record, dict):
                 collector.problem(name, "a detail record must be an object", column=where)
@@ -142,9 +163,11 @@ def parse(files: list[Path], collector: Collector, *, metric: str | None, filter
                 collector.bad_value(exc, name, None, column)
                 continue
             for j, credit in enumerate(credits):
-                suffix = f"[{j}]" if isinstance(value, list) and len(values) > 1 else ""
+                replica = isinstance(value, list) and len(values) > 1
+                suffix = f"[{j}]" if replica else ""
                 collector.add_score(dataset=group, external_id=external_id, model=model, credit=credit,
-                                    source=f"{name}:{where}{suffix}")
+                                    file=name, column=f"{column}{suffix}", source=f"{name}:{where}{suffix}",
+                                    epoch=j if replica else None, run=run)
     for line in without:
         collector.notes.append(f"OpenCompass, not loaded: {line}")
     collector.options.update({"metric": metric, "dataset": dataset, "metrics_used": dict(sorted(used_keys.items()))})

@@ -44,6 +44,9 @@ class Command(BaseCommand):
         parser.add_argument("--filter", dest="log_filter", help="--logs with lm-eval: which filter to read")
         parser.add_argument("--skip-invalid", action="store_true",
                             help="--logs: skip values that are not scores (counted in the notes) instead of refusing")
+        parser.add_argument("--newest-run", action="store_true",
+                            help="--logs: a sample logged by several runs with different scores takes the newest "
+                                 "run's score instead of refusing the load (identical copies always count once)")
         parser.add_argument("--questions", type=Path, help="question metadata file (CSV)")
         parser.add_argument("--models", type=Path, help="model metadata file (CSV)")
         parser.add_argument("--dataset",
@@ -102,7 +105,8 @@ class Command(BaseCommand):
                 raise CommandError(WRONG_FORMAT.format(value=file_format, kind="tabular", source="--logs"))
         else:
             for option, given in (("metric", options["metric"]), ("filter", options["log_filter"]),
-                                  ("skip-invalid", options["skip_invalid"])):
+                                  ("skip-invalid", options["skip_invalid"]),
+                                  ("newest-run", options["newest_run"])):
                 if given:
                     raise CommandError(LOGS_ONLY_OPTION.format(option=option))
             if file_format in HARNESS_FORMATS:

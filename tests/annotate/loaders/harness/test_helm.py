@@ -9,7 +9,7 @@ import pytest
 
 from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.harness import _common, helm, parse_harness_logs
-from tests.annotate.harness_fixtures import HELM_MODELS, matrix, write_helm_suite
+from tests.annotate.harness_fixtures import HELM_MODELS, matrix, write_helm_run, write_helm_suite
 
 
 @pytest.fixture
@@ -106,3 +106,73 @@ def test_it_refuses_an_instance_without_the_main_stat(tmp_path):
         "per_instance_stats.json",
         helm.NO_STAT.format(instance="id2", metric="exact_match", available=["exact_match", "f1"]),
         None, "[1].stats")]
+
+
+# ------------------------------------------------------------ one record per (model, run, instance)
+
+def test_it_collapses_an_instance_listed_twice_with_the_same_score(tmp_path):
+    write_helm_run(tmp_path / "v1", model="m/one", scenario="quiz",
+                   instances=[("id1", 1.0), ("id2", 0.0), ("id1", 1.0)])
+    parsed = parse_harness_logs(tmp_path)
+    assert matrix(parsed) == {("quiz", "quiz/id1", "m/one"): 1.0, ("quiz", "quiz/id2", "m/one"): 0.0}
+    assert list(parsed.responses["source"]) == ["v1/quiz:model=m_one/per_instance_stats.json:[0]",
+                                                "v1/quiz:model=m_one/per_instance_stats.json:[1]"]
+    assert ("1 records repeated a sample already read with the same score (a repeated line or a second run); "
+            "each sample was counted once") in parsed.notes
+
+
+def test_it_refuses_an_instance_listed_twice_with_another_score(tmp_path):
+    run = write_helm_run(tmp_path, model="m/one", scenario="quiz", instances=[("id1", 1.0), ("id1", 0.0)])
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(run)
+    assert err.value.problems == [Problem("per_instance_stats.json", _common.CONFLICTING_IN_RUN.format(
+        what="sample 'quiz/id1' of model 'm/one'", first_credit=1.0, first="per_instance_stats.json, column '[0]'",
+        credit=0.0), None, "[1]")]
+
+
+def _two_suites(tmp_path):
+    # The newer suite "rerun" (summarised 2025-03-01) is read before "v1" (2025-01-15).
+    write_helm_run(tmp_path / "v1", model="m/one", scenario="quiz", date="2025-01-15",
+                   instances=[("id1", 1.0), ("id2", 1.0), ("id3", 0.0)])
+    write_helm_run(tmp_path / "rerun", model="m/one", scenario="quiz", date="2025-03-01",
+                   instances=[("id1", 1.0), ("id2", 0.0), ("id3", 1.0)])
+
+
+def test_it_refuses_one_run_in_two_suites_that_disagree_naming_both_files(tmp_path):
+    _two_suites(tmp_path)
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(tmp_path)
+    v1, rerun = "v1/quiz:model=m_one/per_instance_stats.json", "rerun/quiz:model=m_one/per_instance_stats.json"
+    assert err.value.problems == [
+        Problem(v1, _common.CONFLICTING_RECORDS.format(what="sample 'quiz/id2' of model 'm/one'", first_credit=0.0,
+                                                       first=f"{rerun}, column '[1]'", credit=1.0), None, "[1]"),
+        Problem(v1, _common.CONFLICTING_RECORDS.format(what="sample 'quiz/id3' of model 'm/one'", first_credit=1.0,
+                                                       first=f"{rerun}, column '[2]'", credit=0.0), None, "[2]"),
+    ]
+
+
+def test_the_newest_run_option_keeps_the_later_suites_scores(tmp_path):
+    _two_suites(tmp_path)
+    parsed = parse_harness_logs(tmp_path, duplicates="newest")
+    # id1 agrees (1); id2 and id3 are taken from the 2025-03-01 suite: 0 and 1.
+    assert matrix(parsed) == {("quiz", "quiz/id1", "m/one"): 1.0, ("quiz", "quiz/id2", "m/one"): 0.0,
+                              ("quiz", "quiz/id3", "m/one"): 1.0}
+    # No "files ... were ignored" note: the suites' summary.json files belong to HELM.
+    assert parsed.notes == [
+        "HELM: no schema.json names the main metric for quiz; used 'exact_match'; choose another with metric=",
+        "1 records repeated a sample already read with the same score (a repeated line or a second run); "
+        "each sample was counted once",
+        "2 records of older runs conflicted with the newest run's and were replaced (duplicates='newest')",
+    ]
+    assert {p.as_posix() for p in parsed.source_files} >= {(tmp_path / s / "summary.json").as_posix()
+                                                          for s in ("v1", "rerun")}
+
+
+def test_the_newest_run_option_refuses_two_suites_of_the_same_date(tmp_path):
+    write_helm_run(tmp_path / "v1", model="m/one", scenario="quiz", date="2025-03-01", instances=[("id1", 1.0)])
+    write_helm_run(tmp_path / "v2", model="m/one", scenario="quiz", date="2025-03-01", instances=[("id1", 0.0)])
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(tmp_path, duplicates="newest")
+    assert err.value.problems == [Problem("v2/quiz:model=m_one/per_instance_stats.json", _common.NO_RUN_TIME.format(
+        what="sample 'quiz/id1' of model 'm/one'", first_credit=1.0,
+        first="v1/quiz:model=m_one/per_instance_stats.json, column '[0]'", credit=0.0), None, "[0]")]

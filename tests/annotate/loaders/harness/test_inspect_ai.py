@@ -14,6 +14,7 @@ from tests.annotate.harness_fixtures import (
     INSPECT_MODELS,
     matrix,
     write_inspect_logs,
+    write_inspect_run,
     write_zip,
 )
 
@@ -187,3 +188,87 @@ def test_it_skips_unscored_samples_when_asked(tmp_path):
     parsed = parse_harness_logs(tmp_path, skip_invalid=True)
     assert matrix(parsed) == {("t", "t/1", "m/x"): 1.0}
     assert "2 values that are not scores were skipped (no score: 1, null: 1)" in parsed.notes
+
+
+# ------------------------------------------------------------ one record per (model, task, sample, epoch)
+
+def test_a_retried_log_counts_copied_samples_once_and_errored_or_unfinished_ones_never(tmp_path):
+    # The cancelled run finished 1/e1, 1/e2 and 2/e1; 2/e2 never got a score.
+    write_inspect_run(tmp_path / "a_cancelled.json", model="m/x", task="t", status="cancelled",
+                      created="2025-05-01T10:00:00+00:00",
+                      samples=[(1, 1, "C", None), (1, 2, "I", None), (2, 1, "C", None), (2, 2, None, None)])
+    # `inspect eval-retry` copies the finished samples and runs the rest; 3/e1 errors.
+    write_inspect_run(tmp_path / "b_retry.json", model="m/x", task="t", created="2025-05-01T11:00:00+00:00",
+                      samples=[(1, 1, "C", None), (1, 2, "I", None), (2, 1, "C", None), (2, 2, "P", None),
+                               (3, 1, "C", "RuntimeError: sandbox died"), (3, 2, "I", None)])
+    parsed = parse_harness_logs(tmp_path)
+    # Sample 1: epochs C, I -> (1 + 0) / 2 = 0.5.
+    # Sample 2: epochs C, P -> (1 + 0.5) / 2 = 0.75 (counting the copy of epoch 1 would give 2.5 / 3).
+    # Sample 3: epoch 1 errored, so only epoch 2's I counts: 0.0 (not (1 + 0) / 2 = 0.5).
+    assert matrix(parsed) == {("t", "t/1", "m/x"): 0.5, ("t", "t/2", "m/x"): 0.75, ("t", "t/3", "m/x"): 0.0}
+    assert ("3 records repeated a sample already read with the same score (a repeated line or a second run); "
+            "each sample was counted once") in parsed.notes
+    assert ("2 samples that did not finish were not counted (errored: 1, unscored in a cancelled log: 1)"
+            in parsed.notes)
+    assert "2 of 3 responses had several samples (epochs or repeats, up to 2 per cell); " \
+           "their mean was used as partial credit" in parsed.notes
+
+
+def _conflicting_retry(tmp_path, *, created=("2025-05-01T10:00:00+00:00", "2025-05-01T11:00:00+00:00")):
+    # The older log is named so that it is read last.
+    write_inspect_run(tmp_path / "b_first.json", model="m/x", task="t", status="error", created=created[0],
+                      samples=[(1, 1, "C", None), (2, 1, "I", None)])
+    write_inspect_run(tmp_path / "a_retry.json", model="m/x", task="t", created=created[1],
+                      samples=[(1, 1, "C", None), (2, 1, "C", None), (2, 2, "C", None)])
+
+
+def test_it_refuses_a_sample_epoch_logged_twice_with_another_score_naming_both(tmp_path):
+    _conflicting_retry(tmp_path)
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(tmp_path)
+    assert err.value.problems == [Problem("b_first.json", _common.CONFLICTING_RECORDS.format(
+        what="sample 't/2' of model 'm/x' (epoch 1)", first_credit=1.0, first="a_retry.json, column 'samples[1]'",
+        credit=0.0), None, "samples[1]")]
+
+
+def test_the_newest_run_option_keeps_the_later_logs_epoch(tmp_path):
+    _conflicting_retry(tmp_path)
+    parsed = parse_harness_logs(tmp_path, duplicates="newest")
+    # Sample 2: epoch 1 from the retry (C, replacing I) and epoch 2 (C): (1 + 1) / 2 = 1.0.
+    assert matrix(parsed) == {("t", "t/1", "m/x"): 1.0, ("t", "t/2", "m/x"): 1.0}
+
+
+def test_the_newest_run_option_refuses_logs_that_give_no_time(tmp_path):
+    _conflicting_retry(tmp_path, created=(None, None))
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(tmp_path, duplicates="newest")
+    assert [p.message for p in err.value.problems] == [_common.NO_RUN_TIME.format(
+        what="sample 't/2' of model 'm/x' (epoch 1)", first_credit=1.0, first="a_retry.json, column 'samples[1]'",
+        credit=0.0)]
+
+
+def test_it_names_the_zip_members_of_a_sample_repeated_across_eval_logs(tmp_path):
+    write_inspect_run(tmp_path / "a.eval", model="m/x", task="t", samples=[(7, 1, "C", None), (7, 2, "C", None)])
+    write_inspect_run(tmp_path / "b.eval", model="m/x", task="t", samples=[(7, 2, "I", None)])
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(tmp_path)
+    assert err.value.problems == [Problem("b.eval::samples/7_epoch_2.json", _common.CONFLICTING_RECORDS.format(
+        what="sample 't/7' of model 'm/x' (epoch 2)", first_credit=1.0, first="a.eval::samples/7_epoch_2.json",
+        credit=0.0))]
+
+
+def test_an_unfinished_eval_without_header_counts_only_its_scored_samples(tmp_path):
+    start = {"version": 2, "eval": {"task": "t", "model": "m/x", "scorers": [{"name": "s"}],
+                                    "created": "2025-05-01T10:00:00+00:00"}}
+    unscored = {"id": 2, "epoch": 1, "input": "q2", "target": "A"}
+    write_zip(tmp_path / "run.eval", [
+        ("_journal/start.json", json.dumps(start).encode(), 8),
+        ("samples/1_epoch_1.json", json.dumps(_sample(1, "P")).encode(), 8),
+        ("samples/2_epoch_1.json", json.dumps(unscored).encode(), 8),
+    ])
+    parsed = parse_harness_logs(tmp_path / "run.eval")
+    assert matrix(parsed) == {("t", "t/1", "m/x"): 0.5}
+    assert parsed.notes == [
+        "run.eval has status 'started': only the samples it holds were read",
+        "1 samples that did not finish were not counted (unscored in a started log: 1)",
+    ]

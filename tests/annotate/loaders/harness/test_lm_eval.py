@@ -16,6 +16,7 @@ from tests.annotate.harness_fixtures import (
     lm_expected_for,
     matrix,
     write_lm_eval_logs,
+    write_lm_eval_run,
 )
 
 IT = "gemma3:12b-it-q4_K_M"
@@ -102,12 +103,17 @@ def test_it_keeps_doc_ids_that_restart_in_every_subtask_apart(generated):
     assert row["options"] == ["option A", "option B", "option C", "option D"]
 
 
-def test_it_averages_two_runs_of_one_task_into_partial_credit_and_says_so(generated):
+def test_it_counts_an_identical_rerun_of_a_task_once_and_says_so(generated):
     parsed = parse_harness_logs(generated.root)
     alpha = parsed.responses[(parsed.responses["model"] == LM_MODELS[0])
                              & parsed.responses["external_id"].str.startswith("mmlu_mini_algebra/")]
     assert len(alpha) == 4
-    assert any("4 of 26 responses had several samples" in note for note in parsed.notes)
+    # One record per document: the first run's 0/1 verdicts, never an average.
+    first = generated.extra["scores"][LM_MODELS[0]]
+    assert list(alpha["credit"]) == [first[("mmlu_mini_algebra", d, "none", "acc")] for d in range(4)]
+    assert ("4 records repeated a sample already read with the same score (a repeated line or a second run); "
+            "each sample was counted once") in parsed.notes
+    assert not any("several samples" in note for note in parsed.notes)
 
 
 def test_it_leaves_a_doc_the_old_layout_never_logged_unobserved(generated):
@@ -252,3 +258,76 @@ def test_it_pairs_a_results_file_named_by_output_path_through_its_timestamp(tmp_
     parsed = parse_harness_logs(folder)
     assert list(parsed.models["name"]) == ["org/m"]
     assert list(parsed.responses["credit"]) == [1.0, 0.0]
+
+
+# ------------------------------------------------------------ one record per (model, task, doc, filter)
+
+JAN = "2025-01-01T10-00-00.000001"
+FEB = "2025-02-01T09-30-00.000002"
+
+
+def test_it_collapses_a_repeated_identical_line_into_one_response(tmp_path):
+    write_lm_eval_run(tmp_path, model="org/m", task="t", date=JAN, lines=[(0, 1.0), (1, 0.0), (0, 1.0)])
+    parsed = parse_harness_logs(tmp_path)
+    # doc 0 twice with acc 1.0: one response of credit 1.0 (not two, not a mean of copies)
+    assert matrix(parsed) == {("t", "t/0", "org/m"): 1.0, ("t", "t/1", "org/m"): 0.0}
+    assert len(parsed.responses) == 2
+    assert list(parsed.responses["source"]) == [f"samples_t_{JAN}.jsonl:1", f"samples_t_{JAN}.jsonl:2"]
+    assert ("1 records repeated a sample already read with the same score (a repeated line or a second run); "
+            "each sample was counted once") in parsed.notes
+
+
+@pytest.mark.parametrize("duplicates", ["refuse", "newest"])
+def test_it_refuses_a_repeated_line_with_another_score_naming_both_lines(tmp_path, duplicates):
+    write_lm_eval_run(tmp_path, model="org/m", task="t", date=JAN, lines=[(0, 1.0), (1, 0.0), (0, 0.0)])
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(tmp_path, duplicates=duplicates)
+    name = f"samples_t_{JAN}.jsonl"
+    # Both lines belong to one run: the newest-run option cannot choose either.
+    assert err.value.problems == [Problem(name, _common.CONFLICTING_IN_RUN.format(
+        what="sample 't/0' of model 'org/m'", first_credit=1.0, first=f"{name}, row 1, column 'acc'",
+        credit=0.0), 3, "acc")]
+    assert "1 at samples_t_2025-01-01T10-00-00.000001.jsonl, row 1, column 'acc' and 0 here" in str(err.value)
+
+
+def _two_runs(tmp_path):
+    # The February rerun sits in a folder read first, so "newest" cannot mean "read last".
+    write_lm_eval_run(tmp_path / "a_rerun", model="org/m", task="t", date=FEB, lines=[(0, 1.0), (1, 0.0), (2, 0.0)])
+    write_lm_eval_run(tmp_path / "b_first", model="org/m", task="t", date=JAN, lines=[(0, 1.0), (1, 1.0), (2, 0.0)])
+
+
+def test_it_refuses_two_runs_of_a_task_that_disagree_naming_both_files(tmp_path):
+    _two_runs(tmp_path)
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(tmp_path)
+    assert err.value.problems == [Problem(f"b_first/samples_t_{JAN}.jsonl", _common.CONFLICTING_RECORDS.format(
+        what="sample 't/1' of model 'org/m'", first_credit=0.0,
+        first=f"a_rerun/samples_t_{FEB}.jsonl, row 2, column 'acc'", credit=1.0), 2, "acc")]
+
+
+def test_the_newest_run_option_keeps_the_later_runs_scores(tmp_path):
+    _two_runs(tmp_path)
+    parsed = parse_harness_logs(tmp_path, duplicates="newest")
+    # Docs 0 and 2 agree (1, 0); doc 1 is 0 in February, 1 in January: February's 0.
+    assert matrix(parsed) == {("t", "t/0", "org/m"): 1.0, ("t", "t/1", "org/m"): 0.0, ("t", "t/2", "org/m"): 0.0}
+    assert parsed.options["duplicates"] == "newest"
+    assert ("1 records of older runs conflicted with the newest run's and were replaced (duplicates='newest')"
+            in parsed.notes)
+
+
+def test_the_newest_run_option_replaces_every_document_of_a_conflicting_rerun(tmp_path):
+    gen = write_lm_eval_logs(tmp_path, np.random.default_rng(8), rerun="conflicting")
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(gen.root)
+    assert len(err.value.problems) == 4  # every algebra document of alpha's rerun differs
+    assert {p.file for p in err.value.problems} == {f"org__alpha-7b/samples_mmlu_mini_algebra_{FEB}.jsonl"}
+    assert all(f"org__alpha-7b/samples_mmlu_mini_algebra_{JAN}.jsonl, row {p.row}" in p.message
+               for p in err.value.problems)
+    parsed = parse_harness_logs(gen.root, duplicates="newest")
+    assert matrix(parsed) == pytest.approx(gen.expected, abs=1e-12)
+
+
+def test_it_refuses_an_unknown_duplicates_choice(tmp_path):
+    write_lm_eval_run(tmp_path, model="org/m", task="t", date=JAN, lines=[(0, 1.0)])
+    with pytest.raises(ValueError, match="duplicates must be one of refuse, newest; got 'latest'"):
+        parse_harness_logs(tmp_path, duplicates="latest")

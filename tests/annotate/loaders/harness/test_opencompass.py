@@ -9,7 +9,12 @@ import pytest
 
 from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.harness import _common, opencompass, parse_harness_logs
-from tests.annotate.harness_fixtures import OC_MODELS, matrix, write_opencompass_outputs
+from tests.annotate.harness_fixtures import (
+    OC_MODELS,
+    matrix,
+    write_opencompass_outputs,
+    write_opencompass_result,
+)
 
 
 @pytest.fixture
@@ -86,3 +91,60 @@ def test_it_reads_a_chosen_detail_key(tmp_path):
     (folder / "ds.json").write_text(json.dumps({"accuracy": 50.0, "details": details}))
     parsed = parse_harness_logs(folder, metric="model_extract_correct")
     assert matrix(parsed) == {("ds", "ds/0", "model-a"): 0.0, ("ds", "ds/1", "model-a"): 1.0}
+
+
+# ------------------------------------------------------------ one record per (model, dataset, question, replica)
+
+def _two_work_folders(tmp_path):
+    # Two `opencompass` runs in one upload, each in its own timestamped work folder; written newest first.
+    write_opencompass_result(tmp_path / "20250301_090000", model="m-7b", dataset="ds", details=[
+        {"example_abbr": "q0", "correct": [True, False]},
+        {"example_abbr": "q1", "correct": [True, True]},
+    ])
+    write_opencompass_result(tmp_path / "20250101_120000", model="m-7b", dataset="ds", details=[
+        {"example_abbr": "q0", "correct": [True, False]},
+        {"example_abbr": "q1", "correct": [False, True]},
+    ])
+
+
+def test_it_refuses_two_runs_that_disagree_on_a_replica_naming_both_files(tmp_path):
+    _two_work_folders(tmp_path)
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(tmp_path)
+    old, new = "20250101_120000/results/m-7b/ds.json", "20250301_090000/results/m-7b/ds.json"
+    # Replica 0 of q1: False in January (read first), True in March.
+    assert err.value.problems == [Problem(new, _common.CONFLICTING_RECORDS.format(
+        what="sample 'ds/q1' of model 'm-7b' (epoch 0)", first_credit=0.0,
+        first=f"{old}, column 'details[1].correct[0]'", credit=1.0), None, "details[1].correct[0]")]
+
+
+def test_the_newest_run_option_keeps_the_later_work_folders_replicas(tmp_path):
+    _two_work_folders(tmp_path)
+    parsed = parse_harness_logs(tmp_path, duplicates="newest")
+    # q0: replicas (1, 0) in both runs -> 0.5; q1: March's (1, 1) -> 1.0 (January's (0, 1) would give 0.5,
+    # and all four replicas 0.75).
+    assert matrix(parsed) == {("ds", "ds/q0", "m-7b"): 0.5, ("ds", "ds/q1", "m-7b"): 1.0}
+    assert ("3 records repeated a sample already read with the same score (a repeated line or a second run); "
+            "each sample was counted once") in parsed.notes
+    assert ("1 records of older runs conflicted with the newest run's and were replaced (duplicates='newest')"
+            in parsed.notes)
+
+
+def test_it_collapses_a_repeated_identical_record_and_refuses_a_conflicting_one(tmp_path):
+    work = tmp_path / "20250101_120000"
+    path = write_opencompass_result(work, model="m-7b", dataset="ds", details=[
+        {"example_abbr": "q0", "correct": True}, {"example_abbr": "q1", "correct": False},
+        {"example_abbr": "q0", "correct": True},
+    ])
+    parsed = parse_harness_logs(path)
+    assert matrix(parsed) == {("ds", "ds/q0", "m-7b"): 1.0, ("ds", "ds/q1", "m-7b"): 0.0}
+    assert len(parsed.responses) == 2
+
+    write_opencompass_result(work, model="m-7b", dataset="ds", details=[
+        {"example_abbr": "q0", "correct": True}, {"example_abbr": "q0", "correct": False},
+    ])
+    with pytest.raises(LoadError) as err:
+        parse_harness_logs(path, duplicates="newest")  # one run: the option cannot choose
+    assert err.value.problems == [Problem("ds.json", _common.CONFLICTING_IN_RUN.format(
+        what="sample 'ds/q0' of model 'm-7b'", first_credit=1.0, first="ds.json, column 'details[0].correct'",
+        credit=0.0), None, "details[1].correct")]
