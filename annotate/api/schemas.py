@@ -98,6 +98,8 @@ class UploadFields(Schema):
     metric: str = Field("", description="harness logs: the metric to read when a log has several")
     log_filter: str = Field("", description="lm-evaluation-harness logs: the filter to read when there are several")
     skip_invalid: bool = Field(False, description="harness logs: leave out samples the harness marked invalid")
+    newest_run: bool = Field(False, description="harness logs: when two runs log the same sample differently, "
+                                               "keep the newest run's record (default: refuse the upload)")
     name: str = Field("", description="response set name; default: the responses file name without extension")
     new_version: bool = Field(False, description="same name, version + 1; earlier versions are marked superseded")
     dry_run: bool = Field(False, description="check and preview only; nothing is written")

@@ -84,3 +84,33 @@ def test_the_upload_form_offers_the_choice_for_logs_only():
     form = upload_forms.ResponseUploadForm({"file_format": "auto", "newest_run": "on", "dataset": "d"}, responses)
     assert not form.is_valid()
     assert form.errors["newest_run"] == [upload_forms.LOGS_ONLY.format(field="Keep the newest run")]
+
+
+@pytest.mark.django_db
+def test_the_api_takes_the_newest_run_option_too(two_runs):
+    import zipfile
+
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotate.services.api_tokens import api_token_create
+    from tests.annotate.factories import make_user
+
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in sorted(two_runs.rglob("*")):
+            if path.is_file():
+                z.write(path, path.relative_to(two_runs.parent))
+    client = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=make_user('owner', staff=True))[1]}")
+
+    def post(**fields):
+        upload = SimpleUploadedFile("logs.zip", archive.getvalue(), content_type="application/zip")
+        return client.post(reverse("annotate:api_response_sets"), {"logs": upload, "name": "runs", **fields})
+
+    refused = post()
+    assert refused.status_code == 400 and not ResponseSet.objects.exists()
+    [problem] = refused.json()["problems"]
+    assert problem["message"].startswith("sample 't/1' of model 'org/m' is logged twice with different scores: 0 at ")
+    loaded = post(newest_run="true")
+    assert loaded.status_code == 201, loaded.content
+    assert stored_cells(ResponseSet.objects.get()) == {("t", "t/0", "org/m"): 1.0, ("t", "t/1", "org/m"): 0.0}
