@@ -62,6 +62,8 @@
     if (button && !button.disabled) { form.requestSubmit(button); }
   });
 
+  form.setAttribute("data-keys", "on");  // the shortcuts listen from here on (browser tests wait for it)
+
   // Back/forward cache: a restored page must be usable again.
   window.addEventListener("pageshow", function (event) {
     if (event.persisted) {
