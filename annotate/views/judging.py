@@ -170,10 +170,14 @@ def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
     return response
 
 
+def _as_id(value: str) -> int | None:
+    """A database id written in decimal digits (at most 18), else None."""
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 19 else None
+
+
 def _posted_pair(request: HttpRequest) -> int | None:
     """The pair id of a posted judging form, if it reads as one."""
-    value = request.POST.get("pair", "") if request.method == "POST" else ""
-    return int(value) if value.isascii() and value.isdigit() and len(value) < 19 else None
+    return _as_id(request.POST.get("pair", "")) if request.method == "POST" else None
 
 
 def _unsaved_url(study_id: int, pair_id: int | None) -> str:
@@ -202,9 +206,8 @@ def _remember_unsaved(request: HttpRequest, response: HttpResponse, study_id: in
 def _unsaved_pair(request: HttpRequest, study_id: int) -> int | None:
     """The pair whose answer was lost when the session expired, if any: from
     the URL marker, else from the invitation evaluator's cookie."""
-    value = request.GET.get(UNSAVED_PARAM, "")
-    if value.isascii() and value.isdigit() and len(value) < 19:
-        return int(value)
+    if UNSAVED_PARAM in request.GET:
+        return _as_id(request.GET[UNSAVED_PARAM])
     try:
         data = signing.loads(request.COOKIES.get(UNSAVED_COOKIE, ""), salt=UNSAVED_SALT, max_age=UNSAVED_MAX_AGE)
     except signing.BadSignature:
@@ -265,7 +268,9 @@ def study_closed(request: HttpRequest, study_id: int) -> HttpResponse:
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: a stale or expired form. Nothing was stored; send
-    the evaluator back to their study (through the login page if needed)."""
+    the evaluator back to their study (through the login page if needed). A
+    judging form goes back to the judging page marked with its pair, which then
+    says the answer was not saved."""
     match = _STUDY_PATH.match(request.path)
     study_id = int(match.group(1)) if match else None
     judging = study_id is not None and request.path == reverse("annotate:study_judge", kwargs={"study_id": study_id})

@@ -420,6 +420,29 @@ def test_an_evaluator_back_through_the_invitation_link_is_told_too(study):
     assert Judgment.objects.count() == 0
 
 
+def test_an_invitation_evaluator_whose_csrf_cookie_went_too_is_told_after_the_link(study, settings):
+    settings.CSRF_FAILURE_VIEW = "annotate.views.judging.csrf_failure"
+    invitation = invitation_create(study=study)
+    join = reverse("annotate:study_join", kwargs={"token": invitation.token})
+    client = Client(enforce_csrf_checks=True)
+    client.get(join)
+    client.post(join, {"csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+    participation = Participation.objects.get()
+    participation_onboard(participation=participation, field_of_study="arts", education_level="phd",
+                          qualified_subjects=[])
+    participation_accept_guidelines(participation=participation)
+    pair_id, left_id = shown(client, study)
+    del client.cookies["sessionid"]
+    del client.cookies["csrftoken"]
+    response = answer(client, study, pair_id, left_id)
+    assert response.status_code == 403 and "not saved" in response.content.decode()
+    assert "eip_unsaved" in client.cookies
+    page = client.get(join, follow=True)
+    assert page.content.decode().count(UNSAVED) == 1
+    assert shown(client, study) == (pair_id, left_id)
+    assert Judgment.objects.count() == 0
+
+
 def test_the_invitation_cookie_speaks_only_to_its_own_evaluator_and_study(study, ada):
     participation, client = ada
     other = make_evaluator(study, "bo")
