@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 
+from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
@@ -40,6 +42,15 @@ from annotate.services.studies import (
 RESUME_COOKIE = "eip_evaluator"
 RESUME_SALT = "annotate.judging.resume"
 RESUME_MAX_AGE = 180 * 24 * 3600
+# An answer posted after the session expired is not stored. The judging URL the
+# evaluator comes back to carries the pair that was on screen (``?unsaved=<pair
+# id>``, through the login page's ``next``); evaluators who come back through
+# their invitation link instead get it from a short-lived signed cookie.
+UNSAVED_PARAM = "unsaved"
+UNSAVED_COOKIE = "eip_unsaved"
+UNSAVED_SALT = "annotate.judging.unsaved"
+UNSAVED_MAX_AGE = 24 * 3600
+MSG_UNSAVED = "Your session had expired, so your last answer was not saved. Here is the same pair again."
 STEP_URLS = {
     "onboarding": "annotate:study_onboarding",
     "guidelines": "annotate:study_guidelines",
@@ -134,9 +145,10 @@ def study_guidelines(request: HttpRequest, study_id: int) -> HttpResponse:
     return render(request, "annotate/judging/guidelines.html", context)
 
 
-@login_required
 @require_http_methods(["GET", "POST"])
 def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return _login_again(request, study_id)
     participation = _participation_or_404(request, study_id)
     step = participation_next_step(participation=participation)
     if step != "judge":
@@ -146,7 +158,73 @@ def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
     screen = judging_screen(participation=participation)
     if screen is None:
         return redirect("annotate:study_done", study_id=study_id)
-    return render(request, "annotate/judging/judge.html", {"study": participation.study, "screen": screen})
+    unsaved = _unsaved_pair(request, study_id)
+    if unsaved == screen.pair.pk:
+        messages.warning(request, MSG_UNSAVED)
+    if UNSAVED_PARAM in request.GET:  # show the message once, under the plain URL
+        response = redirect("annotate:study_judge", study_id=study_id)
+    else:
+        response = render(request, "annotate/judging/judge.html", {"study": participation.study, "screen": screen})
+    if UNSAVED_COOKIE in request.COOKIES:
+        response.delete_cookie(UNSAVED_COOKIE)
+    return response
+
+
+def _as_id(value: str) -> int | None:
+    """A database id written in decimal digits (at most 18), else None."""
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 19 else None
+
+
+def _posted_pair(request: HttpRequest) -> int | None:
+    """The pair id of a posted judging form, if it reads as one."""
+    return _as_id(request.POST.get("pair", "")) if request.method == "POST" else None
+
+
+def _unsaved_url(study_id: int, pair_id: int | None) -> str:
+    """Where to come back to after logging in again: the judging page, marked
+    with the pair whose answer was not saved (if the form said which)."""
+    url = reverse("annotate:study_judge", kwargs={"study_id": study_id})
+    return url if pair_id is None else f"{url}?{UNSAVED_PARAM}={pair_id}"
+
+
+def _remember_unsaved(request: HttpRequest, response: HttpResponse, study_id: int, pair_id: int | None) -> None:
+    """For an evaluator who joined by invitation (and so comes back through the
+    link, not the login page): a signed cookie naming them, the study and the pair."""
+    returning = _resume_user(request)
+    if pair_id is None or returning is None:
+        return
+    response.set_cookie(
+        UNSAVED_COOKIE,
+        signing.dumps({"u": returning.pk, "s": study_id, "p": pair_id}, salt=UNSAVED_SALT),
+        max_age=UNSAVED_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure(),
+    )
+
+
+def _unsaved_pair(request: HttpRequest, study_id: int) -> int | None:
+    """The pair whose answer was lost when the session expired, if any: from
+    the URL marker, else from the invitation evaluator's cookie."""
+    if UNSAVED_PARAM in request.GET:
+        return _as_id(request.GET[UNSAVED_PARAM])
+    try:
+        data = signing.loads(request.COOKIES.get(UNSAVED_COOKIE, ""), salt=UNSAVED_SALT, max_age=UNSAVED_MAX_AGE)
+    except signing.BadSignature:
+        return None
+    if data.get("u") != request.user.pk or data.get("s") != study_id:
+        return None
+    return data.get("p")
+
+
+def _login_again(request: HttpRequest, study_id: int) -> HttpResponse:
+    """No session (it expired): nothing is stored; log in again and come back
+    to the judging page, which then says the last answer was not saved."""
+    pair_id = _posted_pair(request)
+    back = _unsaved_url(study_id, pair_id) if request.method == "POST" else request.get_full_path()
+    response = redirect_to_login(back)
+    _remember_unsaved(request, response, study_id, pair_id)
+    return response
 
 
 def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
@@ -190,10 +268,20 @@ def study_closed(request: HttpRequest, study_id: int) -> HttpResponse:
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: a stale or expired form. Nothing was stored; send
-    the evaluator back to their study (through the login page if needed)."""
+    the evaluator back to their study (through the login page if needed). A
+    judging form goes back to the judging page marked with its pair, which then
+    says the answer was not saved."""
     match = _STUDY_PATH.match(request.path)
-    if match:
-        target = reverse("annotate:study_entry", kwargs={"study_id": int(match.group(1))})
+    study_id = int(match.group(1)) if match else None
+    judging = study_id is not None and request.path == reverse("annotate:study_judge", kwargs={"study_id": study_id})
+    if judging:
+        pair_id = _posted_pair(request)
+        target = _unsaved_url(study_id, pair_id)
+    elif study_id is not None:
+        target = reverse("annotate:study_entry", kwargs={"study_id": study_id})
     else:
         target = reverse("annotate:studies")
-    return render(request, "annotate/judging/csrf_failure.html", {"target": target}, status=403)
+    response = render(request, "annotate/judging/csrf_failure.html", {"target": target}, status=403)
+    if judging and not request.user.is_authenticated:
+        _remember_unsaved(request, response, study_id, pair_id)
+    return response

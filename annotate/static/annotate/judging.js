@@ -1,6 +1,10 @@
 /* Judging page: keyboard shortcuts, one submission per page, time on page.
  *
- * - Arrow left / arrow right / S press the matching button.
+ * - Arrow left / arrow right / S press the matching button, but only as a
+ *   plain key press: with Shift, Ctrl, Alt or Meta held, while an input
+ *   method is composing, as an auto-repeat, or with the focus in a text
+ *   field, the key is left to the browser and nothing is submitted
+ *   (Alt+Left is "back", Shift+Arrow selects text, Ctrl+S saves the page).
  * - The first submission disables the buttons, so a double click or a
  *   repeated key sends one answer (the server ignores repeats anyway).
  * - client_ms carries the time since the page was shown (advisory; the
@@ -38,10 +42,18 @@
     setEnabled(false);
   });
 
-  document.addEventListener("keydown", function (event) {
-    if (event.altKey || event.ctrlKey || event.metaKey || event.repeat) { return; }
+  function isPlainPress(event) {
+    if (event.shiftKey || event.ctrlKey || event.altKey || event.metaKey) { return false; }
+    if (event.getModifierState && event.getModifierState("AltGraph")) { return false; }
+    if (event.isComposing || event.keyCode === 229 || event.repeat) { return false; }
     var target = event.target;
-    if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" || target.isContentEditable)) { return; }
+    var typing = target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA" ||
+                            target.tagName === "SELECT" || target.isContentEditable);
+    return !typing;
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (!isPlainPress(event)) { return; }
     var value = keys[event.key];
     if (!value) { return; }
     event.preventDefault();
@@ -49,6 +61,8 @@
     var button = form.querySelector('button[name=choice][value="' + value + '"]');
     if (button && !button.disabled) { form.requestSubmit(button); }
   });
+
+  form.setAttribute("data-keys", "on");  // the shortcuts listen from here on (browser tests wait for it)
 
   // Back/forward cache: a restored page must be usable again.
   window.addEventListener("pageshow", function (event) {

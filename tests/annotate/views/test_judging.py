@@ -8,13 +8,21 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core import signing
 from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Assignment, Choice, Judgment, Participation, Question, StudyStatus
 from annotate.selectors.studies import evaluator_pair_key
-from annotate.services.studies import invitation_create, invitation_revoke, study_set_status
+from annotate.services.studies import (
+    invitation_create,
+    invitation_revoke,
+    participation_accept_guidelines,
+    participation_onboard,
+    study_set_status,
+)
+from annotate.views.judging import UNSAVED_SALT
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
@@ -332,20 +340,123 @@ def test_a_closed_study_stores_nothing_and_says_so(study, ada):
 # --- sessions and CSRF ----------------------------------------------------------
 
 
+UNSAVED = "Your session had expired, so your last answer was not saved. Here is the same pair again."
+
+
+def login_url_back_to(url: str) -> str:
+    """The login URL that returns to ``url`` (its ``?`` and ``=`` escaped, ``/`` kept)."""
+    return f"{reverse('login')}?next={url.replace('?', '%3F').replace('=', '%3D')}"
+
+
 def test_an_expired_session_sends_the_answer_to_login_and_back_with_the_pair_pending(study, ada, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     participation, client = ada
+    answer(client, study, *shown(client, study))  # one answer saved before the session expires
     pair_id, left_id = shown(client, study)
     client.logout()
-    response = answer(client, study, pair_id, left_id)
+    response = answer(client, study, pair_id, left_id, choice="right")
     assert response.status_code == 302
-    assert response.url == f"{reverse('login')}?next={judge_url(study)}"
-    assert Judgment.objects.count() == 0
+    back = f"{judge_url(study)}?unsaved={pair_id}"
+    assert response.url == login_url_back_to(back)
+    assert Judgment.objects.count() == 1
+    login_page = client.get(response.url).content.decode()
+    assert f'name="next" value="{back}"' in login_page
     participation.user.set_password("pw-Correct-horse-9")
     participation.user.save()
-    back = client.post(response.url, {"username": "ada", "password": "pw-Correct-horse-9", "next": judge_url(study)})
-    assert back.url == judge_url(study)
+    logged_in = client.post(response.url, {"username": "ada", "password": "pw-Correct-horse-9", "next": back})
+    assert logged_in.url == back
+    page = client.get(back, follow=True)
+    assert page.redirect_chain == [(judge_url(study), 302)]  # the message is shown under the plain URL
+    body = page.content.decode()
+    assert body.count(UNSAVED) == 1
+    assert tuple(int(x) for x in FORM_RE.search(body).groups()) == (pair_id, left_id)
+    assert Judgment.objects.count() == 1
+    assert UNSAVED not in client.get(judge_url(study)).content.decode()  # said once
+    answer(client, study, pair_id, left_id, choice="right")
+    assert Judgment.objects.get(participation=participation, pair_id=pair_id).choice == Choice.RIGHT
+
+
+def test_an_anonymous_get_goes_to_login_without_a_marker(study):
+    response = Client().get(judge_url(study))
+    assert response.url == f"{reverse('login')}?next={judge_url(study)}"
+
+
+def test_the_message_is_only_given_for_the_pair_on_screen(study, ada):
+    _, client = ada
+    first = shown(client, study)
+    answer(client, study, *first)  # the marked pair was answered meanwhile (another tab)
+    pair_id, _ = shown(client, study)
+    assert pair_id != first[0]
+    for marker in (str(first[0]), "x", "", "99999999999999999999"):
+        page = client.get(f"{judge_url(study)}?unsaved={marker}", follow=True)
+        assert page.redirect_chain == [(judge_url(study), 302)]
+        assert UNSAVED not in page.content.decode()
+        assert shown(client, study)[0] == pair_id
+    assert Judgment.objects.count() == 1
+
+
+def test_an_evaluator_back_through_the_invitation_link_is_told_too(study):
+    invitation = invitation_create(study=study)
+    join = reverse("annotate:study_join", kwargs={"token": invitation.token})
+    client = Client()
+    client.post(join)
+    participation = Participation.objects.get()
+    participation_onboard(participation=participation, field_of_study="arts", education_level="phd",
+                          qualified_subjects=[])
+    participation_accept_guidelines(participation=participation)
+    pair_id, left_id = shown(client, study)
+    del client.cookies["sessionid"]  # the session expired; the resume cookie stays
+    response = answer(client, study, pair_id, left_id)
+    assert response.url == login_url_back_to(f"{judge_url(study)}?unsaved={pair_id}")
+    assert "eip_unsaved" in client.cookies
+    page = client.get(join, follow=True)  # no password: back through the link
+    assert [url for url, _ in page.redirect_chain] == [
+        reverse("annotate:study_entry", kwargs={"study_id": study.pk}), judge_url(study)]
+    body = page.content.decode()
+    assert body.count(UNSAVED) == 1
+    assert tuple(int(x) for x in FORM_RE.search(body).groups()) == (pair_id, left_id)
+    assert client.cookies["eip_unsaved"].value == ""  # deleted: said once
+    assert UNSAVED not in client.get(judge_url(study)).content.decode()
+    assert Judgment.objects.count() == 0
+
+
+def test_an_invitation_evaluator_whose_csrf_cookie_went_too_is_told_after_the_link(study, settings):
+    settings.CSRF_FAILURE_VIEW = "annotate.views.judging.csrf_failure"
+    invitation = invitation_create(study=study)
+    join = reverse("annotate:study_join", kwargs={"token": invitation.token})
+    client = Client(enforce_csrf_checks=True)
+    client.get(join)
+    client.post(join, {"csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+    participation = Participation.objects.get()
+    participation_onboard(participation=participation, field_of_study="arts", education_level="phd",
+                          qualified_subjects=[])
+    participation_accept_guidelines(participation=participation)
+    pair_id, left_id = shown(client, study)
+    del client.cookies["sessionid"]
+    del client.cookies["csrftoken"]
+    response = answer(client, study, pair_id, left_id)
+    assert response.status_code == 403 and "not saved" in response.content.decode()
+    assert "eip_unsaved" in client.cookies
+    page = client.get(join, follow=True)
+    assert page.content.decode().count(UNSAVED) == 1
     assert shown(client, study) == (pair_id, left_id)
+    assert Judgment.objects.count() == 0
+
+
+def test_the_invitation_cookie_speaks_only_to_its_own_evaluator_and_study(study, ada):
+    participation, client = ada
+    other = make_evaluator(study, "bo")
+    pair_id, _ = shown(client, study)
+
+    def told(cookie: dict) -> bool:
+        client.cookies["eip_unsaved"] = signing.dumps(cookie, salt=UNSAVED_SALT)
+        return UNSAVED in client.get(judge_url(study)).content.decode()
+
+    assert told({"u": participation.user_id, "s": study.pk, "p": pair_id})  # the control
+    assert not told({"u": other.user_id, "s": study.pk, "p": pair_id})  # another evaluator on this browser
+    assert not told({"u": participation.user_id, "s": study.pk + 1, "p": pair_id})
+    client.cookies["eip_unsaved"] = signing.dumps({"u": participation.user_id, "s": study.pk, "p": pair_id})
+    assert UNSAVED not in client.get(judge_url(study)).content.decode()  # signed for another purpose
 
 
 def test_a_csrf_failure_shows_a_friendly_page_and_loses_nothing(study, ada, settings):
@@ -357,12 +468,19 @@ def test_a_csrf_failure_shows_a_friendly_page_and_loses_nothing(study, ada, sett
     response = answer(client, study, pair_id, left_id)  # no CSRF token
     assert response.status_code == 403
     body = response.content.decode()
+    back = f"{judge_url(study)}?unsaved={pair_id}"
     assert "not saved" in body and reverse("annotate:study_entry", kwargs={"study_id": study.pk}) in body
+    assert f'id="csrf-continue" href="{back}"' in body
     assert Judgment.objects.count() == 0
+    page = client.get(back, follow=True)
+    assert page.content.decode().count(UNSAVED) == 1
     assert shown(client, study) == (pair_id, left_id)
     anonymous = Client(enforce_csrf_checks=True).post(judge_url(study), {"pair": pair_id})
     assert anonymous.status_code == 403
-    assert f"{reverse('login')}?next=/studies/{study.pk}/\"" in anonymous.content.decode()
+    assert f'{login_url_back_to(back)}"' in anonymous.content.decode()
+    guidelines = reverse("annotate:study_guidelines", kwargs={"study_id": study.pk})
+    elsewhere = Client(enforce_csrf_checks=True).post(guidelines)
+    assert f"{reverse('login')}?next=/studies/{study.pk}/\"" in elsewhere.content.decode()
 
 
 # --- database invariants --------------------------------------------------------
