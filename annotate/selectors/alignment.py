@@ -43,19 +43,23 @@ REFERENCE_METHOD = "eip"
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A difficulty method of a scoring run: report key, display label and the
-    stored score it reads (higher = harder for every column)."""
+    """A difficulty method of a scoring run: report key, display label, the
+    stored score it reads (higher = harder for every column) and its relative
+    tie tolerance (registry ``tie_tolerance``: two scores within
+    ``tie_tolerance * spread`` of each other are a tie, see
+    :func:`scoring.harder_of_pairs`)."""
 
     key: str
     label: str
     column: str
+    tie_tolerance: float = 0.0
 
 
 def report_methods() -> tuple[MethodSpec, ...]:
     """The registry's difficulty methods (:func:`scoring.methods.difficulty_methods`)
     in report order. EIP reads ``eip_scaled``, so questions every model solved
     (0) or failed (100) still rank, at the ends of the scale."""
-    return tuple(MethodSpec(m.key, m.label, m.difficulty_column) for m in difficulty_methods())
+    return tuple(MethodSpec(m.key, m.label, m.difficulty_column, m.tie_tolerance) for m in difficulty_methods())
 
 
 def verdict_from_display(*, choice: str, left_question_id: int, question_a_id: int, question_b_id: int) -> Verdict:

@@ -9,13 +9,36 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
+
+from annotate.selectors.alignment import StudyData, report_methods
 from annotate.services.alignment.model import Agreement, Average, Correlation, Interval, Kappa, KappaAgreement, McNemar
-from scoring import FIRST, SECOND, SKIP, TIE, UNDEFINED, AgreementCI, KappaResult, McNemarResult, MethodAgreement
+from scoring import (
+    FIRST,
+    SECOND,
+    SKIP,
+    TIE,
+    UNDEFINED,
+    AgreementCI,
+    KappaResult,
+    McNemarResult,
+    MethodAgreement,
+    harder_of_pairs,
+)
 
 #: Verdict codes as written in the report: "a" = question_a is harder.
 VERDICT_NAMES = {int(FIRST): "a", int(SECOND): "b", int(TIE): "tie", int(UNDEFINED): "undefined", int(SKIP): "skip"}
 
 REASON_NO_SCORED_PAIR = "no pair with a human verdict (every pair was skipped, unjudged or without consensus)"
+
+
+def method_verdicts(data: StudyData, pairs: np.ndarray, keys: Sequence[str]) -> dict[str, np.ndarray]:
+    """Each method's verdict on ``pairs`` (rows of ``data.question_ids``), with
+    its registry tie tolerance: two difficulties within ``tie_tolerance *
+    spread`` (spread over the study's questions) are a tie, so numerical noise
+    never decides a verdict, a rank or a tie count of the report."""
+    tolerance = {m.key: m.tie_tolerance for m in report_methods()}
+    return {k: harder_of_pairs(data.difficulty[k], pairs, tol=tolerance[k]) for k in keys}
 
 
 def verdict_name(code: int) -> str:
