@@ -320,11 +320,12 @@ def test_1pl_gives_the_verdicts_of_simple_rank_on_complete_mmlu_pro_rows(shared_
                             usecols=["question_id", "category"])
     complete = frame.dropna()
     R = complete.to_numpy(dtype=np.float64)
-    assert R.shape[1] == 32 and 10_000 < R.shape[0] < 12_032
+    assert R.shape == (10_298, 32)  # the rows every model answered
     categories = questions.loc[complete.index, "category"].to_numpy()
     pairs = _same_group_pairs(np.unique(categories, return_inverse=True)[1])
     exact = harder_of_pairs(simple_rank(R), pairs, tol=get_method("simple_rank").tie_tolerance)
     rasch = irt_1pl(R).difficulty
     np.testing.assert_array_equal(harder_of_pairs(rasch, pairs, tol=get_method("irt_1pl").tie_tolerance), exact)
-    assert int((exact == TIE).sum()) > 0
-    assert int((harder_of_pairs(rasch, pairs) == TIE).sum()) < int((exact == TIE).sum())
+    assert (len(pairs), int((exact == TIE).sum())) == (4_588_348, 168_154)
+    # compared exactly, noise decides about half of those ties (80,215 ties left on our machine)
+    assert int((harder_of_pairs(rasch, pairs) == TIE).sum()) < 0.9 * 168_154
