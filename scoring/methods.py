@@ -383,7 +383,8 @@ def _run_mirt(data: MethodInput) -> MethodOutput:
     defined = [e for e in elbos if e is not None]
     notes: dict[str, Any] = {"elbo_last_10pct_mean": float(np.mean(defined)) if defined else None}
     if n_seeds > 1:
-        notes.update(elbo_last_10pct_mean_per_seed=elbos, converged_per_seed=converged)
+        notes.update(elbo_last_10pct_mean_per_seed=[None if e is None else round(e, 1) for e in elbos],
+                     seeds_converged=sum(converged))
     return MethodOutput(
         question_columns={"irt_mirt": np.mean(difficulties, axis=0), **per_seed},
         model_columns={"irt_mirt": np.mean(abilities, axis=0)}, params=used,
