@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from annotate.models import QuestionResult
+from annotate.models import Question, QuestionResult
 from annotate.selectors.alignment import report_methods
+from annotate.selectors.results import question_score_columns, run_question_codebook
 from annotate.services.alignment import alignment_report_compute, study_alignment_report
 from annotate.services.alignment.tables import consensus_table
+from annotate.services.studies import _column_tolerances
 from scoring.methods import difficulty_methods
-from tests.annotate.services.alignment.test_report import build_study
+from tests.annotate.services.alignment.test_report import SIMPLE_RANK, build_study
 
 pytestmark = pytest.mark.django_db
 
@@ -44,8 +46,6 @@ def test_a_gap_within_the_tolerance_is_a_tie_in_the_report():
 
 
 def test_the_pair_sampler_gets_each_columns_registry_tolerance():
-    from annotate.services.studies import _column_tolerances
-
     assert _column_tolerances() == {
         "eip": 1e-9, "simple_rank": 1e-12, "accuracy_difficulty": 1e-12, "irt_1pl": 1e-9, "irt_2pl": 1e-9,
         "irt_mirt": 1e-9,
@@ -97,10 +97,25 @@ def test_a_run_with_fewer_seeds_judges_on_the_seeds_it_stored():
 
 
 def test_the_results_pages_do_not_show_the_seed_columns():
-    from annotate.selectors.results import question_score_columns, run_question_codebook
-
     shown = [c.column for c in question_score_columns()]
     assert "irt_mirt" in shown and not any(c.startswith("irt_mirt_s") for c in shown)
     # the downloads keep them, described in the codebook
     described = {c.name: c for c in run_question_codebook()}
     assert "Multidimensional IRT seed 0" in described["irt_mirt_s0"].description
+
+
+def test_values_within_the_tolerance_rank_as_ties_in_the_label_correlation():
+    study, pairs = build_study()
+    questions = [q for p in pairs for q in (p.question_a, p.question_b)]  # q0..q7
+    for k, (question, level) in enumerate(zip(questions, (1, 2, 3, 1, 2, 2, 3, 1))):
+        Question.objects.filter(pk=question.pk).update(metadata={"level": level})
+        row = QuestionResult.objects.get(run=study.scoring_run, question=question)
+        # 1PL = simple rank, except that q1's 0.5 is off by noise (1e-15; spread 0.7)
+        row.scores = {**row.scores, "irt_1pl": SIMPLE_RANK[k] + (1e-15 if k == 1 else 0.0)}
+        row.save()
+    report = study_alignment_report(study=study, n_boot=50)
+    rho = report["labels"]["spearman"]
+    assert rho["irt_1pl"]["value"] == rho["simple_rank"]["value"] is not None
+    assert report["pairs"][0]["methods"]["irt_1pl"] == report["pairs"][0]["methods"]["simple_rank"] == "tie"
+    same_subject = report["labels"]["scopes"]["same_subject_pairs_of_study_questions"]["methods"]
+    assert same_subject["irt_1pl"] == same_subject["simple_rank"]
