@@ -9,7 +9,7 @@ Difficulty and competency
     weighted_accuracy, dataset_difficulty_weights, irt_1pl, irt_2pl, irt_mirt
 Agreement with people
     cohen_kappa, krippendorff_alpha, fleiss_kappa, agreement_rate,
-    harder_of_pairs, verdict_counts, method_agreement,
+    harder_of_pairs, tie_threshold, merge_ties, verdict_counts, method_agreement,
     bootstrap_agreement_ci, mcnemar_exact, consensus, leave_one_out_consensus
 """
 from scoring.agreement import (
@@ -45,7 +45,9 @@ from scoring.pairs import (
     bootstrap_agreement_ci,
     harder_of_pairs,
     mcnemar_exact,
+    merge_ties,
     method_agreement,
+    tie_threshold,
     verdict_counts,
 )
 
@@ -83,9 +85,11 @@ __all__ = [
     "krippendorff_alpha",
     "leave_one_out_consensus",
     "mcnemar_exact",
+    "merge_ties",
     "method_agreement",
     "question_accuracy_difficulty",
     "simple_rank",
+    "tie_threshold",
     "verdict_counts",
     "weighted_accuracy",
 ]

@@ -35,6 +35,8 @@ from scoring.eip import eip
 from scoring.irt import irt_1pl, irt_2pl, irt_mirt
 
 __all__ = [
+    "MIRT_SEEDS",
+    "MIRT_SEED_COLUMNS",
     "DifficultyMethod",
     "MethodInput",
     "MethodOutput",
@@ -43,6 +45,7 @@ __all__ = [
     "get_method",
     "method_keys",
     "methods",
+    "pool_identical_questions",
     "register_method",
     "run_method",
     "unregister_method",
@@ -59,6 +62,10 @@ ERR_LABEL_PREFIX = (
     "the {column} header {text!r} of method {key!r} must start with its label {label!r} "
     "(one name per method on every page)"
 )
+ERR_REPLICATE = (
+    "replicate column {column!r} of method {key!r} must be one of its question columns other than its difficulty"
+)
+ERR_MIRT_SEEDS = "mirt_seeds must be an integer from 1 to {most}; got {value!r}"
 ERR_TOLERANCE = "tie_tolerance of method {key!r} must be a finite number >= 0; got {value!r}"
 
 
@@ -75,8 +82,9 @@ class MethodInput:
         Each question's dataset label (for dataset-weighted accuracy).
     params : mapping
         Run parameters: ``alpha`` (EIP damping factor), ``tol`` (EIP L1
-        tolerance), ``mirt_epochs``, ``mirt_seed``; a runner reads only what
-        it needs.
+        tolerance), ``mirt_epochs``, ``mirt_seed``, ``mirt_seeds`` (MIRT
+        fits, default 5, seeds ``mirt_seed + k``), ``mirt_rng``; a runner
+        reads only what it needs.
     """
 
     R: ResponseArray
@@ -149,7 +157,16 @@ class DifficultyMethod:
     tie_tolerance : float, default 1e-9
         Two difficulties ``x`` and ``y`` of this method count as a tie when
         ``|x - y| <= tie_tolerance * spread``, ``spread`` being the range of
-        the method's values over the questions compared.
+        the method's values over the questions compared
+        (:func:`scoring.pairs.harder_of_pairs`). It absorbs numerical noise:
+        about 1e-9 for deterministic fits (EIP, 1PL, 2PL), 1e-12 for exact
+        counts (simple rank, accuracy).
+    replicate_columns : tuple of str, default ()
+        Question columns (among ``question_columns``) holding the difficulty
+        of each replicate fit of a stochastic method (MIRT: one per seed;
+        ``difficulty_column`` is their mean). Stored and exported, not shown
+        on pages. Where the replicates disagree on a pair's order, the
+        report calls the method's verdict a tie ("unstable").
     required : bool, default False
         Every scoring run executes it.
     cost : float, default 1.0
@@ -181,6 +198,7 @@ class DifficultyMethod:
     competency_column: str | None = None
     higher_is_harder: bool = True
     tie_tolerance: float = 1e-9
+    replicate_columns: tuple[str, ...] = ()
     required: bool = False
     cost: float = 1.0
     residual_label: str = ""
@@ -206,6 +224,14 @@ class DifficultyMethod:
         ):
             if column is not None and column not in columns:
                 raise ValueError(ERR_DECLARED.format(what=what, column=column, key=self.key, columns=list(columns)))
+        for column in self.replicate_columns:
+            if column not in self.question_columns or column == self.difficulty_column:
+                raise ValueError(ERR_REPLICATE.format(column=column, key=self.key))
+
+    @property
+    def shown_question_columns(self) -> tuple[str, ...]:
+        """The question columns pages show (all but ``replicate_columns``)."""
+        return tuple(c for c in self.question_columns if c not in self.replicate_columns)
 
     @property
     def competency_header(self) -> str:
@@ -304,18 +330,65 @@ def _run_jml(key: str) -> Runner:
     return run
 
 
+#: Seeds MIRT is fitted with by default (``mirt_seeds``); also the most a run may use.
+MIRT_SEEDS = 5
+#: The per-seed MIRT difficulty columns (``irt_mirt_s0`` = seed ``mirt_seed``, ...).
+MIRT_SEED_COLUMNS = tuple(f"irt_mirt_s{k}" for k in range(MIRT_SEEDS))
+
+
+def pool_identical_questions(R: ResponseArray, values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Give questions with identical response vectors the mean of their ``values``.
+
+    Identical means the same credit in every column and the same unobserved
+    cells; ``values`` has shape (n_questions,).
+    The MIRT likelihood cannot tell such questions apart; only its Monte
+    Carlo noise does. Pooling makes them exactly equal, so every seed calls
+    them a tie.
+    """
+    R = np.asarray(R, dtype=np.float64)
+    keys = np.where(np.isnan(R), -1.0, R)
+    _, group = np.unique(keys, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    sums = np.bincount(group, weights=values)
+    counts = np.bincount(group)
+    pooled: NDArray[np.float64] = (sums / counts)[group]
+    return pooled
+
+
 def _run_mirt(data: MethodInput) -> MethodOutput:
     epochs = int(data.params.get("mirt_epochs", 1000))
     seed = int(data.params.get("mirt_seed", 0))
-    # ``mirt_rng`` (a Generator or seed) lets an analysis continue its own random stream.
-    res = irt_mirt(data.R, epochs=epochs, rng=data.params.get("mirt_rng", seed))
-    window = max(1, len(res.elbo_trace) // 10)
+    n_seeds = int(data.params.get("mirt_seeds", MIRT_SEEDS))
+    if not 1 <= n_seeds <= MIRT_SEEDS:
+        raise ValueError(ERR_MIRT_SEEDS.format(most=MIRT_SEEDS, value=n_seeds))
+    # ``mirt_rng`` (a Generator) lets an analysis continue its own random stream: the
+    # seeds' fits then draw from it one after the other.
+    stream = data.params.get("mirt_rng")
+    difficulties, abilities, elbos, converged = [], [], [], []
+    for k in range(n_seeds):
+        rng = stream if isinstance(stream, np.random.Generator) else (seed + k if stream is None else int(stream) + k)
+        res = irt_mirt(data.R, epochs=epochs, rng=rng)
+        difficulties.append(pool_identical_questions(data.R, res.difficulty))
+        abilities.append(res.ability)
+        window = max(1, len(res.elbo_trace) // 10)
+        elbos.append(_finite_or_none(float(np.mean(res.elbo_trace[-window:]))))
+        converged.append(bool(res.converged))
+    n_questions = data.R.shape[0]
+    per_seed = {c: difficulties[k] if k < n_seeds else np.full(n_questions, np.nan)
+                for k, c in enumerate(MIRT_SEED_COLUMNS)}
     used = {key: value for key, value in _keyword_defaults(irt_mirt).items() if key != "rng"}
     used.update(epochs=epochs, seed=seed)
+    if n_seeds > 1:
+        used.update(seeds=n_seeds)
+    defined = [e for e in elbos if e is not None]
+    notes: dict[str, Any] = {"elbo_last_10pct_mean": float(np.mean(defined)) if defined else None}
+    if n_seeds > 1:
+        notes.update(elbo_last_10pct_mean_per_seed=[None if e is None else round(e, 1) for e in elbos],
+                     seeds_converged=sum(converged))
     return MethodOutput(
-        question_columns={"irt_mirt": res.difficulty}, model_columns={"irt_mirt": res.ability}, params=used,
-        n_iter=res.n_iter, converged=res.converged,
-        notes={"elbo_last_10pct_mean": _finite_or_none(float(np.mean(res.elbo_trace[-window:])))},
+        question_columns={"irt_mirt": np.mean(difficulties, axis=0), **per_seed},
+        model_columns={"irt_mirt": np.mean(abilities, axis=0)}, params=used,
+        n_iter=epochs, converged=all(converged), notes=notes,
     )
 
 
@@ -376,16 +449,21 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
     ),
     DifficultyMethod(
         key="irt_mirt", label="Multidimensional IRT", runner=_run_mirt,
-        question_columns=("irt_mirt",), model_columns=("irt_mirt",), difficulty_column="irt_mirt",
-        competency_column="irt_mirt", cost=20.0,
+        question_columns=("irt_mirt", *MIRT_SEED_COLUMNS), model_columns=("irt_mirt",), difficulty_column="irt_mirt",
+        competency_column="irt_mirt", cost=20.0 * MIRT_SEEDS, replicate_columns=MIRT_SEED_COLUMNS,
         competency_label="Multidimensional IRT |θ| 0–100",
         competency_note="the paper's norm-based MIRT score (appendix H.4): the length ‖θ‖ of each model's "
         "multidimensional ability vector, min-max scaled over the models to 0–100. It ignores the vector's "
         "direction, so a weak model far from the origin can score high: it does not order models by skill.",
-        description="multidimensional IRT intercept-based difficulty (paper H.4), logits",
-        column_decimals={"irt_mirt": 2},
-        column_units={"irt_mirt": "questions: intercept-based difficulty, logits; models: norm |theta| "
-                                  "min-max scaled to 0-100"},
+        description="multidimensional IRT intercept-based difficulty (paper H.4), logits; mean over "
+        f"{MIRT_SEEDS} seeds (run parameter mirt_seeds)",
+        column_decimals={"irt_mirt": 2, **dict.fromkeys(MIRT_SEED_COLUMNS, 2)},
+        column_labels={c: f"Multidimensional IRT seed {k}" for k, c in enumerate(MIRT_SEED_COLUMNS)},
+        column_units={"irt_mirt": "questions: intercept-based difficulty, logits, mean over the seeds; models: "
+                                  "norm |theta| min-max scaled to 0-100, mean over the seeds",
+                      **{c: f"difficulty of the fit with seed mirt_seed + {k}, logits (blank when the run used "
+                            f"fewer seeds); questions with identical responses share one value"
+                         for k, c in enumerate(MIRT_SEED_COLUMNS)}},
     ),
 )
 

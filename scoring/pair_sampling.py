@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from scoring._typing import BoolArray, FloatArray
 from scoring._validation import as_rng, check_positive_int
+from scoring.pairs import FIRST, SECOND, _merge_within, _verdicts, tie_threshold
 
 __all__ = ["STRATEGIES", "PairSample", "count_possible_pairs", "sample_pairs"]
 
@@ -113,6 +114,7 @@ def sample_pairs(
     kept: ArrayLike | None = None,
     reference: str = "eip",
     n_strata: int = 3,
+    tie_tolerance: Mapping[str, float] | None = None,
     rng: np.random.Generator | int | None = None,
 ) -> PairSample:
     """Choose distinct same-subject question pairs for human judging.
@@ -139,6 +141,14 @@ def sample_pairs(
         Key of the reference method in ``difficulty``.
     n_strata : int, default 3
         ``"stratified_gap"`` only: number of equal-count gap strata.
+    tie_tolerance : mapping of str to float, optional
+        Relative tie tolerance per key of ``difficulty`` (the methods'
+        registry ``tie_tolerance``; a missing key: 0, exact). Two values of a
+        method within ``tie_tolerance * spread`` of each other (spread over
+        the eligible questions) are a tie, as in
+        :func:`scoring.pairs.harder_of_pairs`; reference gaps within the
+        reference's threshold of each other rank as equal (ties at random).
+        So numerical noise decides neither a disagreement nor a stratum.
     rng : numpy.random.Generator, int or None, default None
         Randomness; the same seed and inputs give the same pairs.
 
@@ -158,8 +168,9 @@ def sample_pairs(
     Notes
     -----
     A baseline *disagrees* with the reference on a pair when the two order
-    the pair strictly oppositely (one says i is harder, the other j); a tie or
-    a NaN in either method counts as no disagreement.
+    the pair strictly oppositely (one says i is harder, the other j); a tie
+    (within the method's ``tie_tolerance``) or a NaN in either method counts
+    as no disagreement.
 
     The difficulty-based strategies enumerate every candidate pair, so they
     need memory proportional to the number of candidate pairs (about 80 MB
@@ -202,13 +213,16 @@ def sample_pairs(
             f"difficulty[{reference!r}] is NaN for eligible question id {ids[bad]} "
             f"(position {bad}); {strategy!r} needs a reference difficulty for every kept question"
         )
+    tolerance = _check_tolerances(tie_tolerance)
     ids, labels, ref = ids[eligible], labels[eligible], ref[eligible]
-    baselines = [values[eligible] for values in table.values()]
+    ref_threshold = tie_threshold(ref, tol=tolerance.get(reference, 0.0))
+    baselines = [(values[eligible], tie_threshold(values[eligible], tol=tolerance.get(name, 0.0)))
+                 for name, values in table.items()]
     groups = _groups(ids, labels)
     n_possible = _check_enough(groups, n_pairs, n_eligible=ids.size)
     first, second = _enumerate(groups)
     if strategy == "stratified_gap":
-        gap = np.abs(ref[first] - ref[second])
+        gap = _merge_within(np.abs(ref[first] - ref[second]), ref_threshold)
         chosen, stratum = _stratified(gap, n_pairs, n_strata, generator)
         order = generator.permutation(n_pairs)
         chosen, stratum = chosen[order], stratum[order]
@@ -221,7 +235,7 @@ def sample_pairs(
             f"difficulty needs at least one baseline besides {reference!r} for 'methods_disagree'; "
             f"got only {sorted([reference])}"
         )
-    n_disagree = _count_disagreements(ref, baselines, first, second)
+    n_disagree = _count_disagreements((ref, ref_threshold), baselines, first, second)
     chosen = _disagree_first(n_disagree, n_pairs, generator)
     order = generator.permutation(n_pairs)
     chosen = chosen[order]
@@ -374,15 +388,36 @@ def _stratified(
 
 
 def _count_disagreements(
-    ref: FloatArray, baselines: list[FloatArray], first: NDArray[np.intp], second: NDArray[np.intp]
+    ref: tuple[FloatArray, float],
+    baselines: list[tuple[FloatArray, float]],
+    first: NDArray[np.intp],
+    second: NDArray[np.intp],
 ) -> NDArray[np.int16]:
-    ref_sign = np.sign(ref[first] - ref[second])
+    """Per pair, how many baselines order it strictly opposite to the reference.
+
+    Each method comes with its absolute tie threshold; verdicts as
+    :func:`scoring.pairs.harder_of_pairs` (ties and NaN never disagree).
+    """
+    values, threshold = ref
+    ref_verdict = _verdicts(values[first], values[second], threshold)
     count = np.zeros(first.size, dtype=np.int16)
-    for values in baselines:
-        with np.errstate(invalid="ignore"):
-            sign = np.sign(values[first] - values[second])
-        count += (ref_sign * sign < 0).astype(np.int16)  # NaN * x < 0 is False
+    for values, threshold in baselines:
+        verdict = _verdicts(values[first], values[second], threshold)
+        opposite = ((ref_verdict == FIRST) & (verdict == SECOND)) | ((ref_verdict == SECOND) & (verdict == FIRST))
+        count += opposite.astype(np.int16)
     return count
+
+
+def _check_tolerances(tie_tolerance: Mapping[str, float] | None) -> dict[str, float]:
+    if tie_tolerance is None:
+        return {}
+    out = {}
+    for name, value in tie_tolerance.items():
+        tol = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else float("nan")
+        if not np.isfinite(tol) or tol < 0:
+            raise ValueError(f"tie_tolerance[{name!r}] must be a finite number >= 0; got {value!r}")
+        out[name] = tol
+    return out
 
 
 def _disagree_first(n_disagree: NDArray[np.int16], n_pairs: int, rng: np.random.Generator) -> NDArray[np.intp]:

@@ -5,7 +5,8 @@ module constants ``FIRST``, ``SECOND``, ``TIE``, ``UNDEFINED`` and ``SKIP``):
 
 * ``FIRST`` (0): the first question of the pair is harder;
 * ``SECOND`` (1): the second question is harder;
-* ``TIE`` (2): a method gives both the same difficulty;
+* ``TIE`` (2): a method gives both the same difficulty (within its tie
+  tolerance, see :func:`harder_of_pairs`);
 * ``UNDEFINED`` (-1): a method has no difficulty for one of the two questions,
   or a human consensus has no winner;
 * ``SKIP`` (3): a person chose not to judge the pair (used by
@@ -43,7 +44,9 @@ __all__ = [
     "bootstrap_agreement_ci",
     "harder_of_pairs",
     "mcnemar_exact",
+    "merge_ties",
     "method_agreement",
+    "tie_threshold",
     "verdict_counts",
 ]
 
@@ -220,7 +223,48 @@ def _check_verdicts(v: ArrayLike, *, name: str, allowed: tuple[int, ...]) -> NDA
     return arr
 
 
-def harder_of_pairs(difficulty: ArrayLike, pairs: ArrayLike, *, atol: float = 0.0) -> NDArray[np.int8]:
+def _check_tolerance(value: object, *, name: str) -> float:
+    try:
+        tol = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number; got {value!r}") from None
+    if not np.isfinite(tol) or tol < 0:
+        raise ValueError(f"{name} must be a finite number >= 0; got {value!r}")
+    return tol
+
+
+def tie_threshold(difficulty: ArrayLike, *, tol: float) -> float:
+    """The absolute gap at or below which two of these difficulties tie.
+
+    Parameters
+    ----------
+    difficulty : array-like of shape (n_questions,)
+        Difficulty per question; ``NaN`` = undefined (ignored).
+    tol : float
+        Relative tie tolerance, >= 0 (a method's registry ``tie_tolerance``).
+
+    Returns
+    -------
+    float
+        ``tol * spread``, ``spread`` = max - min of the finite values (0 when
+        fewer than two are finite).
+
+    Examples
+    --------
+    >>> tie_threshold([1.0, 3.0, float("nan")], tol=0.25)
+    0.5
+    """
+    tol = _check_tolerance(tol, name="tol")
+    d = np.asarray(difficulty, dtype=np.float64)
+    finite = d[np.isfinite(d)]
+    if finite.size < 2:
+        return 0.0
+    return tol * float(finite.max() - finite.min())
+
+
+def harder_of_pairs(
+    difficulty: ArrayLike, pairs: ArrayLike, *, tol: float = 0.0, atol: float = 0.0
+) -> NDArray[np.int8]:
     """Say which question of each pair a difficulty score calls harder.
 
     Parameters
@@ -230,23 +274,39 @@ def harder_of_pairs(difficulty: ArrayLike, pairs: ArrayLike, *, atol: float = 0.
         difficulty, failure counts, IRT b). ``NaN`` = undefined.
     pairs : array-like of int, shape (n_pairs, 2)
         Question indices ``(i, j)``, ``i != j``, into ``difficulty``.
+    tol : float, default 0.0
+        Relative tie tolerance: ``|d_i - d_j| <= tol * spread`` is a ``TIE``,
+        ``spread`` being max - min of the finite values of ``difficulty``
+        (all of them, not only those of ``pairs``; see :func:`tie_threshold`).
+        Pass the method's registry ``tie_tolerance`` so that numerical noise
+        never decides a verdict. The default calls only exactly equal scores
+        a tie. When every finite value is the same (spread 0), every defined
+        pair is a tie.
     atol : float, default 0.0
-        Absolute tolerance: ``|d_i - d_j| <= atol`` is a ``TIE``. The default
-        calls only exactly equal scores a tie.
+        Absolute tolerance, combined with ``tol``: the tie threshold is
+        ``max(atol, tol * spread)``.
 
     Returns
     -------
     ndarray of int8, shape (n_pairs,)
         ``FIRST`` (0) if ``i`` is harder, ``SECOND`` (1) if ``j`` is harder,
-        ``TIE`` (2) if equal, ``UNDEFINED`` (-1) if either score is ``NaN``.
+        ``TIE`` (2) if equal within the tolerance, ``UNDEFINED`` (-1) if
+        either score is ``NaN``.
 
     Raises
     ------
     ValueError
         If ``difficulty`` is not one-dimensional or holds an infinite value;
         if ``pairs`` is not of shape (n_pairs, 2), is not integer, has an
-        index out of range or a pair of a question with itself; if ``atol``
-        is negative or not finite.
+        index out of range or a pair of a question with itself; if ``tol`` or
+        ``atol`` is negative or not finite.
+
+    Notes
+    -----
+    The comparison is pairwise, so with a tolerance a tie need not be
+    transitive (``a ~ b`` and ``b ~ c`` but not ``a ~ c``). With a tiny
+    relative tolerance (1e-9 and below) that happens only for values that
+    differ by noise; :func:`merge_ties` gives a transitive version for ranks.
 
     References
     ----------
@@ -256,6 +316,8 @@ def harder_of_pairs(difficulty: ArrayLike, pairs: ArrayLike, *, atol: float = 0.
     --------
     >>> harder_of_pairs([3.0, 1.0, 3.0, float("nan")], [[0, 1], [1, 2], [0, 2], [0, 3]]).tolist()
     [0, 1, 2, -1]
+    >>> harder_of_pairs([1.0, 1.0 + 1e-15, 3.0], [[0, 1], [0, 2]], tol=1e-9).tolist()
+    [2, 1]
     """
     d = np.asarray(difficulty, dtype=np.float64)
     if d.ndim != 1:
@@ -281,21 +343,62 @@ def harder_of_pairs(difficulty: ArrayLike, pairs: ArrayLike, *, atol: float = 0.
     if same.any():
         r = int(np.flatnonzero(same)[0])
         raise ValueError(f"pairs row {r} pairs question {int(p[r, 0])} with itself")
-    try:
-        tol = float(atol)
-    except (TypeError, ValueError):
-        raise ValueError(f"atol must be a number; got {atol!r}") from None
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"atol must be a finite number >= 0; got {atol!r}")
+    threshold = max(_check_tolerance(atol, name="atol"), tie_threshold(d, tol=tol))
+    return _verdicts(d[p[:, 0]], d[p[:, 1]], threshold)
 
-    di, dj = d[p[:, 0]], d[p[:, 1]]
-    out = np.full(p.shape[0], int(UNDEFINED), dtype=np.int8)
+
+def _verdicts(di: FloatArray, dj: FloatArray, threshold: float) -> NDArray[np.int8]:
+    """The kernel of :func:`harder_of_pairs`: ``di``, ``dj`` finite or NaN, ``threshold >= 0``."""
+    out = np.full(di.shape[0], int(UNDEFINED), dtype=np.int8)
     defined = ~(np.isnan(di) | np.isnan(dj))
     diff = di - dj
-    out[defined & (diff > tol)] = FIRST
-    out[defined & (diff < -tol)] = SECOND
-    out[defined & (np.abs(diff) <= tol)] = TIE
+    out[defined & (diff > threshold)] = FIRST
+    out[defined & (diff < -threshold)] = SECOND
+    out[defined & (np.abs(diff) <= threshold)] = TIE
     return out
+
+
+def merge_ties(difficulty: ArrayLike, *, tol: float) -> FloatArray:
+    """Give values that tie within a relative tolerance one common value (for ranks).
+
+    Parameters
+    ----------
+    difficulty : array-like of shape (n_questions,)
+        Difficulty per question; ``NaN`` = undefined (kept).
+    tol : float
+        Relative tie tolerance, as for :func:`harder_of_pairs`.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_questions,)
+        The sorted finite values are cut wherever two neighbours differ by
+        more than ``tie_threshold(difficulty, tol=tol)``; each run between
+        cuts takes its smallest value. The order of distinct values is kept,
+        so ranks (Spearman, Kendall) computed on the result treat values that
+        differ by noise as tied.
+
+    Examples
+    --------
+    >>> merge_ties([2.0, 1.0 + 1e-15, 1.0, float("nan")], tol=1e-9).tolist()
+    [2.0, 1.0, 1.0, nan]
+    """
+    d = np.array(difficulty, dtype=np.float64)
+    if d.ndim != 1:
+        raise ValueError(f"difficulty must be 1-dimensional (n_questions,); got shape {d.shape}")
+    return _merge_within(d, tie_threshold(d, tol=tol))
+
+
+def _merge_within(d: FloatArray, threshold: float) -> FloatArray:
+    """The kernel of :func:`merge_ties` with an absolute ``threshold`` (changes ``d`` in place)."""
+    finite = np.flatnonzero(np.isfinite(d))
+    if finite.size < 2:
+        return d
+    order = finite[np.argsort(d[finite], kind="stable")]
+    values = d[order]
+    run = np.concatenate([[0], np.cumsum(np.diff(values) > threshold)])
+    first_of_run = np.flatnonzero(np.concatenate([[True], np.diff(run) > 0]))
+    d[order] = values[first_of_run][run]
+    return d
 
 
 def verdict_counts(verdicts: ArrayLike) -> VerdictCounts:

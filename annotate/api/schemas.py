@@ -151,7 +151,8 @@ class RunRequest(BaseModel):
     model_ids: list[Id] | None = Field(None, description="default: every model of the set")
     dataset_ids: list[Id] | None = Field(None, description="default: every dataset of the set")
     params: dict[str, Any] | None = Field(
-        None, description="alpha (EIP damping, default 0.85), tol (default 1e-10), mirt_epochs, mirt_seed, methods"
+        None, description="alpha (EIP damping, default 0.85), tol (default 1e-10), mirt_epochs, mirt_seed, "
+        "mirt_seeds (MIRT fits, default 5), methods"
     )
 
     @model_validator(mode="before")

@@ -12,6 +12,7 @@ Selectors never import services.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,19 +44,26 @@ REFERENCE_METHOD = "eip"
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A difficulty method of a scoring run: report key, display label and the
-    stored score it reads (higher = harder for every column)."""
+    """A difficulty method of a scoring run: report key, display label, the
+    stored score it reads (higher = harder for every column) and its relative
+    tie tolerance (registry ``tie_tolerance``: two scores within
+    ``tie_tolerance * spread`` of each other are a tie, see
+    :func:`scoring.harder_of_pairs`), and for a stochastic method the columns
+    of its replicate fits (MIRT: one per seed)."""
 
     key: str
     label: str
     column: str
+    tie_tolerance: float = 0.0
+    replicate_columns: tuple[str, ...] = ()
 
 
 def report_methods() -> tuple[MethodSpec, ...]:
     """The registry's difficulty methods (:func:`scoring.methods.difficulty_methods`)
     in report order. EIP reads ``eip_scaled``, so questions every model solved
     (0) or failed (100) still rank, at the ends of the scale."""
-    return tuple(MethodSpec(m.key, m.label, m.difficulty_column) for m in difficulty_methods())
+    return tuple(MethodSpec(m.key, m.label, m.difficulty_column, m.tie_tolerance, m.replicate_columns)
+                 for m in difficulty_methods())
 
 
 def verdict_from_display(*, choice: str, left_question_id: int, question_a_id: int, question_b_id: int) -> Verdict:
@@ -142,6 +150,9 @@ class StudyData:
     difficulty : dict of str to ndarray of float64, shape (n_questions,)
         Per method key, the run's value for each question; NaN when the run
         has none (no ``QuestionResult`` row, or no stored value).
+    replicates : dict of str to ndarray of float64, shape (n_questions, n_replicates)
+        Per method key with replicate columns (MIRT), each replicate fit's
+        value (columns in ``replicate_columns`` order; NaN where not stored).
     datasets, subjects : tuple of str
         Names of the study's datasets and subjects, sorted.
     """
@@ -157,6 +168,7 @@ class StudyData:
     difficulty: dict[str, np.ndarray]
     datasets: tuple[str, ...] = ()
     subjects: tuple[str, ...] = ()
+    replicates: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def align(self, question_ids: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Re-align ``values`` (one per id of the ascending ``question_ids``) to
@@ -231,9 +243,16 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
         len(rows), len(specs)
     )
     difficulty = {m.key: align_values(question_ids, found, table[:, k]) for k, m in enumerate(specs)}
+    replicates = {
+        m.key: np.column_stack([
+            align_values(question_ids, found, np.array([scores.get(c, np.nan) for _, scores in rows], dtype=np.float64))
+            for c in m.replicate_columns
+        ]).reshape(question_ids.size, len(m.replicate_columns))
+        for m in specs if m.replicate_columns
+    }
     return StudyData(
         study=study, run=run, pairs=pairs, evaluators=evaluators, judgments=tuple(judgments), human=human,
-        question_ids=question_ids, pair_index=pair_index, difficulty=difficulty,
+        question_ids=question_ids, pair_index=pair_index, difficulty=difficulty, replicates=replicates,
         datasets=tuple(sorted(study.datasets.values_list("name", flat=True))),
         subjects=tuple(sorted(study.subjects.values_list("name", flat=True))),
     )

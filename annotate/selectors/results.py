@@ -52,9 +52,9 @@ def _cells(result: QuestionResult | ModelResult, columns: list[ScoreColumn]) -> 
 
 
 def question_score_columns() -> list[ScoreColumn]:
-    """Every stored per-question column, in registry order."""
+    """Every per-question column pages show, in registry order (replicate columns left out)."""
     return [ScoreColumn(c, m.key, m.column_label(c), m.decimals(c), unit=m.unit(c))
-            for m in registered_methods() for c in m.question_columns]
+            for m in registered_methods() for c in m.shown_question_columns]
 
 
 def model_score_columns() -> list[ScoreColumn]:

@@ -37,7 +37,7 @@ from annotate.models import (
     ScoringRun,
 )
 from annotate.selectors.matrix import ResponseMatrix, check_ids, response_matrix
-from scoring.methods import MethodInput, MethodOutput, get_method, method_keys, methods, run_method
+from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
 #: BLAS threads while the methods run. Response matrices are thin (tens of
 #: model columns), so extra BLAS threads mostly synchronise: on MMLU-Pro
@@ -53,6 +53,7 @@ DEFAULT_PARAMS = {
     "tol": 1e-10,
     "mirt_epochs": 1000,
     "mirt_seed": 0,
+    "mirt_seeds": MIRT_SEEDS,
 }
 PARAM_KEYS = (*DEFAULT_PARAMS, "methods")
 
@@ -77,6 +78,7 @@ ERR_ALPHA = "alpha must be a number in (0, 1); got {value!r}"
 ERR_TOL = "tol must be a finite number > 0; got {value!r}"
 ERR_EPOCHS = "mirt_epochs must be an integer >= 1; got {value!r}"
 ERR_SEED = "mirt_seed must be an integer >= 0; got {value!r}"
+ERR_SEEDS = "mirt_seeds must be an integer from 1 to {most}; got {value!r}"
 ERR_METHODS = "methods must be a list drawn from {known} that includes {required}; got {value!r}"
 ERR_NOT_IN_SET = "{name} {ids} have no response in response set {response_set!r}"
 ERR_NOT_QUEUED = "scoring run {run_id} is {status!r}; only a queued run can be executed"
@@ -114,6 +116,8 @@ def _check_params(params: Mapping | None) -> dict:
         raise ValueError(ERR_EPOCHS.format(value=merged["mirt_epochs"]))
     if not _is_int(merged["mirt_seed"]) or merged["mirt_seed"] < 0:
         raise ValueError(ERR_SEED.format(value=merged["mirt_seed"]))
+    if not _is_int(merged["mirt_seeds"]) or not 1 <= merged["mirt_seeds"] <= MIRT_SEEDS:
+        raise ValueError(ERR_SEEDS.format(most=MIRT_SEEDS, value=merged["mirt_seeds"]))
     methods = merged["methods"]
     if (
         isinstance(methods, str)
@@ -127,6 +131,7 @@ def _check_params(params: Mapping | None) -> dict:
         "tol": float(tol),
         "mirt_epochs": int(merged["mirt_epochs"]),
         "mirt_seed": int(merged["mirt_seed"]),
+        "mirt_seeds": int(merged["mirt_seeds"]),
         "methods": [m for m in known if m in methods],
     }
 
@@ -156,7 +161,9 @@ def scoring_run_create(
     params : mapping, optional
         Any of ``alpha`` (EIP damping, default 0.85, in (0, 1)), ``tol``
         (EIP L1 tolerance, default 1e-10), ``mirt_epochs`` (default 1000),
-        ``mirt_seed`` (default 0) and ``methods`` (default every method of
+        ``mirt_seed`` (default 0), ``mirt_seeds`` (MIRT fits with seeds
+        ``mirt_seed``, ``mirt_seed + 1``, ...; their mean is stored; default
+        and most 5) and ``methods`` (default every method of
         :mod:`scoring.methods`; must include the required ones).
     user : User, optional
         Stored as ``created_by``.

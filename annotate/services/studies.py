@@ -40,7 +40,7 @@ from annotate.models import (
 )
 from annotate.models.studies import DEFAULT_GUIDELINES
 from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP, study_judgment_count, study_scope_frozen
-from scoring.methods import difficulty_methods
+from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
 
 #: Second element of the seed sequence that draws each pair's order.
@@ -75,6 +75,14 @@ REFERENCE_COLUMN = "eip"
 
 def _baseline_columns() -> tuple[str, ...]:
     return tuple(m.difficulty_column for m in difficulty_methods() if m.key != "eip" and m.difficulty_column)
+
+
+def _column_tolerances() -> dict[str, float]:
+    """Each sampler column's relative tie tolerance, from the method registry."""
+    out = {REFERENCE_COLUMN: get_method("eip").tie_tolerance}
+    out.update((m.difficulty_column, m.tie_tolerance) for m in difficulty_methods()
+               if m.key != "eip" and m.difficulty_column)
+    return out
 
 
 class StudyClosedError(Exception):
@@ -250,6 +258,7 @@ def _sample_scope(
         difficulty=difficulty if strategy != PairStrategy.UNIFORM else None,
         kept=None if include_unkept else kept,
         reference=REFERENCE_COLUMN,
+        tie_tolerance=_column_tolerances(),
         rng=seed,
     )
     used = list(subjects) if subjects is not None else list(Subject.objects.filter(pk__in=present).order_by("pk"))

@@ -9,6 +9,7 @@ import pytest
 from scoring import methods as registry
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank
 from scoring.eip import eip
+from scoring.irt import irt_mirt
 from scoring.methods import (
     DifficultyMethod,
     MethodInput,
@@ -18,6 +19,7 @@ from scoring.methods import (
     run_method,
     unregister_method,
 )
+from scoring.pairs import TIE, harder_of_pairs
 
 R = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 1], [0, 1, np.nan]], dtype=np.float64)
 DATA = MethodInput(R=R, question_groups=np.array(["A", "A", "B", "B"]), params={"alpha": 0.85, "tol": 1e-12})
@@ -118,3 +120,72 @@ def test_every_header_starts_with_the_methods_label():
         assert m.competency_header.startswith(m.label)
     with pytest.raises(ValueError, match="the c_q header 'Const' of method 'constant' must start with its label"):
         dataclasses.replace(CONSTANT, column_labels={"c_q": "Const"})
+
+
+# --- ties (issue 12, point 1) --------------------------------------------------------
+
+
+def test_the_registry_declares_tie_tolerances_by_kind_of_method():
+    tolerance = {m.key: m.tie_tolerance for m in registry.difficulty_methods()}
+    # deterministic fits 1e-9; exact counts 1e-12; MIRT's seeds are handled by replicates
+    assert tolerance == {"eip": 1e-9, "simple_rank": 1e-12, "accuracy": 1e-12, "irt_1pl": 1e-9, "irt_2pl": 1e-9,
+                         "irt_mirt": 1e-9}
+    mirt = get_method("irt_mirt")
+    assert mirt.replicate_columns == registry.MIRT_SEED_COLUMNS == tuple(f"irt_mirt_s{k}" for k in range(5))
+    assert mirt.shown_question_columns == ("irt_mirt",)
+    assert [m.key for m in registry.methods() if m.replicate_columns] == ["irt_mirt"]
+
+
+def test_a_replicate_column_must_be_a_question_column_other_than_the_difficulty():
+    with pytest.raises(ValueError, match="replicate column 'c_m' of method 'constant' must be one of its question"):
+        dataclasses.replace(CONSTANT, replicate_columns=("c_m",))
+    with pytest.raises(ValueError, match="replicate column 'c_q' of method 'constant'"):
+        dataclasses.replace(CONSTANT, replicate_columns=("c_q",))
+
+
+def _with_twins(seed: int) -> np.ndarray:
+    """60 x 12 random credit with two pairs of identical rows: 0 = 1 (0/1) and 2 = 3 (with a NaN)."""
+    rng = np.random.default_rng(seed)
+    R = (rng.random((60, 12)) < rng.uniform(0.2, 0.9, size=(1, 12))).astype(np.float64)
+    R[1] = R[0]
+    R[2, 5] = np.nan
+    R[3] = R[2]
+    assert not np.array_equal(R[0], R[4])
+    return R
+
+
+@pytest.mark.parametrize("method", [m.key for m in registry.difficulty_methods()])
+def test_questions_with_identical_responses_tie_for_every_method_and_seed(method):
+    R = _with_twins(3)
+    m = get_method(method)
+    out = run_method(method, MethodInput(R=R, question_groups=np.array(["A"] * 60), params={"mirt_epochs": 100}))
+    twins = [[0, 1], [2, 3], [1, 0]]
+    columns = [m.difficulty_column, *m.replicate_columns]
+    for column in columns:
+        verdicts = harder_of_pairs(out.question_columns[column], twins, tol=m.tie_tolerance)
+        assert verdicts.tolist() == [TIE] * 3, column
+    # and not every pair ties: the method separates other questions
+    assert (harder_of_pairs(out.question_columns[m.difficulty_column], [[0, 4], [2, 5], [6, 7]],
+                            tol=m.tie_tolerance) != TIE).any()
+    if method == "irt_mirt":
+        assert len(columns) == 6 and out.params["seeds"] == 5
+        seeds = np.array([out.question_columns[c] for c in m.replicate_columns])
+        np.testing.assert_allclose(out.question_columns["irt_mirt"], seeds.mean(axis=0), rtol=0, atol=1e-12)
+        assert len({tuple(s) for s in seeds}) == 5  # five different fits
+
+
+def test_mirt_runs_the_seeds_asked_for_and_leaves_the_other_seed_columns_blank():
+    R = _with_twins(4)
+    out = run_method("irt_mirt", MethodInput(R=R, question_groups=np.array(["A"] * 60),
+                                             params={"mirt_epochs": 30, "mirt_seed": 3, "mirt_seeds": 2}))
+    fits = [irt_mirt(R, epochs=30, rng=seed) for seed in (3, 4)]
+    for k, fit in enumerate(fits):
+        expected = registry.pool_identical_questions(R, fit.difficulty)
+        np.testing.assert_array_equal(out.question_columns[f"irt_mirt_s{k}"], expected)
+        assert expected[0] == expected[1] == (fit.difficulty[0] + fit.difficulty[1]) / 2
+    assert all(np.isnan(out.question_columns[f"irt_mirt_s{k}"]).all() for k in (2, 3, 4))
+    np.testing.assert_allclose(out.model_columns["irt_mirt"], (fits[0].ability + fits[1].ability) / 2, rtol=0,
+                               atol=1e-12)
+    assert out.params["seeds"] == 2 and out.params["seed"] == 3
+    with pytest.raises(ValueError, match="mirt_seeds must be an integer from 1 to 5; got 6"):
+        run_method("irt_mirt", MethodInput(R=R, question_groups=np.array(["A"] * 60), params={"mirt_seeds": 6}))

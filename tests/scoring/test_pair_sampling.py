@@ -230,3 +230,45 @@ def test_a_nan_reference_is_fine_for_a_question_that_is_not_kept():
     kept = np.array([True, True, True, False])
     s = sample_pairs(GAP_IDS, GAP_SUBJ, n_pairs=3, strategy="stratified_gap", difficulty=table, kept=kept, rng=0)
     assert as_set(s) == {(1, 2), (1, 3), (2, 3)}
+
+
+# tie tolerance: a difference of 1e-15 on a spread of 3 is noise for tol 1e-9 (threshold 3e-9)
+NOISE = 1e-15
+
+
+@pytest.mark.parametrize(
+    "difficulty",
+    [
+        {"eip": [1, 2, 3, 4], "b": [1 + NOISE, 1, 3, 4]},  # the baseline reverses (1,2) by noise only
+        {"eip": [1, 1 + NOISE, 3, 4], "b": [2, 1, 3, 4]},  # the reference orders (1,2) by noise only
+    ],
+)
+def test_methods_disagree_does_not_count_a_disagreement_decided_by_noise(difficulty):
+    exact = sample_pairs(GAP_IDS, GAP_SUBJ, n_pairs=6, strategy="methods_disagree", difficulty=difficulty, rng=0)
+    assert dict(zip(map(tuple, exact.pairs.tolist()), exact.n_disagree.tolist()))[(1, 2)] == 1
+    tolerant = sample_pairs(GAP_IDS, GAP_SUBJ, n_pairs=6, strategy="methods_disagree", difficulty=difficulty,
+                            tie_tolerance={"eip": 1e-9, "b": 1e-9}, rng=0)
+    assert tolerant.n_disagree.tolist() == [0] * 6
+
+
+def test_stratified_gap_ranks_gaps_that_differ_by_noise_as_equal():
+    # gaps: (1,2) 1, (2,3) 1, (3,4) 1 + noise, (1,3) 2, (2,4) 2, (1,4) 3; two pairs per tertile
+    d = {"eip": [0.0, 1.0, 2.0, 3.0 + NOISE]}
+    assert d["eip"][3] - d["eip"][2] > 1.0
+
+    def lowest_tertile(tol: float) -> set[tuple[int, int]]:
+        seen: set[tuple[int, int]] = set()
+        for seed in range(30):
+            s = sample_pairs(GAP_IDS, GAP_SUBJ, n_pairs=6, strategy="stratified_gap", difficulty=d,
+                             tie_tolerance={"eip": tol}, rng=seed)
+            seen |= {tuple(p) for p, k in zip(s.pairs.tolist(), s.stratum.tolist()) if k == 0}
+        return seen
+
+    assert lowest_tertile(0.0) == {(1, 2), (2, 3)}  # exact: noise always ranks (3,4) above the others
+    assert lowest_tertile(1e-9) == {(1, 2), (2, 3), (3, 4)}  # tolerant: the three gaps of 1 tie
+
+
+def test_it_rejects_a_bad_tie_tolerance():
+    with pytest.raises(ValueError, match=r"tie_tolerance\['eip'\] must be a finite number >= 0; got -1"):
+        sample_pairs(GAP_IDS, GAP_SUBJ, n_pairs=1, strategy="stratified_gap", difficulty={"eip": [1, 2, 3, 4]},
+                     tie_tolerance={"eip": -1}, rng=0)

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.contingency_tables import mcnemar
 
 from scoring.agreement import cohen_kappa
+from scoring.baselines import simple_rank
+from scoring.irt import irt_1pl
+from scoring.methods import get_method
 from scoring.pairs import (
     FIRST,
     SECOND,
@@ -17,7 +21,9 @@ from scoring.pairs import (
     bootstrap_agreement_ci,
     harder_of_pairs,
     mcnemar_exact,
+    merge_ties,
     method_agreement,
+    tie_threshold,
     verdict_counts,
 )
 
@@ -226,3 +232,100 @@ def test_it_matches_statsmodels_exact_mcnemar():
 def test_it_rejects_non_binary_outcomes():
     with pytest.raises(ValueError, match=r"correct_b has the value 2.0 at position 1"):
         mcnemar_exact([1, 0], [1, 2])
+
+
+# --------------------------------------------------------------------------- tie tolerance
+
+
+def test_it_calls_scores_within_a_relative_tolerance_of_the_spread_a_tie():
+    # spread = 10 - 0 = 10, so tol 0.01 ties gaps up to 0.1: 5 vs 5.1 ties, 5 vs 5.2 does not
+    d = [0.0, 5.0, 5.1, 5.2, 10.0]
+    pairs = [[1, 2], [1, 3], [3, 1], [0, 4]]
+    assert harder_of_pairs(d, pairs, tol=0.01).tolist() == [TIE, SECOND, FIRST, SECOND]
+    assert harder_of_pairs(d, pairs).tolist() == [SECOND, SECOND, FIRST, SECOND]
+
+
+def test_it_takes_the_spread_over_the_finite_values_only():
+    # spread = 3 - 1 = 2 (NaN ignored), tol 0.25 -> threshold 0.5
+    d = [1.0, 1.5, 3.0, NAN]
+    assert tie_threshold(d, tol=0.25) == 0.5
+    assert harder_of_pairs(d, [[0, 1], [1, 2], [0, 3]], tol=0.25).tolist() == [TIE, SECOND, UNDEFINED]
+
+
+def test_it_ties_every_defined_pair_when_the_spread_is_zero():
+    d = [2.0, 2.0, 2.0, NAN]
+    assert tie_threshold(d, tol=1e-9) == 0.0
+    assert harder_of_pairs(d, [[0, 1], [1, 2], [2, 3]], tol=1e-9).tolist() == [TIE, TIE, UNDEFINED]
+    assert tie_threshold([NAN, 1.0], tol=1.0) == 0.0
+
+
+def test_it_uses_the_larger_of_atol_and_the_relative_threshold():
+    d = [0.0, 0.3, 10.0]  # relative threshold 0.01 * 10 = 0.1 < atol 0.5
+    assert harder_of_pairs(d, [[0, 1]], tol=0.01, atol=0.5).tolist() == [TIE]
+    assert harder_of_pairs(d, [[0, 1]], tol=0.01).tolist() == [SECOND]
+
+
+@pytest.mark.parametrize("tol", [-1e-9, float("nan"), float("inf"), "x"])
+def test_it_rejects_a_bad_relative_tolerance(tol):
+    with pytest.raises(ValueError, match=r"tol must be a (finite number >= 0|number)"):
+        harder_of_pairs([1.0, 2.0], [[0, 1]], tol=tol)
+
+
+def test_merge_ties_gives_noise_level_neighbours_one_value_and_keeps_the_order():
+    d = [2.0, 1.0 + 4e-16, 1.0, NAN, 1.0 + 2e-16, 3.0]
+    merged = merge_ties(d, tol=1e-9)
+    assert merged[[1, 2, 4]].tolist() == [1.0, 1.0, 1.0]
+    assert merged[[0, 5]].tolist() == [2.0, 3.0]
+    assert np.isnan(merged[3])
+    # exact: nothing merges, the input is not modified
+    assert merge_ties(d, tol=0.0)[1] == 1.0 + 4e-16 and d[1] == 1.0 + 4e-16
+    # chains merge transitively: 0 ~ 0.1 ~ 0.2 with threshold 0.1 * 1 = 0.1 (spread 1)
+    assert merge_ties([0.0, 0.1, 0.2, 1.0], tol=0.1).tolist() == [0.0, 0.0, 0.0, 1.0]
+
+
+def _same_group_pairs(groups: np.ndarray) -> np.ndarray:
+    i, j = np.triu_indices(groups.size, k=1)
+    keep = groups[i] == groups[j]
+    return np.column_stack([i[keep], j[keep]])
+
+
+def test_1pl_gives_exactly_the_verdicts_of_simple_rank_on_complete_binary_data():
+    # On complete 0/1 data the Rasch difficulty is a strictly increasing function of the
+    # number of failures, so the two methods must give the same verdicts, ties included.
+    rng = np.random.default_rng(0)
+    R = (rng.random((400, 20)) < rng.uniform(0.2, 0.9, size=(1, 20))).astype(int)
+    pairs = _same_group_pairs(np.arange(400) % 4)  # 4 groups of 100 -> 19,800 pairs
+    assert len(pairs) == 19_800
+    rasch = irt_1pl(R).difficulty
+    exact = harder_of_pairs(simple_rank(R), pairs, tol=get_method("simple_rank").tie_tolerance)
+    with_tol = harder_of_pairs(rasch, pairs, tol=get_method("irt_1pl").tie_tolerance)
+    np.testing.assert_array_equal(with_tol, exact)
+    assert int((exact == TIE).sum()) == 2775
+    # The class of bug: compared exactly, noise of ~1e-16 between equal raw scores decides
+    # most of those ties (78 ties left instead of 2,775 on this matrix).
+    without_tol = harder_of_pairs(rasch, pairs)
+    assert int((without_tol == TIE).sum()) == 78
+    assert int((without_tol != exact).sum()) == 2775 - 78
+    # the noise is tiny next to the gaps between distinct raw scores
+    failures = simple_rank(R)
+    same = failures[pairs[:, 0]] == failures[pairs[:, 1]]
+    gap = np.abs(rasch[pairs[:, 0]] - rasch[pairs[:, 1]])
+    assert gap[same].max() < 1e-12 < 1e-3 < gap[~same].min()
+
+
+@pytest.mark.slow
+def test_1pl_gives_the_verdicts_of_simple_rank_on_complete_mmlu_pro_rows(shared_data):
+    frame = pd.read_csv(shared_data / "mmlu-pro" / "responses_binary.csv", index_col="question_id")
+    questions = pd.read_csv(shared_data / "mmlu-pro" / "questions.csv", index_col="question_id",
+                            usecols=["question_id", "category"])
+    complete = frame.dropna()
+    R = complete.to_numpy(dtype=np.float64)
+    assert R.shape == (10_298, 32)  # the rows every model answered
+    categories = questions.loc[complete.index, "category"].to_numpy()
+    pairs = _same_group_pairs(np.unique(categories, return_inverse=True)[1])
+    exact = harder_of_pairs(simple_rank(R), pairs, tol=get_method("simple_rank").tie_tolerance)
+    rasch = irt_1pl(R).difficulty
+    np.testing.assert_array_equal(harder_of_pairs(rasch, pairs, tol=get_method("irt_1pl").tie_tolerance), exact)
+    assert (len(pairs), int((exact == TIE).sum())) == (4_588_348, 168_154)
+    # compared exactly, noise decides about half of those ties (80,215 ties left on our machine)
+    assert int((harder_of_pairs(rasch, pairs) == TIE).sum()) < 0.9 * 168_154

@@ -65,6 +65,9 @@ class Command(BaseCommand):
         parser.add_argument("--mirt-epochs", type=int, default=DEFAULT_PARAMS["mirt_epochs"],
                             help="MIRT Adam epochs (default 1000)")
         parser.add_argument("--mirt-seed", type=int, default=DEFAULT_PARAMS["mirt_seed"], help="MIRT seed (default 0)")
+        parser.add_argument("--mirt-seeds", type=int, default=DEFAULT_PARAMS["mirt_seeds"],
+                            help=f"MIRT fits, seeds mirt-seed + 0, 1, ...; their mean is stored "
+                                 f"(default and most {DEFAULT_PARAMS['mirt_seeds']})")
         keys, required = ",".join(method_keys()), " and ".join(required_methods())
         parser.add_argument("--methods", default=keys,
                             help=f"comma-separated subset of {keys} ({required} always run)")
@@ -75,7 +78,8 @@ class Command(BaseCommand):
         dataset_ids = self._ids(dataset_ids_by_name, _names(options["datasets"]), "datasets")
         params = {
             "alpha": options["alpha"], "tol": options["tol"], "mirt_epochs": options["mirt_epochs"],
-            "mirt_seed": options["mirt_seed"], "methods": parse_methods(options["methods"]),
+            "mirt_seed": options["mirt_seed"], "mirt_seeds": options["mirt_seeds"],
+            "methods": parse_methods(options["methods"]),
         }
         try:
             run = scoring_run_create(response_set=response_set, model_ids=model_ids, dataset_ids=dataset_ids,

@@ -9,13 +9,71 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
+
+from annotate.selectors.alignment import StudyData, report_methods
 from annotate.services.alignment.model import Agreement, Average, Correlation, Interval, Kappa, KappaAgreement, McNemar
-from scoring import FIRST, SECOND, SKIP, TIE, UNDEFINED, AgreementCI, KappaResult, McNemarResult, MethodAgreement
+from scoring import (
+    FIRST,
+    SECOND,
+    SKIP,
+    TIE,
+    UNDEFINED,
+    AgreementCI,
+    KappaResult,
+    McNemarResult,
+    MethodAgreement,
+    harder_of_pairs,
+)
 
 #: Verdict codes as written in the report: "a" = question_a is harder.
 VERDICT_NAMES = {int(FIRST): "a", int(SECOND): "b", int(TIE): "tie", int(UNDEFINED): "undefined", int(SKIP): "skip"}
 
 REASON_NO_SCORED_PAIR = "no pair with a human verdict (every pair was skipped, unjudged or without consensus)"
+
+
+def method_verdicts(data: StudyData, pairs: np.ndarray, keys: Sequence[str]) -> dict[str, np.ndarray]:
+    """Each method's verdict on ``pairs`` (rows of ``data.question_ids``).
+
+    Two difficulties within the method's registry ``tie_tolerance * spread``
+    (spread over the study's questions) are a tie, so numerical noise never
+    decides a verdict, a rank or a tie count of the report. A stochastic
+    method (replicate fits: MIRT over several seeds) is judged on the mean of
+    its fits, and its verdict is a tie wherever the fits disagree on the
+    pair's order (:func:`unstable_pairs`).
+    """
+    specs = {m.key: m for m in report_methods()}
+    out = {}
+    for k in keys:
+        verdicts = harder_of_pairs(data.difficulty[k], pairs, tol=specs[k].tie_tolerance)
+        unstable = unstable_pairs(data, pairs, k)
+        verdicts[unstable & (verdicts != UNDEFINED)] = TIE
+        out[k] = verdicts
+    return out
+
+
+def unstable_pairs(data: StudyData, pairs: np.ndarray, key: str) -> np.ndarray:
+    """Pairs on which the replicate fits of method ``key`` disagree.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_pairs,)
+        True where two replicates with values for both questions give
+        different verdicts (each within the method's tie tolerance); all
+        False for a method without replicates.
+    """
+    replicates = data.replicates.get(key)
+    unstable = np.zeros(len(pairs), dtype=bool)
+    if replicates is None:
+        return unstable
+    tol = next(m.tie_tolerance for m in report_methods() if m.key == key)
+    seen = np.full(len(pairs), int(UNDEFINED), dtype=np.int8)
+    for column in replicates.T:
+        v = harder_of_pairs(column, pairs, tol=tol)
+        defined = v != UNDEFINED
+        unstable |= defined & (seen != UNDEFINED) & (v != seen)
+        seen = np.where(defined & (seen == UNDEFINED), v, seen)
+    return unstable
 
 
 def verdict_name(code: int) -> str:

@@ -18,6 +18,7 @@ from annotate.services.alignment._stats import (
     interval_of,
     kappa_agreement_of,
     mcnemar_of,
+    unstable_pairs,
     verdict_name,
 )
 from annotate.services.alignment.model import (
@@ -231,12 +232,20 @@ def inter_rater(data: StudyData) -> InterRater:
 
 
 def method_availability(data: StudyData) -> tuple[MethodInfo, ...]:
-    """Each method with whether the run has any value for the study's questions."""
+    """Each method with whether the run has any value for the study's
+    questions, its tie tolerance and, for a method with replicate fits (MIRT
+    seeds) stored by the run, how many study pairs the fits disagree on."""
     out = []
     for m in report_methods():
         has = bool(np.isfinite(data.difficulty[m.key]).any())
+        replicates = data.replicates.get(m.key)
+        n_replicates = None if replicates is None else int(np.isfinite(replicates).any(axis=0).sum())
+        unstable = None
+        if has and n_replicates:
+            unstable = int(unstable_pairs(data, data.pair_index, m.key).sum())
         out.append(MethodInfo(
             key=m.key, label=m.label, column=m.column, available=has,
             undefined_reason=None if has else REASON_METHOD_MISSING.format(run_id=data.run.pk, column=m.column),
+            tie_tolerance=m.tie_tolerance, unstable_verdicts=unstable, n_replicates=n_replicates if has else None,
         ))
     return tuple(out)

@@ -22,9 +22,9 @@ from annotate.selectors.alignment import (
     run_dataset_scores,
     run_label_rows,
 )
-from annotate.services.alignment._stats import agreement_of, correlation_of, kappa_agreement_of
+from annotate.services.alignment._stats import agreement_of, correlation_of, kappa_agreement_of, method_verdicts
 from annotate.services.alignment.model import Correlation, LabelScope, LabelSection, ProfileGroup, ProfileSection
-from scoring import FIRST, SECOND, UNDEFINED, cohen_kappa, harder_of_pairs, method_agreement
+from scoring import FIRST, SECOND, UNDEFINED, cohen_kappa, harder_of_pairs, merge_ties, method_agreement
 from scoring.analyses import difficulty_profiles
 from scoring.analyses._common import correlation
 from scoring.methods import get_method
@@ -91,10 +91,10 @@ def _scope(data: StudyData, labels: np.ndarray, pairs: np.ndarray, available: li
         as_votes = [int(x) if x in (FIRST, SECOND) else None for x in cons.tolist()]
         k = cohen_kappa(as_votes, [int(x) if x in (FIRST, SECOND) else None for x in truth.tolist()])
         consensus = kappa_agreement_of(k, REASON_NO_LABEL_PAIR)
+    verdicts = method_verdicts(data, pairs, available)
     return LabelScope(
         description=description, n_pairs=n, undefined_reason=None if n else REASON_NO_LABEL_PAIR,
-        methods={k: agreement_of(method_agreement(harder_of_pairs(data.difficulty[k], pairs), truth))
-                 for k in available},
+        methods={k: agreement_of(method_agreement(verdicts[k], truth)) for k in available},
         consensus=consensus,
     )
 
@@ -165,7 +165,9 @@ def _spearman(data: StudyData, key: str, available: list[str]) -> dict[str, Corr
     labels = np.array([_labels_of(r[0], key) for r in rows], dtype=np.float64)
     out = {}
     for m in (m for m in report_methods() if m.key in available):
-        values = np.array([scores.get(m.column, np.nan) for _, scores in rows], dtype=np.float64)
+        # values within the method's tie tolerance rank as ties (noise never orders them)
+        values = merge_ties(np.array([scores.get(m.column, np.nan) for _, scores in rows], dtype=np.float64),
+                            tol=m.tie_tolerance)
         out[m.key] = correlation_of(correlation(values, labels, method="spearman")) if rows else Correlation(
             value=None, p_value=None, n=0, undefined_reason="no labelled question in the run")
     return out

@@ -203,11 +203,18 @@ class Parameters(_Json):
 
 @dataclass(frozen=True)
 class MethodInfo(_Json):
+    """A method of the report; ``unstable_verdicts``: for a stochastic method
+    (MIRT, fitted with several seeds), how many study pairs' verdicts are a
+    tie because the seeds disagree on their order (None for other methods)."""
+
     key: str
     label: str
     column: str
     available: bool
     undefined_reason: str | None
+    tie_tolerance: float = 0.0
+    unstable_verdicts: int | None = field(default=None, metadata=OMIT_NONE)
+    n_replicates: int | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from annotate.models import AnalysisKind, AnalysisRun, RunStatus, ScoringRun
-from annotate.selectors.alignment import StudyData, pools_analysis_latest, run_model_names
+from annotate.selectors.alignment import REFERENCE_METHOD, StudyData, pools_analysis_latest, run_model_names
 from annotate.services.alignment._stats import agreement_of, correlation_of
 from annotate.services.alignment.model import Pool, PoolSection
 from scoring import harder_of_pairs, method_agreement
+from scoring.methods import get_method
 
 DEFAULT_ALPHA = 0.85
 SIZE_LABELS = ("small", "medium", "large")
@@ -97,7 +98,8 @@ def _pool(stored: dict, data: StudyData, cons: np.ndarray, question_ids: np.ndar
     consensus = None
     if values is not None and question_ids is not None:
         d = data.align(question_ids, np.array([np.nan if v is None else v for v in values], dtype=np.float64))
-        consensus = agreement_of(method_agreement(harder_of_pairs(d, data.pair_index), cons))
+        tol = get_method(REFERENCE_METHOD).tie_tolerance  # each pool's difficulty is EIP's
+        consensus = agreement_of(method_agreement(harder_of_pairs(d, data.pair_index, tol=tol), cons))
     return Pool(
         name=name, kind=kind, n_models=stored["n_models"], models=tuple(stored["models"]),
         n_observed=stored["n_observed"], n_all_solved=stored["n_all_solved"], n_all_failed=stored["n_all_failed"],

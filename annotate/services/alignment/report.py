@@ -12,10 +12,11 @@ from django.utils import timezone
 from annotate.models import RunStatus, ScoringRun, Study
 from annotate.selectors.alignment import StudyData, study_alignment_data
 from annotate.services.alignment import human
+from annotate.services.alignment._stats import method_verdicts
 from annotate.services.alignment.labels import label_section, profile_section
 from annotate.services.alignment.model import AlignmentReport, Parameters, RunInfo, StudyInfo, Timing
 from annotate.services.alignment.pools import check_thresholds, pool_section
-from scoring import SKIP, harder_of_pairs
+from scoring import SKIP
 
 #: 2: the pools section reads a stored analysis (adds status, analysis_run, computed_at, note).
 SCHEMA_VERSION = 2
@@ -156,7 +157,7 @@ def alignment_report_compute(
     data = study_alignment_data(study=study, run=run)
     methods = human.method_availability(data)
     available = [m.key for m in methods if m.available]
-    verdicts = {k: harder_of_pairs(data.difficulty[k], data.pair_index) for k in available}
+    verdicts = method_verdicts(data, data.pair_index, available)
     result, cons = human.study_consensus(data, min_votes=min_votes, tie_rule=tie_rule)
     pairs = human.pair_rows(data, result, verdicts)
     evaluators = human.evaluator_rows(data, verdicts, min_votes=min_votes, tie_rule=tie_rule)

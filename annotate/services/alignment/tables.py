@@ -166,6 +166,21 @@ def _missing_notes(report: AlignmentReport) -> tuple[str, ...]:
     return tuple(f"{m.label}: not scored ({m.undefined_reason})" for m in report.methods if not m.available)
 
 
+def tie_notes(report: AlignmentReport) -> tuple[str, ...]:
+    """How ties are called: each method's registry tolerance, and for a method
+    fitted with several seeds how many verdicts are ties because the seeds disagree."""
+    shown = ", ".join(f"{m.label} {m.tie_tolerance:g}" for m in report.available)
+    notes = [f"A method calls a pair a tie when its two difficulties differ by at most its tie tolerance times "
+             f"the spread (max - min) of its values over the study's questions ({shown}), so numerical noise "
+             f"never decides a verdict."] if shown else []
+    for m in report.available:
+        if m.unstable_verdicts is not None:
+            notes.append(f"{m.label}: the mean of {m.n_replicates} fits with different seeds; "
+                         f"{m.unstable_verdicts} of {len(report.pairs)} pair verdicts are ties because the seeds "
+                         f"disagree on the order (unstable).")
+    return tuple(notes)
+
+
 def table2(report: AlignmentReport) -> Table:
     """Paper table 2: rows = methods, columns = evaluators, their mean, the consensus, kappa."""
     evaluators = report.evaluators
@@ -297,6 +312,7 @@ def consensus_table(report: AlignmentReport) -> Table:
             "A method tie or undefined verdict on a scored pair counts as a miss; "
             "'Agreement excl. ties' shows the other convention.",
             "McNemar: exact two-sided test of EIP against the method on the pairs with a consensus.",
+            *tie_notes(report),
         ),
     )
 

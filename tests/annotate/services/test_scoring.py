@@ -148,17 +148,29 @@ def test_it_stores_exactly_what_the_scoring_functions_return(demo_set):
     with threadpool_limits(limits=service.BLAS_THREADS, user_api="blas"):
         e = eip(m.R, alpha=0.85, tol=1e-10)
         one, two = irt_1pl(m.R), irt_2pl(m.R)
-        mirt = irt_mirt(m.R, epochs=60, rng=7)
+        fits = [irt_mirt(m.R, epochs=60, rng=7 + k) for k in range(5)]  # seeds mirt_seed + 0..4
+    # each seed's difficulty, with questions of identical responses given their mean (obvious loop)
+    rows = [tuple(np.nan_to_num(r, nan=-1.0)) for r in m.R]
+    seeds = []
+    for fit in fits:
+        pooled = fit.difficulty.copy()
+        for i, row in enumerate(rows):
+            pooled[i] = np.mean([fit.difficulty[j] for j, other in enumerate(rows) if other == row])
+        seeds.append(pooled)
+    mirt_difficulty, mirt_ability = np.mean(seeds, axis=0), np.mean([f.ability for f in fits], axis=0)
+    assert len(set(rows)) < len(rows)  # the demo has questions with identical responses
+    for k, pooled in enumerate(seeds):
+        _assert_column(questions, m.question_ids, f"irt_mirt_s{k}", pooled)
     for field, expected in {
         "eip": e.difficulty, "eip_scaled": e.difficulty_scaled, "simple_rank": simple_rank(m.R),
         "accuracy_difficulty": question_accuracy_difficulty(m.R), "irt_1pl": one.difficulty,
-        "irt_2pl": two.difficulty, "irt_2pl_discrimination": two.discrimination, "irt_mirt": mirt.difficulty,
+        "irt_2pl": two.difficulty, "irt_2pl_discrimination": two.discrimination, "irt_mirt": mirt_difficulty,
     }.items():
         _assert_column(questions, m.question_ids, field, expected)
     for field, expected in {
         "eip": e.competency, "eip_scaled": e.competency_scaled, "accuracy": accuracy(m.R),
         "weighted_accuracy": weighted_accuracy(m.R, m.question_datasets), "irt_1pl": one.ability,
-        "irt_2pl": two.ability, "irt_mirt": mirt.ability,
+        "irt_2pl": two.ability, "irt_mirt": mirt_ability,
     }.items():
         _assert_column(models, m.model_ids, field, expected)
     assert [questions[q].kept for q in m.question_ids.tolist()] == e.kept.tolist()
@@ -175,7 +187,8 @@ def test_it_stores_exactly_what_the_scoring_functions_return(demo_set):
     assert methods["eip"].residual <= 1e-10
     assert methods["eip"].notes == {"kept": 115, "all_solved": 3, "all_failed": 2, "dangling_models": 0}
     assert methods["irt_mirt"].n_iter == 60
-    assert methods["irt_mirt"].params == {"n_dims": 3, "epochs": 60, "learning_rate": 0.01, "seed": 7}
+    assert methods["irt_mirt"].params == {"n_dims": 3, "epochs": 60, "learning_rate": 0.01, "seed": 7, "seeds": 5}
+    assert methods["irt_mirt"].converged == all(f.converged for f in fits)
     stored_2pl = methods["irt_2pl"].params  # paper appendix H.4: L2 0.01, bounds [-5, 5], 1000 iterations
     assert (stored_2pl["l2"], stored_2pl["bounds"], stored_2pl["max_iter"]) == (0.01, [-5.0, 5.0], 1000)
     assert all(r.duration_s >= 0 for r in methods.values())
@@ -262,6 +275,8 @@ def test_it_reports_progress_up_to_one_and_refuses_a_second_execution(tiny):
     ({"tol": 0}, service.ERR_TOL.format(value=0)),
     ({"mirt_epochs": 0}, service.ERR_EPOCHS.format(value=0)),
     ({"mirt_seed": -1}, service.ERR_SEED.format(value=-1)),
+    ({"mirt_seeds": 0}, service.ERR_SEEDS.format(most=5, value=0)),
+    ({"mirt_seeds": 6}, service.ERR_SEEDS.format(most=5, value=6)),
     ({"methods": ["simple_rank", "accuracy"]}, service.ERR_METHODS.format(
         known=list(method_keys()), required=["eip", "accuracy"], value=["simple_rank", "accuracy"])),
     ({"damping": 0.5}, service.ERR_UNKNOWN_PARAMS.format(keys=["damping"], known=sorted(service.PARAM_KEYS))),

@@ -208,6 +208,7 @@ def test_the_run_page_lists_every_method(scored, cast):
                   "Multidimensional IRT"):
         assert f"<td>{label}</td>" in html
     assert "L1 residual" in html and "kept: 4" in html
+    assert "MIRT 30 epochs (seed 0; mean of 5 fits, seeds 0 to 4)." in html
 
 
 def test_the_home_page_links_each_role_to_its_pages(cast):
