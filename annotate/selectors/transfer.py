@@ -16,6 +16,7 @@ from annotate.models import (
     Assignment,
     Dataset,
     Judgment,
+    LanguageModel,
     MethodResult,
     Pair,
     Participation,
@@ -28,6 +29,10 @@ from annotate.models import (
 RESULT_FIELDS = ("kept", "n_observed", "scores")
 #: Fields of a ``MethodResult`` an export carries.
 METHOD_FIELDS = ("method", "params", "n_iter", "converged", "residual", "duration_s", "notes")
+#: Fields of a ``LanguageModel`` an export carries (for the run's ``models_used``).
+MODEL_FIELDS = ("name", "family", "parameters_b", "access")
+#: Fields of a stored pools ``AnalysisRun`` an export carries.
+POOLS_FIELDS = ("params", "result", "created_at", "started_at", "finished_at", "duration_s")
 #: Fields of a ``Judgment`` an export carries (besides its participation).
 JUDGMENT_FIELDS = ("pair_id", "choice", "left_question_id", "harder_question_id", "shown_at", "submitted_at",
                    "seconds", "client_seconds")
@@ -42,12 +47,13 @@ class StudyExportRows:
     pairs : list of (pk, position, question_a_id, question_b_id, stratum)
         In position order.
     question_results : list of dict
-        ``question_id`` and :data:`RESULT_FIELDS` of the study run's results
-        on the questions of the study's datasets and subjects.
+        ``question_id`` and :data:`RESULT_FIELDS` of every result of the
+        study's run (the whole run: the report's profiles and label
+        correlations read all of them, its pairs read any question's).
     questions : dict of int to dict
-        Every question a pair or a result refers to, by id: ``pk``,
-        ``dataset__name``, ``external_id``, ``subject__name``, ``text``,
-        ``options``, ``reference_answer``, ``metadata``.
+        Every question a pair or a result refers to, by id (ascending):
+        ``pk``, ``dataset__name``, ``external_id``, ``subject__name``,
+        ``text``, ``options``, ``reference_answer``, ``metadata``.
     datasets : list of (name, description)
         The study's datasets and those of ``questions``, by name.
     study_datasets, study_subjects : list of str
@@ -59,6 +65,8 @@ class StudyExportRows:
     assignments : list of (participation_id, pair_id, left_question_id, shown_at)
     judgments : list of dict
         ``participation_id`` and :data:`JUDGMENT_FIELDS`.
+    models_used : list of dict
+        :data:`MODEL_FIELDS` of the run's ``models_used``, by name.
     """
 
     pairs: list[tuple[int, int, int, int, int | None]]
@@ -71,22 +79,19 @@ class StudyExportRows:
     participations: list[Participation]
     assignments: list[tuple]
     judgments: list[dict]
+    models_used: list[dict]
 
 
 def study_export_rows(*, study: Study) -> StudyExportRows:
-    """Read what an export of ``study`` holds (13 queries, none per row)."""
+    """Read what an export of ``study`` holds (about 15 queries, none per row)."""
     run_id = study.scoring_run_id
     dataset_ids = list(study.datasets.values_list("pk", flat=True))
-    subject_ids = list(study.subjects.values_list("pk", flat=True))
     pairs = list(Pair.objects.filter(study=study).order_by("position").values_list(
         "pk", "position", "question_a_id", "question_b_id", "stratum"))
-    results = list(
-        QuestionResult.objects.filter(run_id=run_id, question__dataset_id__in=dataset_ids,
-                                      question__subject_id__in=subject_ids).values("question_id", *RESULT_FIELDS)
-    )
+    results = list(QuestionResult.objects.filter(run_id=run_id).values("question_id", *RESULT_FIELDS))
     question_ids = {r["question_id"] for r in results} | {q for p in pairs for q in (p[2], p[3])}
     questions = {
-        q["pk"]: q for q in Question.objects.filter(pk__in=question_ids).values(
+        q["pk"]: q for q in Question.objects.filter(pk__in=question_ids).order_by("pk").values(
             "pk", "dataset__name", "external_id", "subject__name", "text", "options", "reference_answer", "metadata")
     }
     datasets = list(Dataset.objects.filter(Q(pk__in=dataset_ids) | Q(questions__pk__in=question_ids))
@@ -105,6 +110,8 @@ def study_export_rows(*, study: Study) -> StudyExportRows:
             "participation_id", "pair_id", "left_question_id", "shown_at")),
         judgments=list(Judgment.objects.filter(participation__study=study).values(
             "participation_id", *JUDGMENT_FIELDS)),
+        models_used=list(LanguageModel.objects.filter(pk__in=study.scoring_run.models_used.values("pk"))
+                         .order_by("name").values(*MODEL_FIELDS)),
     )
 
 
@@ -118,6 +125,11 @@ def questions_by_key(*, dataset_names: Iterable[str]) -> dict[tuple[str, str], Q
         (q.dataset.name, q.external_id): q
         for q in Question.objects.filter(dataset__name__in=list(dataset_names)).select_related("dataset", "subject")
     }
+
+
+def models_by_name(*, names: Iterable[str]) -> dict[str, LanguageModel]:
+    """The stored language models among ``names`` (name -> model)."""
+    return {m.name: m for m in LanguageModel.objects.filter(name__in=list(names))}
 
 
 def users_by_username(*, usernames: Iterable[str]) -> dict[str, AbstractBaseUser]:

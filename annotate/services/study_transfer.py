@@ -1,19 +1,34 @@
 """Back up a whole study to one JSON document and load it into another instance.
 
-The document (``schema_version`` 2; version 1 files, which stored one field
-per method, are still read) holds everything the study is made of and
-nothing personal beyond the pseudonyms:
+The document (``schema_version`` 3; versions 1, which stored one field per
+method, and 2, which sorted each pair's questions and carried only the
+results of the study's scope, are still read) holds everything the study is
+made of, and every input its alignment report reads, and nothing personal
+beyond the pseudonyms:
 
 * ``study``: name, status, strategy, seed, pair count, target, guidelines,
   datasets and subjects (names), ``created_at`` and ``closed_at``;
 * ``questions``: every question referenced (dataset, subject, external id,
-  text, options, reference answer, metadata), by (dataset, external id);
+  text, options, reference answer, metadata: the report's labels read it),
+  by (dataset, external id), listed in the exporting instance's order (by
+  id); the import creates new questions in that order, so the report's
+  per-dataset profiles list the datasets in the same order;
 * ``scoring_run``: the run the pairs came from: status, params, times, the
-  per-method summaries and the ``QuestionResult`` rows of the questions the
-  sampler could draw from (the study's datasets and subjects), so the study's
-  context (difficulties, ``kept`` flags) comes along. Model-level results and
-  the raw responses are not part of a study and are not exported;
-* ``pairs``: position, the two questions (sorted by key), stratum;
+  per-method summaries, the names (family, size, access) of the models it
+  scored (``models_used``, which the report's pool notes compare), and the
+  ``QuestionResult`` rows of every question the run scored, whatever the
+  study's scope: the report's pairs read any pair question's result, its
+  profiles and label correlations read the whole run. Model-level results
+  and the raw responses are not exported;
+* ``pools_analysis``: the stored model-pools analysis the report's pool
+  section reads (the newest finished one of the run's response set with the
+  run's EIP damping), or null: its params, times and result, with the
+  result's ``question_ids`` replaced by ``questions`` (question keys),
+  restricted to the exported questions (each pool's ``difficulty_scaled``
+  alike; the report only reads the pair questions' values);
+* ``pairs``: position, the two questions as stored (``[a, b]``: which is
+  "a" was drawn when the study was made and the report's verdicts keep it),
+  stratum;
 * ``evaluators``: pseudonym (the account's username), the seed of their pair
   order, field of study, education level, qualified subjects, the progress
   timestamps, every assignment (pair, question shown on the left, when) and
@@ -31,6 +46,13 @@ with sorted keys, so equal documents are equal files.
 Import rules
 ------------
 * All or nothing: one transaction; every check runs before the first write.
+  Each refusal names the item (pair position, evaluator pseudonym, field).
+* Pairs: a pair of a question with itself, a pair listed twice (in either
+  order) and a pair whose questions are in different subjects are refused.
+* Judgments: one submitted before it was shown, negative ``seconds`` or
+  ``seconds`` that differ from ``submitted_at - shown_at`` by more than
+  :data:`SECONDS_TOLERANCE`, and negative or non-finite ``client_seconds``
+  are refused.
 * A study name that exists is refused unless ``rename`` gives a new one.
 * Datasets and subjects are matched by name and created when missing.
   Questions are matched by (dataset, external id); an existing question whose
@@ -38,6 +60,10 @@ Import rules
   (existing rows are never changed), a missing one is created.
 * The scoring run is re-created as a finished run attached to a placeholder
   response set ("imported: <study name>", format "study-export", no responses).
+  Its models are matched by name (created, with the exported family, size
+  and access, when missing; existing ones are never changed). A pools
+  analysis is re-created on the placeholder response set with its stored
+  result (question keys turned back into this instance's ids, ascending).
 * Evaluators become accounts named by their pseudonym, inactive and without a
   usable password (records, not logins: people cannot log in to an instance
   they never joined). A pseudonym that already names an account is refused,
@@ -63,13 +89,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import (
+    AnalysisKind,
+    AnalysisRun,
     Assignment,
     Choice,
     Dataset,
     EducationLevel,
     FieldOfStudy,
     Judgment,
+    LanguageModel,
     MethodResult,
+    ModelAccess,
     Pair,
     PairStrategy,
     Participation,
@@ -83,20 +113,28 @@ from annotate.models import (
     StudyStatus,
     Subject,
 )
+from annotate.selectors.alignment import pools_analysis_latest
 from annotate.selectors.catalog import response_set_latest
 from annotate.selectors.studies import EVALUATOR_GROUP, user_is_researcher
 from annotate.selectors.transfer import (
     METHOD_FIELDS,
+    MODEL_FIELDS,
     RESULT_FIELDS,
+    models_by_name,
     questions_by_key,
     study_export_rows,
     study_name_taken,
     users_by_username,
 )
+from annotate.services.alignment.pools import run_alpha
+from annotate.services.analyses.params import params_key
 
-SCHEMA_VERSION = 2
-#: Versions this site reads: 1 had one field per method in each question result.
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+#: Versions this site reads: 1 had one field per method in each question result; 2 sorted each pair's
+#: questions by key (losing which was "a") and carried only the results of the study's scope.
+READABLE_VERSIONS = (1, 2, 3)
+#: Largest difference (seconds) allowed between a judgment's ``seconds`` and ``submitted_at - shown_at``.
+SECONDS_TOLERANCE = 1e-3
 KIND = "eip-study-export"
 IMPORT_FORMAT = "study-export"
 #: Per-method fields of a version-1 question result (now keys of ``scores``).
@@ -123,6 +161,17 @@ ERR_NOT_EVALUATOR = "pseudonym {name!r} names a staff or researcher account here
 ERR_UNKNOWN_QUESTION = "{where} refers to question {key}, which is not in 'questions'"
 ERR_UNKNOWN_PAIR = "evaluator {name!r} refers to pair position {position}, which is not in 'pairs'"
 ERR_HARDER = "evaluator {name!r}, pair {position}: {detail}"
+ERR_PAIR_SAME = "pair {position} pairs question {key} with itself"
+ERR_PAIR_REPEATED = "pair {position} repeats pair {other} ({how}: {a} and {b})"
+ERR_PAIR_SUBJECTS = "pair {position} crosses subjects: {a} is in {subject_a!r}, {b} in {subject_b!r}"
+DETAIL_BEFORE_SHOWN = "submitted_at {submitted} is before shown_at {shown}"
+DETAIL_SECONDS_NEGATIVE = "seconds {value!r} is negative or not a finite number"
+DETAIL_SECONDS_MISMATCH = (
+    "seconds {value!r} does not match submitted_at - shown_at = {expected!r} (tolerance {tolerance:g} s)"
+)
+DETAIL_CLIENT_SECONDS = "client_seconds {value!r} is negative or not a finite number"
+ERR_MODEL = "scoring_run.models_used: {detail}"
+ERR_POOLS = "pools_analysis: {detail}"
 
 
 class MalformedExport(ValueError):
@@ -150,6 +199,27 @@ def _time(value: datetime | None) -> str | None:
 
 def _key(dataset: str, external_id: str) -> list[str]:
     return [dataset, external_id]
+
+
+def _pools_export(run: ScoringRun, keys: dict[int, list[str]]) -> dict | None:
+    """The stored pools analysis the report of ``run`` reads, its question ids
+    turned into keys (only the exported questions), or None."""
+    analysis = pools_analysis_latest(response_set=run.response_set, alpha=run_alpha(run))
+    if analysis is None:
+        return None
+    result = dict(analysis.result)
+    if "question_ids" in result:
+        ids = result.pop("question_ids")
+        keep = [i for i, pk in enumerate(ids) if pk in keys]
+        result["questions"] = [keys[ids[i]] for i in keep]
+        result["pools"] = [
+            {**p, "difficulty_scaled": None if p.get("difficulty_scaled") is None
+             else [p["difficulty_scaled"][i] for i in keep]}
+            for p in result["pools"]
+        ]
+    return {"params": analysis.params, "result": result, "created_at": _time(analysis.created_at),
+            "started_at": _time(analysis.started_at), "finished_at": _time(analysis.finished_at),
+            "duration_s": analysis.duration_s}
 
 
 def study_export(*, study: Study, now: datetime | None = None) -> dict:
@@ -233,15 +303,12 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             {"name": name, "description": description}
             for name, description in rows.datasets
         ],
-        "questions": sorted(
-            (
-                {"dataset": q["dataset__name"], "external_id": q["external_id"], "subject": q["subject__name"],
-                 "text": q["text"], "options": q["options"], "reference_answer": q["reference_answer"],
-                 "metadata": q["metadata"]}
-                for q in questions.values()
-            ),
-            key=lambda q: (q["dataset"], q["external_id"]),
-        ),
+        "questions": [  # in id order: the import creates new questions in this order
+            {"dataset": q["dataset__name"], "external_id": q["external_id"], "subject": q["subject__name"],
+             "text": q["text"], "options": q["options"], "reference_answer": q["reference_answer"],
+             "metadata": q["metadata"]}
+            for q in questions.values()
+        ],
         "scoring_run": {
             "status": run.status,
             "params": run.params,
@@ -249,13 +316,15 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "created_at": _time(run.created_at),
             "finished_at": _time(run.finished_at),
             "methods": [{field: m[field] for field in METHOD_FIELDS} for m in rows.methods],
+            "models_used": rows.models_used,
             "question_results": sorted(
                 ({"question": keys[r["question_id"]], **{f: r[f] for f in RESULT_FIELDS}} for r in results),
                 key=lambda r: r["question"],
             ),
         },
+        "pools_analysis": _pools_export(run, keys),
         "pairs": [
-            {"position": position, "questions": sorted([keys[a], keys[b]]), "stratum": stratum}
+            {"position": position, "questions": [keys[a], keys[b]], "stratum": stratum}
             for _, position, a, b, stratum in pairs
         ],
         "evaluators": evaluators,
@@ -369,6 +438,8 @@ class _Plan:
     results: list[tuple[Question, dict]]
     evaluators: list[dict]
     reuse: dict[str, object]
+    models: list[dict]
+    pools: dict | None
 
 
 def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan:
@@ -405,7 +476,10 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
             raise MalformedExport(ERR_MALFORMED.format(detail=f"pair {position} is listed twice or lacks a question"))
         pairs[position] = (question(refs[0], f"pair {position}"), question(refs[1], f"pair {position}"),
                            p.get("stratum"))
-    results = [(question(_get(r, "question", "question result"), "question result"), r)
+    _check_pairs(pairs, questions)
+    results = [(question(_get(r, "question", "question result"), "question result"),
+                {"kept": _get(r, "kept", "question result"), "n_observed": _get(r, "n_observed", "question result"),
+                 "scores": _result_scores(r)})
                for r in _get(run, "question_results", "scoring_run", list)]
     evaluators = _get(document, "evaluators", "document", list)
     for e in evaluators:
@@ -422,7 +496,68 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
                 _check_item(item, pairs[position][:2], question, who, position)
     return _Plan(name=name, study=exported, run=run, questions=questions, questions_created=created,
                  questions_reused=reused, pairs=pairs, results=results, evaluators=evaluators,
-                 reuse=_evaluator_accounts(evaluators, reuse_evaluators))
+                 reuse=_evaluator_accounts(evaluators, reuse_evaluators), models=_models(run),
+                 pools=_pools(document.get("pools_analysis"), question))
+
+
+def _check_pairs(pairs: dict[int, tuple[Question, Question, int | None]],
+                 questions: dict[tuple[str, str], Question]) -> None:
+    """No pair of a question with itself, no pair twice (in either order), none across subjects."""
+    key_of = {id(q): list(k) for k, q in questions.items()}
+
+    def subject(q: Question) -> str | None:
+        return getattr(q, "_subject_name", None) if q.pk is None else (q.subject.name if q.subject else None)
+
+    seen: dict[tuple[int, int], int] = {}
+    for position, (a, b, _) in sorted(pairs.items()):
+        ka, kb = key_of[id(a)], key_of[id(b)]
+        if a is b:
+            raise MalformedExport(ERR_PAIR_SAME.format(position=position, key=ka))
+        for ref, how in (((id(a), id(b)), "the same questions"), ((id(b), id(a)), "reversed")):
+            if ref in seen:
+                raise MalformedExport(ERR_PAIR_REPEATED.format(position=position, other=seen[ref], how=how,
+                                                               a=ka, b=kb))
+        seen[(id(a), id(b))] = position
+        if subject(a) != subject(b):
+            raise MalformedExport(ERR_PAIR_SUBJECTS.format(position=position, a=ka, b=kb, subject_a=subject(a),
+                                                           subject_b=subject(b)))
+
+
+def _models(run: dict) -> list[dict]:
+    """The run's ``models_used`` (absent before version 3: none)."""
+    rows = run.get("models_used", [])
+    if not isinstance(rows, list):
+        raise MalformedExport(ERR_MODEL.format(detail="must be a list"))
+    for m in rows:
+        name = _get(m, "name", "scoring_run.models_used", str)
+        size = m.get("parameters_b")
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int | float) or not size > 0):
+            raise MalformedExport(ERR_MODEL.format(detail=f"model {name!r}: parameters_b {size!r} is not positive"))
+        _choice(m.get("access", ModelAccess.UNKNOWN), ModelAccess.values, f"model {name!r} access")
+        if not isinstance(m.get("family", ""), str):
+            raise MalformedExport(ERR_MODEL.format(detail=f"model {name!r}: family is not text"))
+    return rows
+
+
+def _pools(exported: object, question) -> dict | None:
+    """The stored pools analysis, its question keys turned into this instance's
+    questions and the values ordered by ascending id at write time."""
+    if exported is None:
+        return None
+    params = _get(exported, "params", "pools_analysis", dict)
+    result = _get(exported, "result", "pools_analysis", dict)
+    pools = _get(result, "pools", "pools_analysis.result", list)
+    refs = None
+    if "questions" in result:
+        refs = [question(k, "pools_analysis") for k in _get(result, "questions", "pools_analysis.result", list)]
+        for p in pools:
+            values = _get(p, "difficulty_scaled", "pools_analysis pool")
+            if values is not None and (not isinstance(values, list) or len(values) != len(refs)):
+                raise MalformedExport(ERR_POOLS.format(
+                    detail=f"pool {p.get('name')!r}: difficulty_scaled must have one value per question"))
+    for field in ("created_at", "started_at", "finished_at"):
+        _parse_time(exported.get(field), f"pools_analysis.{field}")
+    return {"params": params, "result": result, "questions": refs, "exported": exported}
 
 
 def _check_item(item: dict, shown: tuple[Question, Question], question, who: str, position: int) -> None:
@@ -443,8 +578,26 @@ def _check_item(item: dict, shown: tuple[Question, Question], question, who: str
     if harder is not {Choice.LEFT: left, Choice.RIGHT: right}.get(choice):
         raise MalformedExport(ERR_HARDER.format(name=who, position=position,
                                                 detail="harder_question does not match the choice"))
-    _parse_time(_get(item, "submitted_at", who), f"evaluator {who!r} submitted_at")
-    _get(item, "seconds", who, (int, float))
+    shown_at = _parse_time(_get(item, "shown_at", who), f"evaluator {who!r} shown_at")
+    submitted_at = _parse_time(_get(item, "submitted_at", who), f"evaluator {who!r} submitted_at")
+
+    def refuse(detail: str) -> MalformedExport:
+        return MalformedExport(ERR_HARDER.format(name=who, position=position, detail=detail))
+
+    if shown_at is None or submitted_at is None:
+        raise refuse("a judgment needs shown_at and submitted_at")
+    if submitted_at < shown_at:
+        raise refuse(DETAIL_BEFORE_SHOWN.format(submitted=submitted_at.isoformat(), shown=shown_at.isoformat()))
+    seconds = _get(item, "seconds", who, (int, float))
+    if isinstance(seconds, bool) or not math.isfinite(seconds) or seconds < 0:
+        raise refuse(DETAIL_SECONDS_NEGATIVE.format(value=seconds))
+    expected = (submitted_at - shown_at).total_seconds()
+    if abs(seconds - expected) > SECONDS_TOLERANCE:
+        raise refuse(DETAIL_SECONDS_MISMATCH.format(value=seconds, expected=expected, tolerance=SECONDS_TOLERANCE))
+    client = item.get("client_seconds")
+    if client is not None and (isinstance(client, bool) or not isinstance(client, int | float)
+                               or not math.isfinite(client) or client < 0):
+        raise refuse(DETAIL_CLIENT_SECONDS.format(value=client))
 
 
 def _write_catalog(plan: _Plan, document: dict) -> tuple[dict[str, Dataset], dict[str, Subject]]:
@@ -497,12 +650,44 @@ def _write_run(plan: _Plan, source: object) -> ScoringRun:
         for m in _get(plan.run, "methods", "scoring_run", list)
     )
     QuestionResult.objects.bulk_create(
-        (QuestionResult(run=run, question=q, kept=_get(r, "kept", "question result"),
-                        n_observed=_get(r, "n_observed", "question result"), scores=_result_scores(r))
-         for q, r in plan.results),
+        (QuestionResult(run=run, question=q, **fields) for q, fields in plan.results),
         batch_size=2000,
     )
+    stored = models_by_name(names=[m["name"] for m in plan.models])
+    run.models_used.set([
+        stored.get(m["name"]) or LanguageModel.objects.create(**{f: m[f] for f in MODEL_FIELDS if f in m})
+        for m in plan.models
+    ])
+    if plan.pools is not None:
+        _write_pools(plan.pools, response_set)
     return run
+
+
+def _write_pools(pools: dict, response_set: ResponseSet) -> AnalysisRun:
+    """The pools analysis on the placeholder response set, with ascending question ids."""
+    result = dict(pools["result"])
+    if pools["questions"] is not None:
+        result.pop("questions")
+        ids = [q.pk for q in pools["questions"]]
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        result["question_ids"] = [ids[i] for i in order]
+        result["pools"] = [
+            {**p, "difficulty_scaled": None if p["difficulty_scaled"] is None
+             else [p["difficulty_scaled"][i] for i in order]}
+            for p in result["pools"]
+        ]
+    exported = pools["exported"]
+    analysis = AnalysisRun.objects.create(
+        kind=AnalysisKind.POOLS, response_set=response_set, params=pools["params"],
+        params_key=params_key(AnalysisKind.POOLS, response_set.pk, pools["params"]), status=RunStatus.DONE,
+        progress=1.0, result=result, started_at=_parse_time(exported.get("started_at"), "pools_analysis"),
+        finished_at=_parse_time(exported.get("finished_at"), "pools_analysis"),
+        duration_s=exported.get("duration_s"), message="imported with a study",
+    )
+    created = _parse_time(exported.get("created_at"), "pools_analysis.created_at")
+    if created is not None:
+        AnalysisRun.objects.filter(pk=analysis.pk).update(created_at=created)
+    return analysis
 
 
 def _result_scores(result: dict) -> dict:
@@ -594,7 +779,7 @@ def study_import(*, document: dict, rename: str | None = None, reuse_evaluators:
     Parameters
     ----------
     document : dict
-        A parsed export (``schema_version`` 1).
+        A parsed export (``schema_version`` 1, 2 or 3).
     rename : str, optional
         Import under this name instead of the exported one.
     reuse_evaluators : bool, default False
