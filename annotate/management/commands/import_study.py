@@ -6,9 +6,11 @@ from argparse import ArgumentParser
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from annotate.services.study_transfer import study_import
 
+DATABASE_REFUSED = "nothing was imported: the database refused a row the checks let through ({error})"
 NOT_UTF8 = "{path} is not UTF-8 JSON (byte 0x{byte:02x} at offset {offset}); give the file export_study wrote"
 
 
@@ -37,6 +39,8 @@ class Command(BaseCommand):
                                   reuse_evaluators=options["reuse_evaluators"])
         except ValueError as error:
             raise CommandError(f"nothing was imported: {error}") from None
+        except DatabaseError as error:  # the import is one transaction: it was rolled back
+            raise CommandError(DATABASE_REFUSED.format(error=error)) from None
         return (f"Imported study {result.study.name!r} (id {result.study.pk}): {result.judgments} judgments and "
                 f"skips; evaluators {result.evaluators_created} new, {result.evaluators_reused} reused; questions "
                 f"{result.questions_created} new, {result.questions_reused} already here")

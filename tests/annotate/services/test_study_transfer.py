@@ -19,12 +19,15 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotate.models import (
+    AnalysisRun,
     Assignment,
     Dataset,
     Judgment,
+    LanguageModel,
     MethodResult,
     Participation,
     Question,
+    QuestionResult,
     ResponseSet,
     ScoringRun,
     Study,
@@ -32,6 +35,7 @@ from annotate.models import (
 )
 from annotate.selectors.studies import study_coverage
 from annotate.services import study_transfer
+from annotate.services.alignment import study_alignment_report
 from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.study_transfer import MalformedExport, study_import
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
@@ -281,3 +285,129 @@ def test_import_refuses_a_file_that_is_not_utf8_with_a_command_error(tmp_path):
     assert str(info.value) == (f"{path} is not UTF-8 JSON (byte 0xc5 at offset 10); "
                                "give the file export_study wrote")
     assert not Study.objects.exists()
+
+
+# --- a backup restores the same alignment report (issue 12, point 4) -----------------------------
+
+#: Report fields that name the instance's rows or the moment, so they must differ after an import:
+#: ``generated_at`` and ``timing`` (when and how fast it was computed), ``study.id``, ``study.name`` (after
+#: ``rename``), ``study.scoring_run`` and ``run.id`` (new database ids), ``run.response_set`` (the import's
+#: placeholder response set) and ``pools.analysis_run`` (the id of the re-created pools analysis). Notes and
+#: reasons that name the run ("run 7 has no irt_mirt value") have its id replaced by a placeholder.
+DIFFERING = ("generated_at", "timing", "study.id", "study.name", "study.scoring_run", "run.id", "run.response_set",
+             "pools.analysis_run")
+#: In each row of ``pairs``, ``pair_id`` (checked to be the study's pair at that position, then dropped) and
+#: the ``id`` of ``question_a`` and ``question_b`` (replaced by the question's [dataset, external id]); in each
+#: row of ``evaluators``, ``id`` (the participation: checked to be the pseudonym's, then dropped).
+PAIR_IDS = ("pair_id", "question_a.id", "question_b.id")
+EVALUATOR_IDS = ("id",)
+
+
+def normalised(report: dict, study: Study) -> dict:
+    """``report`` without :data:`DIFFERING`, database ids of :data:`PAIR_IDS` and :data:`EVALUATOR_IDS`
+    checked against or turned into natural keys.
+    Read while ``study`` is in the database."""
+    run_id = study.scoring_run_id
+    report = json.loads(re.sub(rf"\brun {run_id}\b", "run <run>", json.dumps(report)))
+    for path in DIFFERING:
+        *parents, leaf = path.split(".")
+        node = report
+        for parent in parents:
+            node = node[parent]
+        assert leaf in node, path  # every field listed exists (the list stays honest)
+        node.pop(leaf)
+    keys = {q.pk: [q.dataset.name, q.external_id] for q in Question.objects.select_related("dataset")}
+    positions = dict(study.pairs.values_list("pk", "position"))
+    for row in report["pairs"]:
+        assert positions[row.pop("pair_id")] == row["position"]
+        for side in ("question_a", "question_b"):
+            row[side]["id"] = keys[row[side]["id"]]
+    pseudonyms = dict(study.participations.values_list("pk", "user__username"))
+    for row in report["evaluators"]:
+        assert pseudonyms[row.pop("id")] == row["pseudonym"]
+    return report
+
+
+def report_study():
+    """The hand-built study of the report tests (4 pairs, 4 evaluators, skips, a 1-1 vote tie resolved by
+    weight, simple-rank ties on pair 1) with the stored pools analysis of ``test_pools_stored``, and:
+
+    * pair 3 stored reversed (``a`` has the larger id), so orientation matters;
+    * a ``level`` label on every question (the labels section) that favours ``b`` on pairs 1 and 3;
+    * the run scored two of its three models (the pools section notes the subset);
+    * a dataset ``aaa-outside`` outside the study's scope with two scored questions created last: the
+      profiles read the whole run and list datasets in id order (``aaa`` sorts first by name);
+    * judgment times consistent with their seconds (submitted 3 s after shown).
+    """
+    from tests.annotate.services.alignment.test_pools_stored import pool_study, store_pools
+
+    study = pool_study()
+    run = study.scoring_run
+    analysis = store_pools(study)
+    assert analysis.status == "done"
+    reversed_pair = study.pairs.get(position=2)
+    reversed_pair.question_a, reversed_pair.question_b = reversed_pair.question_b, reversed_pair.question_a
+    reversed_pair.save()
+    for k, question in enumerate(Question.objects.filter(dataset__in=study.datasets.all()).order_by("pk")):
+        question.metadata = {**question.metadata, "level": [1, 3, 2, 2, 3, 1, 1, 2][k]}
+        question.save()
+    run.models_used.set(LanguageModel.objects.order_by("name")[:2])
+    outside = Dataset.objects.create(name="aaa-outside")
+    subject = Subject.objects.get_or_create(name="History")[0]
+    for k in range(2):
+        q = Question.objects.create(dataset=outside, subject=subject, external_id=f"x{k}", text=f"outside {k}",
+                                    options=[], reference_answer="A", metadata={"level": 2})
+        QuestionResult.objects.create(run=run, question=q, kept=True, n_observed=3,
+                                      scores={"eip_scaled": 55.5 + k, "simple_rank": 0.25 * k})
+    for j in Judgment.objects.filter(pair__study=study):
+        j.submitted_at = j.shown_at + timedelta(seconds=3)
+        j.save()
+    return study
+
+
+def test_a_backup_restores_the_same_report_in_a_fresh_database(tmp_path):
+    study = report_study()
+    before = study_alignment_report(study=study, n_boot=200, rng=7)
+    old_run = study.scoring_run_id
+    assert before["pools"]["status"] == "done" and before["labels"]["key"] == "level"
+    assert before["labels"]["n_questions_labelled"] == 8
+    assert [d["name"] for d in before["profiles"]["datasets"]] == [study.datasets.get().name, "aaa-outside"]
+    assert any(p["consensus"]["method"] == "tie_resolved" for p in before["pairs"])
+    assert before["study"]["n_skips"] == 2
+    old = normalised(before, study)
+    first = export_to(tmp_path / "first.json", study)
+    assert first["pairs"][2]["questions"][0][1] > first["pairs"][2]["questions"][1][1]  # kept reversed
+    wipe_everything(study)
+    LanguageModel.objects.all().delete()
+    assert (AnalysisRun.objects.count(), Question.objects.count()) == (0, 0)
+
+    call_command("import_study", file=str(tmp_path / "first.json"))
+    imported = Study.objects.get(name="Hand")
+    after = study_alignment_report(study=imported, n_boot=200, rng=7)
+
+    assert after["run"]["response_set"].startswith("imported: Hand")
+    new = normalised(after, imported)
+    assert sorted(old) == sorted(new)
+    for section in old:  # field by field, so a failure names the section
+        assert new[section] == old[section], section
+    # the run's models came along: the note on the subset is there, naming the new run
+    assert f"scoring run {old_run} scored 2 of its models." in before["pools"]["note"]
+    assert after["pools"]["note"] == before["pools"]["note"].replace(f"run {old_run} ",
+                                                                     f"run {imported.scoring_run_id} ")
+    # each pool's stored difficulties were re-attached to the new question ids (scored against the consensus)
+    whole = next(p for p in after["pools"]["pools"] if p["kind"] == "whole")
+    assert whole["consensus"]["n_pairs"] == 4 and whole["consensus"]["n_undefined"] == 0
+    second = export_to(tmp_path / "second.json", imported)
+    assert without(second, "source") == without(first, "source")
+
+
+def test_a_backup_imported_under_a_new_name_gives_the_same_report(tmp_path):
+    study = report_study()
+    before = study_alignment_report(study=study, n_boot=200, rng=3)
+    export_to(tmp_path / "doc.json", study)
+    call_command("import_study", file=str(tmp_path / "doc.json"), rename="Hand again", reuse_evaluators=True)
+    copy = Study.objects.get(name="Hand again")
+    after = study_alignment_report(study=copy, n_boot=200, rng=3)
+    assert after["study"]["name"] == "Hand again"
+    assert normalised(after, copy) == normalised(before, study)
+    assert AnalysisRun.objects.filter(kind="pools").count() == 2
