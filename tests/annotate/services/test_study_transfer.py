@@ -411,3 +411,106 @@ def test_a_backup_imported_under_a_new_name_gives_the_same_report(tmp_path):
     assert after["study"]["name"] == "Hand again"
     assert normalised(after, copy) == normalised(before, study)
     assert AnalysisRun.objects.filter(kind="pools").count() == 2
+
+
+# --- the import checks everything before it writes -------------------------------------------------
+
+
+def db_counts() -> tuple[int, ...]:
+    return tuple(model.objects.count() for model in (
+        Study, Question, Dataset, Subject, ScoringRun, ResponseSet, MethodResult, QuestionResult, Participation,
+        Assignment, Judgment, AnalysisRun, LanguageModel, get_user_model()))
+
+
+def ada_judgment(document: dict, choice: str | None = None) -> dict:
+    ada = next(e for e in document["evaluators"] if e["pseudonym"] == "evaluator-ada1")
+    return next(j for j in ada["judgments"] if choice is None or j["choice"] == choice)
+
+
+def subject_of(document: dict, key: list[str]) -> str:
+    return next(q["subject"] for q in document["questions"] if [q["dataset"], q["external_id"]] == key)
+
+
+def other_subject_question(document: dict, key: list[str]) -> list[str]:
+    subject = subject_of(document, key)
+    return next([q["dataset"], q["external_id"]] for q in document["questions"] if q["subject"] != subject)
+
+
+def refusal_cases():
+    """(name, change to the document, the refusal it must give); the judgment of ada on her first pair by
+    position shown at T0 + k minutes and submitted 7.25 + k seconds later (see ``judge``)."""
+
+    def first_judgment(d):
+        return ada_judgment(d)
+
+    return [
+        ("itself", lambda d: d["pairs"][0].update(questions=[d["pairs"][0]["questions"][0]] * 2),
+         lambda d: f"pair 0 pairs question {d['pairs'][0]['questions'][0]} with itself"),
+        ("repeated", lambda d: d["pairs"][3].update(questions=list(d["pairs"][1]["questions"])),
+         lambda d: f"pair 3 repeats pair 1 (the same questions: {d['pairs'][1]['questions'][0]} and "
+                   f"{d['pairs'][1]['questions'][1]})"),
+        ("reversed", lambda d: d["pairs"][3].update(questions=d["pairs"][1]["questions"][::-1]),
+         lambda d: f"pair 3 repeats pair 1 (reversed: {d['pairs'][1]['questions'][1]} and "
+                   f"{d['pairs'][1]['questions'][0]})"),
+        ("across subjects",
+         lambda d: d["pairs"][2].update(questions=[d["pairs"][2]["questions"][0],
+                                                   other_subject_question(d, d["pairs"][2]["questions"][0])]),
+         lambda d: f"pair 2 crosses subjects: {d['pairs'][2]['questions'][0]} is in "
+                   f"{subject_of(d, d['pairs'][2]['questions'][0])!r}, {d['pairs'][2]['questions'][1]} in "
+                   f"{subject_of(d, d['pairs'][2]['questions'][1])!r}"),
+        ("unknown question", lambda d: d["pairs"][0]["questions"].__setitem__(1, ["nope", "q9"]),
+         lambda d: "pair 0 refers to question ['nope', 'q9'], which is not in 'questions'"),
+        ("submitted before shown",
+         lambda d: first_judgment(d).update(submitted_at="2025-03-04T08:59:59+00:00"),
+         lambda d: f"evaluator 'evaluator-ada1', pair {first_judgment(d)['pair']}: submitted_at "
+                   f"2025-03-04T08:59:59+00:00 is before shown_at {first_judgment(d)['shown_at']}"),
+        ("negative seconds", lambda d: first_judgment(d).update(seconds=-1.5),
+         lambda d: f"evaluator 'evaluator-ada1', pair {first_judgment(d)['pair']}: seconds -1.5 is negative"),
+        ("inconsistent seconds", lambda d: first_judgment(d).update(seconds=first_judgment(d)["seconds"] + 5),
+         lambda d: f"evaluator 'evaluator-ada1', pair {first_judgment(d)['pair']}: seconds "
+                   f"{first_judgment(d)['seconds']!r} does not match submitted_at - shown_at = "
+                   f"{first_judgment(d)['seconds'] - 5!r} (tolerance 0.001 s)"),
+        ("negative client seconds", lambda d: first_judgment(d).update(client_seconds=-2.0),
+         lambda d: f"evaluator 'evaluator-ada1', pair {first_judgment(d)['pair']}: client_seconds -2.0 is "
+                   "negative or not a finite number"),
+    ]
+
+
+@pytest.mark.parametrize(("change", "message"), [case[1:] for case in refusal_cases()],
+                         ids=[case[0] for case in refusal_cases()])
+def test_the_import_refuses_a_bad_document_naming_the_item_and_writes_nothing(transfer_study, tmp_path, change,
+                                                                               message):
+    study, _, _ = transfer_study
+    document = export_to(tmp_path / "doc.json", study)
+    change(document)
+    (tmp_path / "bad.json").write_text(json.dumps(document), encoding="utf-8")
+    counts = db_counts()
+    with pytest.raises(CommandError) as info:
+        call_command("import_study", file=str(tmp_path / "bad.json"), rename="Bad", reuse_evaluators=True)
+    assert str(info.value).startswith("nothing was imported: ")
+    assert message(document) in str(info.value)
+    assert db_counts() == counts
+
+
+def test_the_first_judgment_times_are_what_the_refusals_assume(transfer_study, tmp_path):
+    """The refusal cases edit ada's first judgment by pair position: shown at T0, 7.25 s (plus k) later."""
+    study, ada_done, _ = transfer_study
+    judgment = ada_judgment(export_to(tmp_path / "doc.json", study))
+    k = [position for position, _, _ in ada_done].index(judgment["pair"])
+    assert judgment["shown_at"] == (T0 + timedelta(minutes=k)).isoformat()
+    assert judgment["seconds"] == 7.25 + k
+
+
+def test_a_database_refusal_the_checks_missed_is_a_command_error(transfer_study, tmp_path, monkeypatch):
+    """Belt and braces: should a row pass the checks and break a constraint, the command still ends in a
+    CommandError and the transaction leaves nothing behind."""
+    study, _, _ = transfer_study
+    export_to(tmp_path / "doc.json", study)
+    monkeypatch.setattr(study_transfer, "_check_pairs", lambda pairs, questions: None)
+    document = json.loads((tmp_path / "doc.json").read_text(encoding="utf-8"))
+    document["pairs"][0]["questions"] = [document["pairs"][0]["questions"][0]] * 2
+    (tmp_path / "doc.json").write_text(json.dumps(document), encoding="utf-8")
+    counts = db_counts()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("import_study", file=str(tmp_path / "doc.json"), rename="Bad", reuse_evaluators=True)
+    assert db_counts() == counts
