@@ -514,3 +514,20 @@ def test_a_database_refusal_the_checks_missed_is_a_command_error(transfer_study,
     with pytest.raises(CommandError, match="nothing was imported"):
         call_command("import_study", file=str(tmp_path / "doc.json"), rename="Bad", reuse_evaluators=True)
     assert db_counts() == counts
+
+
+def test_a_version_2_export_without_models_or_pools_still_imports(transfer_study, tmp_path):
+    """Version 2 had neither ``models_used`` nor ``pools_analysis`` and sorted each pair's questions;
+    its pairs are imported in the order the file gives."""
+    study, _, _ = transfer_study
+    document = export_to(tmp_path / "v3.json", study)
+    document["schema_version"] = 2
+    document["scoring_run"].pop("models_used")
+    document.pop("pools_analysis")
+    for pair in document["pairs"]:
+        pair["questions"].sort()
+    result = study_import(document=document, rename="From v2", reuse_evaluators=True)
+    again = export_to(tmp_path / "again.json", result.study)
+    assert [p["questions"] for p in again["pairs"]] == [p["questions"] for p in document["pairs"]]
+    assert again["scoring_run"]["models_used"] == [] and again["pools_analysis"] is None
+    assert result.judgments == 8
