@@ -147,10 +147,12 @@ def _vs_others(data: StudyData, i: int, *, min_votes: int, tie_rule: str) -> Kap
 
 
 def method_summaries(evaluators: tuple[EvaluatorRow, ...], available: list[str]) -> dict[str, MethodSummary]:
-    """Per method, the mean evaluator agreement and kappa (defined values only, with a note)."""
+    """Per method, the mean evaluator agreement (ties as misses and excluding ties) and kappa
+    (defined values only, with a note)."""
     return {
         k: MethodSummary(
             agreement=average([e.methods[k].agreement for e in evaluators]),
+            agreement_excluding_ties=average([e.methods[k].agreement_excluding_ties for e in evaluators]),
             kappa=average([e.methods[k].kappa.value for e in evaluators]),
         )
         for k in available
