@@ -10,6 +10,7 @@ Difficulty and competency
 Agreement with people
     cohen_kappa, krippendorff_alpha, fleiss_kappa, agreement_rate,
     harder_of_pairs, tie_threshold, merge_ties, verdict_counts, method_agreement,
+    pair_kappa, flip_verdicts, with_reversed_pairs,
     bootstrap_agreement_ci, mcnemar_exact, consensus, leave_one_out_consensus
 """
 from scoring.agreement import (
@@ -43,12 +44,15 @@ from scoring.pairs import (
     MethodAgreement,
     Verdict,
     bootstrap_agreement_ci,
+    flip_verdicts,
     harder_of_pairs,
     mcnemar_exact,
     merge_ties,
     method_agreement,
+    pair_kappa,
     tie_threshold,
     verdict_counts,
+    with_reversed_pairs,
 )
 
 __all__ = [
@@ -78,6 +82,7 @@ __all__ = [
     "dataset_difficulty_weights",
     "eip",
     "fleiss_kappa",
+    "flip_verdicts",
     "harder_of_pairs",
     "irt_1pl",
     "irt_2pl",
@@ -87,9 +92,11 @@ __all__ = [
     "mcnemar_exact",
     "merge_ties",
     "method_agreement",
+    "pair_kappa",
     "question_accuracy_difficulty",
     "simple_rank",
     "tie_threshold",
     "verdict_counts",
     "weighted_accuracy",
+    "with_reversed_pairs",
 ]

@@ -280,6 +280,11 @@ def cohen_kappa(
 
     ``p_e == 1`` is tested on integer counts, so it is exact.
 
+    For "which question of a pair is harder" verdicts use
+    :func:`scoring.pairs.pair_kappa` instead: this function depends on which
+    question of each pair is stored first (the marginals change when pairs
+    are reversed), ``pair_kappa`` does not (``kappa = 2 p_o - 1``).
+
     References
     ----------
     Cohen, J. (1960). A coefficient of agreement for nominal scales.

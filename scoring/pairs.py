@@ -14,6 +14,13 @@ module constants ``FIRST``, ``SECOND``, ``TIE``, ``UNDEFINED`` and ``SKIP``):
 
 Ties and undefined verdicts are counted and reported, never dropped
 silently.
+
+Agreement on pairs is orientation-free: which question of a pair is called
+"a" is arbitrary, so every chance-corrected statistic on verdicts counts each
+pair in both orders (a verdict ``FIRST`` on ``(a, b)`` is also a ``SECOND``
+on ``(b, a)``). Chance agreement is then exactly 1/2 and, for two raters
+over the pairs both decided, ``kappa = 2 p_o - 1`` (:func:`pair_kappa`;
+:func:`with_reversed_pairs` for Krippendorff's alpha and Fleiss' kappa).
 """
 from __future__ import annotations
 
@@ -28,7 +35,7 @@ from scipy.stats import binomtest
 
 from scoring._typing import FloatArray
 from scoring._validation import as_rng, check_in_open_interval, check_positive_int
-from scoring.agreement import KappaResult, cohen_kappa
+from scoring.agreement import KappaResult
 
 __all__ = [
     "FIRST",
@@ -43,11 +50,14 @@ __all__ = [
     "VerdictCounts",
     "bootstrap_agreement_ci",
     "harder_of_pairs",
+    "flip_verdicts",
     "mcnemar_exact",
     "merge_ties",
     "method_agreement",
+    "pair_kappa",
     "tie_threshold",
     "verdict_counts",
+    "with_reversed_pairs",
 ]
 
 
@@ -71,6 +81,7 @@ _METHOD_CODES = (int(UNDEFINED), int(FIRST), int(SECOND), int(TIE))
 _HUMAN_CODES = (int(UNDEFINED), int(FIRST), int(SECOND), int(TIE), int(SKIP))
 
 REASON_NO_DECIDED_HUMAN_PAIR = "no pair has a human verdict FIRST or SECOND"
+REASON_NO_PAIR_DECIDED_BY_BOTH = "no pair has a verdict FIRST or SECOND from both"
 
 
 # --------------------------------------------------------------------------- results
@@ -126,8 +137,12 @@ class MethodAgreement:
         ``n_agree / (n_pairs - n_ties - n_undefined)``: agreement among the
         pairs the method decided. ``None`` when it decided none.
     kappa : KappaResult
-        Cohen's kappa over the scored pairs, with ``TIE`` and ``UNDEFINED`` as
-        labels of their own (so they lower kappa like any other miss).
+        Orientation-free Cohen's kappa (:func:`pair_kappa`) over the scored
+        pairs the method decided: ``2 p_o - 1`` with ``p_e = 1/2``. Method
+        ``TIE`` and ``UNDEFINED`` verdicts are left out of kappa (they are
+        counted in ``n_ties`` and ``n_undefined``), so ``kappa.n`` is
+        ``n_pairs - n_ties - n_undefined`` and ``kappa.p_o`` equals
+        ``agreement_excluding_ties``.
     """
 
     n_pairs: int
@@ -508,8 +523,138 @@ def method_agreement(verdicts_method: ArrayLike, verdicts_human: ArrayLike) -> M
         n_human_excluded=n_excluded,
         agreement=n_agree / n if n else None,
         agreement_excluding_ties=n_agree / n_decided if n_decided else None,
-        kappa=cohen_kappa(m.tolist(), h.tolist()),
+        kappa=pair_kappa(m, h),
     )
+
+
+def flip_verdicts(verdicts: ArrayLike) -> NDArray[np.int64]:
+    """The verdicts of the same pairs stored the other way round.
+
+    Parameters
+    ----------
+    verdicts : array-like of int, any shape
+        Verdict codes.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``FIRST`` and ``SECOND`` swapped; ``TIE``, ``UNDEFINED`` and ``SKIP``
+        unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``verdicts`` holds a value that is not a verdict code.
+
+    Examples
+    --------
+    >>> flip_verdicts([0, 1, 2, -1, 3]).tolist()
+    [1, 0, 2, -1, 3]
+    """
+    v = np.asarray(verdicts)
+    if v.size and not np.isin(v, _HUMAN_CODES).all():
+        bad = sorted({x for x in v.ravel().tolist() if x not in _HUMAN_CODES})
+        raise ValueError(f"verdicts must hold verdict codes {_HUMAN_CODES}; got {bad}")
+    v = v.astype(np.int64)
+    return np.where(v == FIRST, int(SECOND), np.where(v == SECOND, int(FIRST), v))
+
+
+def with_reversed_pairs(verdicts: ArrayLike, *, axis: int = -1) -> NDArray[np.int64]:
+    """Append every pair again with the other orientation (for orientation-free statistics).
+
+    Parameters
+    ----------
+    verdicts : array-like of int
+        Verdict codes with pairs along ``axis``: e.g. raters x pairs for
+        Krippendorff's alpha (``axis=-1``), pairs x raters for Fleiss' kappa
+        (``axis=0``).
+    axis : int, default -1
+        The pair axis.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        ``verdicts`` followed along ``axis`` by :func:`flip_verdicts` of it:
+        twice as many pairs.
+
+    Notes
+    -----
+    A generic chance-corrected statistic (Krippendorff's alpha, Fleiss'
+    kappa) computed on the result does not change when any subset of pairs
+    is stored the other way round, and its label marginals are exactly
+    1/2 : 1/2 over ``FIRST``/``SECOND``. Missing values (``TIE``,
+    ``UNDEFINED``, ``SKIP``) are copied unchanged, so the caller maps them to
+    ``None`` afterwards as before.
+
+    Examples
+    --------
+    >>> with_reversed_pairs([[0, 1], [0, 3]]).tolist()
+    [[0, 1, 1, 0], [0, 3, 1, 3]]
+    """
+    v = np.asarray(verdicts)
+    return np.concatenate([v.astype(np.int64), flip_verdicts(v)], axis=axis)
+
+
+def pair_kappa(verdicts_x: ArrayLike, verdicts_y: ArrayLike) -> KappaResult:
+    """Orientation-free Cohen's kappa of two raters' verdicts on the same pairs.
+
+    Parameters
+    ----------
+    verdicts_x, verdicts_y : array-like of int, shape (n_pairs,)
+        Verdict codes (``FIRST``, ``SECOND``, ``TIE``, ``UNDEFINED``,
+        ``SKIP``) of two raters (a method, an evaluator, a consensus, a
+        label) on the same pairs, each pair stored in the same order for both.
+
+    Returns
+    -------
+    KappaResult
+        Over the ``n`` pairs both decided (``FIRST`` or ``SECOND``):
+        ``p_o`` = share on which they agree, ``p_e = 1/2`` and
+        ``kappa = 2 p_o - 1``. Undefined (``None`` with a reason) when
+        ``n == 0``.
+
+    Raises
+    ------
+    ValueError
+        If the arrays are not one-dimensional, differ in length or hold a
+        value that is not a verdict code.
+
+    Notes
+    -----
+    Which question of a pair is "a" is arbitrary, so each pair is counted in
+    both orientations: a verdict ``FIRST`` on ``(a, b)`` is also ``SECOND``
+    on ``(b, a)``. Cohen's kappa on the doubled data has both raters'
+    marginals exactly 1/2 : 1/2, so ``p_e = 1/2`` and
+    ``kappa = (p_o - 1/2) / (1/2) = 2 p_o - 1`` (``p_o`` is the same on the
+    doubled data). Reversing any subset of pairs changes nothing. Plain
+    Cohen's kappa on one orientation does not have this property: a rater
+    who always says ``SECOND`` next to pairs oriented the same way gets
+    ``p_e = p_o`` and kappa 0 whatever the agreement.
+
+    Pairs where either verdict is ``TIE``, ``UNDEFINED`` or ``SKIP`` are left
+    out of kappa; the caller counts them (e.g. ``MethodAgreement.n_ties``).
+    The EIP paper's headline figures (90% agreement with the consensus,
+    kappa 0.80) satisfy exactly this relation.
+
+    Examples
+    --------
+    >>> r = pair_kappa([0, 0, 1, 1, 2], [0, 0, 0, 1, 0])
+    >>> r.kappa, r.p_o, r.p_e, r.n
+    (0.5, 0.75, 0.5, 4)
+    """
+    x = _check_verdicts(verdicts_x, name="verdicts_x", allowed=_HUMAN_CODES)
+    y = _check_verdicts(verdicts_y, name="verdicts_y", allowed=_HUMAN_CODES)
+    if x.shape != y.shape:
+        raise ValueError(
+            f"verdicts_x and verdicts_y must have the same length; got {x.shape[0]} and {y.shape[0]}"
+        )
+    both = np.isin(x, (FIRST, SECOND)) & np.isin(y, (FIRST, SECOND))
+    n = int(both.sum())
+    if n == 0:
+        return KappaResult(kappa=None, p_o=None, p_e=None, n=0,
+                           undefined_reason=REASON_NO_PAIR_DECIDED_BY_BOTH)
+    n_agree = int((x[both] == y[both]).sum())
+    return KappaResult(kappa=(2 * n_agree - n) / n, p_o=n_agree / n, p_e=0.5, n=n)
 
 
 def bootstrap_agreement_ci(
@@ -550,10 +695,11 @@ def bootstrap_agreement_ci(
     The ``n`` scored pairs (human ``FIRST``/``SECOND``) are resampled with
     replacement: replicate ``r`` uses the pairs
     ``rng.integers(0, n, size=(n_boot, n))[r]``. Agreement counts method ties
-    as misses, as in :func:`method_agreement`. Kappa is undefined in a
-    replicate whose resampled human and method verdicts are all one and the
-    same label; such replicates are left out of the kappa interval and
-    counted in ``n_kappa_undefined``.
+    as misses, as in :func:`method_agreement`. Kappa is the orientation-free
+    :func:`pair_kappa` over the replicate's pairs the method decided
+    (``2 p_o - 1``); it is undefined in a replicate where the method decided
+    none of the resampled pairs, and such replicates are left out of the
+    kappa interval and counted in ``n_kappa_undefined``.
 
     References
     ----------
@@ -597,7 +743,8 @@ def _bootstrap_kernel(
     """Agreement and kappa for each row of resample indices ``idx`` (n_boot, n).
 
     ``h`` holds only FIRST/SECOND; ``m`` holds UNDEFINED/FIRST/SECOND/TIE.
-    Kappa is NaN in a replicate where it is undefined (p_e = 1).
+    Kappa is the orientation-free ``2 p_o - 1`` over the pairs the method
+    decided; NaN in a replicate where the method decided none.
     """
     n_boot, n = idx.shape
     # 2 human labels x 4 method labels -> cell code in 0..7; method code + 1 maps -1..2 to 0..3.
@@ -606,13 +753,11 @@ def _bootstrap_kernel(
     table = np.bincount((cell + offsets).ravel(), minlength=8 * n_boot).reshape(n_boot, 2, 4)
     # agree: human FIRST & method FIRST (cell 0*4 + 1), human SECOND & method SECOND (1*4 + 2)
     n_agree = table[:, 0, 1] + table[:, 1, 2]
-    human = table.sum(axis=2)  # (n_boot, 2): FIRST, SECOND
     method = table.sum(axis=1)  # (n_boot, 4): UNDEFINED, FIRST, SECOND, TIE
-    chance = human[:, 0] * method[:, 1] + human[:, 1] * method[:, 2]  # sum_k n_h,k n_m,k
-    nn = n * n
+    n_decided = method[:, 1] + method[:, 2]
     agreement = n_agree / n
     with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = np.where(chance == nn, np.nan, (n_agree * n - chance) / (nn - chance))
+        kappa = np.where(n_decided == 0, np.nan, (2 * n_agree - n_decided) / n_decided)
     return agreement, kappa
 
 

@@ -1,13 +1,15 @@
 """Pair verdicts, method-vs-human agreement, bootstrap CI, exact McNemar."""
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.contingency_tables import mcnemar
 
-from scoring.agreement import cohen_kappa
+from scoring.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
 from scoring.baselines import simple_rank
 from scoring.irt import irt_1pl
 from scoring.methods import get_method
@@ -19,12 +21,15 @@ from scoring.pairs import (
     UNDEFINED,
     Verdict,
     bootstrap_agreement_ci,
+    flip_verdicts,
     harder_of_pairs,
     mcnemar_exact,
     merge_ties,
     method_agreement,
+    pair_kappa,
     tie_threshold,
     verdict_counts,
+    with_reversed_pairs,
 )
 
 NAN = float("nan")
@@ -105,16 +110,20 @@ def test_it_scores_agreement_with_ties_as_misses_and_without_them():
     assert r.agreement_excluding_ties == pytest.approx(3 / 4, abs=1e-15)
 
 
-def test_it_computes_kappa_with_method_ties_as_a_label_of_their_own():
-    # scored: method [0, 1, 2, 0, -1, 1], human [0, 1, 0, 1, 0, 1]
-    # p_o = 3/6; human marginals 0:3, 1:3; method 0:2, 1:2, 2:1, -1:1
-    # p_e = (3*2 + 3*2) / 36 = 1/3; kappa = (1/2 - 1/3) / (2/3) = 1/4
-    k = method_agreement(METHOD, HUMAN).kappa
-    assert k.kappa == pytest.approx(0.25, abs=1e-14)
-    assert k.p_e == pytest.approx(1 / 3, abs=1e-15)
-    assert k.kappa == pytest.approx(
-        cohen_kappa_score([0, 1, 2, 0, -1, 1], [0, 1, 0, 1, 0, 1]), abs=1e-12
-    )
+def test_it_computes_an_orientation_free_kappa_over_the_pairs_the_method_decided():
+    # scored: method [0, 1, 2, 0, -1, 1], human [0, 1, 0, 1, 0, 1]; the tie and the
+    # undefined verdict leave kappa (they are counted in n_ties, n_undefined).
+    # decided: method [0, 1, 0, 1], human [0, 1, 1, 1] -> p_o = 3/4, p_e = 1/2,
+    # kappa = (3/4 - 1/2) / (1/2) = 1/2
+    r = method_agreement(METHOD, HUMAN)
+    k = r.kappa
+    assert (k.kappa, k.p_o, k.p_e, k.n) == (0.5, 0.75, 0.5, 4)
+    assert k.p_o == r.agreement_excluding_ties
+    # the generic Cohen's kappa on the decided pairs counted in both orientations agrees
+    m, h = [0, 1, 0, 1], [0, 1, 1, 1]
+    doubled = cohen_kappa(m + [1 - x for x in m], h + [1 - x for x in h])
+    assert doubled.p_e == 0.5 and doubled.kappa == pytest.approx(0.5, abs=1e-15)
+    assert cohen_kappa_score(m + [1 - x for x in m], h + [1 - x for x in h]) == pytest.approx(0.5, abs=1e-12)
 
 
 def test_it_reports_no_agreement_when_no_pair_has_a_human_verdict():
@@ -166,11 +175,16 @@ def test_it_matches_a_slow_bootstrap_loop_over_the_documented_draws():
     m_with_excluded = np.concatenate([m, [FIRST, SECOND]])
     n_boot, level = 200, 0.9
     ci = bootstrap_agreement_ci(m_with_excluded, h_with_excluded, n_boot=n_boot, level=level, rng=5)
-    # Slow: the documented draws over the 30 scored pairs, each replicate through cohen_kappa.
+    # Slow: the documented draws over the 30 scored pairs, each replicate's kappa through
+    # the generic cohen_kappa on its decided pairs counted in both orientations.
     idx = np.random.default_rng(5).integers(0, 30, size=(n_boot, 30))
     agree = [float(np.mean(m[i] == h[i])) for i in idx]
-    kappas = [cohen_kappa(m[i].tolist(), h[i].tolist()).kappa for i in idx]
-    kappas = [k for k in kappas if k is not None]
+    kappas = []
+    for i in idx:
+        dec = m[i] != TIE
+        mi, hi = m[i][dec].tolist(), h[i][dec].tolist()
+        if mi:
+            kappas.append(cohen_kappa(mi + [1 - x for x in mi], hi + [1 - x for x in hi]).kappa)
     q = (0.05, 0.95)
     assert ci.agreement == pytest.approx(tuple(np.quantile(agree, q)), abs=1e-12)
     assert ci.kappa == pytest.approx(tuple(np.quantile(kappas, q)), abs=1e-12)
@@ -178,10 +192,13 @@ def test_it_matches_a_slow_bootstrap_loop_over_the_documented_draws():
 
 
 def test_it_leaves_undefined_kappa_replicates_out_and_counts_them():
-    # one scored pair: every replicate has a single human and method label -> p_e = 1
-    ci = bootstrap_agreement_ci([0], [0], n_boot=50)
-    assert ci.agreement == (1.0, 1.0)
+    # one scored pair the method ties: no replicate has a decided pair -> kappa undefined
+    ci = bootstrap_agreement_ci([TIE], [0], n_boot=50)
+    assert ci.agreement == (0.0, 0.0)
     assert ci.kappa is None and ci.n_kappa_undefined == 50
+    # one scored pair decided alike: orientation-free kappa is 2 * 1 - 1 = 1 in every replicate
+    ci = bootstrap_agreement_ci([0], [0], n_boot=50)
+    assert ci.kappa == (1.0, 1.0) and ci.n_kappa_undefined == 0
 
 
 def test_it_refuses_to_bootstrap_without_scored_pairs_or_with_bad_knobs():
@@ -329,3 +346,78 @@ def test_1pl_gives_the_verdicts_of_simple_rank_on_complete_mmlu_pro_rows(shared_
     assert (len(pairs), int((exact == TIE).sum())) == (4_588_348, 168_154)
     # compared exactly, noise decides about half of those ties (80,215 ties left on our machine)
     assert int((harder_of_pairs(rasch, pairs) == TIE).sum()) < 0.9 * 168_154
+
+
+# --------------------------------------------------------------------------- orientation-free agreement
+
+
+def _reverse(v: np.ndarray, subset: np.ndarray) -> np.ndarray:
+    """The verdicts with the pairs in ``subset`` stored the other way round (a and b swapped)."""
+    out = np.asarray(v).copy()
+    out[..., subset] = flip_verdicts(np.asarray(v)[..., subset])
+    return out
+
+
+def test_flip_verdicts_swaps_first_and_second_only():
+    assert flip_verdicts([FIRST, SECOND, TIE, UNDEFINED, SKIP]).tolist() == [1, 0, 2, -1, 3]
+    with pytest.raises(ValueError, match=r"verdicts must hold verdict codes .*; got \[7\]"):
+        flip_verdicts([0, 7])
+
+
+def test_pair_kappa_is_two_p_o_minus_one_over_the_pairs_both_decided():
+    x = [0, 0, 1, 1, 0, 2, -1, 3, 1, 0]
+    y = [0, 1, 1, 0, 0, 0, 1, 0, 3, 0]
+    # both decided: positions 0-4 and 9 -> agree on 0, 2, 4, 9: p_o = 4/6
+    p_o = Fraction(4, 6)
+    r = pair_kappa(x, y)
+    assert (r.n, r.p_e) == (6, 0.5)
+    assert r.p_o == float(p_o)
+    assert r.kappa == float(2 * p_o - 1) == pytest.approx(1 / 3, abs=0)
+
+
+def test_pair_kappa_is_undefined_without_a_pair_both_decided():
+    r = pair_kappa([TIE, FIRST], [FIRST, SKIP])
+    assert r.kappa is None and r.n == 0
+    assert r.undefined_reason == "no pair has a verdict FIRST or SECOND from both"
+
+
+def test_a_label_always_favouring_b_next_to_94_percent_agreement_no_longer_gives_kappa_zero():
+    # issue 12: pairs oriented so the label always says SECOND; the method agrees on 47 of 50
+    label = np.full(50, SECOND)
+    method = label.copy()
+    method[:3] = FIRST
+    assert cohen_kappa(method.tolist(), label.tolist()).kappa == 0.0  # one orientation: p_e = p_o
+    k = method_agreement(method, label).kappa
+    assert k.p_o == float(Fraction(47, 50))
+    assert k.kappa == float(2 * Fraction(47, 50) - 1) == pytest.approx(0.88, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reversing_any_subset_of_pairs_changes_no_pair_statistic(seed):
+    rng = np.random.default_rng(seed)
+    n = 40
+    human = rng.choice([FIRST, SECOND, SKIP, UNDEFINED], size=n, p=[0.45, 0.35, 0.1, 0.1])
+    method = np.where(rng.random(n) < 0.75, human, rng.choice([FIRST, SECOND, TIE], size=n))
+    method[method == SKIP] = TIE
+    raters = rng.choice([FIRST, SECOND, SKIP], size=(4, n), p=[0.5, 0.4, 0.1])
+    complete = raters[:, (raters != SKIP).all(axis=0)]
+
+    def stats(m, h, r, c):
+        a = method_agreement(m, h)
+        alpha = krippendorff_alpha(
+            [[int(x) if x in (FIRST, SECOND) else None for x in row] for row in with_reversed_pairs(r)]
+        )
+        fleiss = fleiss_kappa(with_reversed_pairs(c.T, axis=0).tolist())
+        return (a.agreement, a.agreement_excluding_ties, a.n_ties, a.kappa, pair_kappa(r[0], r[1]),
+                alpha.alpha, alpha.d_o, alpha.d_e, fleiss.kappa, fleiss.p_o, fleiss.p_e)
+
+    base = stats(method, human, raters, complete)
+    assert base[3].p_e == 0.5 and base[-1] == 0.5  # chance agreement exactly 1/2
+    for _ in range(4):
+        subset = rng.random(n) < 0.5
+        sub_c = rng.random(complete.shape[1]) < 0.5
+        again = stats(_reverse(method, subset), _reverse(human, subset), _reverse(raters, subset),
+                      _reverse(complete, sub_c))
+        assert again[:5] == base[:5]
+        # alpha and Fleiss sum the same terms in another order: equal up to rounding
+        assert again[5:] == pytest.approx(base[5:], abs=1e-12)

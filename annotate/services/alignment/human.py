@@ -45,13 +45,14 @@ from scoring import (
     UNDEFINED,
     ConsensusResult,
     bootstrap_agreement_ci,
-    cohen_kappa,
     consensus,
     fleiss_kappa,
     krippendorff_alpha,
     leave_one_out_consensus,
     mcnemar_exact,
     method_agreement,
+    pair_kappa,
+    with_reversed_pairs,
 )
 
 REASON_NOT_JUDGED = "no judgment yet"
@@ -141,15 +142,17 @@ def _vs_others(data: StudyData, i: int, *, min_votes: int, tie_rule: str) -> Kap
     theirs = np.array(
         [int(others[p.pair_id].verdict) if p.pair_id in judged else int(UNDEFINED) for p in data.pairs], dtype=np.int8
     )
-    k = cohen_kappa(_votes_only(data.human[i]), _votes_only(theirs))
+    k = pair_kappa(data.human[i], theirs)
     return kappa_agreement_of(k, REASON_NO_OTHERS)
 
 
 def method_summaries(evaluators: tuple[EvaluatorRow, ...], available: list[str]) -> dict[str, MethodSummary]:
-    """Per method, the mean evaluator agreement and kappa (defined values only, with a note)."""
+    """Per method, the mean evaluator agreement (ties as misses and excluding ties) and kappa
+    (defined values only, with a note)."""
     return {
         k: MethodSummary(
             agreement=average([e.methods[k].agreement for e in evaluators]),
+            agreement_excluding_ties=average([e.methods[k].agreement_excluding_ties for e in evaluators]),
             kappa=average([e.methods[k].kappa.value for e in evaluators]),
         )
         for k in available
@@ -204,7 +207,13 @@ def consensus_methods(
 
 def inter_rater(data: StudyData) -> InterRater:
     """Krippendorff's alpha (evaluators x pairs, skips and gaps missing) and
-    Fleiss' kappa on the pairs every voting evaluator voted on."""
+    Fleiss' kappa on the pairs every voting evaluator voted on.
+
+    Both are orientation-free: every pair is counted a second time stored the
+    other way round (:func:`scoring.with_reversed_pairs`), so which question
+    is "a" changes neither. ``n_pairable``, ``n_units_pairable`` and
+    ``n_items`` count the pairs once.
+    """
     voted = np.isin(data.human, (FIRST, SECOND))
     raters = voted.any(axis=1)
     n_raters = int(raters.sum())
@@ -213,9 +222,9 @@ def inter_rater(data: StudyData) -> InterRater:
         alpha = KrippendorffAlpha(value=None, d_o=None, d_e=None, n_pairable=0, n_units_pairable=0,
                                   level="nominal", undefined_reason=REASON_NO_VOTES)
     else:
-        r = krippendorff_alpha([_votes_only(row) for row in data.human[raters]])
-        alpha = KrippendorffAlpha(value=r.alpha, d_o=r.d_o, d_e=r.d_e, n_pairable=r.n_pairable,
-                                  n_units_pairable=r.n_units_pairable, level=r.level,
+        r = krippendorff_alpha([_votes_only(row) for row in with_reversed_pairs(data.human[raters], axis=1)])
+        alpha = KrippendorffAlpha(value=r.alpha, d_o=r.d_o, d_e=r.d_e, n_pairable=r.n_pairable // 2,
+                                  n_units_pairable=r.n_units_pairable // 2, level=r.level,
                                   undefined_reason=r.undefined_reason)
     complete = voted[raters].all(axis=0) if n_raters else np.zeros(len(data.pairs), dtype=bool)
     empty = {"value": None, "p_o": None, "p_e": None, "n_items": int(complete.sum()), "n_raters": n_raters,
@@ -225,8 +234,8 @@ def inter_rater(data: StudyData) -> InterRater:
     elif not complete.any():
         fleiss = FleissKappa(**empty, undefined_reason=REASON_NO_COMPLETE.format(n=n_raters))
     else:
-        f = fleiss_kappa(data.human[raters][:, complete].T.tolist())
-        fleiss = FleissKappa(value=f.kappa, p_o=f.p_o, p_e=f.p_e, n_items=f.n_items, n_raters=f.n_raters,
+        f = fleiss_kappa(with_reversed_pairs(data.human[raters][:, complete].T, axis=0).tolist())
+        fleiss = FleissKappa(value=f.kappa, p_o=f.p_o, p_e=f.p_e, n_items=f.n_items // 2, n_raters=f.n_raters,
                              scope=scope, undefined_reason=f.undefined_reason)
     return InterRater(n_raters=n_raters, krippendorff_alpha=alpha, fleiss_kappa=fleiss)
 

@@ -24,7 +24,7 @@ from annotate.selectors.alignment import (
 )
 from annotate.services.alignment._stats import agreement_of, correlation_of, kappa_agreement_of, method_verdicts
 from annotate.services.alignment.model import Correlation, LabelScope, LabelSection, ProfileGroup, ProfileSection
-from scoring import FIRST, SECOND, UNDEFINED, cohen_kappa, harder_of_pairs, merge_ties, method_agreement
+from scoring import FIRST, SECOND, UNDEFINED, harder_of_pairs, merge_ties, method_agreement, pair_kappa
 from scoring.analyses import difficulty_profiles
 from scoring.analyses._common import correlation
 from scoring.methods import get_method
@@ -88,8 +88,7 @@ def _scope(data: StudyData, labels: np.ndarray, pairs: np.ndarray, available: li
     n = int(np.isin(truth, (FIRST, SECOND)).sum())
     consensus = None
     if cons is not None:
-        as_votes = [int(x) if x in (FIRST, SECOND) else None for x in cons.tolist()]
-        k = cohen_kappa(as_votes, [int(x) if x in (FIRST, SECOND) else None for x in truth.tolist()])
+        k = pair_kappa(cons, truth)
         consensus = kappa_agreement_of(k, REASON_NO_LABEL_PAIR)
     verdicts = method_verdicts(data, pairs, available)
     return LabelScope(

@@ -74,7 +74,8 @@ def _build(hint: Any, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Kappa(_Json):
-    """Cohen's kappa (``value``) with its observed and expected agreement over ``n`` pairs."""
+    """Orientation-free Cohen's kappa on pair verdicts (``value`` = 2 ``p_o`` - 1, ``p_e`` = 1/2) over
+    the ``n`` pairs both raters decided (:func:`scoring.pair_kappa`)."""
 
     value: float | None
     p_o: float | None
@@ -279,7 +280,10 @@ class EvaluatorRow(_Json):
 
 @dataclass(frozen=True)
 class MethodSummary(_Json):
+    """Means over evaluators: agreement (ties as misses), agreement excluding ties, kappa."""
+
     agreement: Average
+    agreement_excluding_ties: Average
     kappa: Average
 
 

@@ -24,6 +24,15 @@ UNDEFINED_TEXT = "undefined"
 FRACTION = "fraction in [0, 1]"
 COUNT = "count"
 KAPPA = "Cohen's kappa in [-1, 1]"
+#: The report's note on how kappa is computed on pairs (issue 12, point 2).
+KAPPA_NOTE = ("kappa on pairs is orientation-free: each pair counts in both orders, so chance agreement is 1/2 and "
+              "kappa = 2 p_o - 1 (over the pairs both sides decided; method ties and undefined verdicts are left out "
+              "of kappa and counted).")
+IRR_NOTE = ("Krippendorff's alpha and Fleiss' kappa on pairs are orientation-free: each pair counts in both orders "
+            "(pair counts below count each pair once).")
+TIES_NOTE = ("Ties: agreement counts a method tie or undefined verdict on a scored pair as a miss; 'excl. ties' is the "
+             "agreement among the pairs the method decided; 'Ties' counts the method's ties.")
+EXCL_TIES = "the method decided no scored pair"
 #: Evaluator background codes -> labels shown on the page.
 CODE_LABELS = {"field_of_study": dict(FieldOfStudy.choices), "education_level": dict(EducationLevel.choices)}
 
@@ -193,18 +202,63 @@ def table2(report: AlignmentReport) -> Table:
             *(pct(e.methods[m.key].agreement, e.methods[m.key].undefined_reason) for e in evaluators),
             pct(mean.mean, mean.note),
             pct(cons.agreement, cons.undefined_reason),
+            pct(cons.agreement_excluding_ties, cons.undefined_reason or EXCL_TIES),
+            count(cons.n_ties),
             kappa(cons.kappa),
         ))
     notes = tuple(f"{m.label}: evaluator {report.method_summary[m.key].agreement.note}" for m in report.available)
+    notes += (TIES_NOTE, KAPPA_NOTE)
     return Table(
         key="table2", title="Agreement with each evaluator and with the consensus (%)",
         columns=(_METHOD, _METHOD_LABEL,
                  *(Column(e.short.lower(), e.short, FRACTION, f"agreement with evaluator {e.short}", e.pseudonym)
                    for e in evaluators),
                  Column("evaluator_mean", "Evaluator mean", FRACTION, "mean over evaluators (defined values)"),
-                 Column("consensus", "Consensus", FRACTION, "agreement with the consensus"),
+                 Column("consensus", "Consensus", FRACTION, "agreement with the consensus (ties as misses)",
+                        "ties and undefined count as misses"),
+                 Column("consensus_excluding_ties", "Consensus excl. ties", FRACTION,
+                        "agreement with the consensus among the pairs the method decided",
+                        "agreement among the pairs the method decided"),
+                 Column("consensus_ties", "Ties (consensus)", COUNT, "method ties on the pairs with a consensus",
+                        "pairs with a consensus where the method gives both questions the same value"),
                  Column("kappa_consensus", "κ (consensus)", KAPPA, "", "Cohen's kappa with the consensus")),
         rows=tuple(rows), notes=notes + _missing_notes(report), in_csv=False,
+    )
+
+
+def table2_excluding_ties(report: AlignmentReport) -> Table:
+    """Table 2 with the method's ties left out: agreement among the pairs the method decided,
+    with the tie counts (page only; the CSV has both figures in ``agreement.csv``)."""
+    evaluators = report.evaluators
+    rows = []
+    for m in report.available:
+        mean = report.method_summary[m.key].agreement_excluding_ties
+        cons = report.consensus_agreement[m.key]
+        mine = [e.methods[m.key] for e in evaluators]
+        rows.append((
+            text(m.key), text(m.label),
+            *(pct(a.agreement_excluding_ties, a.undefined_reason or EXCL_TIES) for a in mine),
+            pct(mean.mean, mean.note),
+            count(sum(a.n_ties for a in mine)),
+            pct(cons.agreement_excluding_ties, cons.undefined_reason or EXCL_TIES),
+            count(cons.n_ties),
+        ))
+    notes = tuple(f"{m.label}: evaluator {report.method_summary[m.key].agreement_excluding_ties.note}"
+                  for m in report.available)
+    return Table(
+        key="table2_excluding_ties", title="Agreement excluding the method's ties (%)",
+        columns=(_METHOD, _METHOD_LABEL,
+                 *(Column(e.short.lower(), e.short, FRACTION,
+                          f"agreement with evaluator {e.short} among the pairs the method decided", e.pseudonym)
+                   for e in evaluators),
+                 Column("evaluator_mean", "Evaluator mean", FRACTION, "mean over evaluators (defined values)"),
+                 Column("evaluator_ties", "Ties (evaluators)", COUNT,
+                        "method ties summed over the evaluators' voted pairs",
+                        "method ties summed over the evaluators' voted pairs"),
+                 Column("consensus", "Consensus", FRACTION,
+                        "agreement with the consensus among the pairs the method decided"),
+                 Column("consensus_ties", "Ties (consensus)", COUNT, "method ties on the pairs with a consensus")),
+        rows=tuple(rows), notes=(*notes, TIES_NOTE), in_csv=False,
     )
 
 
@@ -217,6 +271,7 @@ def kappa_table(report: AlignmentReport) -> Table:
         rows.append((text(m.key), text(m.label), *(kappa(e.methods[m.key].kappa) for e in evaluators),
                      dec(mean.mean, mean.note)))
     notes = tuple(f"{m.label}: kappa {report.method_summary[m.key].kappa.note}" for m in report.available)
+    notes += (KAPPA_NOTE,)
     return Table(
         key="kappa", title="Cohen's kappa of each evaluator with each method",
         columns=(_METHOD, _METHOD_LABEL,
@@ -233,12 +288,14 @@ def agreement_table(report: AlignmentReport) -> Table:
         for e in report.evaluators:
             a = e.methods[m.key]
             rows.append((text(m.key), text(m.label), text(e.short), text(e.pseudonym),
-                         pct(a.agreement, a.undefined_reason), count(a.n_pairs), count(a.n_agree),
-                         count(a.n_ties), count(a.n_undefined), kappa(a.kappa)))
+                         pct(a.agreement, a.undefined_reason),
+                         pct(a.agreement_excluding_ties, a.undefined_reason or EXCL_TIES),
+                         count(a.n_pairs), count(a.n_agree), count(a.n_ties), count(a.n_undefined), kappa(a.kappa)))
         c = report.consensus_agreement[m.key]
         rows.append((text(m.key), text(m.label), text("consensus"), Cell(None, ""),
-                     pct(c.agreement, c.undefined_reason), count(c.n_pairs), count(c.n_agree), count(c.n_ties),
-                     count(c.n_undefined), kappa(c.kappa)))
+                     pct(c.agreement, c.undefined_reason),
+                     pct(c.agreement_excluding_ties, c.undefined_reason or EXCL_TIES),
+                     count(c.n_pairs), count(c.n_agree), count(c.n_ties), count(c.n_undefined), kappa(c.kappa)))
     return Table(
         key="agreement", title="Agreement of each method with each evaluator and with the consensus",
         columns=(
@@ -249,13 +306,18 @@ def agreement_table(report: AlignmentReport) -> Table:
             Column("agreement", "Agreement", FRACTION,
                    "share of the rater's voted pairs on which the method names the same harder question; "
                    "a method tie or missing value counts as a miss; blank = undefined"),
+            Column("agreement_excluding_ties", "Excl. ties", FRACTION,
+                   "n_agree / (n_pairs - n_ties - n_undefined): agreement among the pairs the method decided; "
+                   "blank = undefined"),
             Column("n_pairs", "Pairs", COUNT, "pairs with a human verdict"),
             Column("n_agree", "Agree", COUNT, "pairs where the method gives the human verdict"),
             Column("n_ties", "Ties", COUNT, "pairs where the method gives both questions the same value"),
             Column("n_undefined", "Undefined", COUNT, "pairs where the method has no value for a question"),
-            Column("kappa", "κ", KAPPA, "Cohen's kappa of the method's verdicts with the rater's; blank = undefined"),
+            Column("kappa", "κ", KAPPA,
+                   "orientation-free Cohen's kappa of the method's verdicts with the rater's (2 p_o - 1 over the "
+                   "pairs the method decided); blank = undefined"),
         ),
-        rows=tuple(rows), on_page=False,
+        rows=tuple(rows), on_page=False, notes=(TIES_NOTE, KAPPA_NOTE),
     )
 
 
@@ -312,6 +374,7 @@ def consensus_table(report: AlignmentReport) -> Table:
             "A method tie or undefined verdict on a scored pair counts as a miss; "
             "'Agreement excl. ties' shows the other convention.",
             "McNemar: exact two-sided test of EIP against the method on the pairs with a consensus.",
+            KAPPA_NOTE,
             *tie_notes(report),
         ),
     )
@@ -327,6 +390,9 @@ def evaluator_table(report: AlignmentReport) -> Table:
             count(e.id), text(e.short), text(e.pseudonym), code(e.field_of_study, CODE_LABELS["field_of_study"]),
             code(e.education_level, CODE_LABELS["education_level"]), count(e.n_votes), count(e.n_skips),
             *(pct(e.methods[m.key].agreement, e.methods[m.key].undefined_reason) for m in methods),
+            *(pct(e.methods[m.key].agreement_excluding_ties, e.methods[m.key].undefined_reason or EXCL_TIES)
+              for m in methods),
+            *(count(e.methods[m.key].n_ties) for m in methods),
             pct(o.agreement, o.undefined_reason), count(o.n), kappa(o.kappa),
         ))
     return Table(
@@ -341,13 +407,22 @@ def evaluator_table(report: AlignmentReport) -> Table:
             Column("n_skips", "Skips", COUNT, "pairs skipped"),
             *(Column(f"agreement_{m.key}", m.label, FRACTION, f"agreement with {m.label} over the voted pairs")
               for m in methods),
+            *(Column(f"agreement_excluding_ties_{m.key}", f"{m.label} excl. ties", FRACTION,
+                     f"agreement with {m.label} among the voted pairs it decided", on_page=False)
+              for m in methods),
+            *(Column(f"n_ties_{m.key}", f"{m.label} ties", COUNT, f"{m.label} ties on the voted pairs",
+                     on_page=False)
+              for m in methods),
             Column("agreement_others", "Others' consensus", FRACTION,
                    "agreement with the consensus of every other evaluator (this one left out)"),
             Column("n_pairs_others", "Pairs vs others", COUNT, "pairs in that comparison"),
             Column("kappa_others", "κ vs others", KAPPA, "Cohen's kappa with the others' consensus"),
         ),
         rows=tuple(rows),
-        notes=("'Others' consensus' = the consensus of every other evaluator (this one left out).",),
+        notes=("'Others' consensus' = the consensus of every other evaluator (this one left out).",
+               "Agreement with each method counts its ties as misses; the CSV adds the agreement excluding ties "
+               "and the tie count per method (the page shows them in 'Agreement excluding the method's ties').",
+               KAPPA_NOTE),
     )
 
 
@@ -370,7 +445,7 @@ def irr_table(report: AlignmentReport) -> Table:
             Column("n_raters", "Raters", COUNT, "evaluators who voted"),
             Column("scope", "Scope", "", "which pairs and evaluators enter"),
         ),
-        rows=rows, on_page=False,
+        rows=rows, on_page=False, notes=(IRR_NOTE,),
     )
 
 
@@ -388,6 +463,10 @@ def pool_table(report: AlignmentReport) -> Table:
               for m in ("spearman", "pearson", "kendall")),
             pct(None if c is None else c.agreement,
                 reason or (c.undefined_reason if c is not None else "no stored per-question difficulty")),
+            pct(None if c is None else c.agreement_excluding_ties,
+                reason or ((c.undefined_reason or EXCL_TIES) if c is not None
+                           else "no stored per-question difficulty")),
+            count(None if c is None else c.n_ties),
             dec(None if c is None else c.kappa.value,
                 reason or (c.kappa.undefined_reason if c is not None else "no stored per-question difficulty")),
         ))
@@ -418,10 +497,13 @@ def pool_table(report: AlignmentReport) -> Table:
                      f"{m.capitalize()} correlation of the pool's EIP difficulty with the whole pool's")
               for m in ("spearman", "pearson", "kendall")),
             Column("consensus_agreement", "Consensus agreement %", FRACTION,
-                   "agreement of the pool's EIP verdicts with the consensus on the study's pairs"),
+                   "agreement of the pool's EIP verdicts with the consensus on the study's pairs (ties as misses)"),
+            Column("consensus_agreement_excluding_ties", "Excl. ties %", FRACTION,
+                   "the same among the pairs the pool's EIP decided"),
+            Column("consensus_n_ties", "Ties", COUNT, "pairs with a consensus the pool's EIP calls a tie"),
             Column("consensus_kappa", "κ (consensus)", KAPPA, "Cohen's kappa of those verdicts with the consensus"),
         ),
-        rows=tuple(rows), notes=tuple(notes),
+        rows=tuple(rows), notes=(*notes, KAPPA_NOTE),
     )
 
 
@@ -433,7 +515,9 @@ def label_table(report: AlignmentReport) -> Table:
         row = [text(m.key), text(m.label)]
         for scope in scopes.values():
             a = scope.methods[m.key]
-            row += [pct(a.agreement, a.undefined_reason), kappa(a.kappa)]
+            row += [pct(a.agreement, a.undefined_reason),
+                    pct(a.agreement_excluding_ties, a.undefined_reason or EXCL_TIES),
+                    count(a.n_ties), kappa(a.kappa)]
         s = labels.spearman[m.key]
         rows.append((*row, dec(s.value, s.undefined_reason), count(s.n)))
     notes = [f"{name}: {scope.description} ({scope.n_pairs} pairs)." for name, scope in scopes.items()]
@@ -443,6 +527,8 @@ def label_table(report: AlignmentReport) -> Table:
         notes.append(f"Human consensus vs the label on the study pairs: {shown} over {0 if cons is None else cons.n} "
                      "pairs.")
         notes.append(f"Spearman over the {labels.spearman_scope}.")
+        notes.append(TIES_NOTE)
+        notes.append(KAPPA_NOTE)
     else:
         notes.append(f"No label analysis: {labels.undefined_reason}.")
     return Table(
@@ -451,10 +537,16 @@ def label_table(report: AlignmentReport) -> Table:
         columns=(
             _METHOD, _METHOD_LABEL,
             Column("agreement_study_pairs", "Study pairs %", FRACTION,
-                   "agreement with the label on the study's pairs with two different labels"),
+                   "agreement with the label on the study's pairs with two different labels (ties as misses)"),
+            Column("agreement_excluding_ties_study_pairs", "Excl. ties %", FRACTION,
+                   "the same among those pairs the method decided"),
+            Column("n_ties_study_pairs", "Ties", COUNT, "method ties on those pairs"),
             Column("kappa_study_pairs", "κ", KAPPA, "Cohen's kappa with the label on those pairs"),
             Column("agreement_same_subject_pairs", "All same-subject pairs %", FRACTION,
-                   "agreement with the label on every same-subject pair of the study's questions"),
+                   "agreement with the label on every same-subject pair of the study's questions (ties as misses)"),
+            Column("agreement_excluding_ties_same_subject_pairs", "Excl. ties %", FRACTION,
+                   "the same among those pairs the method decided"),
+            Column("n_ties_same_subject_pairs", "Ties", COUNT, "method ties on those pairs"),
             Column("kappa_same_subject_pairs", "κ", KAPPA, "Cohen's kappa with the label on those pairs"),
             Column("spearman", "Spearman ρ", "correlation in [-1, 1]",
                    "Spearman correlation of the method's difficulty with the label"),
@@ -507,8 +599,8 @@ def pairs_table(report: AlignmentReport) -> Table:
 
 
 TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
-    table2, kappa_table, agreement_table, consensus_table, evaluator_table, irr_table, pool_table, label_table,
-    pairs_table,
+    table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, irr_table,
+    pool_table, label_table, pairs_table,
 )
 
 

@@ -78,8 +78,12 @@ def test_pandas_reads_ids_as_integers_and_the_values_are_the_json(downloaded):
     assert agreement.loc[("eip", bo["short"]), "agreement"] == pytest.approx(bo["methods"]["eip"]["agreement"], abs=TOL)
     assert agreement.loc[("eip", "consensus"), "kappa"] == report["consensus_agreement"]["eip"]["kappa"]["value"]
     dee = next(e for e in report["evaluators"] if e["pseudonym"] == "dee")
-    assert report["evaluators"][3]["methods"]["eip"]["kappa"]["value"] is None
-    assert pd.isna(agreement.loc[("eip", dee["short"]), "kappa"])  # undefined -> blank
+    # dee voted only on P1, which Simple Rank ties: no pair both decided, kappa undefined
+    assert report["evaluators"][3]["methods"]["simple_rank"]["kappa"]["value"] is None
+    assert pd.isna(agreement.loc[("simple_rank", dee["short"]), "kappa"])  # undefined -> blank
+    # ... and so is dee's agreement excluding ties (Simple Rank decided none of dee's pairs)
+    assert pd.isna(agreement.loc[("simple_rank", dee["short"]), "agreement_excluding_ties"])
+    assert agreement.loc[("simple_rank", dee["short"]), "n_ties"] == 1
 
     consensus = read(archive, "consensus.csv").set_index("method")
     sr = report["consensus_agreement"]["simple_rank"]

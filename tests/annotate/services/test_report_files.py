@@ -79,25 +79,37 @@ def report(study):
 def test_the_report_csv_holds_table_2_with_numbers_and_reasons(report):
     # report.csv is the tidy agreement table (issue 11): one row per method and rater, raw fractions
     rows = read_csv(report_csv(report))
-    assert rows[0] == ["method", "method_label", "rater", "pseudonym", "agreement", "n_pairs", "n_agree", "n_ties",
-                       "n_undefined", "kappa"]
+    assert rows[0] == ["method", "method_label", "rater", "pseudonym", "agreement", "agreement_excluding_ties",
+                       "n_pairs", "n_agree", "n_ties", "n_undefined", "kappa"]
     eip = {r[2]: r for r in rows[1:] if r[0] == "eip"}
     # EIP: ada 100, bo 66.67, cy 33.33, dee 100; consensus 100, kappa 1
     assert [float(eip[v][4]) for v in ("V1", "V2", "V3", "V4", "consensus")] == pytest.approx(
         [1.0, 2 / 3, 1 / 3, 1.0, 1.0], abs=1e-12)
-    assert eip["consensus"][9] == "1.0" and eip["consensus"][3] == ""
-    # EIP kappas: 1, 0.4, -0.5 (a negative number stays a number: no quote), dee undefined (blank)
-    assert [eip[v][9] for v in ("V1", "V2", "V3", "V4")] == ["1.0", "0.4", "-0.5", ""]
+    assert eip["consensus"][10] == "1.0" and eip["consensus"][3] == ""
+    # EIP kappas, orientation-free 2 p_o - 1: ada 1, bo 2 * 2/3 - 1 = 1/3, cy 2 * 1/3 - 1 = -1/3 (a negative
+    # number stays a number: no quote), dee 1 (one agreeing pair)
+    assert [float(eip[v][10]) for v in ("V1", "V2", "V3", "V4")] == pytest.approx([1.0, 1 / 3, -1 / 3, 1.0],
+                                                                                  abs=1e-12)
+    assert not eip["V3"][10].startswith("'")
+    # Simple Rank ties on dee's only pair: kappa undefined (blank)
+    sr = {r[2]: r for r in rows[1:] if r[0] == "simple_rank"}
+    assert sr["V4"][10] == ""
     # the page's table 2 shows the same in percent, with the evaluator mean 75 and the reasons as tooltips
     tables = page_tables(alignment_report(report))
     table2 = tables["table2"]
-    assert table2.header == ("Method", "V1", "V2", "V3", "V4", "Evaluator mean", "Consensus", "κ (consensus)")
+    assert table2.header == ("Method", "V1", "V2", "V3", "V4", "Evaluator mean", "Consensus", "Consensus excl. ties",
+                             "Ties (consensus)", "κ (consensus)")
     assert [c.text for c in table2.page_rows()[0]] == ["EIP", "100.0", "66.7", "33.3", "100.0", "75.0", "100.0",
-                                                       "1.00"]
+                                                       "100.0", "0", "1.00"]
     kappa = tables["kappa"].page_rows()[0]
-    assert [c.text for c in kappa] == ["EIP", "1.00", "0.40", "-0.50", "undefined", "0.30"]
-    assert kappa[4].reason == "expected agreement p_e = 1: both raters used only the verdict 'b'"
+    assert [c.text for c in kappa] == ["EIP", "1.00", "0.33", "-0.33", "1.00", "0.50"]
+    # Simple Rank (tie a a b): ada 1/3 -> -1/3, bo 2/2 -> 1, cy 1/2 -> 0, dee none decided; mean 2/9
+    kappa = tables["kappa"].page_rows()[1]
+    assert [c.text for c in kappa] == ["Simple rank", "-0.33", "1.00", "0.00", "undefined", "0.22"]
+    assert kappa[4].reason == "no pair has a verdict FIRST or SECOND from both"
     assert any("kappa mean over 3 of 4 evaluators; 1 undefined" in n for n in tables["kappa"].notes)
+    assert any("kappa on pairs is orientation-free: each pair counts in both orders, so chance agreement is 1/2 and "
+               "kappa = 2 p_o - 1" in n for n in tables["kappa"].notes)
 
 
 def test_the_pairs_csv_marks_the_tie_resolved_pair_with_its_votes_and_weights(report):

@@ -38,12 +38,19 @@ TOL = 1e-9
 
 
 def kappa_by_hand(x: list[str], y: list[str]) -> float | None:
-    """Cohen's kappa from counts: (p_o - p_e) / (1 - p_e); None when p_e == 1."""
+    """Orientation-free Cohen's kappa from counts: the pairs both called "a" or "b",
+    each counted again reversed ("a" <-> "b"), then (p_o - p_e) / (1 - p_e); None without such a pair."""
+    flip = {"a": "b", "b": "a"}
+    kept = [(a, b) for a, b in zip(x, y) if a in flip and b in flip]
+    if not kept:
+        return None
+    x = [a for a, _ in kept] + [flip[a] for a, _ in kept]
+    y = [b for _, b in kept] + [flip[b] for _, b in kept]
     n = len(x)
     p_o = sum(a == b for a, b in zip(x, y)) / n
     cx, cy = Counter(x), Counter(y)
     p_e = sum(cx[k] * cy[k] for k in set(x) | set(y)) / (n * n)
-    return None if p_e == 1 else (p_o - p_e) / (1 - p_e)
+    return (p_o - p_e) / (1 - p_e)
 
 
 def consensus_by_hand(votes: dict[str, dict[int, str]]) -> dict[int, str | None]:

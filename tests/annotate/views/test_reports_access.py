@@ -78,7 +78,10 @@ def test_the_page_shows_table_2_the_tests_and_the_plots(cast):
     page = client_for(rhea).get(reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20")
     html = page.content.decode()
     assert "Agreement with each evaluator and with the consensus (%)" in html
-    assert '<th class="num" title="dee">V4</th>' in html and 'title="expected agreement p_e = 1' in html
+    assert '<th class="num" title="dee">V4</th>' in html
+    assert 'title="no pair has a verdict FIRST or SECOND from both' in html
+    assert "Agreement excluding the method&#x27;s ties (%)" in html
+    assert "kappa on pairs is orientation-free" in html
     assert "McNemar p" in html and "Krippendorff" in html and "Model pools" in html
     plot = reverse("annotate:study_report_plot", kwargs={"study_id": study.pk, "name": "heatmap", "fmt": "png"})
     assert f'<img src="{plot}?n_boot=20"' in html

@@ -124,35 +124,42 @@ def test_it_builds_the_consensus_from_stored_judgments_with_skips_and_a_tie(repo
 
 def test_it_gives_each_evaluator_agreement_and_kappa_with_each_method(report):
     ada, bo, cy = evaluator(report, "ada"), evaluator(report, "bo"), evaluator(report, "cy")
-    # ada b a b a vs EIP b a b a: 4/4; p_e = .5*.5 + .5*.5 = .5, kappa = (1 - .5) / .5 = 1
+    # kappa is orientation-free: each pair counts in both orders, so p_e = 1/2 and kappa = 2 p_o - 1.
+    # ada b a b a vs EIP b a b a: 4/4; kappa = 2 * 1 - 1 = 1
     e = ada["methods"]["eip"]
     assert (e["agreement"], e["n_pairs"], e["kappa"]["value"], e["kappa"]["p_e"]) == (1.0, 4, 1.0, 0.5)
-    # bo b a a vs EIP b a b: 2/3; marginals bo a2 b1, EIP a1 b2: p_e = (2*1 + 1*2)/9 = 4/9,
-    # kappa = (2/3 - 4/9) / (1 - 4/9) = (2/9) / (5/9) = 0.4
+    # bo b a a vs EIP b a b: 2/3; kappa = 2 * 2/3 - 1 = 1/3 (one orientation would give 0.4)
     e = bo["methods"]["eip"]
     assert e["agreement"] == pytest.approx(2 / 3, abs=TOL) and e["n_pairs"] == 3
     assert e["kappa"]["p_o"] == pytest.approx(2 / 3, abs=TOL)
-    assert e["kappa"]["p_e"] == pytest.approx(4 / 9, abs=TOL)
-    assert e["kappa"]["value"] == pytest.approx(0.4, abs=TOL)
-    # cy a b b vs EIP b b a: 1/3; marginals a1 b2 each: p_e = (1 + 4)/9 = 5/9,
-    # kappa = (1/3 - 5/9) / (4/9) = -0.5
+    assert e["kappa"]["p_e"] == 0.5
+    assert e["kappa"]["value"] == pytest.approx(1 / 3, abs=TOL)
+    # cy a b b vs EIP b b a: 1/3; kappa = 2 * 1/3 - 1 = -1/3
     e = cy["methods"]["eip"]
     assert e["agreement"] == pytest.approx(1 / 3, abs=TOL)
-    assert e["kappa"]["value"] == pytest.approx(-0.5, abs=TOL)
+    assert e["kappa"]["value"] == pytest.approx(-1 / 3, abs=TOL)
     assert (ada["n_votes"], ada["n_skips"], bo["n_votes"], bo["n_skips"]) == (4, 0, 3, 1)
     assert [e["short"] for e in report["evaluators"]] == ["V1", "V2", "V3", "V4"]
 
 
 def test_an_undefined_kappa_is_shown_with_its_reason_and_left_out_of_the_mean(report):
+    # dee voted only b on P1 and EIP says b: orientation-free, one agreeing pair is kappa 2 * 1 - 1 = 1
     dee = evaluator(report, "dee")["methods"]["eip"]
-    # dee voted only b on P1 and EIP says b: one label for both, p_e = 1, kappa = 0/0
     assert dee["agreement"] == 1.0
-    assert dee["kappa"]["value"] is None and dee["kappa"]["p_e"] == 1.0
-    assert dee["kappa"]["undefined_reason"] == "expected agreement p_e = 1: both raters used only the verdict 'b'"
-    summary = report["method_summary"]["eip"]
-    # kappa mean over ada 1, bo .4, cy -.5 = 0.3; agreement mean over all four = (1 + 2/3 + 1/3 + 1)/4 = .75
-    assert summary["kappa"]["mean"] == pytest.approx(0.3, abs=TOL)
+    assert (dee["kappa"]["value"], dee["kappa"]["p_e"], dee["kappa"]["n"]) == (1.0, 0.5, 1)
+    # Simple Rank ties on P1, dee's only vote: no pair both decided, kappa undefined
+    dee = evaluator(report, "dee")["methods"]["simple_rank"]
+    assert dee["kappa"]["value"] is None and dee["kappa"]["n"] == 0
+    assert dee["kappa"]["undefined_reason"] == "no pair has a verdict FIRST or SECOND from both"
+    summary = report["method_summary"]["simple_rank"]
+    # SR tie a a b, over the pairs both decided: ada (b a b a) 1/3 -> -1/3; bo (b a a -) 2/2 -> 1;
+    # cy (a - b b) 1/2 -> 0; mean (-1/3 + 1 + 0) / 3 = 2/9
+    assert summary["kappa"]["mean"] == pytest.approx(2 / 9, abs=TOL)
     assert summary["kappa"]["note"] == "mean over 3 of 4 evaluators; 1 undefined"
+    summary = report["method_summary"]["eip"]
+    # kappa mean over ada 1, bo 1/3, cy -1/3, dee 1 = 1/2; agreement mean (1 + 2/3 + 1/3 + 1)/4 = .75
+    assert summary["kappa"]["mean"] == pytest.approx(0.5, abs=TOL)
+    assert summary["kappa"]["note"] == "mean over all 4 evaluators"
     assert summary["agreement"]["mean"] == pytest.approx(0.75, abs=TOL)
     assert summary["agreement"]["note"] == "mean over all 4 evaluators"
 
@@ -162,9 +169,9 @@ def test_a_method_tie_is_counted_as_a_miss_and_reported(report):
     # Simple Rank tie a a b vs consensus b a b a: only P2 agrees -> 1/4; one tie; 1/3 of decided pairs
     assert (sr["n_pairs"], sr["n_agree"], sr["n_ties"]) == (4, 1, 1)
     assert sr["agreement"] == 0.25 and sr["agreement_excluding_ties"] == pytest.approx(1 / 3, abs=TOL)
-    # labels tie/a/b: marginals SR a2 b1 tie1, consensus a2 b2: p_e = (4 + 2 + 0)/16 = .375,
-    # kappa = (.25 - .375) / .625 = -0.2
-    assert sr["kappa"]["value"] == pytest.approx(-0.2, abs=TOL)
+    # kappa leaves the tie out: SR a a b vs consensus a b a on P2-P4, 1/3 -> 2 * 1/3 - 1 = -1/3
+    assert sr["kappa"]["n"] == 3 and sr["kappa"]["p_o"] == pytest.approx(1 / 3, abs=TOL)
+    assert sr["kappa"]["value"] == pytest.approx(-1 / 3, abs=TOL)
     assert [p["methods"]["simple_rank"] for p in report["pairs"]] == ["tie", "a", "a", "b"]
     assert report["pairs"][0]["methods"]["eip"] == "b"
     # dee: SR tie on P1 is a miss: 0/1
@@ -206,12 +213,18 @@ def test_it_reports_inter_rater_reliability(report):
     irr = report["irr"]
     # values per pair (a, b counts): P1 a1 b3 (m=4), P2 a2 (m=2), P3 a1 b2 (m=3), P4 a1 b1 (m=2)
     # o_aa = 2 (P2), o_bb = 3*2/3 + 2*1/2 = 3, o_ab = 1*3/3 + 1*2/2 + 1*1/1 = 3; n = 11, n_a = 5, n_b = 6
-    # D_o = 6/11, D_e = 2*5*6 / (11*10) = 6/11 -> alpha = 0
-    assert irr["krippendorff_alpha"]["value"] == pytest.approx(0.0, abs=TOL)
-    assert irr["krippendorff_alpha"]["n_pairable"] == 11
-    # only P1 was voted on by all four: Fleiss needs >= 2 items
-    assert irr["fleiss_kappa"]["value"] is None and irr["fleiss_kappa"]["n_items"] == 1
-    assert irr["fleiss_kappa"]["undefined_reason"] == "Fleiss' kappa needs at least 2 items; got 1"
+    # Orientation-free: each pair also counts reversed (P1' a3 b1, P2' b2, P3' a2 b1, P4' a1 b1).
+    # Reversed units add o_aa = 2 (P1') + 1 (P3'), o_bb = 2 (P2'), o_ab = 1 + 1 + 1 (P1', P3', P4'):
+    # o_aa = 5, o_bb = 5, o_ab = 6; n = 22, n_a = n_b = 11
+    # D_o = 12/22 = 6/11, D_e = 2*11*11 / (22*21) = 11/21 -> alpha = 1 - (6/11)(21/11) = -5/121
+    assert irr["krippendorff_alpha"]["value"] == pytest.approx(-5 / 121, abs=TOL)
+    assert irr["krippendorff_alpha"]["n_pairable"] == 11  # values counted once
+    # only P1 was voted on by all four (a1 b3), and reversed (a3 b1): each has 3 of 6 rater pairs
+    # agreeing, P-bar = 1/2, p_e = (1/2)^2 + (1/2)^2 = 1/2 -> kappa 0
+    fleiss = irr["fleiss_kappa"]
+    assert fleiss["value"] == pytest.approx(0.0, abs=TOL)
+    assert (fleiss["p_o"], fleiss["p_e"], fleiss["n_items"]) == (0.5, 0.5, 1)
+    assert fleiss["undefined_reason"] is None
 
 
 def test_fleiss_is_undefined_with_a_reason_when_no_pair_is_complete():
@@ -233,7 +246,7 @@ def test_the_report_is_plain_json_and_reproducible():
     first = study_alignment_report(study=study, n_boot=300, rng=7)
     second = study_alignment_report(study=study, n_boot=300, rng=7)
     text = json.dumps(first, allow_nan=False)
-    assert json.loads(text)["schema_version"] == 2  # 2: pools read a stored analysis
+    assert json.loads(text)["schema_version"] == 3  # 3: orientation-free kappa on pairs
     for key in ("generated_at", "timing"):
         first.pop(key), second.pop(key)
     assert first == second
