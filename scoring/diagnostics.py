@@ -18,7 +18,7 @@ from scipy.sparse.csgraph import connected_components
 from scoring._typing import BoolArray
 from scoring._validation import check_positive_int
 
-__all__ = ["DEFAULT_MIN_MODELS", "MatrixDiagnostics", "matrix_diagnostics"]
+__all__ = ["DEFAULT_MIN_MODELS", "MatrixDiagnostics", "cell_diagnostics", "matrix_diagnostics"]
 
 #: Fewest models that must answer a question for it to count as covered.
 DEFAULT_MIN_MODELS = 3
@@ -115,7 +115,67 @@ def matrix_diagnostics(R: ArrayLike, *, min_models: int = DEFAULT_MIN_MODELS) ->
     """
     observed = _check_observed(R)
     min_models = check_positive_int(min_models, name="min_models")
-    return _diagnostics(observed, min_models)
+    rows, cols = np.nonzero(observed)
+    return _diagnostics(rows, cols, observed.shape, min_models)
+
+
+def cell_diagnostics(
+    question_index: ArrayLike,
+    model_index: ArrayLike,
+    *,
+    n_questions: int,
+    n_models: int,
+    min_models: int = DEFAULT_MIN_MODELS,
+) -> MatrixDiagnostics:
+    """:func:`matrix_diagnostics` from the list of observed cells (long form).
+
+    For responses stored one row per cell (an upload, a database table),
+    without building the dense matrix.
+
+    Parameters
+    ----------
+    question_index, model_index : array-like of int, shape (n_cells_observed,)
+        Row and column of each observed cell, in ``[0, n_questions)`` and
+        ``[0, n_models)``; each cell at most once.
+    n_questions, n_models : int
+        Shape of the matrix, >= 1 each.
+    min_models : int, default 3
+        As in :func:`matrix_diagnostics`.
+
+    Returns
+    -------
+    MatrixDiagnostics
+        Equal to ``matrix_diagnostics(R)`` for the matrix ``R`` observed at
+        exactly these cells.
+
+    Raises
+    ------
+    ValueError
+        If the indices are not integer arrays of one shape, fall outside the
+        matrix, or repeat a cell; or a count is not an integer >= 1.
+
+    Examples
+    --------
+    >>> d = cell_diagnostics([0, 1, 2], [0, 0, 1], n_questions=3, n_models=2, min_models=1)
+    >>> d.n_missing, d.n_components, d.question_component.tolist()
+    (3, 2, [0, 0, 1])
+    """
+    n_q = check_positive_int(n_questions, name="n_questions")
+    n_m = check_positive_int(n_models, name="n_models")
+    min_models = check_positive_int(min_models, name="min_models")
+    rows, cols = np.asarray(question_index), np.asarray(model_index)
+    integers = rows.dtype.kind in "iu" and cols.dtype.kind in "iu"
+    if rows.ndim != 1 or rows.shape != cols.shape or (rows.size and not integers):
+        raise ValueError(
+            "question_index and model_index must be 1-dimensional integer arrays of one shape; "
+            f"got {rows.dtype} {rows.shape} and {cols.dtype} {cols.shape}"
+        )
+    rows, cols = rows.astype(np.int64), cols.astype(np.int64)
+    if rows.size and (rows.min() < 0 or rows.max() >= n_q or cols.min() < 0 or cols.max() >= n_m):
+        raise ValueError(f"a cell lies outside the ({n_q}, {n_m}) matrix")
+    if np.unique(rows * n_m + cols).size != rows.size:
+        raise ValueError("a cell is listed more than once")
+    return _diagnostics(rows, cols, (n_q, n_m), min_models)
 
 
 def _check_observed(R: ArrayLike) -> BoolArray:
@@ -140,9 +200,10 @@ def _check_observed(R: ArrayLike) -> BoolArray:
     raise ValueError(f"R must have a numeric dtype; got {arr.dtype}")
 
 
-def _diagnostics(observed: BoolArray, min_models: int) -> MatrixDiagnostics:
-    n_q, n_m = observed.shape
-    rows, cols = np.nonzero(observed)
+def _diagnostics(
+    rows: NDArray[np.integer], cols: NDArray[np.integer], shape: tuple[int, ...], min_models: int
+) -> MatrixDiagnostics:
+    n_q, n_m = shape
     graph = coo_matrix(
         (np.ones(rows.size, dtype=np.int8), (rows, n_q + cols)), shape=(n_q + n_m, n_q + n_m)
     )
@@ -152,7 +213,7 @@ def _diagnostics(observed: BoolArray, min_models: int) -> MatrixDiagnostics:
     relabel = np.empty(order.size, dtype=np.int64)
     relabel[order] = np.arange(order.size, dtype=np.int64)
     labels = relabel[np.unique(raw, return_inverse=True)[1]]
-    n_observed = observed.sum(axis=1).astype(np.int64)
+    n_observed = np.bincount(rows, minlength=n_q).astype(np.int64)
     return MatrixDiagnostics(
         n_cells=int(n_q * n_m),
         n_missing=int(n_q * n_m - rows.size),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scoring.diagnostics import matrix_diagnostics
+from scoring.diagnostics import cell_diagnostics, matrix_diagnostics
 from scoring.pair_sampling import sample_pairs
 
 nan = np.nan
@@ -116,3 +116,22 @@ def test_without_components_sampling_is_unchanged():
 def test_it_rejects_components_of_the_wrong_shape():
     with pytest.raises(ValueError, match="components must be integers of shape"):
         sample_pairs([1, 2, 3], ["a", "a", "a"], n_pairs=1, components=[0, 0])
+
+
+def test_cell_diagnostics_equal_the_dense_ones():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        R = np.where(rng.random((15, 6)) < 0.3, 1.0, nan)
+        rows, cols = np.nonzero(~np.isnan(R))
+        dense, cells = matrix_diagnostics(R), cell_diagnostics(rows, cols, n_questions=15, n_models=6)
+        assert dense.summary == cells.summary
+        assert dense.question_component.tolist() == cells.question_component.tolist()
+        assert dense.model_component.tolist() == cells.model_component.tolist()
+        assert dense.n_observed.tolist() == cells.n_observed.tolist()
+
+
+def test_cell_diagnostics_refuse_a_repeated_or_outside_cell():
+    with pytest.raises(ValueError, match="more than once"):
+        cell_diagnostics([0, 0], [1, 1], n_questions=1, n_models=2)
+    with pytest.raises(ValueError, match="outside"):
+        cell_diagnostics([0, 1], [0, 0], n_questions=1, n_models=2)
