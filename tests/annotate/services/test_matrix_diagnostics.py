@@ -16,6 +16,7 @@ from annotate.services.loading import response_set_preview
 from annotate.services.studies import study_create
 from scoring.pair_sampling import ERR_TOO_FEW_PAIRS
 from tests.annotate.factories import make_user
+from tests.annotate.services.alignment.test_report import build_study
 from tests.annotate.services.test_loading import parse_wide
 
 pytestmark = pytest.mark.django_db
@@ -133,3 +134,19 @@ def test_an_upload_in_two_blocks_is_flagged_in_its_preview(tmp_path):
     assert (preview.n_cells, preview.n_missing, preview.n_components) == (9, 5, 2)
     assert preview.diagnostics_line.endswith("has 2 components (blocks that share no model: their questions are "
                                              "never paired).")
+
+
+def test_the_report_page_warns_when_its_run_splits_into_blocks():
+    study, _ = build_study()
+    rita = make_user("rita")
+    rita.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    client = Client()
+    client.force_login(rita)
+    url = reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20"
+    assert 'id="report-diagnostics-warning"' not in client.get(url).content.decode()
+    warning = "The model-question graph splits into 2 components that share no model: ..."
+    type(study.scoring_run).objects.filter(pk=study.scoring_run_id).update(
+        diagnostics={"n_cells": 32, "n_missing": 16, "min_models": 3, "n_low_coverage": 0, "n_components": 2,
+                     "warnings": [warning]})
+    html = client.get(url).content.decode()
+    assert f'<p class="warning" id="report-diagnostics-warning">{warning}</p>' in html
