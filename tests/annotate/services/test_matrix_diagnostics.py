@@ -4,12 +4,24 @@ Cast: ``rita`` (researcher) reads the run page.
 """
 from __future__ import annotations
 
+import io
+
 import pytest
 from django.contrib.auth.models import Group
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import Dataset, LanguageModel, Question, QuestionResult, Response, ResponseSet, Subject
+from annotate.models import (
+    Dataset,
+    LanguageModel,
+    Question,
+    QuestionResult,
+    Response,
+    ResponseSet,
+    Study,
+    Subject,
+)
 from annotate.selectors.scoring import scoring_run_diagnostics
 from annotate.services import scoring as service
 from annotate.services.loading import response_set_preview
@@ -150,3 +162,15 @@ def test_the_report_page_warns_when_its_run_splits_into_blocks():
                      "warnings": [warning]})
     html = client.get(url).content.decode()
     assert f'<p class="warning" id="report-diagnostics-warning">{warning}</p>' in html
+
+
+def test_create_study_includes_low_coverage_questions_only_when_asked(one_thin_question):
+    run, _, _ = one_thin_question
+    args = ("--datasets", "Bench", "--run", str(run.pk), "--no-invitation")
+    with pytest.raises(CommandError) as caught:
+        call_command("create_study", "--name", "default", "--pairs", "4", *args, stdout=io.StringIO())
+    assert str(caught.value) == ERR_TOO_FEW_PAIRS.format(n_pairs=4, n_possible=3, n_eligible=3)
+    call_command("create_study", "--name", "all", "--pairs", "6", "--include-low-coverage", *args,
+                 stdout=io.StringIO())
+    study = Study.objects.get(name="all")
+    assert study.include_low_coverage and study.pairs.count() == 6
