@@ -20,7 +20,9 @@ pairs:
     any remaining slots are filled uniformly from the other pairs.
 
 Every strategy returns distinct unordered pairs (never a repeat, never a
-question paired with itself), never mixes subjects and, by default, only uses
+question paired with itself), never mixes subjects, never mixes components of
+the model-question graph when ``components`` is given (see
+:func:`scoring.diagnostics.matrix_diagnostics`) and, by default, only uses
 questions whose ``kept`` flag is true (EIP drops questions that every model
 solved or every model failed).
 """
@@ -112,6 +114,7 @@ def sample_pairs(
     strategy: str = "uniform",
     difficulty: Mapping[str, object] | None = None,
     kept: ArrayLike | None = None,
+    components: ArrayLike | None = None,
     reference: str = "eip",
     n_strata: int = 3,
     tie_tolerance: Mapping[str, float] | None = None,
@@ -137,6 +140,12 @@ def sample_pairs(
     kept : array-like of bool, shape (n_questions,), optional
         Eligible questions; default all. Pass EIP's kept flags to leave out
         questions every model solved or failed.
+    components : array-like of int, shape (n_questions,), optional
+        Component of each question in the model-question graph (e.g.
+        :attr:`scoring.diagnostics.MatrixDiagnostics.question_component`).
+        Given, a pair's two questions always share a component as well as a
+        subject: questions no common model answered are never compared.
+        Default: one component.
     reference : str, default "eip"
         Key of the reference method in ``difficulty``.
     n_strata : int, default 3
@@ -194,6 +203,7 @@ def sample_pairs(
         raise ValueError(f"strategy must be one of {STRATEGIES}; got {strategy!r}")
     n_strata = check_positive_int(n_strata, name="n_strata")
     eligible = _check_kept(kept, n=ids.size)
+    labels = _within_components(labels, components)
     generator = as_rng(rng)
 
     if strategy == "uniform":
@@ -277,6 +287,22 @@ def _check_kept(kept: ArrayLike | None, *, n: int) -> BoolArray:
     if arr.shape != (n,) or arr.dtype != bool:
         raise ValueError(f"kept must be a bool array of shape ({n},); got {arr.dtype} of shape {arr.shape}")
     return arr
+
+
+def _within_components(labels: NDArray[Any], components: ArrayLike | None) -> NDArray[Any]:
+    """Subject labels refined by component: one integer label per (subject, component)."""
+    if components is None:
+        return labels
+    comp = np.asarray(components)
+    if comp.shape != labels.shape or (comp.size and comp.dtype.kind not in "iu"):
+        raise ValueError(
+            f"components must be integers of shape {labels.shape}; got {comp.dtype} of shape {comp.shape}"
+        )
+    if labels.size == 0:
+        return labels
+    _, subject = np.unique(labels, return_inverse=True)
+    _, block = np.unique(comp, return_inverse=True)
+    return subject.astype(np.int64) * (int(block.max()) + 1) + block.astype(np.int64)
 
 
 def _check_difficulty(

@@ -85,11 +85,12 @@ class StudyAdmin(admin.ModelAdmin):
     list_select_related = ("scoring_run",)
     fields = (
         "name", "scope", "datasets", "subjects", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept",
-        "target_judgments_per_pair", "guidelines", "status", "created_by", "created_at", "closed_at",
+        "include_low_coverage", "target_judgments_per_pair", "guidelines", "status", "created_by", "created_at",
+        "closed_at",
     )
     readonly_fields = (
-        "scope", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "created_by", "created_at",
-        "closed_at",
+        "scope", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "include_low_coverage", "created_by",
+        "created_at", "closed_at",
     )
     filter_horizontal = SCOPE_FIELDS
     inlines = [PairInline]

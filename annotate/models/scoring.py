@@ -28,6 +28,10 @@ class ScoringRun(models.Model):
         null=True, blank=True, help_text="last progress write by the worker (stale runs are reaped)"
     )
     error = models.TextField(blank=True)
+    diagnostics = models.JSONField(
+        default=dict, blank=True,
+        help_text="response-matrix diagnostics: n_cells, n_missing, min_models, n_low_coverage, n_components",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -73,6 +77,9 @@ class QuestionResult(models.Model):
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
     kept = models.BooleanField(help_text="False when every model solved (or failed) it")
     n_observed = models.PositiveIntegerField()
+    component = models.PositiveIntegerField(
+        null=True, blank=True, help_text="connected component of the model-question graph (NULL: older run)"
+    )
     scores = models.JSONField(default=dict, blank=True, help_text="stored column -> value (see scoring.methods)")
 
     class Meta:

@@ -65,6 +65,9 @@ class Study(models.Model):
     include_unkept = models.BooleanField(
         default=False, help_text="Also pair questions every model solved (or failed)"
     )
+    include_low_coverage = models.BooleanField(
+        default=False, help_text="Also pair questions observed by fewer models than the run's min_models"
+    )
     target_judgments_per_pair = models.PositiveIntegerField(
         default=20,
         help_text="Votes (not skips) after which the pair is no longer offered to new evaluators",

@@ -25,3 +25,11 @@ def scoring_run_latest_covering(*, datasets: Iterable[Dataset]) -> ScoringRun | 
 def run_method_results(*, run: ScoringRun) -> list[MethodResult]:
     """The run's per-method summaries, in the order they were stored."""
     return list(MethodResult.objects.filter(run=run).order_by("pk"))
+
+
+def scoring_run_diagnostics(*, pk: int) -> dict:
+    """The response-matrix diagnostics stored on run ``pk`` (see
+    :func:`annotate.services.scoring.diagnostics_summary`); ``{}`` for a run
+    without any (unfinished, older, or missing)."""
+    found = ScoringRun.objects.filter(pk=pk).values_list("diagnostics", flat=True).first()
+    return found or {}

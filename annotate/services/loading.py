@@ -75,6 +75,7 @@ from annotate.selectors.catalog import (
     response_set_latest,
     subject_ids_by_name,
 )
+from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
 
 RESPONSE_BATCH_SIZE = 50_000
 PREVIEW_ROWS = 10
@@ -149,6 +150,15 @@ class LoadPreview:
         Observed responses (cells) to insert.
     n_questions, n_models : int
         Distinct questions and models with at least one response.
+    n_cells, n_missing : int
+        ``n_questions * n_models`` model-question cells, and how many of them
+        have no response ("N of M model-question cells not observed").
+    n_low_coverage : int
+        Questions answered by fewer than ``DEFAULT_MIN_MODELS`` (3) models.
+    n_components : int
+        Connected components of the model-question graph (see
+        :func:`scoring.diagnostics.cell_diagnostics`); more than one means
+        blocks of questions that no common model answered.
     datasets_new, datasets_existing, subjects_new, subjects_existing,
     questions_new, questions_existing, models_new, models_existing : int
         Catalog rows to create, and rows that already exist and are reused.
@@ -167,6 +177,10 @@ class LoadPreview:
     n_responses: int
     n_questions: int
     n_models: int
+    n_cells: int
+    n_missing: int
+    n_low_coverage: int
+    n_components: int
     datasets_new: int
     datasets_existing: int
     subjects_new: int
@@ -180,6 +194,14 @@ class LoadPreview:
     new_model_names: tuple[str, ...]
     notes: tuple[str, ...]
     first_rows: tuple[PreviewRow, ...]
+
+    @property
+    def diagnostics_line(self) -> str:
+        """"N of M model-question cells not observed; ..." (see :func:`diagnostics_line`)."""
+        return diagnostics_line(
+            n_cells=self.n_cells, n_missing=self.n_missing, n_low_coverage=self.n_low_coverage,
+            n_components=self.n_components,
+        )
 
 
 @dataclass
@@ -461,6 +483,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
     new_datasets = [d for d in dataset_names if d not in known_datasets]
     new_subjects = [s for s in subject_names if s not in known_subjects]
     new_models = models.loc[~model_is_existing]
+    diagnostics = _cell_diagnostics(responses)
     preview = LoadPreview(
         name=name,
         version=version,
@@ -470,6 +493,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         n_responses=len(responses),
         n_questions=int(responses[["dataset", "external_id"]].drop_duplicates().shape[0]),
         n_models=int(responses["model"].nunique()),
+        **diagnostics,
         datasets_new=len(new_datasets),
         datasets_existing=len(known_datasets),
         subjects_new=len(new_subjects),
@@ -497,6 +521,34 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         new_models=new_models,
         superseded_name=name if supersedes else None,
     )
+
+
+def _cell_diagnostics(responses: pd.DataFrame) -> dict[str, int]:
+    """Diagnostics of the upload's model-question matrix, from its response
+    rows (one per observed cell): ``n_cells``, ``n_missing``,
+    ``n_low_coverage``, ``n_components`` (all 0 without a response)."""
+    if responses.empty:
+        return {"n_cells": 0, "n_missing": 0, "n_low_coverage": 0, "n_components": 0}
+    questions = pd.MultiIndex.from_frame(responses[["dataset", "external_id"]])
+    question_index, question_keys = pd.factorize(questions)
+    model_index, model_keys = pd.factorize(responses["model"])
+    d = cell_diagnostics(question_index, model_index, n_questions=len(question_keys), n_models=len(model_keys))
+    return {"n_cells": d.n_cells, "n_missing": d.n_missing, "n_low_coverage": d.n_low_coverage,
+            "n_components": d.n_components}
+
+
+def diagnostics_line(
+    *, n_cells: int, n_missing: int, n_low_coverage: int, n_components: int, min_models: int = DEFAULT_MIN_MODELS
+) -> str:
+    """The one-line diagnostics summary of an upload (preview page, ``load_responses``)."""
+    line = (
+        f"{n_missing} of {n_cells} model-question cells not observed; "
+        f"{n_low_coverage} question{'s' if n_low_coverage != 1 else ''} observed by fewer than {min_models} models; "
+        f"the model-question graph has {n_components} component{'s' if n_components != 1 else ''}"
+    )
+    if n_components > 1:
+        line += " (blocks that share no model: their questions are never paired)"
+    return line + "."
 
 
 def _plain(value: object) -> object:
@@ -715,6 +767,7 @@ def response_set_load(
             **{key: getattr(preview, key) for key in (
                 "datasets_new", "datasets_existing", "subjects_new", "subjects_existing",
                 "questions_new", "questions_existing", "models_new", "models_existing",
+                "n_cells", "n_missing", "n_low_coverage", "n_components",
             )},
         },
     )

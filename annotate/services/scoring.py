@@ -16,6 +16,10 @@ Rules
 - Only a queued run can be executed; claiming it is one conditional UPDATE,
   so two workers never execute the same run.
 - NaN is never stored: a value a method leaves undefined is NULL.
+- Every run records its response-matrix diagnostics
+  (:func:`scoring.diagnostics.matrix_diagnostics`): ``run.diagnostics``
+  holds the counts (missing cells, low-coverage questions, components) and
+  each QuestionResult its ``component``.
 """
 from __future__ import annotations
 
@@ -37,6 +41,7 @@ from annotate.models import (
     ScoringRun,
 )
 from annotate.selectors.matrix import ResponseMatrix, check_ids, response_matrix
+from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
 #: BLAS threads while the methods run. Response matrices are thin (tens of
@@ -54,6 +59,7 @@ DEFAULT_PARAMS = {
     "mirt_epochs": 1000,
     "mirt_seed": 0,
     "mirt_seeds": MIRT_SEEDS,
+    "min_models": DEFAULT_MIN_MODELS,
 }
 PARAM_KEYS = (*DEFAULT_PARAMS, "methods")
 
@@ -79,6 +85,7 @@ ERR_TOL = "tol must be a finite number > 0; got {value!r}"
 ERR_EPOCHS = "mirt_epochs must be an integer >= 1; got {value!r}"
 ERR_SEED = "mirt_seed must be an integer >= 0; got {value!r}"
 ERR_SEEDS = "mirt_seeds must be an integer from 1 to {most}; got {value!r}"
+ERR_MIN_MODELS = "min_models must be an integer >= 1; got {value!r}"
 ERR_METHODS = "methods must be a list drawn from {known} that includes {required}; got {value!r}"
 ERR_NOT_IN_SET = "{name} {ids} have no response in response set {response_set!r}"
 ERR_NOT_QUEUED = "scoring run {run_id} is {status!r}; only a queued run can be executed"
@@ -118,6 +125,8 @@ def _check_params(params: Mapping | None) -> dict:
         raise ValueError(ERR_SEED.format(value=merged["mirt_seed"]))
     if not _is_int(merged["mirt_seeds"]) or not 1 <= merged["mirt_seeds"] <= MIRT_SEEDS:
         raise ValueError(ERR_SEEDS.format(most=MIRT_SEEDS, value=merged["mirt_seeds"]))
+    if not _is_int(merged["min_models"]) or merged["min_models"] < 1:
+        raise ValueError(ERR_MIN_MODELS.format(value=merged["min_models"]))
     methods = merged["methods"]
     if (
         isinstance(methods, str)
@@ -132,6 +141,7 @@ def _check_params(params: Mapping | None) -> dict:
         "mirt_epochs": int(merged["mirt_epochs"]),
         "mirt_seed": int(merged["mirt_seed"]),
         "mirt_seeds": int(merged["mirt_seeds"]),
+        "min_models": int(merged["min_models"]),
         "methods": [m for m in known if m in methods],
     }
 
@@ -163,7 +173,8 @@ def scoring_run_create(
         (EIP L1 tolerance, default 1e-10), ``mirt_epochs`` (default 1000),
         ``mirt_seed`` (default 0), ``mirt_seeds`` (MIRT fits with seeds
         ``mirt_seed``, ``mirt_seed + 1``, ...; their mean is stored; default
-        and most 5) and ``methods`` (default every method of
+        and most 5), ``min_models`` (a question observed by fewer models is
+        flagged low-coverage; default 3) and ``methods`` (default every method of
         :mod:`scoring.methods`; must include the required ones).
     user : User, optional
         Stored as ``created_by``.
@@ -266,7 +277,9 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     ScoringRun
         Status "done", progress 1, ``finished_at`` set; one MethodResult per
         method, one QuestionResult per matrix row and one ModelResult per
-        column; ``models_used``/``datasets_used`` are what was scored.
+        column; ``models_used``/``datasets_used`` are what was scored;
+        ``diagnostics`` holds :func:`diagnostics_summary` of the matrix and
+        each QuestionResult its graph ``component``.
 
     Raises
     ------
@@ -318,7 +331,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
                 outcomes[key] = run_method(key, data)
                 done += get_method(key).cost
         _set_progress(run, 1.0 - WRITE_SHARE, "storing", progress)
-        _store(run, matrix, outcomes)
+        _store(run, matrix, outcomes, diagnose(matrix.R, min_models=params.get("min_models", DEFAULT_MIN_MODELS)))
     except BaseException as exc:  # also Ctrl-C in a command: never leave it "running"
         ScoringRun.objects.filter(pk=run.pk).update(
             status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
@@ -328,6 +341,23 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     if progress is not None:
         progress(1.0, "done")
     return run
+
+
+def diagnose(R: np.ndarray, *, min_models: int = DEFAULT_MIN_MODELS) -> MatrixDiagnostics:
+    """:func:`scoring.diagnostics.matrix_diagnostics` of a run's matrix."""
+    return matrix_diagnostics(R, min_models=min_models)
+
+
+def diagnostics_summary(d: MatrixDiagnostics) -> dict:
+    """What ``ScoringRun.diagnostics`` stores: the counts plus ``warnings``
+    (sentences for the run and report pages; empty when all is well)."""
+    warnings = []
+    if d.n_components > 1:
+        warnings.append(
+            f"The model-question graph splits into {d.n_components} components that share no model: "
+            "difficulties of different components are not comparable, and no study pairs questions across them."
+        )
+    return {**d.summary, "warnings": warnings}
 
 
 def _row_scores(columns: dict[str, np.ndarray], i: int) -> dict[str, float]:
@@ -341,7 +371,7 @@ def _row_scores(columns: dict[str, np.ndarray], i: int) -> dict[str, float]:
 
 
 @transaction.atomic
-def _store(run: ScoringRun, m: ResponseMatrix, outcomes: dict[str, MethodOutput]) -> None:
+def _store(run: ScoringRun, m: ResponseMatrix, outcomes: dict[str, MethodOutput], diag: MatrixDiagnostics) -> None:
     MethodResult.objects.bulk_create(
         MethodResult(
             run=run, method=key, params=o.params, n_iter=o.n_iter, converged=o.converged,
@@ -358,7 +388,7 @@ def _store(run: ScoringRun, m: ResponseMatrix, outcomes: dict[str, MethodOutput]
         (
             QuestionResult(
                 run=run, question_id=int(qid), kept=bool(kept[i]), n_observed=int(n_per_question[i]),
-                scores=_row_scores(question_columns, i),
+                component=int(diag.question_component[i]), scores=_row_scores(question_columns, i),
             )
             for i, qid in enumerate(m.question_ids.tolist())
         ),
@@ -372,5 +402,6 @@ def _store(run: ScoringRun, m: ResponseMatrix, outcomes: dict[str, MethodOutput]
     )
     run.models_used.set(m.model_ids.tolist())
     run.datasets_used.set(np.unique(m.question_datasets).tolist())
+    run.diagnostics = diagnostics_summary(diag)
     run.status, run.progress, run.finished_at = RunStatus.DONE, 1.0, timezone.now()
-    run.save(update_fields=["status", "progress", "finished_at"])
+    run.save(update_fields=["status", "progress", "finished_at", "diagnostics"])

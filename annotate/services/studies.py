@@ -40,6 +40,7 @@ from annotate.models import (
 )
 from annotate.models.studies import DEFAULT_GUIDELINES
 from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP, study_judgment_count, study_scope_frozen
+from scoring.diagnostics import DEFAULT_MIN_MODELS
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
 
@@ -122,6 +123,7 @@ def study_create(
     strategy: str = PairStrategy.UNIFORM,
     target_judgments_per_pair: int = 20,
     include_unkept: bool = False,
+    include_low_coverage: bool = False,
     guidelines: str | None = None,
     created_by: AbstractBaseUser | None = None,
 ) -> Study:
@@ -150,6 +152,11 @@ def study_create(
         Votes after which a pair is no longer offered to new evaluators.
     include_unkept : bool, default False
         Also pair questions every model solved or failed (``kept`` False).
+    include_low_coverage : bool, default False
+        Also pair questions observed by fewer models than the run's
+        ``min_models`` (default 3; see :mod:`scoring.diagnostics`). Whatever
+        this says, a pair's two questions always lie in the same connected
+        component of the run's model-question graph.
     guidelines : str, optional
         Text of the guidelines page; default :data:`DEFAULT_GUIDELINES`.
     created_by : User, optional
@@ -191,7 +198,7 @@ def study_create(
 
     scope = _sample_scope(
         run=run, datasets=datasets, subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
-        include_unkept=include_unkept,
+        include_unkept=include_unkept, include_low_coverage=include_low_coverage,
     )
     study = Study.objects.create(
         name=name,
@@ -200,6 +207,7 @@ def study_create(
         seed=seed,
         n_pairs=n_pairs,
         include_unkept=include_unkept,
+        include_low_coverage=include_low_coverage,
         target_judgments_per_pair=target_judgments_per_pair,
         guidelines=guidelines if guidelines is not None else DEFAULT_GUIDELINES,
         created_by=created_by,
@@ -227,6 +235,7 @@ def _sample_scope(
     seed: int,
     strategy: str,
     include_unkept: bool,
+    include_low_coverage: bool = False,
 ) -> _Scope:
     """Draw the pairs of a scope (reads only; raises ``ValueError`` as :func:`study_create`)."""
     rows = QuestionResult.objects.filter(
@@ -240,13 +249,22 @@ def _sample_scope(
             raise ValueError(ERR_SUBJECTS_OUTSIDE.format(names=outside, run_id=run.pk))
         rows = rows.filter(question__subject__in=subjects)
     columns = (REFERENCE_COLUMN, *_baseline_columns())
-    values = list(rows.order_by("question_id").values_list("question_id", "question__subject_id", "kept", "scores"))
+    values = list(rows.order_by("question_id").values_list(
+        "question_id", "question__subject_id", "kept", "scores", "n_observed", "component"
+    ))
     if not values:
         raise ValueError(ERR_NO_QUESTIONS.format(run_id=run.pk))
 
     ids = np.array([v[0] for v in values], dtype=np.int64)
     subject_ids = np.array([v[1] for v in values], dtype=np.int64)
-    kept = np.array([bool(v[2]) for v in values])
+    eligible = np.ones(len(values), dtype=bool)
+    if not include_unkept:
+        eligible &= np.array([bool(v[2]) for v in values])
+    if not include_low_coverage:
+        min_models = run.diagnostics.get("min_models", run.params.get("min_models", DEFAULT_MIN_MODELS))
+        eligible &= np.array([v[4] >= min_models for v in values])
+    # Runs older than the diagnostics have no component: one block then.
+    components = None if any(v[5] is None for v in values) else np.array([v[5] for v in values], dtype=np.int64)
     difficulty = {
         column: np.array([v[3].get(column, math.nan) for v in values], dtype=np.float64) for column in columns
     }
@@ -256,7 +274,8 @@ def _sample_scope(
         n_pairs=n_pairs,
         strategy=strategy,
         difficulty=difficulty if strategy != PairStrategy.UNIFORM else None,
-        kept=None if include_unkept else kept,
+        kept=eligible,
+        components=components,
         reference=REFERENCE_COLUMN,
         tie_tolerance=_column_tolerances(),
         rng=seed,
@@ -312,7 +331,7 @@ def _scope_of(
     return _sample_scope(
         run=study.scoring_run, datasets=datasets, subjects=subjects,
         n_pairs=study.n_pairs if n_pairs is None else n_pairs, seed=study.seed, strategy=str(study.strategy),
-        include_unkept=study.include_unkept,
+        include_unkept=study.include_unkept, include_low_coverage=study.include_low_coverage,
     )
 
 

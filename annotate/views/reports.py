@@ -18,6 +18,7 @@ from annotate.forms.reports import ReportParamsForm
 from annotate.http import file_response
 from annotate.models import ScoringRun, Study
 from annotate.selectors.alignment import study_judgment_rows
+from annotate.selectors.scoring import scoring_run_diagnostics
 from annotate.services.alignment import AlignmentReport, report_pools_start
 from annotate.services.alignment.cache import study_alignment_report_cached
 from annotate.services.alignment.tables import page_tables
@@ -66,6 +67,7 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
 
     context = {
         "study": study, "report": report, "tables": page_tables(report), "suffix": suffix,
+        "run_diagnostics": scoring_run_diagnostics(pk=report.run.id),
         "form": ReportParamsForm(request.GET or None),
         "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in report_plot_names(report)],
     }

@@ -32,6 +32,8 @@ class Command(BaseCommand):
         parser.add_argument("--target", type=int, default=20, help="votes per pair before it stops being offered")
         parser.add_argument("--include-unkept", action="store_true",
                             help="also pair questions every model solved or failed")
+        parser.add_argument("--include-low-coverage", action="store_true",
+                            help="also pair questions observed by fewer than the run's min_models (default 3) models")
         parser.add_argument("--no-invitation", action="store_true", help="do not create an invitation link")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000",
                             help="where the site is served, for the printed invitation link (default %(default)s)")
@@ -54,6 +56,7 @@ class Command(BaseCommand):
                 strategy=options["strategy"],
                 target_judgments_per_pair=options["target"],
                 include_unkept=options["include_unkept"],
+                include_low_coverage=options["include_low_coverage"],
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None

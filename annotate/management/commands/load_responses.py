@@ -77,14 +77,14 @@ class Command(BaseCommand):
             preview = checked.preview
             self._report(preview, options["verbosity"])
             if options["dry_run"]:
-                return f"Dry run: {self._counts(preview)}; nothing was written"
+                return f"Dry run: {self._counts(preview)}; nothing was written. {preview.diagnostics_line}"
             response_set = self._load(checked, options)
         except LoadError as error:
             raise CommandError(problems_text(error)) from error
         except ValueError as error:
             raise CommandError(str(error)) from error
         seconds = time.perf_counter() - started
-        return f"Loaded {response_set}: {self._counts(preview)} in {seconds:.1f} s"
+        return f"Loaded {response_set}: {self._counts(preview)} in {seconds:.1f} s. {preview.diagnostics_line}"
 
     @staticmethod
     def _check_options(options: dict) -> None:

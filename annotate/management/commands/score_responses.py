@@ -15,6 +15,7 @@ from annotate.selectors.catalog import (
     response_set_labels,
 )
 from annotate.selectors.scoring import run_method_results
+from annotate.services.loading import diagnostics_line
 from annotate.services.scoring import (
     DEFAULT_PARAMS,
     parse_methods,
@@ -40,7 +41,14 @@ def run_summary(run: ScoringRun) -> str:
     for m in run_method_results(run=run):
         iterations = f" {m.n_iter} iter" if m.n_iter is not None else ""
         parts.append(f"{m.method}{iterations} {m.duration_s:.2f} s")
-    return f"run {run.pk} on {run.response_set}: {run.status}; " + ", ".join(parts)
+    summary = f"run {run.pk} on {run.response_set}: {run.status}; " + ", ".join(parts)
+    d = run.diagnostics
+    if d.get("n_cells"):
+        summary += ". " + diagnostics_line(
+            n_cells=d["n_cells"], n_missing=d["n_missing"], n_low_coverage=d["n_low_coverage"],
+            n_components=d["n_components"], min_models=d["min_models"],
+        )
+    return summary
 
 
 class Command(BaseCommand):
@@ -68,6 +76,8 @@ class Command(BaseCommand):
         parser.add_argument("--mirt-seeds", type=int, default=DEFAULT_PARAMS["mirt_seeds"],
                             help=f"MIRT fits, seeds mirt-seed + 0, 1, ...; their mean is stored "
                                  f"(default and most {DEFAULT_PARAMS['mirt_seeds']})")
+        parser.add_argument("--min-models", type=int, default=DEFAULT_PARAMS["min_models"],
+                            help="flag questions answered by fewer models as low-coverage (default 3)")
         keys, required = ",".join(method_keys()), " and ".join(required_methods())
         parser.add_argument("--methods", default=keys,
                             help=f"comma-separated subset of {keys} ({required} always run)")
@@ -78,7 +88,7 @@ class Command(BaseCommand):
         dataset_ids = self._ids(dataset_ids_by_name, _names(options["datasets"]), "datasets")
         params = {
             "alpha": options["alpha"], "tol": options["tol"], "mirt_epochs": options["mirt_epochs"],
-            "mirt_seed": options["mirt_seed"], "mirt_seeds": options["mirt_seeds"],
+            "mirt_seed": options["mirt_seed"], "mirt_seeds": options["mirt_seeds"], "min_models": options["min_models"],
             "methods": parse_methods(options["methods"]),
         }
         try:

@@ -80,6 +80,10 @@ def test_upload_preview_confirm_creates_the_response_set(client, uploader, uploa
             context.questions_new, context.models_new) == ("scores", 3, 1, 2, 2, 2)
     assert '<tr><th scope="row">responses</th><td>3</td>' in html
     assert "<td>Demo</td><td>q2</td><td>law</td><td>m2</td><td>0.5</td>" in html  # a first row
+    # 2 questions x 2 models = 4 cells, 3 observed; q1 has 2 models, q2 one (both < 3); one component
+    assert (context.n_cells, context.n_missing, context.n_low_coverage, context.n_components) == (4, 1, 2, 1)
+    assert ('<p id="preview-diagnostics">1 of 4 model-question cells not observed; 2 questions observed by fewer '
+            "than 3 models; the model-question graph has 1 component.</p>") in html
     token = posted["Location"].rstrip("/").rsplit("/", 1)[1]
     assert (upload_root / token / "responses" / "scores.csv").read_bytes() == RESPONSES
     confirmed = client.post(posted["Location"], {"token": token})
@@ -87,6 +91,7 @@ def test_upload_preview_confirm_creates_the_response_set(client, uploader, uploa
     assert confirmed.status_code == 302
     assert confirmed["Location"] == reverse("admin:annotate_responseset_change", args=[response_set.pk])
     assert (response_set.name, response_set.version, response_set.n_responses) == ("scores", 1, 3)
+    assert (response_set.summary["n_cells"], response_set.summary["n_missing"]) == (4, 1)
     assert response_set.uploaded_by == uploader
     assert sorted(Response.objects.values_list("question__external_id", "model__name", "credit")) == [
         ("q1", "m1", 1.0), ("q1", "m2", 0.0), ("q2", "m2", 0.5)]

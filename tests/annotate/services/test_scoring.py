@@ -277,6 +277,8 @@ def test_it_reports_progress_up_to_one_and_refuses_a_second_execution(tiny):
     ({"mirt_seed": -1}, service.ERR_SEED.format(value=-1)),
     ({"mirt_seeds": 0}, service.ERR_SEEDS.format(most=5, value=0)),
     ({"mirt_seeds": 6}, service.ERR_SEEDS.format(most=5, value=6)),
+    ({"min_models": 0}, service.ERR_MIN_MODELS.format(value=0)),
+    ({"min_models": 2.5}, service.ERR_MIN_MODELS.format(value=2.5)),
     ({"methods": ["simple_rank", "accuracy"]}, service.ERR_METHODS.format(
         known=list(method_keys()), required=["eip", "accuracy"], value=["simple_rank", "accuracy"])),
     ({"damping": 0.5}, service.ERR_UNKNOWN_PARAMS.format(keys=["damping"], known=sorted(service.PARAM_KEYS))),
@@ -314,7 +316,12 @@ def test_the_command_scores_a_subset_and_prints_a_one_line_summary(demo_set):
     summary = out.getvalue().strip()
     assert re.fullmatch(
         rf"run {run.pk} on EIP-demo v1: done; eip {expected_iter} iter \d+\.\d\d s, simple_rank \d+\.\d\d s, "
-        r"accuracy \d+\.\d\d s", summary), summary
+        r"accuracy \d+\.\d\d s\. (\d+) of (\d+) model-question cells not observed; (\d+) questions observed by "
+        r"fewer than 3 models; the model-question graph has 1 component\.", summary), summary
+    # two models: every question is below 3 models
+    R = response_matrix(response_set=demo_set, model_ids=sorted(run.models_used.values_list("pk", flat=True))).R
+    counts = re.search(r"\. (\d+) of (\d+) model-question cells not observed; (\d+) questions", summary)
+    assert tuple(map(int, counts.groups())) == (int(np.isnan(R).sum()), R.size, R.shape[0])
     assert "100%" in err.getvalue()
     assert sorted(run.models_used.values_list("name", flat=True)) == ["Heron-180B", "Kestrel-72B"]
 

@@ -43,6 +43,10 @@ def test_it_loads_explicit_files_and_prints_a_one_line_summary(tmp_path):
     assert output.startswith("Loaded scores v1: 2 responses (1 questions x 2 models with a response); "
                              "new: 2 questions, 2 models, 0 subjects in ")
     assert output.count("\n") == 1
+    # 1 question x 2 models, both observed; q1 answered by 2 < 3 models
+    assert output.endswith(" s. 0 of 2 model-question cells not observed; 1 question observed by fewer than 3 "
+                           "models; the model-question graph has 1 component.\n")
+    assert ResponseSet.objects.get().summary["n_missing"] == 0
     assert ResponseSet.objects.get().name == "scores"
 
 
@@ -51,7 +55,9 @@ def test_a_dry_run_writes_nothing(tmp_path):
     before = counts()
     output = run("--responses", str(responses), "--format", "wide", "--dataset", "D", "--dry-run")
     assert output == ("Dry run: 1 responses (1 questions x 1 models with a response); "
-                      "new: 1 questions, 1 models, 0 subjects; nothing was written\n")
+                      "new: 1 questions, 1 models, 0 subjects; nothing was written. "
+                      "0 of 1 model-question cells not observed; 1 question observed by fewer than 3 models; "
+                      "the model-question graph has 1 component.\n")
     assert counts() == before
 
 

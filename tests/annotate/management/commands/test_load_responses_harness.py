@@ -212,7 +212,8 @@ def test_a_study_can_be_made_from_harness_logs_alone(tmp_path):
     assert QuestionResult.objects.filter(run=run).count() == 10  # algebra 4 + biology 3 + gsm8k_mini 3
     datasets = list(Dataset.objects.filter(name__in=["mmlu_mini", "gsm8k_mini"]))
     # same-subject pairs available: algebra C(4,2)=6, biology C(3,2)=3, gsm8k_mini C(3,2)=3
-    study = study_create(name="from logs", run=run, datasets=datasets, n_pairs=12, seed=0, include_unkept=True)
+    study = study_create(name="from logs", run=run, datasets=datasets, n_pairs=12, seed=0, include_unkept=True,
+                         include_low_coverage=True)  # else those with < 3 models are left out
     pairs = list(study.pairs.select_related("question_a__subject", "question_b__subject"))
     assert len(pairs) == 12
     assert {p.question_a.subject.name for p in pairs} == {"mmlu_mini_algebra", "mmlu_mini_biology", "gsm8k_mini"}
