@@ -292,6 +292,7 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "seed": study.seed,
             "n_pairs": study.n_pairs,
             "include_unkept": study.include_unkept,
+            "include_low_coverage": study.include_low_coverage,
             "target_judgments_per_pair": study.target_judgments_per_pair,
             "guidelines": study.guidelines,
             "datasets": rows.study_datasets,
@@ -457,6 +458,8 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
                         ("target_judgments_per_pair", int), ("guidelines", str), ("datasets", list),
                         ("subjects", list)):
         _get(exported, field, "study", kind)
+    if not isinstance(exported.get("include_low_coverage", False), bool):  # absent before schema 3's diagnostics
+        raise MalformedExport(ERR_MALFORMED.format(detail="study.include_low_coverage must be true or false"))
     run = _get(document, "scoring_run", "document", dict)
     _choice(run.get("status"), RunStatus.values, "scoring_run.status")
     _get(run, "params", "scoring_run", dict)
@@ -710,6 +713,7 @@ def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -
         seed=exported["seed"],
         n_pairs=exported["n_pairs"],
         include_unkept=exported["include_unkept"],
+        include_low_coverage=exported.get("include_low_coverage", False),
         target_judgments_per_pair=exported["target_judgments_per_pair"],
         guidelines=exported["guidelines"],
         status=exported["status"],

@@ -531,3 +531,12 @@ def test_a_version_2_export_without_models_or_pools_still_imports(transfer_study
     assert [p["questions"] for p in again["pairs"]] == [p["questions"] for p in document["pairs"]]
     assert again["scoring_run"]["models_used"] == [] and again["pools_analysis"] is None
     assert result.judgments == 8
+
+
+def test_the_low_coverage_choice_travels_with_the_study(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    Study.objects.filter(pk=study.pk).update(include_low_coverage=True)
+    document = export_to(tmp_path / "doc.json", Study.objects.get(pk=study.pk))
+    assert document["study"]["include_low_coverage"] is True
+    study_import(document=document, rename="Low coverage copy", reuse_evaluators=True)
+    assert Study.objects.get(name="Low coverage copy").include_low_coverage is True
