@@ -1,16 +1,20 @@
 """What a command's options name, found through the selectors, or a
 ``CommandError`` that says what was not found. Every command taking
-``--study`` or ``--run`` uses these, so they all accept the same keys."""
+``--study``, ``--run``, ``--datasets`` or ``--subjects`` uses these, so they
+all accept the same keys."""
 from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from annotate.models import ScoringRun, Study
+from annotate.models import Dataset, ScoringRun, Study, Subject
+from annotate.selectors.catalog import dataset_names, datasets_by_name, subjects_by_name
 from annotate.selectors.scoring import scoring_run_get
 from annotate.selectors.studies import study_get_by_key
 
 NO_STUDY = "no study named or numbered {key!r}"
 NO_RUN = "no scoring run with id {run_id}"
+NO_DATASETS = "unknown dataset(s) {missing}; known: {known}"
+NO_SUBJECTS = "unknown subject(s) {missing}"
 
 
 def study_from_option(key: str) -> Study:
@@ -28,3 +32,21 @@ def scoring_run_from_option(run_id: int) -> ScoringRun:
     if run is None:
         raise CommandError(NO_RUN.format(run_id=run_id))
     return run
+
+
+def datasets_from_option(names: list[str]) -> list[Dataset]:
+    """The datasets ``--datasets`` names, in the order given."""
+    found = datasets_by_name(names=names)
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise CommandError(NO_DATASETS.format(missing=missing, known=dataset_names()))
+    return [found[n] for n in names]
+
+
+def subjects_from_option(names: list[str]) -> list[Subject]:
+    """The subjects ``--subjects`` names, in the order given."""
+    found = subjects_by_name(names=names)
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise CommandError(NO_SUBJECTS.format(missing=missing))
+    return [found[n] for n in names]

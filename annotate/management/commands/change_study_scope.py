@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotate.management.lookups import study_from_option
-from annotate.models import Dataset, Subject
-from annotate.selectors.catalog import dataset_names, datasets_by_name, subjects_by_name
+from annotate.management.lookups import datasets_from_option, study_from_option, subjects_from_option
 from annotate.services.studies import study_scope_update
 
 
@@ -24,8 +22,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> str:
         study = study_from_option(options["study"])
-        datasets = self._datasets(options["datasets"])
-        subjects = None if options["subjects"] is None else self._subjects(options["subjects"])
+        datasets = datasets_from_option(options["datasets"])
+        subjects = None if options["subjects"] is None else subjects_from_option(options["subjects"])
         try:
             study = study_scope_update(study=study, datasets=datasets, subjects=subjects, n_pairs=options["pairs"])
         except ValueError as exc:
@@ -33,16 +31,4 @@ class Command(BaseCommand):
         return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs drawn again from "
                 f"{len(datasets)} dataset(s), {study.subjects.count()} subject(s)")
 
-    def _datasets(self, names: list[str]) -> list[Dataset]:
-        found = datasets_by_name(names=names)
-        missing = [n for n in names if n not in found]
-        if missing:
-            raise CommandError(f"unknown dataset(s) {missing}; known: {dataset_names()}")
-        return [found[n] for n in names]
 
-    def _subjects(self, names: list[str]) -> list[Subject]:
-        found = subjects_by_name(names=names)
-        missing = [n for n in names if n not in found]
-        if missing:
-            raise CommandError(f"unknown subject(s) {missing}")
-        return [found[n] for n in names]

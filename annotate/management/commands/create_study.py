@@ -4,9 +4,8 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
-from annotate.management.lookups import scoring_run_from_option
-from annotate.models import Dataset, PairStrategy, ScoringRun, Subject
-from annotate.selectors.catalog import dataset_names, datasets_by_name, subjects_by_name
+from annotate.management.lookups import datasets_from_option, scoring_run_from_option, subjects_from_option
+from annotate.models import Dataset, PairStrategy, ScoringRun
 from annotate.selectors.scoring import scoring_run_latest_covering
 from annotate.services.studies import invitation_create, study_create
 
@@ -42,8 +41,8 @@ class Command(BaseCommand):
         base = options["base_url"].rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise CommandError(ERR_BASE_URL.format(value=options["base_url"]))
-        datasets = self._datasets(options["datasets"])
-        subjects = None if options["subjects"] is None else self._subjects(options["subjects"])
+        datasets = datasets_from_option(options["datasets"])
+        subjects = None if options["subjects"] is None else subjects_from_option(options["subjects"])
         run = self._run(options["run"], datasets)
         try:
             study = study_create(
@@ -67,19 +66,7 @@ class Command(BaseCommand):
         return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed})"
                 f" from run {run.pk}")
 
-    def _datasets(self, names: list[str]) -> list[Dataset]:
-        found = datasets_by_name(names=names)
-        missing = [n for n in names if n not in found]
-        if missing:
-            raise CommandError(f"unknown dataset(s) {missing}; known: {dataset_names()}")
-        return [found[n] for n in names]
 
-    def _subjects(self, names: list[str]) -> list[Subject]:
-        found = subjects_by_name(names=names)
-        missing = [n for n in names if n not in found]
-        if missing:
-            raise CommandError(f"unknown subject(s) {missing}")
-        return [found[n] for n in names]
 
     def _run(self, run_id: int | None, datasets: list[Dataset]) -> ScoringRun:
         if run_id is not None:
