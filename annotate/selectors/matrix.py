@@ -5,18 +5,21 @@ takes the ``(n_questions, n_models)`` float64 matrix built here.
 """
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from annotate.models import Question, Response, ResponseSet
 
 ERR_RESPONSE_SET = "response_set must be a saved ResponseSet; got {value!r}"
-ERR_IDS = "{name} must be a sequence of integer ids or None; got {value!r}"
+ERR_IDS = "{name} must be a sequence of integer ids or None; got {value}"
 ERR_EMPTY_IDS = "{name} must name at least one id (use None for all); got an empty sequence"
+ERR_TOO_MANY_IDS = "{name} lists {count:,} ids; the limit is {limit:,} (setting MAX_ID_LIST_LENGTH)"
 ERR_NO_RESPONSES = (
     "response set {response_set!r} has no response for the chosen models and datasets "
     "(model_ids={model_ids!r}, dataset_ids={dataset_ids!r})"
@@ -67,16 +70,23 @@ def check_ids(value: object, *, name: str) -> list[int] | None:
     Raises
     ------
     ValueError
-        If it is not a sequence of integers (``ERR_IDS``) or is empty (``ERR_EMPTY_IDS``).
+        If it is not a sequence of integers (``ERR_IDS``, quoting the first bad
+        item, never the whole list), is empty (``ERR_EMPTY_IDS``) or longer than
+        the ``MAX_ID_LIST_LENGTH`` setting (``ERR_TOO_MANY_IDS``, with the count
+        and the limit; the ids are not echoed). The limit keeps every
+        ``id IN (...)`` query under SQLite's bound on SQL variables.
     """
     if value is None:
         return None
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence | np.ndarray):
-        raise ValueError(ERR_IDS.format(name=name, value=value))
+        raise ValueError(ERR_IDS.format(name=name, value=reprlib.repr(value)))
+    limit = settings.MAX_ID_LIST_LENGTH
+    if len(value) > limit:
+        raise ValueError(ERR_TOO_MANY_IDS.format(name=name, count=len(value), limit=limit))
     ids = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int | np.integer):
-            raise ValueError(ERR_IDS.format(name=name, value=value))
+            raise ValueError(ERR_IDS.format(name=name, value=reprlib.repr(item)))
         ids.append(int(item))
     if not ids:
         raise ValueError(ERR_EMPTY_IDS.format(name=name))

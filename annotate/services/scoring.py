@@ -204,7 +204,8 @@ def scoring_run_create(
         present = set(in_set.filter(**{f"{column}__in": ids}).values_list(column, flat=True).distinct())
         missing = [i for i in ids if i not in present]
         if missing:
-            raise ValueError(ERR_NOT_IN_SET.format(name=name, ids=missing, response_set=str(response_set)))
+            shown = str(missing) if len(missing) <= 10 else f"{missing[:10]} and {len(missing) - 10:,} more"
+            raise ValueError(ERR_NOT_IN_SET.format(name=name, ids=shown, response_set=str(response_set)))
     run = ScoringRun.objects.create(
         response_set=response_set,
         params={**checked, "model_ids": models, "dataset_ids": datasets},
