@@ -73,6 +73,8 @@ def _api_error(request: HttpRequest, exc: ApiError) -> JsonResponse:
 def _http_error(request: HttpRequest, exc: HttpError) -> JsonResponse:
     if isinstance(exc, AuthenticationError):  # no auth class accepted the request
         return error_response(401, ERR_NO_CREDENTIALS)
+    if isinstance(exc.__cause__, ApiError):  # ninja wraps the body parser's errors ("Cannot parse request body")
+        return _api_error(request, exc.__cause__)
     return error_response(exc.status_code, exc.message)
 
 

@@ -146,7 +146,7 @@ def test_the_cookie_keeps_at_most_the_newest_studies(study):
 
 
 def test_a_signed_in_person_is_never_replaced_by_the_cookie(ada, study):
-    client, url, ada_id = ada
+    client, url, _ = ada
     owner = make_user("owner", staff=True)
     client.force_login(owner)  # someone else signs in on this browser
     page = client.get(url).content.decode()
@@ -154,7 +154,7 @@ def test_a_signed_in_person_is_never_replaced_by_the_cookie(ada, study):
     assert signed_in_user_id(client) == owner.pk
 
 
-@pytest.mark.parametrize("payload, salt", [
+@pytest.mark.parametrize(("payload", "salt"), [
     ({"u": "ADA"}, RESUME_SALT),  # the old format (no study): not honoured
     ({"s": [["STUDY", "ADA"]]}, "another.purpose"),  # signed for something else
     ({"s": "STUDY"}, RESUME_SALT),  # malformed
