@@ -31,7 +31,8 @@ NEIGHBOUR = "10.9.0.2"
 
 
 @pytest.fixture(autouse=True)
-def _fresh_counters(settings, monkeypatch):
+def clock(settings, monkeypatch) -> list[float]:
+    """Fresh counters and a clock the test can move (``clock[0]`` seconds)."""
     settings.RATELIMIT_ATTEMPTS = LIMIT
     settings.RATELIMIT_WINDOW_S = 60
     clock = [6_000_000.0]  # the start of a window: 6,000,000 / 60 = 100,000
@@ -51,8 +52,7 @@ def studies(key: str, address: str):
     return client.get(reverse("annotate:api_studies"))
 
 
-def test_ten_bad_tokens_then_429_even_with_a_valid_token_until_the_window_passes(owner_key, _fresh_counters):
-    clock = _fresh_counters
+def test_ten_bad_tokens_then_429_even_with_a_valid_token_until_the_window_passes(owner_key, clock):
     for k in range(LIMIT):
         response = studies(f"guess-{k}", GUESSER)
         assert response.status_code == 401 and response.json() == {"error": ERR_BAD_TOKEN}
