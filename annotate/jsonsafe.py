@@ -106,3 +106,12 @@ def loads_bounded(text: str | bytes | bytearray, *, max_depth: int | None = None
 def load_bounded(fh: IO[str], *, max_depth: int | None = None) -> Any:
     """:func:`loads_bounded` of an open text file's whole content."""
     return loads_bounded(fh.read(), max_depth=max_depth)
+
+
+class BoundedJSONDecoder(json.JSONDecoder):
+    """A ``cls`` for ``json.loads`` (and a form ``JSONField``'s ``decoder``) that
+    parses through :func:`loads_bounded`: a too-deep value is a JSON error
+    ("Enter a valid JSON." in a form), not a RecursionError."""
+
+    def decode(self, s: str, _w: Any = None) -> Any:
+        return loads_bounded(s)

@@ -230,3 +230,27 @@ def test_the_default_question_text_limit_is_100_000_characters():
     assert settings.QUESTION_TEXT_MAX_CHARS == 100_000
     assert settings.MAX_ID_LIST_LENGTH == 10_000
     assert settings.JSON_MAX_DEPTH == 100
+
+
+@pytest.mark.django_db
+def test_a_100k_deep_metadata_edit_in_the_admin_is_a_form_error_not_a_500():
+    from annotate.models import Question
+
+    catalog = make_catalog(per_subject=1)
+    question = catalog.questions[0]
+    admin_user = make_user("admin", staff=True)
+    admin_user.is_superuser = True
+    admin_user.save()
+    client = Client()
+    client.force_login(admin_user)
+    url = reverse("admin:annotate_question_change", args=[question.pk])
+    form = {"dataset": catalog.dataset.pk, "subject": question.subject_id, "external_id": question.external_id,
+            "text": question.text, "options": json.dumps(question.options), "reference_answer": "A",
+            "metadata": nested(DEEP)}
+    response = client.post(url, form)
+    assert response.status_code == 200  # the form again, with the error
+    assert "Enter a valid JSON." in response.content.decode()
+    assert Question.objects.get(pk=question.pk).metadata == {"secret_level": "college"}
+    form["metadata"] = json.dumps({"level": [1, [2]]})
+    assert client.post(url, form).status_code == 302  # the control: a normal edit saves
+    assert Question.objects.get(pk=question.pk).metadata == {"level": [1, [2]]}
