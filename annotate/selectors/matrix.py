@@ -22,8 +22,10 @@ ERR_EMPTY_IDS = "{name} must name at least one id (use None for all); got an emp
 ERR_TOO_MANY_IDS = "{name} lists {count:,} ids; the limit is {limit:,} (setting MAX_ID_LIST_LENGTH)"
 ERR_NO_RESPONSES = (
     "response set {response_set!r} has no response for the chosen models and datasets "
-    "(model_ids={model_ids!r}, dataset_ids={dataset_ids!r})"
+    "(model_ids={model_ids}, dataset_ids={dataset_ids})"
 )
+#: Ids a message quotes before saying how many more there are.
+IDS_SHOWN = 10
 
 #: ``question_subjects`` entry of a question without a subject.
 NO_SUBJECT = -1
@@ -64,14 +66,22 @@ class ResponseMatrix:
         return self.R.shape
 
 
+def ids_shown(ids: Sequence[int] | None) -> str:
+    """Ids for a message: all of them up to ``IDS_SHOWN``, else the first
+    ``IDS_SHOWN`` and how many more ("[1, 2, ...] and 9,990 more")."""
+    if ids is None or len(ids) <= IDS_SHOWN:
+        return repr(None if ids is None else list(ids))
+    return f"{list(ids[:IDS_SHOWN])} and {len(ids) - IDS_SHOWN:,} more"
+
+
 def check_ids(value: object, *, name: str) -> list[int] | None:
     """``value`` as sorted distinct ints, or None for None (= all).
 
     Raises
     ------
     ValueError
-        If it is not a sequence of integers (``ERR_IDS``, quoting the first bad
-        item, never the whole list), is empty (``ERR_EMPTY_IDS``) or longer than
+        If it is not a sequence of integers (``ERR_IDS``, the value quoted cut
+        short by ``reprlib``: at most six items), is empty (``ERR_EMPTY_IDS``) or longer than
         the ``MAX_ID_LIST_LENGTH`` setting (``ERR_TOO_MANY_IDS``, with the count
         and the limit; the ids are not echoed). The limit keeps every
         ``id IN (...)`` query under SQLite's bound on SQL variables.
@@ -86,7 +96,7 @@ def check_ids(value: object, *, name: str) -> list[int] | None:
     ids = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int | np.integer):
-            raise ValueError(ERR_IDS.format(name=name, value=reprlib.repr(item)))
+            raise ValueError(ERR_IDS.format(name=name, value=reprlib.repr(value)))
         ids.append(int(item))
     if not ids:
         raise ValueError(ERR_EMPTY_IDS.format(name=name))
@@ -160,7 +170,7 @@ def response_matrix(
     rows = _fetch_float64(responses.values_list("question_id", "model_id", "credit"))
     if rows.shape[0] == 0:
         raise ValueError(ERR_NO_RESPONSES.format(
-            response_set=str(response_set), model_ids=models, dataset_ids=datasets))
+            response_set=str(response_set), model_ids=ids_shown(models), dataset_ids=ids_shown(datasets)))
     question_of = rows[:, 0].astype(np.int64)
     model_of = rows[:, 1].astype(np.int64)
     question_ids, row_index = np.unique(question_of, return_inverse=True)

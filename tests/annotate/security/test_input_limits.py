@@ -169,10 +169,10 @@ def test_an_id_list_longer_than_the_limit_is_refused_with_count_and_limit_only(s
     assert str(caught.value) == "model_ids lists 6 ids; the limit is 5 (setting MAX_ID_LIST_LENGTH)"
 
 
-def test_a_bad_item_is_quoted_alone_not_the_whole_list():
+def test_a_bad_list_is_quoted_cut_short_not_whole():
     with pytest.raises(ValueError) as caught:
         check_ids([*range(1, 1000), "x"], name="model_ids")
-    assert str(caught.value) == ERR_IDS.format(name="model_ids", value="'x'")
+    assert str(caught.value) == ERR_IDS.format(name="model_ids", value="[1, 2, 3, 4, 5, 6, ...]")
 
 
 @pytest.mark.django_db
@@ -254,3 +254,12 @@ def test_a_100k_deep_metadata_edit_in_the_admin_is_a_form_error_not_a_500():
     form["metadata"] = json.dumps({"level": [1, [2]]})
     assert client.post(url, form).status_code == 302  # the control: a normal edit saves
     assert Question.objects.get(pk=question.pk).metadata == {"level": [1, [2]]}
+
+
+def test_messages_quote_at_most_ten_ids():
+    from annotate.selectors.matrix import ids_shown
+
+    assert ids_shown(None) == "None"
+    assert ids_shown([3, 1]) == "[3, 1]"
+    assert ids_shown(list(range(1, 11))) == "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
+    assert ids_shown(list(range(1, 10_002))) == "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] and 9,991 more"
