@@ -16,6 +16,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
+from annotate.models import ResponseSet
 from annotate.services.api_tokens import api_token_create
 from annotate.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
@@ -87,6 +88,7 @@ def _nested(depth: int) -> list:
      "JSON nested deeper than 100 levels (the limit, setting JSON_MAX_DEPTH)"),
 ])
 def test_the_limits_answer_a_clear_400_not_a_server_error(staff_headers, body, error):
+    body = {**body, "response_set": ResponseSet.objects.get().pk}  # ids do not restart on PostgreSQL
     case = schema["/api/scoring-runs/"]["POST"].Case(body=body, media_type="application/json")
     response = case.call_and_validate(headers=staff_headers, checks=[not_a_server_error])
     assert response.status_code == 400
