@@ -13,11 +13,13 @@ import dataclasses
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import path, reverse
 
 from annotate.forms.uploads import ConfirmLoadForm, ResponseUploadForm
+from annotate.jsonsafe import BoundedJSONDecoder
 from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.tabular import shorten_quoted
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
@@ -50,8 +52,13 @@ class SubjectAdmin(admin.ModelAdmin):
     search_fields = ["name"]
 
 
+#: Staff edit questions' options and metadata and models' metadata as JSON: parse it bounded.
+BOUNDED_JSON = {models.JSONField: {"decoder": BoundedJSONDecoder}}
+
+
 @admin.register(Question)
 class QuestionAdmin(admin.ModelAdmin):
+    formfield_overrides = BOUNDED_JSON
     list_display = ["external_id", "dataset", "subject", "short_text"]
     list_filter = ["dataset", "subject"]
     list_select_related = ["dataset", "subject"]
@@ -65,6 +72,7 @@ class QuestionAdmin(admin.ModelAdmin):
 
 @admin.register(LanguageModel)
 class LanguageModelAdmin(admin.ModelAdmin):
+    formfield_overrides = BOUNDED_JSON
     list_display = ["name", "family", "parameters_b", "access", "inferred"]
     list_filter = ["access", "family"]
     search_fields = ["name", "family"]

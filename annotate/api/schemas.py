@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+from django.conf import settings
 from ninja import Field, Schema
 from pydantic import (
     BaseModel,
@@ -148,8 +149,12 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     response_set: Id
-    model_ids: list[Id] | None = Field(None, description="default: every model of the set")
-    dataset_ids: list[Id] | None = Field(None, description="default: every dataset of the set")
+    model_ids: list[Id] | None = Field(None, description="default: every model of the set; at most "
+                                       "MAX_ID_LIST_LENGTH ids (setting, default 10000)",
+                                       json_schema_extra={"maxItems": settings.MAX_ID_LIST_LENGTH})
+    dataset_ids: list[Id] | None = Field(None, description="default: every dataset of the set; at most "
+                                         "MAX_ID_LIST_LENGTH ids (setting, default 10000)",
+                                         json_schema_extra={"maxItems": settings.MAX_ID_LIST_LENGTH})
     params: dict[str, Any] | None = Field(
         None, description="alpha (EIP damping, default 0.85), tol (default 1e-10), mirt_epochs, mirt_seed, "
         "mirt_seeds (MIRT fits, default 5), methods"

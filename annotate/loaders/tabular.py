@@ -70,6 +70,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from annotate.jsonsafe import loads_bounded
 from annotate.loaders._tabular_common import (
     ACCESS_VALUES,
     ATTRIBUTE_CONFLICT,
@@ -476,7 +477,7 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_bounded(line)
         except json.JSONDecodeError as exc:
             problems.add(file, JSON_INVALID.format(detail=exc.msg), row=line_number)
             ok = False

@@ -40,7 +40,7 @@ from annotate.models import (
     RunStatus,
     ScoringRun,
 )
-from annotate.selectors.matrix import ResponseMatrix, check_ids, response_matrix
+from annotate.selectors.matrix import ResponseMatrix, check_ids, ids_shown, response_matrix
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
@@ -204,7 +204,7 @@ def scoring_run_create(
         present = set(in_set.filter(**{f"{column}__in": ids}).values_list(column, flat=True).distinct())
         missing = [i for i in ids if i not in present]
         if missing:
-            raise ValueError(ERR_NOT_IN_SET.format(name=name, ids=missing, response_set=str(response_set)))
+            raise ValueError(ERR_NOT_IN_SET.format(name=name, ids=ids_shown(missing), response_set=str(response_set)))
     run = ScoringRun.objects.create(
         response_set=response_set,
         params={**checked, "model_ids": models, "dataset_ids": datasets},

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -58,6 +60,10 @@ ERR_SUBJECTS_OUTSIDE = "subjects {names} have no question of the chosen datasets
 ERR_NO_QUESTIONS = "run {run_id} has no question with a subject in the chosen datasets and subjects"
 ERR_USERNAME_TAKEN = "username {username!r} is already taken"
 ERR_USERNAME_EMPTY = "username must not be empty"
+ERR_USERNAME_INVALID = (
+    "username {username!r} is not allowed: use at most {limit} letters, digits and the characters @ . + - _ "
+    "(no spaces)"
+)
 ERR_INVITATION_REVOKED = "this invitation link has been revoked"
 ERR_STUDY_CLOSED = "study {name!r} is closed"
 ERR_STATUS = "status must be one of {choices}; got {status!r}"
@@ -485,6 +491,33 @@ def invitation_accept(
     return participation, user, created_user
 
 
+def username_check(*, username: str) -> str:
+    """``username`` as the account will hold it: stripped, NFKC-normalised (as
+    Django's own forms do), checked with Django's ``UnicodeUsernameValidator``
+    (letters, digits and ``@.+-_``) and the username field's length.
+
+    Raises
+    ------
+    ValueError
+        ``ERR_USERNAME_EMPTY`` or ``ERR_USERNAME_INVALID`` (the name quoted, cut
+        to 60 characters).
+    """
+    User = get_user_model()
+    name = User.normalize_username((username or "").strip())
+    if not name:
+        raise ValueError(ERR_USERNAME_EMPTY)
+    limit = User._meta.get_field(User.USERNAME_FIELD).max_length
+    try:
+        UnicodeUsernameValidator()(name)
+        valid = len(name) <= limit
+    except ValidationError:
+        valid = False
+    if not valid:
+        shown = name if len(name) <= 60 else name[:60] + "…"
+        raise ValueError(ERR_USERNAME_INVALID.format(username=shown, limit=limit))
+    return name
+
+
 def evaluator_create(*, username: str, study: Study) -> tuple[AbstractBaseUser, str]:
     """A named evaluator with a fresh random password, joined to ``study``.
 
@@ -492,10 +525,13 @@ def evaluator_create(*, username: str, study: Study) -> tuple[AbstractBaseUser, 
     -------
     (user, password)
         The password is not stored anywhere else; show it once.
+
+    Raises
+    ------
+    ValueError
+        A username that is empty, not allowed (:func:`username_check`) or taken.
     """
-    username = (username or "").strip()
-    if not username:
-        raise ValueError(ERR_USERNAME_EMPTY)
+    username = username_check(username=username)
     User = get_user_model()
     password = secrets.token_urlsafe(12)
     with transaction.atomic():

@@ -128,6 +128,7 @@ from annotate.selectors.transfer import (
 )
 from annotate.services.alignment.pools import run_alpha
 from annotate.services.analyses.params import params_key
+from annotate.services.studies import username_check
 
 SCHEMA_VERSION = 3
 #: Versions this site reads: 1 had one field per method in each question result; 2 sorted each pair's
@@ -414,6 +415,8 @@ def _questions(document: dict) -> tuple[dict[tuple[str, str], Question], int, in
 def _evaluator_accounts(evaluators: list[dict], reuse: bool) -> dict[str, object]:
     """Existing accounts to reuse, by pseudonym; refuses taken pseudonyms unless ``reuse``."""
     names = [_get(e, "pseudonym", "evaluator", str) for e in evaluators]
+    for name in names:
+        username_check(username=name)  # a pseudonym becomes an account's username
     if len(set(names)) != len(names):
         raise MalformedExport(ERR_MALFORMED.format(detail="a pseudonym is listed twice"))
     existing = users_by_username(usernames=names)

@@ -40,6 +40,7 @@ from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
 from annotate.views.access import researcher_required
 
 QUESTIONS_PER_PAGE = 50
+MODELS_PER_PAGE = 100  # leaderboard rows per page (ranks are over every model of the run)
 RUN_QUEUED_MESSAGE = "Scoring run {run_id} of {response_set} is queued; this page shows its progress."
 
 
@@ -78,7 +79,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @researcher_required
 def run_models(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run(run_id)
-    context = {"run": run, "rows": run_leaderboard(run=run), "columns": model_score_columns()}
+    page = Paginator(run_leaderboard(run=run), MODELS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"run": run, "page": page, "rows": page.object_list, "columns": model_score_columns()}
     return render(request, "annotate/results/run_models.html", context)
 
 

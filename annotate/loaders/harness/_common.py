@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from annotate.jsonsafe import load_bounded
 from annotate.loaders.base import (
     MODEL_COLUMNS,
     QUESTION_COLUMNS,
@@ -476,7 +477,7 @@ def load_json(path: Path, collector: Collector) -> Any:
     collector.read(path)
     try:
         with path.open(encoding="utf-8") as fh:
-            return json.load(fh)
+            return load_bounded(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         collector.problem(collector.name(path), f"not readable as JSON: {exc}")
         return None

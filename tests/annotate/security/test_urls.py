@@ -164,6 +164,8 @@ ACCESS: dict[str, Access] = {
     # the site
     "annotate:home": PUBLIC,
     "annotate:study_join": INVITATION,
+    "annotate:study_join_fresh": Access("start fresh on an invitation (POST only: it signs out; tested in the "
+                                        "judging tests)", everyone(NOT_ALLOWED)),
     "annotate:studies": LOGGED_IN,
     "annotate:study_entry": OWN_STUDY,
     "annotate:study_onboarding": OWN_STUDY_FORM,
@@ -220,6 +222,7 @@ ACCESS: dict[str, Access] = {
 ADMIN_SPECIAL = {
     "admin:login": ADMIN_LOGIN,
     "admin:logout": ADMIN_LOGOUT,
+    "admin/logout/": ADMIN_LOGOUT,  # the same view, placed first so that it also forgets the evaluator
     "admin:autocomplete": ADMIN_NO_QUERY,
     "admin:view_on_site": ADMIN_NO_PAGE,
     "admin:annotate_responseset_upload_preview": ADMIN_MISSING,  # an unknown upload token

@@ -540,3 +540,13 @@ def test_the_low_coverage_choice_travels_with_the_study(transfer_study, tmp_path
     assert document["study"]["include_low_coverage"] is True
     study_import(document=document, rename="Low coverage copy", reuse_evaluators=True)
     assert Study.objects.get(name="Low coverage copy").include_low_coverage is True
+
+
+def test_it_refuses_a_pseudonym_that_is_not_a_valid_username(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    document = export_to(tmp_path / "doc.json", study)
+    document["evaluators"][0]["pseudonym"] = "evaluator <ada>"
+    users = get_user_model().objects.count()
+    with pytest.raises(ValueError, match=re.escape("username 'evaluator <ada>' is not allowed")):
+        study_import(document=document, rename="Bad names", reuse_evaluators=True)
+    assert get_user_model().objects.count() == users and not Study.objects.filter(name="Bad names").exists()
