@@ -55,6 +55,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.loaders.harness import parse_harness_logs
+from annotate.loaders.links import refuse_links
 from annotate.loaders.tabular import parse_files, parse_folder
 from annotate.models import ResponseSet
 from annotate.selectors.catalog import catalog_stamp
@@ -348,6 +349,9 @@ def upload_check(*, source: UploadSource, options: UploadOptions) -> CheckedUplo
     ValueError
         A malformed source or option.
     """
+    _check_source(source)
+    refuse_links([p for p in (source.responses, source.questions, source.models, source.folder, *source.logs)
+                  if p is not None])  # links are refused as the admin refuses them in a .zip
     parsed = upload_parse(source=source, options=options)
     name = options.name or upload_default_name(source=source)
     return CheckedUpload(parsed=parsed,
