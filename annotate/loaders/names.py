@@ -43,6 +43,7 @@ CREDITS_SNAPPED_NOTE = (
 _DROP = {ord(c): None for c in ZERO_WIDTH}
 _SPACES = {ord(c): " " for c in NO_BREAK_SPACES}
 _WHITESPACE = re.compile(r"\s+")
+_KEYS = {"questions": ["dataset", "external_id"], "models": ["name"]}
 # (frame attribute, columns holding names)
 _NAME_COLUMNS = (
     ("questions", ("dataset", "external_id", "subject")),
@@ -81,6 +82,21 @@ def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:
     return values.map(lambda v: mapping.get(v, v) if isinstance(v, str) else v)
 
 
+def _merge_rows(frame: pd.DataFrame, before: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """Rows that cleaning made duplicates of one key (a question or model spelled two ways
+    in one upload) become one, the first kept; duplicates already in the upload are left
+    for the loading service to refuse."""
+    if not set(key) <= set(frame.columns):
+        return frame
+    touched = pd.Series(False, index=frame.index)
+    for column in key:
+        touched |= frame[column].astype(object).ne(before[column].astype(object)) & frame[column].notna()
+    groups = frame.groupby(key, dropna=False, sort=False)
+    any_touched = touched.groupby([frame[c] for c in key], dropna=False, sort=False).transform("any")
+    drop = any_touched & groups.cumcount().gt(0)
+    return frame.loc[~drop].reset_index(drop=True) if drop.any() else frame
+
+
 def snap_credits(credit: pd.Series) -> tuple[pd.Series, int, int]:
     """``credit`` with values within ``CREDIT_SNAP`` of 0 or 1 made exactly 0 or 1.
 
@@ -108,9 +124,12 @@ def finish_parsed(parsed: ParsedResponseSet) -> ParsedResponseSet:
     changed: dict[str, str] = {}
     for attribute, columns in _NAME_COLUMNS:
         frame = getattr(parsed, attribute)
+        before = frame.copy() if attribute != "responses" else None
         for column in columns:
             if column in frame.columns:
                 frame[column] = _clean_column(frame[column], changed)
+        if before is not None and changed:
+            setattr(parsed, attribute, _merge_rows(frame, before, _KEYS[attribute]))
     if changed:
         example, cleaned = next(iter(changed.items()))
         parsed.notes.append(NAMES_CLEANED_NOTE.format(count=len(changed), example=example, cleaned=cleaned))

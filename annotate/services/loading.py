@@ -75,6 +75,7 @@ from annotate.selectors.catalog import (
     response_set_latest,
     subject_ids_by_name,
 )
+from annotate.services.name_variants import case_variants_resolve
 from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
 
 RESPONSE_BATCH_SIZE = 50_000
@@ -407,6 +408,7 @@ def _guess_from_names(models: pd.DataFrame) -> pd.DataFrame:
 def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> LoadPlan:
     """Every check and every count, without writing; raises LoadError."""
     stamp = catalog_stamp()  # read first: a change while checking makes the plan stale
+    case_variants_resolve(parsed=parsed, label=_label(parsed))  # refuse or merge "GPT-4" / "gpt-4"
     _check_parsed(parsed)
     label = _label(parsed)
     checksum = checksum_of(parsed)

@@ -60,6 +60,7 @@ from annotate.loaders.tabular import parse_files, parse_folder
 from annotate.models import ResponseSet
 from annotate.selectors.catalog import catalog_stamp
 from annotate.services.loading import LoadPlan, LoadPreview, Progress, response_set_load, response_set_plan
+from annotate.services.name_variants import MERGE_OPTION
 
 UPLOAD_ROOT = Path(getattr(settings, "EIP_UPLOAD_DIR", Path(tempfile.gettempdir()) / "eip-uploads"))
 UPLOAD_MAX_AGE_S = 24 * 3600
@@ -132,6 +133,10 @@ class UploadOptions:
         scores takes the newest run's score (``duplicates="newest"`` of
         :func:`~annotate.loaders.harness.parse_harness_logs`) instead of
         refusing the upload.
+    merge_case_variants : bool, default False
+        Names that differ only by case ("GPT-4", "gpt-4") are loaded as one,
+        the stored spelling (or the first in the upload) kept, instead of
+        refusing the upload (see :mod:`annotate.services.name_variants`).
     """
 
     file_format: str = "auto"
@@ -145,6 +150,7 @@ class UploadOptions:
     log_filter: str | None = None
     skip_invalid: bool = False
     newest_run: bool = False
+    merge_case_variants: bool = False
 
     @classmethod
     def of(cls, data: Mapping[str, object]) -> UploadOptions:
@@ -159,6 +165,7 @@ class UploadOptions:
         given["new_version"] = bool(given.get("new_version"))
         given["skip_invalid"] = bool(given.get("skip_invalid"))
         given["newest_run"] = bool(given.get("newest_run"))
+        given["merge_case_variants"] = bool(given.get("merge_case_variants"))
         return cls(**given)
 
     def as_dict(self) -> dict[str, object]:
@@ -292,6 +299,13 @@ def upload_parse(*, source: UploadSource, options: UploadOptions) -> ParsedRespo
         ``source`` gives none or several kinds of files, or an option is
         malformed for the parser.
     """
+    parsed = _parse(source, options)
+    if options.merge_case_variants:
+        parsed.options[MERGE_OPTION] = True  # read by the loading service (and stored with the set)
+    return parsed
+
+
+def _parse(source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
     _check_source(source)
     if source.logs:
         return parse_harness_logs(
