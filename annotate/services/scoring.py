@@ -42,6 +42,7 @@ from annotate.models import (
     ScoringRun,
 )
 from annotate.selectors.matrix import ResponseMatrix, check_ids, response_matrix
+from annotate.services.database import backend_pid
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
@@ -413,7 +414,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     (dataset-weighted accuracy) and appendix H.4 (IRT baselines).
     """
     claimed = ScoringRun.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, progress=0.0, error="", heartbeat_at=timezone.now()
+        status=RunStatus.RUNNING, progress=0.0, error="", heartbeat_at=timezone.now(), db_backend_pid=backend_pid()
     )
     if not claimed:
         run.refresh_from_db()
