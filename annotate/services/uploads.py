@@ -359,7 +359,10 @@ def upload_check(*, source: UploadSource, options: UploadOptions) -> CheckedUplo
     ------
     LoadError
         The files cannot be loaded (see :func:`upload_parse` and
-        :func:`annotate.services.loading.response_set_preview`).
+        :func:`annotate.services.loading.response_set_preview`), or a given
+        path or a file under a given folder is a symbolic link
+        (:data:`annotate.loaders.links.LINK_REFUSED`, as the admin refuses
+        links in a ``.zip``).
     ValueError
         A malformed source or option.
     """
