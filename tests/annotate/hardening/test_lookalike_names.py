@@ -126,3 +126,31 @@ def test_service_level_loads_without_the_upload_service_are_refused_too(tmp_path
     parsed = parse_files(responses=path, file_format="wide", dataset="D")
     with pytest.raises(nv.LoadError, match=r"model 'M1' differs only by case from 'm1' at w\.csv"):
         response_set_load(parsed=parsed, name="x")
+
+
+def test_the_admin_form_and_the_api_carry_the_merge_option(tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotate.forms.uploads import ResponseUploadForm
+    from annotate.services.api_tokens import api_token_create
+    from tests.annotate.factories import make_user
+
+    content = b"question_id,GPT-4,gpt-4\nq1,1,\nq2,,0\n"
+    form = ResponseUploadForm({"dataset": "D", "file_format": "wide", "merge_case_variants": "on"},
+                              {"responses": SimpleUploadedFile("w.csv", content)})
+    assert form.is_valid(), form.errors
+    assert UploadOptions.of(form.cleaned_data).merge_case_variants is True
+    client = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=make_user('owner', staff=True))[1]}")
+    refused = client.post(reverse("annotate:api_response_sets"),
+                          {"responses": SimpleUploadedFile("w.csv", content), "dataset": "D"})
+    assert refused.status_code == 400
+    assert "model 'gpt-4' differs only by case from 'GPT-4'" in refused.content.decode()
+    merged = client.post(reverse("annotate:api_response_sets"),
+                         {"responses": SimpleUploadedFile("w.csv", content), "dataset": "D",
+                          "merge_case_variants": "true"})
+    assert merged.status_code in (201, 202), merged.content  # 202 once uploads load in the background
+    if merged.status_code == 201:
+        assert list(LanguageModel.objects.values_list("name", flat=True)) == ["GPT-4"]
+        assert Response.objects.count() == 2
