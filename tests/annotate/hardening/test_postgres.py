@@ -216,3 +216,25 @@ def test_simultaneous_api_uploads_of_the_same_new_names_never_answer_500():
         assert Dataset.objects.filter(name="api-new").count() == 1
         assert sorted(LanguageModel.objects.values_list("name", flat=True)) == ["m-a", "m-b", "m-shared"]
         assert Response.objects.count() == 8  # 2 questions x 2 models per file
+
+
+def test_identical_scoring_requests_sent_at_once_queue_one_run():
+    from django.test import override_settings
+
+    from annotate.services.scoring import scoring_run_request
+
+    catalog = make_catalog(per_subject=3)
+    n = 4
+    barrier = threading.Barrier(n)
+    outcomes = []
+
+    def ask():
+        barrier.wait()
+        outcomes.append(scoring_run_request(response_set=catalog.response_set, params={"methods": ["eip", "accuracy"]}))
+
+    with override_settings(TASKS={"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}):
+        errors = run_threads([ask] * n)
+    assert errors == []
+    assert sorted(o.created for o in outcomes) == [False] * (n - 1) + [True]
+    assert len({o.run.pk for o in outcomes}) == 1
+    assert ScoringRun.objects.filter(status=RunStatus.QUEUED).count() == 1
