@@ -17,13 +17,9 @@ from tests.annotate.factories import make_catalog
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _not_postgres():
+def test_on_sqlite_no_pid_is_recorded_and_reaping_cancels_nothing():
     if connection.vendor == "postgresql":
         pytest.skip("the PostgreSQL behaviour is tested in test_postgres.py")
-
-
-def test_on_sqlite_no_pid_is_recorded_and_reaping_cancels_nothing():
     catalog = make_catalog(per_subject=3)
     run = scoring_run_execute(run=scoring_run_create(response_set=catalog.response_set,
                                                      params={"methods": ["eip", "accuracy"]}))
