@@ -18,6 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import path, reverse
 
+from annotate.admin.deletion import BackgroundDeleteMixin
 from annotate.forms.uploads import ConfirmLoadForm, ResponseUploadForm
 from annotate.jsonsafe import BoundedJSONDecoder
 from annotate.loaders.base import LoadError, Problem
@@ -98,7 +99,7 @@ class ResponseAdmin(admin.ModelAdmin):
 
 
 @admin.register(ResponseSet)
-class ResponseSetAdmin(admin.ModelAdmin):
+class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
     list_display = ["name", "version", "status", "n_questions", "n_models", "n_responses", "file_format",
                     "uploaded_by", "created_at"]
     list_filter = ["status", "file_format"]
@@ -107,6 +108,7 @@ class ResponseSetAdmin(admin.ModelAdmin):
     readonly_fields = ["name", "version", "file_name", "checksum", "file_format", "uploaded_by", "created_at",
                        "status", "n_questions", "n_models", "n_responses", "options", "summary"]
     change_list_template = "annotate/admin/responseset_change_list.html"
+    actions = ["delete_in_background"]  # counts-only confirmation, deleted by the worker (admin/deletion.py)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # responses arrive through the upload page, never the bare add form

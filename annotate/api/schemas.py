@@ -101,6 +101,8 @@ class UploadFields(Schema):
     skip_invalid: bool = Field(False, description="harness logs: leave out samples the harness marked invalid")
     newest_run: bool = Field(False, description="harness logs: when two runs log the same sample differently, "
                                                "keep the newest run's record (default: refuse the upload)")
+    merge_case_variants: bool = Field(False, description="load names that differ only by case (GPT-4, gpt-4) "
+                                                         "as one instead of refusing the upload")
     name: str = Field("", description="response set name; default: the responses file name without extension")
     new_version: bool = Field(False, description="same name, version + 1; earlier versions are marked superseded")
     dry_run: bool = Field(False, description="check and preview only; nothing is written")

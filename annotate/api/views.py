@@ -28,7 +28,7 @@ from annotate.selectors.api import response_set_get, response_sets_list, scoring
 from annotate.selectors.results import run_table_file
 from annotate.services.alignment import study_alignment_report
 from annotate.services.report_files import judgments_csv, report_csv
-from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
+from annotate.services.scoring import scoring_run_request
 
 ERR_LOAD = "nothing was loaded"
 ERR_RUN = "run must be the id of an existing scoring run; got {value!r}"
@@ -145,7 +145,8 @@ def response_set_detail(request: HttpRequest,
     description=(
         "Runs every difficulty method on the response set (optionally a subset of models and datasets) "
         "outside the request, in `manage.py db_worker`. Poll the `Location` URL until `status` is `done` "
-        "or `failed`."
+        "or `failed`. A request identical to a queued or running run (same response set, methods, "
+        "parameters and subsets) returns that run instead of queuing another."
     ),
     openapi_extra=_location(202, "URL to poll"),
 )
@@ -154,9 +155,8 @@ def scoring_run_start(request: HttpRequest, response: HttpResponse, payload: sch
     if response_set is None:
         raise ApiError(400, ERR_RESPONSE_SET.format(value=payload.response_set))
     try:
-        run = scoring_run_create(response_set=response_set, model_ids=payload.model_ids,
-                                 dataset_ids=payload.dataset_ids, params=payload.params, user=request.auth)
-        scoring_run_enqueue(run=run)
+        run = scoring_run_request(response_set=response_set, model_ids=payload.model_ids,
+                                  dataset_ids=payload.dataset_ids, params=payload.params, user=request.auth).run
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     run.refresh_from_db()

@@ -155,6 +155,7 @@ from annotate.loaders.metadata import (
     read_models_file,
     read_questions_file,
 )
+from annotate.loaders.names import finish_parsed
 
 __all__ = [
     "ACCESS_VALUES",
@@ -651,7 +652,7 @@ def _parse(
     problems.raise_if_any()
     if len(question_table) and not question_table["subject"].map(lambda v: isinstance(v, str) and v != "").any():
         notes.append(NO_SUBJECT_NOTE.format(file=(questions_path or responses_path).name))
-    return ParsedResponseSet(
+    return finish_parsed(ParsedResponseSet(
         questions=question_table,
         models=model_table,
         responses=response_table,
@@ -664,7 +665,7 @@ def _parse(
             "keep_columns": keep,
             "id_column": id_column,
         },
-    )
+    ))
 
 
 _PARAMETERS_DOC = """

@@ -76,6 +76,8 @@ from annotate.selectors.catalog import (
     response_set_latest,
     subject_ids_by_name,
 )
+from annotate.services.database import load_lock, responses_analyze
+from annotate.services.name_variants import case_variants_resolve
 from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
 
 RESPONSE_BATCH_SIZE = 50_000
@@ -432,6 +434,7 @@ def _guess_from_names(models: pd.DataFrame) -> pd.DataFrame:
 def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> LoadPlan:
     """Every check and every count, without writing; raises LoadError."""
     stamp = catalog_stamp()  # read first: a change while checking makes the plan stale
+    case_variants_resolve(parsed=parsed, label=_label(parsed))  # refuse or merge "GPT-4" / "gpt-4"
     _check_parsed(parsed)
     label = _label(parsed)
     checksum = checksum_of(parsed)
@@ -735,6 +738,7 @@ def response_set_load(
     :math:`A_c` (Section 2.4) of the EIP paper, in long form.
     """
     _check_name(name, required=True)
+    load_lock()  # PostgreSQL: simultaneous loads wait here, then check against what the first created
     plan = _usable(plan, parsed, name, new_version) or _plan(parsed, name=name, new_version=new_version)
     preview = plan.preview
     questions, models, responses = parsed.questions, parsed.models, parsed.responses
@@ -802,6 +806,7 @@ def response_set_load(
     model_ids = _ids(responses[["model"]], stored_models, ["model"])
     credits = responses["credit"].to_numpy(dtype=np.float64)
     _write_responses(response_set.pk, model_ids, question_ids, credits, progress)
+    transaction.on_commit(responses_analyze)  # PostgreSQL: fresh planner statistics for the new rows
     return response_set
 
 

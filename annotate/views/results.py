@@ -36,12 +36,15 @@ from annotate.selectors.results import (
     run_table_file,
     runs_active,
 )
-from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
+from annotate.services.scoring import scoring_run_request
 from annotate.views.access import researcher_required
 
 QUESTIONS_PER_PAGE = 50
 MODELS_PER_PAGE = 100  # leaderboard rows per page (ranks are over every model of the run)
 RUN_QUEUED_MESSAGE = "Scoring run {run_id} of {response_set} is queued; this page shows its progress."
+RUN_ACTIVE_MESSAGE = (
+    "An identical scoring run of {response_set} (run {run_id}) is already {status}; no second run was queued."
+)
 
 
 
@@ -62,9 +65,12 @@ def response_set_score(request: HttpRequest, response_set_id: int) -> HttpRespon
     if not request.user.is_staff:
         raise PermissionDenied("staff only")
     response_set = get_object_or_404(ResponseSet, pk=response_set_id)
-    run = scoring_run_create(response_set=response_set, user=request.user)
-    scoring_run_enqueue(run=run)
-    messages.success(request, RUN_QUEUED_MESSAGE.format(run_id=run.pk, response_set=response_set))
+    outcome = scoring_run_request(response_set=response_set, user=request.user)
+    if outcome.created:
+        messages.success(request, RUN_QUEUED_MESSAGE.format(run_id=outcome.run.pk, response_set=response_set))
+    else:
+        messages.info(request, RUN_ACTIVE_MESSAGE.format(run_id=outcome.run.pk, response_set=response_set,
+                                                         status=outcome.run.status))
     return redirect("annotate:results")
 
 
