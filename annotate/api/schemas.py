@@ -253,6 +253,8 @@ class Report(Schema):
     schema_version: int
     study: dict[str, Any]
     run: dict[str, Any]
+    parameters: dict[str, Any] = Field(description="what the report was computed with: study, scoring_run, "
+                                       "min_votes, tie_rule, label_key, label_direction, n_boot, bootstrap_seed")
 
 
 class Judgment(Schema):
@@ -260,13 +262,17 @@ class Judgment(Schema):
     pair_id: Id
     pair_position: int
     subject: str
-    dataset: str
-    question_a: str
-    question_b: str
-    left_question: str
+    dataset_a: str = Field(description="dataset of question a (two datasets may share external ids)")
+    question_a: str = Field(description="external id of question a in dataset_a")
+    dataset_b: str = Field(description="dataset of question b")
+    question_b: str = Field(description="external id of question b in dataset_b")
+    left_dataset: str
+    left_question: str = Field(description="external id of the question shown on the left, in left_dataset")
+    right_dataset: str
     right_question: str
     choice: Literal["left", "right", "skip"]
-    harder_question: str
+    harder_dataset: str = Field(description="dataset of the question called harder; empty for a skip")
+    harder_question: str = Field(description="external id of the question called harder; empty for a skip")
     verdict: Literal["a", "b", "skip"]
     evaluator: str = Field(description="pseudonym")
     field_of_study: str
