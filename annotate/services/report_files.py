@@ -89,18 +89,23 @@ def parameters_json(report: AlignmentReport | dict) -> bytes:
     return json.dumps(as_report(report).parameters(), indent=2, ensure_ascii=False).encode("utf-8")
 
 
+def _name_part(value: object) -> str:
+    """``value`` slugified with ``-`` only (``_`` separates the parameters of a file name)."""
+    return slugify(str(value)).replace("_", "-")
+
+
 def report_file_stem(report: AlignmentReport | dict) -> str:
     """The parameters of a report download in its file name, so that two
     downloads computed differently never share a name (issue 12, point 9).
 
     Examples
     --------
-    ``study-3_run-12_minvotes-2_ties-evaluator-weight_boot-2000-seed-0_label-level``
+    ``study-3_run-12_minvotes-2_ties-evaluator-weight_boot-2000-seed-0_label-mmlu-level``
     (``label-none`` without a difficulty label).
     """
     p = as_report(report).parameters()
-    label = (slugify(str(p["label_key"])) or "key") if p["label_key"] else "none"
-    return (f"study-{p['study']}_run-{p['scoring_run']}_minvotes-{p['min_votes']}_ties-{slugify(p['tie_rule'])}"
+    label = (_name_part(p["label_key"]) or "key") if p["label_key"] else "none"
+    return (f"study-{p['study']}_run-{p['scoring_run']}_minvotes-{p['min_votes']}_ties-{_name_part(p['tie_rule'])}"
             f"_boot-{p['n_boot']}-seed-{p['bootstrap_seed']}_label-{label}")
 
 
