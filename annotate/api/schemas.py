@@ -245,8 +245,12 @@ class ReportQuery(FormatQuery):
             raise ValueError(ERR_INT.format(name=info.field_name, value=value)) from None
 
 
-class Report(Schema):
-    """The alignment report; its full schema is ``annotate/report_schema.json``."""
+class Report(BaseModel):
+    """The alignment report; its full schema is ``annotate/report_schema.json``.
+
+    A plain pydantic model (not a ninja ``Schema``, whose attribute getter drops
+    undeclared keys), so every section of the report reaches the client.
+    """
 
     model_config = ConfigDict(extra="allow")
 
