@@ -305,9 +305,9 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
         run's id on every row), ``dataset``, ``question_id`` (the question's
         external id in its dataset: a question is named by the two),
         ``question_pk`` (int64, the database key), ``subject`` (text,
-        missing when none), ``kept`` (bool), ``n_observed`` (int64), then every question column
-        of :mod:`scoring.methods` in registry order (float64, NaN where
-        the stored ``scores`` lack it). See :func:`run_question_codebook`.
+        missing when none), ``kept`` (bool), ``n_observed`` (int64), then
+        every question column of :mod:`scoring.methods` in registry order
+        (float64, NaN where the stored ``scores`` lack it). See :func:`run_question_codebook`.
 
     Raises
     ------
@@ -346,9 +346,10 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame of shape (n_models, 9 + n_model_columns)
-        Columns: ``scoring_run`` (int64, the run's id on every row), ``model_id`` (int64), ``name``, ``family`` (text, missing
-        when blank), ``parameters_b`` (float64, NaN when unknown),
-        ``access`` (the stored code), ``n_observed`` (int64), every model
+        Columns: ``scoring_run`` (int64, the run's id on every row),
+        ``model_id`` (int64), ``name``, ``family`` (text, missing when
+        blank), ``parameters_b`` (float64, NaN when unknown), ``access``
+        (the stored code), ``n_observed`` (int64), every model
         column of :mod:`scoring.methods` in registry order (float64, NaN
         where undefined), ``eip_rank`` and ``accuracy_rank`` (int64). See
         :func:`run_model_codebook`.
