@@ -49,6 +49,7 @@ from annotate.services.report_files import report_files
 from annotate.services.studies import ensure_role_groups
 from tests.annotate.factories import make_evaluator, make_user
 from tests.annotate.services.alignment.test_report import build_study
+from tests.annotate.services.alignment.test_schema import SCHEMA, errors
 
 pytestmark = pytest.mark.django_db
 
@@ -109,6 +110,7 @@ def test_the_report_json_names_each_side_of_a_pair_by_its_dataset(shared):
     assert got == PAIR_SIDES
     assert report["pairs"][0]["question_b"] == {"id": questions[2].pk, "dataset": "beta", "external_id": "q1"}
     assert "dataset" not in report["pairs"][0]  # no single dataset for a pair
+    assert errors(report, SCHEMA) == []  # the API's answer is the whole report of annotate/report_schema.json
 
 
 def test_the_pairs_csv_and_page_table_name_each_side_by_its_dataset(shared):
@@ -167,6 +169,9 @@ def test_the_run_download_names_questions_by_dataset_and_question_id(shared):
                zip(frame["dataset"], frame["question_id"], frame["question_pk"], frame["eip_scaled"])}
         assert got == {(d, e): (q.pk, eip) for (d, e, _, eip), q in zip(QUESTIONS, questions)}
         assert frame["scoring_run"].tolist() == [run.pk] * 4
+    page = staff.get(reverse("annotate:run_questions", kwargs={"run_id": run.pk})).content.decode()
+    for dataset, external_id, _, _ in QUESTIONS:
+        assert f"<td>{external_id}</td><td>{dataset}</td>" in page
     codebook = staff.get(reverse("annotate:run_codebook", kwargs={"run_id": run.pk})).content.decode()
     assert "| `question_id` | text | the question's id in its dataset" in codebook
     assert "| `question_pk` | integer | the question's database key on this site" in codebook
