@@ -252,14 +252,20 @@ class ReportQuery(FormatQuery):
             raise ValueError(ERR_INT.format(name=info.field_name, value=value)) from None
 
 
-class Report(Schema):
-    """The alignment report; its full schema is ``annotate/report_schema.json``."""
+class Report(BaseModel):
+    """The alignment report; its full schema is ``annotate/report_schema.json``.
+
+    A plain pydantic model (not a ninja ``Schema``, whose attribute getter drops
+    undeclared keys), so every section of the report reaches the client.
+    """
 
     model_config = ConfigDict(extra="allow")
 
     schema_version: int
     study: dict[str, Any]
     run: dict[str, Any]
+    parameters: dict[str, Any] = Field(description="what the report was computed with: study, scoring_run, "
+                                       "min_votes, tie_rule, label_key, label_direction, n_boot, bootstrap_seed")
 
 
 class Judgment(Schema):
@@ -267,13 +273,17 @@ class Judgment(Schema):
     pair_id: Id
     pair_position: int
     subject: str
-    dataset: str
-    question_a: str
-    question_b: str
-    left_question: str
+    dataset_a: str = Field(description="dataset of question a (two datasets may share external ids)")
+    question_a: str = Field(description="external id of question a in dataset_a")
+    dataset_b: str = Field(description="dataset of question b")
+    question_b: str = Field(description="external id of question b in dataset_b")
+    left_dataset: str
+    left_question: str = Field(description="external id of the question shown on the left, in left_dataset")
+    right_dataset: str
     right_question: str
     choice: Literal["left", "right", "skip"]
-    harder_question: str
+    harder_dataset: str = Field(description="dataset of the question called harder; empty for a skip")
+    harder_question: str = Field(description="external id of the question called harder; empty for a skip")
     verdict: Literal["a", "b", "skip"]
     evaluator: str = Field(description="pseudonym")
     field_of_study: str

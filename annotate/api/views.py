@@ -27,7 +27,7 @@ from annotate.selectors.alignment import study_judgment_rows
 from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list, study_get
 from annotate.selectors.results import run_table_file
 from annotate.services.alignment import study_alignment_report
-from annotate.services.report_files import judgments_csv, report_csv
+from annotate.services.report_files import judgments_csv, judgments_file_name, report_csv, report_file_name
 from annotate.services.scoring import scoring_run_request
 
 ERR_LOAD = "nothing was loaded"
@@ -228,7 +228,7 @@ def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     if query.format == "csv":
-        return file_response(report_csv(report), file_name=f"study-{study.pk}-report.csv")
+        return file_response(report_csv(report), file_name=report_file_name(report, "report", ext="csv"))
     return report
 
 
@@ -241,5 +241,5 @@ def study_judgments(request: HttpRequest, query: Query[schemas.FormatQuery], stu
     study = _study(study_id)
     rows = study_judgment_rows(study=study)
     if query.format == "csv":
-        return file_response(judgments_csv(rows), file_name=f"study-{study.pk}-judgments.csv")
+        return file_response(judgments_csv(rows), file_name=judgments_file_name(study.pk))
     return schemas.JudgmentList(study=study.pk, judgments=rows)

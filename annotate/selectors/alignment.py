@@ -114,7 +114,8 @@ class PairInfo:
     external_a: str
     external_b: str
     subject: str
-    dataset: str
+    dataset_a: str  # each side's own dataset: two datasets may share external ids (issue 12, point 5)
+    dataset_b: str
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,7 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
         .values_list(
             "pk", "position", "question_a_id", "question_b_id", "question_a__external_id",
             "question_b__external_id", "question_a__subject__name", "question_a__dataset__name",
+            "question_b__dataset__name",
         )
     )
     pair_by_id = {p.pair_id: p for p in pairs}
@@ -260,37 +262,43 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
 
 #: Columns of the raw judgments download, in order.
 JUDGMENT_COLUMNS = (
-    "study", "pair_id", "pair_position", "subject", "dataset", "question_a", "question_b", "left_question",
-    "right_question", "choice", "harder_question", "verdict", "evaluator", "field_of_study", "education_level",
-    "shown_at", "submitted_at", "seconds", "client_seconds",
+    "study", "pair_id", "pair_position", "subject", "dataset_a", "question_a", "dataset_b", "question_b",
+    "left_dataset", "left_question", "right_dataset", "right_question", "choice", "harder_dataset",
+    "harder_question", "verdict", "evaluator", "field_of_study", "education_level", "shown_at", "submitted_at",
+    "seconds", "client_seconds",
 )
 
 
 def study_judgment_rows(*, study: Study) -> list[dict[str, Any]]:
     """One dict per judgment or skip (keys :data:`JUDGMENT_COLUMNS`), by pair then evaluator.
 
-    Questions are given by their external ids; ``verdict`` is the canonical
-    reading ("a" = ``question_a`` harder, "b", or "skip"); times are ISO 8601.
+    Every question is named by its dataset and external id (``dataset_a`` and
+    ``question_a``, ``left_dataset`` and ``left_question``, ...): two datasets
+    may use the same external ids. ``verdict`` is the canonical reading ("a" =
+    ``question_a`` harder, "b", or "skip"); times are ISO 8601.
     """
     rows = []
     fields = (
         "pair_id", "pair__position", "pair__question_a_id", "pair__question_b_id", "pair__question_a__external_id",
         "pair__question_b__external_id", "pair__question_a__subject__name", "pair__question_a__dataset__name",
-        "left_question_id", "choice", "participation__user__username", "participation__field_of_study",
-        "participation__education_level", "shown_at", "submitted_at", "seconds", "client_seconds",
+        "pair__question_b__dataset__name", "left_question_id", "choice", "participation__user__username",
+        "participation__field_of_study", "participation__education_level", "shown_at", "submitted_at", "seconds",
+        "client_seconds",
     )
     queryset = (Judgment.objects.filter(pair__study=study)
                 .order_by("pair__position", "participation__created_at", "participation_id").values_list(*fields))
     names = {int(FIRST): "a", int(SECOND): "b", int(SKIP): "skip"}
-    for (pair_id, position, a_id, b_id, a_ext, b_ext, subject, dataset, left_id, choice, user, field, level,
-         shown_at, submitted_at, seconds, client_seconds) in queryset:
+    for (pair_id, position, a_id, b_id, a_ext, b_ext, subject, a_dataset, b_dataset, left_id, choice, user, field,
+         level, shown_at, submitted_at, seconds, client_seconds) in queryset:
         verdict = verdict_from_display(choice=choice, left_question_id=left_id, question_a_id=a_id, question_b_id=b_id)
-        left, right = (a_ext, b_ext) if left_id == a_id else (b_ext, a_ext)
+        a, b = (a_dataset, a_ext), (b_dataset, b_ext)
+        left, right = (a, b) if left_id == a_id else (b, a)
+        harder = {FIRST: a, SECOND: b}.get(verdict, ("", ""))
         rows.append({
             "study": study.name, "pair_id": pair_id, "pair_position": position, "subject": subject or "",
-            "dataset": dataset, "question_a": a_ext, "question_b": b_ext, "left_question": left,
-            "right_question": right, "choice": choice,
-            "harder_question": {FIRST: a_ext, SECOND: b_ext}.get(verdict, ""),
+            "dataset_a": a_dataset, "question_a": a_ext, "dataset_b": b_dataset, "question_b": b_ext,
+            "left_dataset": left[0], "left_question": left[1], "right_dataset": right[0], "right_question": right[1],
+            "choice": choice, "harder_dataset": harder[0], "harder_question": harder[1],
             "verdict": names[int(verdict)], "evaluator": user, "field_of_study": field or "",
             "education_level": level or "", "shown_at": shown_at.isoformat(), "submitted_at": submitted_at.isoformat(),
             "seconds": seconds, "client_seconds": client_seconds,

@@ -213,10 +213,12 @@ def question_rows(*, results: Iterable[QuestionResult]) -> list[QuestionRow]:
 ERR_COLUMN_CLASH = "method column {column!r} clashes with a fixed column of the {table} table"
 #: Fixed columns of the questions table, before the registry's question columns.
 QUESTION_COLUMNS = (
-    Column("question_id", "integer", "the question's id on this site"),
-    Column("dataset", "text", "dataset name"),
-    Column("external_id", "text", "the question's id in the loaded files (numeric-looking ids may read as "
-           "numbers; pass dtype={'external_id': str})"),
+    Column("scoring_run", "integer", "the scoring run the values come from (its parameters are in the codebook)"),
+    Column("dataset", "text", "dataset name; a question is named by dataset and question_id (two datasets may "
+           "share question ids)"),
+    Column("question_id", "text", "the question's id in its dataset, as in the loaded files (numeric-looking ids "
+           "may read as numbers; pass dtype={'question_id': str})"),
+    Column("question_pk", "integer", "the question's database key on this site (not an id of the dataset)"),
     Column("subject", "text", "subject name; blank when the question has none"),
     Column("kept", "boolean", "EIP could rank the question: False when every observed model solved it "
            "(eip_scaled 0) or failed it (eip_scaled 100)"),
@@ -224,6 +226,7 @@ QUESTION_COLUMNS = (
 )
 #: Fixed columns of the models table; the registry's model columns follow, then the ranks.
 MODEL_COLUMNS = (
+    Column("scoring_run", "integer", "the scoring run the values come from (its parameters are in the codebook)"),
     Column("model_id", "integer", "the model's id on this site"),
     Column("name", "text", "model name"),
     Column("family", "text", "model family; blank when unknown"),
@@ -297,12 +300,14 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
 
     Returns
     -------
-    pandas.DataFrame of shape (n_questions, 6 + n_question_columns)
-        Ordered by ``question_id``. Columns: ``question_id`` (int64),
-        ``dataset``, ``external_id``, ``subject`` (text, missing when none),
-        ``kept`` (bool), ``n_observed`` (int64), then every question column
-        of :mod:`scoring.methods` in registry order (float64, NaN where
-        the stored ``scores`` lack it). See :func:`run_question_codebook`.
+    pandas.DataFrame of shape (n_questions, 7 + n_question_columns)
+        Ordered by ``question_pk``. Columns: ``scoring_run`` (int64, the
+        run's id on every row), ``dataset``, ``question_id`` (the question's
+        external id in its dataset: a question is named by the two),
+        ``question_pk`` (int64, the database key), ``subject`` (text,
+        missing when none), ``kept`` (bool), ``n_observed`` (int64), then
+        every question column of :mod:`scoring.methods` in registry order
+        (float64, NaN where the stored ``scores`` lack it). See :func:`run_question_codebook`.
 
     Raises
     ------
@@ -310,10 +315,10 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
         If a registered method's column has the name of a fixed column.
     """
     names = _score_names("question", QUESTION_COLUMNS)
-    fixed: dict[str, list] = {c.name: [] for c in QUESTION_COLUMNS}
+    fixed: dict[str, list] = {c.name: [] for c in QUESTION_COLUMNS if c.name != "scoring_run"}
     scores: dict[str, list[float | None]] = {name: [] for name in names}
     rows = (QuestionResult.objects.filter(run=run).order_by("question_id")
-            .values_list("question_id", "question__dataset__name", "question__external_id",
+            .values_list("question__dataset__name", "question__external_id", "question_id",
                          "question__subject__name", "kept", "n_observed", "scores")
             .iterator(chunk_size=chunk_size))
     for *values, stored in rows:
@@ -322,9 +327,10 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
         for name in names:
             scores[name].append(stored.get(name))
     frame = pd.DataFrame({
-        "question_id": np.array(fixed["question_id"], dtype=np.int64),
+        "scoring_run": np.full(len(fixed["question_pk"]), run.pk, dtype=np.int64),
         "dataset": pd.Series(fixed["dataset"], dtype=object),
-        "external_id": pd.Series(fixed["external_id"], dtype=object),
+        "question_id": pd.Series(fixed["question_id"], dtype=object),
+        "question_pk": np.array(fixed["question_pk"], dtype=np.int64),
         "subject": pd.Series(fixed["subject"], dtype=object),
         "kept": np.array(fixed["kept"], dtype=bool),
         "n_observed": np.array(fixed["n_observed"], dtype=np.int64),
@@ -339,10 +345,11 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame of shape (n_models, 8 + n_model_columns)
-        Columns: ``model_id`` (int64), ``name``, ``family`` (text, missing
-        when blank), ``parameters_b`` (float64, NaN when unknown),
-        ``access`` (the stored code), ``n_observed`` (int64), every model
+    pandas.DataFrame of shape (n_models, 9 + n_model_columns)
+        Columns: ``scoring_run`` (int64, the run's id on every row),
+        ``model_id`` (int64), ``name``, ``family`` (text, missing when
+        blank), ``parameters_b`` (float64, NaN when unknown), ``access``
+        (the stored code), ``n_observed`` (int64), every model
         column of :mod:`scoring.methods` in registry order (float64, NaN
         where undefined), ``eip_rank`` and ``accuracy_rank`` (int64). See
         :func:`run_model_codebook`.
@@ -358,6 +365,7 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
     results = [results[i] for i in order]
     models = [r.model for r in results]
     return pd.DataFrame({
+        "scoring_run": np.full(len(models), run.pk, dtype=np.int64),
         "model_id": np.array([m.pk for m in models], dtype=np.int64),
         "name": pd.Series([m.name for m in models], dtype=object),
         "family": pd.Series([m.family or None for m in models], dtype=object),

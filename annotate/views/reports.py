@@ -26,8 +26,10 @@ from annotate.services.report_files import (
     CONTENT_TYPES,
     PLOTS,
     judgments_csv,
+    judgments_file_name,
     render_plot,
     report_csv,
+    report_file_name,
     report_json,
     report_plot_names,
     report_zip,
@@ -67,6 +69,7 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
 
     context = {
         "study": study, "report": report, "tables": page_tables(report), "suffix": suffix,
+        "parameters": report.parameters(),
         "run_diagnostics": scoring_run_diagnostics(pk=report.run.id),
         "form": ReportParamsForm(request.GET or None),
         "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in report_plot_names(report)],
@@ -79,7 +82,7 @@ def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return file_response(report_json(report), file_name=f"study-{study_id}-report.json")
+    return file_response(report_json(report), file_name=report_file_name(report, "report", ext="json"))
 
 
 @researcher_required
@@ -87,7 +90,7 @@ def study_report_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return file_response(report_csv(report), file_name=f"study-{study_id}-report.csv")
+    return file_response(report_csv(report), file_name=report_file_name(report, "report", ext="csv"))
 
 
 @researcher_required
@@ -97,7 +100,7 @@ def study_report_zip(request: HttpRequest, study_id: int) -> HttpResponse:
     if isinstance(report, HttpResponse):
         return report
     return file_response(report_zip(report, study_judgment_rows(study=study)),
-                         file_name=f"study-{study_id}-report.zip")
+                         file_name=report_file_name(report, "report", ext="zip"))
 
 
 @researcher_required
@@ -122,7 +125,7 @@ def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
 @researcher_required
 def study_judgments_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
-    return file_response(judgments_csv(study_judgment_rows(study=study)), file_name=f"study-{study_id}-judgments.csv")
+    return file_response(judgments_csv(study_judgment_rows(study=study)), file_name=judgments_file_name(study_id))
 
 
 @researcher_required
@@ -132,5 +135,5 @@ def study_report_plot(request: HttpRequest, study_id: int, name: str, fmt: str) 
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return file_response(render_plot(report, name=name, fmt=fmt), file_name=f"study-{study_id}-{name}.{fmt}",
+    return file_response(render_plot(report, name=name, fmt=fmt), file_name=report_file_name(report, name, ext=fmt),
                          attachment="download" in request.GET)

@@ -18,10 +18,12 @@ from annotate.services.alignment.model import AlignmentReport, Parameters, RunIn
 from annotate.services.alignment.pools import check_thresholds, pool_section
 from scoring import SKIP
 
+#: 4: questions named by dataset and external id (QuestionRef.dataset; PairRow.dataset gone), a flat
+#: ``parameters`` object, vs_others.pairs_skipped_by_one.
 #: 3: kappa, alpha and Fleiss on pairs are orientation-free (each pair counted in both orders; kappa
 #: = 2 p_o - 1 over the pairs both decided); method_summary adds agreement_excluding_ties.
 #: 2: the pools section reads a stored analysis (adds status, analysis_run, computed_at, note).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 METHOD_TIE_RULE = "a method tie or undefined verdict on a scored pair counts as a miss"
 TIE_RULES = ("evaluator_weight", "none")
 CI_LEVEL = 0.95

@@ -94,7 +94,8 @@ def test_downloads_have_the_right_types_and_names(cast):
     kw = {"study_id": study.pk}
     csv = client.get(reverse("annotate:study_report_csv", kwargs=kw) + "?n_boot=20")
     assert csv["Content-Type"] == "text/csv; charset=utf-8" and not csv.content.startswith(BOM)
-    assert csv["Content-Disposition"] == f'attachment; filename="study-{study.pk}-report.csv"'
+    stem = f"study-{study.pk}_run-{study.scoring_run_id}_minvotes-1_ties-evaluator-weight_boot-20-seed-0_label-none"
+    assert csv["Content-Disposition"] == f'attachment; filename="{stem}_report.csv"'
     judgments = client.get(reverse("annotate:study_judgments_csv", kwargs=kw))
     assert not judgments.content.startswith(BOM) and judgments.content.count(b"\r\n") == 14
     svg = client.get(reverse("annotate:study_report_plot", kwargs={**kw, "name": "agreement", "fmt": "svg"})
