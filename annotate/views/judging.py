@@ -18,6 +18,7 @@ from django.views.decorators.http import require_http_methods
 from annotate.forms.judging import JudgmentForm, OnboardingForm
 from annotate.models import Participation
 from annotate.selectors.studies import (
+    completion_url_for,
     evaluator_get_active,
     invitation_get_active,
     participation_get,
@@ -37,6 +38,7 @@ from annotate.services.studies import (
     invitation_accept,
     participation_accept_guidelines,
     participation_onboard,
+    platform_ids_from_query,
 )
 
 RESUME_COOKIE = "eip_evaluator"
@@ -57,6 +59,8 @@ STEP_URLS = {
     "closed": "annotate:study_closed",
     "judge": "annotate:study_judge",
 }
+#: Seconds the done page shows the completion code before it sends the evaluator to the completion URL.
+COMPLETION_REDIRECT_SECONDS = 5
 _STUDY_PATH = re.compile(r"^/studies/(\d+)/")
 
 
@@ -90,8 +94,9 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("annotate:study_entry", study_id=invitation.study_id)
     if request.method == "GET":
         return render(request, "annotate/judging/join.html", {"study": invitation.study})
+    platform = platform_ids_from_query(study=invitation.study, query=request.GET)
     try:
-        participation, user, created = invitation_accept(invitation=invitation, user=user)
+        participation, user, created = invitation_accept(invitation=invitation, user=user, platform=platform)
     except (InvitationRevokedError, StudyClosedError):
         return render(request, "annotate/judging/join_invalid.html", {"study": invitation.study}, status=404)
     if created:
@@ -254,7 +259,10 @@ def study_done(request: HttpRequest, study_id: int) -> HttpResponse:
     progress = participation_progress(participation=participation)
     if not progress.done:
         return redirect("annotate:study_entry", study_id=study_id)
-    return render(request, "annotate/judging/done.html", {"study": participation.study, "progress": progress})
+    context = {"study": participation.study, "progress": progress,
+               "completion_url": completion_url_for(study=participation.study),
+               "completion_redirect_seconds": COMPLETION_REDIRECT_SECONDS}
+    return render(request, "annotate/judging/done.html", context)
 
 
 @login_required

@@ -598,9 +598,32 @@ def pairs_table(report: AlignmentReport) -> Table:
     )
 
 
+def excluded_table(report: AlignmentReport) -> Table:
+    """Evaluators excluded from analyses, with who excluded them, when and why."""
+    rows = tuple(
+        (count(e.id), text(e.pseudonym), text(e.excluded_at), text(e.excluded_by), text(e.reason),
+         count(e.n_judgments))
+        for e in report.excluded_evaluators
+    )
+    return Table(
+        key="excluded_evaluators", title="Evaluators excluded from the analyses",
+        columns=(
+            Column("evaluator_id", "Id", "", "participation id", on_page=False),
+            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
+            Column("excluded_at", "Excluded at", "time", "when they were excluded (ISO 8601)"),
+            Column("excluded_by", "Excluded by", "", "the researcher who excluded them"),
+            Column("reason", "Reason", "", "the reason given"),
+            Column("n_judgments", "Judgments kept", COUNT, "their votes and skips, kept but in no statistic"),
+        ),
+        rows=rows,
+        notes=("Excluded evaluators' judgments are kept (judgments.csv lists them with evaluator_excluded = 1) but "
+               "enter no number of this report.",),
+    )
+
+
 TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
-    table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, irr_table,
-    pool_table, label_table, pairs_table,
+    table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, excluded_table,
+    irr_table, pool_table, label_table, pairs_table,
 )
 
 
