@@ -81,7 +81,7 @@ def test_live_counts_before_and_after_excluding(cast):
 
 
 def test_the_report_equals_the_report_without_their_judgments(cast):
-    study, owner, client, cy = cast
+    study, _, client, cy = cast
     before = comparable(alignment_report_compute(study=study, n_boot=200, rng=5))
     assert exclude(client, study, cy).status_code == 302
     excluded = alignment_report_compute(study=study, n_boot=200, rng=5)
@@ -127,7 +127,7 @@ def test_the_judgments_are_kept_and_the_report_lists_the_exclusion(cast):
 
 
 def test_it_is_audited_and_reversible(cast):
-    study, owner, client, cy = cast
+    study, _, client, cy = cast
     before = comparable(alignment_report_compute(study=study, n_boot=200, rng=5))
     exclude(client, study, cy)
     client.post(reverse("annotate:study_evaluator_restore", kwargs={"study_id": study.pk, "participation_id": cy.pk}),
@@ -150,8 +150,8 @@ def test_a_reason_is_required_and_a_second_exclusion_is_refused(cast):
     cy.refresh_from_db()
     assert cy.excluded_at is None and not ExclusionEvent.objects.exists()
     participation_exclude(participation=cy, reason="speeder", by=owner)
-    with pytest.raises(ValueError, match="^evaluator 'cy' is already excluded$"):
+    with pytest.raises(ValueError, match=r"^evaluator 'cy' is already excluded$"):
         participation_exclude(participation=cy, reason="again", by=owner)
     participation_restore(participation=cy, by=owner)
-    with pytest.raises(ValueError, match="^evaluator 'cy' is not excluded$"):
+    with pytest.raises(ValueError, match=r"^evaluator 'cy' is not excluded$"):
         participation_restore(participation=cy, by=owner)
