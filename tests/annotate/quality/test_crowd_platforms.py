@@ -159,3 +159,16 @@ def test_a_completion_url_that_is_not_http_is_refused(study):
         study_quality_settings_update(study=study, speeder_seconds=5, participant_param="PROLIFIC_PID",
                                       study_param="", session_param="", completion_code="",
                                       completion_url="javascript:x")
+
+
+def test_a_pid_held_by_another_account_is_not_taken_over(study):
+    token = invitation_create(study=study).token
+    join(Client(), token, "?PROLIFIC_PID=pid-ada")
+    ada = Participation.objects.get(study=study)
+    ada.user.is_staff = True  # no longer a pseudonymous evaluator: nobody may log in as them through a PID
+    ada.user.save()
+    visitor = Client()
+    join(visitor, token, "?PROLIFIC_PID=pid-ada&SESSION_ID=se-9")
+    assert int(visitor.session["_auth_user_id"]) != ada.user_id
+    newcomer = Participation.objects.exclude(pk=ada.pk).get(study=study)
+    assert (newcomer.platform_participant_id, newcomer.platform_session_id) == ("", "se-9")
