@@ -172,6 +172,11 @@ def study_create(
     guidelines : str, optional
         Text of the guidelines page; default :data:`DEFAULT_GUIDELINES`.
     created_by : User, optional
+    attention_check_share : float, default 0
+        Share in [0, 0.5] of all pairs that are attention checks: pairs whose
+        harder question is known (see :func:`_sample_scope` and
+        :mod:`scoring.attention_checks`), added on top of the ``n_pairs``
+        regular pairs, served blind and left out of agreement statistics.
 
     Returns
     -------
@@ -324,8 +329,10 @@ def _sample_scope(
     n_checks = attention_check_count(len(pairs), attention_check_share)
     if n_checks:
         stream = np.random.default_rng([seed, ATTENTION_STREAM])
+        # Like the regular pairs, a check never spans two blocks of the model-question graph.
+        blocks = subject_ids if components is None else subject_ids * (int(components.max()) + 1) + components
         chosen = select_attention_checks(
-            ids, subject_ids, difficulty[REFERENCE_COLUMN], n_checks=n_checks, eligible=eligible,
+            ids, blocks, difficulty[REFERENCE_COLUMN], n_checks=n_checks, eligible=eligible,
             exclude=sample.pairs, rng=stream,
         )
         flip = stream.random(n_checks) < 0.5
