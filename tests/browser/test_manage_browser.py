@@ -79,6 +79,11 @@ def test_the_researcher_sees_the_flags_excludes_the_speeder_and_closes(live_serv
     bob.refresh_from_db()
     assert bob.exclusion_reason == "median 1.5 s per vote, below 5.0 s"
 
+    page.click("#report-link")
+    expect(page.locator("#table-excluded_evaluators")).to_contain_text("median 1.5 s per vote, below 5.0 s")
+    expect(page.locator("#attention-note")).to_contain_text("2 attention-check pairs")
+    page.screenshot(path="/tmp/h14b_report_excluded.png", full_page=True)
+
 
 def test_a_crowd_participant_arrives_with_ids_and_is_sent_back_with_the_code(live_server, page: Page):
     study = checked_study()
@@ -94,6 +99,7 @@ def test_a_crowd_participant_arrives_with_ids_and_is_sent_back_with_the_code(liv
     page.click("#onboarding-next")
     page.click("#start-judging")
     for _ in range(4):  # 2 pairs and 2 attention checks, by keyboard
+        page.wait_for_load_state("load")  # judging.js (deferred) listens for the keys
         pair = page.locator("input[name=pair]").get_attribute("value")
         page.keyboard.press("ArrowLeft")
         page.wait_for_function(
