@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
 from annotate.models import EducationLevel, FieldOfStudy
 from annotate.services.alignment.model import AlignmentReport, Kappa
@@ -598,10 +599,15 @@ def pairs_table(report: AlignmentReport) -> Table:
     )
 
 
+def _utc_time(iso: str) -> Cell:
+    """An ISO 8601 time: as is in the CSV, to the minute in UTC on the page."""
+    return Cell(iso, datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+
+
 def excluded_table(report: AlignmentReport) -> Table:
     """Evaluators excluded from analyses, with who excluded them, when and why."""
     rows = tuple(
-        (count(e.id), text(e.pseudonym), text(e.excluded_at), text(e.excluded_by), text(e.reason),
+        (count(e.id), text(e.pseudonym), _utc_time(e.excluded_at), text(e.excluded_by), text(e.reason),
          count(e.n_judgments))
         for e in report.excluded_evaluators
     )
