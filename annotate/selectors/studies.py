@@ -374,3 +374,11 @@ def users_of_participations(*, participations: QuerySet[Participation]) -> list[
     """The distinct accounts of ``participations``, by id."""
     user_ids = sorted(set(participations.values_list("user_id", flat=True)))
     return list(get_user_model().objects.filter(pk__in=user_ids).order_by("pk"))
+
+
+def completion_url_for(*, study: Study) -> str:
+    """Where the done page sends a finished evaluator: the study's
+    ``completion_url`` (e.g. Prolific's ``.../submissions/complete?cc=CODE``)
+    when it is an http(s) address, else "" (no redirect)."""
+    url = (study.completion_url or "").strip()
+    return url if url.lower().startswith(("https://", "http://")) else ""

@@ -138,6 +138,13 @@ JUDGMENT_CODEBOOK = {
     "submitted_at": ("when the answer was saved (ISO 8601)", "time"),
     "seconds": ("server-measured time from showing to answer", "seconds"),
     "client_seconds": ("browser-measured time; blank when not sent", "seconds"),
+    "attention_check": ("1 when the pair is an attention check (known answer; in no agreement statistic), else 0",
+                        ""),
+    "evaluator_excluded": ("1 when the researcher excluded the evaluator from analyses, else 0", ""),
+    "platform_participant_id": ("crowd platform participant id from the join URL (e.g. PROLIFIC_PID); blank if none",
+                                ""),
+    "platform_study_id": ("crowd platform study id from the join URL (e.g. STUDY_ID); blank if none", ""),
+    "platform_session_id": ("crowd platform session id from the join URL (e.g. SESSION_ID); blank if none", ""),
 }
 
 

@@ -11,9 +11,10 @@ Business rules live here; views and management commands only call these.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,13 +42,22 @@ from annotate.models import (
     Subject,
 )
 from annotate.models.studies import DEFAULT_GUIDELINES
-from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP, study_judgment_count, study_scope_frozen
+from annotate.selectors.studies import (
+    EVALUATOR_GROUP,
+    RESEARCHER_GROUP,
+    study_judgment_count,
+    study_scope_frozen,
+    user_is_evaluator,
+)
+from scoring.attention_checks import attention_check_count, select_attention_checks
 from scoring.diagnostics import DEFAULT_MIN_MODELS
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
 
 #: Second element of the seed sequence that draws each pair's order.
 ORIENTATION_STREAM = 1
+#: Second element of the seed sequence that breaks ties among attention checks and orients them.
+ATTENTION_STREAM = 2
 
 ERR_NAME_EMPTY = "name must not be empty"
 ERR_NAME_TAKEN = "a study named {name!r} already exists"
@@ -56,6 +66,7 @@ ERR_NO_DATASETS = "datasets must name at least one dataset"
 ERR_STRATEGY = "strategy must be one of {choices}; got {strategy!r}"
 ERR_TARGET = "target_judgments_per_pair must be an integer >= 1; got {value!r}"
 ERR_SEED = "seed must be a non-negative integer; got {value!r}"
+ERR_ATTENTION_SHARE = "attention_check_share must be a number in [0, 0.5]; got {value!r}"
 ERR_SUBJECTS_OUTSIDE = "subjects {names} have no question of the chosen datasets in run {run_id}"
 ERR_NO_QUESTIONS = "run {run_id} has no question with a subject in the chosen datasets and subjects"
 ERR_USERNAME_TAKEN = "username {username!r} is already taken"
@@ -132,6 +143,7 @@ def study_create(
     include_low_coverage: bool = False,
     guidelines: str | None = None,
     created_by: AbstractBaseUser | None = None,
+    attention_check_share: float = 0.0,
 ) -> Study:
     """Create an open study whose pairs are fixed now, from one scoring run.
 
@@ -166,6 +178,11 @@ def study_create(
     guidelines : str, optional
         Text of the guidelines page; default :data:`DEFAULT_GUIDELINES`.
     created_by : User, optional
+    attention_check_share : float, default 0
+        Share in [0, 0.5] of all pairs that are attention checks: pairs whose
+        harder question is known (see :func:`_sample_scope` and
+        :mod:`scoring.attention_checks`), added on top of the ``n_pairs``
+        regular pairs, served blind and left out of agreement statistics.
 
     Returns
     -------
@@ -201,10 +218,12 @@ def study_create(
         raise ValueError(ERR_TARGET.format(value=target_judgments_per_pair))
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(ERR_SEED.format(value=seed))
+    _check_share(attention_check_share)
 
     scope = _sample_scope(
         run=run, datasets=datasets, subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
         include_unkept=include_unkept, include_low_coverage=include_low_coverage,
+        attention_check_share=attention_check_share,
     )
     study = Study.objects.create(
         name=name,
@@ -217,19 +236,27 @@ def study_create(
         target_judgments_per_pair=target_judgments_per_pair,
         guidelines=guidelines if guidelines is not None else DEFAULT_GUIDELINES,
         created_by=created_by,
+        attention_check_share=attention_check_share,
     )
     _store_scope(study=study, scope=scope)
     return study
 
 
+def _check_share(share: object) -> None:
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 0.5:
+        raise ValueError(ERR_ATTENTION_SHARE.format(value=share))
+
+
 @dataclass(frozen=True)
 class _Scope:
-    """A study's sampled scope, not yet stored: its datasets, its subjects and
-    its pairs as ``(question_a_id, question_b_id, stratum)`` in sampler order."""
+    """A study's sampled scope, not yet stored: its datasets, its subjects, its
+    pairs as ``(question_a_id, question_b_id, stratum)`` in sampler order, and
+    its attention checks as ``(question_a_id, question_b_id, expected_harder_id)``."""
 
     datasets: list[Dataset]
     subjects: list[Subject]
     pairs: list[tuple[int, int, int | None]]
+    checks: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
 
 
 def _sample_scope(
@@ -242,8 +269,16 @@ def _sample_scope(
     strategy: str,
     include_unkept: bool,
     include_low_coverage: bool = False,
+    attention_check_share: float = 0.0,
 ) -> _Scope:
-    """Draw the pairs of a scope (reads only; raises ``ValueError`` as :func:`study_create`)."""
+    """Draw the pairs of a scope (reads only; raises ``ValueError`` as :func:`study_create`).
+
+    With an ``attention_check_share`` above 0, attention checks are added on
+    top of the ``n_pairs`` regular pairs so that they make up that share of
+    all pairs (:func:`scoring.attention_checks.attention_check_count`),
+    chosen by the rule of :mod:`scoring.attention_checks` from the same
+    eligible questions by the run's EIP difficulty (percentile ranks at least
+    0.5 apart), never repeating a regular pair."""
     rows = QuestionResult.objects.filter(
         run=run, question__dataset__in=datasets, question__subject__isnull=False
     )
@@ -296,7 +331,20 @@ def _sample_scope(
     pairs = [
         (int(a), int(b), None if labels is None else int(labels[k])) for k, (a, b) in enumerate(oriented.tolist())
     ]
-    return _Scope(datasets=datasets, subjects=used, pairs=pairs)
+    checks = []
+    n_checks = attention_check_count(len(pairs), attention_check_share)
+    if n_checks:
+        stream = np.random.default_rng([seed, ATTENTION_STREAM])
+        # Like the regular pairs, a check never spans two blocks of the model-question graph.
+        blocks = subject_ids if components is None else subject_ids * (int(components.max()) + 1) + components
+        chosen = select_attention_checks(
+            ids, blocks, difficulty[REFERENCE_COLUMN], n_checks=n_checks, eligible=eligible,
+            exclude=sample.pairs, rng=stream,
+        )
+        flip = stream.random(n_checks) < 0.5
+        for (easy, hard), swap in zip(chosen.pairs.tolist(), flip.tolist(), strict=True):
+            checks.append((hard, easy, hard) if swap else (easy, hard, hard))
+    return _Scope(datasets=datasets, subjects=used, pairs=pairs, checks=checks)
 
 
 def _store_scope(*, study: Study, scope: _Scope) -> None:
@@ -305,6 +353,12 @@ def _store_scope(*, study: Study, scope: _Scope) -> None:
     Pair.objects.bulk_create(
         Pair(study=study, position=k, question_a_id=a, question_b_id=b, stratum=stratum)
         for k, (a, b, stratum) in enumerate(scope.pairs)
+    )
+    # Attention checks follow the regular pairs; each evaluator's own order mixes them in.
+    Pair.objects.bulk_create(
+        Pair(study=study, position=len(scope.pairs) + k, question_a_id=a, question_b_id=b,
+             attention_check=True, expected_harder_id=harder)
+        for k, (a, b, harder) in enumerate(scope.checks)
     )
 
 
@@ -338,6 +392,7 @@ def _scope_of(
         run=study.scoring_run, datasets=datasets, subjects=subjects,
         n_pairs=study.n_pairs if n_pairs is None else n_pairs, seed=study.seed, strategy=str(study.strategy),
         include_unkept=study.include_unkept, include_low_coverage=study.include_low_coverage,
+        attention_check_share=study.attention_check_share,
     )
 
 
@@ -453,9 +508,35 @@ def _create_pseudonymous_evaluator() -> AbstractBaseUser:
     raise RuntimeError("could not create a pseudonymous evaluator")
 
 
+@dataclass(frozen=True)
+class PlatformIds:
+    """A crowd platform's ids of a visitor, read from the invitation URL's
+    query parameters (names set per study; Prolific's by default). Blank when
+    absent."""
+
+    participant: str = ""
+    study: str = ""
+    session: str = ""
+
+
+#: Longest platform id kept (longer values are cut; Prolific's are 24 characters).
+PLATFORM_ID_MAX = 128
+
+
+def platform_ids_from_query(*, study: Study, query: Mapping[str, str]) -> PlatformIds:
+    """The platform ids in ``query`` (a request's GET parameters) under the
+    study's parameter names; a blank parameter name reads nothing."""
+
+    def read(name: str) -> str:
+        return (query.get(name) or "").strip()[:PLATFORM_ID_MAX] if name else ""
+
+    return PlatformIds(participant=read(study.participant_param), study=read(study.study_param),
+                       session=read(study.session_param))
+
+
 @transaction.atomic
 def invitation_accept(
-    *, invitation: Invitation, user: AbstractBaseUser | None
+    *, invitation: Invitation, user: AbstractBaseUser | None, platform: PlatformIds | None = None
 ) -> tuple[Participation, AbstractBaseUser, bool]:
     """Join the invitation's study.
 
@@ -463,6 +544,13 @@ def invitation_accept(
     in, or recognised by the resume cookie), else None: then a pseudonymous
     evaluator ("evaluator-7f3a", no email, no usable password) is created.
     Joining twice returns the existing participation.
+
+    ``platform`` carries a crowd platform's ids from the join URL. A visitor
+    whose participant id already has a participation in the study is that
+    participant coming back (another browser, a lost cookie): they resume it
+    instead of starting a second one. The study and session ids of a new
+    participation are stored with it; a returning participant's latest
+    session id replaces the stored one.
 
     Returns
     -------
@@ -476,6 +564,19 @@ def invitation_accept(
     if invitation.revoked_at is not None:
         raise InvitationRevokedError(ERR_INVITATION_REVOKED)
     study = invitation.study
+    platform = platform or PlatformIds()
+    if platform.participant:
+        known = (Participation.objects.select_for_update().select_related("user")
+                 .filter(study=study, platform_participant_id=platform.participant).first())
+        resumable = known is not None and known.user.is_active and user_is_evaluator(user=known.user) and (
+            user is None or known.user_id == user.pk)
+        if known is not None and not resumable:  # the id is taken by someone else: keep it with them
+            platform = dataclasses.replace(platform, participant="")
+        elif known is not None:
+            if platform.session and platform.session != known.platform_session_id:
+                known.platform_session_id = platform.session
+                known.save(update_fields=["platform_session_id"])
+            return known, known.user, user is None
     if user is not None:
         existing = Participation.objects.filter(study=study, user=user).first()
         if existing is not None:
@@ -486,7 +587,10 @@ def invitation_accept(
     if user is None:
         user = _create_pseudonymous_evaluator()
     participation, _ = Participation.objects.get_or_create(
-        study=study, user=user, defaults={"invitation": invitation}
+        study=study, user=user, defaults={
+            "invitation": invitation, "platform_participant_id": platform.participant,
+            "platform_study_id": platform.study, "platform_session_id": platform.session,
+        }
     )
     return participation, user, created_user
 

@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotate.forms.judging import JudgmentForm, OnboardingForm
 from annotate.models import Participation
 from annotate.selectors.studies import (
+    completion_url_for,
     evaluator_get_active,
     invitation_get_active,
     participation_get,
@@ -39,6 +40,7 @@ from annotate.services.studies import (
     invitation_accept,
     participation_accept_guidelines,
     participation_onboard,
+    platform_ids_from_query,
 )
 
 RESUME_COOKIE = "eip_evaluator"
@@ -61,6 +63,8 @@ STEP_URLS = {
     "closed": "annotate:study_closed",
     "judge": "annotate:study_judge",
 }
+#: Seconds the done page shows the completion code before it sends the evaluator to the completion URL.
+COMPLETION_REDIRECT_SECONDS = 5
 _STUDY_PATH = re.compile(r"^/studies/(\d+)/")
 
 
@@ -154,8 +158,9 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         user = returning
         if participation_get(study_id=invitation.study_id, user=user) is not None:
             return redirect("annotate:study_entry", study_id=invitation.study_id)
+    platform = platform_ids_from_query(study=invitation.study, query=request.GET)
     try:
-        participation, user, created = invitation_accept(invitation=invitation, user=user)
+        participation, user, created = invitation_accept(invitation=invitation, user=user, platform=platform)
     except (InvitationRevokedError, StudyClosedError):
         return render(request, "annotate/judging/join_invalid.html", {"study": invitation.study}, status=404)
     if created:
@@ -171,7 +176,9 @@ def join_fresh(request: HttpRequest, token: str) -> HttpResponse:
     """"Not you? Start fresh": sign out whoever is signed in, forget the
     evaluator this browser joined as, and show the invitation again."""
     logout(request)
-    return forget_evaluator(redirect("annotate:study_join", token=token))
+    url = reverse("annotate:study_join", kwargs={"token": token})
+    query = request.GET.urlencode()  # keeps a crowd platform's participant ids
+    return forget_evaluator(redirect(f"{url}?{query}" if query else url))
 
 
 @login_required
@@ -319,7 +326,10 @@ def study_done(request: HttpRequest, study_id: int) -> HttpResponse:
     progress = participation_progress(participation=participation)
     if not progress.done:
         return redirect("annotate:study_entry", study_id=study_id)
-    return render(request, "annotate/judging/done.html", {"study": participation.study, "progress": progress})
+    context = {"study": participation.study, "progress": progress,
+               "completion_url": completion_url_for(study=participation.study),
+               "completion_redirect_seconds": COMPLETION_REDIRECT_SECONDS}
+    return render(request, "annotate/judging/done.html", context)
 
 
 @login_required

@@ -4,16 +4,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
+from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate.forms.judging import InvitationForm, StudyStatusForm
-from annotate.models import Invitation, Study
-from annotate.selectors.studies import participations_of, studies_for_staff, study_coverage, user_is_researcher
+from annotate.forms.judging import (
+    ExclusionForm,
+    InvitationForm,
+    RestoreForm,
+    StudyQualitySettingsForm,
+    StudyStatusForm,
+)
+from annotate.models import Invitation, Participation, Study, StudyStatus
+from annotate.selectors.studies import participations_of, studies_for_staff, user_is_researcher
+from annotate.selectors.study_monitor import platform_link_query, study_monitor
+from annotate.services.alignment.live import study_live_counts
 from annotate.services.studies import invitation_create, invitation_revoke, study_set_status
+from annotate.services.study_quality import (
+    participation_exclude,
+    participation_restore,
+    study_quality_settings_update,
+)
+
+SETTINGS_FIELDS = ("speeder_seconds", "participant_param", "study_param", "session_param", "completion_code",
+                   "completion_url")
 
 
 def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -48,9 +65,13 @@ def studies(request: HttpRequest) -> HttpResponse:
 def study_manage(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
     context = {
-        "coverage": study_coverage(study=study),
+        "study": study,
+        "monitor": study_monitor(study=study),
+        "live": study_live_counts(study=study),
         "invitation_form": InvitationForm(),
+        "settings_form": StudyQualitySettingsForm(initial={f: getattr(study, f) for f in SETTINGS_FIELDS}),
         "join_base": request.build_absolute_uri("/")[:-1],
+        "platform_query": platform_link_query(study=study),
     }
     return render(request, "annotate/judging/study_manage.html", context)
 
@@ -74,10 +95,63 @@ def study_invitation_revoke(request: HttpRequest, study_id: int, invitation_id: 
 
 
 @staff_required
+def study_status_confirm(request: HttpRequest, study_id: int) -> HttpResponse:
+    """The confirmation step before closing or reopening: what it does; its form posts to ``study_status``."""
+    study = get_object_or_404(Study, pk=study_id)
+    target = StudyStatus.CLOSED if study.status == StudyStatus.OPEN else StudyStatus.OPEN
+    context = {"study": study, "target": target, "monitor": study_monitor(study=study)}
+    return render(request, "annotate/judging/study_status_confirm.html", context)
+
+
+@staff_required
 @require_POST
 def study_status(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
     form = StudyStatusForm(request.POST)
     if form.is_valid():
         study_set_status(study=study, status=form.cleaned_data["status"])
+    return redirect("annotate:study_manage", study_id=study_id)
+
+
+@staff_required
+@require_POST
+def study_quality_settings(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=study_id)
+    form = StudyQualitySettingsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Settings not saved: " + "; ".join(
+            f"{form.fields[k].label}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("annotate:study_manage", study_id=study_id)
+    try:
+        study_quality_settings_update(study=study, **form.cleaned_data)
+    except ValueError as error:
+        messages.error(request, f"Settings not saved: {error}")
+    else:
+        messages.success(request, "Settings saved.")
+    return redirect("annotate:study_manage", study_id=study_id)
+
+
+@staff_required
+@require_POST
+def study_evaluator_exclude(request: HttpRequest, study_id: int, participation_id: int) -> HttpResponse:
+    participation = get_object_or_404(Participation, pk=participation_id, study_id=study_id)
+    form = ExclusionForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        participation_exclude(participation=participation, reason=reason, by=request.user)
+    except ValueError as error:
+        messages.error(request, str(error))
+    return redirect("annotate:study_manage", study_id=study_id)
+
+
+@staff_required
+@require_POST
+def study_evaluator_restore(request: HttpRequest, study_id: int, participation_id: int) -> HttpResponse:
+    participation = get_object_or_404(Participation, pk=participation_id, study_id=study_id)
+    form = RestoreForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        participation_restore(participation=participation, by=request.user, reason=reason)
+    except ValueError as error:
+        messages.error(request, str(error))
     return redirect("annotate:study_manage", study_id=study_id)

@@ -192,6 +192,19 @@ class StudyInfo(_Json):
     scoring_run: int | None
     datasets: tuple[str, ...]
     subjects: tuple[str, ...]
+    n_attention_checks: int = 0
+
+
+@dataclass(frozen=True)
+class ExcludedEvaluatorRow(_Json):
+    """An evaluator excluded from analyses (judgments kept, in no statistic)."""
+
+    id: int
+    pseudonym: str
+    excluded_at: str
+    excluded_by: str
+    reason: str
+    n_judgments: int
 
 
 @dataclass(frozen=True)
@@ -463,6 +476,7 @@ class AlignmentReport(_Json):
     labels: LabelSection
     profiles: ProfileSection
     timing: Timing
+    excluded_evaluators: tuple[ExcludedEvaluatorRow, ...] = ()
 
     @property
     def available(self) -> tuple[MethodInfo, ...]:

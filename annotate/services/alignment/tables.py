@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
 from annotate.models import EducationLevel, FieldOfStudy
 from annotate.services.alignment.model import AlignmentReport, Kappa
@@ -608,9 +609,37 @@ def pairs_table(report: AlignmentReport) -> Table:
     )
 
 
+def _utc_time(iso: str) -> Cell:
+    """An ISO 8601 time: as is in the CSV, to the minute in UTC on the page."""
+    return Cell(iso, datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+
+
+def excluded_table(report: AlignmentReport) -> Table:
+    """Evaluators excluded from analyses, with who excluded them, when and why."""
+    rows = tuple(
+        (count(e.id), text(e.pseudonym), _utc_time(e.excluded_at), text(e.excluded_by), text(e.reason),
+         count(e.n_judgments))
+        for e in report.excluded_evaluators
+    )
+    return Table(
+        key="excluded_evaluators", title="Evaluators excluded from the analyses",
+        columns=(
+            Column("evaluator_id", "Id", "", "participation id", on_page=False),
+            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
+            Column("excluded_at", "Excluded at", "time", "when they were excluded (ISO 8601)"),
+            Column("excluded_by", "Excluded by", "", "the researcher who excluded them"),
+            Column("reason", "Reason", "", "the reason given"),
+            Column("n_judgments", "Judgments kept", COUNT, "their votes and skips, kept but in no statistic"),
+        ),
+        rows=rows,
+        notes=("Excluded evaluators' judgments are kept (judgments.csv lists them with evaluator_excluded = 1) but "
+               "enter no number of this report.",),
+    )
+
+
 TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
-    table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, irr_table,
-    pool_table, label_table, pairs_table,
+    table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, excluded_table,
+    irr_table, pool_table, label_table, pairs_table,
 )
 
 

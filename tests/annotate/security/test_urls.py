@@ -177,6 +177,10 @@ ACCESS: dict[str, Access] = {
     "annotate:study_status": STAFF_WRITE,
     "annotate:study_invitation_create": STAFF_WRITE,
     "annotate:study_invitation_revoke": STAFF_WRITE,
+    "annotate:study_status_confirm": STAFF_PAGE,
+    "annotate:study_quality_settings": STAFF_WRITE,
+    "annotate:study_evaluator_exclude": STAFF_WRITE,
+    "annotate:study_evaluator_restore": STAFF_WRITE,
     # results (scoring runs) and reports
     "annotate:results": RESEARCHER_PAGE,
     "annotate:response_set_score": RESEARCHER_THEN_STAFF_WRITE,
@@ -314,6 +318,7 @@ def cast() -> Cast:
         **_analysis_params(catalog.response_set),
         "study_id": str(study_a.pk),
         "invitation_id": str(invitation.pk),
+        "participation_id": str(ada.pk),
         "token": invitation.token,
         "response_set_id": str(catalog.response_set.pk),
         "run_id": str(catalog.run.pk),

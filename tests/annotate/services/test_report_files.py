@@ -182,7 +182,8 @@ def test_the_command_writes_the_bundle_and_sums_it_up(study, tmp_path):
     call_command("alignment_report", study=study.name, out=str(tmp_path / "bundle"), n_boot=50, stdout=out)
     names = sorted(p.name for p in (tmp_path / "bundle").iterdir())
     # the files of report.zip, the zip itself and the plots (issue 11: one tidy CSV per table and a codebook)
-    tables = ["agreement.csv", "consensus.csv", "evaluators.csv", "irr.csv", "pools.csv", "labels.csv", "pairs.csv"]
+    tables = ["agreement.csv", "consensus.csv", "evaluators.csv", "excluded_evaluators.csv", "irr.csv", "pools.csv",
+              "labels.csv", "pairs.csv"]
     assert names == sorted([*tables, "report.json", "parameters.json", "judgments.csv", "codebook.md", "report.zip",
                             *(f"{n}.{f}" for n in PLOTS for f in ("png", "svg"))])
     summary = out.getvalue().strip()

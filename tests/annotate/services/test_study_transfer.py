@@ -158,7 +158,7 @@ def test_a_version_1_export_with_one_field_per_method_still_imports(transfer_stu
 def test_the_export_holds_what_was_judged(transfer_study, tmp_path):
     study, ada_done, _bob_done = transfer_study
     document = export_to(tmp_path / "doc.json", study)
-    assert document["schema_version"] == 3
+    assert document["schema_version"] == 4
     by_name = {e["pseudonym"]: e for e in document["evaluators"]}
     assert sorted(by_name) == ["evaluator-ada1", "evaluator-bob2", "evaluator-cy3"]
     keys = {q.pk: [q.dataset.name, q.external_id] for q in Question.objects.select_related("dataset")}
@@ -187,6 +187,9 @@ def test_the_export_carries_pseudonyms_and_nothing_personal(transfer_study, tmp_
     assert set(evaluator) == {
         "pseudonym", "seed", "field_of_study", "education_level", "qualified_subjects", "onboarded_at",
         "guidelines_accepted_at", "finished_at", "created_at", "assignments", "judgments",
+        # version 4: the crowd platform's pseudonymous ids, and the researcher's exclusion (issue 14)
+        "platform_participant_id", "platform_study_id", "platform_session_id", "excluded_at", "excluded_by",
+        "exclusion_reason", "exclusion_events",
     }
 
 
@@ -247,8 +250,8 @@ def test_imported_evaluators_are_records_not_logins(transfer_study, tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: d.update(schema_version=4),
-         r"schema_version 4 is not supported; this site reads versions \(1, 2, 3\)"),
+        (lambda d: d.update(schema_version=5),
+         r"schema_version 5 is not supported; this site reads versions \(1, 2, 3, 4\)"),
         (lambda d: d.update(kind="something"), "not a study export: 'kind' must be 'eip-study-export'"),
         (lambda d: d["evaluators"][0]["judgments"][0].update(choice="maybe"), "choice must be one of"),
         (lambda d: d["evaluators"][0]["judgments"][0].update(pair=99),
