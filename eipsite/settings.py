@@ -138,6 +138,7 @@ MIDDLEWARE = [
     "annotate.ratelimit.RateLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "annotate.views.errors.ErrorPageMiddleware",  # styled 400/403/404/500 pages with DEBUG on too
 ]
 
 ROOT_URLCONF = "eipsite.urls"

@@ -1,0 +1,90 @@
+"""Styled error pages (400, 403, 404, 500) with DEBUG off and on.
+
+With DEBUG off Django calls the handlers named in ``eipsite/urls.py``. With
+DEBUG on it would show its technical pages instead; :class:`ErrorPageMiddleware`
+renders the same styled pages then too (the traceback of a 500 still goes to
+the ``django.request`` log, i.e. the runserver console). Responses a view
+builds itself (a 400 with its own message, the API's JSON errors) are left
+alone.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+
+logger = logging.getLogger("django.request")
+
+#: status -> (title, what to tell the visitor).
+ERROR_PAGES = {
+    400: ("Bad request", "The request could not be understood: a link or a form sent something this page "
+          "does not accept. Go back and try again."),
+    403: ("Not allowed", "You are logged in as someone who may not see this page. Log in with another "
+          "account, or ask the study's researcher for access."),
+    404: ("Page not found", "There is no page at this address. It may have been moved, or the link may be "
+          "mistyped."),
+    500: ("Something went wrong", "The server hit an error and could not finish this request. It has been "
+          "logged; please try again in a moment."),
+}
+TEMPLATE = "annotate/error.html"
+
+
+def error_response(request: HttpRequest, status: int) -> HttpResponse:
+    """The styled page of ``status`` (a key of :data:`ERROR_PAGES`)."""
+    title, text = ERROR_PAGES[status]
+    try:
+        content = render_to_string(TEMPLATE, {"status": status, "title": title, "text": text}, request=request)
+    except Exception:  # a broken template or context processor must not hide the original error
+        logger.exception("could not render the %s page", status)
+        content = f"<!doctype html><title>{title}</title><h1>{status} {title}</h1><p>{text}</p>"
+    response = HttpResponse(content, status=status)
+    response.error_page = True  # type: ignore[attr-defined]
+    return response
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return error_response(request, 400)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return error_response(request, 403)
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return error_response(request, 404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    return error_response(request, 500)
+
+
+class ErrorPageMiddleware:
+    """With DEBUG on, the styled pages instead of Django's technical ones: for
+    exceptions a view raises, and for an address no route matches. With DEBUG
+    off it does nothing (the handlers do the work)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (settings.DEBUG and response.status_code == 404 and getattr(request, "resolver_match", None) is None
+                and not getattr(response, "error_page", False)):
+            return error_response(request, 404)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not settings.DEBUG:
+            return None
+        if isinstance(exception, Http404):
+            return error_response(request, 404)
+        if isinstance(exception, PermissionDenied):
+            return error_response(request, 403)
+        if isinstance(exception, (BadRequest, SuspiciousOperation)):
+            return error_response(request, 400)
+        logger.error("Internal Server Error: %s", request.path, exc_info=exception)
+        return error_response(request, 500)
