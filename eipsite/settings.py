@@ -127,6 +127,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: styled 400/403/404/500 pages with DEBUG on too (with DEBUG off the handlers in urls.py).
+    "annotate.views.errors.ErrorPageMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # WhiteNoise serves collected static files in production; in development
     # runserver's staticfiles app serves them (and there is no STATIC_ROOT).
@@ -138,7 +140,6 @@ MIDDLEWARE = [
     "annotate.ratelimit.RateLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "annotate.views.errors.ErrorPageMiddleware",  # styled 400/403/404/500 pages with DEBUG on too
 ]
 
 ROOT_URLCONF = "eipsite.urls"

@@ -64,17 +64,18 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 class ErrorPageMiddleware:
     """With DEBUG on, the styled pages instead of Django's technical ones: for
-    exceptions a view raises, and for an address no route matches. With DEBUG
-    off it does nothing (the handlers do the work)."""
+    exceptions a view raises, and for errors before any view was chosen (no
+    route matches, a bad Host header). It is the outermost middleware. With
+    DEBUG off it does nothing (the handlers do the work)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if (settings.DEBUG and response.status_code == 404 and getattr(request, "resolver_match", None) is None
-                and not getattr(response, "error_page", False)):
-            return error_response(request, 404)
+        if (settings.DEBUG and response.status_code in ERROR_PAGES
+                and getattr(request, "resolver_match", None) is None and not getattr(response, "error_page", False)):
+            return error_response(request, response.status_code)
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
