@@ -137,7 +137,8 @@ def _shoot(browser, base: str, paths: dict[str, str], out: Path, names: tuple[st
             page.wait_for_load_state("networkidle")
             target = out / f"{name}.png"
             # The README pictures show the top of each page (the first screen); --all takes whole pages.
-            page.screenshot(path=str(target), full_page=full_page)
+            clip = None if full_page or name != "judging" else {"x": 0, "y": 0, "width": width, "height": 560}
+            page.screenshot(path=str(target), full_page=full_page, clip=clip)
             written.append(target)
         context.close()
     return written

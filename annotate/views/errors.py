@@ -19,28 +19,18 @@ from django.template.loader import render_to_string
 
 logger = logging.getLogger("django.request")
 
-#: status -> (title, what to tell the visitor).
-ERROR_PAGES = {
-    400: ("Bad request", "The request could not be understood: a link or a form sent something this page "
-          "does not accept. Go back and try again."),
-    403: ("Not allowed", "You are logged in as someone who may not see this page. Log in with another "
-          "account, or ask the study's researcher for access."),
-    404: ("Page not found", "There is no page at this address. It may have been moved, or the link may be "
-          "mistyped."),
-    500: ("Something went wrong", "The server hit an error and could not finish this request. It has been "
-          "logged; please try again in a moment."),
-}
-TEMPLATE = "annotate/error.html"
+#: The statuses with a styled page: the templates ``400.html`` ... ``500.html`` (each extends base.html).
+ERROR_PAGES = (400, 403, 404, 500)
+FALLBACK = "<!doctype html><title>Error {status}</title><h1>Error {status}</h1>"
 
 
 def error_response(request: HttpRequest, status: int) -> HttpResponse:
-    """The styled page of ``status`` (a key of :data:`ERROR_PAGES`)."""
-    title, text = ERROR_PAGES[status]
+    """The styled page of ``status`` (one of :data:`ERROR_PAGES`), template ``<status>.html``."""
     try:
-        content = render_to_string(TEMPLATE, {"status": status, "title": title, "text": text}, request=request)
-    except Exception:  # a broken template or context processor must not hide the original error
+        content = render_to_string(f"{status}.html", request=request)
+    except Exception:  # a broken template or a database down must not hide the original error
         logger.exception("could not render the %s page", status)
-        content = f"<!doctype html><title>{title}</title><h1>{status} {title}</h1><p>{text}</p>"
+        content = FALLBACK.format(status=status)
     response = HttpResponse(content, status=status)
     response.error_page = True  # type: ignore[attr-defined]
     return response

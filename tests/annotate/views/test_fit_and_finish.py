@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from annotate.labels import label, method_notes, optimizer_message
 from annotate.models import MethodResult, ResponseSet, RunStatus, ScoringRun
-from annotate.templatetags.annotate_numbers import cell_text, change, count, percent, rank, sci, score
 from annotate.services.alignment.tables import Cell
+from annotate.templatetags.annotate_numbers import cell_text, change, count, percent, rank, sci, score
 from eipsite.urls import urlpatterns as site_urlpatterns
 from tests.annotate.factories import make_evaluator, make_user
 from tests.annotate.services.alignment.test_report import build_study
@@ -178,10 +178,11 @@ def test_error_pages_are_styled_with_debug_off_and_on(debug):
         }
         for status, response in cases.items():
             assert response.status_code == status, (debug, status)
-            assert "annotate/error.html" in [t.name for t in response.templates], (debug, status)
+            assert f"{status}.html" in [t.name for t in response.templates], (debug, status)
             page = response.content.decode()
-            assert 'id="error-page"' in page and f'<p class="code">{status}</p>' in page
+            assert 'id="reason"' in page and page.count("<h1>") == 1
             assert "annotate/favicon.svg" in page  # extends base.html
+            assert "Traceback" not in page and "kaboom" not in page
 
 
 @pytest.mark.django_db

@@ -32,7 +32,7 @@ ROWS = {
 
 
 def _ids(html: str) -> list[str]:
-    return re.findall(r'<td class="question-id">([^<]*)</td>', html)
+    return re.findall(r"<tr[^>]*>\s*<td>([^<]*)</td>", html[html.index('id="question-table"'):])
 
 
 @pytest.fixture
