@@ -54,11 +54,34 @@ OPTIMIZER_MESSAGES = {
     "ABNORMAL": "stopped: the line search failed",
 }
 
+#: Parameter names of the analyses (``AnalysisRun.params``) and of scoring runs.
+PARAM_LABELS = {
+    "alpha": "α (EIP damping)",
+    "tol": "tolerance",
+    "repeats": "repeats",
+    "skip_irt": "skip IRT",
+    "mirt_epochs": "MIRT epochs",
+    "mirt_seed": "MIRT seed",
+    "mirt_seeds": "MIRT fits",
+    "seed": "seed",
+    "grid": "size grid",
+    "density_model": "density model",
+    "k_max": "most models left out",
+    "trials": "trials",
+    "group_by": "grouped by",
+    "n_seeds": "simulations",
+    "bins": "bins",
+    "include_excluded": "include excluded questions",
+    "min_models": "low-coverage threshold (models)",
+    "methods": "methods",
+}
+
 GROUPS: dict[str, dict[str, str]] = {
     "consensus": CONSENSUS_LABELS,
     "tie_rule": TIE_RULE_LABELS,
     "scope": SCOPE_LABELS,
     "note": NOTE_LABELS,
+    "param": PARAM_LABELS,
 }
 
 
@@ -109,3 +132,21 @@ def note_text(key: str, value: object) -> str:
 def method_notes(notes: dict) -> list[tuple[str, str]]:
     """A method's stored notes as ``(label, text)`` pairs, in stored order."""
     return [(label(key, "note"), note_text(key, value)) for key, value in (notes or {}).items()]
+
+
+def param_text(value: object) -> str:
+    """A parameter value as shown: yes/no, numbers with the minus sign U+2212,
+    lists comma-separated, ``metadata:<key>`` as "metadata <key>"."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(param_text(v) for v in value)
+    if isinstance(value, (int, float)):
+        text = f"{value:,}" if isinstance(value, int) else f"{value:g}"
+        return "\u2212" + text[1:] if text.startswith("-") else text
+    return str(value).replace("metadata:", "metadata ")
+
+
+def params_text(params: dict) -> list[tuple[str, str]]:
+    """Parameters as ``(label, text)`` pairs, in stored order."""
+    return [(label(key, "param"), param_text(value)) for key, value in (params or {}).items()]

@@ -6,6 +6,7 @@ import math
 from django import template
 
 from annotate.services.analyses.files import Table, fmt
+from annotate.templatetags.annotate_numbers import with_minus
 
 register = template.Library()
 
@@ -28,6 +29,8 @@ def rank_text(value) -> str:
 @register.filter
 def display_rows(table: Table) -> list[list[str]]:
     """``table.text_rows()``, except that rank columns print whole ranks
-    without decimals (``fmt`` would print 1.0 as "1.0000")."""
+    without decimals (``fmt`` would print 1.0 as "1.0000") and negatives
+    take the minus sign U+2212 (the page style; the CSV keeps plain numbers)."""
     ranks = [is_rank_column(name) for name in table.header]
-    return [[rank_text(v) if ranks[i] else fmt(v) for i, v in enumerate(row)] for row in table.rows]
+    return [[with_minus(rank_text(v) if ranks[i] else fmt(v)) if not isinstance(v, str) else v
+             for i, v in enumerate(row)] for row in table.rows]

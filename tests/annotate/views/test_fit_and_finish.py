@@ -200,3 +200,14 @@ def test_the_favicon_is_a_static_svg_linked_from_every_page(client, db):
         assert svg.read().startswith("<svg xmlns=\"http://www.w3.org/2000/svg\"")
     page = client.get(reverse("login")).content.decode()
     assert '<link rel="icon" type="image/svg+xml" href="/static/annotate/favicon.svg">' in page
+
+
+def test_analysis_parameters_and_kinds_read_as_words():
+    from annotate.labels import params_text
+    from annotate.templatetags.annotate_labels import analysis_label
+
+    assert params_text({"alpha": 0.85, "skip_irt": False, "group_by": "metadata:level", "k_max": 1500}) == [
+        ("α (EIP damping)", "0.85"), ("skip IRT", "no"), ("grouped by", "metadata level"),
+        ("most models left out", "1,500")]
+    assert analysis_label("rank_changes") == "EIP against accuracy (3.2, appendix G, figure 5)"
+    assert analysis_label("retired_kind") == "retired kind"
