@@ -43,6 +43,7 @@ def _build_demo(port: int) -> dict[str, str]:
 
     from annotate.models import Pair, Participation, QuestionResult, Study
     from annotate.services.alignment import report_pools_start
+    from annotate.services.analyses import analysis_run_start
     from annotate.services.judging import judging_screen, judgment_submit
     from annotate.services.studies import (
         ensure_role_groups,
@@ -88,7 +89,8 @@ def _build_demo(port: int) -> dict[str, str]:
                             choice=choice, client_seconds=float(rng.uniform(8, 40)))
     evaluator("judge")  # onboarded, nothing judged: the judging page shows a pair
     researcher = users.get(username="researcher")
-    report_pools_start(run=run, user=researcher)
+    pools, _ = report_pools_start(run=run, user=researcher)
+    ranks, _ = analysis_run_start(kind="rank_changes", response_set=run.response_set, user=researcher)
     call_command("db_worker", batch=True, verbosity=0)
     return {
         "judging": reverse("annotate:study_judge", kwargs={"study_id": study.pk}),
@@ -100,6 +102,9 @@ def _build_demo(port: int) -> dict[str, str]:
         "studies": reverse("annotate:studies"),
         "manage": reverse("annotate:study_manage", kwargs={"study_id": study.pk}),
         "analyses": reverse("annotate:analyses"),
+        "analysis_pools": reverse("annotate:analysis_run", kwargs={"analysis_id": pools.pk}),
+        "analysis_ranks": reverse("annotate:analysis_run", kwargs={"analysis_id": ranks.pk}),
+        "home": reverse("annotate:home"),
         "not_found": "/no-such-page/",
     }
 
@@ -174,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.terminate()
             server.wait(timeout=10)
-    for _path in written:
-        pass
+    for path in written:
+        sys.stdout.write(f"{path} ({path.stat().st_size / 1024:.0f} KB)\n")
     return 0
 
 
