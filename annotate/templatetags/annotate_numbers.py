@@ -1,7 +1,8 @@
 """One number style on every page: ``{% load annotate_numbers %}``.
 
 - counts: whole numbers with thousands separators, never decimals (``12,345``);
-- scores: a fixed number of decimals (the registry's, or the filter's argument);
+- scores: a fixed number of decimals (the registry's, or the filter's argument),
+  no thousands separator;
 - ranks: whole numbers, 1 = best; ties share the best rank of their group
   (competition ranking, as :mod:`annotate.selectors.results` computes them);
 - changes: a sign on every non-zero value (``+2``, ``−3``);
@@ -50,14 +51,15 @@ def count(value) -> str:
 
 @register.filter
 def score(value, decimals=3) -> str:
-    """A score with ``decimals`` decimals (default 3): ``-0.12345`` -> ``"−0.123"``;
-    a value that rounds to zero prints without a sign; missing -> ``"–"``."""
+    """A score with ``decimals`` decimals (default 3), no thousands separator:
+    ``-0.12345`` -> ``"−0.123"``; a value that rounds to zero prints without
+    a sign; missing -> ``"–"``."""
     x = _number(value)
     if x is None:
         return MISSING
     digits = max(int(decimals), 0)
-    text = f"{x:,.{digits}f}"
-    if float(text.replace(",", "")) == 0:
+    text = f"{x:.{digits}f}"
+    if float(text) == 0:
         text = text.lstrip("-")
     return with_minus(text)
 

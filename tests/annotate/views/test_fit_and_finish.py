@@ -59,7 +59,7 @@ def test_scores_use_fixed_decimals_and_the_minus_sign():
     assert score(0.123456) == "0.123"
     assert score(-0.25, 2) == f"{MINUS}0.25"
     assert score(-0.0004, 3) == "0.000"  # rounds to zero: no sign
-    assert score(1234.5, 1) == "1,234.5"
+    assert score(1234.5, 1) == "1234.5"
     assert score(None) == "–" and score(float("inf")) == "–"
     assert percent(0.1234) == "12.3"
 
