@@ -139,6 +139,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: styled 400/403/404/500 pages with DEBUG on too (with DEBUG off the handlers in urls.py).
+    "annotate.views.errors.ErrorPageMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "annotate.csp.ContentSecurityPolicyMiddleware",
     # WhiteNoise serves collected static files in production; in development

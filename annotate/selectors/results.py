@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from django.db.models import FloatField, Prefetch, QuerySet
+from django.db.models import F, FloatField, Prefetch, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from scipy.stats import rankdata
@@ -24,6 +24,7 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
+from scoring.diagnostics import DEFAULT_MIN_MODELS
 from scoring.methods import DifficultyMethod, get_method, iter_columns, method_keys, methods as registered_methods
 
 
@@ -174,19 +175,74 @@ def run_datasets_and_subjects(*, run: ScoringRun) -> tuple[QuerySet[Dataset], Qu
     return datasets, subjects
 
 
+#: Sort keys of the question list besides the registry's question columns.
+FIXED_SORTS = (("question", "question (file order)"), ("n_observed", "models observed"))
+
+
+def question_sort_choices() -> list[tuple[str, str]]:
+    """Sort keys of the question list: every shown question column of the
+    registry (default: EIP's difficulty first), then the question and the
+    number of models that observed it."""
+    default = get_method("eip").difficulty_column
+    columns = sorted(question_score_columns(), key=lambda c: c.column != default)
+    return [*((c.column, c.header) for c in columns), *FIXED_SORTS]
+
+
+def run_min_models(*, run: ScoringRun) -> int:
+    """The run's low-coverage threshold: a question observed by fewer models is flagged."""
+    return int(run.diagnostics.get("min_models", run.params.get("min_models", DEFAULT_MIN_MODELS)))
+
+
 def run_questions(
-    *, run: ScoringRun, dataset: Dataset | None = None, subject: Subject | None = None
+    *, run: ScoringRun, dataset: Dataset | None = None, subject: Subject | None = None, search: str = "",
+    status: str = "", coverage: str = "", sort: str = "", direction: str = "",
 ) -> QuerySet[QuestionResult]:
-    """A run's question results, hardest by EIP first (excluded questions by
-    their 0/100 display value, ties by question id), optionally of one dataset
-    and/or subject."""
+    """A run's question results, searched, filtered and sorted.
+
+    Parameters
+    ----------
+    run : ScoringRun
+    dataset, subject : Dataset or Subject, optional
+        Only questions of that dataset and/or subject.
+    search : str, default ""
+        Case-insensitive substring of the question's id (``external_id``)
+        or text; blank = every question.
+    status : {"", "kept", "excluded"}
+        EIP kept the question, or excluded it (every observed model solved
+        it, or failed it); blank = both.
+    coverage : {"", "low", "ok"}
+        "low": observed by fewer than :func:`run_min_models` models
+        (flagged); "ok": the others; blank = both.
+    sort : str, default ""
+        A key of :func:`question_sort_choices`; blank = EIP's difficulty.
+    direction : {"", "desc", "asc"}
+        Blank = "desc" for a score or a count (hardest first: higher =
+        harder for every method), "asc" for the question.
+
+    Returns
+    -------
+    QuerySet of QuestionResult
+        Undefined values last whatever the direction; ties by question id.
+    """
     results = QuestionResult.objects.filter(run=run).select_related("question__dataset", "question__subject")
     if dataset is not None:
         results = results.filter(question__dataset=dataset)
     if subject is not None:
         results = results.filter(question__subject=subject)
-    column = get_method("eip").difficulty_column
-    return results.order_by(Cast(KT(f"scores__{column}"), FloatField()).desc(nulls_last=True), "question_id")
+    if search:
+        results = results.filter(Q(question__external_id__icontains=search) | Q(question__text__icontains=search))
+    if status:
+        results = results.filter(kept=status == "kept")
+    if coverage == "low":
+        results = results.filter(n_observed__lt=run_min_models(run=run))
+    elif coverage == "ok":
+        results = results.filter(n_observed__gte=run_min_models(run=run))
+    sort = sort or get_method("eip").difficulty_column
+    descending = (direction or ("asc" if sort == "question" else "desc")) == "desc"
+    if sort == "question":
+        return results.order_by("-question_id" if descending else "question_id")
+    key = F("n_observed") if sort == "n_observed" else Cast(KT(f"scores__{sort}"), FloatField())
+    return results.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "question_id")
 
 
 @dataclass(frozen=True)
@@ -194,17 +250,19 @@ class QuestionRow:
     result: QuestionResult
     excluded: str  # "", "all solved" or "all failed"
     scores: tuple[ScoreCell, ...]  # aligned with question_score_columns()
+    low_coverage: bool = False  # observed by fewer than the run's min_models models
 
 
-def question_rows(*, results: Iterable[QuestionResult]) -> list[QuestionRow]:
+def question_rows(*, results: Iterable[QuestionResult], min_models: int = 0) -> list[QuestionRow]:
     """Label excluded questions: EIP drops a question every observed model
-    solved (display value 0) or failed (display value 100)."""
+    solved (display value 0) or failed (display value 100); flag those
+    observed by fewer than ``min_models`` models (low coverage)."""
     columns = question_score_columns()
     scaled = get_method("eip").difficulty_column
     rows = []
     for r in results:
         label = "" if r.kept else ("all solved" if r.score(scaled) == 0 else "all failed")
-        rows.append(QuestionRow(r, label, _cells(r, columns)))
+        rows.append(QuestionRow(r, label, _cells(r, columns), r.n_observed < min_models))
     return rows
 
 

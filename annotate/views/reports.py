@@ -18,7 +18,7 @@ from annotate.forms.reports import ReportParamsForm
 from annotate.http import file_response
 from annotate.models import ScoringRun, Study
 from annotate.selectors.alignment import study_judgment_rows
-from annotate.selectors.scoring import scoring_run_diagnostics
+from annotate.selectors.scoring import scoring_run_diagnostics, study_report_runs
 from annotate.services.alignment import AlignmentReport, report_pools_start
 from annotate.services.alignment.cache import study_alignment_report_cached
 from annotate.services.alignment.tables import page_tables
@@ -39,8 +39,13 @@ from annotate.views.access import researcher_required
 ERR_POOLS_RUN = "Say which scoring run's model pools to compute (the form's 'run' field)."
 
 
+def _params_form(data, study: Study) -> ReportParamsForm:
+    runs = [(choice.run.pk, choice.label) for choice in study_report_runs(study=study)]
+    return ReportParamsForm(data, runs=runs)
+
+
 def _report(request: HttpRequest, study: Study) -> AlignmentReport | HttpResponse:
-    form = ReportParamsForm(request.GET)
+    form = _params_form(request.GET, study)
     if not form.is_valid():
         return HttpResponseBadRequest(f"Bad report parameters: {form.errors.as_text()}")
     data = form.cleaned_data
@@ -71,7 +76,7 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
         "study": study, "report": report, "tables": page_tables(report), "suffix": suffix,
         "parameters": report.parameters(),
         "run_diagnostics": scoring_run_diagnostics(pk=report.run.id),
-        "form": ReportParamsForm(request.GET or None),
+        "form": _params_form(request.GET or None, study),
         "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in report_plot_names(report)],
     }
     return render(request, "annotate/reports/report.html", context)
@@ -107,8 +112,8 @@ def study_report_zip(request: HttpRequest, study_id: int) -> HttpResponse:
 @require_POST
 def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
     """Queue the stored model-pool analysis the report reads, then back to the report."""
-    get_object_or_404(Study, pk=study_id)  # 404 for an unknown study before looking at the form
-    form = ReportParamsForm(request.POST)
+    study = get_object_or_404(Study, pk=study_id)  # 404 for an unknown study before looking at the form
+    form = _params_form(request.POST, study)
     if not form.is_valid() or form.cleaned_data["run"] is None:
         return HttpResponseBadRequest(ERR_POOLS_RUN)
     run = get_object_or_404(ScoringRun, pk=form.cleaned_data["run"])

@@ -24,11 +24,13 @@ from annotate.selectors.results import (
     model_score_columns,
     question_rows,
     question_score_columns,
+    question_sort_choices,
     response_sets_with_runs,
     run_datasets_and_subjects,
     run_leaderboard,
     run_methods,
     run_methods_table,
+    run_min_models,
     run_models_table,
     run_provenance,
     run_questions,
@@ -45,7 +47,6 @@ RUN_QUEUED_MESSAGE = "Scoring run {run_id} of {response_set} is queued; this pag
 RUN_ACTIVE_MESSAGE = (
     "An identical scoring run of {response_set} (run {run_id}) is already {status}; no second run was queued."
 )
-
 
 
 def _run(run_id: int) -> ScoringRun:
@@ -94,14 +95,20 @@ def run_models(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_questions_list(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run(run_id)
     datasets, subjects = run_datasets_and_subjects(run=run)
-    form = QuestionFilterForm(request.GET or None, datasets=datasets, subjects=subjects)
+    form = QuestionFilterForm(request.GET or None, datasets=datasets, subjects=subjects,
+                              sorts=question_sort_choices())
     chosen = form.cleaned_data if form.is_valid() else {}
-    results = run_questions(run=run, dataset=chosen.get("dataset"), subject=chosen.get("subject"))
+    results = run_questions(run=run, dataset=chosen.get("dataset"), subject=chosen.get("subject"),
+                            search=chosen.get("q", ""), status=chosen.get("status", ""),
+                            coverage=chosen.get("coverage", ""), sort=chosen.get("sort", ""),
+                            direction=chosen.get("direction", ""))
     page = Paginator(results, QUESTIONS_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"run": run, "form": form, "page": page, "rows": question_rows(results=page.object_list),
-               "columns": question_score_columns(), "query": query.urlencode()}
+    min_models = run_min_models(run=run)
+    context = {"run": run, "form": form, "page": page, "min_models": min_models,
+               "rows": question_rows(results=page.object_list, min_models=min_models),
+               "columns": question_score_columns(), "query": query.urlencode(), "kept_query": query}
     return render(request, "annotate/results/run_questions.html", context)
 
 

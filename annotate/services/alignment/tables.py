@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from annotate.labels import CONSENSUS_LABELS, label
 from annotate.models import EducationLevel, FieldOfStudy
 from annotate.services.alignment.model import AlignmentReport, Kappa
 
@@ -90,6 +91,13 @@ class Table:
     def page_columns(self) -> list[tuple[str, str]]:
         """``(label, tooltip)`` of each column shown on the page."""
         return [(self.columns[i].label, self.columns[i].title) for i in self._shown()]
+
+    def page_header(self) -> list[tuple[str, str, bool]]:
+        """``(label, tooltip, numeric)`` of each page column; numeric (right-aligned,
+        as its cells) when any of its cells is a number."""
+        shown = self._shown()
+        return [(self.columns[i].label, self.columns[i].title, any(row[i].numeric for row in self.rows))
+                for i in shown]
 
     def page_rows(self) -> list[tuple[Cell, ...]]:
         shown = self._shown()
@@ -529,7 +537,8 @@ def label_table(report: AlignmentReport) -> Table:
                     count(a.n_ties), kappa(a.kappa)]
         s = labels.spearman[m.key]
         rows.append((*row, dec(s.value, s.undefined_reason), count(s.n)))
-    notes = [f"{name}: {scope.description} ({scope.n_pairs} pairs)." for name, scope in scopes.items()]
+    notes = [f"{label(name, 'scope')}: {scope.description} ({scope.n_pairs:,} pairs)."
+             for name, scope in scopes.items()]
     if labels.undefined_reason is None:
         cons = scopes["study_pairs"].consensus
         shown = "undefined" if cons is None or cons.agreement is None else f"{100 * cons.agreement:.1f}%"
@@ -577,7 +586,8 @@ def pairs_table(report: AlignmentReport) -> Table:
             text(p.question_a.dataset), text(p.question_a.external_id), count(p.question_a.id),
             text(p.question_b.dataset), text(p.question_b.external_id), count(p.question_b.id),
             count(c.votes_a), count(c.votes_b), count(c.n_skips),
-            Cell(c.verdict, c.verdict or "–", c.reason if c.verdict is None else None), text(c.method), *weights,
+            Cell(c.verdict, c.verdict or "–", c.reason if c.verdict is None else None),
+            code(c.method, CONSENSUS_LABELS), *weights,
             *(text(p.methods[m.key]) for m in methods),
         ))
     verdict = "'a' = question a is harder, 'b' = question b, 'tie', or 'undefined'"

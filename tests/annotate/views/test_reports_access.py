@@ -109,7 +109,7 @@ def test_bad_parameters_and_unknown_plots_are_refused(cast):
     page = reverse("annotate:study_report", kwargs={"study_id": study.pk})
     assert client.get(page + "?min_votes=0").status_code == 400
     assert client.get(page + "?tie_rule=coin").status_code == 400
-    assert client.get(page + "?run=999999").status_code == 404
+    assert client.get(page + "?run=999999").status_code == 400  # not among the run picker's choices
     plot = reverse("annotate:study_report_plot", kwargs={"study_id": study.pk, "name": "pie", "fmt": "png"})
     assert client.get(plot).status_code == 404
     assert client.get(reverse("annotate:study_report", kwargs={"study_id": 999999})).status_code == 404
