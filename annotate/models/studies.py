@@ -32,17 +32,18 @@ student of the subject, and press the matching button.
   will continue where you left off.
 """
 
-DEFAULT_CONSENT = """\
-This is a research study on how hard exam questions are for people. You will
-compare pairs of questions and say which one is harder; you do not answer them.
-
-- Taking part is voluntary. You can stop at any time without giving a reason.
-- We do not ask for your name or email. You join under a random pseudonym;
-  we record your field of study, education level, your answers and how long
-  each one took.
-- Your answers are used, without anything that identifies you, in research
-  publications and shared data sets.
-"""
+# One line per paragraph or point: Markdown keeps line breaks of the text (as
+# the data files' questions need), so the text is not wrapped here.
+DEFAULT_CONSENT = (
+    "This is a research study on how hard exam questions are for people. You will compare pairs of questions "
+    "and say which one is harder; you do not answer them.\n"
+    "\n"
+    "- Taking part is voluntary. You can stop at any time without giving a reason.\n"
+    "- We do not ask for your name or email. You join under a random pseudonym; we record your field of study, "
+    "education level, your answers and how long each one took.\n"
+    "- Your answers are used, without anything that identifies you, in research publications and shared data "
+    "sets.\n"
+)
 
 
 def new_participation_seed() -> int:

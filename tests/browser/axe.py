@@ -28,7 +28,7 @@ def axe_violations(page: Page) -> list[dict]:
 
 
 def summary(label: str, violations: list[dict]) -> str:
-    counts = {impact: 0 for impact in ("critical", "serious", "moderate", "minor")}
+    counts = dict.fromkeys(("critical", "serious", "moderate", "minor"), 0)
     for violation in violations:
         counts[violation.get("impact") or "minor"] += 1
     return f"axe {label}: " + ", ".join(f"{n} {impact}" for impact, n in counts.items())

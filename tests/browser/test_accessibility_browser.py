@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from annotate.models import AnalysisRun, Question, StudyStatus
+from annotate.models import Question, StudyStatus
+from annotate.services import analyses
+from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.studies import invitation_create, study_set_status
 from tests.annotate.factories import make_evaluator, make_user
 from tests.browser.axe import BLOCKING, axe_violations, summary
@@ -52,9 +54,11 @@ def test_every_evaluator_page_passes_axe(live_server, page: Page):
     audit = Audit(page)
 
     audit.visit(f"{base}/join/{invitation.token}/", "join / consent")
+    page.screenshot(path="/tmp/h14c_join.png", full_page=True)
     page.click("#consent-decline")
     expect(page.locator("h1")).to_have_text("You are not taking part")
     audit.check("consent declined")
+    page.screenshot(path="/tmp/h14c_declined.png")
     audit.visit(f"{base}/join/not-a-token/", "invitation not valid", status=404)
 
     page.goto(f"{base}/join/{invitation.token}/")
@@ -84,6 +88,7 @@ def test_every_evaluator_page_passes_axe(live_server, page: Page):
     audit.visit(f"{base}/studies/{study.pk}/closed/", "closed (participant)")
     page.context.clear_cookies()
     audit.visit(f"{base}/join/{invitation.token}/", "closed (invitation link)")
+    page.screenshot(path="/tmp/h14c_closed_link.png")
 
     other = latex_study(n_pairs=1, name="Blank pair")
     Question.objects.filter(pk=other.pairs.get().question_a_id).update(text="")
@@ -95,10 +100,15 @@ def test_every_evaluator_page_passes_axe(live_server, page: Page):
 def test_every_researcher_page_passes_axe(live_server, page: Page):
     study = latex_study(n_pairs=3)
     invitation_create(study=study, note="class of 2026")
-    make_evaluator(study, "eve")
+    for name, choice in (("eve", "left"), ("eli", "right")):  # two evaluators judge every pair
+        participation = make_evaluator(study, name)
+        while (screen := judging_screen(participation=participation)) is not None:
+            judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                            choice=choice)
     run = study.scoring_run
-    analysis = AnalysisRun.objects.create(kind="efficiency", response_set=run.response_set, params={},
-                                          params_key="0" * 64)
+    queued = analyses.analysis_run_create(kind="efficiency", response_set=run.response_set)
+    done = analyses.analysis_run_execute(run=analyses.analysis_run_create(kind="rank_changes",
+                                                                          response_set=run.response_set))
     base = live_server.url
     page.set_default_timeout(15_000)
     audit = Audit(page)
@@ -115,11 +125,14 @@ def test_every_researcher_page_passes_axe(live_server, page: Page):
     audit.visit(f"{base}/studies/", "studies")
     audit.visit(f"{base}/studies/{study.pk}/manage/", "manage")
     audit.visit(f"{base}/studies/{study.pk}/report/", "report")
+    page.screenshot(path="/tmp/h14c_report.png", full_page=True)
     audit.visit(f"{base}/results/", "results")
     audit.visit(f"{base}/results/runs/{run.pk}/", "run detail")
     audit.visit(f"{base}/results/runs/{run.pk}/models/", "run models")
     audit.visit(f"{base}/results/runs/{run.pk}/questions/", "run questions")
     audit.visit(f"{base}/analyses/", "analyses")
     audit.visit(f"{base}/analyses/efficiency/", "analysis kind")
-    audit.visit(f"{base}/analyses/runs/{analysis.pk}/", "analysis run (queued)")
+    audit.visit(f"{base}/analyses/runs/{queued.pk}/", "analysis run (queued)")
+    audit.visit(f"{base}/analyses/runs/{done.pk}/", f"analysis run ({done.status})")
+    audit.visit(f"{base}/analyses/rank_changes/", "analysis kind with a result")
     audit.done()
