@@ -8,6 +8,7 @@ import re
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -16,7 +17,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from annotate.forms.judging import JudgmentForm, OnboardingForm
-from annotate.models import Participation, StudyStatus
+from annotate.models import Invitation, Participation, StudyStatus
 from annotate.selectors.studies import (
     evaluator_get_active,
     invitation_get_active,
@@ -108,7 +109,8 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     return _accept(request, invitation, user)
 
 
-def _accept(request: HttpRequest, invitation, user) -> HttpResponse:
+def _accept(request: HttpRequest, invitation: Invitation, user: AbstractBaseUser | None) -> HttpResponse:
+    """I agree: join (creating the pseudonymous evaluator if needed) and record the time of consent."""
     try:
         participation, user, created = invitation_accept(invitation=invitation, user=user)
     except (InvitationRevokedError, StudyClosedError):
