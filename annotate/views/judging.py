@@ -101,7 +101,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("annotate:study_entry", study_id=invitation.study_id)
     decision = request.POST.get(CONSENT_FIELD)
     if request.method == "GET" or decision not in ("yes", "no"):
-        context = {"study": invitation.study, "missing": request.method == "POST"}
+        context = {"study": invitation.study, "missing": MSG_CONSENT_MISSING if request.method == "POST" else ""}
         return render(request, "annotate/judging/join.html", context, status=200 if request.method == "GET" else 400)
     if decision == "no":
         consent_decline(invitation=invitation)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotate.models import ConsentDecline, Judgment, Participation, Question, StudyStatus
 from annotate.services.studies import invitation_create, study_set_status
-from annotate.views.judging import MSG_EMPTY_QUESTION
+from annotate.views.judging import MSG_CONSENT_MISSING, MSG_EMPTY_QUESTION
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_a_post_without_a_decision_joins_nobody(study):
     invitation = invitation_create(study=study)
     response = Client().post(join_url(invitation))
     assert response.status_code == 400
-    assert "Choose whether you agree" in response.content.decode()
+    assert MSG_CONSENT_MISSING in response.content.decode()
     assert Participation.objects.count() == 0 and ConsentDecline.objects.count() == 0
 
 
