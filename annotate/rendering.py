@@ -37,6 +37,7 @@ The pipeline of :func:`render_question`:
 from __future__ import annotations
 
 import re
+import threading
 from html import escape
 
 import markdown
@@ -66,6 +67,7 @@ _MATH_WORD = re.compile(r"\\[A-Za-z]+|[_^](?:\d|-\d|\{|[A-Za-z](?![A-Za-z]))")
 _GLUED_WORD = re.compile(r"[A-Za-z]{2,}(?=\\)")
 _GLUE_WORD = re.compile(r"[-+=<>/*|().,:0-9]+")
 _TRAILING = ".,;:?!"
+_local = threading.local()
 _PLACEHOLDER = "@@EIPMATH{}@@"
 _PLACEHOLDER_RE = re.compile(r"@@EIPMATH(\d+)@@")
 
@@ -110,11 +112,15 @@ def render_option(text: str) -> str:
 
 def _markdown() -> markdown.Markdown:
     """A Markdown converter that treats raw HTML as text (a question about
-    ``<b>`` shows ``<b>``); a new one per call, as converters keep state."""
-    md = markdown.Markdown(extensions=MARKDOWN_EXTENSIONS, output_format="html")
-    md.preprocessors.deregister("html_block")
-    md.inlinePatterns.deregister("html")
-    return md
+    ``<b>`` shows ``<b>``). Converters keep state and cost more to build than
+    to run: one per thread, reset before each use."""
+    md = getattr(_local, "markdown", None)
+    if md is None:
+        md = markdown.Markdown(extensions=MARKDOWN_EXTENSIONS, output_format="html")
+        md.preprocessors.deregister("html_block")
+        md.inlinePatterns.deregister("html")
+        _local.markdown = md
+    return md.reset()
 
 
 def _math_html(tex: str, display: bool) -> str:

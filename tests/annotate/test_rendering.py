@@ -141,3 +141,8 @@ def test_empty_text_renders_nothing():
 def test_an_option_renders_inline():
     assert render_option("$10^{-3}$ J") == f"{inline('10^{-3}')} J"
     assert render_option("plain") == "plain"
+
+
+def test_one_question_leaves_nothing_behind_for_the_next():
+    assert '<a href="https://example.org/"' in render_question("[x][1]\n\n[1]: https://example.org/")
+    assert render_question("[x][1]") == "<p>[x][1]</p>"  # the reference was the first question's own
