@@ -12,6 +12,7 @@ app_name = "annotate"
 judging_urls = [
     path("join/<str:token>/", judging.join, name="study_join"),
     path("join/<str:token>/fresh/", judging.join_fresh, name="study_join_fresh"),
+    path("join/<str:token>/declined/", judging.join_declined, name="study_join_declined"),
     path("studies/<int:study_id>/", judging.study_entry, name="study_entry"),
     path("studies/<int:study_id>/onboarding/", judging.study_onboarding, name="study_onboarding"),
     path("studies/<int:study_id>/guidelines/", judging.study_guidelines, name="study_guidelines"),

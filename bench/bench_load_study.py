@@ -277,9 +277,10 @@ class Browser:
         return match.group(1)
 
     def join(self, token: str, subject_id: int | None = None) -> int:
-        """Join through the invitation link, onboard and accept the guidelines; the study id."""
+        """Join through the invitation link (agreeing to the consent text), onboard and accept the
+        guidelines; the study id."""
         join = f"/join/{token}/"
-        status, _, location = self.request(join, {"csrfmiddlewaretoken": self.csrf(join)})
+        status, _, location = self.request(join, {"csrfmiddlewaretoken": self.csrf(join), "consent": "yes"})
         if status != 302:
             raise RuntimeError(f"join: {status}")
         study_id = int(re.search(r"/studies/(\d+)/", location).group(1))

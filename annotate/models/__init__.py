@@ -16,6 +16,7 @@ from annotate.models.scoring import MethodResult, ModelResult, QuestionResult, R
 from annotate.models.studies import (
     Assignment,
     Choice,
+    ConsentDecline,
     EducationLevel,
     ExclusionAction,
     ExclusionEvent,
@@ -35,6 +36,7 @@ __all__ = [
     "ApiToken",
     "Assignment",
     "Choice",
+    "ConsentDecline",
     "Dataset",
     "EducationLevel",
     "ExclusionAction",

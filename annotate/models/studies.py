@@ -32,6 +32,19 @@ student of the subject, and press the matching button.
   will continue where you left off.
 """
 
+# One line per paragraph or point: Markdown keeps line breaks of the text (as
+# the data files' questions need), so the text is not wrapped here.
+DEFAULT_CONSENT = (
+    "This is a research study on how hard exam questions are for people. You will compare pairs of questions "
+    "and say which one is harder; you do not answer them.\n"
+    "\n"
+    "- Taking part is voluntary. You can stop at any time without giving a reason.\n"
+    "- We do not ask for your name or email. You join under a random pseudonym; we record your field of study, "
+    "education level, your answers and how long each one took.\n"
+    "- Your answers are used, without anything that identifies you, in research publications and shared data "
+    "sets.\n"
+)
+
 
 def new_participation_seed() -> int:
     return secrets.randbits(62)
@@ -108,6 +121,9 @@ class Study(models.Model):
     )
     completion_url = models.URLField(
         max_length=500, blank=True, help_text="The done page sends the evaluator here (e.g. Prolific's completion link)"
+    )
+    consent_text = models.TextField(
+        default=DEFAULT_CONSENT, help_text="Shown to evaluators before they join; they agree or decline"
     )
     status = models.CharField(max_length=10, choices=StudyStatus.choices, default=StudyStatus.OPEN)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
@@ -217,6 +233,23 @@ class Invitation(models.Model):
         return f"invitation {self.pk} to {self.study} ({state})"
 
 
+class ConsentDecline(models.Model):
+    """Someone opened an invitation and declined the consent text. Nothing
+    else is stored: no account, no participation, no browser details."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_declines")
+    invitation = models.ForeignKey(
+        Invitation, on_delete=models.SET_NULL, null=True, blank=True, related_name="consent_declines"
+    )
+    declined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study_id", "declined_at"]
+
+    def __str__(self) -> str:
+        return f"consent declined for {self.study}"
+
+
 class Participation(models.Model):
     """One evaluator in one study: their profile, progress markers and the seed
     that fixes their pair order and left/right placement."""
@@ -227,6 +260,9 @@ class Participation(models.Model):
         Invitation, on_delete=models.SET_NULL, null=True, blank=True, related_name="participations"
     )
     seed = models.BigIntegerField(default=new_participation_seed)
+    consented_at = models.DateTimeField(
+        null=True, blank=True, help_text="When they agreed to the consent text (empty: joined another way)"
+    )
     field_of_study = models.CharField(max_length=30, choices=FieldOfStudy.choices, blank=True)
     education_level = models.CharField(max_length=30, choices=EducationLevel.choices, blank=True)
     qualified_subjects = models.ManyToManyField(Subject, blank=True, related_name="+")

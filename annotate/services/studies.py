@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from annotate.models import (
     Assignment,
+    ConsentDecline,
     Dataset,
     EducationLevel,
     FieldOfStudy,
@@ -676,6 +677,22 @@ def participation_onboard(
     participation.save(update_fields=["field_of_study", "education_level", "onboarded_at"])
     participation.qualified_subjects.set(qualified_subjects)
     return participation
+
+
+def participation_give_consent(*, participation: Participation) -> Participation:
+    """Record when the evaluator agreed to the study's consent text (kept from
+    the first time: agreeing again, from a second tab, changes nothing)."""
+    if participation.consented_at is None:
+        participation.consented_at = timezone.now()
+        participation.save(update_fields=["consented_at"])
+    return participation
+
+
+def consent_decline(*, invitation: Invitation) -> ConsentDecline:
+    """Count one visitor who declined the consent text of ``invitation``'s
+    study. Nothing about the visitor is stored: no account, no participation,
+    no address or browser details; only the study, the link and the time."""
+    return ConsentDecline.objects.create(study_id=invitation.study_id, invitation=invitation)
 
 
 def participation_accept_guidelines(*, participation: Participation) -> Participation:

@@ -8,6 +8,7 @@ made of, and every input its alignment report reads, and nothing personal
 beyond the pseudonyms:
 
 * ``study``: name, status, strategy, seed, pair count, target, guidelines,
+  consent text (older files without it import with the default one),
   datasets and subjects (names), ``created_at`` and ``closed_at``; since
   version 4 also the quality and crowd settings (``speeder_seconds``,
   ``attention_check_share``, ``participant_param``, ``study_param``,
@@ -37,7 +38,7 @@ beyond the pseudonyms:
   ``expected_harder`` question (absent: a regular pair);
 * ``evaluators``: pseudonym (the account's username), the seed of their pair
   order, field of study, education level, qualified subjects, the progress
-  timestamps, every assignment (pair, question shown on the left, when) and
+  timestamps (consent, onboarding, guidelines, finish), every assignment (pair, question shown on the left, when) and
   every judgment or skip (pair, choice, left and harder question, shown and
   submitted times, server and browser seconds); since version 4 the crowd
   platform's participant, study and session ids (``platform_*``, blank when
@@ -126,6 +127,7 @@ from annotate.models import (
     StudyStatus,
     Subject,
 )
+from annotate.models.studies import DEFAULT_CONSENT
 from annotate.selectors.alignment import pools_analysis_latest
 from annotate.selectors.catalog import response_set_latest
 from annotate.selectors.studies import EVALUATOR_GROUP, user_is_researcher
@@ -296,6 +298,7 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "field_of_study": p.field_of_study,
             "education_level": p.education_level,
             "qualified_subjects": sorted(s.name for s in p.qualified_subjects.all()),
+            "consented_at": _time(p.consented_at),
             "onboarded_at": _time(p.onboarded_at),
             "guidelines_accepted_at": _time(p.guidelines_accepted_at),
             "finished_at": _time(p.finished_at),
@@ -332,6 +335,7 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "include_low_coverage": study.include_low_coverage,
             "target_judgments_per_pair": study.target_judgments_per_pair,
             "guidelines": study.guidelines,
+            "consent_text": study.consent_text,
             "datasets": rows.study_datasets,
             "subjects": rows.study_subjects,
             "created_at": _time(study.created_at),
@@ -794,6 +798,7 @@ def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -
         include_low_coverage=exported.get("include_low_coverage", False),
         target_judgments_per_pair=exported["target_judgments_per_pair"],
         guidelines=exported["guidelines"],
+        consent_text=exported.get("consent_text", DEFAULT_CONSENT),  # older files have none
         status=exported["status"],
         closed_at=_parse_time(exported.get("closed_at"), "study.closed_at"),
         **{name: exported[name] for name in STUDY_SETTINGS if name in exported},
@@ -836,6 +841,7 @@ def _write_evaluators(plan: _Plan, study: Study, pairs: dict[int, Pair], subject
             field_of_study=_choice(e.get("field_of_study"), FieldOfStudy.values, f"{who} field_of_study", blank=True),
             education_level=_choice(e.get("education_level"), EducationLevel.values, f"{who} education_level",
                                     blank=True),
+            consented_at=_parse_time(e.get("consented_at"), f"{who} consented_at"),
             onboarded_at=_parse_time(e.get("onboarded_at"), f"{who} onboarded_at"),
             guidelines_accepted_at=_parse_time(e.get("guidelines_accepted_at"), f"{who} guidelines_accepted_at"),
             finished_at=_parse_time(e.get("finished_at"), f"{who} finished_at"),

@@ -10,6 +10,7 @@ from functools import wraps
 from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import LogoutView, redirect_to_login
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -18,7 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotate.forms.judging import JudgmentForm, OnboardingForm
-from annotate.models import Participation
+from annotate.models import Invitation, Participation, StudyStatus
 from annotate.selectors.studies import (
     completion_url_for,
     evaluator_get_active,
@@ -37,8 +38,10 @@ from annotate.services.judging import (
 from annotate.services.studies import (
     InvitationRevokedError,
     StudyClosedError,
+    consent_decline,
     invitation_accept,
     participation_accept_guidelines,
+    participation_give_consent,
     participation_onboard,
     platform_ids_from_query,
 )
@@ -57,6 +60,9 @@ UNSAVED_COOKIE = "eip_unsaved"
 UNSAVED_SALT = "annotate.judging.unsaved"
 UNSAVED_MAX_AGE = 24 * 3600
 MSG_UNSAVED = "Your session had expired, so your last answer was not saved. Here is the same pair again."
+MSG_CONSENT_MISSING = "Choose whether you agree to take part: press one of the two buttons."
+MSG_EMPTY_QUESTION = "This pair cannot be shown: one of its questions has no text. Nothing was saved."
+CONSENT_FIELD = "consent"  # the join form's two buttons send "yes" or "no"
 STEP_URLS = {
     "onboarding": "annotate:study_onboarding",
     "guidelines": "annotate:study_guidelines",
@@ -143,26 +149,44 @@ logout_view = forgetting_evaluator(LogoutView.as_view())
 
 @require_http_methods(["GET", "POST"])
 def join(request: HttpRequest, token: str) -> HttpResponse:
+    """The invitation link: the study's consent text with "agree" and
+    "decline". Agreeing joins (and records the time); declining stores only
+    the decline. A closed study says so before anything else."""
     invitation = invitation_get_active(token=token)
     if invitation is None:
         return render(request, "annotate/judging/join_invalid.html", status=404)
+    if invitation.study.status != StudyStatus.OPEN:
+        return render(request, "annotate/judging/closed.html", {"study": invitation.study})
     user = request.user if request.user.is_authenticated else None
     if user is not None and participation_get(study_id=invitation.study_id, user=user) is not None:
         return redirect("annotate:study_entry", study_id=invitation.study_id)
     returning = _resume_user(request, invitation.study_id)
     if request.method == "GET":
-        context = {"study": invitation.study, "returning": returning, "token": token}
+        context = {"study": invitation.study, "returning": returning, "token": token, "missing": ""}
         return render(request, "annotate/judging/join.html", context)
-    if returning is not None:
+    if returning is not None:  # "Continue as ...": this evaluator joined (and consented) before
         login(request, returning, backend="django.contrib.auth.backends.ModelBackend")
         user = returning
         if participation_get(study_id=invitation.study_id, user=user) is not None:
             return redirect("annotate:study_entry", study_id=invitation.study_id)
+    decision = request.POST.get(CONSENT_FIELD)
+    if decision not in ("yes", "no"):
+        context = {"study": invitation.study, "returning": None, "token": token, "missing": MSG_CONSENT_MISSING}
+        return render(request, "annotate/judging/join.html", context, status=400)
+    if decision == "no":
+        consent_decline(invitation=invitation)
+        return redirect("annotate:study_join_declined", token=token)
+    return _accept(request, invitation, user)
+
+
+def _accept(request: HttpRequest, invitation: Invitation, user: AbstractBaseUser | None) -> HttpResponse:
+    """I agree: join (creating the pseudonymous evaluator if needed) and record the time of consent."""
     platform = platform_ids_from_query(study=invitation.study, query=request.GET)
     try:
         participation, user, created = invitation_accept(invitation=invitation, user=user, platform=platform)
     except (InvitationRevokedError, StudyClosedError):
         return render(request, "annotate/judging/join_invalid.html", {"study": invitation.study}, status=404)
+    participation_give_consent(participation=participation)
     if created:
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
     response = redirect("annotate:study_entry", study_id=participation.study_id)
@@ -179,6 +203,15 @@ def join_fresh(request: HttpRequest, token: str) -> HttpResponse:
     url = reverse("annotate:study_join", kwargs={"token": token})
     query = request.GET.urlencode()  # keeps a crowd platform's participant ids
     return forget_evaluator(redirect(f"{url}?{query}" if query else url))
+
+
+@require_http_methods(["GET"])
+def join_declined(request: HttpRequest, token: str) -> HttpResponse:
+    """After "I do not agree": nothing about the visitor was stored."""
+    invitation = invitation_get_active(token=token)
+    if invitation is None:
+        return render(request, "annotate/judging/join_invalid.html", status=404)
+    return render(request, "annotate/judging/declined.html", {"study": invitation.study, "token": token})
 
 
 @login_required
@@ -230,6 +263,9 @@ def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
     screen = judging_screen(participation=participation)
     if screen is None:
         return redirect("annotate:study_done", study_id=study_id)
+    if not (screen.left.text.strip() and screen.right.text.strip()):  # defensive: never a blank side
+        return render(request, "annotate/judging/unavailable.html", {"study": participation.study,
+                      "message": MSG_EMPTY_QUESTION}, status=409)
     unsaved = _unsaved_pair(request, study_id)
     if unsaved == screen.pair.pk:
         messages.warning(request, MSG_UNSAVED)

@@ -116,7 +116,7 @@ def test_a_class_joining_from_one_address_is_never_blocked(study):
     for _ in range(3 * LIMIT):  # thirty evaluators behind one NAT
         evaluator = Client(REMOTE_ADDR="10.6.0.1")
         assert evaluator.get(url).status_code == 200
-        assert evaluator.post(url).status_code == 302
+        assert evaluator.post(url, {"consent": "yes"}).status_code == 302
     assert study.participations.count() == 3 * LIMIT
 
 
@@ -144,13 +144,13 @@ def test_a_revoked_invitation_admits_nobody_and_stops_resuming(study):
     invitation = invitation_create(study=study)
     url = reverse("annotate:study_join", kwargs={"token": invitation.token})
     first = Client(REMOTE_ADDR="10.7.0.1")
-    assert first.post(url).status_code == 302
+    assert first.post(url, {"consent": "yes"}).status_code == 302
     resume_cookie = first.cookies["eip_evaluator"].value
     invitation_revoke(invitation=Invitation.objects.get(pk=invitation.pk))
 
     newcomer = Client(REMOTE_ADDR="10.7.0.2")
     assert newcomer.get(url).status_code == 404
-    assert newcomer.post(url).status_code == 404
+    assert newcomer.post(url, {"consent": "yes"}).status_code == 404
     returning = Client(REMOTE_ADDR="10.7.0.3")
     returning.cookies["eip_evaluator"] = resume_cookie
     response = returning.get(url)

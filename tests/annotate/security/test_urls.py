@@ -166,6 +166,8 @@ ACCESS: dict[str, Access] = {
     "annotate:study_join": INVITATION,
     "annotate:study_join_fresh": Access("start fresh on an invitation (POST only: it signs out; tested in the "
                                         "judging tests)", everyone(NOT_ALLOWED)),
+    "annotate:study_join_declined": Access("after declining consent: a page for anyone holding the link",
+                                           everyone(OK), everyone(NOT_ALLOWED)),
     "annotate:studies": LOGGED_IN,
     "annotate:study_entry": OWN_STUDY,
     "annotate:study_onboarding": OWN_STUDY_FORM,

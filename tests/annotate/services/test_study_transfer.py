@@ -185,7 +185,7 @@ def test_the_export_carries_pseudonyms_and_nothing_personal(transfer_study, tmp_
         assert secret not in text
     evaluator = json.loads(text)["evaluators"][0]
     assert set(evaluator) == {
-        "pseudonym", "seed", "field_of_study", "education_level", "qualified_subjects", "onboarded_at",
+        "pseudonym", "seed", "field_of_study", "education_level", "qualified_subjects", "consented_at", "onboarded_at",
         "guidelines_accepted_at", "finished_at", "created_at", "assignments", "judgments",
         # version 4: the crowd platform's pseudonymous ids, and the researcher's exclusion (issue 14)
         "platform_participant_id", "platform_study_id", "platform_session_id", "excluded_at", "excluded_by",

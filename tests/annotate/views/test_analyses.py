@@ -127,17 +127,17 @@ def test_a_post_queues_a_run_and_the_status_page_follows_it(rs, cast):
     assert response.status_code == 302 and response["Location"] == status_url
     assert (run.kind, run.status, run.params["bins"], run.created_by) == ("profiles", RunStatus.QUEUED, 4, cast["rita"])
     page = client_for(cast["rita"]).get(status_url).content.decode()
-    assert '<meta http-equiv="refresh" content="2">' in page and "<strong>queued</strong>" in page
+    assert 'data-seconds="2"' in page and "<strong>queued</strong>" in page
     # the worker has started and reports progress
     AnalysisRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, progress=0.4, message="EIP")
     page = client_for(cast["rita"]).get(status_url).content.decode()
-    assert '<meta http-equiv="refresh" content="2">' in page
+    assert 'data-seconds="2"' in page
     assert "<strong>running</strong>" in page and "40%" in page and "(EIP)" in page
     # done: no refresh, the result
     AnalysisRun.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED, progress=0.0, message="")
     service.analysis_run_execute(run=run)
     page = client_for(cast["rita"]).get(status_url).content.decode()
-    assert "http-equiv" not in page and "<strong>done</strong>" in page and "100%" in page
+    assert "data-seconds" not in page and "<strong>done</strong>" in page and "100%" in page
     assert "EIP difficulty (0-100) per dataset" in page
 
 

@@ -34,6 +34,7 @@ def _fresh_rate_limits():
     kept in the cache across tests; start every test with none."""
     cache.clear()
 
+AGREE = {"consent": "yes"}  # the join page's "I agree" button
 FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
 
 
@@ -75,7 +76,7 @@ def test_it_creates_a_pseudonymous_evaluator_on_joining_by_invitation(study):
     url = reverse("annotate:study_join", kwargs={"token": invitation.token})
     assert client.get(url).status_code == 200
     assert Participation.objects.count() == 0  # a GET (link preview) creates nobody
-    response = client.post(url)
+    response = client.post(url, AGREE)
     assert response.status_code == 302
     participation = Participation.objects.get()
     user = participation.user
@@ -91,7 +92,7 @@ def test_it_resumes_the_same_evaluator_in_the_same_browser(study):
     invitation = invitation_create(study=study)
     client = Client()
     url = reverse("annotate:study_join", kwargs={"token": invitation.token})
-    client.post(url)
+    client.post(url, AGREE)
     first = Participation.objects.get()
     assert client.get(url).status_code == 302  # logged in: straight back in
     del client.cookies["sessionid"]  # the session expired; the resume cookie stays
@@ -108,8 +109,8 @@ def test_it_resumes_the_same_evaluator_in_the_same_browser(study):
 def test_a_new_browser_gets_a_new_evaluator(study):
     invitation = invitation_create(study=study)
     url = reverse("annotate:study_join", kwargs={"token": invitation.token})
-    Client().post(url)
-    Client().post(url)
+    Client().post(url, AGREE)
+    Client().post(url, AGREE)
     assert Participation.objects.count() == 2
     assert len({p.user.username for p in Participation.objects.all()}) == 2
 
@@ -120,7 +121,7 @@ def test_a_revoked_or_unknown_invitation_admits_nobody(study):
     client = Client()
     url = reverse("annotate:study_join", kwargs={"token": invitation.token})
     assert client.get(url).status_code == 404
-    assert client.post(url).status_code == 404
+    assert client.post(url, AGREE).status_code == 404
     assert client.get(reverse("annotate:study_join", kwargs={"token": "x" * 43})).status_code == 404
     assert Participation.objects.count() == 0
 
@@ -128,8 +129,8 @@ def test_a_revoked_or_unknown_invitation_admits_nobody(study):
 def test_a_closed_study_admits_no_new_evaluator(study):
     invitation = invitation_create(study=study)
     study_set_status(study=study, status=StudyStatus.CLOSED)
-    response = Client().post(reverse("annotate:study_join", kwargs={"token": invitation.token}))
-    assert response.status_code == 404
+    response = Client().post(reverse("annotate:study_join", kwargs={"token": invitation.token}), AGREE)
+    assert response.status_code == 200 and "This study is closed" in response.content.decode()
     assert Participation.objects.count() == 0
 
 
@@ -402,7 +403,7 @@ def test_an_evaluator_back_through_the_invitation_link_is_told_too(study):
     invitation = invitation_create(study=study)
     join = reverse("annotate:study_join", kwargs={"token": invitation.token})
     client = Client()
-    client.post(join)
+    client.post(join, AGREE)
     participation = Participation.objects.get()
     participation_onboard(participation=participation, field_of_study="arts", education_level="phd",
                           qualified_subjects=[])
@@ -429,7 +430,7 @@ def test_an_invitation_evaluator_whose_csrf_cookie_went_too_is_told_after_the_li
     join = reverse("annotate:study_join", kwargs={"token": invitation.token})
     client = Client(enforce_csrf_checks=True)
     client.get(join)
-    client.post(join, {"csrfmiddlewaretoken": client.cookies["csrftoken"].value})
+    client.post(join, {"csrfmiddlewaretoken": client.cookies["csrftoken"].value, **AGREE})
     participation = Participation.objects.get()
     participation_onboard(participation=participation, field_of_study="arts", education_level="phd",
                           qualified_subjects=[])

@@ -90,7 +90,7 @@ def test_no_evaluator_facing_response_reveals_models_scores_or_peers(settings):
     join = reverse("annotate:study_join", kwargs={"token": invitation.token})
     web.get(reverse("login"))
     web.get(join)
-    web.post(join)
+    web.post(join, {"consent": "yes"})
     web.get(reverse("annotate:study_entry", kwargs={"study_id": sid}))
     web.get(reverse("annotate:study_onboarding", kwargs={"study_id": sid}))
     web.post(reverse("annotate:study_onboarding", kwargs={"study_id": sid}), {"field_of_study": "nope"})

@@ -87,7 +87,7 @@ def judge_all(study, decisions: np.ndarray, truth: dict[int, str], position: dic
     votes: dict[str, dict[int, str]] = {}
     for i in range(N_EVALUATORS):
         client = Client()
-        assert client.post(join).status_code == 302
+        assert client.post(join, {"consent": "yes"}).status_code == 302
         onboarding = reverse("annotate:study_onboarding", kwargs={"study_id": study.pk})
         response = client.post(onboarding, {"field_of_study": "mathematics", "education_level": "master",
                                             "qualified_subjects": subjects[:1]})
