@@ -76,12 +76,28 @@ PARAM_LABELS = {
     "methods": "methods",
 }
 
+#: Parameters of an alignment report (``AlignmentReport.parameters()``), as the page names them.
+REPORT_PARAM_LABELS = {
+    "study": "study",
+    "scoring_run": "scoring run",
+    "min_votes": "min. votes per pair",
+    "tie_rule": "vote ties",
+    "label_key": "label",
+    "label_direction": "label direction",
+    "n_boot": "bootstrap resamples",
+    "bootstrap_seed": "bootstrap seed",
+}
+#: Values of ``label_direction``.
+LABEL_DIRECTION_LABELS = {"higher_is_harder": "higher is harder", "lower_is_harder": "lower is harder"}
+
 GROUPS: dict[str, dict[str, str]] = {
     "consensus": CONSENSUS_LABELS,
     "tie_rule": TIE_RULE_LABELS,
     "scope": SCOPE_LABELS,
     "note": NOTE_LABELS,
     "param": PARAM_LABELS,
+    "report_param": REPORT_PARAM_LABELS,
+    "label_direction": LABEL_DIRECTION_LABELS,
 }
 
 
@@ -150,3 +166,20 @@ def param_text(value: object) -> str:
 def params_text(params: dict) -> list[tuple[str, str]]:
     """Parameters as ``(label, text)`` pairs, in stored order."""
     return [(label(key, "param"), param_text(value)) for key, value in (params or {}).items()]
+
+
+def report_parameters_text(parameters: dict) -> list[tuple[str, str]]:
+    """An alignment report's parameters as ``(label, text)`` pairs for the
+    page, in stored order: codes in words (the tie rule, the label direction),
+    counts with thousands separators, ``None`` as "none". Downloads keep the
+    codes."""
+    shown = []
+    for key, value in (parameters or {}).items():
+        if value is None:
+            text = "none"
+        elif key in ("tie_rule", "label_direction"):
+            text = label(value, key)
+        else:
+            text = param_text(value)
+        shown.append((label(key, "report_param"), text))
+    return shown

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.forms.reports import ReportParamsForm
 from annotate.http import file_response
+from annotate.labels import report_parameters_text
 from annotate.models import ScoringRun, Study
 from annotate.selectors.alignment import study_judgment_rows
 from annotate.selectors.scoring import scoring_run_diagnostics, study_report_runs
@@ -74,7 +75,7 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
 
     context = {
         "study": study, "report": report, "tables": page_tables(report), "suffix": suffix,
-        "parameters": report.parameters(),
+        "parameters": report_parameters_text(report.parameters()),
         "run_diagnostics": scoring_run_diagnostics(pk=report.run.id),
         "form": _params_form(request.GET or None, study),
         "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in report_plot_names(report)],

@@ -44,7 +44,7 @@ def join(client: Client, token: str, query: str):
     """Open the link (GET) and press Start (the form posts back to the same URL, query included)."""
     url = reverse("annotate:study_join", kwargs={"token": token}) + query
     assert client.get(url).status_code == 200
-    return client.post(url)
+    return client.post(url, {"consent": "yes"})
 
 
 def test_prolific_ids_are_stored_with_the_participation(study):

@@ -53,7 +53,7 @@ def ada(study):
     """A browser that joined ``study`` by invitation: (client, join URL, ada's user id)."""
     client = Client()
     url = join_url(study)
-    assert client.post(url).status_code == 302
+    assert client.post(url, {"consent": "yes"}).status_code == 302
     return client, url, Participation.objects.get(study=study).user_id
 
 
@@ -61,7 +61,7 @@ def test_the_control_a_returning_evaluator_continues_after_the_session_expired(a
     client, url, ada_id = ada
     expire_session(client)
     assert "Continue as evaluator-" in client.get(url).content.decode()
-    client.post(url)
+    client.post(url, {"consent": "yes"})
     assert signed_in_user_id(client) == ada_id
     assert Participation.objects.count() == 1
 
@@ -73,8 +73,8 @@ def test_logout_forgets_the_evaluator(ada):
     assert client.cookies[RESUME_COOKIE].value == ""  # deleted
     assert client.cookies[RESUME_COOKIE]["max-age"] == 0
     page = client.get(url).content.decode()
-    assert "Continue as" not in page and ">Start<" in page
-    client.post(url)  # the next person on this browser
+    assert "Continue as" not in page and "I agree — start" in page
+    client.post(url, {"consent": "yes"})  # the next person on this browser
     assert signed_in_user_id(client) not in (None, ada_id)
     assert Participation.objects.count() == 2
 
@@ -94,7 +94,7 @@ def test_start_fresh_signs_out_and_forgets_the_evaluator(ada):
     response = client.post(reverse("annotate:study_join_fresh", kwargs={"token": token}))
     assert response.status_code == 302 and response.url == url
     assert client.cookies[RESUME_COOKIE].value == ""
-    client.post(url)
+    client.post(url, {"consent": "yes"})
     assert signed_in_user_id(client) not in (None, ada_id)
 
 
@@ -103,7 +103,7 @@ def test_start_fresh_also_signs_out_a_signed_in_person(study):
     client = Client()
     client.force_login(owner)
     url = join_url(study)
-    assert "Join as owner" in client.get(url).content.decode()
+    assert "I agree — join as owner" in client.get(url).content.decode()
     client.post(reverse("annotate:study_join_fresh", kwargs={"token": url.rstrip("/").rsplit("/", 1)[1]}))
     assert signed_in_user_id(client) is None
 
@@ -114,7 +114,7 @@ def test_a_resume_continues_only_the_study_it_was_issued_for(ada, other_study):
     other = join_url(other_study)
     page = client.get(other).content.decode()
     assert "Continue as" not in page
-    client.post(other)
+    client.post(other, {"consent": "yes"})
     newcomer = signed_in_user_id(client)
     assert newcomer not in (None, ada_id)
     assert Participation.objects.get(study=other_study).user_id == newcomer
@@ -124,13 +124,13 @@ def test_the_cookie_remembers_each_study_with_its_own_evaluator(ada, study, othe
     client, url, ada_id = ada
     expire_session(client)
     other = join_url(other_study)
-    client.post(other)
+    client.post(other, {"consent": "yes"})
     bo_id = signed_in_user_id(client)
     expire_session(client)
-    client.post(url)
+    client.post(url, {"consent": "yes"})
     assert signed_in_user_id(client) == ada_id
     expire_session(client)
-    client.post(other)
+    client.post(other, {"consent": "yes"})
     assert signed_in_user_id(client) == bo_id
     assert Participation.objects.count() == 2
 
@@ -139,7 +139,7 @@ def test_the_cookie_keeps_at_most_the_newest_studies(study):
     client = Client()
     entries = [[1_000_000 + k, 5] for k in range(RESUME_MAX_STUDIES)]
     client.cookies[RESUME_COOKIE] = signing.dumps({"s": entries}, salt=RESUME_SALT)
-    client.post(join_url(study))
+    client.post(join_url(study), {"consent": "yes"})
     kept = signing.loads(client.cookies[RESUME_COOKIE].value, salt=RESUME_SALT)["s"]
     assert len(kept) == RESUME_MAX_STUDIES
     assert kept[0] == [1_000_001, 5] and kept[-1][0] == study.pk  # the oldest dropped, the new one last
@@ -150,7 +150,7 @@ def test_a_signed_in_person_is_never_replaced_by_the_cookie(ada, study):
     owner = make_user("owner", staff=True)
     client.force_login(owner)  # someone else signs in on this browser
     page = client.get(url).content.decode()
-    assert "Continue as" not in page and "Join as owner" in page
+    assert "Continue as" not in page and "I agree — join as owner" in page
     assert signed_in_user_id(client) == owner.pk
 
 
@@ -177,7 +177,7 @@ def test_an_old_forged_or_malformed_cookie_resumes_nobody(ada, study, payload, s
 
     client.cookies[RESUME_COOKIE] = signing.dumps(fill(payload), salt=salt)
     assert "Continue as" not in client.get(url).content.decode()
-    client.post(url)
+    client.post(url, {"consent": "yes"})
     assert signed_in_user_id(client) != ada_id
 
 
@@ -186,5 +186,5 @@ def test_a_cookie_signed_with_another_key_resumes_nobody(ada, other_study):
     expire_session(client)
     forged = signing.dumps({"s": [[other_study.pk, ada_id]]}, key="not-the-site-secret-" * 3, salt=RESUME_SALT)
     client.cookies[RESUME_COOKIE] = forged
-    client.post(join_url(other_study))
+    client.post(join_url(other_study), {"consent": "yes"})
     assert signed_in_user_id(client) != ada_id
