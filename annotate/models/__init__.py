@@ -26,6 +26,7 @@ from annotate.models.studies import (
     Study,
     StudyStatus,
 )
+from annotate.models.uploads import UploadJob, UploadState
 
 __all__ = [
     "AnalysisKind",
@@ -55,4 +56,6 @@ __all__ = [
     "Study",
     "StudyStatus",
     "Subject",
+    "UploadJob",
+    "UploadState",
 ]

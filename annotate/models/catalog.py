@@ -86,13 +86,15 @@ class LanguageModel(models.Model):
 
 
 class ResponseSetStatus(models.TextChoices):
+    LOADING = "loading", "loading (hidden until its last batch is written)"
     LOADED = "loaded", "loaded"
     SUPERSEDED = "superseded", "superseded by a newer version"
 
 
 class ResponseSet(models.Model):
-    """One upload of model responses. Loads are atomic: a row exists only for a
-    complete load. A re-upload of identical bytes is refused by ``checksum``; a
+    """One upload of model responses. A load writes its responses in batches while
+    the set is ``loading``; every selector hides it until one short final
+    transaction marks it ``loaded``, and a failed load removes it. A re-upload of identical bytes is refused by ``checksum``; a
     changed file under the same name is an explicit new ``version``."""
 
     name = models.CharField(max_length=200)

@@ -214,8 +214,8 @@ def test_an_unsafe_zip_is_refused_and_nothing_is_unpacked(client, uploader, tmp_
     assert counts() == dict.fromkeys(counts(), 0)
 
 
-def test_a_zip_that_unpacks_past_the_cap_is_refused(client, uploader, tmp_path, upload_root, monkeypatch):
-    monkeypatch.setattr(upload_service, "ZIP_MAX_BYTES", 1000)
+def test_a_zip_that_unpacks_past_the_cap_is_refused(client, uploader, tmp_path, upload_root, settings):
+    settings.EIP_UPLOAD_MAX_UNPACKED_BYTES = 1000
     # 600 + 600 bytes: each member fits, together they pass 1000 while unpacking
     archive = write_zip(tmp_path / "big.zip", [("a.json", b" " * 600), ("b.json", b" " * 600)])
     page = post_logs(client, [as_upload(archive)])
