@@ -37,6 +37,7 @@ from annotate.models import (
     QuestionResult,
     Response,
     ResponseSet,
+    ResponseSetStatus,
     RunStatus,
     ScoringRun,
 )
@@ -78,6 +79,7 @@ def parse_methods(text: str) -> list[str]:
     return [*required, *[m for m in given if m not in required]]
 
 ERR_RESPONSE_SET = "response_set must be a saved ResponseSet; got {value!r}"
+ERR_STILL_LOADING = "response set {value} is still loading; score it once its load is done"
 ERR_PARAMS = "params must be a mapping or None; got {value!r}"
 ERR_UNKNOWN_PARAMS = "params has unknown key(s) {keys}; known: {known}"
 ERR_ALPHA = "alpha must be a number in (0, 1); got {value!r}"
@@ -194,6 +196,8 @@ def scoring_run_create(
     """
     if not isinstance(response_set, ResponseSet) or response_set.pk is None:
         raise ValueError(ERR_RESPONSE_SET.format(value=response_set))
+    if response_set.status == ResponseSetStatus.LOADING:
+        raise ValueError(ERR_STILL_LOADING.format(value=response_set))
     checked = _check_params(params)
     models = check_ids(model_ids, name="model_ids")
     datasets = check_ids(dataset_ids, name="dataset_ids")

@@ -55,7 +55,13 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.loaders.harness import parse_harness_logs
-from annotate.loaders.limits import CHUNK_BYTES, max_cells, max_unpacked_bytes, max_unpacked_total_bytes, max_upload_bytes
+from annotate.loaders.limits import (
+    CHUNK_BYTES,
+    max_cells,
+    max_unpacked_bytes,
+    max_unpacked_total_bytes,
+    max_upload_bytes,
+)
 from annotate.loaders.tabular import detect_format, parse_files, parse_folder
 from annotate.models import ResponseSet
 from annotate.selectors.catalog import catalog_stamp, response_set_by_checksum
