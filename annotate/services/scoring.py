@@ -236,7 +236,7 @@ def scoring_run_enqueue(*, run: ScoringRun):
     """Hand a queued run to the task worker (``annotate.tasks.run_scoring``).
 
     Returns the django-tasks ``TaskResult``. With the database backend the
-    run waits for ``manage.py db_worker``; with ``TASKS_BACKEND=immediate`` it
+    run waits for ``manage.py run_worker``; with ``TASKS_BACKEND=immediate`` it
     runs before this returns (then reload ``run`` to see the outcome).
     """
     from annotate.tasks import run_scoring  # the task module imports this one

@@ -777,11 +777,37 @@ def upload_preview(*, upload: StoredUpload) -> CheckedUpload:
     return _checked(upload, keep=True)
 
 
+def checked_upload(upload: StoredUpload) -> CheckedUpload:
+    """Parse (or take the parse a preview kept) and plan a stored upload, keeping nothing new;
+    on any failure the files are removed (see :func:`upload_preview`)."""
+    return _checked(upload, keep=False)
+
+
+def stored_source(upload: StoredUpload) -> UploadSource:
+    """The stored upload's files as an :class:`UploadSource`."""
+    return _source(upload)
+
+
+def stored_bytes_checksum(*, upload: StoredUpload) -> str:
+    """SHA-256 of a stored upload's bytes, before any parsing: for tabular files the
+    checksum a load stores (:func:`source_checksum`); for logs, of every stored
+    file's relative name and bytes."""
+    return source_checksum(source=_source(upload)) or _checksum(_folder(upload.token), upload.files, UploadOptions())
+
+
+def relabeled_error(error: Exception, upload: StoredUpload) -> Exception:
+    """``error`` with problems naming the uploaded files, never the upload folder."""
+    return _relabeled(error, _folder(upload.token))
+
+
 def _checked(upload: StoredUpload, *, keep: bool) -> CheckedUpload:
-    """Parse (or take the kept parse) and plan; on any failure the files are removed."""
+    """Refuse bytes already loaded, then parse (or take the kept parse) and plan; on any
+    failure the files are removed."""
     folder = _folder(upload.token)
     options = upload.options
     try:
+        if folder.is_dir():
+            upload_refuse_loaded(source=_source(upload))
         key, parsed, plan = _kept_or_parsed(upload, folder)
         if plan is not None and plan.stamp == catalog_stamp():
             return CheckedUpload(parsed=parsed, plan=plan)  # kept and still valid: nothing new to keep
