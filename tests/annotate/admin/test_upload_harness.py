@@ -16,7 +16,7 @@ from django.utils.datastructures import MultiValueDict
 from annotate.forms import uploads as upload_forms
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject, UploadJob
 from annotate.services import loading, uploads as upload_service
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
@@ -93,8 +93,10 @@ def test_a_zip_of_lm_eval_model_folders_previews_then_loads_the_hand_built_matri
     assert "mmlu_mini_algebra/0" in html  # the first rows are shown
     loaded = confirm(client, posted)
     response_set = ResponseSet.objects.get()
-    assert loaded.status_code == 302 and loaded["Location"] == reverse("admin:annotate_responseset_change",
-                                                                     args=[response_set.pk])
+    job = UploadJob.objects.get()
+    assert loaded.status_code == 302 and loaded["Location"] == reverse("admin:annotate_responseset_upload_job",
+                                                                     args=[job.pk])
+    assert (job.state, job.response_set) == ("done", response_set)
     assert_same_matrix(stored_cells(response_set), generated.expected)
     assert list(upload_root.iterdir()) == []  # the unpacked files are gone after the load
 
