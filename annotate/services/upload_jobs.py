@@ -24,6 +24,7 @@ from annotate.services.uploads import (
     relabeled_error,
     stored_bytes_checksum,
     stored_source,
+    upload_check_limits,
     upload_discard,
     upload_load,
     upload_refuse_loaded,
@@ -72,12 +73,15 @@ def upload_job_submit(*, upload: StoredUpload, user: AbstractBaseUser | None = N
     Raises
     ------
     LoadError
-        The same bytes are already loaded (``ALREADY_LOADED``, naming the
-        response set); the upload's files are removed.
+        Over the size or cell limits (:func:`annotate.services.uploads.upload_check_limits`,
+        counted from the stored bytes), or the same bytes are already loaded
+        (``ALREADY_LOADED``, naming the response set); the upload's files are
+        removed.
     """
     from annotate.tasks import load_upload  # the task module imports this one
 
     try:
+        upload_check_limits(source=stored_source(upload), options=upload.options)
         checksum = stored_bytes_checksum(upload=upload)
         upload_refuse_loaded(source=stored_source(upload))
         _refuse_loaded_logs(upload, checksum)

@@ -385,8 +385,9 @@ def upload_check_limits(*, source: UploadSource, options: UploadOptions) -> None
         file_format = detect_format(responses)[0]
     lines, header = _count_rows(responses)
     if file_format != "wide":
-        if lines > max_cells():
-            raise LoadError([Problem(file=responses.name, message=TOO_MANY_ROWS.format(rows=lines, limit=max_cells()))])
+        rows = lines if file_format == "jsonl" else max(lines - 1, 0)  # a CSV/TSV has a header line
+        if rows > max_cells():
+            raise LoadError([Problem(file=responses.name, message=TOO_MANY_ROWS.format(rows=rows, limit=max_cells()))])
         return
     sep = "," if "," in header else "\t" if "\t" in header else ","
     n_fields = len(header.split(sep))

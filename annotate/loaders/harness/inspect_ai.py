@@ -111,7 +111,9 @@ def _member_stream(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, stack
     return stack.enter_context(zstandard.ZstdDecompressor().stream_reader(window, read_across_frames=True))
 
 
-def read_zip_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, *, limit: int | None = None) -> bytes:
+def read_zip_member(
+    path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, *, limit: int | None = None
+) -> bytearray:
     """The uncompressed bytes of one zip member, Zstandard members included.
 
     Read in chunks of ``CHUNK_BYTES``, counting bytes: a member that
@@ -151,7 +153,7 @@ def read_zip_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, *, l
             crc = zlib.crc32(block, crc)
     if info.compress_type == ZIP_ZSTANDARD and (len(data) != info.file_size or crc != info.CRC):
         raise ValueError("size or CRC-32 does not match the zip directory")
-    return bytes(data)
+    return data  # not bytes(data): that would hold the member twice
 
 
 def _sample_order(sample: dict) -> tuple:
