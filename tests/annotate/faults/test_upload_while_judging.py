@@ -10,7 +10,7 @@ run_worker`` in a second process loading the upload in batches. Checked:
 * every accepted answer (302) is stored, exactly once;
 * the upload answers 202 at once, its status goes queued -> ... -> done, the
   new set is absent from the API's list until its last commit and present
-  after, with all 1,680,000 responses.
+  after, with all 1,050,000 responses.
 """
 from __future__ import annotations
 

@@ -27,17 +27,17 @@ from tests.annotate.factories import make_catalog, make_evaluator, make_study, m
 
 FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
 N_EVALUATORS = 10
-N_QUESTIONS, N_MODELS = 10_500, 160  # 1.68M cells of 11 characters and a separator: ~20 MB
+N_QUESTIONS, N_MODELS = 10_500, 100  # 1.05M cells, credits in full float precision as pandas writes them: ~20 MB
 DEADLINE_S = 150
 
 
 def write_wide_csv(path: Path) -> int:
     rng = np.random.default_rng(13)
-    credits = rng.integers(0, 10**9, size=(N_QUESTIONS, N_MODELS))
+    credits = rng.integers(1, 10**17, size=(N_QUESTIONS, N_MODELS)) / 10**17
     with path.open("w", encoding="ascii") as handle:
         handle.write("question_id," + ",".join(f"bulk-model-{j}" for j in range(N_MODELS)) + "\n")
         for i in range(N_QUESTIONS):
-            handle.write(f"bq{i}," + ",".join(f"0.{c:09d}" for c in credits[i]) + "\n")
+            handle.write(f"bq{i}," + ",".join(f"{c:.17f}"[:19] for c in credits[i]) + "\n")
     return path.stat().st_size
 
 
