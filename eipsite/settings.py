@@ -14,7 +14,7 @@ ALLOWED_HOSTS   comma-separated; default "127.0.0.1,localhost,testserver";
 DATABASE_URL    e.g. postgres://user@127.0.0.1:5432/eip; default SQLite file db.sqlite3
 DB_CONN_MAX_AGE seconds a database connection is kept between requests; default 0
 STATIC_ROOT     where ``collectstatic`` writes; default ./staticfiles
-TASKS_BACKEND   "database" (default; run ``manage.py db_worker``) or "immediate"
+TASKS_BACKEND   "database" (default; run ``manage.py run_worker``) or "immediate"
 CACHE_BACKEND   "locmem" or "database" (table ``eip_cache``, created by
                 ``manage.py createcachetable``); default locmem when DEBUG is on,
                 database when it is off, so that several gunicorn workers share
