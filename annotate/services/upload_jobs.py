@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from datetime import timedelta
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.utils import timezone
 
 from annotate.loaders.base import LoadError, Problem
 from annotate.models import ResponseSet, UploadJob, UploadState
-from annotate.services.loading import ALREADY_LOADED, with_lock_retries
+from annotate.services.loading import ALREADY_LOADED, LOAD_STALE_S, response_sets_abandoned_remove, with_lock_retries
 from annotate.services.uploads import (
     StoredUpload,
     checked_upload,
@@ -34,6 +36,24 @@ logger = logging.getLogger(__name__)
 
 ERR_LOAD = "nothing was loaded"
 ERR_UNEXPECTED = "the load stopped on an unexpected error ({kind}); nothing was loaded"
+ERR_ABANDONED = "the worker stopped while loading this upload (no progress for {minutes:g} minutes); nothing was loaded"
+
+
+def upload_jobs_reap_stale(*, stale_s: float = LOAD_STALE_S) -> int:
+    """Mark uploads whose worker died (no progress for ``stale_s`` seconds) failed,
+    and remove the rows of loads that died (see
+    :func:`annotate.services.loading.response_sets_abandoned_remove`).
+
+    Returns
+    -------
+    int
+        How many upload jobs were marked failed.
+    """
+    response_sets_abandoned_remove(stale_s=stale_s)
+    cutoff = timezone.now() - timedelta(seconds=stale_s)
+    return UploadJob.objects.filter(state__in=[UploadState.PARSING, UploadState.LOADING],
+                                    updated_at__lt=cutoff).update(
+        state=UploadState.FAILED, error=ERR_ABANDONED.format(minutes=stale_s / 60), updated_at=timezone.now())
 
 
 def _update(job: UploadJob, **fields: object) -> None:
@@ -80,6 +100,7 @@ def upload_job_submit(*, upload: StoredUpload, user: AbstractBaseUser | None = N
     """
     from annotate.tasks import load_upload  # the task module imports this one
 
+    upload_jobs_reap_stale()
     try:
         upload_check_limits(source=stored_source(upload), options=upload.options)
         checksum = stored_bytes_checksum(upload=upload)

@@ -63,3 +63,23 @@ def test_a_batch_that_meets_a_locked_database_is_written_again(checked, monkeypa
     assert calls == [5, 5, 5, 2]  # the second batch twice
     assert Response.objects.filter(response_set=response_set).count() == 12
     assert ResponseSet.objects.get().status == ResponseSetStatus.LOADED
+
+
+@pytest.mark.django_db
+def test_an_upload_whose_worker_died_is_marked_failed(tmp_path):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.models import UploadJob, UploadState
+    from annotate.services.upload_jobs import ERR_ABANDONED, upload_jobs_reap_stale
+
+    old = timezone.now() - timedelta(minutes=20)
+    for k, state in enumerate((UploadState.LOADING, UploadState.PARSING, UploadState.QUEUED, UploadState.DONE)):
+        UploadJob.objects.create(token=f"{k:032x}", state=state)
+    fresh = UploadJob.objects.create(token="f" * 32, state=UploadState.LOADING)
+    UploadJob.objects.exclude(pk=fresh.pk).update(updated_at=old)
+    assert upload_jobs_reap_stale(stale_s=15 * 60) == 2
+    assert list(UploadJob.objects.order_by("pk").values_list("state", flat=True)) == [
+        "failed", "failed", "queued", "done", "loading"]
+    assert UploadJob.objects.filter(state="failed").first().error == ERR_ABANDONED.format(minutes=15)
