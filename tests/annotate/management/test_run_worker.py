@@ -22,6 +22,7 @@ def make_worker() -> run_worker.PatientWorker:
 
 def test_the_loop_goes_on_after_a_locked_database(monkeypatch):
     monkeypatch.setattr(run_worker, "LOCKED_WAIT_S", 0)
+    monkeypatch.setattr(run_worker, "close_old_connections", lambda: None)  # no database here
     calls = []
 
     def loop(self):
@@ -45,6 +46,7 @@ def test_another_database_error_still_stops_it(monkeypatch):
 
 def test_a_task_result_is_recorded_again_while_the_database_is_locked(monkeypatch):
     monkeypatch.setattr(run_worker, "LOCKED_WAIT_S", 0)
+    monkeypatch.setattr(run_worker, "close_old_connections", lambda: None)  # no database here
     attempts = []
 
     def record(value):
@@ -59,6 +61,7 @@ def test_a_task_result_is_recorded_again_while_the_database_is_locked(monkeypatc
 
 def test_a_result_that_stays_locked_gives_up_after_the_retries(monkeypatch):
     monkeypatch.setattr(run_worker, "LOCKED_WAIT_S", 0)
+    monkeypatch.setattr(run_worker, "close_old_connections", lambda: None)  # no database here
     monkeypatch.setattr(run_worker, "RESULT_RETRIES", 3)
     attempts = []
 
