@@ -24,9 +24,10 @@ from django.urls import reverse
 
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject, UploadJob
+from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, ScoringRun, Subject, UploadJob
 from annotate.services import loading, uploads as service
 from annotate.services.api_tokens import api_token_create
+from scoring.methods import methods as registered_methods
 from tests.annotate.factories import make_user
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
@@ -404,3 +405,52 @@ def test_the_sweep_removes_only_stale_uploads(upload_root):
 def test_a_token_that_is_not_one_is_refused():
     with pytest.raises(ValueError, match="token must be 32 lowercase hex digits"):
         service.upload_discard(token="../../etc")
+
+
+# -- the checksum comes before any parsing; "score now" after the load ---------------------
+
+
+def test_bytes_already_loaded_are_refused_before_any_parsing(tmp_path, admin_client, script, calls, upload_root):
+    path = tmp_path / "scores.csv"
+    path.write_bytes(RESPONSES)
+    call_command("load_responses", responses=path, dataset="D", verbosity=0)
+    assert calls == {"parse": 1, "plan": 1}
+    existing = ResponseSet.objects.get()
+    message = loading.ALREADY_LOADED.format(existing=str(existing), pk=existing.pk)
+    answer = script.post(reverse("annotate:api_response_sets"),
+                         {"responses": SimpleUploadedFile("scores.csv", RESPONSES), "dataset": "D"})
+    assert answer.status_code == 400 and answer.json()["problems"][0]["message"] == message
+    data = {"responses": SimpleUploadedFile("again.csv", RESPONSES), "file_format": "wide", "dataset": "D",
+            "id_column": "question_id", "name": ""}
+    posted = admin_client.post(reverse("admin:annotate_responseset_upload"), data)
+    page = admin_client.get(posted["Location"])  # the preview
+    assert page.status_code == 400 and [p.message for p in page.context["problems"]] == [message]
+    with pytest.raises(CommandError, match="already loaded"):
+        call_command("load_responses", responses=path, dataset="D", name="other", verbosity=0)
+    assert calls == {"parse": 1, "plan": 1}  # none of the three parsed anything
+    assert leftovers(upload_root) == [] and UploadJob.objects.count() == 0
+
+
+def test_score_now_starts_a_scoring_run_with_the_chosen_methods_alpha_and_models(admin_client, upload_root):
+    data = {"responses": SimpleUploadedFile("scores.csv", RESPONSES), "file_format": "wide", "dataset": "D",
+            "id_column": "question_id", "name": ""}
+    posted = admin_client.post(reverse("admin:annotate_responseset_upload"), data)
+    token = posted["Location"].rstrip("/").rsplit("/", 1)[1]
+    admin_client.get(posted["Location"])
+    progress_url = admin_client.post(posted["Location"], {"token": token})["Location"]
+    job = UploadJob.objects.get()
+    m2 = LanguageModel.objects.get(name="m2")
+    page = admin_client.get(progress_url)
+    assert [m.name for m in page.context["form"].fields["models"].queryset] == ["m1", "m2"]
+    refused = admin_client.post(progress_url, {"methods": ["simple_rank"], "alpha": "1", "models": [m2.pk]})
+    assert refused.status_code == 200 and refused.context["form"].errors == {
+        "alpha": ["alpha must be strictly between 0 and 1"]}
+    assert ScoringRun.objects.count() == 0
+    started = admin_client.post(progress_url, {"methods": ["simple_rank"], "alpha": "0.5", "models": [m2.pk]})
+    run = ScoringRun.objects.get()
+    assert started.status_code == 302 and started["Location"] == reverse("admin:annotate_scoringrun_change",
+                                                                         args=[run.pk])
+    assert (run.response_set, run.status, run.params["alpha"]) == (job.response_set, "done", 0.5)  # ran inline
+    required = [m.key for m in registered_methods() if m.required]
+    assert run.params["methods"] == [m.key for m in registered_methods() if m.key in {"simple_rank", *required}]
+    assert list(run.models_used.all()) == [m2]
