@@ -21,7 +21,7 @@ demo: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py setup_demo $(if $(DATA),--data "$(DATA)") --base-url http://$(HOST)
 	@echo "Starting the task worker (scoring and analysis runs) and the web server; Ctrl-C stops both."
-	@$(PY) manage.py db_worker --interval 1 --no-startup-delay & worker=$$!; \
+	@$(PY) manage.py run_worker --interval 1 --no-startup-delay & worker=$$!; \
 	 trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	 $(PY) manage.py runserver --noreload $(HOST)
 

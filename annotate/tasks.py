@@ -1,4 +1,4 @@
-"""Task functions run by the django-tasks worker (``manage.py db_worker``).
+"""Task functions run by the django-tasks worker (``manage.py run_worker``).
 
 Arguments are JSON-serialisable ids; each task loads its rows and calls a
 service. Enqueue them through the services (e.g.
@@ -8,10 +8,22 @@ from __future__ import annotations
 
 from django_tasks import task
 
-from annotate.models import AnalysisRun, ScoringRun
+from annotate.models import AnalysisRun, ScoringRun, UploadJob
 from annotate.services.analyses import analysis_run_execute
 from annotate.services.deletion import response_set_delete
 from annotate.services.scoring import scoring_run_execute
+from annotate.services.upload_jobs import upload_job_run
+
+
+@task()
+def load_upload(job_id: int) -> dict:
+    """Parse, check and load stored upload ``job_id`` (see
+    :func:`annotate.services.upload_jobs.upload_job_run`).
+
+    Returns ``{"job_id": ..., "state": "done" | "failed", "response_set": id or None}``.
+    """
+    job = upload_job_run(job=UploadJob.objects.get(pk=job_id))
+    return {"job_id": job.pk, "state": str(job.state), "response_set": job.response_set_id}
 
 
 @task()

@@ -14,7 +14,7 @@ ALLOWED_HOSTS   comma-separated; default "127.0.0.1,localhost,testserver";
 DATABASE_URL    e.g. postgres://user@127.0.0.1:5432/eip; default SQLite file db.sqlite3
 DB_CONN_MAX_AGE seconds a database connection is kept between requests; default 0
 STATIC_ROOT     where ``collectstatic`` writes; default ./staticfiles
-TASKS_BACKEND   "database" (default; run ``manage.py db_worker``) or "immediate"
+TASKS_BACKEND   "database" (default; run ``manage.py run_worker``) or "immediate"
 CACHE_BACKEND   "locmem", "redis" (needs REDIS_URL) or "database" (table
                 ``eip_cache``, created by ``manage.py createcachetable``);
                 default locmem when DEBUG is on; when it is off, redis if
@@ -38,6 +38,21 @@ TRUST_X_FORWARDED_FOR
                 take the client address from the last X-Forwarded-For entry
                 (only behind a reverse proxy that sets it); default off
 EIP_SHARED_DATA folder with the shared real data (tests and benchmarks only)
+EIP_UPLOAD_MAX_BYTES
+                bytes of one upload's files (all parts together); default
+                268435456 (256 MiB); keep the proxy's client_max_body_size equal
+EIP_UPLOAD_MAX_CELLS
+                model-question cells (questions x models) of one upload;
+                default 5000000 (a load takes ~270 bytes of memory per cell)
+EIP_UPLOAD_MAX_UNPACKED_BYTES, EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES
+                decompressed bytes of one archive (.zip or .eval) and of all
+                archives of one upload; default 1 GiB and 2 GiB
+EIP_UPLOAD_MAX_MEMBER_BYTES
+                decompressed bytes of one .eval member (read into memory);
+                default 64 MiB
+FILE_UPLOAD_TEMP_DIR
+                where Django keeps uploaded files while a request is read;
+                default the system's temporary folder
 
 Production only (DEBUG off)
 ---------------------------
@@ -226,6 +241,14 @@ LOGOUT_REDIRECT_URL = "login"
 # Uploads of response sets can be large; keep big files on disk, not in memory.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_TEMP_DIR = os.environ.get("FILE_UPLOAD_TEMP_DIR") or None
+# Upload limits (annotate/services/uploads.py), checked while the bytes stream in
+# or unpack; docs/deploy.md's proxy client_max_body_size matches EIP_UPLOAD_MAX_BYTES.
+EIP_UPLOAD_MAX_BYTES = env_int("EIP_UPLOAD_MAX_BYTES", 256 * 1024**2)
+EIP_UPLOAD_MAX_CELLS = env_int("EIP_UPLOAD_MAX_CELLS", 5_000_000)
+EIP_UPLOAD_MAX_UNPACKED_BYTES = env_int("EIP_UPLOAD_MAX_UNPACKED_BYTES", 1024**3)
+EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES = env_int("EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES", 2 * 1024**3)
+EIP_UPLOAD_MAX_MEMBER_BYTES = env_int("EIP_UPLOAD_MAX_MEMBER_BYTES", 64 * 1024**2)
 
 # Long scoring and analysis runs go through django-tasks (the backport of
 # Django 6's tasks framework) with its database backend; `manage.py db_worker`

@@ -1,5 +1,6 @@
 """Admin for the catalog (datasets, subjects, questions, models, response sets) and
-the response upload page: upload -> preview -> confirm.
+the response upload page: upload -> preview -> confirm -> progress (the task
+worker loads) -> "score now".
 
 The views only parse the form, call the upload service
 (:mod:`annotate.services.uploads`: storing files, zip safety, choosing the
@@ -19,16 +20,18 @@ from django.shortcuts import render
 from django.urls import path, reverse
 
 from annotate.admin.deletion import BackgroundDeleteMixin
-from annotate.forms.uploads import ConfirmLoadForm, ResponseUploadForm
+from annotate.forms.uploads import ConfirmLoadForm, ResponseUploadForm, ScoreNowForm
 from annotate.jsonsafe import BoundedJSONDecoder
 from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.tabular import shorten_quoted
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject, UploadState
+from annotate.selectors.uploads import response_set_models, upload_job_get
+from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
+from annotate.services.upload_jobs import upload_job_submit
 from annotate.services.uploads import (
     FILE_ROLES,
     StoredUpload,
     UploadOptions,
-    upload_confirm,
     upload_preview,
     upload_store,
 )
@@ -38,6 +41,10 @@ PREVIEW_NAMES_LIMIT = 50
 PREVIEW_NAME_CHARS = 80
 MORE_NAMES = "and {count:,} more"
 LOADED_MESSAGE = "Loaded {response_set}: {n_responses:,} responses, {n_questions:,} questions, {n_models} models."
+QUEUED_MESSAGE = "Upload queued; the task worker parses and loads it (this page follows its progress)."
+SCORING_MESSAGE = "Scoring run {run} queued on {response_set}."
+UNKNOWN_JOB = "unknown upload"
+ACTIVE_STATES = (UploadState.QUEUED, UploadState.PARSING, UploadState.LOADING)
 UNKNOWN_UPLOAD = "unknown or expired upload"
 
 
@@ -116,6 +123,8 @@ class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
     def get_urls(self):
         return [
             path("upload/", self.admin_site.admin_view(self.upload_view), name="annotate_responseset_upload"),
+            path("upload/job/<int:job_id>/", self.admin_site.admin_view(self.job_view),
+                 name="annotate_responseset_upload_job"),
             path("upload/<str:token>/", self.admin_site.admin_view(self.preview_view),
                  name="annotate_responseset_upload_preview"),
             *super().get_urls(),
@@ -152,11 +161,9 @@ class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
         try:
             if request.method == "POST":
                 _forget(request, token)
-                response_set = upload_confirm(upload=upload, user=request.user)
-                self.message_user(request, LOADED_MESSAGE.format(
-                    response_set=response_set, n_responses=response_set.n_responses,
-                    n_questions=response_set.n_questions, n_models=response_set.n_models), messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:annotate_responseset_change", args=[response_set.pk]))
+                job = upload_job_submit(upload=upload, user=request.user)
+                self.message_user(request, QUEUED_MESSAGE, messages.INFO)
+                return HttpResponseRedirect(reverse("admin:annotate_responseset_upload_job", args=[job.pk]))
             checked = upload_preview(upload=upload)
         except (LoadError, ValueError) as error:
             _forget(request, token)
@@ -167,6 +174,36 @@ class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
             scores_read=checked.scores_read, new_datasets=_capped(preview.new_dataset_names),
             new_models=_capped(preview.new_model_names),
             form=ConfirmLoadForm(initial={"token": token}), title="Preview: nothing written yet"))
+
+    def job_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
+        """An upload's progress while the worker loads it; once done, "score now"."""
+        _require_upload_permission(request)
+        job = upload_job_get(job_id=job_id)
+        if job is None:
+            raise Http404(UNKNOWN_JOB)
+        response_set = job.response_set if job.state == UploadState.DONE else None
+        form = None
+        if response_set is not None:
+            form = ScoreNowForm(request.POST or None, models_queryset=response_set_models(response_set=response_set))
+            if request.method == "POST" and form.is_valid():
+                data = form.cleaned_data
+                try:
+                    run = scoring_run_create(
+                        response_set=response_set, model_ids=[m.pk for m in data["models"]] or None,
+                        params={"alpha": data["alpha"], "methods": data["methods"]}, user=request.user)
+                    scoring_run_enqueue(run=run)
+                except ValueError as error:
+                    form.add_error(None, str(error))
+                else:
+                    self.message_user(request, SCORING_MESSAGE.format(run=run.pk, response_set=response_set),
+                                      messages.SUCCESS)
+                    return HttpResponseRedirect(reverse("admin:annotate_scoringrun_change", args=[run.pk]))
+        elif request.method == "POST":
+            raise Http404(UNKNOWN_JOB)
+        return render(request, "annotate/admin/upload_job.html", self._context(
+            request, job=job, active=job.state in ACTIVE_STATES, response_set=response_set, form=form,
+            problems=[_shortened(Problem(**p)) if "file" in p else str(p.get("message", "")) for p in job.problems],
+            title=f"Upload {job.pk}: {job.get_state_display()}"))
 
     def _problems(self, request: HttpRequest, problems: list) -> HttpResponse:
         shown = [_shortened(problem) for problem in problems]

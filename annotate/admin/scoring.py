@@ -4,7 +4,7 @@ run they used). The only way to drop results is deleting the whole run (which
 a study built on it prevents).
 
 The "run scoring" action starts a new run with the same settings through the
-task worker (``manage.py db_worker``).
+task worker (``manage.py run_worker``).
 """
 from __future__ import annotations
 

@@ -5,9 +5,11 @@ methods of a scoring run) is decided in one place.
 """
 from __future__ import annotations
 
+from django.urls import reverse
+
 from annotate.api import schemas
 from annotate.loaders.base import Problem
-from annotate.models import ResponseSet, ScoringRun, Study
+from annotate.models import ResponseSet, ScoringRun, Study, UploadJob
 from annotate.services.loading import LoadPreview
 from scoring.methods import get_method, method_keys
 
@@ -25,6 +27,17 @@ def response_set_out(response_set: ResponseSet) -> schemas.ResponseSet:
         file_name=response_set.file_name, file_format=response_set.file_format, checksum=response_set.checksum,
         n_questions=response_set.n_questions, n_models=response_set.n_models, n_responses=response_set.n_responses,
         created_at=response_set.created_at, notes=list(response_set.summary.get("notes", [])),
+    )
+
+
+def upload_out(job: UploadJob) -> schemas.UploadStatus:
+    done = job.response_set_id
+    return schemas.UploadStatus(
+        id=job.pk, state=job.state, n_done=job.n_done, n_total=job.n_total, error=job.error,
+        problems=[schemas.Problem(file=str(p.get("file", "")), row=p.get("row"), column=p.get("column"),
+                                  message=str(p.get("message", ""))) for p in job.problems],
+        response_set=done, created_at=job.created_at,
+        response_set_url=reverse("annotate:api_response_set", kwargs={"response_set_id": done}) if done else None,
     )
 
 

@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from annotate.api.errors import ERR_JSON
-from annotate.models import ResponseSetStatus, RunStatus, StudyStatus
+from annotate.models import ResponseSetStatus, RunStatus, StudyStatus, UploadState
 
 FORMATS = ("json", "csv")
 RUN_KEYS = ("response_set", "model_ids", "dataset_ids", "params")
@@ -82,6 +82,20 @@ class ResponseSet(Schema):
 
 class ResponseSetList(Schema):
     response_sets: list[ResponseSet] = Field(description="newest first, at most 500")
+
+
+class UploadStatus(Schema):
+    """An upload the task worker parses and loads; poll until ``state`` is done or failed."""
+
+    id: Id
+    state: UploadState = Field(description="queued, parsing, loading, done or failed")
+    n_done: int = Field(description="responses written so far")
+    n_total: int = Field(description="responses to write (0 until parsed)")
+    error: str = Field(description="why the load failed; blank otherwise")
+    problems: list[Problem] = Field(description="a refused upload: every problem found, by file, row and column")
+    response_set: int | None = Field(description="the loaded response set's id, once done")
+    response_set_url: str | None = Field(description="its API URL, once done")
+    created_at: IsoTime | None
 
 
 class UploadFields(Schema):

@@ -12,9 +12,41 @@ from collections.abc import Mapping
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 
-from annotate.services.uploads import FILE_ROLES, UploadOptions, UploadOutcome, upload_receive
+from annotate.models import UploadJob
+from annotate.services.upload_jobs import upload_job_submit
+from annotate.services.uploads import FILE_ROLES, UploadOptions, UploadOutcome, upload_receive, upload_store
 
-__all__ = ["UploadOutcome", "response_set_upload"]
+__all__ = ["UploadOutcome", "response_set_submit", "response_set_upload"]
+
+
+def response_set_submit(
+    *, files: Mapping[str, UploadedFile], options: Mapping[str, object], user: AbstractBaseUser | None
+) -> UploadJob:
+    """Store uploaded files and queue their load for the task worker.
+
+    Parameters
+    ----------
+    files, options
+        As :func:`response_set_upload`.
+    user : User or None
+        Stored as ``uploaded_by``.
+
+    Returns
+    -------
+    UploadJob
+
+    Raises
+    ------
+    LoadError
+        A file over a size limit, an unsafe archive, or bytes already loaded
+        (checked before any parsing). Nothing is kept.
+    ValueError
+        A malformed option.
+    """
+    logs = list(options.get("logs") or [])
+    tabular = {} if logs else {role: files.get(role) for role in FILE_ROLES}
+    upload = upload_store(files=tabular, logs=logs, options=UploadOptions.of(options))
+    return upload_job_submit(upload=upload, user=user)
 
 
 def response_set_upload(

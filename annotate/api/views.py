@@ -16,9 +16,9 @@ from pydantic import WithJsonSchema
 from annotate.api import schemas
 from annotate.api.auth import RESEARCHER, STAFF
 from annotate.api.errors import ERR_FIELDS, ApiError
-from annotate.api.payloads import preview_out, problem_out, response_set_out, scoring_run_out, study_out
+from annotate.api.payloads import preview_out, problem_out, response_set_out, scoring_run_out, study_out, upload_out
 from annotate.api.schemas import ERR_RESPONSE_SET
-from annotate.api.uploads import response_set_upload
+from annotate.api.uploads import response_set_submit, response_set_upload
 from annotate.forms.uploads import ResponseUploadForm
 from annotate.http import file_response
 from annotate.loaders.base import LoadError
@@ -26,6 +26,7 @@ from annotate.models import RunStatus, Study
 from annotate.selectors.alignment import study_judgment_rows
 from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list, study_get
 from annotate.selectors.results import run_table_file
+from annotate.selectors.uploads import upload_job_get
 from annotate.services.alignment import study_alignment_report
 from annotate.services.report_files import judgments_csv, judgments_file_name, report_csv, report_file_name
 from annotate.services.scoring import scoring_run_request
@@ -49,6 +50,7 @@ def _id(what: str) -> Any:
 
 
 RESPONSE_SET_ID, RUN_ID, STUDY_ID = _id("response set id"), _id("scoring run id"), _id("study id")
+UPLOAD_ID = _id("upload id")
 
 
 def _csv_too(what: str) -> dict:
@@ -81,16 +83,19 @@ def response_sets(request: HttpRequest) -> schemas.ResponseSetList:
 
 @router.post(
     "/response-sets/", auth=STAFF,
-    response={200: schemas.DryRun, 201: schemas.ResponseSet, **_errors(400, 401, 403)},
+    response={200: schemas.DryRun, 202: schemas.UploadStatus, **_errors(400, 401, 403)},
     url_name="api_response_sets", operation_id="uploadResponseSet",
-    summary="Upload and load a response set in one transaction. Staff.",
+    summary="Upload a response set; the task worker parses and loads it. Staff.",
     description=(
-        "Multipart form. The files are parsed by the same loaders as `manage.py load_responses` and the admin "
-        "upload page; a load is all or nothing. With `dry_run=true` nothing is written and the preview is "
-        "returned (200). A refused upload answers 400 with every problem found, each located by file, row "
-        "and column. 201 gives the new response set's URL in `Location`."
+        "Multipart form. The files are stored and answered with 202 and a status URL in `Location`; the task "
+        "worker (`manage.py run_worker`) parses them with the same loaders as `manage.py load_responses` and "
+        "the admin upload page and loads them, all or nothing. Poll the status until `state` is `done` (then "
+        "`response_set` is the new set's id) or `failed` (`error` and `problems`, each located by file, row "
+        "and column). Files over the size limits, and bytes already loaded (checked before any parsing), "
+        "answer 400 at once. With `dry_run=true` the files are checked in the request, nothing is written "
+        "and the preview is returned (200)."
     ),
-    openapi_extra=_location(201, "URL of the new response set"),
+    openapi_extra=_location(202, "URL of the upload's status"),
 )
 def response_set_create(
     request: HttpRequest,
@@ -112,16 +117,27 @@ def response_set_create(
         raise ApiError(400, ERR_FIELDS, fields={k: [e["message"] for e in v]
                                                 for k, v in form.errors.get_json_data().items()})
     try:
-        outcome = response_set_upload(files=request.FILES, options=form.cleaned_data, user=request.auth,
-                                      dry_run=fields.dry_run)
+        if fields.dry_run:
+            outcome = response_set_upload(files=request.FILES, options=form.cleaned_data, user=request.auth,
+                                          dry_run=True)
+            return Status(200, schemas.DryRun(dry_run=True, preview=preview_out(outcome.preview)))
+        job = response_set_submit(files=request.FILES, options=form.cleaned_data, user=request.auth)
     except LoadError as error:
         raise ApiError(400, ERR_LOAD, problems=[problem_out(p).model_dump() for p in error.listed()]) from None
     except ValueError as error:
         raise ApiError(400, str(error)) from None
-    if fields.dry_run:
-        return Status(200, schemas.DryRun(dry_run=True, preview=preview_out(outcome.preview)))
-    response["Location"] = reverse("annotate:api_response_set", kwargs={"response_set_id": outcome.response_set.pk})
-    return Status(201, response_set_out(outcome.response_set))
+    response["Location"] = reverse("annotate:api_upload", kwargs={"upload_id": job.pk})
+    return Status(202, upload_out(job))
+
+
+@router.get("/uploads/{int:upload_id}/", auth=STAFF, response={200: schemas.UploadStatus, **_errors(401, 403, 404)},
+            url_name="api_upload", operation_id="getUpload",
+            summary="State and progress of an upload the worker loads. Staff.")
+def upload_detail(request: HttpRequest, upload_id: PathId = UPLOAD_ID) -> schemas.UploadStatus:
+    job = upload_job_get(job_id=upload_id)
+    if job is None:
+        raise ApiError(404, ERR_NOT_FOUND.format(kind="upload", pk=upload_id))
+    return upload_out(job)
 
 
 @router.get("/response-sets/{int:response_set_id}/", auth=STAFF,
@@ -144,7 +160,7 @@ def response_set_detail(request: HttpRequest,
     summary="Create a scoring run and queue it for the task worker. Staff.",
     description=(
         "Runs every difficulty method on the response set (optionally a subset of models and datasets) "
-        "outside the request, in `manage.py db_worker`. Poll the `Location` URL until `status` is `done` "
+        "outside the request, in `manage.py run_worker`. Poll the `Location` URL until `status` is `done` "
         "or `failed`. A request identical to a queued or running run (same response set, methods, "
         "parameters and subsets) returns that run instead of queuing another."
     ),

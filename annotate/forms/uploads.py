@@ -9,7 +9,10 @@ from django.conf import settings
 
 from annotate.loaders.harness import FORMATS as LOG_FORMATS
 from annotate.loaders.tabular import FORMATS as _TABULAR_AND_AUTO
-from annotate.models import ResponseSet
+from annotate.models import LanguageModel, ResponseSet
+from scoring.methods import methods as registered_methods
+
+ALPHA_RANGE = "alpha must be strictly between 0 and 1"
 
 TABULAR_FORMATS = tuple(f for f in _TABULAR_AND_AUTO if f != "auto")
 FORMAT_CHOICES = [
@@ -189,3 +192,32 @@ class ConfirmLoadForm(forms.Form):
         if not _TOKEN.match(token):
             raise forms.ValidationError(BAD_TOKEN)
         return token
+
+
+class ScoreNowForm(forms.Form):
+    """Start a scoring run on a freshly loaded response set: methods, EIP damping, models."""
+
+    methods = forms.MultipleChoiceField(
+        choices=(), required=False, widget=forms.CheckboxSelectMultiple,
+        help_text="the required methods always run")
+    alpha = forms.FloatField(label="Damping alpha", initial=0.85, min_value=0.0, max_value=1.0,
+                             help_text="EIP damping factor, in (0, 1)")
+    models = forms.ModelMultipleChoiceField(queryset=LanguageModel.objects.none(), required=False,
+                                            help_text="none selected: every model of the set")
+
+    def __init__(self, *args, models_queryset=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["methods"].choices = [(m.key, m.label) for m in registered_methods()]
+        self.fields["methods"].initial = [m.key for m in registered_methods()]
+        if models_queryset is not None:
+            self.fields["models"].queryset = models_queryset
+
+    def clean_alpha(self) -> float:
+        alpha = self.cleaned_data["alpha"]
+        if not 0.0 < alpha < 1.0:
+            raise forms.ValidationError(ALPHA_RANGE)
+        return alpha
+
+    def clean_methods(self) -> list[str]:
+        chosen = set(self.cleaned_data["methods"]) | {m.key for m in registered_methods() if m.required}
+        return [m.key for m in registered_methods() if m.key in chosen]

@@ -29,6 +29,7 @@ from annotate.models.studies import (
     Study,
     StudyStatus,
 )
+from annotate.models.uploads import UploadJob, UploadState
 
 __all__ = [
     "AnalysisKind",
@@ -61,4 +62,6 @@ __all__ = [
     "Study",
     "StudyStatus",
     "Subject",
+    "UploadJob",
+    "UploadState",
 ]

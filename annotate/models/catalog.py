@@ -86,14 +86,17 @@ class LanguageModel(models.Model):
 
 
 class ResponseSetStatus(models.TextChoices):
+    LOADING = "loading", "loading (hidden until its last batch is written)"
     LOADED = "loaded", "loaded"
     SUPERSEDED = "superseded", "superseded by a newer version"
 
 
 class ResponseSet(models.Model):
-    """One upload of model responses. Loads are atomic: a row exists only for a
-    complete load. A re-upload of identical bytes is refused by ``checksum``; a
-    changed file under the same name is an explicit new ``version``."""
+    """One upload of model responses. A load writes its responses in batches while
+    the set is ``loading``; every selector hides it until one short final
+    transaction marks it ``loaded``, and a failed load removes it. A re-upload
+    of identical bytes is refused by ``checksum``; a changed file under the
+    same name is an explicit new ``version``."""
 
     name = models.CharField(max_length=200)
     version = models.PositiveIntegerField(default=1)
@@ -110,6 +113,8 @@ class ResponseSet(models.Model):
     n_responses = models.PositiveIntegerField(default=0)
     options = models.JSONField(default=dict, blank=True, help_text="Loader options (columns, metric, ...)")
     summary = models.JSONField(default=dict, blank=True, help_text="Warnings and counts from the load")
+    loader = models.CharField(max_length=120, blank=True, help_text="host:pid of the process loading it")
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="last batch written while loading")
 
     class Meta:
         ordering = ["-created_at"]

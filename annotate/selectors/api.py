@@ -12,6 +12,7 @@ import hashlib
 from django.db.models import Count, Q
 
 from annotate.models import ApiToken, Choice, ResponseSet, ScoringRun, Study
+from annotate.selectors.catalog import response_sets_visible
 
 KEY_PREFIX = "eip_"
 PREFIX_LENGTH = 12
@@ -36,11 +37,11 @@ def api_token_for_key(*, key: str) -> ApiToken | None:
 
 def response_sets_list(*, limit: int = RESPONSE_SETS_LIMIT) -> list[ResponseSet]:
     """The newest ``limit`` response sets, newest first."""
-    return list(ResponseSet.objects.order_by("-created_at", "-id")[:limit])
+    return list(response_sets_visible().order_by("-created_at", "-id")[:limit])
 
 
 def response_set_get(*, response_set_id: int) -> ResponseSet | None:
-    return ResponseSet.objects.filter(pk=response_set_id).first()
+    return response_sets_visible().filter(pk=response_set_id).first()
 
 
 def scoring_run_get(*, run_id: int) -> ScoringRun | None:

@@ -83,6 +83,11 @@ def catalog_stamp() -> tuple[tuple[int, int], ...]:
     return tuple(stamp)
 
 
+def response_sets_visible() -> QuerySet[ResponseSet]:
+    """Every response set but those still ``loading`` (hidden until their last batch is written)."""
+    return ResponseSet.objects.exclude(status=ResponseSetStatus.LOADING)
+
+
 def response_sets_loaded() -> QuerySet[ResponseSet]:
     """The loaded (not superseded) response sets, newest first."""
     return ResponseSet.objects.filter(status=ResponseSetStatus.LOADED).order_by("-created_at")
@@ -114,7 +119,8 @@ def response_set_by_key(*, key: str, version: int | None = None) -> ResponseSet 
         ``ERR_VERSION_CLASH`` if ``key`` is ``"NAME vN"`` and ``version`` is
         given and differs from N.
     """
-    by_name = ResponseSet.objects.filter(name=key)
+    visible = response_sets_visible()
+    by_name = visible.filter(name=key)
     if by_name.exists():
         by_name = by_name.filter(version=version) if version is not None else by_name.order_by("-version")
         return by_name.first()
@@ -123,9 +129,9 @@ def response_set_by_key(*, key: str, version: int | None = None) -> ResponseSet 
         named = int(match["version"])
         if version is not None and version != named:
             raise ValueError(ERR_VERSION_CLASH.format(name=key, named=named, version=version))
-        return ResponseSet.objects.filter(name=match["name"], version=named).first()
+        return visible.filter(name=match["name"], version=named).first()
     if key.isdigit():
-        found = ResponseSet.objects.filter(pk=int(key))
+        found = visible.filter(pk=int(key))
         return (found.filter(version=version) if version is not None else found).first()
     return None
 
@@ -133,7 +139,7 @@ def response_set_by_key(*, key: str, version: int | None = None) -> ResponseSet 
 def response_set_labels() -> list[str]:
     """``str()`` of every response set ("NAME vN"), sorted: the keys
     :func:`response_set_by_key` accepts, for "known: ..." messages."""
-    return sorted({str(r) for r in ResponseSet.objects.all()})
+    return sorted({str(r) for r in response_sets_visible()})
 
 
 def datasets_by_name(*, names: Iterable[str]) -> dict[str, Dataset]:

@@ -24,6 +24,7 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
+from annotate.selectors.catalog import response_sets_visible
 from scoring.diagnostics import DEFAULT_MIN_MODELS
 from scoring.methods import DifficultyMethod, get_method, iter_columns, method_keys, methods as registered_methods
 
@@ -80,7 +81,8 @@ class ResponseSetRuns:
 def response_sets_with_runs() -> list[ResponseSetRuns]:
     """Every response set (by name, newest version first) with its runs, newest first."""
     runs = ScoringRun.objects.select_related("created_by").order_by("-created_at", "-pk")
-    sets = ResponseSet.objects.order_by("name", "-version").prefetch_related(Prefetch("scoring_runs", queryset=runs))
+    sets = response_sets_visible().order_by("name", "-version").prefetch_related(
+        Prefetch("scoring_runs", queryset=runs))
     return [ResponseSetRuns(rs, tuple(rs.scoring_runs.all())) for rs in sets]
 
 

@@ -7,8 +7,14 @@ once for the preview and hands the plan to :func:`response_set_load`; parsers
 
 Rules
 -----
-- A load lands completely or not at all: :func:`response_set_load` runs in one
-  ``transaction.atomic`` and every check runs before the first write.
+- A load lands completely or not at all, without holding the database's
+  write lock for long (SQLite has one for the whole database): every check
+  runs before the first write; one short transaction writes the catalog rows
+  and the response set, status ``loading`` (hidden by every selector); each
+  batch of ``RESPONSE_BATCH_SIZE`` responses is its own transaction (retried
+  on a transient "database is locked"); one short final transaction marks the
+  set ``loaded`` (and earlier versions superseded). A failure removes the
+  set, its responses and the catalog rows this load created.
 - A plan is checked once: a load given the preview's plan writes it as is
   while the catalog stamp (count and highest id of datasets, subjects,
   questions, models and response sets) is unchanged, and checks again
@@ -36,15 +42,22 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
+import os
+import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from itertools import repeat
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
+from django.db.models import ProtectedError
+from django.utils import timezone
 
 from annotate.loaders.base import (
     MODEL_COLUMNS,
@@ -80,7 +93,14 @@ from annotate.services.database import load_lock, responses_analyze
 from annotate.services.name_variants import case_variants_resolve
 from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
 
-RESPONSE_BATCH_SIZE = 50_000
+RESPONSE_BATCH_SIZE = 20_000
+LOCKED_RETRIES = 10
+LOCKED_WAIT_S = 0.5
+DELETE_BATCH_SIZE = 500
+CREATED_KEY = "created_by_load"  # summary key of a loading set: catalog rows it created, as id runs
+LOAD_STALE_S = 15 * 60  # a loading set without a batch for this long is abandoned
+
+logger = logging.getLogger(__name__)
 PREVIEW_ROWS = 10
 
 ALREADY_LOADED = "these files were already loaded as response set {existing!r} (id {pk}); nothing was written"
@@ -122,6 +142,7 @@ _LIMITS = {
     "model": LanguageModel._meta.get_field("name").max_length,
     "family": LanguageModel._meta.get_field("family").max_length,
 }
+_CATALOG = (Question, LanguageModel, Subject, Dataset)  # in deletion order
 _FILE_NAME_LIMIT = ResponseSet._meta.get_field("file_name").max_length
 
 Progress = Callable[[int, int], None]
@@ -663,6 +684,7 @@ def response_set_plan(
         If ``parsed`` or ``name`` is malformed.
     """
     _check_name(name, required=False)
+    response_sets_abandoned_remove()
     return _plan(parsed, name=name, new_version=new_version)
 
 
@@ -682,7 +704,6 @@ def _ids(frame_keys: pd.DataFrame, table: pd.DataFrame, on: list[str]) -> np.nda
     return merged["id"].to_numpy(dtype=np.int64)
 
 
-@transaction.atomic
 def response_set_load(
     *,
     parsed: ParsedResponseSet,
@@ -694,7 +715,9 @@ def response_set_load(
 ) -> ResponseSet:
     """Write a parsed upload: catalog rows, the response set and its responses.
 
-    All or nothing: one transaction; every check runs before the first write.
+    All or nothing, in short transactions (see the module's rules): the set
+    stays ``loading``, hidden from every selector, until its last batch is
+    written; any failure removes what this load wrote.
 
     Parameters
     ----------
@@ -738,16 +761,85 @@ def response_set_load(
     :math:`A_c` (Section 2.4) of the EIP paper, in long form.
     """
     _check_name(name, required=True)
-    load_lock()  # PostgreSQL: simultaneous loads wait here, then check against what the first created
     plan = _usable(plan, parsed, name, new_version) or _plan(parsed, name=name, new_version=new_version)
-    preview = plan.preview
     questions, models, responses = parsed.questions, parsed.models, parsed.responses
 
-    Dataset.objects.bulk_create([Dataset(name=d) for d in plan.new_datasets])
+    response_sets_abandoned_remove()
+    created: dict[type, list[int]] = {model: [] for model in _CATALOG}
+    response_set = None
+    planned = {"plan": plan}
+
+    def lock_and_create() -> ResponseSet:
+        # PostgreSQL: simultaneous loads wait here (the lock lasts this transaction, which creates the
+        # catalog rows), then plan again if the first one changed the catalog meanwhile.
+        load_lock()
+        current = _usable(planned["plan"], parsed, name, new_version) or _plan(
+            parsed, name=name, new_version=new_version)
+        planned["plan"] = current
+        for model in _CATALOG:
+            created[model] = []
+        return _create_rows(current, parsed, name, user, created)
+
+    try:
+        response_set = with_lock_retries(lock_and_create)
+        plan = planned["plan"]
+        stored_questions = question_table(dataset_ids=_dataset_ids(questions))[["dataset", "external_id", "id"]]
+        question_ids = _ids(responses[["dataset", "external_id"]], stored_questions, ["dataset", "external_id"])
+        stored_models = model_table(names=models["name"].tolist())[["name", "id"]].rename(columns={"name": "model"})
+        model_ids = _ids(responses[["model"]], stored_models, ["model"])
+        credits = responses["credit"].to_numpy(dtype=np.float64)
+        # Question-major order: each index of the table grows at its end or at a few hot pages.
+        order = np.lexsort((model_ids, question_ids))
+        model_ids, question_ids, credits = model_ids[order], question_ids[order], credits[order]
+        _write_responses(response_set.pk, model_ids, question_ids, credits, progress)
+        with_lock_retries(lambda: _publish(response_set, plan.superseded_name))
+    except BaseException:
+        _remove_partial(response_set, created)
+        raise
+    transaction.on_commit(responses_analyze)  # PostgreSQL: fresh planner statistics for the new rows
+    response_set.status, response_set.loader, response_set.heartbeat_at = ResponseSetStatus.LOADED, "", None
+    return response_set
+
+
+def _dataset_ids(questions: pd.DataFrame) -> list[int]:
+    return list(dataset_ids_by_name(names=questions["dataset"].unique().tolist()).values())
+
+
+def with_lock_retries(write: Callable[[], object], *, retries: int = LOCKED_RETRIES, wait_s: float = LOCKED_WAIT_S):
+    """Run ``write`` (one ``transaction.atomic``) again after a transient "database is locked".
+
+    SQLite's busy timeout (settings ``OPTIONS["timeout"]``) already waits for
+    the lock; this covers a writer that held it longer. Inside an outer
+    transaction (a test, a caller's atomic block) nothing is retried.
+    """
+    for attempt in range(retries + 1):
+        try:
+            with transaction.atomic():
+                return write()
+        except OperationalError as error:
+            if "locked" not in str(error).lower() or attempt == retries or connection.in_atomic_block:
+                raise
+            logger.warning("database is locked; retrying a load transaction (%d of %d)", attempt + 1, retries)
+            time.sleep(wait_s * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, created: dict) -> ResponseSet:
+    """The catalog rows and the response set (status ``loading``), in one short transaction.
+
+    ``created`` receives the ids of the catalog rows made here (for
+    :func:`_remove_partial`).
+    """
+    preview = plan.preview
+    questions = parsed.questions
+    for model, rows in (
+        (Dataset, Dataset.objects.bulk_create([Dataset(name=d) for d in plan.new_datasets])),
+        (Subject, Subject.objects.bulk_create([Subject(name=s) for s in plan.new_subjects])),
+    ):
+        created[model] = [row.pk for row in rows if row.pk is not None]
     dataset_ids = dataset_ids_by_name(names=questions["dataset"].unique().tolist())
-    Subject.objects.bulk_create([Subject(name=s) for s in plan.new_subjects])
     subject_ids = subject_ids_by_name(names=plan.subject_names)
-    Question.objects.bulk_create(
+    new_questions = Question.objects.bulk_create(
         [
             Question(
                 dataset_id=dataset_ids[q.dataset],
@@ -762,7 +854,8 @@ def response_set_load(
         ],
         batch_size=2000,
     )
-    LanguageModel.objects.bulk_create(
+    created[Question] = [q.pk for q in new_questions if q.pk is not None]
+    new_models = LanguageModel.objects.bulk_create(
         [
             LanguageModel(
                 name=m.name,
@@ -774,18 +867,18 @@ def response_set_load(
             for m in plan.new_models.itertuples(index=False)
         ]
     )
-    if plan.superseded_name is not None:
-        ResponseSet.objects.filter(name=name, status=ResponseSetStatus.LOADED).update(
-            status=ResponseSetStatus.SUPERSEDED
-        )
+    created[LanguageModel] = [m.pk for m in new_models if m.pk is not None]
     file_name = ", ".join(Path(p).name for p in parsed.source_files) or "upload"
-    response_set = ResponseSet.objects.create(
+    return ResponseSet.objects.create(
         name=name,
         version=preview.version,
         file_name=file_name[:_FILE_NAME_LIMIT],
         checksum=preview.checksum,
         file_format=parsed.file_format,
         uploaded_by=user,
+        status=ResponseSetStatus.LOADING,
+        loader=_loader_id(),
+        heartbeat_at=timezone.now(),
         n_questions=preview.n_questions,
         n_models=preview.n_models,
         n_responses=preview.n_responses,
@@ -798,16 +891,110 @@ def response_set_load(
                 "questions_new", "questions_existing", "models_new", "models_existing",
                 "n_cells", "n_missing", "n_low_coverage", "n_components",
             )},
+            CREATED_KEY: {model.__name__: _runs(created[model]) for model in _CATALOG},
         },
     )
-    stored_questions = question_table(dataset_ids=dataset_ids.values())[["dataset", "external_id", "id"]]
-    question_ids = _ids(responses[["dataset", "external_id"]], stored_questions, ["dataset", "external_id"])
-    stored_models = model_table(names=models["name"].tolist())[["name", "id"]].rename(columns={"name": "model"})
-    model_ids = _ids(responses[["model"]], stored_models, ["model"])
-    credits = responses["credit"].to_numpy(dtype=np.float64)
-    _write_responses(response_set.pk, model_ids, question_ids, credits, progress)
-    transaction.on_commit(responses_analyze)  # PostgreSQL: fresh planner statistics for the new rows
-    return response_set
+
+
+def _loader_id() -> str:
+    return f"{socket.gethostname()[:100]}:{os.getpid()}"
+
+
+def _is_dead(loader: str) -> bool:
+    """True when ``loader`` ("host:pid") names a process of this host that no longer runs."""
+    host, _, pid = loader.rpartition(":")
+    if host != socket.gethostname()[:100] or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def response_sets_abandoned_remove(*, stale_s: float = LOAD_STALE_S) -> int:
+    """Remove the rows of loads that died (SIGKILL, a lost host) before their last commit.
+
+    A ``loading`` response set is abandoned when the process named in its
+    ``loader`` no longer runs on this host, or when no batch was written for
+    ``stale_s`` seconds. Its responses and the set are deleted in batches;
+    the catalog rows it created are kept when another set uses them and
+    deleted otherwise.
+
+    Returns
+    -------
+    int
+        How many response sets were removed.
+    """
+    cutoff = timezone.now() - timedelta(seconds=stale_s)
+    removed = 0
+    for response_set in ResponseSet.objects.filter(status=ResponseSetStatus.LOADING):
+        if _is_dead(response_set.loader) or (response_set.heartbeat_at or response_set.created_at) < cutoff:
+            made = (response_set.summary or {}).get(CREATED_KEY) or {}
+            created = {model: _unruns(made.get(model.__name__)) for model in _CATALOG}
+            _remove_partial(response_set, created)
+            removed += 1
+    return removed
+
+
+def _runs(ids: list[int]) -> list[list[int]]:
+    """Sorted ids as [first, last] runs of consecutive ids (bulk-created ids mostly are)."""
+    runs: list[list[int]] = []
+    for pk in sorted(ids):
+        if runs and pk == runs[-1][1] + 1:
+            runs[-1][1] = pk
+        else:
+            runs.append([pk, pk])
+    return runs
+
+
+def _unruns(runs: object) -> list[int]:
+    if not isinstance(runs, list):
+        return []
+    return [pk for run in runs if isinstance(run, list) and len(run) == 2 for pk in range(int(run[0]), int(run[1]) + 1)]
+
+
+def _delete_ids(model: type, ids: list[int]) -> None:
+    for start in range(0, len(ids), DELETE_BATCH_SIZE):
+        chunk = ids[start:start + DELETE_BATCH_SIZE]
+        try:
+            with_lock_retries(lambda model=model, chunk=chunk: model.objects.filter(pk__in=chunk).delete())
+        except ProtectedError:
+            logger.warning("kept %s rows another load uses meanwhile", model.__name__)
+
+
+def _publish(response_set: ResponseSet, superseded_name: str | None) -> None:
+    """The one short final transaction: earlier versions superseded, this set visible."""
+    if superseded_name is not None:
+        ResponseSet.objects.filter(name=superseded_name, status=ResponseSetStatus.LOADED).update(
+            status=ResponseSetStatus.SUPERSEDED
+        )
+    summary = {k: v for k, v in (response_set.summary or {}).items() if k != CREATED_KEY}
+    response_set.summary = summary
+    ResponseSet.objects.filter(pk=response_set.pk).update(status=ResponseSetStatus.LOADED, summary=summary,
+                                                          loader="", heartbeat_at=None)
+
+
+def _remove_partial(response_set: ResponseSet | None, created: dict[type, list[int]]) -> None:
+    """Remove what a failed load wrote: its responses (in batches), the set, and the
+    catalog rows it created that nothing else uses meanwhile."""
+    try:
+        if response_set is not None and response_set.pk is not None:
+            rows = Response.objects.filter(response_set_id=response_set.pk)
+            while True:  # one short transaction per batch, as they were written
+                last = rows.order_by("id").values_list("id", flat=True)[RESPONSE_BATCH_SIZE - 1:RESPONSE_BATCH_SIZE]
+                top = list(last)
+                if not top:
+                    with_lock_retries(lambda: rows.delete())
+                    break
+                with_lock_retries(lambda top=top: rows.filter(id__lte=top[0]).delete())
+            with_lock_retries(lambda: ResponseSet.objects.filter(pk=response_set.pk).delete())
+        for model in _CATALOG:
+            _delete_ids(model, created.get(model, []))
+    except Exception:  # the load's own error matters more; log this one
+        logger.exception("could not remove the rows of a failed load")
 
 
 def _write_responses(
@@ -817,15 +1004,23 @@ def _write_responses(
     total = len(credits)
     for start in range(0, total, RESPONSE_BATCH_SIZE):
         stop = min(start + RESPONSE_BATCH_SIZE, total)
-        _write_response_batch(response_set_id, model_ids[start:stop], question_ids[start:stop], credits[start:stop])
+        with_lock_retries(lambda start=start, stop=stop: _write_batch_and_beat(
+            response_set_id, model_ids[start:stop], question_ids[start:stop], credits[start:stop]))
         if progress is not None:
             progress(stop, total)
+
+
+def _write_batch_and_beat(
+    response_set_id: int, model_ids: np.ndarray, question_ids: np.ndarray, credits: np.ndarray
+) -> None:
+    _write_response_batch(response_set_id, model_ids, question_ids, credits)
+    ResponseSet.objects.filter(pk=response_set_id).update(heartbeat_at=timezone.now())
 
 
 def _write_response_batch(
     response_set_id: int, model_ids: np.ndarray, question_ids: np.ndarray, credits: np.ndarray
 ) -> None:
-    """Insert one batch with the backend's fastest path (inside the caller's transaction)."""
+    """Insert one batch with the backend's fastest path (inside :func:`with_lock_retries`' transaction)."""
     table = connection.ops.quote_name(Response._meta.db_table)
     columns = ", ".join(
         connection.ops.quote_name(Response._meta.get_field(f).column)

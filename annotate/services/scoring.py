@@ -38,6 +38,7 @@ from annotate.models import (
     QuestionResult,
     Response,
     ResponseSet,
+    ResponseSetStatus,
     RunStatus,
     ScoringRun,
 )
@@ -80,6 +81,7 @@ def parse_methods(text: str) -> list[str]:
     return [*required, *[m for m in given if m not in required]]
 
 ERR_RESPONSE_SET = "response_set must be a saved ResponseSet; got {value!r}"
+ERR_STILL_LOADING = "response set {value} is still loading; score it once its load is done"
 ERR_PARAMS = "params must be a mapping or None; got {value!r}"
 ERR_UNKNOWN_PARAMS = "params has unknown key(s) {keys}; known: {known}"
 ERR_ALPHA = "alpha must be a number in (0, 1); got {value!r}"
@@ -196,6 +198,8 @@ def scoring_run_create(
     """
     if not isinstance(response_set, ResponseSet) or response_set.pk is None:
         raise ValueError(ERR_RESPONSE_SET.format(value=response_set))
+    if response_set.status == ResponseSetStatus.LOADING:
+        raise ValueError(ERR_STILL_LOADING.format(value=response_set))
     checked = _check_params(params)
     models = check_ids(model_ids, name="model_ids")
     datasets = check_ids(dataset_ids, name="dataset_ids")
@@ -337,7 +341,7 @@ def scoring_run_enqueue(*, run: ScoringRun):
     """Hand a queued run to the task worker (``annotate.tasks.run_scoring``).
 
     Returns the django-tasks ``TaskResult``. With the database backend the
-    run waits for ``manage.py db_worker``; with ``TASKS_BACKEND=immediate`` it
+    run waits for ``manage.py run_worker``; with ``TASKS_BACKEND=immediate`` it
     runs before this returns (then reload ``run`` to see the outcome).
     """
     from annotate.tasks import run_scoring  # the task module imports this one

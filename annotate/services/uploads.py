@@ -55,11 +55,25 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.loaders.harness import parse_harness_logs
+from annotate.loaders.limits import (
+    CHUNK_BYTES,
+    max_cells,
+    max_unpacked_bytes,
+    max_unpacked_total_bytes,
+    max_upload_bytes,
+)
 from annotate.loaders.links import refuse_links
-from annotate.loaders.tabular import parse_files, parse_folder
+from annotate.loaders.tabular import detect_format, parse_files, parse_folder
 from annotate.models import ResponseSet
-from annotate.selectors.catalog import catalog_stamp
-from annotate.services.loading import LoadPlan, LoadPreview, Progress, response_set_load, response_set_plan
+from annotate.selectors.catalog import catalog_stamp, response_set_by_checksum
+from annotate.services.loading import (
+    ALREADY_LOADED,
+    LoadPlan,
+    LoadPreview,
+    Progress,
+    response_set_load,
+    response_set_plan,
+)
 from annotate.services.name_variants import MERGE_OPTION
 
 UPLOAD_ROOT = Path(getattr(settings, "EIP_UPLOAD_DIR", Path(tempfile.gettempdir()) / "eip-uploads"))
@@ -69,7 +83,6 @@ LOGS_FOLDER = "logs"
 ARCHIVES_FOLDER = "archives"
 CACHE_FILE = "parsed.pickle"
 CACHE_KEY_FILE = "parsed.sha256"
-ZIP_MAX_BYTES = 2 * 1024**3
 ZIP_MAX_MEMBERS = 200_000
 SAFE_NAME_CHARS = 150
 
@@ -77,10 +90,23 @@ ZIP_UNREADABLE = "not a readable .zip file: {error}"
 ZIP_UNSAFE_MEMBER = "member {member!r} would be written outside the upload folder; nothing was unpacked"
 ZIP_LINK_MEMBER = "member {member!r} is a link; links are not unpacked"
 ZIP_TOO_LARGE = (
-    "unpacks to more than {limit:,} bytes; upload fewer logs at a time, or load them with "
-    "manage.py load_responses --logs"
+    "unpacks to more than {limit:,} bytes (EIP_UPLOAD_MAX_UNPACKED_BYTES); upload fewer logs at a time; "
+    "nothing was loaded"
 )
 ZIP_TOO_MANY = "holds more than {limit:,} members; load these logs with manage.py load_responses --logs"
+UPLOAD_TOO_LARGE = "the upload is larger than {limit:,} bytes (EIP_UPLOAD_MAX_BYTES); nothing was loaded"
+UNPACKED_TOTAL_TOO_LARGE = (
+    "the archives of this upload unpack to more than {limit:,} bytes in total "
+    "(EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES); nothing was loaded"
+)
+TOO_MANY_CELLS = (
+    "{cells:,} model-question cells ({questions:,} questions x {models:,} models) is more than the limit of "
+    "{limit:,} (EIP_UPLOAD_MAX_CELLS); split the upload; nothing was loaded"
+)
+TOO_MANY_ROWS = (
+    "{rows:,} response rows is more than the limit of {limit:,} model-question cells (EIP_UPLOAD_MAX_CELLS); "
+    "split the upload; nothing was loaded"
+)
 ZIP_ENCRYPTED = "member {member!r} is encrypted"
 ONE_SOURCE = "give exactly one of responses, folder and logs; got {given}"
 FOLDER_ALONE = "a folder is read as responses_binary.csv, questions.csv and models.csv; got {given} too"
@@ -307,6 +333,125 @@ def upload_parse(*, source: UploadSource, options: UploadOptions) -> ParsedRespo
 
 def _parse(source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
     _check_source(source)
+    upload_check_limits(source=source, options=options)
+    parsed = _parse(source, options)
+    n_questions = int(parsed.responses[["dataset", "external_id"]].drop_duplicates().shape[0])
+    n_models = int(parsed.responses["model"].nunique())
+    if n_questions * n_models > max_cells():
+        raise LoadError([Problem(file=_source_label(source), message=TOO_MANY_CELLS.format(
+            cells=n_questions * n_models, questions=n_questions, models=n_models, limit=max_cells()))])
+    return parsed
+
+
+def _source_label(source: UploadSource) -> str:
+    first = source.responses or source.folder or source.logs[0]
+    return Path(first).name
+
+
+def _files_of(source: UploadSource) -> list[Path]:
+    paths = [Path(p) for p in (source.responses, source.questions, source.models) if p is not None]
+    for folder in (*source.logs, *([source.folder] if source.folder is not None else [])):
+        folder = Path(folder)
+        paths.extend(sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else [folder])
+    return paths
+
+
+def _count_rows(path: Path) -> tuple[int, str]:
+    """(data rows, header line) of a text file, counted in bounded chunks."""
+    newlines, last, header = 0, b"\n", b""
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(CHUNK_BYTES), b""):
+            if not header:
+                header = block.split(b"\n", 1)[0][:CHUNK_BYTES]
+            newlines += block.count(b"\n")
+            last = block[-1:]
+    lines = newlines + (last != b"\n")
+    return lines, header.decode("utf-8-sig", errors="replace")
+
+
+def upload_check_limits(*, source: UploadSource, options: UploadOptions) -> None:
+    """Refuse files on disk over the size or cell limits, before any parsing.
+
+    Sizes come from the file system; a tabular responses file's cells are
+    counted from its lines and header, streamed in chunks of ``CHUNK_BYTES``
+    (wide: rows x model columns; long or JSON Lines: one cell per row).
+    Harness logs are counted after parsing (their decompression is bounded
+    by the archive limits).
+
+    Raises
+    ------
+    LoadError
+        Naming the file and the limit (``EIP_UPLOAD_MAX_BYTES`` or
+        ``EIP_UPLOAD_MAX_CELLS``).
+    """
+    total = 0
+    for path in _files_of(source):
+        total += path.stat().st_size if path.is_file() else 0
+        if total > max_upload_bytes():
+            raise LoadError([Problem(file=path.name, message=UPLOAD_TOO_LARGE.format(limit=max_upload_bytes()))])
+    responses = source.responses
+    if source.folder is not None:
+        responses = Path(source.folder) / "responses_binary.csv"
+    if responses is None or not Path(responses).is_file():
+        return
+    responses = Path(responses)
+    file_format = "wide" if source.folder is not None else options.file_format
+    if file_format == "auto":
+        file_format = detect_format(responses)[0]
+    lines, header = _count_rows(responses)
+    if file_format != "wide":
+        rows = lines if file_format == "jsonl" else max(lines - 1, 0)  # a CSV/TSV has a header line
+        if rows > max_cells():
+            raise LoadError([Problem(file=responses.name, message=TOO_MANY_ROWS.format(rows=rows, limit=max_cells()))])
+        return
+    sep = "," if "," in header else "\t" if "\t" in header else ","
+    n_fields = len(header.split(sep))
+    n_models = max(n_fields - 1 - len(options.keep_columns) - (options.subject_column is not None), 1)
+    n_questions = max(lines - 1, 0)
+    if n_questions * n_models > max_cells():
+        raise LoadError([Problem(file=responses.name, row=1, message=TOO_MANY_CELLS.format(
+            cells=n_questions * n_models, questions=n_questions, models=n_models, limit=max_cells()))])
+
+
+def source_checksum(*, source: UploadSource) -> str | None:
+    """The SHA-256 a load of these tabular files would store (as
+    :func:`annotate.services.loading.checksum_of` computes it after parsing),
+    computed from the bytes alone; None for harness logs (whose checksum
+    depends on the order their parser reads them)."""
+    _check_source(source)
+    if source.logs:
+        return None
+    if source.folder is not None:
+        folder = Path(source.folder)
+        paths = [folder / n for n in ("responses_binary.csv", "questions.csv", "models.csv") if (folder / n).is_file()]
+    else:
+        paths = [Path(p) for p in (source.responses, source.questions, source.models) if p is not None]
+    outer = hashlib.sha256()
+    for path in paths:
+        inner = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(CHUNK_BYTES), b""):
+                inner.update(block)
+        outer.update(inner.digest())
+    return outer.hexdigest()
+
+
+def upload_refuse_loaded(*, source: UploadSource) -> None:
+    """Refuse files whose bytes are already loaded, before any parsing.
+
+    Raises
+    ------
+    LoadError
+        ``ALREADY_LOADED`` naming the existing response set.
+    """
+    checksum = source_checksum(source=source)
+    existing = response_set_by_checksum(checksum=checksum) if checksum else None
+    if existing is not None:
+        raise LoadError([Problem(file=_source_label(source), message=ALREADY_LOADED.format(
+            existing=str(existing), pk=existing.pk))])
+
+
+def _parse(source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
     if source.logs:
         return parse_harness_logs(
             list(source.logs), format=None if options.file_format == "auto" else options.file_format,
@@ -369,6 +514,7 @@ def upload_check(*, source: UploadSource, options: UploadOptions) -> CheckedUplo
     _check_source(source)
     refuse_links([p for p in (source.responses, source.questions, source.models, source.folder, *source.logs)
                   if p is not None])  # links are refused as the admin refuses them in a .zip
+    upload_refuse_loaded(source=source)
     parsed = upload_parse(source=source, options=options)
     name = options.name or upload_default_name(source=source)
     return CheckedUpload(parsed=parsed,
@@ -434,14 +580,27 @@ def _unique(path: Path) -> Path:
     return candidate
 
 
-def _write(upload: UploadedFileLike, target: Path) -> Path:
+class _Budget:
+    """Bytes left of one upload's ``EIP_UPLOAD_MAX_BYTES`` and ``EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES``."""
+
+    def __init__(self) -> None:
+        self.stored = max_upload_bytes()
+        self.unpacked = max_unpacked_total_bytes()
+
+
+def _write(upload: UploadedFileLike, target: Path, budget: _Budget) -> Path:
+    """Save an uploaded file, counting its bytes against the upload's budget as they stream."""
     with target.open("xb") as handle:
         for chunk in upload.chunks():
+            budget.stored -= len(chunk)
+            if budget.stored < 0:
+                raise LoadError([Problem(file=_safe_name(upload.name, target.name),
+                                         message=UPLOAD_TOO_LARGE.format(limit=max_upload_bytes()))])
             handle.write(chunk)
     return target
 
 
-def _save_logs(folder: Path, uploads: Sequence[UploadedFileLike]) -> Path:
+def _save_logs(folder: Path, uploads: Sequence[UploadedFileLike], budget: _Budget) -> Path:
     """Save log files into ``folder/logs/``; unpack each .zip into a folder of its
     own there (named like the archive, so problems read "x.zip/dir/file")."""
     logs = folder / LOGS_FOLDER
@@ -450,11 +609,16 @@ def _save_logs(folder: Path, uploads: Sequence[UploadedFileLike]) -> Path:
     for upload in uploads:
         name = _safe_name(upload.name, "log")
         if not name.lower().endswith(".zip"):
-            _write(upload, _unique(logs / name))
+            _write(upload, _unique(logs / name), budget)
             continue
         archives.mkdir(exist_ok=True)
-        archive = _write(upload, _unique(archives / name))
-        zip_unpack(archive=archive, destination=_unique(logs / name), label=name)
+        archive = _write(upload, _unique(archives / name), budget)
+        per_archive = max_unpacked_bytes()
+        total_left = budget.unpacked
+        written = zip_unpack(archive=archive, destination=_unique(logs / name), label=name,
+                             max_bytes=min(per_archive, total_left), total_limit=(
+                                 max_unpacked_total_bytes() if total_left < per_archive else None))
+        budget.unpacked -= sum(p.stat().st_size for p in written)
         archive.unlink()
     shutil.rmtree(archives, ignore_errors=True)
     return logs
@@ -529,15 +693,17 @@ def upload_store(
     folder = _folder(token)
     folder.mkdir(mode=0o700)
     try:
+        budget = _Budget()
         if logs:
-            stored = {LOGS_FOLDER: str(_save_logs(folder, logs))}
+            stored = {LOGS_FOLDER: str(_save_logs(folder, logs, budget))}
             default_name = _stem(_safe_name(logs[0].name, "log"))
         else:
             stored = {}
             for role in FILE_ROLES:
                 if role in given:
                     (folder / role).mkdir()
-                    stored[role] = str(_write(given[role], folder / role / _safe_name(given[role].name, role)))
+                    stored[role] = str(_write(given[role], folder / role / _safe_name(given[role].name, role),
+                                              budget))
             default_name = Path(stored["responses"]).stem
         options = dataclasses.replace(options, name=options.name or default_name)
         checksum = _checksum(folder, stored, options)
@@ -633,11 +799,37 @@ def upload_preview(*, upload: StoredUpload) -> CheckedUpload:
     return _checked(upload, keep=True)
 
 
+def checked_upload(upload: StoredUpload) -> CheckedUpload:
+    """Parse (or take the parse a preview kept) and plan a stored upload, keeping nothing new;
+    on any failure the files are removed (see :func:`upload_preview`)."""
+    return _checked(upload, keep=False)
+
+
+def stored_source(upload: StoredUpload) -> UploadSource:
+    """The stored upload's files as an :class:`UploadSource`."""
+    return _source(upload)
+
+
+def stored_bytes_checksum(*, upload: StoredUpload) -> str:
+    """SHA-256 of a stored upload's bytes, before any parsing: for tabular files the
+    checksum a load stores (:func:`source_checksum`); for logs, of every stored
+    file's relative name and bytes."""
+    return source_checksum(source=_source(upload)) or _checksum(_folder(upload.token), upload.files, UploadOptions())
+
+
+def relabeled_error(error: Exception, upload: StoredUpload) -> Exception:
+    """``error`` with problems naming the uploaded files, never the upload folder."""
+    return _relabeled(error, _folder(upload.token))
+
+
 def _checked(upload: StoredUpload, *, keep: bool) -> CheckedUpload:
-    """Parse (or take the kept parse) and plan; on any failure the files are removed."""
+    """Refuse bytes already loaded, then parse (or take the kept parse) and plan; on any
+    failure the files are removed."""
     folder = _folder(upload.token)
     options = upload.options
     try:
+        if folder.is_dir():
+            upload_refuse_loaded(source=_source(upload))
         key, parsed, plan = _kept_or_parsed(upload, folder)
         if plan is not None and plan.stamp == catalog_stamp():
             return CheckedUpload(parsed=parsed, plan=plan)  # kept and still valid: nothing new to keep
@@ -774,7 +966,8 @@ def upload_receive(
 
 
 def zip_unpack(*, archive: Path, destination: Path, label: str | None = None,
-               max_bytes: int | None = None, max_members: int | None = None) -> list[Path]:
+               max_bytes: int | None = None, max_members: int | None = None,
+               total_limit: int | None = None) -> list[Path]:
     """Unpack a .zip archive of log folders into ``destination``, safely.
 
     Parameters
@@ -787,8 +980,13 @@ def zip_unpack(*, archive: Path, destination: Path, label: str | None = None,
         The archive's name in problems; default ``archive.name``.
     max_bytes, max_members : int, optional
         Caps on the unpacked size (bytes, counted while unpacking, not taken
-        from the zip's own directory) and on the number of members; default
-        ``ZIP_MAX_BYTES`` and ``ZIP_MAX_MEMBERS``.
+        from the zip's own directory, in chunks of ``CHUNK_BYTES``) and on the
+        number of members; default ``EIP_UPLOAD_MAX_UNPACKED_BYTES`` and
+        ``ZIP_MAX_MEMBERS``.
+    total_limit : int, optional
+        When ``max_bytes`` is what is left of the upload's total
+        (``EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES``), that total, so the refusal
+        names it.
 
     Returns
     -------
@@ -805,7 +1003,7 @@ def zip_unpack(*, archive: Path, destination: Path, label: str | None = None,
         members, or unpacks to more than ``max_bytes``.
     """
     label = label or archive.name
-    max_bytes = ZIP_MAX_BYTES if max_bytes is None else max_bytes
+    max_bytes = max_unpacked_bytes() if max_bytes is None else max_bytes
     max_members = ZIP_MAX_MEMBERS if max_members is None else max_members
 
     def refuse(message: str) -> LoadError:
@@ -843,10 +1041,11 @@ def zip_unpack(*, archive: Path, destination: Path, label: str | None = None,
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 with zf.open(info) as source, target.open("wb") as handle:
-                    for block in iter(lambda: source.read(1 << 20), b""):
+                    for block in iter(lambda: source.read(CHUNK_BYTES), b""):
                         total += len(block)
                         if total > max_bytes:
-                            raise refuse(ZIP_TOO_LARGE.format(limit=max_bytes))
+                            raise refuse(ZIP_TOO_LARGE.format(limit=max_bytes) if total_limit is None
+                                         else UNPACKED_TOTAL_TOO_LARGE.format(limit=total_limit))
                         handle.write(block)
             except (OSError, zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
                 raise refuse(ZIP_UNREADABLE.format(error=exc)) from exc

@@ -18,7 +18,8 @@ from annotate.downloads import (
 )
 from annotate.forms.results import QuestionFilterForm
 from annotate.http import file_response
-from annotate.models import ResponseSet, RunStatus, ScoringRun
+from annotate.models import RunStatus, ScoringRun
+from annotate.selectors.catalog import response_sets_visible
 from annotate.selectors.results import (
     RUN_TABLES,
     model_score_columns,
@@ -65,7 +66,7 @@ def results_index(request: HttpRequest) -> HttpResponse:
 def response_set_score(request: HttpRequest, response_set_id: int) -> HttpResponse:
     if not request.user.is_staff:
         raise PermissionDenied("staff only")
-    response_set = get_object_or_404(ResponseSet, pk=response_set_id)
+    response_set = get_object_or_404(response_sets_visible(), pk=response_set_id)
     outcome = scoring_run_request(response_set=response_set, user=request.user)
     if outcome.created:
         messages.success(request, RUN_QUEUED_MESSAGE.format(run_id=outcome.run.pk, response_set=response_set))

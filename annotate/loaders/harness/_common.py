@@ -263,6 +263,7 @@ class Collector:
     superseded: int = 0
     excluded: Counter = field(default_factory=Counter)
     options: dict = field(default_factory=dict)
+    unpacked_bytes: int = 0  # decompressed bytes read from archives so far (limits.max_unpacked_total_bytes)
 
     @property
     def root_name(self) -> str:

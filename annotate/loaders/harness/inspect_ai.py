@@ -30,12 +30,12 @@ scores agree (or refused when they differ, unless the newest run, ordered by
 """
 from __future__ import annotations
 
-import io
+import contextlib
 import struct
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import zstandard
 
@@ -50,8 +50,13 @@ from annotate.loaders.harness._common import (
     subject_for,
     to_credit,
 )
+from annotate.loaders.limits import CHUNK_BYTES, max_member_bytes, max_unpacked_bytes, max_unpacked_total_bytes
 
 FORMAT = "inspect"
+
+class MemberTooLarge(ValueError):
+    """A zip member decompresses to more than its limit (the message names member and limit)."""
+
 
 ZIP_ZSTANDARD = 93  # PKWARE APPNOTE 4.4.5 compression method for Zstandard
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")  # APPNOTE 4.3.7, 30 bytes
@@ -63,39 +68,92 @@ NO_SAMPLES = "this log holds no samples (was it written with --no-log-samples?)"
 NO_MODEL = "no eval.model in this log"
 BAD_ZIP = "not a readable .eval (zip) file: {error}"
 BAD_MEMBER = "member {member!r} cannot be read: {error}"
+MEMBER_TOO_LARGE = ("member {member!r} decompresses to more than {limit:,} bytes (EIP_UPLOAD_MAX_MEMBER_BYTES); "
+                    "nothing was loaded")
+ARCHIVE_TOO_LARGE = ("this .eval decompresses to more than {limit:,} bytes (EIP_UPLOAD_MAX_UNPACKED_BYTES); "
+                     "nothing was loaded")
+TOTAL_TOO_LARGE = ("the archives of this upload decompress to more than {limit:,} bytes in total "
+                   "(EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES); nothing was loaded")
 UNFINISHED = ("started", "cancelled", "error")  # EvalLog.status of a run that did not finish
 
 
-def read_zip_member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+class _Window:
+    """``length`` bytes of an open file from ``start``, read in the caller's chunks."""
+
+    def __init__(self, handle: BinaryIO, start: int, length: int) -> None:
+        handle.seek(start)
+        self._handle, self._left = handle, length
+
+    def read(self, size: int = -1) -> bytes:
+        size = self._left if size is None or size < 0 else min(size, self._left)
+        block = self._handle.read(size)
+        self._left -= len(block)
+        return block
+
+
+def _member_stream(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, stack: contextlib.ExitStack) -> BinaryIO:
+    """A reader of the member's uncompressed bytes (zipfile's own, or Zstandard over the raw bytes)."""
+    if info.compress_type != ZIP_ZSTANDARD:
+        return stack.enter_context(zf.open(info))
+    if info.flag_bits & 0x1:
+        raise ValueError("encrypted members are not supported")
+    fh = stack.enter_context(path.open("rb"))
+    fh.seek(info.header_offset)
+    header = fh.read(_LOCAL_HEADER.size)
+    if len(header) != _LOCAL_HEADER.size:
+        raise ValueError("truncated local file header")
+    signature, *_, name_len, extra_len = _LOCAL_HEADER.unpack(header)
+    if signature != b"PK\x03\x04":
+        raise ValueError("bad local file header signature")
+    window = _Window(fh, info.header_offset + _LOCAL_HEADER.size + name_len + extra_len, info.compress_size)
+    # A frame written by a streaming compressor need not state its size, so
+    # read it as a stream rather than with ZstdDecompressor.decompress.
+    return stack.enter_context(zstandard.ZstdDecompressor().stream_reader(window, read_across_frames=True))
+
+
+def read_zip_member(
+    path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, *, limit: int | None = None
+) -> bytearray:
     """The uncompressed bytes of one zip member, Zstandard members included.
+
+    Read in chunks of ``CHUNK_BYTES``, counting bytes: a member that
+    decompresses to more than ``limit`` is refused as soon as it passes it
+    (a zip or zstd bomb never reaches memory whole).
+
+    Parameters
+    ----------
+    path : Path
+        The archive (for Zstandard members, read from their local header).
+    zf : zipfile.ZipFile
+    info : zipfile.ZipInfo
+    limit : int, optional
+        Most bytes the member may decompress to; default
+        ``EIP_UPLOAD_MAX_MEMBER_BYTES`` (:func:`annotate.loaders.limits.max_member_bytes`).
 
     Raises
     ------
+    MemberTooLarge
+        The member decompresses to more than ``limit`` bytes.
     ValueError
         If the member is encrypted, its local header is malformed, or its
         CRC-32 or size does not match the central directory.
     """
-    if info.compress_type != ZIP_ZSTANDARD:
-        return zf.read(info)
-    if info.flag_bits & 0x1:
-        raise ValueError("encrypted members are not supported")
-    with path.open("rb") as fh:
-        fh.seek(info.header_offset)
-        header = fh.read(_LOCAL_HEADER.size)
-        if len(header) != _LOCAL_HEADER.size:
-            raise ValueError("truncated local file header")
-        signature, *_, name_len, extra_len = _LOCAL_HEADER.unpack(header)
-        if signature != b"PK\x03\x04":
-            raise ValueError("bad local file header signature")
-        fh.seek(info.header_offset + _LOCAL_HEADER.size + name_len + extra_len)
-        compressed = fh.read(info.compress_size)
-    # A frame written by a streaming compressor need not state its size, so
-    # read it as a stream rather than with ZstdDecompressor.decompress.
-    reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(compressed), read_across_frames=True)
-    data = reader.read()
-    if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
+    limit = max_member_bytes() if limit is None else limit
+    data = bytearray()
+    crc = 0
+    with contextlib.ExitStack() as stack:
+        stream = _member_stream(path, zf, info, stack)
+        while True:
+            block = stream.read(CHUNK_BYTES)
+            if not block:
+                break
+            if len(data) + len(block) > limit:
+                raise MemberTooLarge(MEMBER_TOO_LARGE.format(member=info.filename, limit=limit))
+            data += block
+            crc = zlib.crc32(block, crc)
+    if info.compress_type == ZIP_ZSTANDARD and (len(data) != info.file_size or crc != info.CRC):
         raise ValueError("size or CRC-32 does not match the zip directory")
-    return data
+    return data  # not bytes(data): that would hold the member twice
 
 
 def _sample_order(sample: dict) -> tuple:
@@ -113,30 +171,62 @@ def _read_eval(path: Path, collector: Collector) -> tuple[dict | None, list[tupl
     except (OSError, zipfile.BadZipFile) as exc:
         collector.problem(name, BAD_ZIP.format(error=exc))
         return None, []
+    archive_limit, total_limit = max_unpacked_bytes(), max_unpacked_total_bytes()
+    archive_bytes = 0
+
+    class _Refused(Exception):
+        pass
+
     with zf:
         infos = {info.filename: info for info in zf.infolist()}
 
         def member_json(member: str) -> Any:
+            nonlocal archive_bytes
+            left = min(archive_limit - archive_bytes, total_limit - collector.unpacked_bytes)
             try:
-                return loads_bounded(read_zip_member(path, zf, infos[member]))
+                data = read_zip_member(path, zf, infos[member], limit=min(max_member_bytes(), max(left, 0)))
+            except MemberTooLarge as exc:
+                if left < max_member_bytes():  # the archive's or the upload's budget ran out, not the member's
+                    total = total_limit - collector.unpacked_bytes < archive_limit - archive_bytes
+                    message = (TOTAL_TOO_LARGE.format(limit=total_limit) if total
+                               else ARCHIVE_TOO_LARGE.format(limit=archive_limit))
+                    collector.problem(name, message)
+                else:
+                    collector.problem(f"{name}::{member}", str(exc))
+                raise _Refused from None
             except (ValueError, OSError, zipfile.BadZipFile, zstandard.ZstdError, NotImplementedError) as exc:
                 collector.problem(f"{name}::{member}", BAD_MEMBER.format(member=member, error=exc))
                 return None
+            archive_bytes += len(data)
+            collector.unpacked_bytes += len(data)
+            try:
+                return loads_bounded(data)
+            except ValueError as exc:
+                collector.problem(f"{name}::{member}", BAD_MEMBER.format(member=member, error=exc))
+                return None
 
-        header_name = next((m for m in ("header.json", "_journal/start.json") if m in infos), None)
-        if header_name is None:
-            collector.problem(name, NO_HEADER)
+        try:
+            return _eval_members(infos, member_json, collector, name)
+        except _Refused:
             return None, []
-        header = member_json(header_name)
-        if header_name != "header.json" and isinstance(header, dict):
-            # Only the journal's start record: the run never wrote its header, so it did not finish.
-            header.setdefault("status", "started")
-        samples = []
-        for member in infos:
-            if member.startswith("samples/") and member.endswith(".json"):
-                sample = member_json(member)
-                if isinstance(sample, dict):
-                    samples.append((member, sample))
+
+
+def _eval_members(infos: dict, member_json: Any, collector: Collector, name: str) -> tuple[dict | None, list]:
+    """(header, [(member name, sample)]) read through ``member_json``."""
+    header_name = next((m for m in ("header.json", "_journal/start.json") if m in infos), None)
+    if header_name is None:
+        collector.problem(name, NO_HEADER)
+        return None, []
+    header = member_json(header_name)
+    if header_name != "header.json" and isinstance(header, dict):
+        # Only the journal's start record: the run never wrote its header, so it did not finish.
+        header.setdefault("status", "started")
+    samples = []
+    for member in infos:
+        if member.startswith("samples/") and member.endswith(".json"):
+            sample = member_json(member)
+            if isinstance(sample, dict):
+                samples.append((member, sample))
     samples.sort(key=lambda pair: _sample_order(pair[1]))
     return header if isinstance(header, dict) else None, samples
 

@@ -89,7 +89,7 @@ def analysis_run_enqueue(*, run: AnalysisRun):
     """Hand a queued run to the task worker (``annotate.tasks.run_analysis``).
 
     Returns the django-tasks ``TaskResult``. With the database backend the
-    run waits for ``manage.py db_worker``; with ``TASKS_BACKEND=immediate`` it
+    run waits for ``manage.py run_worker``; with ``TASKS_BACKEND=immediate`` it
     runs before this returns (reload ``run`` to see the outcome).
 
     Raises

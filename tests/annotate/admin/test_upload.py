@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotate.loaders import tabular as t
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject, UploadJob
 from annotate.services import uploads as upload_service
 
 pytestmark = pytest.mark.django_db
@@ -89,7 +89,12 @@ def test_upload_preview_confirm_creates_the_response_set(client, uploader, uploa
     confirmed = client.post(posted["Location"], {"token": token})
     response_set = ResponseSet.objects.get()
     assert confirmed.status_code == 302
-    assert confirmed["Location"] == reverse("admin:annotate_responseset_change", args=[response_set.pk])
+    job = UploadJob.objects.get()  # the worker's load ran inline (conftest: immediate task backend)
+    assert confirmed["Location"] == reverse("admin:annotate_responseset_upload_job", args=[job.pk])
+    assert (job.state, job.response_set, job.n_done, job.n_total) == ("done", response_set, 3, 3)
+    progress = client.get(confirmed["Location"])
+    assert progress.status_code == 200 and b'data-state="done"' in progress.content
+    assert b'id="score-now-form"' in progress.content and b'http-equiv="refresh"' not in progress.content
     assert (response_set.name, response_set.version, response_set.n_responses) == ("scores", 1, 3)
     assert (response_set.summary["n_cells"], response_set.summary["n_missing"]) == (4, 1)
     assert response_set.uploaded_by == uploader

@@ -16,7 +16,7 @@ from django.utils.datastructures import MultiValueDict
 from annotate.forms import uploads as upload_forms
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject, UploadJob
 from annotate.services import loading, uploads as upload_service
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
@@ -93,8 +93,10 @@ def test_a_zip_of_lm_eval_model_folders_previews_then_loads_the_hand_built_matri
     assert "mmlu_mini_algebra/0" in html  # the first rows are shown
     loaded = confirm(client, posted)
     response_set = ResponseSet.objects.get()
-    assert loaded.status_code == 302 and loaded["Location"] == reverse("admin:annotate_responseset_change",
-                                                                     args=[response_set.pk])
+    job = UploadJob.objects.get()
+    assert loaded.status_code == 302 and loaded["Location"] == reverse("admin:annotate_responseset_upload_job",
+                                                                     args=[job.pk])
+    assert (job.state, job.response_set) == ("done", response_set)
     assert_same_matrix(stored_cells(response_set), generated.expected)
     assert list(upload_root.iterdir()) == []  # the unpacked files are gone after the load
 
@@ -214,8 +216,8 @@ def test_an_unsafe_zip_is_refused_and_nothing_is_unpacked(client, uploader, tmp_
     assert counts() == dict.fromkeys(counts(), 0)
 
 
-def test_a_zip_that_unpacks_past_the_cap_is_refused(client, uploader, tmp_path, upload_root, monkeypatch):
-    monkeypatch.setattr(upload_service, "ZIP_MAX_BYTES", 1000)
+def test_a_zip_that_unpacks_past_the_cap_is_refused(client, uploader, tmp_path, upload_root, settings):
+    settings.EIP_UPLOAD_MAX_UNPACKED_BYTES = 1000
     # 600 + 600 bytes: each member fits, together they pass 1000 while unpacking
     archive = write_zip(tmp_path / "big.zip", [("a.json", b" " * 600), ("b.json", b" " * 600)])
     page = post_logs(client, [as_upload(archive)])

@@ -32,6 +32,7 @@ from annotate.models import (
     RunStatus,
     ScoringRun,
     Subject,
+    UploadJob,
 )
 from annotate.services.api_tokens import api_token_create
 from annotate.services.judging import judging_screen, judgment_submit
@@ -69,6 +70,12 @@ def cast():
         Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")
 
 
+@pytest.fixture(autouse=True)
+def _loads_run_inline(settings):
+    """Uploads are loaded by the task worker; here it runs inline at once (a test below uses the queue)."""
+    settings.TASKS = IMMEDIATE
+
+
 def upload(client: Client, content: bytes, name: str = "responses.csv", **fields):
     file = io.BytesIO(content)
     file.name = name
@@ -81,16 +88,21 @@ def upload(client: Client, content: bytes, name: str = "responses.csv", **fields
 def test_a_staff_script_uploads_a_response_set(cast):
     _, _, staff, _ = cast
     response = upload(staff, LONG_CSV, name="nightly.csv")
-    assert response.status_code == 201
-    body = response.json()
+    assert response.status_code == 202
+    job = response.json()
+    assert response["Location"] == reverse("annotate:api_upload", kwargs={"upload_id": job["id"]})
+    assert (job["state"], job["n_done"], job["n_total"], job["error"], job["problems"]) == ("done", 5, 5, "", [])
+    assert staff.get(response["Location"]).json() == job
+    assert job["response_set_url"] == reverse("annotate:api_response_set",
+                                              kwargs={"response_set_id": job["response_set"]})
+    body = staff.get(job["response_set_url"]).json()
     assert (body["name"], body["version"], body["n_responses"], body["n_questions"], body["n_models"]) == (
         "nightly", 1, 5, 3, 2)
-    assert response["Location"] == reverse("annotate:api_response_set", kwargs={"response_set_id": body["id"]})
-    stored = ResponseSet.objects.get(pk=body["id"])
+    stored = ResponseSet.objects.get(pk=job["response_set"])
     credits = {(r.model.name, r.question.external_id): r.credit
                for r in Response.objects.filter(response_set=stored).select_related("model", "question")}
     assert credits == {("m1", "q1"): 1.0, ("m1", "q2"): 0.0, ("m1", "q3"): 0.5, ("m2", "q1"): 1.0, ("m2", "q2"): 1.0}
-    assert staff.get(response["Location"]).json()["checksum"] == stored.checksum
+    assert body["checksum"] == stored.checksum
     listed = staff.get(reverse("annotate:api_response_sets")).json()["response_sets"]
     assert next(rs["id"] for rs in listed) == body["id"]
 
@@ -99,9 +111,9 @@ def test_a_refused_upload_lists_its_problems_by_file_row_and_column(cast):
     _, _, staff, _ = cast
     before = (ResponseSet.objects.count(), Question.objects.count(), LanguageModel.objects.count())
     response = upload(staff, BAD_CSV)
-    assert response.status_code == 400
-    body = response.json()
-    assert body["error"] == "nothing was loaded"
+    assert response.status_code == 202
+    body = staff.get(response["Location"]).json()
+    assert (body["state"], body["error"], body["response_set"]) == ("failed", "nothing was loaded", None)
     located = {(p["file"], p["row"], p["column"]) for p in body["problems"]}
     assert ("responses.csv", 3, "credit") in located and ("responses.csv", 5, "credit") in located
     assert all("eip-api-upload" not in p["file"] + p["message"] for p in body["problems"])  # no temp paths
@@ -121,7 +133,7 @@ def test_a_nul_character_is_a_located_problem_not_a_server_error(cast, content, 
     _, _, staff, _ = cast
     before = ResponseSet.objects.count()
     response = upload(staff, content, name=name)
-    assert response.status_code == 400
+    assert response.status_code == 202 and response.json()["state"] == "failed"
     assert response.json()["problems"] == [{"file": name, "row": row, "column": None, "message": NUL_CHARACTER}]
     assert ResponseSet.objects.count() == before
 
@@ -139,10 +151,14 @@ def test_a_dry_run_previews_and_writes_nothing(cast):
 
 def test_a_second_upload_of_the_same_bytes_is_refused(cast):
     _, _, staff, _ = cast
-    assert upload(staff, LONG_CSV, name="a.csv").status_code == 201
-    again = upload(staff, LONG_CSV, name="a.csv")
+    first = upload(staff, LONG_CSV, name="a.csv").json()
+    assert first["state"] == "done"
+    again = upload(staff, LONG_CSV, name="a.csv")  # refused in the request, from the checksum alone
     assert again.status_code == 400
-    assert "these files were already loaded" in again.json()["problems"][0]["message"]
+    existing = ResponseSet.objects.get(pk=first["response_set"])
+    assert again.json()["problems"] == [{"file": "a.csv", "row": None, "column": None, "message": (
+        f"these files were already loaded as response set '{existing}' (id {existing.pk}); nothing was written")}]
+    assert UploadJob.objects.count() == 1
 
 
 def test_form_errors_name_the_field(cast):
@@ -165,7 +181,7 @@ def test_a_flag_that_is_not_a_boolean_is_refused_not_read_as_false(cast):
     assert response.json() == {"error": "the upload's fields are invalid",
                                "fields": {"dry_run": ["Input should be a valid boolean, unable to interpret input"]}}
     assert ResponseSet.objects.count() == before
-    assert upload(staff, LONG_CSV, dry_run="false").status_code == 201
+    assert upload(staff, LONG_CSV, dry_run="false").status_code == 202
 
 
 def test_harness_logs_are_read_by_the_same_loaders_as_the_admin_and_the_command(cast):
@@ -175,9 +191,27 @@ def test_harness_logs_are_read_by_the_same_loaders_as_the_admin_and_the_command(
     log = io.BytesIO(b"{}")
     log.name = "results.json"
     response = staff.post(reverse("annotate:api_response_sets"), {"logs": log})
-    assert response.status_code == 400
-    assert response.json() == {"error": "nothing was loaded", "problems": [
-        {"file": "logs", "row": None, "column": None, "message": NO_LOGS.format(n=1)}]}
+    assert response.status_code == 202
+    body = response.json()
+    assert (body["state"], body["error"], body["problems"]) == ("failed", "nothing was loaded", [
+        {"file": "logs", "row": None, "column": None, "message": NO_LOGS.format(n=1)}])
+
+
+def test_with_the_database_queue_an_upload_waits_for_the_worker(cast, settings):
+    from django_tasks_db.models import DBTaskResult
+
+    from annotate.tasks import load_upload
+
+    _, _, staff, _ = cast
+    settings.TASKS = DATABASE
+    response = upload(staff, LONG_CSV, name="queued.csv")
+    job = response.json()
+    assert response.status_code == 202 and (job["state"], job["response_set"]) == ("queued", None)
+    task = DBTaskResult.objects.get(args_kwargs__args=[job["id"]])
+    assert ResponseSet.objects.filter(name="queued").count() == 0
+    assert load_upload.call(*task.task_result.args) == {"job_id": job["id"], "state": "done",
+                                                        "response_set": ResponseSet.objects.get(name="queued").pk}
+    assert staff.get(response["Location"]).json()["state"] == "done"
 
 
 def test_a_researcher_cannot_upload(cast):

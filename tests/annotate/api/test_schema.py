@@ -36,6 +36,7 @@ WHO = {
     ("/api/response-sets/", "post"): "staff",
     ("/api/response-sets/{response_set_id}/", "get"): "staff",
     ("/api/scoring-runs/", "post"): "staff",
+    ("/api/uploads/{upload_id}/", "get"): "staff",
     ("/api/scoring-runs/{run_id}/", "get"): "staff",
     ("/api/scoring-runs/{run_id}/questions/", "get"): "researcher",
     ("/api/scoring-runs/{run_id}/models/", "get"): "researcher",
@@ -123,7 +124,7 @@ def test_every_operation_documents_who_may_call_it_and_means_it():
 
 def test_the_location_of_a_new_response_set_or_run_is_documented():
     paths = generated()["paths"]
-    for path, method, status in (("/api/response-sets/", "post", "201"), ("/api/scoring-runs/", "post", "202")):
+    for path, method, status in (("/api/response-sets/", "post", "202"), ("/api/scoring-runs/", "post", "202")):
         answer = paths[path][method]["responses"][status]
         assert answer["headers"]["Location"]["schema"] == {"type": "string"}
         assert answer["content"]["application/json"]["schema"]["$ref"].startswith("#/components/schemas/")
@@ -176,14 +177,21 @@ def test_real_answers_match_the_documented_schemas():
                      {"responses": csv_file(b"model,question_id,credit\nm1,q1,1\n", "dry.csv"),
                       "dataset": "d", "dry_run": "1"})
     validator_for("DryRun").validate(dry.json())
-    created = staff.post(reverse("annotate:api_response_sets"), {
-        "responses": csv_file(b"model,question_id,credit\nm1,q1,1\nm2,q1,0\n", "schema.csv"),
-        "dataset": "schema-ds"}).json()
-    validator_for("ResponseSet").validate(created)
-    validator_for("ResponseSetList").validate(staff.get(reverse("annotate:api_response_sets")).json())
+    with override_settings(TASKS=IMMEDIATE):
+        job = staff.post(reverse("annotate:api_response_sets"), {
+            "responses": csv_file(b"model,question_id,credit\nm1,q1,1\nm2,q1,0\n", "schema.csv"),
+            "dataset": "schema-ds"}).json()
+        validator_for("UploadStatus").validate(job)
+        validator_for("ResponseSet").validate(staff.get(job["response_set_url"]).json())
+        validator_for("ResponseSetList").validate(staff.get(reverse("annotate:api_response_sets")).json())
+        failed = staff.post(reverse("annotate:api_response_sets"),
+                            {"responses": csv_file(b"model,question_id,credit\nm1,q1,9\n", "bad.csv"), "dataset": "x"})
+        assert failed.json()["problems"]
+        validator_for("UploadStatus").validate(failed.json())
     bad = staff.post(reverse("annotate:api_response_sets"),
-                     {"responses": csv_file(b"model,question_id,credit\nm1,q1,9\n", "bad.csv"), "dataset": "x"})
-    assert bad.json()["problems"]
+                     {"responses": csv_file(b"model,question_id,credit\nm1,q1,1\nm2,q1,0\n", "schema.csv"),
+                      "dataset": "schema-ds"})  # the same bytes again: refused at once
+    assert bad.status_code == 400 and bad.json()["problems"]
     validator_for("Error").validate(bad.json())
     with override_settings(TASKS=IMMEDIATE):
         run = staff.post(reverse("annotate:api_scoring_runs"), {"response_set": catalog.response_set.pk,

@@ -58,7 +58,7 @@ def test_every_operation_is_fuzzed():
     assert operations == {
         ("GET", "/api/response-sets/"), ("POST", "/api/response-sets/"),
         ("GET", "/api/response-sets/{response_set_id}/"),
-        ("POST", "/api/scoring-runs/"), ("GET", "/api/scoring-runs/{run_id}/"),
+        ("POST", "/api/scoring-runs/"), ("GET", "/api/scoring-runs/{run_id}/"), ("GET", "/api/uploads/{upload_id}/"),
         ("GET", "/api/scoring-runs/{run_id}/questions/"), ("GET", "/api/scoring-runs/{run_id}/models/"),
         ("GET", "/api/studies/"),
         ("GET", "/api/studies/{study_id}/report/"), ("GET", "/api/studies/{study_id}/judgments/"),

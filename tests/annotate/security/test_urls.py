@@ -45,6 +45,7 @@ from annotate.models import (
     Question,
     Study,
     Subject,
+    UploadJob,
 )
 from annotate.services.api_tokens import api_token_create
 from annotate.services.judging import judging_screen, judgment_submit
@@ -219,6 +220,7 @@ ACCESS: dict[str, Access] = {
     "annotate:api_response_set": API_STAFF_READ,
     "annotate:api_scoring_runs": API_STAFF_WRITE,
     "annotate:api_scoring_run": API_STAFF_READ,
+    "annotate:api_upload": API_STAFF_READ,
     "annotate:api_scoring_run_questions": API_RESEARCHER,
     "annotate:api_scoring_run_models": API_RESEARCHER,
     "annotate:api_studies": API_RESEARCHER,
@@ -324,6 +326,7 @@ def cast() -> Cast:
         "token": invitation.token,
         "response_set_id": str(catalog.response_set.pk),
         "run_id": str(catalog.run.pk),
+        **dict.fromkeys(("upload_id", "job_id"), str(UploadJob.objects.create(token="a" * 32).pk)),  # queued
         "table": "timing",
         "name": "agreement",
         "fmt": "png",

@@ -24,9 +24,10 @@ from django.urls import reverse
 
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, ScoringRun, Subject, UploadJob
 from annotate.services import loading, uploads as service
 from annotate.services.api_tokens import api_token_create
+from scoring.methods import methods as registered_methods
 from tests.annotate.factories import make_user
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
@@ -57,6 +58,12 @@ def wipe() -> None:
 
 def leftovers(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) if root.exists() else []
+
+
+@pytest.fixture(autouse=True)
+def _loads_run_inline(settings):
+    """The worker's load runs inline (the admin confirm and the API queue it)."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
 
 
 @pytest.fixture(autouse=True)
@@ -147,8 +154,8 @@ def test_one_harness_log_gives_the_same_response_set_through_admin_api_and_comma
     wipe()
 
     answer = api_post(script, uploaded, name="same log")
-    assert answer.status_code == 201, answer.content
-    loaded["api"] = content(ResponseSet.objects.get(pk=answer.json()["id"]))
+    assert answer.status_code == 202 and answer.json()["state"] == "done", answer.content
+    loaded["api"] = content(ResponseSet.objects.get(pk=answer.json()["response_set"]))
     wipe()
 
     call_command("load_responses", logs=on_disk, name="same log", verbosity=0)
@@ -166,7 +173,7 @@ def test_the_api_takes_the_log_options_of_the_admin_form(tmp_path, script, uploa
     results = sorted(generated.root.glob("org__*/results_2025-01-0*.json"))
     answer = api_post(script, samples + results, file_format="lm-eval", metric="exact_match",
                       log_filter="flexible-extract", name="flexible")
-    assert answer.status_code == 201, answer.content
+    assert answer.status_code == 202 and answer.json()["state"] == "done", answer.content
     assert_same_matrix(stored_cells(ResponseSet.objects.get(name="flexible")),
                        lm_expected_for(generated, task="gsm8k_mini", filter="flexible-extract", metric="exact_match"))
     assert leftovers(upload_root) == []
@@ -180,10 +187,11 @@ def test_the_api_skips_invalid_values_when_asked(tmp_path, script):
     samples.write_text("\n".join(lines) + "\n")
     files = sorted((tmp_path / "runs" / "org__m-1b").iterdir())
     refused = api_post(script, files, name="skipped")
-    assert refused.status_code == 400 and counts() == EMPTY
+    assert refused.status_code == 202 and refused.json()["state"] == "failed" and counts() == EMPTY
     answer = api_post(script, files, name="skipped", skip_invalid="true")
-    assert answer.status_code == 201
-    assert "1 values that are not scores were skipped (null: 1)" in answer.json()["notes"]
+    assert answer.status_code == 202 and answer.json()["state"] == "done"
+    assert "1 values that are not scores were skipped (null: 1)" in script.get(
+        answer.json()["response_set_url"]).json()["notes"]
     expected = {k: v for k, v in generated.expected.items() if k[1] != "arith_big/0"}
     assert_same_matrix(stored_cells(ResponseSet.objects.get(name="skipped")), expected)
 
@@ -214,7 +222,7 @@ def test_a_bad_log_through_the_admin_leaves_nothing(tmp_path, admin_client, uplo
 def test_a_bad_log_through_the_api_leaves_nothing(tmp_path, script, upload_root):
     archive, _, message = bad_lm_eval_logs(tmp_path)
     answer = api_post(script, [archive])
-    assert answer.status_code == 400
+    assert answer.status_code == 202 and answer.json()["state"] == "failed"
     [problem] = answer.json()["problems"]
     assert problem["file"].startswith("runs.zip/org__m-1b/samples_")  # the uploaded name, not the upload folder
     assert (problem["row"], problem["column"], problem["message"]) == (4, "acc", message)
@@ -282,7 +290,7 @@ def test_the_admin_parses_and_plans_once_for_preview_and_confirm(tmp_path, admin
 
 def test_the_api_and_the_command_parse_and_plan_once(tmp_path, script, calls):
     uploaded, on_disk, _ = lm_eval_logs(tmp_path)
-    assert api_post(script, uploaded, name="by api").status_code == 201
+    assert api_post(script, uploaded, name="by api").json()["state"] == "done"
     assert calls == {"parse": 1, "plan": 1}
     wipe()
     call_command("load_responses", logs=on_disk, name="by command", verbosity=0)
@@ -299,11 +307,16 @@ def test_confirm_checks_again_when_the_catalog_changed_since_the_preview(tmp_pat
     before = counts()
     token = posted["Location"].rstrip("/").rsplit("/", 1)[1]
     page = admin_client.post(posted["Location"], {"token": token})
-    assert calls == {"parse": 2, "plan": 3}  # the kept parse, but a fresh check
-    assert page.status_code == 400
+    assert calls == {"parse": 2, "plan": 3}  # the kept parse, but a fresh check (in the worker)
+    job = UploadJob.objects.get()
+    assert page.status_code == 302 and page["Location"] == reverse("admin:annotate_responseset_upload_job",
+                                                                   args=[job.pk])
     first = ResponseSet.objects.get()
-    assert [p.message for p in page.context["problems"]] == [
-        loading.ALREADY_LOADED.format(existing="command v1", pk=first.pk)]
+    assert (job.state, job.error) == ("failed", "nothing was loaded")
+    assert [p["message"] for p in job.problems] == [loading.ALREADY_LOADED.format(existing="command v1", pk=first.pk)]
+    progress = admin_client.get(page["Location"])
+    assert [str(p) for p in progress.context["problems"]] == [
+        f"{job.problems[0]['file']}: " + loading.ALREADY_LOADED.format(existing="command v1", pk=first.pk)]
     assert counts() == before
 
 
@@ -392,3 +405,52 @@ def test_the_sweep_removes_only_stale_uploads(upload_root):
 def test_a_token_that_is_not_one_is_refused():
     with pytest.raises(ValueError, match="token must be 32 lowercase hex digits"):
         service.upload_discard(token="../../etc")
+
+
+# -- the checksum comes before any parsing; "score now" after the load ---------------------
+
+
+def test_bytes_already_loaded_are_refused_before_any_parsing(tmp_path, admin_client, script, calls, upload_root):
+    path = tmp_path / "scores.csv"
+    path.write_bytes(RESPONSES)
+    call_command("load_responses", responses=path, dataset="D", verbosity=0)
+    assert calls == {"parse": 1, "plan": 1}
+    existing = ResponseSet.objects.get()
+    message = loading.ALREADY_LOADED.format(existing=str(existing), pk=existing.pk)
+    answer = script.post(reverse("annotate:api_response_sets"),
+                         {"responses": SimpleUploadedFile("scores.csv", RESPONSES), "dataset": "D"})
+    assert answer.status_code == 400 and answer.json()["problems"][0]["message"] == message
+    data = {"responses": SimpleUploadedFile("again.csv", RESPONSES), "file_format": "wide", "dataset": "D",
+            "id_column": "question_id", "name": ""}
+    posted = admin_client.post(reverse("admin:annotate_responseset_upload"), data)
+    page = admin_client.get(posted["Location"])  # the preview
+    assert page.status_code == 400 and [p.message for p in page.context["problems"]] == [message]
+    with pytest.raises(CommandError, match="already loaded"):
+        call_command("load_responses", responses=path, dataset="D", name="other", verbosity=0)
+    assert calls == {"parse": 1, "plan": 1}  # none of the three parsed anything
+    assert leftovers(upload_root) == [] and UploadJob.objects.count() == 0
+
+
+def test_score_now_starts_a_scoring_run_with_the_chosen_methods_alpha_and_models(admin_client, upload_root):
+    data = {"responses": SimpleUploadedFile("scores.csv", RESPONSES), "file_format": "wide", "dataset": "D",
+            "id_column": "question_id", "name": ""}
+    posted = admin_client.post(reverse("admin:annotate_responseset_upload"), data)
+    token = posted["Location"].rstrip("/").rsplit("/", 1)[1]
+    admin_client.get(posted["Location"])
+    progress_url = admin_client.post(posted["Location"], {"token": token})["Location"]
+    job = UploadJob.objects.get()
+    m2 = LanguageModel.objects.get(name="m2")
+    page = admin_client.get(progress_url)
+    assert [m.name for m in page.context["form"].fields["models"].queryset] == ["m1", "m2"]
+    refused = admin_client.post(progress_url, {"methods": ["simple_rank"], "alpha": "1", "models": [m2.pk]})
+    assert refused.status_code == 200 and refused.context["form"].errors == {
+        "alpha": ["alpha must be strictly between 0 and 1"]}
+    assert ScoringRun.objects.count() == 0
+    started = admin_client.post(progress_url, {"methods": ["simple_rank"], "alpha": "0.5", "models": [m2.pk]})
+    run = ScoringRun.objects.get()
+    assert started.status_code == 302 and started["Location"] == reverse("admin:annotate_scoringrun_change",
+                                                                         args=[run.pk])
+    assert (run.response_set, run.status, run.params["alpha"]) == (job.response_set, "done", 0.5)  # ran inline
+    required = [m.key for m in registered_methods() if m.required]
+    assert run.params["methods"] == [m.key for m in registered_methods() if m.key in {"simple_rank", *required}]
+    assert list(run.models_used.all()) == [m2]

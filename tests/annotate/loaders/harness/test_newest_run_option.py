@@ -87,7 +87,7 @@ def test_the_upload_form_offers_the_choice_for_logs_only():
 
 
 @pytest.mark.django_db
-def test_the_api_takes_the_newest_run_option_too(two_runs):
+def test_the_api_takes_the_newest_run_option_too(two_runs, settings):
     import zipfile
 
     from django.test import Client
@@ -102,15 +102,16 @@ def test_the_api_takes_the_newest_run_option_too(two_runs):
             if path.is_file():
                 z.write(path, path.relative_to(two_runs.parent))
     client = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=make_user('owner', staff=True))[1]}")
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}  # load inline
 
     def post(**fields):
         upload = SimpleUploadedFile("logs.zip", archive.getvalue(), content_type="application/zip")
         return client.post(reverse("annotate:api_response_sets"), {"logs": upload, "name": "runs", **fields})
 
     refused = post()
-    assert refused.status_code == 400 and not ResponseSet.objects.exists()
+    assert refused.status_code == 202 and refused.json()["state"] == "failed" and not ResponseSet.objects.exists()
     [problem] = refused.json()["problems"]
     assert problem["message"].startswith("sample 't/1' of model 'org/m' is logged twice with different scores: 0 at ")
     loaded = post(newest_run="true")
-    assert loaded.status_code == 201, loaded.content
+    assert loaded.status_code == 202 and loaded.json()["state"] == "done", loaded.content
     assert stored_cells(ResponseSet.objects.get()) == {("t", "t/0", "org/m"): 1.0, ("t", "t/1", "org/m"): 0.0}

@@ -1,0 +1,17 @@
+"""Reads of upload jobs (the worker's loads of stored uploads)."""
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from annotate.models import LanguageModel, Response, ResponseSet, UploadJob
+
+
+def upload_job_get(*, job_id: int) -> UploadJob | None:
+    """The upload job ``job_id`` (its response set loaded), or None."""
+    return UploadJob.objects.select_related("response_set").filter(pk=job_id).first()
+
+
+def response_set_models(*, response_set: ResponseSet) -> QuerySet[LanguageModel]:
+    """The models with a response in ``response_set``, by name."""
+    in_set = Response.objects.filter(response_set=response_set).values("model_id").distinct()
+    return LanguageModel.objects.filter(pk__in=in_set).order_by("name")
