@@ -13,11 +13,12 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 
 from annotate.admin.privacy import delete_evaluator_personal_data
 from annotate.models import Assignment, Invitation, Judgment, Pair, Participation, Study, StudyStatus
-from annotate.selectors.studies import study_scope_frozen
+from annotate.selectors.studies import can_manage_study, studies_visible_to, study_scope_frozen
 from annotate.services.studies import (
     StudyScopeFrozenError,
     invitation_revoke,
@@ -96,8 +97,17 @@ class StudyAdmin(admin.ModelAdmin):
     inlines = [PairInline]
     actions = ["close_studies", "open_studies"]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # pairs are sampled by the create_study command / service
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
+        """Only the studies the user may manage (the one rule: ``studies_visible_to``)."""
+        return studies_visible_to(user=request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Study | None = None) -> bool:
+        allowed = super().has_change_permission(request, obj)
+        return allowed and (obj is None or can_manage_study(user=request.user, study=obj))
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context=None) -> HttpResponse:
+        """A study is created on the study page (its pairs are sampled by the service), not here."""
+        return redirect("annotate:study_create")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> tuple[str, ...]:
         readonly = tuple(super().get_readonly_fields(request, obj))

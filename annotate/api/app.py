@@ -22,7 +22,7 @@ from ninja.responses import Response
 
 from annotate.api.errors import install_error_handlers, json_method_not_allowed
 from annotate.api.views import router
-from annotate.views.studies import staff_required
+from annotate.views.access import staff_required
 
 TITLE = "EIP human-alignment API"
 DESCRIPTION = (

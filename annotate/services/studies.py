@@ -11,7 +11,6 @@ Business rules live here; views and management commands only call these.
 """
 from __future__ import annotations
 
-import math
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,10 +27,10 @@ from annotate.models import (
     EducationLevel,
     FieldOfStudy,
     Invitation,
+    OnboardingQuestion,
     Pair,
     PairStrategy,
     Participation,
-    QuestionResult,
     RunStatus,
     ScoringRun,
     Study,
@@ -40,12 +39,14 @@ from annotate.models import (
 )
 from annotate.models.studies import DEFAULT_GUIDELINES
 from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP, study_judgment_count, study_scope_frozen
-from scoring.diagnostics import DEFAULT_MIN_MODELS
+from annotate.selectors.study_scope import ScopeCandidates, study_scope_candidates
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
 
 #: Second element of the seed sequence that draws each pair's order.
 ORIENTATION_STREAM = 1
+#: Second element of the seed sequence of a subject's sampler when pairs are drawn per subject.
+SUBJECT_STREAM = 2
 
 ERR_NAME_EMPTY = "name must not be empty"
 ERR_NAME_TAKEN = "a study named {name!r} already exists"
@@ -60,6 +61,12 @@ ERR_USERNAME_TAKEN = "username {username!r} is already taken"
 ERR_USERNAME_EMPTY = "username must not be empty"
 ERR_INVITATION_REVOKED = "this invitation link has been revoked"
 ERR_STUDY_CLOSED = "study {name!r} is closed"
+ERR_PAIRS_MODE = (
+    "give exactly one of n_pairs and pairs_per_subject; got n_pairs={n_pairs!r}, pairs_per_subject={per_subject!r}"
+)
+ERR_PER_SUBJECT = "pairs_per_subject must be an integer >= 1; got {value!r}"
+ERR_SUBJECT_PAIRS = "subject {name!r}: {reason}"
+ERR_ONBOARDING = "onboarding_questions must be distinct values of {choices}; got {value!r}"
 ERR_STATUS = "status must be one of {choices}; got {status!r}"
 ERR_FIELD = "field_of_study must be one of {choices}; got {value!r}"
 ERR_LEVEL = "education_level must be one of {choices}; got {value!r}"
@@ -111,13 +118,59 @@ def ensure_role_groups() -> tuple[Group, Group]:
 # --- studies --------------------------------------------------------------------
 
 
+def _check_settings(
+    *,
+    name: str,
+    run: ScoringRun,
+    datasets: Sequence[Dataset],
+    strategy: str,
+    target_judgments_per_pair: int,
+    seed: int,
+    n_pairs: int | None,
+    pairs_per_subject: int | None,
+    onboarding_questions: Sequence[str],
+    status: str,
+    study: Study | None = None,
+) -> str:
+    """Check a study's settings (not its scope); the stripped name."""
+    name = (name or "").strip()
+    if not name:
+        raise ValueError(ERR_NAME_EMPTY)
+    if Study.objects.filter(name=name).exclude(pk=getattr(study, "pk", None)).exists():
+        raise ValueError(ERR_NAME_TAKEN.format(name=name))
+    if run.status != RunStatus.DONE:
+        raise ValueError(ERR_RUN_NOT_DONE.format(run_id=run.pk, status=str(run.status)))
+    if not list(datasets):
+        raise ValueError(ERR_NO_DATASETS)
+    if strategy not in PairStrategy.values:
+        raise ValueError(ERR_STRATEGY.format(choices=PairStrategy.values, strategy=strategy))
+    if not _positive_int(target_judgments_per_pair):
+        raise ValueError(ERR_TARGET.format(value=target_judgments_per_pair))
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(ERR_SEED.format(value=seed))
+    if (n_pairs is None) == (pairs_per_subject is None):
+        raise ValueError(ERR_PAIRS_MODE.format(n_pairs=n_pairs, per_subject=pairs_per_subject))
+    if pairs_per_subject is not None and not _positive_int(pairs_per_subject):
+        raise ValueError(ERR_PER_SUBJECT.format(value=pairs_per_subject))
+    unknown = [q for q in onboarding_questions if q not in OnboardingQuestion.values]
+    if unknown or len(set(onboarding_questions)) != len(list(onboarding_questions)):
+        raise ValueError(ERR_ONBOARDING.format(choices=OnboardingQuestion.values, value=list(onboarding_questions)))
+    if status not in StudyStatus.values:
+        raise ValueError(ERR_STATUS.format(choices=StudyStatus.values, status=status))
+    return name
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 @transaction.atomic
 def study_create(
     *,
     name: str,
     run: ScoringRun,
     datasets: Sequence[Dataset],
-    n_pairs: int,
+    n_pairs: int | None = None,
     seed: int,
     subjects: Sequence[Subject] | None = None,
     strategy: str = PairStrategy.UNIFORM,
@@ -126,8 +179,13 @@ def study_create(
     include_low_coverage: bool = False,
     guidelines: str | None = None,
     created_by: AbstractBaseUser | None = None,
+    pairs_per_subject: int | None = None,
+    consent_text: str = "",
+    onboarding_questions: Sequence[str] | None = None,
+    members: Sequence[AbstractBaseUser] = (),
+    status: str = StudyStatus.OPEN,
 ) -> Study:
-    """Create an open study whose pairs are fixed now, from one scoring run.
+    """Create a study whose pairs are fixed now, from one scoring run.
 
     Parameters
     ----------
@@ -138,8 +196,8 @@ def study_create(
         ``kept`` flags and the difficulties the strategies use.
     datasets : sequence of Dataset
         Questions come from these datasets only.
-    n_pairs : int
-        Number of pairs, >= 1.
+    n_pairs : int, optional
+        Number of pairs, >= 1. Give this or ``pairs_per_subject``, not both.
     seed : int
         Seed of the pair sampler (the same inputs and seed give the same pairs).
     subjects : sequence of Subject, optional
@@ -156,10 +214,24 @@ def study_create(
         Also pair questions observed by fewer models than the run's
         ``min_models`` (default 3; see :mod:`scoring.diagnostics`). Whatever
         this says, a pair's two questions always lie in the same connected
-        component of the run's model-question graph.
+        component of the run's model-question graph, and a question without
+        text is never paired (:mod:`annotate.selectors.study_scope`).
     guidelines : str, optional
-        Text of the guidelines page; default :data:`DEFAULT_GUIDELINES`.
+        Markdown text of the guidelines page; default :data:`DEFAULT_GUIDELINES`.
     created_by : User, optional
+        The study's owner.
+    pairs_per_subject : int, optional
+        Draw this many pairs in each subject instead (each subject with a
+        sampler of its own, seeded by ``[seed, subject id]``); the study's
+        ``n_pairs`` is then this times the number of subjects.
+    consent_text : str, default ""
+        Markdown shown before onboarding; empty = no consent step.
+    onboarding_questions : sequence of str, optional
+        :class:`~annotate.models.OnboardingQuestion` values; default all.
+    members : sequence of User, default ()
+        Researchers added to the study (they manage it as its owner does).
+    status : {"draft", "open", "closed"}, default "open"
+        The creation page makes drafts, launched later; the command opens at once.
 
     Returns
     -------
@@ -178,40 +250,106 @@ def study_create(
     ----------
     EIP paper, section 5 and appendix H.3 (70 same-subject pairs, blind).
     """
-    name = (name or "").strip()
-    if not name:
-        raise ValueError(ERR_NAME_EMPTY)
-    if Study.objects.filter(name=name).exists():
-        raise ValueError(ERR_NAME_TAKEN.format(name=name))
-    if run.status != RunStatus.DONE:
-        raise ValueError(ERR_RUN_NOT_DONE.format(run_id=run.pk, status=str(run.status)))
+    questions = list(OnboardingQuestion.values) if onboarding_questions is None else list(onboarding_questions)
+    name = _check_settings(
+        name=name, run=run, datasets=datasets, strategy=strategy, target_judgments_per_pair=target_judgments_per_pair,
+        seed=seed, n_pairs=n_pairs, pairs_per_subject=pairs_per_subject, onboarding_questions=questions,
+        status=status,
+    )
     datasets = list(datasets)
-    if not datasets:
-        raise ValueError(ERR_NO_DATASETS)
-    if strategy not in PairStrategy.values:
-        raise ValueError(ERR_STRATEGY.format(choices=PairStrategy.values, strategy=strategy))
-    if isinstance(target_judgments_per_pair, bool) or not isinstance(target_judgments_per_pair, int) \
-            or target_judgments_per_pair < 1:
-        raise ValueError(ERR_TARGET.format(value=target_judgments_per_pair))
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(ERR_SEED.format(value=seed))
-
     scope = _sample_scope(
         run=run, datasets=datasets, subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
-        include_unkept=include_unkept, include_low_coverage=include_low_coverage,
+        include_unkept=include_unkept, include_low_coverage=include_low_coverage, pairs_per_subject=pairs_per_subject,
     )
     study = Study.objects.create(
         name=name,
         scoring_run=run,
         strategy=strategy,
         seed=seed,
-        n_pairs=n_pairs,
+        n_pairs=len(scope.pairs),
+        pairs_per_subject=pairs_per_subject,
         include_unkept=include_unkept,
         include_low_coverage=include_low_coverage,
         target_judgments_per_pair=target_judgments_per_pair,
         guidelines=guidelines if guidelines is not None else DEFAULT_GUIDELINES,
+        consent_text=consent_text or "",
+        onboarding_questions=questions,
+        status=status,
         created_by=created_by,
     )
+    study.members.set(members)
+    _store_scope(study=study, scope=scope)
+    return study
+
+
+@transaction.atomic
+def study_edit(
+    *,
+    study: Study,
+    name: str,
+    run: ScoringRun,
+    datasets: Sequence[Dataset],
+    n_pairs: int | None = None,
+    seed: int,
+    subjects: Sequence[Subject] | None = None,
+    strategy: str = PairStrategy.UNIFORM,
+    target_judgments_per_pair: int = 20,
+    include_unkept: bool = False,
+    include_low_coverage: bool = False,
+    guidelines: str,
+    pairs_per_subject: int | None = None,
+    consent_text: str = "",
+    onboarding_questions: Sequence[str] | None = None,
+    members: Sequence[AbstractBaseUser] = (),
+) -> Study:
+    """Change every setting of a study that has no judgment yet, drawing its
+    pairs again exactly as :func:`study_create` would for these arguments
+    (pairs on an evaluator's screen, never answered, are withdrawn). The
+    owner, status and creation time stay.
+
+    Parameters
+    ----------
+    study : Study
+        A study without any judgment.
+    name, run, datasets, n_pairs, seed, subjects, strategy, target_judgments_per_pair
+        As :func:`study_create`.
+    include_unkept, include_low_coverage, guidelines, pairs_per_subject
+        As :func:`study_create`.
+    consent_text, onboarding_questions, members
+        As :func:`study_create`.
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    StudyScopeFrozenError
+        The study has a judgment; its message is :data:`ERR_SCOPE_FROZEN`. Nothing changes.
+    ValueError
+        As :func:`study_create`. Nothing changes.
+    """
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    study_scope_guard(study=study)
+    questions = list(OnboardingQuestion.values) if onboarding_questions is None else list(onboarding_questions)
+    name = _check_settings(
+        name=name, run=run, datasets=datasets, strategy=strategy, target_judgments_per_pair=target_judgments_per_pair,
+        seed=seed, n_pairs=n_pairs, pairs_per_subject=pairs_per_subject, onboarding_questions=questions,
+        status=str(study.status), study=study,
+    )
+    scope = _sample_scope(
+        run=run, datasets=list(datasets), subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
+        include_unkept=include_unkept, include_low_coverage=include_low_coverage, pairs_per_subject=pairs_per_subject,
+    )
+    Assignment.objects.filter(pair__study=study).delete()
+    Pair.objects.filter(study=study).delete()
+    study.name, study.scoring_run, study.strategy, study.seed = name, run, strategy, seed
+    study.n_pairs, study.pairs_per_subject = len(scope.pairs), pairs_per_subject
+    study.include_unkept, study.include_low_coverage = include_unkept, include_low_coverage
+    study.target_judgments_per_pair = target_judgments_per_pair
+    study.guidelines, study.consent_text, study.onboarding_questions = guidelines, consent_text or "", questions
+    study.save()
+    study.members.set(members)
     _store_scope(study=study, scope=scope)
     return study
 
@@ -231,66 +369,70 @@ def _sample_scope(
     run: ScoringRun,
     datasets: list[Dataset],
     subjects: Sequence[Subject] | None,
-    n_pairs: int,
+    n_pairs: int | None,
     seed: int,
     strategy: str,
     include_unkept: bool,
     include_low_coverage: bool = False,
+    pairs_per_subject: int | None = None,
 ) -> _Scope:
     """Draw the pairs of a scope (reads only; raises ``ValueError`` as :func:`study_create`)."""
-    rows = QuestionResult.objects.filter(
-        run=run, question__dataset__in=datasets, question__subject__isnull=False
+    candidates = study_scope_candidates(
+        run=run, datasets=datasets, subjects=subjects, include_unkept=include_unkept,
+        include_low_coverage=include_low_coverage, columns=(REFERENCE_COLUMN, *_baseline_columns()),
     )
-    present = set(rows.values_list("question__subject_id", flat=True).distinct())
+    present = candidates.subjects_present
     if subjects is not None:
         subjects = list(subjects)
         outside = sorted(s.name for s in subjects if s.pk not in present)
         if outside:
             raise ValueError(ERR_SUBJECTS_OUTSIDE.format(names=outside, run_id=run.pk))
-        rows = rows.filter(question__subject__in=subjects)
-    columns = (REFERENCE_COLUMN, *_baseline_columns())
-    values = list(rows.order_by("question_id").values_list(
-        "question_id", "question__subject_id", "kept", "scores", "n_observed", "component"
-    ))
-    if not values:
+    if not len(candidates.question_ids):
         raise ValueError(ERR_NO_QUESTIONS.format(run_id=run.pk))
+    used = list(subjects) if subjects is not None else list(Subject.objects.filter(pk__in=present).order_by("pk"))
+    if pairs_per_subject is None:
+        assert n_pairs is not None  # checked by _check_settings / the scope callers
+        pairs, labels = _draw(candidates, np.ones(len(candidates.question_ids), dtype=bool), n_pairs=n_pairs,
+                              strategy=strategy, rng=np.random.default_rng(seed))
+    else:
+        drawn = []
+        for subject in sorted(used, key=lambda s: s.pk):
+            try:
+                drawn.append(_draw(candidates, candidates.subject_ids == subject.pk, n_pairs=pairs_per_subject,
+                                   strategy=strategy, rng=np.random.default_rng([seed, SUBJECT_STREAM, subject.pk])))
+            except ValueError as exc:
+                raise ValueError(ERR_SUBJECT_PAIRS.format(name=subject.name, reason=exc)) from None
+        pairs = np.concatenate([d[0] for d in drawn])
+        labels = None if any(d[1] is None for d in drawn) else np.concatenate([d[1] for d in drawn])
+    # Randomly ordered pairs: which question is "a" comes from a stream of its
+    # own (seeded by the study's seed), so the sampled set does not change.
+    oriented = pairs.copy()
+    flip = np.random.default_rng([seed, ORIENTATION_STREAM]).random(len(oriented)) < 0.5
+    oriented[flip] = oriented[flip][:, ::-1]
+    rows = [
+        (int(a), int(b), None if labels is None else int(labels[k])) for k, (a, b) in enumerate(oriented.tolist())
+    ]
+    return _Scope(datasets=datasets, subjects=used, pairs=rows)
 
-    ids = np.array([v[0] for v in values], dtype=np.int64)
-    subject_ids = np.array([v[1] for v in values], dtype=np.int64)
-    eligible = np.ones(len(values), dtype=bool)
-    if not include_unkept:
-        eligible &= np.array([bool(v[2]) for v in values])
-    if not include_low_coverage:
-        min_models = run.diagnostics.get("min_models", run.params.get("min_models", DEFAULT_MIN_MODELS))
-        eligible &= np.array([v[4] >= min_models for v in values])
-    # Runs older than the diagnostics have no component: one block then.
-    components = None if any(v[5] is None for v in values) else np.array([v[5] for v in values], dtype=np.int64)
-    difficulty = {
-        column: np.array([v[3].get(column, math.nan) for v in values], dtype=np.float64) for column in columns
-    }
+
+def _draw(
+    candidates: ScopeCandidates, mask: np.ndarray, *, n_pairs: int, strategy: str, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Sample ``n_pairs`` among the candidates in ``mask``; (pairs, stratum or disagreement labels)."""
+    difficulty = {column: values[mask] for column, values in candidates.difficulty.items()}
     sample = sample_pairs(
-        ids,
-        subject_ids,
+        candidates.question_ids[mask],
+        candidates.subject_ids[mask],
         n_pairs=n_pairs,
         strategy=strategy,
         difficulty=difficulty if strategy != PairStrategy.UNIFORM else None,
-        kept=eligible,
-        components=components,
+        kept=candidates.eligible[mask],
+        components=None if candidates.components is None else candidates.components[mask],
         reference=REFERENCE_COLUMN,
         tie_tolerance=_column_tolerances(),
-        rng=seed,
+        rng=rng,
     )
-    used = list(subjects) if subjects is not None else list(Subject.objects.filter(pk__in=present).order_by("pk"))
-    labels = sample.stratum if sample.stratum is not None else sample.n_disagree
-    # Randomly ordered pairs: which question is "a" comes from a stream of its
-    # own (seeded by the study's seed), so the sampled set does not change.
-    oriented = sample.pairs.copy()
-    flip = np.random.default_rng([seed, ORIENTATION_STREAM]).random(len(oriented)) < 0.5
-    oriented[flip] = oriented[flip][:, ::-1]
-    pairs = [
-        (int(a), int(b), None if labels is None else int(labels[k])) for k, (a, b) in enumerate(oriented.tolist())
-    ]
-    return _Scope(datasets=datasets, subjects=used, pairs=pairs)
+    return sample.pairs, (sample.stratum if sample.stratum is not None else sample.n_disagree)
 
 
 def _store_scope(*, study: Study, scope: _Scope) -> None:
@@ -328,10 +470,12 @@ def _scope_of(
     datasets = list(datasets)
     if not datasets:
         raise ValueError(ERR_NO_DATASETS)
+    per_subject = study.pairs_per_subject if n_pairs is None else None
     return _sample_scope(
         run=study.scoring_run, datasets=datasets, subjects=subjects,
-        n_pairs=study.n_pairs if n_pairs is None else n_pairs, seed=study.seed, strategy=str(study.strategy),
-        include_unkept=study.include_unkept, include_low_coverage=study.include_low_coverage,
+        n_pairs=None if per_subject else (study.n_pairs if n_pairs is None else n_pairs), seed=study.seed,
+        strategy=str(study.strategy), include_unkept=study.include_unkept,
+        include_low_coverage=study.include_low_coverage, pairs_per_subject=per_subject,
     )
 
 
@@ -369,7 +513,8 @@ def study_scope_update(
         The new subjects; default every subject of ``datasets``' questions in
         the study's run (as in :func:`study_create`).
     n_pairs : int, optional
-        The new number of pairs; default the study's current number.
+        The new number of pairs in all (the study then no longer draws per
+        subject); default the study's current number, or per subject as before.
 
     Returns
     -------
@@ -390,7 +535,9 @@ def study_scope_update(
     Assignment.objects.filter(pair__study=study).delete()
     Pair.objects.filter(study=study).delete()
     study.n_pairs = len(scope.pairs)
-    study.save(update_fields=["n_pairs"])
+    if n_pairs is not None:
+        study.pairs_per_subject = None
+    study.save(update_fields=["n_pairs", "pairs_per_subject"])
     _store_scope(study=study, scope=scope)
     return study
 
