@@ -67,6 +67,7 @@ ERR_PAIRS_MODE = (
 ERR_PER_SUBJECT = "pairs_per_subject must be an integer >= 1; got {value!r}"
 ERR_SUBJECT_PAIRS = "subject {name!r}: {reason}"
 ERR_ONBOARDING = "onboarding_questions must be distinct values of {choices}; got {value!r}"
+ERR_NOT_ASKED = "{name} is not one of the study's onboarding questions"
 ERR_STATUS = "status must be one of {choices}; got {status!r}"
 ERR_FIELD = "field_of_study must be one of {choices}; got {value!r}"
 ERR_LEVEL = "education_level must be one of {choices}; got {value!r}"
@@ -661,17 +662,25 @@ def evaluator_create(*, username: str, study: Study) -> tuple[AbstractBaseUser, 
 def participation_onboard(
     *,
     participation: Participation,
-    field_of_study: str,
-    education_level: str,
-    qualified_subjects: Sequence[Subject],
+    field_of_study: str = "",
+    education_level: str = "",
+    qualified_subjects: Sequence[Subject] = (),
 ) -> Participation:
     """Record the evaluator's background (appendix H.3, table 13 categories) and
     the subjects they feel qualified to judge (recorded only: every pair is
-    still shown, and the evaluator may skip)."""
-    if field_of_study not in FieldOfStudy.values:
+    still shown, and the evaluator may skip).
+
+    Only the study's ``onboarding_questions`` are asked: an asked field must
+    hold one of its choices ("prefer not to say" is one), a field not asked
+    must be empty (nothing is stored for it)."""
+    asked = set(participation.study.onboarding_questions)
+    if field_of_study not in FieldOfStudy.values and (OnboardingQuestion.FIELD_OF_STUDY in asked or field_of_study):
         raise ValueError(ERR_FIELD.format(choices=FieldOfStudy.values, value=field_of_study))
-    if education_level not in EducationLevel.values:
+    if education_level not in EducationLevel.values and (
+            OnboardingQuestion.EDUCATION_LEVEL in asked or education_level):
         raise ValueError(ERR_LEVEL.format(choices=EducationLevel.values, value=education_level))
+    if qualified_subjects and OnboardingQuestion.QUALIFIED_SUBJECTS not in asked:
+        raise ValueError(ERR_NOT_ASKED.format(name=OnboardingQuestion.QUALIFIED_SUBJECTS.value))
     allowed = set(participation.study.subjects.values_list("pk", flat=True))
     outside = sorted(s.name for s in qualified_subjects if s.pk not in allowed)
     if outside:
