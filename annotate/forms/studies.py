@@ -70,13 +70,14 @@ class StudyForm(forms.Form):
         queryset=None, widget=forms.CheckboxSelectMultiple, required=False, label="Co-researchers",
         help_text="They see and manage this study as you do.")
 
-    def __init__(self, *args, user: AbstractBaseUser, **kwargs) -> None:
+    def __init__(self, *args, owner: AbstractBaseUser | None, **kwargs) -> None:
+        """``owner``: the study's owner (the creating user on the creation page), left out of the members."""
         super().__init__(*args, **kwargs)
         datasets = datasets_of_finished_runs()
         self.fields["run"].queryset = scoring_runs_finished()
         self.fields["datasets"].queryset = datasets
         self.fields["subjects"].queryset = subjects_of_datasets(datasets=datasets)
-        self.fields["members"].queryset = researchers_except(user=user)
+        self.fields["members"].queryset = researchers_except(user=owner)
         if not self.is_bound and "seed" not in self.initial:
             self.initial["seed"] = secrets.randbits(SEED_BITS)
 

@@ -235,7 +235,9 @@ def subjects_of_datasets(*, datasets: QuerySet[Dataset]) -> QuerySet[Subject]:
     return Subject.objects.filter(questions__dataset__in=datasets).distinct().order_by("name")
 
 
-def researchers_except(*, user: AbstractBaseUser) -> QuerySet[AbstractBaseUser]:
+def researchers_except(*, user: AbstractBaseUser | None) -> QuerySet[AbstractBaseUser]:
     """Active researchers (the "researcher" group; staff need no membership) other than ``user``, by username."""
-    return (get_user_model().objects.filter(is_active=True, groups__name=RESEARCHER_GROUP)
-            .exclude(pk=user.pk).distinct().order_by("username"))
+    found = get_user_model().objects.filter(is_active=True, groups__name=RESEARCHER_GROUP)
+    if user is not None:
+        found = found.exclude(pk=user.pk)
+    return found.distinct().order_by("username")

@@ -20,7 +20,7 @@ from annotate.views.access import researcher_required, study_access_required
 
 @researcher_required
 def study_create_page(request: HttpRequest) -> HttpResponse:
-    form = StudyForm(request.POST or None, user=request.user)
+    form = StudyForm(request.POST or None, owner=request.user)
     if request.method == "POST" and form.is_valid():
         try:
             study = study_create(**form.service_kwargs(), created_by=request.user, status=StudyStatus.DRAFT)
@@ -39,7 +39,7 @@ def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
     if study_scope_frozen(study=study):
         messages.error(request, "This study has judgments, so its settings can no longer change.")
         return redirect("annotate:study_manage", study_id=study_id)
-    form = StudyForm(request.POST or None, user=request.user, initial=StudyForm.initial_of(study))
+    form = StudyForm(request.POST or None, owner=study.created_by, initial=StudyForm.initial_of(study))
     if request.method == "POST" and form.is_valid():
         try:
             study = study_edit(study=study, **form.service_kwargs())
