@@ -55,6 +55,7 @@ def pairs_of(study: Study) -> list[tuple[int, int, int | None]]:
 def test_the_page_draws_the_same_pairs_as_the_command_with_the_same_seed(catalog, olga, strategy):
     call_command("create_study", "--name", "From the command", "--datasets", catalog.dataset.name, "--pairs", "8",
                  "--seed", "42", "--strategy", strategy, "--run", str(catalog.run.pk), "--no-invitation",
+                 "--owner", "olga",
                  stdout=StringIO())
     response = client_for(olga).post(reverse("annotate:study_create"),
                                      form_data(catalog, strategy=strategy, onboarding_questions=["education_level"]))
@@ -62,6 +63,7 @@ def test_the_page_draws_the_same_pairs_as_the_command_with_the_same_seed(catalog
     assert response.status_code == 302 and response.url == reverse("annotate:study_manage",
                                                                    kwargs={"study_id": page.pk})
     command = Study.objects.get(name="From the command")
+    assert command.created_by == olga and command.status == StudyStatus.OPEN
     assert len(pairs_of(page)) == 8 and pairs_of(page) == pairs_of(command)
     assert (page.status, page.created_by, page.target_judgments_per_pair) == (StudyStatus.DRAFT, olga, 5)
     assert (page.consent_text, page.onboarding_questions) == ("I agree.", ["education_level"])
