@@ -161,3 +161,18 @@ def test_the_page_lists_the_new_education_levels_on_onboarding(catalog, olga):
     assert response.status_code == 302
     ada.refresh_from_db()
     assert (ada.education_level, ada.field_of_study) == ("prefer_not_to_say", "")
+
+
+def test_an_export_carries_the_new_settings_and_an_older_file_gets_the_defaults(catalog, olga):
+    from annotate.services.study_transfer import study_export, study_import
+
+    data = form_data(catalog, pairs_mode="per_subject", n_pairs=2, onboarding_questions=["field_of_study"])
+    client_for(olga).post(reverse("annotate:study_create"), data)
+    document = study_export(study=Study.objects.get(name="From the page"))
+    copy = study_import(document=document, rename="Copy").study
+    assert (copy.pairs_per_subject, copy.consent_text, copy.onboarding_questions) == (2, "I agree.", ["field_of_study"])
+    for key in ("pairs_per_subject", "consent_text", "onboarding_questions"):
+        del document["study"][key]
+    old = study_import(document=document, rename="Older file").study
+    assert (old.pairs_per_subject, old.consent_text, old.onboarding_questions) == (
+        None, "", ["field_of_study", "education_level", "qualified_subjects"])
