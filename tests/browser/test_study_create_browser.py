@@ -38,6 +38,7 @@ def test_a_researcher_creates_and_launches_a_study_in_the_browser(live_server, p
     page.fill("#id_password", "olga-pass-7")
     page.click("#login-submit")
     expect(page.locator("h1")).to_have_text("Studies")
+    shot(page, "studies_empty")
     page.click("#new-study")
     expect(page.locator("h1")).to_have_text("New study")
 
@@ -73,6 +74,7 @@ def test_a_researcher_creates_and_launches_a_study_in_the_browser(live_server, p
     expect(page.locator(".messages")).to_contain_text("is now open")
     study.refresh_from_db()
     assert study.status == StudyStatus.OPEN
+    shot(page, "manage_open")
 
     same = study_create(name="same settings", run=catalog.run, datasets=[catalog.dataset],
                         subjects=[catalog.subjects[1]], n_pairs=5, seed=9)
