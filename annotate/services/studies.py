@@ -392,7 +392,8 @@ def _sample_scope(
         raise ValueError(ERR_NO_QUESTIONS.format(run_id=run.pk))
     used = list(subjects) if subjects is not None else list(Subject.objects.filter(pk__in=present).order_by("pk"))
     if pairs_per_subject is None:
-        assert n_pairs is not None  # checked by _check_settings / the scope callers
+        if n_pairs is None:
+            raise ValueError(ERR_PAIRS_MODE.format(n_pairs=n_pairs, per_subject=pairs_per_subject))
         pairs, labels = _draw(candidates, np.ones(len(candidates.question_ids), dtype=bool), n_pairs=n_pairs,
                               strategy=strategy, rng=np.random.default_rng(seed))
     else:
