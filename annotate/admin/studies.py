@@ -17,9 +17,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from annotate.admin.privacy import delete_evaluator_personal_data
-from annotate.models import Assignment, Invitation, Judgment, Pair, Participation, Study, StudyStatus
+from annotate.models import (
+    Assignment,
+    Invitation,
+    Judgment,
+    OnboardingQuestion,
+    Pair,
+    Participation,
+    Study,
+    StudyStatus,
+)
 from annotate.selectors.studies import can_manage_study, studies_visible_to, study_scope_frozen
 from annotate.services.studies import (
+    ERR_ONBOARDING,
     StudyScopeFrozenError,
     invitation_revoke,
     study_scope_guard,
@@ -61,7 +71,15 @@ class StudyAdminForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = ("name", "datasets", "subjects", "target_judgments_per_pair", "guidelines", "status")
+        fields = ("name", "datasets", "subjects", "target_judgments_per_pair", "guidelines", "consent_text",
+                  "onboarding_questions", "members", "status")
+
+    def clean_onboarding_questions(self) -> list:
+        value = self.cleaned_data["onboarding_questions"]
+        if not isinstance(value, list) or any(q not in OnboardingQuestion.values for q in value) \
+                or len(set(value)) != len(value):
+            raise forms.ValidationError(ERR_ONBOARDING.format(choices=OnboardingQuestion.values, value=value))
+        return value
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -86,14 +104,14 @@ class StudyAdmin(admin.ModelAdmin):
     list_select_related = ("scoring_run",)
     fields = (
         "name", "scope", "datasets", "subjects", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept",
-        "include_low_coverage", "target_judgments_per_pair", "guidelines", "status", "created_by", "created_at",
-        "closed_at",
+        "include_low_coverage", "pairs_per_subject", "target_judgments_per_pair", "guidelines", "consent_text",
+        "onboarding_questions", "status", "created_by", "members", "created_at", "closed_at",
     )
     readonly_fields = (
-        "scope", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "include_low_coverage", "created_by",
-        "created_at", "closed_at",
+        "scope", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "include_low_coverage",
+        "pairs_per_subject", "created_by", "created_at", "closed_at",
     )
-    filter_horizontal = SCOPE_FIELDS
+    filter_horizontal = (*SCOPE_FIELDS, "members")
     inlines = [PairInline]
     actions = ["close_studies", "open_studies"]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.admin.sites import site
+from django.contrib.auth import get_user_model
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
@@ -160,3 +161,19 @@ def test_the_admin_queryset_is_the_selectors(cast):
     request = RequestFactory().get("/admin/annotate/study/")
     request.user = cast["otto"]
     assert list(site._registry[Study].get_queryset(request)) == [cast["other"]]
+
+
+def test_staff_add_a_researcher_to_a_study_in_the_admin_and_bad_onboarding_lists_are_refused(cast):
+    study, otto = cast["study"], cast["otto"]
+    boss = get_user_model().objects.create_superuser(username="boss", password=None)
+    client = client_for(boss)
+    url = reverse("admin:annotate_study_change", args=[study.pk])
+    data = {"name": study.name, "target_judgments_per_pair": 20, "guidelines": "g", "consent_text": "",
+            "onboarding_questions": '["education_level", "shoe_size"]', "members": [cast["max"].pk, otto.pk],
+            "status": "open", "pairs-TOTAL_FORMS": 0, "pairs-INITIAL_FORMS": 0}
+    refused = client.post(url, data)
+    assert refused.status_code == 200 and "onboarding_questions must be distinct values of" in refused.content.decode()
+    assert client.post(url, {**data, "onboarding_questions": '["education_level"]'}).status_code == 302
+    study.refresh_from_db()
+    assert set(study.members.all()) == {cast["max"], otto} and study.onboarding_questions == ["education_level"]
+    assert can_manage_study(user=otto, study=study)
