@@ -8,6 +8,12 @@ What is counted
   per username typed.
 * ``join`` (``/join/<token>/``): every request for an unknown or revoked token
   (status 404), per client address.
+* ``api-token`` (the API's ``Authorization: Token <key>``, counted by
+  :mod:`annotate.api.auth`): every malformed header or unknown/revoked key
+  (status 401), per client address. Once blocked, the address gets 429 with
+  ``Retry-After`` for every token request, a valid token included, until the
+  window ends: a guesser learns nothing from the answers, and a script that
+  shares the address with one waits at most one window.
 
 Only failures count, so a class of fifty evaluators joining from one address
 behind a NAT is never blocked. Once a key has ``RATELIMIT_ATTEMPTS`` failures
@@ -16,12 +22,14 @@ on the clock, default 10 per 60 s), every further attempt on that door with
 that key is refused with a 429 page and a ``Retry-After`` header until the
 window ends, even with the right password.
 
-Counters live in Django's cache. LocMemCache (the local default) is per
-process; with several gunicorn workers use a shared cache: production defaults
-to the database cache (``CACHE_BACKEND=database``, ``manage.py
-createcachetable``). The database cache's ``incr`` is not atomic, so under a
-burst of simultaneous failures a few may go uncounted; the limit still holds
-to within the number of workers.
+Counters live in Django's cache and are counted with ``cache.add`` then
+``cache.incr``. LocMemCache (the local default) is per process; with several
+gunicorn workers use a shared cache. Redis (``REDIS_URL``; production uses it
+when set) increments atomically, so every failure of a burst from many workers
+is counted. The database cache (``CACHE_BACKEND=database``, ``manage.py
+createcachetable``; production's fallback) reads then writes in ``incr``, so
+under a burst of simultaneous failures a few may go uncounted; the limit then
+holds to within the number of workers.
 """
 from __future__ import annotations
 
@@ -59,6 +67,9 @@ DOORS: dict[str, Door] = {
     "annotate:study_join": Door("join", frozenset({"GET", "POST"}), False, lambda r: r.status_code == 404),
 }
 
+#: Failed API tokens: not a view, counted by annotate.api.auth through :func:`door_keys`.
+API_TOKEN_DOOR = Door("api-token", frozenset(), False, lambda r: r.status_code == 401)
+
 # The clock, replaceable in tests.
 now: Callable[[], float] = time.time
 
@@ -87,9 +98,20 @@ def _keys(door: Door, request: HttpRequest) -> list[str]:
     ]
 
 
+def door_keys(door: Door, request: HttpRequest) -> list[str]:
+    """The cache keys counting ``door``'s failures for this request's client
+    (and username, when the door counts them), in the current window."""
+    return _keys(door, request)
+
+
 def _seconds_left() -> int:
     window = settings.RATELIMIT_WINDOW_S
     return max(1, math.ceil(window - now() % window))
+
+
+def seconds_left() -> int:
+    """Seconds until the current window ends (at least 1): the ``Retry-After``."""
+    return _seconds_left()
 
 
 def attempts_blocked(keys: list[str]) -> bool:

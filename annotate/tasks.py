@@ -10,6 +10,7 @@ from django_tasks import task
 
 from annotate.models import AnalysisRun, ScoringRun
 from annotate.services.analyses import analysis_run_execute
+from annotate.services.deletion import response_set_delete
 from annotate.services.scoring import scoring_run_execute
 
 
@@ -37,3 +38,15 @@ def run_analysis(analysis_id: int) -> dict:
     run = AnalysisRun.objects.select_related("response_set").get(pk=analysis_id)
     run = analysis_run_execute(run=run)
     return {"analysis_id": run.pk, "status": str(run.status)}
+
+
+@task()
+def delete_response_set(response_set_id: int) -> dict:
+    """Delete response set ``response_set_id`` with its responses, runs and results
+    (see :func:`annotate.services.deletion.response_set_delete`).
+
+    Returns ``{"response_set": "<name vN>", "n_responses": ...}``; a set a study
+    uses raises (nothing deleted).
+    """
+    outcome = response_set_delete(response_set_id=response_set_id)
+    return {"response_set": outcome.response_set, "n_responses": outcome.n_responses}

@@ -11,6 +11,7 @@ app_name = "annotate"
 # Evaluators: invitation, onboarding, guidelines, judging (issue 4).
 judging_urls = [
     path("join/<str:token>/", judging.join, name="study_join"),
+    path("join/<str:token>/fresh/", judging.join_fresh, name="study_join_fresh"),
     path("studies/<int:study_id>/", judging.study_entry, name="study_entry"),
     path("studies/<int:study_id>/onboarding/", judging.study_onboarding, name="study_onboarding"),
     path("studies/<int:study_id>/guidelines/", judging.study_guidelines, name="study_guidelines"),
@@ -31,6 +32,12 @@ study_urls = [
     path("studies/<int:study_id>/manage/invitations/", studies.study_invitation_create, name="study_invitation_create"),
     path("studies/<int:study_id>/manage/invitations/<int:invitation_id>/revoke/", studies.study_invitation_revoke,
          name="study_invitation_revoke"),
+    path("studies/<int:study_id>/manage/status/confirm/", studies.study_status_confirm, name="study_status_confirm"),
+    path("studies/<int:study_id>/manage/settings/", studies.study_quality_settings, name="study_quality_settings"),
+    path("studies/<int:study_id>/manage/evaluators/<int:participation_id>/exclude/", studies.study_evaluator_exclude,
+         name="study_evaluator_exclude"),
+    path("studies/<int:study_id>/manage/evaluators/<int:participation_id>/restore/", studies.study_evaluator_restore,
+         name="study_evaluator_restore"),
 ]
 
 # A study's alignment report and its downloads (issue 5).

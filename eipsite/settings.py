@@ -15,13 +15,25 @@ DATABASE_URL    e.g. postgres://user@127.0.0.1:5432/eip; default SQLite file db.
 DB_CONN_MAX_AGE seconds a database connection is kept between requests; default 0
 STATIC_ROOT     where ``collectstatic`` writes; default ./staticfiles
 TASKS_BACKEND   "database" (default; run ``manage.py db_worker``) or "immediate"
-CACHE_BACKEND   "locmem" or "database" (table ``eip_cache``, created by
-                ``manage.py createcachetable``); default locmem when DEBUG is on,
-                database when it is off, so that several gunicorn workers share
-                the rate-limit counters
+CACHE_BACKEND   "locmem", "redis" (needs REDIS_URL) or "database" (table
+                ``eip_cache``, created by ``manage.py createcachetable``);
+                default locmem when DEBUG is on; when it is off, redis if
+                REDIS_URL is set, else database, so that several gunicorn
+                workers share the rate-limit counters (Redis counts atomically)
+REDIS_URL       e.g. redis://127.0.0.1:6379/0; default none
 RATELIMIT_ATTEMPTS, RATELIMIT_WINDOW_S
-                failed logins / invitation look-ups allowed per client address
-                and per username in a window; default 10 per 60 s
+                failed logins / invitation look-ups / API tokens allowed per
+                client address (and per username) in a window; default 10 per 60 s
+JSON_MAX_DEPTH  deepest nesting of JSON read from outside (API bodies, JSON
+                Lines, options_json, harness logs); default 100
+MAX_ID_LIST_LENGTH
+                most ids in one list parameter (API model_ids, dataset_ids);
+                default 10000
+QUESTION_TEXT_MAX_CHARS
+                longest question text, options (together) and reference answer
+                an upload may hold; default 100000
+CSP_ENABLED     send the Content-Security-Policy header; default on when DEBUG
+                is off, off when it is on
 TRUST_X_FORWARDED_FOR
                 take the client address from the last X-Forwarded-For entry
                 (only behind a reverse proxy that sets it); default off
@@ -127,7 +139,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: styled 400/403/404/500 pages with DEBUG on too (with DEBUG off the handlers in urls.py).
+    "annotate.views.errors.ErrorPageMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "annotate.csp.ContentSecurityPolicyMiddleware",
     # WhiteNoise serves collected static files in production; in development
     # runserver's staticfiles app serves them (and there is no STATIC_ROOT).
     *([] if DEBUG else ["whitenoise.middleware.WhiteNoiseMiddleware"]),
@@ -227,13 +242,22 @@ TASKS = {"default": {"BACKEND": _TASK_BACKENDS[_task_backend]}}
 # Rate-limit counters (annotate/ratelimit.py) live in the cache. Each gunicorn
 # worker has its own LocMemCache, so production defaults to the database cache
 # (one table shared by every worker; `manage.py createcachetable`).
+# Redis (REDIS_URL) is the production choice: its INCR is atomic, so a burst of
+# failures from many workers is counted exactly.
+REDIS_URL = env_str("REDIS_URL", "").strip()
+if REDIS_URL and not REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(f"REDIS_URL={REDIS_URL!r} must start with redis://, rediss:// or unix://")
 _CACHE_BACKENDS = {
     "locmem": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "eip"},
     "database": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "eip_cache"},
+    "redis": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+              "KEY_PREFIX": "eip"},
 }
-_cache_backend = env_str("CACHE_BACKEND", "locmem" if DEBUG else "database")
+_cache_backend = env_str("CACHE_BACKEND", "locmem" if DEBUG else ("redis" if REDIS_URL else "database"))
 if _cache_backend not in _CACHE_BACKENDS:
     raise ImproperlyConfigured(f"CACHE_BACKEND={_cache_backend!r}; use one of {sorted(_CACHE_BACKENDS)}")
+if _cache_backend == "redis" and not REDIS_URL:
+    raise ImproperlyConfigured("CACHE_BACKEND=redis needs REDIS_URL, e.g. redis://127.0.0.1:6379/0")
 CACHES = {"default": _CACHE_BACKENDS[_cache_backend]}
 
 RATELIMIT_ATTEMPTS = env_int("RATELIMIT_ATTEMPTS", 10)
@@ -243,6 +267,34 @@ if RATELIMIT_ATTEMPTS < 1 or RATELIMIT_WINDOW_S < 1:
         f"RATELIMIT_ATTEMPTS={RATELIMIT_ATTEMPTS} and RATELIMIT_WINDOW_S={RATELIMIT_WINDOW_S} must be >= 1"
     )
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
+
+# Bounds on what a request or an upload may hold (issue 13): nesting of JSON
+# (annotate/jsonsafe.py), ids in one list parameter (annotate/selectors/matrix.py
+# check_ids), characters of a question's text (annotate/services/loading.py).
+JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 100)
+MAX_ID_LIST_LENGTH = env_int("MAX_ID_LIST_LENGTH", 10_000)
+QUESTION_TEXT_MAX_CHARS = env_int("QUESTION_TEXT_MAX_CHARS", 100_000)
+for _name in ("JSON_MAX_DEPTH", "MAX_ID_LIST_LENGTH", "QUESTION_TEXT_MAX_CHARS"):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name}={globals()[_name]} must be >= 1")
+if JSON_MAX_DEPTH > 500:  # Python's json recursion stops near 1000 levels
+    raise ImproperlyConfigured(f"JSON_MAX_DEPTH={JSON_MAX_DEPTH} must be <= 500")
+
+# Content-Security-Policy (annotate/csp.py): scripts, styles, fonts and images
+# from this site only; no inline script or style attribute is needed.
+CSP_ENABLED = env_bool("CSP_ENABLED", not DEBUG)
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
+
+# A 403 is logged as one warning line, without the PermissionDenied traceback.
+LOGGING: dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"forbidden_one_line": {"()": "annotate.logfilters.ForbiddenWithoutTraceback"}},
+    "loggers": {"django.request": {"filters": ["forbidden_one_line"]}},
+}
 
 # Production mode: HTTPS only, secure cookies, HSTS. `manage.py check --deploy`
 # passes with no warning under these defaults (tests/annotate/test_deploy_settings.py).
@@ -260,12 +312,8 @@ if not DEBUG:
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
     # Errors go to stderr (gunicorn and db_worker hand it to the journal), not
-    # to ADMINS by mail. With DEBUG on, Django's default logging is kept.
-    LOGGING = {
-        "version": 1,
-        "disable_existing_loggers": False,
-        "handlers": {"console": {"class": "logging.StreamHandler"}},
-        "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
-    }
+    # to ADMINS by mail. With DEBUG on, Django's default handlers are kept.
+    LOGGING["handlers"] = {"console": {"class": "logging.StreamHandler"}}
+    LOGGING["root"] = {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")}
 
 EIP_SHARED_DATA = env_str("EIP_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data"))

@@ -31,7 +31,7 @@ from scoring.baselines import (
 )
 from scoring.consensus import ConsensusResult, PairConsensus, consensus, leave_one_out_consensus
 from scoring.eip import EIPResult, eip
-from scoring.exceptions import ConvergenceError
+from scoring.exceptions import ConvergenceError, NonFiniteError
 from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt
 from scoring.pairs import (
     FIRST,
@@ -65,6 +65,7 @@ __all__ = [
     "AlphaResult",
     "ConsensusResult",
     "ConvergenceError",
+    "NonFiniteError",
     "EIPResult",
     "FleissResult",
     "IRTResult",

@@ -32,9 +32,18 @@ from scoring._validation import (
     check_positive_int,
     check_response_matrix,
 )
-from scoring.exceptions import ConvergenceError
+from scoring.exceptions import ConvergenceError, NonFiniteError
 
 __all__ = ["EIPResult", "eip"]
+
+#: A question whose success weights sum to less than the smallest normal
+#: float64 (about 2.2e-308): ``1 / S(q)`` would overflow to inf.
+SUBNORMAL_SUCCESS = (
+    "R has credit {value!r} at (question {row}, model {column}): question {row}'s credits sum to {total!r}, "
+    "below the smallest normal float64 ({tiny:.3g}), so EIP cannot divide by that sum; round credits this "
+    "small to 0 (the loaders round credits below 1e-12 to 0)"
+)
+_TINY = float(np.finfo(np.float64).tiny)
 
 NO_KEPT_QUESTIONS = (
     "R has no question with both a success and a failure: every question was "
@@ -169,8 +178,14 @@ def eip(
         not in (0, 1), ``tol`` is not positive, ``max_iter`` or
         ``chunk_bytes`` is not an integer >= 1, or if no question is kept
         (every question all solved, all failed or unobserved).
+        Also if a question's credits sum to a subnormal number (``0 < S(q)
+        < 2.2e-308``, e.g. a single credit of 5e-324): ``1 / S(q)`` would
+        overflow (``SUBNORMAL_SUCCESS``).
     ConvergenceError
         If the residual is still above ``tol`` after ``max_iter`` iterations.
+    NonFiniteError
+        If an iteration produces inf or NaN (it never returns NaN scores
+        for kept questions, nor blames ``max_iter`` for a numerical fault).
 
     Notes
     -----
@@ -344,6 +359,7 @@ def _build_graph(R: ResponseArray, rows_per_chunk: int) -> _Graph:
             fail[rows] = n_models - s[rows]
             kept_rows = ((s[rows] > 0) & (fail[rows] > 0)).astype(np.float64)
             f += kept_rows.sum() - kept_rows @ credit
+    _check_success_weights(R, s)
     kept = (s > 0) & (fail > 0)
     dangling = f <= 0
     inv_s = np.zeros(n_questions)
@@ -361,6 +377,18 @@ def _build_graph(R: ResponseArray, rows_per_chunk: int) -> _Graph:
         credit=cached_credit,
         observed=cached_observed,
     )
+
+
+def _check_success_weights(R: ResponseArray, s: FloatArray) -> None:
+    """Refuse a question whose success weights sum to a subnormal (``0 < S(q) < tiny``)."""
+    small = np.flatnonzero((s > 0) & (s < _TINY))
+    if small.size == 0:
+        return
+    row = int(small[0])
+    values = np.asarray(R[row], dtype=np.float64)
+    column = int(np.flatnonzero(np.nan_to_num(values) > 0)[0])
+    raise ValueError(SUBNORMAL_SUCCESS.format(
+        value=float(values[column]), row=row, column=column, total=float(s[row]), tiny=_TINY))
 
 
 def _chunks(
@@ -424,6 +452,9 @@ def _propagate(
         np.subtract(new_q, pi_q, out=diff)
         np.abs(diff, out=diff)
         residual = float(diff.sum() + np.abs(new_m - pi_m).sum())
+        if not np.isfinite(residual):
+            quantity = "the question vector pi_Q" if not np.isfinite(new_q).all() else "the model vector pi_M"
+            raise NonFiniteError("EIP", quantity=quantity, n_iter=n_iter)
         pi_q, new_q = new_q, pi_q
         pi_m = new_m
         if residual <= tol:

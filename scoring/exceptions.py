@@ -24,3 +24,30 @@ class ConvergenceError(RuntimeError):
             f"{method} did not converge: residual {residual:.3e} > tol {tol:.1e} "
             f"after {n_iter} iterations; raise max_iter or tol"
         )
+
+
+class NonFiniteError(ArithmeticError):
+    """A computation produced a non-finite value (inf or NaN) where none can be.
+
+    Raised instead of returning NaN scores or reporting a failure to
+    converge: more iterations would not help. The message says which
+    quantity became non-finite and at which iteration.
+
+    Attributes
+    ----------
+    method : str
+        The method that raised ("EIP", ...).
+    quantity : str
+        What became non-finite (e.g. "the question vector pi_Q").
+    n_iter : int
+        The iteration at which it was seen (0: before iterating).
+    """
+
+    def __init__(self, method: str, *, quantity: str, n_iter: int) -> None:
+        self.method = method
+        self.quantity = quantity
+        self.n_iter = n_iter
+        super().__init__(
+            f"{method} produced a non-finite value in {quantity} at iteration {n_iter}; the input holds "
+            "values too small or too large for float64 arithmetic (more iterations would not help)"
+        )

@@ -13,11 +13,14 @@ import dataclasses
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import path, reverse
 
+from annotate.admin.deletion import BackgroundDeleteMixin
 from annotate.forms.uploads import ConfirmLoadForm, ResponseUploadForm
+from annotate.jsonsafe import BoundedJSONDecoder
 from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.tabular import shorten_quoted
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
@@ -50,8 +53,13 @@ class SubjectAdmin(admin.ModelAdmin):
     search_fields = ["name"]
 
 
+#: Staff edit questions' options and metadata and models' metadata as JSON: parse it bounded.
+BOUNDED_JSON = {models.JSONField: {"decoder": BoundedJSONDecoder}}
+
+
 @admin.register(Question)
 class QuestionAdmin(admin.ModelAdmin):
+    formfield_overrides = BOUNDED_JSON
     list_display = ["external_id", "dataset", "subject", "short_text"]
     list_filter = ["dataset", "subject"]
     list_select_related = ["dataset", "subject"]
@@ -65,6 +73,7 @@ class QuestionAdmin(admin.ModelAdmin):
 
 @admin.register(LanguageModel)
 class LanguageModelAdmin(admin.ModelAdmin):
+    formfield_overrides = BOUNDED_JSON
     list_display = ["name", "family", "parameters_b", "access", "inferred"]
     list_filter = ["access", "family"]
     search_fields = ["name", "family"]
@@ -90,7 +99,7 @@ class ResponseAdmin(admin.ModelAdmin):
 
 
 @admin.register(ResponseSet)
-class ResponseSetAdmin(admin.ModelAdmin):
+class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
     list_display = ["name", "version", "status", "n_questions", "n_models", "n_responses", "file_format",
                     "uploaded_by", "created_at"]
     list_filter = ["status", "file_format"]
@@ -99,6 +108,7 @@ class ResponseSetAdmin(admin.ModelAdmin):
     readonly_fields = ["name", "version", "file_name", "checksum", "file_format", "uploaded_by", "created_at",
                        "status", "n_questions", "n_models", "n_responses", "options", "summary"]
     change_list_template = "annotate/admin/responseset_change_list.html"
+    actions = ["delete_in_background"]  # counts-only confirmation, deleted by the worker (admin/deletion.py)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # responses arrive through the upload page, never the bare add form

@@ -13,11 +13,12 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from annotate.models import MethodResult, ModelResult, QuestionResult, ScoringRun
-from annotate.services.scoring import scoring_run_enqueue, scoring_run_repeat
+from annotate.services.scoring import scoring_run_request_again
 
 #: The admin pages that delete whole runs (with every result row of them).
 RUN_DELETE_VIEWS = frozenset({"annotate_scoringrun_delete", "annotate_scoringrun_changelist"})
 QUEUED_MESSAGE = "Queued {count} new scoring run(s): {ids}. The task worker runs them; see the results page."
+ALREADY_ACTIVE_MESSAGE = "Not queued again: identical run(s) {ids} are already queued or running."
 
 
 class ReadOnlyResultInline(admin.TabularInline):
@@ -71,12 +72,14 @@ class ScoringRunAdmin(admin.ModelAdmin):
 
     @admin.action(description="Run scoring again (new runs with the same settings)")
     def run_scoring(self, request: HttpRequest, queryset: QuerySet[ScoringRun]) -> None:
-        created = []
+        created, active = [], []
         for run in queryset.select_related("response_set"):
-            new = scoring_run_repeat(run=run, user=request.user)
-            scoring_run_enqueue(run=new)
-            created.append(new.pk)
-        self.message_user(request, QUEUED_MESSAGE.format(count=len(created), ids=created), messages.SUCCESS)
+            outcome = scoring_run_request_again(run=run, user=request.user)
+            (created if outcome.created else active).append(outcome.run.pk)
+        if created:
+            self.message_user(request, QUEUED_MESSAGE.format(count=len(created), ids=created), messages.SUCCESS)
+        if active:
+            self.message_user(request, ALREADY_ACTIVE_MESSAGE.format(ids=sorted(set(active))), messages.WARNING)
 
 
 class ReadOnlyResultAdmin(admin.ModelAdmin):

@@ -49,7 +49,7 @@ class PairInline(admin.TabularInline):
     """A study's pairs: drawn by the service, never edited, added or deleted here."""
 
     model = Pair
-    fields = ("position", "question_a", "question_b", "stratum")
+    fields = ("position", "question_a", "question_b", "stratum", "attention_check", "expected_harder")
     readonly_fields = fields
     can_delete = False
     extra = 0
@@ -105,11 +105,13 @@ class StudyAdmin(admin.ModelAdmin):
     fields = (
         "name", "scope", "datasets", "subjects", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept",
         "include_low_coverage", "pairs_per_subject", "target_judgments_per_pair", "guidelines", "consent_text",
-        "onboarding_questions", "status", "created_by", "members", "created_at", "closed_at",
+        "onboarding_questions", "status", "created_by", "members", "created_at", "closed_at", "attention_check_share",
+        "speeder_seconds", "participant_param", "study_param", "session_param", "completion_code", "completion_url",
     )
     readonly_fields = (
         "scope", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "include_low_coverage",
-        "pairs_per_subject", "created_by", "created_at", "closed_at",
+        "pairs_per_subject", "created_by", "created_at", "closed_at", "attention_check_share", "speeder_seconds",
+        "participant_param", "study_param", "session_param", "completion_code", "completion_url",
     )
     filter_horizontal = (*SCOPE_FIELDS, "members")
     inlines = [PairInline]
@@ -207,6 +209,8 @@ class ParticipationAdmin(admin.ModelAdmin):
     actions = [delete_evaluator_personal_data]
     readonly_fields = (
         "study", "user", "invitation", "seed", "onboarded_at", "guidelines_accepted_at", "finished_at", "created_at",
+        "platform_participant_id", "platform_study_id", "platform_session_id", "excluded_at", "excluded_by",
+        "exclusion_reason",
     )
 
 

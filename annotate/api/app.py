@@ -20,8 +20,9 @@ from ninja.openapi.docs import render_template
 from ninja.parser import Parser
 from ninja.responses import Response
 
-from annotate.api.errors import install_error_handlers, json_method_not_allowed
+from annotate.api.errors import ApiError, install_error_handlers, json_method_not_allowed
 from annotate.api.views import router
+from annotate.jsonsafe import JsonTooDeepError, loads_bounded
 from annotate.views.access import staff_required
 
 TITLE = "EIP human-alignment API"
@@ -36,11 +37,14 @@ OPENAPI_NAME = "openapi.json"
 
 
 class _JsonOrNothing(Parser):
-    """A JSON body; one that is not JSON reads as ``null`` (the schema then refuses it with our message)."""
+    """A JSON body; one that is not JSON reads as ``null`` (the schema then refuses it with our message).
+    One nested deeper than ``JSON_MAX_DEPTH`` is a 400 saying so."""
 
     def parse_body(self, request: HttpRequest) -> Any:
         try:
-            return json.loads(request.body)
+            return loads_bounded(request.body)
+        except JsonTooDeepError as error:
+            raise ApiError(400, str(error)) from None
         except (json.JSONDecodeError, UnicodeDecodeError):
             return None
 

@@ -23,6 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from ninja.security import APIKeyCookie, APIKeyHeader
 
+from annotate import ratelimit
 from annotate.api.errors import ApiError
 from annotate.selectors.studies import user_is_researcher
 from annotate.services.api_tokens import api_token_authenticate
@@ -32,6 +33,10 @@ ROLES = ("staff", "researcher")
 TOKEN_SCHEME = "token"
 ERR_MALFORMED = "malformed Authorization header; use 'Authorization: Token <key>'"
 ERR_BAD_TOKEN = "invalid or revoked token"
+ERR_RATE_LIMITED = (
+    "too many failed token attempts from your network address; wait {wait} s and try again (every token is "
+    "refused until then)"
+)
 ERR_CSRF = "CSRF check failed ({reason}); a session-authenticated request must send the CSRF token"
 ERR_ROLE = {"staff": "staff only", "researcher": "researchers and staff only"}
 ERR_UNKNOWN_ROLE = "role must be one of {roles}; got {value!r}"
@@ -63,11 +68,17 @@ class TokenAuth(_RoleAuth, APIKeyHeader):
     def authenticate(self, request: HttpRequest, key: str | None) -> AbstractBaseUser | None:
         if not key:
             return None  # no header: the session may still authenticate
+        counters = ratelimit.door_keys(ratelimit.API_TOKEN_DOOR, request)
+        if ratelimit.attempts_blocked(counters):  # even a valid token, until the window ends
+            wait = ratelimit.seconds_left()
+            raise ApiError(429, ERR_RATE_LIMITED.format(wait=wait), headers={"Retry-After": str(wait)})
         scheme, _, value = key.partition(" ")
         if scheme.lower() != TOKEN_SCHEME or not value.strip():
+            ratelimit.attempt_failed(counters)
             raise ApiError(401, ERR_MALFORMED)
         user = api_token_authenticate(key=value.strip())
         if user is None:
+            ratelimit.attempt_failed(counters)
             raise ApiError(401, ERR_BAD_TOKEN)
         request.user = user
         return _check_role(user, self.role)

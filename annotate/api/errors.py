@@ -29,10 +29,11 @@ FIELD_SOURCES = ("form", "file")
 class ApiError(Exception):
     """Answer ``{"error": message, **extra}`` with ``status`` (raised by views and auth classes)."""
 
-    def __init__(self, status: int, message: str, **extra: Any) -> None:
+    def __init__(self, status: int, message: str, *, headers: dict[str, str] | None = None, **extra: Any) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers or {}
         self.extra = extra
 
 
@@ -67,12 +68,17 @@ def _invalid(request: HttpRequest, exc: ValidationError) -> JsonResponse:
 
 
 def _api_error(request: HttpRequest, exc: ApiError) -> JsonResponse:
-    return error_response(exc.status, exc.message, **exc.extra)
+    response = error_response(exc.status, exc.message, **exc.extra)
+    for name, value in exc.headers.items():
+        response[name] = value
+    return response
 
 
 def _http_error(request: HttpRequest, exc: HttpError) -> JsonResponse:
     if isinstance(exc, AuthenticationError):  # no auth class accepted the request
         return error_response(401, ERR_NO_CREDENTIALS)
+    if isinstance(exc.__cause__, ApiError):  # ninja wraps the body parser's errors ("Cannot parse request body")
+        return _api_error(request, exc.__cause__)
     return error_response(exc.status_code, exc.message)
 
 

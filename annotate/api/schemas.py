@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+from django.conf import settings
 from ninja import Field, Schema
 from pydantic import (
     BaseModel,
@@ -100,6 +101,8 @@ class UploadFields(Schema):
     skip_invalid: bool = Field(False, description="harness logs: leave out samples the harness marked invalid")
     newest_run: bool = Field(False, description="harness logs: when two runs log the same sample differently, "
                                                "keep the newest run's record (default: refuse the upload)")
+    merge_case_variants: bool = Field(False, description="load names that differ only by case (GPT-4, gpt-4) "
+                                                         "as one instead of refusing the upload")
     name: str = Field("", description="response set name; default: the responses file name without extension")
     new_version: bool = Field(False, description="same name, version + 1; earlier versions are marked superseded")
     dry_run: bool = Field(False, description="check and preview only; nothing is written")
@@ -148,8 +151,12 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     response_set: Id
-    model_ids: list[Id] | None = Field(None, description="default: every model of the set")
-    dataset_ids: list[Id] | None = Field(None, description="default: every dataset of the set")
+    model_ids: list[Id] | None = Field(None, description="default: every model of the set; at most "
+                                       "MAX_ID_LIST_LENGTH ids (setting, default 10000)",
+                                       json_schema_extra={"maxItems": settings.MAX_ID_LIST_LENGTH})
+    dataset_ids: list[Id] | None = Field(None, description="default: every dataset of the set; at most "
+                                         "MAX_ID_LIST_LENGTH ids (setting, default 10000)",
+                                         json_schema_extra={"maxItems": settings.MAX_ID_LIST_LENGTH})
     params: dict[str, Any] | None = Field(
         None, description="alpha (EIP damping, default 0.85), tol (default 1e-10), mirt_epochs, mirt_seed, "
         "mirt_seeds (MIRT fits, default 5), methods"
@@ -245,14 +252,20 @@ class ReportQuery(FormatQuery):
             raise ValueError(ERR_INT.format(name=info.field_name, value=value)) from None
 
 
-class Report(Schema):
-    """The alignment report; its full schema is ``annotate/report_schema.json``."""
+class Report(BaseModel):
+    """The alignment report; its full schema is ``annotate/report_schema.json``.
+
+    A plain pydantic model (not a ninja ``Schema``, whose attribute getter drops
+    undeclared keys), so every section of the report reaches the client.
+    """
 
     model_config = ConfigDict(extra="allow")
 
     schema_version: int
     study: dict[str, Any]
     run: dict[str, Any]
+    parameters: dict[str, Any] = Field(description="what the report was computed with: study, scoring_run, "
+                                       "min_votes, tie_rule, label_key, label_direction, n_boot, bootstrap_seed")
 
 
 class Judgment(Schema):
@@ -260,13 +273,17 @@ class Judgment(Schema):
     pair_id: Id
     pair_position: int
     subject: str
-    dataset: str
-    question_a: str
-    question_b: str
-    left_question: str
+    dataset_a: str = Field(description="dataset of question a (two datasets may share external ids)")
+    question_a: str = Field(description="external id of question a in dataset_a")
+    dataset_b: str = Field(description="dataset of question b")
+    question_b: str = Field(description="external id of question b in dataset_b")
+    left_dataset: str
+    left_question: str = Field(description="external id of the question shown on the left, in left_dataset")
+    right_dataset: str
     right_question: str
     choice: Literal["left", "right", "skip"]
-    harder_question: str
+    harder_dataset: str = Field(description="dataset of the question called harder; empty for a skip")
+    harder_question: str = Field(description="external id of the question called harder; empty for a skip")
     verdict: Literal["a", "b", "skip"]
     evaluator: str = Field(description="pseudonym")
     field_of_study: str

@@ -28,8 +28,8 @@ from annotate.selectors.api import response_set_get, response_sets_list, scoring
 from annotate.selectors.results import run_table_file
 from annotate.selectors.studies import study_for_researcher
 from annotate.services.alignment import study_alignment_report
-from annotate.services.report_files import judgments_csv, report_csv
-from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
+from annotate.services.report_files import judgments_csv, judgments_file_name, report_csv, report_file_name
+from annotate.services.scoring import scoring_run_request
 
 ERR_LOAD = "nothing was loaded"
 ERR_RUN = "run must be the id of an existing scoring run; got {value!r}"
@@ -147,7 +147,8 @@ def response_set_detail(request: HttpRequest,
     description=(
         "Runs every difficulty method on the response set (optionally a subset of models and datasets) "
         "outside the request, in `manage.py db_worker`. Poll the `Location` URL until `status` is `done` "
-        "or `failed`."
+        "or `failed`. A request identical to a queued or running run (same response set, methods, "
+        "parameters and subsets) returns that run instead of queuing another."
     ),
     openapi_extra=_location(202, "URL to poll"),
 )
@@ -156,9 +157,8 @@ def scoring_run_start(request: HttpRequest, response: HttpResponse, payload: sch
     if response_set is None:
         raise ApiError(400, ERR_RESPONSE_SET.format(value=payload.response_set))
     try:
-        run = scoring_run_create(response_set=response_set, model_ids=payload.model_ids,
-                                 dataset_ids=payload.dataset_ids, params=payload.params, user=request.auth)
-        scoring_run_enqueue(run=run)
+        run = scoring_run_request(response_set=response_set, model_ids=payload.model_ids,
+                                  dataset_ids=payload.dataset_ids, params=payload.params, user=request.auth).run
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     run.refresh_from_db()
@@ -230,7 +230,7 @@ def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     if query.format == "csv":
-        return file_response(report_csv(report), file_name=f"study-{study.pk}-report.csv")
+        return file_response(report_csv(report), file_name=report_file_name(report, "report", ext="csv"))
     return report
 
 
@@ -243,5 +243,5 @@ def study_judgments(request: HttpRequest, query: Query[schemas.FormatQuery], stu
     study = _study(request, study_id)
     rows = study_judgment_rows(study=study)
     if query.format == "csv":
-        return file_response(judgments_csv(rows), file_name=f"study-{study.pk}-judgments.csv")
+        return file_response(judgments_csv(rows), file_name=judgments_file_name(study.pk))
     return schemas.JudgmentList(study=study.pk, judgments=rows)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
+from annotate.labels import label
 from annotate.selectors.catalog import response_sets_loaded
 from annotate.services.analyses import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_params, defaults
 from annotate.services.analyses.params import check_groups
@@ -14,7 +15,7 @@ def _field(name: str, default) -> forms.Field:
     if name == "seed":
         return forms.IntegerField(min_value=0)
     if name in ("skip_irt", "include_excluded"):
-        return forms.BooleanField(required=False, label=name.replace("_", " "))
+        return forms.BooleanField(required=False, label=label(name, "param"))
     if name == "grid":
         return forms.ChoiceField(choices=[(g, f"{g} (up to {max(q for q, _ in s):,} x {max(m for _, m in s):,})")
                                           for g, s in SCALING_GRIDS.items()])
@@ -23,7 +24,7 @@ def _field(name: str, default) -> forms.Field:
     if name == "group_by":
         return forms.CharField(max_length=120, label="group by",
                                help_text="dataset, subject, or metadata:KEY (KEY = a question metadata column)")
-    return forms.IntegerField(min_value=1, label=name.replace("_", " "))
+    return forms.IntegerField(min_value=1, label=label(name, "param"))
 
 
 def analysis_form_class(kind: str) -> type[forms.Form]:

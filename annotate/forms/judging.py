@@ -49,3 +49,25 @@ class InvitationForm(forms.Form):
 
 class StudyStatusForm(forms.Form):
     status = forms.ChoiceField(choices=StudyStatus.choices)
+
+
+class ExclusionForm(forms.Form):
+    reason = forms.CharField(label="Reason", strip=True)  # the service requires it, and keeps 500 characters
+
+
+class RestoreForm(forms.Form):
+    reason = forms.CharField(required=False, label="Reason (optional)", strip=True)
+
+
+class StudyQualitySettingsForm(forms.Form):
+    """Speeder threshold, crowd-platform parameter names, completion code and URL."""
+
+    speeder_seconds = forms.FloatField(
+        min_value=0, label="Speeder threshold (s)",
+        help_text="Flag an evaluator whose median seconds per vote is below this.",
+    )
+    participant_param = forms.CharField(max_length=64, required=False, label="Participant id parameter")
+    study_param = forms.CharField(max_length=64, required=False, label="Study id parameter")
+    session_param = forms.CharField(max_length=64, required=False, label="Session id parameter")
+    completion_code = forms.CharField(max_length=100, required=False, label="Completion code")
+    completion_url = forms.URLField(max_length=500, required=False, label="Completion URL", assume_scheme="https")

@@ -105,6 +105,11 @@ class ResponseUploadForm(forms.Form):
         help_text="logs: a sample logged by several runs with different scores takes the newest run's score "
                   "instead of refusing the upload (identical copies always count once)",
     )
+    merge_case_variants = forms.BooleanField(
+        label="Merge names that differ only by case", required=False,
+        help_text="load GPT-4 and gpt-4 (models, datasets, subjects, question ids) as one, keeping the stored "
+                  "spelling or the first in the upload, instead of refusing the upload",
+    )
     name = forms.CharField(max_length=ResponseSet._meta.get_field("name").max_length, required=False,
                            help_text="response set name; default: the responses file name (or the first log "
                                      "file or .zip name) without extension")

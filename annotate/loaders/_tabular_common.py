@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from annotate.jsonsafe import loads_bounded
 from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.model_names import OPEN_WEIGHT, PROPRIETARY, UNKNOWN
 
@@ -428,7 +429,7 @@ def _parse_options(text: str) -> list[str] | None:
     if text == "":
         return []
     try:
-        value = json.loads(text)
+        value = loads_bounded(text)
     except json.JSONDecodeError:
         return None
     if not isinstance(value, list):

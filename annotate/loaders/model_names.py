@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from annotate.loaders.names import clean_name
+
 OPEN_WEIGHT = "open_weight"
 PROPRIETARY = "proprietary"
 UNKNOWN = "unknown"
@@ -135,7 +137,7 @@ def infer_from_model_name(name: str) -> ModelNameGuess:
     """
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"name must be a non-blank string, got {name!r}")
-    base = name.strip().rsplit("/", 1)[-1]
+    base = str(clean_name(name)).rsplit("/", 1)[-1]  # NFC, no zero-width or no-break spaces
     base = _ORG_PREFIX.sub("", base)
     key = base.lower().replace("_", "-")
     family, access = "", UNKNOWN

@@ -70,6 +70,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from annotate.jsonsafe import loads_bounded
 from annotate.loaders._tabular_common import (
     ACCESS_VALUES,
     ATTRIBUTE_CONFLICT,
@@ -154,6 +155,7 @@ from annotate.loaders.metadata import (
     read_models_file,
     read_questions_file,
 )
+from annotate.loaders.names import finish_parsed
 
 __all__ = [
     "ACCESS_VALUES",
@@ -476,7 +478,7 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_bounded(line)
         except json.JSONDecodeError as exc:
             problems.add(file, JSON_INVALID.format(detail=exc.msg), row=line_number)
             ok = False
@@ -650,7 +652,7 @@ def _parse(
     problems.raise_if_any()
     if len(question_table) and not question_table["subject"].map(lambda v: isinstance(v, str) and v != "").any():
         notes.append(NO_SUBJECT_NOTE.format(file=(questions_path or responses_path).name))
-    return ParsedResponseSet(
+    return finish_parsed(ParsedResponseSet(
         questions=question_table,
         models=model_table,
         responses=response_table,
@@ -663,7 +665,7 @@ def _parse(
             "keep_columns": keep,
             "id_column": id_column,
         },
-    )
+    ))
 
 
 _PARAMETERS_DOC = """

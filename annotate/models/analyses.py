@@ -42,6 +42,10 @@ class AnalysisRun(models.Model):
     heartbeat_at = models.DateTimeField(
         null=True, blank=True, help_text="last progress write by the worker (stale runs are reaped)"
     )
+    db_backend_pid = models.IntegerField(
+        null=True, blank=True,
+        help_text="PostgreSQL backend pid of the worker's connection (its query is cancelled if the run is reaped)",
+    )
     result = models.JSONField(null=True, blank=True, help_text="set when done, NULL otherwise")
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)

@@ -139,6 +139,8 @@ class Response(models.Model):
                 condition=Q(credit__gte=0.0) & Q(credit__lte=1.0), name="response_credit_in_unit_interval"
             ),
         ]
+        # The matrix of a response set reads its responses by question.
+        indexes = [models.Index(fields=["response_set", "question"], name="response_set_question")]
 
     def __str__(self) -> str:
         return f"{self.model_id}/{self.question_id}={self.credit}"

@@ -27,6 +27,10 @@ class ScoringRun(models.Model):
     heartbeat_at = models.DateTimeField(
         null=True, blank=True, help_text="last progress write by the worker (stale runs are reaped)"
     )
+    db_backend_pid = models.IntegerField(
+        null=True, blank=True,
+        help_text="PostgreSQL backend pid of the worker's connection (its query is cancelled if the run is reaped)",
+    )
     error = models.TextField(blank=True)
     diagnostics = models.JSONField(
         default=dict, blank=True,

@@ -47,6 +47,16 @@ class PairStrategy(models.TextChoices):
     METHODS_DISAGREE = "methods_disagree", "pairs where EIP and baselines disagree first"
 
 
+#: Default speeder threshold: an evaluator whose median seconds per vote is
+#: below this is flagged on the manage page (a careful reading of two exam
+#: questions takes far longer; the paper's evaluators took about a minute).
+DEFAULT_SPEEDER_SECONDS = 5.0
+#: Prolific's query parameter names, the preset of a study's platform ids.
+PROLIFIC_PARTICIPANT_PARAM = "PROLIFIC_PID"
+PROLIFIC_STUDY_PARAM = "STUDY_ID"
+PROLIFIC_SESSION_PARAM = "SESSION_ID"
+
+
 class StudyStatus(models.TextChoices):
     DRAFT = "draft", "draft (not launched)"
     OPEN = "open", "open"
@@ -97,6 +107,32 @@ class Study(models.Model):
         default=default_onboarding_questions, blank=True,
         help_text="Which OnboardingQuestion values the onboarding page asks, in order",
     )
+    speeder_seconds = models.FloatField(
+        default=DEFAULT_SPEEDER_SECONDS,
+        help_text="Flag an evaluator whose median seconds per vote is below this",
+    )
+    attention_check_share = models.FloatField(
+        default=0.0,
+        help_text="Share (0 to 0.5) of the served pairs that are attention checks with a known answer",
+    )
+    participant_param = models.CharField(
+        max_length=64, default=PROLIFIC_PARTICIPANT_PARAM, blank=True,
+        help_text="Invitation URL query parameter carrying the crowd platform's participant id",
+    )
+    study_param = models.CharField(
+        max_length=64, default=PROLIFIC_STUDY_PARAM, blank=True,
+        help_text="Query parameter carrying the platform's study id",
+    )
+    session_param = models.CharField(
+        max_length=64, default=PROLIFIC_SESSION_PARAM, blank=True,
+        help_text="Query parameter carrying the platform's session id",
+    )
+    completion_code = models.CharField(
+        max_length=100, blank=True, help_text="Shown on the done page (e.g. the Prolific completion code)"
+    )
+    completion_url = models.URLField(
+        max_length=500, blank=True, help_text="The done page sends the evaluator here (e.g. Prolific's completion link)"
+    )
     status = models.CharField(max_length=10, choices=StudyStatus.choices, default=StudyStatus.OPEN)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
@@ -116,6 +152,11 @@ class Study(models.Model):
             models.CheckConstraint(condition=Q(n_pairs__gte=1), name="study_n_pairs_positive"),
             models.CheckConstraint(
                 condition=Q(target_judgments_per_pair__gte=1), name="study_target_judgments_positive"
+            ),
+            models.CheckConstraint(condition=Q(speeder_seconds__gte=0), name="study_speeder_seconds_non_negative"),
+            models.CheckConstraint(
+                condition=Q(attention_check_share__gte=0) & Q(attention_check_share__lte=0.5),
+                name="study_attention_check_share_range",
             ),
         ]
 
@@ -137,6 +178,13 @@ class Pair(models.Model):
     stratum = models.IntegerField(
         null=True, blank=True, help_text="Gap stratum or number of disagreeing baselines (strategy-specific)"
     )
+    attention_check = models.BooleanField(
+        default=False, help_text="A pair whose answer is known; served blind, left out of agreement statistics"
+    )
+    expected_harder = models.ForeignKey(
+        Question, on_delete=models.PROTECT, related_name="+", null=True, blank=True,
+        help_text="For an attention check: the question an attentive evaluator calls harder",
+    )
 
     class Meta:
         ordering = ["study_id", "position"]
@@ -147,6 +195,14 @@ class Pair(models.Model):
             ),
             models.UniqueConstraint(fields=["study", "position"], name="pair_position_unique_per_study"),
             models.CheckConstraint(condition=~Q(question_a=F("question_b")), name="pair_two_questions"),
+            models.CheckConstraint(
+                condition=(
+                    Q(attention_check=False, expected_harder__isnull=True)
+                    | Q(attention_check=True, expected_harder=F("question_a"))
+                    | Q(attention_check=True, expected_harder=F("question_b"))
+                ),
+                name="pair_attention_check_expected_answer",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -214,15 +270,54 @@ class Participation(models.Model):
     guidelines_accepted_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    platform_participant_id = models.CharField(
+        max_length=128, blank=True, help_text="Crowd platform participant id (e.g. PROLIFIC_PID) from the join URL"
+    )
+    platform_study_id = models.CharField(max_length=128, blank=True, help_text="Crowd platform study id")
+    platform_session_id = models.CharField(max_length=128, blank=True, help_text="Crowd platform session id")
+    excluded_at = models.DateTimeField(
+        null=True, blank=True, help_text="Left out of every statistic of the report since then (judgments kept)"
+    )
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    exclusion_reason = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ["study_id", "created_at"]
         constraints = [
             models.UniqueConstraint(fields=["study", "user"], name="participation_unique_per_study"),
+            models.UniqueConstraint(
+                fields=["study", "platform_participant_id"], condition=~Q(platform_participant_id=""),
+                name="participation_unique_platform_id_per_study",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.user} in {self.study}"
+
+
+class ExclusionAction(models.TextChoices):
+    EXCLUDE = "exclude", "excluded"
+    RESTORE = "restore", "included again"
+
+
+class ExclusionEvent(models.Model):
+    """The audit trail of excluding an evaluator from analyses and including
+    them again: who did it, when and why. Never edited; the participation's
+    ``excluded_*`` fields hold the current state."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="exclusion_events")
+    action = models.CharField(max_length=10, choices=ExclusionAction.choices)
+    reason = models.CharField(max_length=500, blank=True)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["participation_id", "at", "id"]
+
+    def __str__(self) -> str:
+        return f"participation {self.participation_id} {self.get_action_display()} at {self.at:%Y-%m-%d %H:%M}"
 
 
 class Assignment(models.Model):

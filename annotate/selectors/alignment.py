@@ -23,6 +23,7 @@ from annotate.models import (
     AnalysisKind,
     AnalysisRun,
     Choice,
+    ExclusionEvent,
     Judgment,
     Pair,
     Participation,
@@ -114,7 +115,8 @@ class PairInfo:
     external_a: str
     external_b: str
     subject: str
-    dataset: str
+    dataset_a: str  # each side's own dataset: two datasets may share external ids (issue 12, point 5)
+    dataset_b: str
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,19 @@ class EvaluatorInfo:
     pseudonym: str
     field_of_study: str
     education_level: str
+
+
+@dataclass(frozen=True)
+class ExcludedEvaluator:
+    """An evaluator the researcher excluded from analyses: their judgments are
+    kept but enter no statistic."""
+
+    participation_id: int
+    pseudonym: str
+    excluded_at: str  # ISO 8601
+    excluded_by: str  # username; "" when the account is gone
+    reason: str
+    n_judgments: int  # votes and skips on the study's (non attention-check) pairs
 
 
 @dataclass(frozen=True)
@@ -155,6 +170,12 @@ class StudyData:
         value (columns in ``replicate_columns`` order; NaN where not stored).
     datasets, subjects : tuple of str
         Names of the study's datasets and subjects, sorted.
+    excluded : tuple of ExcludedEvaluator
+        Evaluators excluded from analyses, in order of joining. Their
+        judgments are in none of the fields above.
+    n_attention_checks : int
+        Attention-check pairs of the study, left out of ``pairs`` (their
+        answer is known by construction, so they say nothing about agreement).
     """
 
     study: Study
@@ -169,6 +190,8 @@ class StudyData:
     datasets: tuple[str, ...] = ()
     subjects: tuple[str, ...] = ()
     replicates: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    excluded: tuple[ExcludedEvaluator, ...] = ()
+    n_attention_checks: int = 0
 
     def align(self, question_ids: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Re-align ``values`` (one per id of the ascending ``question_ids``) to
@@ -191,21 +214,35 @@ def align_values(target_ids: np.ndarray, source_ids: np.ndarray, values: np.ndar
 
 
 def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
-    """Read a study's pairs, judgments, evaluators and the run's difficulties."""
+    """Read a study's pairs, judgments, evaluators and the run's difficulties.
+
+    Attention-check pairs and the judgments of excluded evaluators are left
+    out here, once, so no statistic of the report can count them; the
+    excluded evaluators are listed in :attr:`StudyData.excluded`."""
     pairs = tuple(
         PairInfo(*row)
-        for row in Pair.objects.filter(study=study)
+        for row in Pair.objects.filter(study=study, attention_check=False)
         .order_by("position")
         .values_list(
             "pk", "position", "question_a_id", "question_b_id", "question_a__external_id",
             "question_b__external_id", "question_a__subject__name", "question_a__dataset__name",
+            "question_b__dataset__name",
         )
     )
     pair_by_id = {p.pair_id: p for p in pairs}
+    excluded_rows = list(
+        Participation.objects.filter(study=study, excluded_at__isnull=False).order_by("created_at", "pk")
+        .values_list("pk", "user__username", "excluded_at", "excluded_by__username", "exclusion_reason")
+    )
+    excluded_ids = {row[0] for row in excluded_rows}
+    n_excluded_judgments = dict.fromkeys(excluded_ids, 0)
     judgments = []
-    for pair_id, part_id, choice, left_id in Judgment.objects.filter(pair__study=study).values_list(
-        "pair_id", "participation_id", "choice", "left_question_id"
-    ):
+    for pair_id, part_id, choice, left_id in Judgment.objects.filter(
+        pair__study=study, pair__attention_check=False
+    ).values_list("pair_id", "participation_id", "choice", "left_question_id"):
+        if part_id in excluded_ids:
+            n_excluded_judgments[part_id] += 1
+            continue
         p = pair_by_id[pair_id]
         verdict = verdict_from_display(
             choice=choice, left_question_id=left_id, question_a_id=p.question_a_id, question_b_id=p.question_b_id
@@ -255,45 +292,62 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
         question_ids=question_ids, pair_index=pair_index, difficulty=difficulty, replicates=replicates,
         datasets=tuple(sorted(study.datasets.values_list("name", flat=True))),
         subjects=tuple(sorted(study.subjects.values_list("name", flat=True))),
+        excluded=tuple(
+            ExcludedEvaluator(pk, username, at.isoformat(), by or "", reason, n_excluded_judgments[pk])
+            for pk, username, at, by, reason in excluded_rows
+        ),
+        n_attention_checks=Pair.objects.filter(study=study, attention_check=True).count(),
     )
 
 
 #: Columns of the raw judgments download, in order.
 JUDGMENT_COLUMNS = (
-    "study", "pair_id", "pair_position", "subject", "dataset", "question_a", "question_b", "left_question",
-    "right_question", "choice", "harder_question", "verdict", "evaluator", "field_of_study", "education_level",
-    "shown_at", "submitted_at", "seconds", "client_seconds",
+    "study", "pair_id", "pair_position", "subject", "dataset_a", "question_a", "dataset_b", "question_b",
+    "left_dataset", "left_question", "right_dataset", "right_question", "choice", "harder_dataset",
+    "harder_question", "verdict", "evaluator", "field_of_study", "education_level", "shown_at", "submitted_at",
+    "seconds", "client_seconds", "attention_check", "evaluator_excluded", "platform_participant_id",
+    "platform_study_id", "platform_session_id",
 )
 
 
 def study_judgment_rows(*, study: Study) -> list[dict[str, Any]]:
     """One dict per judgment or skip (keys :data:`JUDGMENT_COLUMNS`), by pair then evaluator.
 
-    Questions are given by their external ids; ``verdict`` is the canonical
-    reading ("a" = ``question_a`` harder, "b", or "skip"); times are ISO 8601.
+    Every question is named by its dataset and external id (``dataset_a`` and
+    ``question_a``, ``left_dataset`` and ``left_question``, ...): two datasets
+    may use the same external ids. ``verdict`` is the canonical reading ("a" =
+    ``question_a`` harder, "b", or "skip"); times are ISO 8601.
     """
     rows = []
     fields = (
         "pair_id", "pair__position", "pair__question_a_id", "pair__question_b_id", "pair__question_a__external_id",
         "pair__question_b__external_id", "pair__question_a__subject__name", "pair__question_a__dataset__name",
-        "left_question_id", "choice", "participation__user__username", "participation__field_of_study",
-        "participation__education_level", "shown_at", "submitted_at", "seconds", "client_seconds",
+        "pair__question_b__dataset__name", "left_question_id", "choice", "participation__user__username",
+        "participation__field_of_study", "participation__education_level", "shown_at", "submitted_at", "seconds",
+        "client_seconds", "pair__attention_check", "participation__excluded_at",
+        "participation__platform_participant_id", "participation__platform_study_id",
+        "participation__platform_session_id",
     )
     queryset = (Judgment.objects.filter(pair__study=study)
                 .order_by("pair__position", "participation__created_at", "participation_id").values_list(*fields))
     names = {int(FIRST): "a", int(SECOND): "b", int(SKIP): "skip"}
-    for (pair_id, position, a_id, b_id, a_ext, b_ext, subject, dataset, left_id, choice, user, field, level,
-         shown_at, submitted_at, seconds, client_seconds) in queryset:
+    for (pair_id, position, a_id, b_id, a_ext, b_ext, subject, a_dataset, b_dataset, left_id, choice, user, field,
+         level, shown_at, submitted_at, seconds, client_seconds, check, excluded_at, pid, platform_study,
+         platform_session) in queryset:
         verdict = verdict_from_display(choice=choice, left_question_id=left_id, question_a_id=a_id, question_b_id=b_id)
-        left, right = (a_ext, b_ext) if left_id == a_id else (b_ext, a_ext)
+        a, b = (a_dataset, a_ext), (b_dataset, b_ext)
+        left, right = (a, b) if left_id == a_id else (b, a)
+        harder = {FIRST: a, SECOND: b}.get(verdict, ("", ""))
         rows.append({
             "study": study.name, "pair_id": pair_id, "pair_position": position, "subject": subject or "",
-            "dataset": dataset, "question_a": a_ext, "question_b": b_ext, "left_question": left,
-            "right_question": right, "choice": choice,
-            "harder_question": {FIRST: a_ext, SECOND: b_ext}.get(verdict, ""),
+            "dataset_a": a_dataset, "question_a": a_ext, "dataset_b": b_dataset, "question_b": b_ext,
+            "left_dataset": left[0], "left_question": left[1], "right_dataset": right[0], "right_question": right[1],
+            "choice": choice, "harder_dataset": harder[0], "harder_question": harder[1],
             "verdict": names[int(verdict)], "evaluator": user, "field_of_study": field or "",
             "education_level": level or "", "shown_at": shown_at.isoformat(), "submitted_at": submitted_at.isoformat(),
-            "seconds": seconds, "client_seconds": client_seconds,
+            "seconds": seconds, "client_seconds": client_seconds, "attention_check": int(check),
+            "evaluator_excluded": int(excluded_at is not None), "platform_participant_id": pid,
+            "platform_study_id": platform_study, "platform_session_id": platform_session,
         })
     return rows
 
@@ -320,13 +374,16 @@ def run_dataset_scores(*, run: ScoringRun) -> list[tuple[str, dict]]:
 
 
 def study_report_fingerprint(*, study: Study) -> list[int | None]:
-    """Counts and newest ids of the study's judgments and participations: any
-    new judgment, evaluator or deleted evaluator changes it."""
+    """Counts and newest ids of the study's judgments, participations and
+    exclusion events: any new judgment, evaluator, deleted evaluator,
+    exclusion or reversal changes it."""
     judgments = Judgment.objects.filter(pair__study=study).aggregate(n=Count("id"), last=Max("id"))
     evaluators = Participation.objects.filter(study=study).aggregate(
         n=Count("id"), last_user=Max("user_id"), last=Max("id")
     )
-    return [judgments["n"], judgments["last"], evaluators["n"], evaluators["last_user"], evaluators["last"]]
+    events = ExclusionEvent.objects.filter(participation__study=study).aggregate(n=Count("id"), last=Max("id"))
+    return [judgments["n"], judgments["last"], evaluators["n"], evaluators["last_user"], evaluators["last"],
+            events["n"], events["last"]]
 
 
 def run_model_names(*, run: ScoringRun) -> tuple[str, ...]:

@@ -159,3 +159,22 @@ def model_ids_by_name(*, names: Iterable[str]) -> dict[str, int]:
 def response_set_names_loaded() -> list[str]:
     """Names of the loaded response sets, sorted, each once."""
     return sorted(set(response_sets_loaded().values_list("name", flat=True)))
+
+
+_NAMED = {"dataset": Dataset, "subject": Subject, "model": LanguageModel}
+
+
+def catalog_names(*, kind: str) -> list[str]:
+    """Every stored name of ``kind`` ("dataset", "subject" or "model"), sorted
+    (for the case-variant check of a load; these tables hold hundreds to
+    thousands of rows)."""
+    return list(_NAMED[kind].objects.order_by("name").values_list("name", flat=True))
+
+
+def question_ids_by_dataset(*, dataset_names: Iterable[str]) -> dict[str, list[str]]:
+    """The stored question ids (``external_id``) of each named dataset that exists."""
+    out: dict[str, list[str]] = {}
+    rows = Question.objects.filter(dataset__name__in=list(dataset_names)).values_list("dataset__name", "external_id")
+    for dataset, external_id in rows.iterator(chunk_size=20_000):
+        out.setdefault(dataset, []).append(external_id)
+    return out

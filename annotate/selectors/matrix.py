@@ -5,22 +5,27 @@ takes the ``(n_questions, n_models)`` float64 matrix built here.
 """
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
+from django.conf import settings
 from django.db import connection
 
 from annotate.models import Question, Response, ResponseSet
 
 ERR_RESPONSE_SET = "response_set must be a saved ResponseSet; got {value!r}"
-ERR_IDS = "{name} must be a sequence of integer ids or None; got {value!r}"
+ERR_IDS = "{name} must be a sequence of integer ids or None; got {value}"
 ERR_EMPTY_IDS = "{name} must name at least one id (use None for all); got an empty sequence"
+ERR_TOO_MANY_IDS = "{name} lists {count:,} ids; the limit is {limit:,} (setting MAX_ID_LIST_LENGTH)"
 ERR_NO_RESPONSES = (
     "response set {response_set!r} has no response for the chosen models and datasets "
-    "(model_ids={model_ids!r}, dataset_ids={dataset_ids!r})"
+    "(model_ids={model_ids}, dataset_ids={dataset_ids})"
 )
+#: Ids a message quotes before saying how many more there are.
+IDS_SHOWN = 10
 
 #: ``question_subjects`` entry of a question without a subject.
 NO_SUBJECT = -1
@@ -61,22 +66,37 @@ class ResponseMatrix:
         return self.R.shape
 
 
+def ids_shown(ids: Sequence[int] | None) -> str:
+    """Ids for a message: all of them up to ``IDS_SHOWN``, else the first
+    ``IDS_SHOWN`` and how many more ("[1, 2, ...] and 9,990 more")."""
+    if ids is None or len(ids) <= IDS_SHOWN:
+        return repr(None if ids is None else list(ids))
+    return f"{list(ids[:IDS_SHOWN])} and {len(ids) - IDS_SHOWN:,} more"
+
+
 def check_ids(value: object, *, name: str) -> list[int] | None:
     """``value`` as sorted distinct ints, or None for None (= all).
 
     Raises
     ------
     ValueError
-        If it is not a sequence of integers (``ERR_IDS``) or is empty (``ERR_EMPTY_IDS``).
+        If it is not a sequence of integers (``ERR_IDS``, the value quoted cut
+        short by ``reprlib``: at most six items), is empty (``ERR_EMPTY_IDS``) or longer than
+        the ``MAX_ID_LIST_LENGTH`` setting (``ERR_TOO_MANY_IDS``, with the count
+        and the limit; the ids are not echoed). The limit keeps every
+        ``id IN (...)`` query under SQLite's bound on SQL variables.
     """
     if value is None:
         return None
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence | np.ndarray):
-        raise ValueError(ERR_IDS.format(name=name, value=value))
+        raise ValueError(ERR_IDS.format(name=name, value=reprlib.repr(value)))
+    limit = settings.MAX_ID_LIST_LENGTH
+    if len(value) > limit:
+        raise ValueError(ERR_TOO_MANY_IDS.format(name=name, count=len(value), limit=limit))
     ids = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int | np.integer):
-            raise ValueError(ERR_IDS.format(name=name, value=value))
+            raise ValueError(ERR_IDS.format(name=name, value=reprlib.repr(value)))
         ids.append(int(item))
     if not ids:
         raise ValueError(ERR_EMPTY_IDS.format(name=name))
@@ -150,7 +170,7 @@ def response_matrix(
     rows = _fetch_float64(responses.values_list("question_id", "model_id", "credit"))
     if rows.shape[0] == 0:
         raise ValueError(ERR_NO_RESPONSES.format(
-            response_set=str(response_set), model_ids=models, dataset_ids=datasets))
+            response_set=str(response_set), model_ids=ids_shown(models), dataset_ids=ids_shown(datasets)))
     question_of = rows[:, 0].astype(np.int64)
     model_of = rows[:, 1].astype(np.int64)
     question_ids, row_index = np.unique(question_of, return_inverse=True)

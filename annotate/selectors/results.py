@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from django.db.models import FloatField, Prefetch, QuerySet
+from django.db.models import F, FloatField, Prefetch, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 from scipy.stats import rankdata
@@ -24,6 +24,7 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
+from scoring.diagnostics import DEFAULT_MIN_MODELS
 from scoring.methods import DifficultyMethod, get_method, iter_columns, method_keys, methods as registered_methods
 
 
@@ -174,19 +175,74 @@ def run_datasets_and_subjects(*, run: ScoringRun) -> tuple[QuerySet[Dataset], Qu
     return datasets, subjects
 
 
+#: Sort keys of the question list besides the registry's question columns.
+FIXED_SORTS = (("question", "question (file order)"), ("n_observed", "models observed"))
+
+
+def question_sort_choices() -> list[tuple[str, str]]:
+    """Sort keys of the question list: every shown question column of the
+    registry (default: EIP's difficulty first), then the question and the
+    number of models that observed it."""
+    default = get_method("eip").difficulty_column
+    columns = sorted(question_score_columns(), key=lambda c: c.column != default)
+    return [*((c.column, c.header) for c in columns), *FIXED_SORTS]
+
+
+def run_min_models(*, run: ScoringRun) -> int:
+    """The run's low-coverage threshold: a question observed by fewer models is flagged."""
+    return int(run.diagnostics.get("min_models", run.params.get("min_models", DEFAULT_MIN_MODELS)))
+
+
 def run_questions(
-    *, run: ScoringRun, dataset: Dataset | None = None, subject: Subject | None = None
+    *, run: ScoringRun, dataset: Dataset | None = None, subject: Subject | None = None, search: str = "",
+    status: str = "", coverage: str = "", sort: str = "", direction: str = "",
 ) -> QuerySet[QuestionResult]:
-    """A run's question results, hardest by EIP first (excluded questions by
-    their 0/100 display value, ties by question id), optionally of one dataset
-    and/or subject."""
+    """A run's question results, searched, filtered and sorted.
+
+    Parameters
+    ----------
+    run : ScoringRun
+    dataset, subject : Dataset or Subject, optional
+        Only questions of that dataset and/or subject.
+    search : str, default ""
+        Case-insensitive substring of the question's id (``external_id``)
+        or text; blank = every question.
+    status : {"", "kept", "excluded"}
+        EIP kept the question, or excluded it (every observed model solved
+        it, or failed it); blank = both.
+    coverage : {"", "low", "ok"}
+        "low": observed by fewer than :func:`run_min_models` models
+        (flagged); "ok": the others; blank = both.
+    sort : str, default ""
+        A key of :func:`question_sort_choices`; blank = EIP's difficulty.
+    direction : {"", "desc", "asc"}
+        Blank = "desc" for a score or a count (hardest first: higher =
+        harder for every method), "asc" for the question.
+
+    Returns
+    -------
+    QuerySet of QuestionResult
+        Undefined values last whatever the direction; ties by question id.
+    """
     results = QuestionResult.objects.filter(run=run).select_related("question__dataset", "question__subject")
     if dataset is not None:
         results = results.filter(question__dataset=dataset)
     if subject is not None:
         results = results.filter(question__subject=subject)
-    column = get_method("eip").difficulty_column
-    return results.order_by(Cast(KT(f"scores__{column}"), FloatField()).desc(nulls_last=True), "question_id")
+    if search:
+        results = results.filter(Q(question__external_id__icontains=search) | Q(question__text__icontains=search))
+    if status:
+        results = results.filter(kept=status == "kept")
+    if coverage == "low":
+        results = results.filter(n_observed__lt=run_min_models(run=run))
+    elif coverage == "ok":
+        results = results.filter(n_observed__gte=run_min_models(run=run))
+    sort = sort or get_method("eip").difficulty_column
+    descending = (direction or ("asc" if sort == "question" else "desc")) == "desc"
+    if sort == "question":
+        return results.order_by("-question_id" if descending else "question_id")
+    key = F("n_observed") if sort == "n_observed" else Cast(KT(f"scores__{sort}"), FloatField())
+    return results.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "question_id")
 
 
 @dataclass(frozen=True)
@@ -194,17 +250,19 @@ class QuestionRow:
     result: QuestionResult
     excluded: str  # "", "all solved" or "all failed"
     scores: tuple[ScoreCell, ...]  # aligned with question_score_columns()
+    low_coverage: bool = False  # observed by fewer than the run's min_models models
 
 
-def question_rows(*, results: Iterable[QuestionResult]) -> list[QuestionRow]:
+def question_rows(*, results: Iterable[QuestionResult], min_models: int = 0) -> list[QuestionRow]:
     """Label excluded questions: EIP drops a question every observed model
-    solved (display value 0) or failed (display value 100)."""
+    solved (display value 0) or failed (display value 100); flag those
+    observed by fewer than ``min_models`` models (low coverage)."""
     columns = question_score_columns()
     scaled = get_method("eip").difficulty_column
     rows = []
     for r in results:
         label = "" if r.kept else ("all solved" if r.score(scaled) == 0 else "all failed")
-        rows.append(QuestionRow(r, label, _cells(r, columns)))
+        rows.append(QuestionRow(r, label, _cells(r, columns), r.n_observed < min_models))
     return rows
 
 
@@ -213,10 +271,12 @@ def question_rows(*, results: Iterable[QuestionResult]) -> list[QuestionRow]:
 ERR_COLUMN_CLASH = "method column {column!r} clashes with a fixed column of the {table} table"
 #: Fixed columns of the questions table, before the registry's question columns.
 QUESTION_COLUMNS = (
-    Column("question_id", "integer", "the question's id on this site"),
-    Column("dataset", "text", "dataset name"),
-    Column("external_id", "text", "the question's id in the loaded files (numeric-looking ids may read as "
-           "numbers; pass dtype={'external_id': str})"),
+    Column("scoring_run", "integer", "the scoring run the values come from (its parameters are in the codebook)"),
+    Column("dataset", "text", "dataset name; a question is named by dataset and question_id (two datasets may "
+           "share question ids)"),
+    Column("question_id", "text", "the question's id in its dataset, as in the loaded files (numeric-looking ids "
+           "may read as numbers; pass dtype={'question_id': str})"),
+    Column("question_pk", "integer", "the question's database key on this site (not an id of the dataset)"),
     Column("subject", "text", "subject name; blank when the question has none"),
     Column("kept", "boolean", "EIP could rank the question: False when every observed model solved it "
            "(eip_scaled 0) or failed it (eip_scaled 100)"),
@@ -224,6 +284,7 @@ QUESTION_COLUMNS = (
 )
 #: Fixed columns of the models table; the registry's model columns follow, then the ranks.
 MODEL_COLUMNS = (
+    Column("scoring_run", "integer", "the scoring run the values come from (its parameters are in the codebook)"),
     Column("model_id", "integer", "the model's id on this site"),
     Column("name", "text", "model name"),
     Column("family", "text", "model family; blank when unknown"),
@@ -297,12 +358,14 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
 
     Returns
     -------
-    pandas.DataFrame of shape (n_questions, 6 + n_question_columns)
-        Ordered by ``question_id``. Columns: ``question_id`` (int64),
-        ``dataset``, ``external_id``, ``subject`` (text, missing when none),
-        ``kept`` (bool), ``n_observed`` (int64), then every question column
-        of :mod:`scoring.methods` in registry order (float64, NaN where
-        the stored ``scores`` lack it). See :func:`run_question_codebook`.
+    pandas.DataFrame of shape (n_questions, 7 + n_question_columns)
+        Ordered by ``question_pk``. Columns: ``scoring_run`` (int64, the
+        run's id on every row), ``dataset``, ``question_id`` (the question's
+        external id in its dataset: a question is named by the two),
+        ``question_pk`` (int64, the database key), ``subject`` (text,
+        missing when none), ``kept`` (bool), ``n_observed`` (int64), then
+        every question column of :mod:`scoring.methods` in registry order
+        (float64, NaN where the stored ``scores`` lack it). See :func:`run_question_codebook`.
 
     Raises
     ------
@@ -310,10 +373,10 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
         If a registered method's column has the name of a fixed column.
     """
     names = _score_names("question", QUESTION_COLUMNS)
-    fixed: dict[str, list] = {c.name: [] for c in QUESTION_COLUMNS}
+    fixed: dict[str, list] = {c.name: [] for c in QUESTION_COLUMNS if c.name != "scoring_run"}
     scores: dict[str, list[float | None]] = {name: [] for name in names}
     rows = (QuestionResult.objects.filter(run=run).order_by("question_id")
-            .values_list("question_id", "question__dataset__name", "question__external_id",
+            .values_list("question__dataset__name", "question__external_id", "question_id",
                          "question__subject__name", "kept", "n_observed", "scores")
             .iterator(chunk_size=chunk_size))
     for *values, stored in rows:
@@ -322,9 +385,10 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
         for name in names:
             scores[name].append(stored.get(name))
     frame = pd.DataFrame({
-        "question_id": np.array(fixed["question_id"], dtype=np.int64),
+        "scoring_run": np.full(len(fixed["question_pk"]), run.pk, dtype=np.int64),
         "dataset": pd.Series(fixed["dataset"], dtype=object),
-        "external_id": pd.Series(fixed["external_id"], dtype=object),
+        "question_id": pd.Series(fixed["question_id"], dtype=object),
+        "question_pk": np.array(fixed["question_pk"], dtype=np.int64),
         "subject": pd.Series(fixed["subject"], dtype=object),
         "kept": np.array(fixed["kept"], dtype=bool),
         "n_observed": np.array(fixed["n_observed"], dtype=np.int64),
@@ -339,10 +403,11 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame of shape (n_models, 8 + n_model_columns)
-        Columns: ``model_id`` (int64), ``name``, ``family`` (text, missing
-        when blank), ``parameters_b`` (float64, NaN when unknown),
-        ``access`` (the stored code), ``n_observed`` (int64), every model
+    pandas.DataFrame of shape (n_models, 9 + n_model_columns)
+        Columns: ``scoring_run`` (int64, the run's id on every row),
+        ``model_id`` (int64), ``name``, ``family`` (text, missing when
+        blank), ``parameters_b`` (float64, NaN when unknown), ``access``
+        (the stored code), ``n_observed`` (int64), every model
         column of :mod:`scoring.methods` in registry order (float64, NaN
         where undefined), ``eip_rank`` and ``accuracy_rank`` (int64). See
         :func:`run_model_codebook`.
@@ -358,6 +423,7 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
     results = [results[i] for i in order]
     models = [r.model for r in results]
     return pd.DataFrame({
+        "scoring_run": np.full(len(models), run.pk, dtype=np.int64),
         "model_id": np.array([m.pk for m in models], dtype=np.int64),
         "name": pd.Series([m.name for m in models], dtype=object),
         "family": pd.Series([m.family or None for m in models], dtype=object),

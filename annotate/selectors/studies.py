@@ -219,6 +219,8 @@ class PairRow:
     question_b_id: int
     question_a_external_id: str  # the dataset's own id, as in reports and exports
     question_b_external_id: str
+    question_a_dataset: str  # each side's dataset: two datasets may share external ids
+    question_b_dataset: str
     votes: int
     skips: int
     on_screen: int  # assigned, not yet decided
@@ -281,7 +283,8 @@ def study_coverage(*, study: Study) -> StudyCoverage:
         for p in participations
     )
     pair_rows = []
-    pairs = Pair.objects.filter(study=study).select_related("question_a__subject", "question_b").order_by("position")
+    pairs = (Pair.objects.filter(study=study)
+             .select_related("question_a__subject", "question_a__dataset", "question_b__dataset").order_by("position"))
     for pair in pairs:
         marks = tuple(cell.get((pair.pk, p.pk), "") for p in participations)
         pair_rows.append(
@@ -293,6 +296,8 @@ def study_coverage(*, study: Study) -> StudyCoverage:
                 question_b_id=pair.question_b_id,
                 question_a_external_id=pair.question_a.external_id,
                 question_b_external_id=pair.question_b.external_id,
+                question_a_dataset=pair.question_a.dataset.name,
+                question_b_dataset=pair.question_b.dataset.name,
                 votes=sum(m in ("L", "R") for m in marks),
                 skips=marks.count("S"),
                 on_screen=marks.count("…"),
@@ -436,3 +441,11 @@ STATUS_CHANGES = {
 def study_status_change(*, study: Study, status: str) -> StatusChange | None:
     """What moving ``study`` to ``status`` does; None when it already has that status."""
     return STATUS_CHANGES.get((StudyStatus(study.status), StudyStatus(status)))
+
+
+def completion_url_for(*, study: Study) -> str:
+    """Where the done page sends a finished evaluator: the study's
+    ``completion_url`` (e.g. Prolific's ``.../submissions/complete?cc=CODE``)
+    when it is an http(s) address, else "" (no redirect)."""
+    url = (study.completion_url or "").strip()
+    return url if url.lower().startswith(("https://", "http://")) else ""

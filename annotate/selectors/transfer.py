@@ -6,7 +6,7 @@ Every read is by database id; the service turns ids into natural keys.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -15,6 +15,7 @@ from django.db.models import Q
 from annotate.models import (
     Assignment,
     Dataset,
+    ExclusionEvent,
     Judgment,
     LanguageModel,
     MethodResult,
@@ -67,6 +68,10 @@ class StudyExportRows:
         ``participation_id`` and :data:`JUDGMENT_FIELDS`.
     models_used : list of dict
         :data:`MODEL_FIELDS` of the run's ``models_used``, by name.
+    attention_checks : dict of int to int
+        Pair id -> expected harder question id, for the attention-check pairs.
+    exclusion_events : list of (participation_id, action, reason, by username or None, at)
+        The exclusion audit trail, oldest first.
     """
 
     pairs: list[tuple[int, int, int, int, int | None]]
@@ -80,6 +85,8 @@ class StudyExportRows:
     assignments: list[tuple]
     judgments: list[dict]
     models_used: list[dict]
+    attention_checks: dict[int, int] = field(default_factory=dict)
+    exclusion_events: list[tuple] = field(default_factory=list)
 
 
 def study_export_rows(*, study: Study) -> StudyExportRows:
@@ -104,7 +111,7 @@ def study_export_rows(*, study: Study) -> StudyExportRows:
         study_datasets=sorted(study.datasets.values_list("name", flat=True)),
         study_subjects=sorted(study.subjects.values_list("name", flat=True)),
         methods=list(MethodResult.objects.filter(run_id=run_id).order_by("method").values(*METHOD_FIELDS)),
-        participations=list(Participation.objects.filter(study=study).select_related("user")
+        participations=list(Participation.objects.filter(study=study).select_related("user", "excluded_by")
                             .prefetch_related("qualified_subjects")),
         assignments=list(Assignment.objects.filter(participation__study=study).values_list(
             "participation_id", "pair_id", "left_question_id", "shown_at")),
@@ -112,6 +119,10 @@ def study_export_rows(*, study: Study) -> StudyExportRows:
             "participation_id", *JUDGMENT_FIELDS)),
         models_used=list(LanguageModel.objects.filter(pk__in=study.scoring_run.models_used.values("pk"))
                          .order_by("name").values(*MODEL_FIELDS)),
+        attention_checks=dict(Pair.objects.filter(study=study, attention_check=True)
+                              .values_list("pk", "expected_harder_id")),
+        exclusion_events=list(ExclusionEvent.objects.filter(participation__study=study).order_by("at", "pk")
+                              .values_list("participation_id", "action", "reason", "by__username", "at")),
     )
 
 

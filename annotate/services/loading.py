@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.db import connection, transaction
 
 from annotate.loaders.base import (
@@ -75,6 +76,8 @@ from annotate.selectors.catalog import (
     response_set_latest,
     subject_ids_by_name,
 )
+from annotate.services.database import load_lock, responses_analyze
+from annotate.services.name_variants import case_variants_resolve
 from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
 
 RESPONSE_BATCH_SIZE = 50_000
@@ -109,6 +112,8 @@ BAD_ACCESS = "access {value!r} is not one of {choices}"
 BAD_PARAMETERS = "parameter count {value!r} must be positive (or unknown)"
 NO_RESPONSES = "no observed responses to load"
 PLAN_MISMATCH = "plan must be the LoadPlan that response_set_plan made for this parsed upload"
+TEXT_TOO_LONG = ("question {question_id!r}: its {column} is {length:,} characters long; the limit is {limit:,} "
+                 "(setting QUESTION_TEXT_MAX_CHARS)")
 
 _LIMITS = {
     "dataset": Dataset._meta.get_field("name").max_length,
@@ -319,6 +324,7 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
                 add(sources[index], BLANK_VALUE.format(what=what), column)
             elif len(text) > limit:
                 add(sources[index], TOO_LONG.format(what=what, value=text, limit=limit), column)
+    _check_text_lengths(questions, q_source, add)
     choices = [c.value for c in ModelAccess]
     for index, value in models["access"].items():
         if value not in choices:
@@ -357,6 +363,27 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
         problems.append(Problem(file=label, message=NO_RESPONSES))
     if problems:
         raise _load_error(problems)
+
+
+def _check_text_lengths(questions: pd.DataFrame, sources: pd.Series, add: Callable[..., None]) -> None:
+    """Question text, options (all together) and reference answer each no longer than
+    ``QUESTION_TEXT_MAX_CHARS`` (a judging page shows them whole); each longer one is
+    a problem at its row."""
+    limit = settings.QUESTION_TEXT_MAX_CHARS
+    for column in ("text", "options", "reference_answer"):
+        lengths = questions[column].map(_text_length).to_numpy(dtype=np.int64)
+        for position in np.flatnonzero(lengths > limit)[:200]:
+            index = questions.index[position]
+            add(sources[index], TEXT_TOO_LONG.format(question_id=questions.at[index, "external_id"], column=column,
+                                                     length=int(lengths[position]), limit=limit), column)
+
+
+def _text_length(value: object) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, (list, tuple)):
+        return sum(len(item) for item in value if isinstance(item, str))
+    return 0
 
 
 def _load_error(problems: list[Problem]) -> LoadError:
@@ -407,6 +434,7 @@ def _guess_from_names(models: pd.DataFrame) -> pd.DataFrame:
 def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> LoadPlan:
     """Every check and every count, without writing; raises LoadError."""
     stamp = catalog_stamp()  # read first: a change while checking makes the plan stale
+    case_variants_resolve(parsed=parsed, label=_label(parsed))  # refuse or merge "GPT-4" / "gpt-4"
     _check_parsed(parsed)
     label = _label(parsed)
     checksum = checksum_of(parsed)
@@ -710,6 +738,7 @@ def response_set_load(
     :math:`A_c` (Section 2.4) of the EIP paper, in long form.
     """
     _check_name(name, required=True)
+    load_lock()  # PostgreSQL: simultaneous loads wait here, then check against what the first created
     plan = _usable(plan, parsed, name, new_version) or _plan(parsed, name=name, new_version=new_version)
     preview = plan.preview
     questions, models, responses = parsed.questions, parsed.models, parsed.responses
@@ -777,6 +806,7 @@ def response_set_load(
     model_ids = _ids(responses[["model"]], stored_models, ["model"])
     credits = responses["credit"].to_numpy(dtype=np.float64)
     _write_responses(response_set.pk, model_ids, question_ids, credits, progress)
+    transaction.on_commit(responses_analyze)  # PostgreSQL: fresh planner statistics for the new rows
     return response_set
 
 

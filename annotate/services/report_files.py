@@ -32,6 +32,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+from django.utils.text import slugify
 from matplotlib.figure import Figure
 
 from annotate.downloads import rows_csv_bytes
@@ -66,15 +67,51 @@ def report_csv(report: AlignmentReport | dict) -> bytes:
     return table_csv(table)
 
 
+def judgments_file_name(study_id: int) -> str:
+    """File name of a study's judgments.csv (raw judgments: no report parameter applies)."""
+    return f"study-{study_id}_judgments.csv"
+
+
 def judgments_csv(rows: Sequence[dict]) -> bytes:
     """The raw judgments (from :func:`annotate.selectors.alignment.study_judgment_rows`), one row each."""
     return rows_csv_bytes([list(JUDGMENT_COLUMNS), *([row[c] for c in JUDGMENT_COLUMNS] for row in rows)])
 
 
 def report_json(report: AlignmentReport | dict) -> bytes:
-    """``json.dumps`` of the report's JSON (UTF-8, indented; NaN is refused)."""
-    document = report.to_json() if isinstance(report, AlignmentReport) else report
+    """``json.dumps`` of the report's JSON (UTF-8, indented; NaN is refused); it
+    holds the ``parameters`` object (:meth:`AlignmentReport.parameters`)."""
+    document = as_report(report).to_json()
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def parameters_json(report: AlignmentReport | dict) -> bytes:
+    """The report's parameters (:meth:`AlignmentReport.parameters`) as a JSON object (the zip's parameters.json)."""
+    return json.dumps(as_report(report).parameters(), indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def _name_part(value: object) -> str:
+    """``value`` slugified with ``-`` only (``_`` separates the parameters of a file name)."""
+    return slugify(str(value)).replace("_", "-")
+
+
+def report_file_stem(report: AlignmentReport | dict) -> str:
+    """The parameters of a report download in its file name, so that two
+    downloads computed differently never share a name (issue 12, point 9).
+
+    Examples
+    --------
+    ``study-3_run-12_minvotes-2_ties-evaluator-weight_boot-2000-seed-0_label-mmlu-level``
+    (``label-none`` without a difficulty label).
+    """
+    p = as_report(report).parameters()
+    label = (_name_part(p["label_key"]) or "key") if p["label_key"] else "none"
+    return (f"study-{p['study']}_run-{p['scoring_run']}_minvotes-{p['min_votes']}_ties-{_name_part(p['tie_rule'])}"
+            f"_boot-{p['n_boot']}-seed-{p['bootstrap_seed']}_label-{label}")
+
+
+def report_file_name(report: AlignmentReport | dict, what: str, *, ext: str) -> str:
+    """``<report_file_stem>_<what>.<ext>``, e.g. ``..._label-level_report.csv``."""
+    return f"{report_file_stem(report)}_{what}.{ext}"
 
 
 # --------------------------------------------------------------------------- codebook and zip
@@ -82,12 +119,18 @@ def report_json(report: AlignmentReport | dict) -> bytes:
 #: The judgments.csv columns: (meaning, unit).
 JUDGMENT_CODEBOOK = {
     "study": ("study name", ""), "pair_id": ("pair id", ""), "pair_position": ("position of the pair (0 = first)", ""),
-    "subject": ("subject of the pair's questions", ""), "dataset": ("dataset of the pair's questions", ""),
-    "question_a": ("external id of question a (canonical order)", ""), "question_b": ("external id of question b", ""),
-    "left_question": ("external id of the question shown on the left", ""),
-    "right_question": ("external id of the question shown on the right", ""),
+    "subject": ("subject of the pair's questions", ""),
+    "dataset_a": ("dataset of question a", ""),
+    "question_a": ("external id of question a (canonical order) in dataset_a", ""),
+    "dataset_b": ("dataset of question b", ""),
+    "question_b": ("external id of question b in dataset_b", ""),
+    "left_dataset": ("dataset of the question shown on the left", ""),
+    "left_question": ("external id of the question shown on the left, in left_dataset", ""),
+    "right_dataset": ("dataset of the question shown on the right", ""),
+    "right_question": ("external id of the question shown on the right, in right_dataset", ""),
     "choice": ("button pressed: left, right or skip", ""),
-    "harder_question": ("external id of the question called harder; blank for a skip", ""),
+    "harder_dataset": ("dataset of the question called harder; blank for a skip", ""),
+    "harder_question": ("external id of the question called harder, in harder_dataset; blank for a skip", ""),
     "verdict": ("canonical verdict: a, b or skip", ""), "evaluator": ("evaluator's pseudonym", ""),
     "field_of_study": ("evaluator's field of study (code)", ""),
     "education_level": ("evaluator's education level (code)", ""),
@@ -95,6 +138,13 @@ JUDGMENT_CODEBOOK = {
     "submitted_at": ("when the answer was saved (ISO 8601)", "time"),
     "seconds": ("server-measured time from showing to answer", "seconds"),
     "client_seconds": ("browser-measured time; blank when not sent", "seconds"),
+    "attention_check": ("1 when the pair is an attention check (known answer; in no agreement statistic), else 0",
+                        ""),
+    "evaluator_excluded": ("1 when the researcher excluded the evaluator from analyses, else 0", ""),
+    "platform_participant_id": ("crowd platform participant id from the join URL (e.g. PROLIFIC_PID); blank if none",
+                                ""),
+    "platform_study_id": ("crowd platform study id from the join URL (e.g. STUDY_ID); blank if none", ""),
+    "platform_session_id": ("crowd platform session id from the join URL (e.g. SESSION_ID); blank if none", ""),
 }
 
 
@@ -124,6 +174,8 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
         f"- scoring run: {run.id} (response set {run.response_set}"
         f"{'' if run.is_study_run else '; not the run the pairs came from'})",
         f"- consensus: min_votes {p.min_votes}, tie rule {p.tie_rule!r}; {p.method_tie_rule}",
+        "- parameters (also parameters.json, report.json's `parameters`, the last columns of every table CSV and "
+        f"the download's file name): {json.dumps(typed.parameters(), ensure_ascii=False)}",
         f"- bootstrap: {p.n_boot} replicates, seed {p.bootstrap_seed}, {p.ci_level:.0%} percentile intervals",
         "- difficulty label key: " + (
             f"{typed.labels.key!r} ({'autodetected' if typed.labels.autodetected else 'given'})"
@@ -135,6 +187,8 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
         "fractions are in [0, 1] (the page shows them in percent); ids are integers. Text cells that a spreadsheet "
         "would run as a formula start with a single quote.", "",
         "## report.json", "", "The whole report, documented by annotate/report_schema.json.", "",
+        "## parameters.json", "", "The parameters above as one JSON object (the same as report.json's "
+        "`parameters`).", "",
     ]
     for table in csv_tables(typed):
         lines += [f"## {table.file_name}", "", table.title + ".", ""]
@@ -142,7 +196,9 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
         lines += ["", "| column | meaning | unit |", "|---|---|---|"]
         lines += [f"| {c.key} | {_md(c.description or c.label)} | {_md(c.unit)} |" for c in table.columns]
         lines.append("")
-    lines += ["## judgments.csv", "", "Every judgment and skip, by pair then evaluator.", "",
+    lines += ["## judgments.csv", "", "Every judgment and skip, by pair then evaluator. Each question is named by "
+              "its dataset and external id (two datasets may share external ids). Raw judgments: no report "
+              "parameter applies, so they carry none.", "",
               "| column | meaning | unit |", "|---|---|---|"]
     lines += [f"| {k} | {_md(JUDGMENT_CODEBOOK[k][0])} | {JUDGMENT_CODEBOOK[k][1]} |" for k in JUDGMENT_COLUMNS]
     return ("\n".join(lines) + "\n").encode("utf-8")
@@ -150,11 +206,12 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
 
 def report_files(report: AlignmentReport | dict, judgments: Sequence[dict]) -> dict[str, bytes]:
     """The files of a report download, by name: one tidy CSV per table,
-    judgments.csv, report.json and codebook.md."""
+    judgments.csv, report.json, parameters.json and codebook.md."""
     typed = as_report(report)
     files = {t.file_name: table_csv(t) for t in csv_tables(typed)}
     files["judgments.csv"] = judgments_csv(judgments)
     files["report.json"] = report_json(typed)
+    files["parameters.json"] = parameters_json(typed)
     files["codebook.md"] = codebook(typed)
     return files
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from django.db import transaction
@@ -40,7 +41,8 @@ from annotate.models import (
     RunStatus,
     ScoringRun,
 )
-from annotate.selectors.matrix import ResponseMatrix, check_ids, response_matrix
+from annotate.selectors.matrix import ResponseMatrix, check_ids, ids_shown, response_matrix
+from annotate.services.database import backend_pid
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
@@ -204,7 +206,7 @@ def scoring_run_create(
         present = set(in_set.filter(**{f"{column}__in": ids}).values_list(column, flat=True).distinct())
         missing = [i for i in ids if i not in present]
         if missing:
-            raise ValueError(ERR_NOT_IN_SET.format(name=name, ids=missing, response_set=str(response_set)))
+            raise ValueError(ERR_NOT_IN_SET.format(name=name, ids=ids_shown(missing), response_set=str(response_set)))
     run = ScoringRun.objects.create(
         response_set=response_set,
         params={**checked, "model_ids": models, "dataset_ids": datasets},
@@ -226,6 +228,109 @@ def scoring_run_repeat(*, run: ScoringRun, user=None) -> ScoringRun:
         response_set=run.response_set, model_ids=run.params.get("model_ids"),
         dataset_ids=run.params.get("dataset_ids"), params=params, user=user,
     )
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """The outcome of :func:`scoring_run_request`.
+
+    Attributes
+    ----------
+    run : ScoringRun
+        The new queued run, or the identical queued or running one.
+    created : bool
+        False when an identical run was already queued or running (then
+        nothing was created or enqueued).
+    """
+
+    run: ScoringRun
+    created: bool
+
+
+def scoring_run_request(
+    *,
+    response_set: ResponseSet,
+    model_ids: Sequence[int] | None = None,
+    dataset_ids: Sequence[int] | None = None,
+    params: Mapping | None = None,
+    user=None,
+    enqueue: bool = True,
+) -> RunRequest:
+    """A queued run of these settings, unless an identical one is queued or running.
+
+    Two requests are identical when they name the same response set, the
+    same methods and parameters (defaults filled in) and the same model and
+    dataset subsets (order and repeats ignored). Identical requests that
+    arrive together are serialised by a row lock on the response set, so
+    they never queue twice. A finished (done or failed) run never counts:
+    asking again after it starts a fresh run.
+
+    Parameters
+    ----------
+    response_set, model_ids, dataset_ids, params, user
+        As in :func:`scoring_run_create`.
+    enqueue : bool, default True
+        Hand a newly created run to the task worker (after the lock is
+        released). False: leave it queued (a command executes it inline).
+
+    Returns
+    -------
+    RunRequest
+        ``created`` False and the existing run when an identical one is
+        queued or running; otherwise the new run and ``created`` True.
+
+    Raises
+    ------
+    ValueError
+        As :func:`scoring_run_create`.
+    """
+    outcome = _find_or_create(response_set=response_set, model_ids=model_ids, dataset_ids=dataset_ids,
+                              params=params, user=user)
+    if outcome.created and enqueue:
+        scoring_run_enqueue(run=outcome.run)
+    return outcome
+
+
+@transaction.atomic
+def _find_or_create(
+    *, response_set: ResponseSet, model_ids: Sequence[int] | None, dataset_ids: Sequence[int] | None,
+    params: Mapping | None, user,
+) -> RunRequest:
+    if not isinstance(response_set, ResponseSet) or response_set.pk is None:
+        raise ValueError(ERR_RESPONSE_SET.format(value=response_set))
+    wanted = {**_check_params(params), "model_ids": check_ids(model_ids, name="model_ids"),
+              "dataset_ids": check_ids(dataset_ids, name="dataset_ids")}
+    list(ResponseSet.objects.select_for_update().filter(pk=response_set.pk).values_list("pk", flat=True))
+    active = ScoringRun.objects.filter(
+        response_set=response_set, status__in=(RunStatus.QUEUED, RunStatus.RUNNING)
+    ).order_by("pk")
+    for run in active:
+        if _same_request(run.params, wanted):
+            return RunRequest(run=run, created=False)
+    run = scoring_run_create(response_set=response_set, model_ids=model_ids, dataset_ids=dataset_ids,
+                             params=params, user=user)
+    return RunRequest(run=run, created=True)
+
+
+def scoring_run_request_again(*, run: ScoringRun, user=None) -> RunRequest:
+    """:func:`scoring_run_request` with ``run``'s response set, subset and parameters (enqueued if new)."""
+    params = {key: run.params[key] for key in PARAM_KEYS if key in run.params}
+    return scoring_run_request(response_set=run.response_set, model_ids=run.params.get("model_ids"),
+                               dataset_ids=run.params.get("dataset_ids"), params=params, user=user)
+
+
+def _same_request(stored: Mapping, wanted: Mapping) -> bool:
+    """Do a stored run's ``params`` describe the request ``wanted`` (every key compared)?"""
+    keys = set(stored) | set(wanted)
+    return all(_canonical(stored.get(key)) == _canonical(wanted.get(key)) for key in keys)
+
+
+def _canonical(value: object) -> object:
+    if isinstance(value, list | tuple):
+        return tuple(_canonical(v) for v in value)
+    if _is_number(value):
+        return float(value)
+    return value
 
 
 def scoring_run_enqueue(*, run: ScoringRun):
@@ -309,7 +414,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     (dataset-weighted accuracy) and appendix H.4 (IRT baselines).
     """
     claimed = ScoringRun.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, progress=0.0, error="", heartbeat_at=timezone.now()
+        status=RunStatus.RUNNING, progress=0.0, error="", heartbeat_at=timezone.now(), db_backend_pid=backend_pid()
     )
     if not claimed:
         run.refresh_from_db()

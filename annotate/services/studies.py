@@ -11,13 +11,16 @@ Business rules live here; views and management commands only call these.
 """
 from __future__ import annotations
 
+import dataclasses
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -38,15 +41,24 @@ from annotate.models import (
     Subject,
 )
 from annotate.models.studies import DEFAULT_GUIDELINES
-from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP, study_judgment_count, study_scope_frozen
+from annotate.selectors.studies import (
+    EVALUATOR_GROUP,
+    RESEARCHER_GROUP,
+    study_judgment_count,
+    study_scope_frozen,
+    user_is_evaluator,
+)
 from annotate.selectors.study_scope import ScopeCandidates, study_scope_candidates
+from scoring.attention_checks import attention_check_count, select_attention_checks
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
 
 #: Second element of the seed sequence that draws each pair's order.
 ORIENTATION_STREAM = 1
+#: Second element of the seed sequence that breaks ties among attention checks and orients them.
+ATTENTION_STREAM = 2
 #: Second element of the seed sequence of a subject's sampler when pairs are drawn per subject.
-SUBJECT_STREAM = 2
+SUBJECT_STREAM = 3
 
 ERR_NAME_EMPTY = "name must not be empty"
 ERR_NAME_TAKEN = "a study named {name!r} already exists"
@@ -55,10 +67,15 @@ ERR_NO_DATASETS = "datasets must name at least one dataset"
 ERR_STRATEGY = "strategy must be one of {choices}; got {strategy!r}"
 ERR_TARGET = "target_judgments_per_pair must be an integer >= 1; got {value!r}"
 ERR_SEED = "seed must be a non-negative integer; got {value!r}"
+ERR_ATTENTION_SHARE = "attention_check_share must be a number in [0, 0.5]; got {value!r}"
 ERR_SUBJECTS_OUTSIDE = "subjects {names} have no question of the chosen datasets in run {run_id}"
 ERR_NO_QUESTIONS = "run {run_id} has no question with a subject in the chosen datasets and subjects"
 ERR_USERNAME_TAKEN = "username {username!r} is already taken"
 ERR_USERNAME_EMPTY = "username must not be empty"
+ERR_USERNAME_INVALID = (
+    "username {username!r} is not allowed: use at most {limit} letters, digits and the characters @ . + - _ "
+    "(no spaces)"
+)
 ERR_INVITATION_REVOKED = "this invitation link has been revoked"
 ERR_STUDY_CLOSED = "study {name!r} is closed"
 ERR_PAIRS_MODE = (
@@ -185,6 +202,7 @@ def study_create(
     onboarding_questions: Sequence[str] | None = None,
     members: Sequence[AbstractBaseUser] = (),
     status: str = StudyStatus.OPEN,
+    attention_check_share: float = 0.0,
 ) -> Study:
     """Create a study whose pairs are fixed now, from one scoring run.
 
@@ -233,6 +251,11 @@ def study_create(
         Researchers added to the study (they manage it as its owner does).
     status : {"draft", "open", "closed"}, default "open"
         The creation page makes drafts, launched later; the command opens at once.
+    attention_check_share : float, default 0
+        Share in [0, 0.5] of all pairs that are attention checks: pairs whose
+        harder question is known (see :func:`_sample_scope` and
+        :mod:`scoring.attention_checks`), added on top of the ``n_pairs``
+        regular pairs, served blind and left out of agreement statistics.
 
     Returns
     -------
@@ -258,9 +281,11 @@ def study_create(
         status=status,
     )
     datasets = list(datasets)
+    _check_share(attention_check_share)
     scope = _sample_scope(
         run=run, datasets=datasets, subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
         include_unkept=include_unkept, include_low_coverage=include_low_coverage, pairs_per_subject=pairs_per_subject,
+        attention_check_share=attention_check_share,
     )
     study = Study.objects.create(
         name=name,
@@ -277,6 +302,7 @@ def study_create(
         onboarding_questions=questions,
         status=status,
         created_by=created_by,
+        attention_check_share=attention_check_share,
     )
     study.members.set(members)
     _store_scope(study=study, scope=scope)
@@ -302,6 +328,7 @@ def study_edit(
     consent_text: str = "",
     onboarding_questions: Sequence[str] | None = None,
     members: Sequence[AbstractBaseUser] = (),
+    attention_check_share: float = 0.0,
 ) -> Study:
     """Change every setting of a study that has no judgment yet, drawing its
     pairs again exactly as :func:`study_create` would for these arguments
@@ -316,7 +343,7 @@ def study_edit(
         As :func:`study_create`.
     include_unkept, include_low_coverage, guidelines, pairs_per_subject
         As :func:`study_create`.
-    consent_text, onboarding_questions, members
+    consent_text, onboarding_questions, members, attention_check_share
         As :func:`study_create`.
 
     Returns
@@ -338,16 +365,18 @@ def study_edit(
         seed=seed, n_pairs=n_pairs, pairs_per_subject=pairs_per_subject, onboarding_questions=questions,
         status=str(study.status), study=study,
     )
+    _check_share(attention_check_share)
     scope = _sample_scope(
         run=run, datasets=list(datasets), subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
         include_unkept=include_unkept, include_low_coverage=include_low_coverage, pairs_per_subject=pairs_per_subject,
+        attention_check_share=attention_check_share,
     )
     Assignment.objects.filter(pair__study=study).delete()
     Pair.objects.filter(study=study).delete()
     study.name, study.scoring_run, study.strategy, study.seed = name, run, strategy, seed
     study.n_pairs, study.pairs_per_subject = len(scope.pairs), pairs_per_subject
     study.include_unkept, study.include_low_coverage = include_unkept, include_low_coverage
-    study.target_judgments_per_pair = target_judgments_per_pair
+    study.target_judgments_per_pair, study.attention_check_share = target_judgments_per_pair, attention_check_share
     study.guidelines, study.consent_text, study.onboarding_questions = guidelines, consent_text or "", questions
     study.save()
     study.members.set(members)
@@ -355,14 +384,21 @@ def study_edit(
     return study
 
 
+def _check_share(share: object) -> None:
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 0.5:
+        raise ValueError(ERR_ATTENTION_SHARE.format(value=share))
+
+
 @dataclass(frozen=True)
 class _Scope:
-    """A study's sampled scope, not yet stored: its datasets, its subjects and
-    its pairs as ``(question_a_id, question_b_id, stratum)`` in sampler order."""
+    """A study's sampled scope, not yet stored: its datasets, its subjects, its
+    pairs as ``(question_a_id, question_b_id, stratum)`` in sampler order, and
+    its attention checks as ``(question_a_id, question_b_id, expected_harder_id)``."""
 
     datasets: list[Dataset]
     subjects: list[Subject]
     pairs: list[tuple[int, int, int | None]]
+    checks: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
 
 
 def _sample_scope(
@@ -376,8 +412,16 @@ def _sample_scope(
     include_unkept: bool,
     include_low_coverage: bool = False,
     pairs_per_subject: int | None = None,
+    attention_check_share: float = 0.0,
 ) -> _Scope:
-    """Draw the pairs of a scope (reads only; raises ``ValueError`` as :func:`study_create`)."""
+    """Draw the pairs of a scope (reads only; raises ``ValueError`` as :func:`study_create`).
+
+    With an ``attention_check_share`` above 0, attention checks are added on
+    top of the regular pairs so that they make up that share of all pairs
+    (:func:`scoring.attention_checks.attention_check_count`), chosen by the
+    rule of :mod:`scoring.attention_checks` from the same eligible questions
+    by the run's EIP difficulty (percentile ranks at least 0.5 apart), never
+    repeating a regular pair."""
     candidates = study_scope_candidates(
         run=run, datasets=datasets, subjects=subjects, include_unkept=include_unkept,
         include_low_coverage=include_low_coverage, columns=(REFERENCE_COLUMN, *_baseline_columns()),
@@ -414,7 +458,21 @@ def _sample_scope(
     rows = [
         (int(a), int(b), None if labels is None else int(labels[k])) for k, (a, b) in enumerate(oriented.tolist())
     ]
-    return _Scope(datasets=datasets, subjects=used, pairs=rows)
+    checks = []
+    n_checks = attention_check_count(len(rows), attention_check_share)
+    if n_checks:
+        stream = np.random.default_rng([seed, ATTENTION_STREAM])
+        # Like the regular pairs, a check never spans two blocks of the model-question graph.
+        subject_ids, components = candidates.subject_ids, candidates.components
+        blocks = subject_ids if components is None else subject_ids * (int(components.max()) + 1) + components
+        chosen = select_attention_checks(
+            candidates.question_ids, blocks, candidates.difficulty[REFERENCE_COLUMN], n_checks=n_checks,
+            eligible=candidates.eligible, exclude=pairs, rng=stream,
+        )
+        flip = stream.random(n_checks) < 0.5
+        for (easy, hard), swap in zip(chosen.pairs.tolist(), flip.tolist(), strict=True):
+            checks.append((hard, easy, hard) if swap else (easy, hard, hard))
+    return _Scope(datasets=datasets, subjects=used, pairs=rows, checks=checks)
 
 
 def _draw(
@@ -443,6 +501,12 @@ def _store_scope(*, study: Study, scope: _Scope) -> None:
     Pair.objects.bulk_create(
         Pair(study=study, position=k, question_a_id=a, question_b_id=b, stratum=stratum)
         for k, (a, b, stratum) in enumerate(scope.pairs)
+    )
+    # Attention checks follow the regular pairs; each evaluator's own order mixes them in.
+    Pair.objects.bulk_create(
+        Pair(study=study, position=len(scope.pairs) + k, question_a_id=a, question_b_id=b,
+             attention_check=True, expected_harder_id=harder)
+        for k, (a, b, harder) in enumerate(scope.checks)
     )
 
 
@@ -478,6 +542,7 @@ def _scope_of(
         n_pairs=None if per_subject else (study.n_pairs if n_pairs is None else n_pairs), seed=study.seed,
         strategy=str(study.strategy), include_unkept=study.include_unkept,
         include_low_coverage=study.include_low_coverage, pairs_per_subject=per_subject,
+        attention_check_share=study.attention_check_share,
     )
 
 
@@ -596,9 +661,35 @@ def _create_pseudonymous_evaluator() -> AbstractBaseUser:
     raise RuntimeError("could not create a pseudonymous evaluator")
 
 
+@dataclass(frozen=True)
+class PlatformIds:
+    """A crowd platform's ids of a visitor, read from the invitation URL's
+    query parameters (names set per study; Prolific's by default). Blank when
+    absent."""
+
+    participant: str = ""
+    study: str = ""
+    session: str = ""
+
+
+#: Longest platform id kept (longer values are cut; Prolific's are 24 characters).
+PLATFORM_ID_MAX = 128
+
+
+def platform_ids_from_query(*, study: Study, query: Mapping[str, str]) -> PlatformIds:
+    """The platform ids in ``query`` (a request's GET parameters) under the
+    study's parameter names; a blank parameter name reads nothing."""
+
+    def read(name: str) -> str:
+        return (query.get(name) or "").strip()[:PLATFORM_ID_MAX] if name else ""
+
+    return PlatformIds(participant=read(study.participant_param), study=read(study.study_param),
+                       session=read(study.session_param))
+
+
 @transaction.atomic
 def invitation_accept(
-    *, invitation: Invitation, user: AbstractBaseUser | None
+    *, invitation: Invitation, user: AbstractBaseUser | None, platform: PlatformIds | None = None
 ) -> tuple[Participation, AbstractBaseUser, bool]:
     """Join the invitation's study.
 
@@ -606,6 +697,13 @@ def invitation_accept(
     in, or recognised by the resume cookie), else None: then a pseudonymous
     evaluator ("evaluator-7f3a", no email, no usable password) is created.
     Joining twice returns the existing participation.
+
+    ``platform`` carries a crowd platform's ids from the join URL. A visitor
+    whose participant id already has a participation in the study is that
+    participant coming back (another browser, a lost cookie): they resume it
+    instead of starting a second one. The study and session ids of a new
+    participation are stored with it; a returning participant's latest
+    session id replaces the stored one.
 
     Returns
     -------
@@ -619,6 +717,19 @@ def invitation_accept(
     if invitation.revoked_at is not None:
         raise InvitationRevokedError(ERR_INVITATION_REVOKED)
     study = invitation.study
+    platform = platform or PlatformIds()
+    if platform.participant:
+        known = (Participation.objects.select_for_update().select_related("user")
+                 .filter(study=study, platform_participant_id=platform.participant).first())
+        resumable = known is not None and known.user.is_active and user_is_evaluator(user=known.user) and (
+            user is None or known.user_id == user.pk)
+        if known is not None and not resumable:  # the id is taken by someone else: keep it with them
+            platform = dataclasses.replace(platform, participant="")
+        elif known is not None:
+            if platform.session and platform.session != known.platform_session_id:
+                known.platform_session_id = platform.session
+                known.save(update_fields=["platform_session_id"])
+            return known, known.user, user is None
     if user is not None:
         existing = Participation.objects.filter(study=study, user=user).first()
         if existing is not None:
@@ -629,9 +740,39 @@ def invitation_accept(
     if user is None:
         user = _create_pseudonymous_evaluator()
     participation, _ = Participation.objects.get_or_create(
-        study=study, user=user, defaults={"invitation": invitation}
+        study=study, user=user, defaults={
+            "invitation": invitation, "platform_participant_id": platform.participant,
+            "platform_study_id": platform.study, "platform_session_id": platform.session,
+        }
     )
     return participation, user, created_user
+
+
+def username_check(*, username: str) -> str:
+    """``username`` as the account will hold it: stripped, NFKC-normalised (as
+    Django's own forms do), checked with Django's ``UnicodeUsernameValidator``
+    (letters, digits and ``@.+-_``) and the username field's length.
+
+    Raises
+    ------
+    ValueError
+        ``ERR_USERNAME_EMPTY`` or ``ERR_USERNAME_INVALID`` (the name quoted, cut
+        to 60 characters).
+    """
+    User = get_user_model()
+    name = User.normalize_username((username or "").strip())
+    if not name:
+        raise ValueError(ERR_USERNAME_EMPTY)
+    limit = User._meta.get_field(User.USERNAME_FIELD).max_length
+    try:
+        UnicodeUsernameValidator()(name)
+        valid = len(name) <= limit
+    except ValidationError:
+        valid = False
+    if not valid:
+        shown = name if len(name) <= 60 else name[:60] + "…"
+        raise ValueError(ERR_USERNAME_INVALID.format(username=shown, limit=limit))
+    return name
 
 
 def evaluator_create(*, username: str, study: Study) -> tuple[AbstractBaseUser, str]:
@@ -641,10 +782,13 @@ def evaluator_create(*, username: str, study: Study) -> tuple[AbstractBaseUser, 
     -------
     (user, password)
         The password is not stored anywhere else; show it once.
+
+    Raises
+    ------
+    ValueError
+        A username that is empty, not allowed (:func:`username_check`) or taken.
     """
-    username = (username or "").strip()
-    if not username:
-        raise ValueError(ERR_USERNAME_EMPTY)
+    username = username_check(username=username)
     User = get_user_model()
     password = secrets.token_urlsafe(12)
     with transaction.atomic():

@@ -1,14 +1,19 @@
 """Back up a whole study to one JSON document and load it into another instance.
 
-The document (``schema_version`` 3; versions 1, which stored one field per
-method, and 2, which sorted each pair's questions and carried only the
-results of the study's scope, are still read) holds everything the study is
+The document (``schema_version`` 4; versions 1, which stored one field per
+method, 2, which sorted each pair's questions and carried only the
+results of the study's scope, and 3, before attention checks, exclusions and
+crowd-platform ids, are still read) holds everything the study is
 made of, and every input its alignment report reads, and nothing personal
 beyond the pseudonyms:
 
 * ``study``: name, status, strategy, seed, pair count (and pairs per subject),
-  target, guidelines, consent text, onboarding questions,
-  datasets and subjects (names), ``created_at`` and ``closed_at``;
+  target, guidelines, consent text, onboarding questions, datasets and
+  subjects (names), ``created_at`` and ``closed_at``; since version 4 also
+  the quality and crowd settings (``speeder_seconds``,
+  ``attention_check_share``, ``participant_param``, ``study_param``,
+  ``session_param``, ``completion_code``, ``completion_url``; absent in an
+  older file: the defaults);
 * ``questions``: every question referenced (dataset, subject, external id,
   text, options, reference answer, metadata: the report's labels read it),
   by (dataset, external id), listed in the exporting instance's order (by
@@ -29,12 +34,17 @@ beyond the pseudonyms:
   alike; the report only reads the pair questions' values);
 * ``pairs``: position, the two questions as stored (``[a, b]``: which is
   "a" was drawn when the study was made and the report's verdicts keep it),
-  stratum;
+  stratum; since version 4 ``attention_check`` and, for a check, its
+  ``expected_harder`` question (absent: a regular pair);
 * ``evaluators``: pseudonym (the account's username), the seed of their pair
   order, field of study, education level, qualified subjects, the progress
   timestamps, every assignment (pair, question shown on the left, when) and
   every judgment or skip (pair, choice, left and harder question, shown and
-  submitted times, server and browser seconds). Never an email address, a
+  submitted times, server and browser seconds); since version 4 the crowd
+  platform's participant, study and session ids (``platform_*``, blank when
+  none), the current exclusion (``excluded_at``, ``excluded_by``, the
+  researcher's username, ``exclusion_reason``) and the exclusion log
+  (``exclusion_events``: action, reason, by, at). Never an email address, a
   name, a password hash or an invitation token;
 * ``source``: where the document came from (export time, and the database
   ids of the study, scoring run and response set on the exporting instance).
@@ -76,6 +86,7 @@ Import rules
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -96,6 +107,8 @@ from annotate.models import (
     Choice,
     Dataset,
     EducationLevel,
+    ExclusionAction,
+    ExclusionEvent,
     FieldOfStudy,
     Judgment,
     LanguageModel,
@@ -130,11 +143,13 @@ from annotate.selectors.transfer import (
 )
 from annotate.services.alignment.pools import run_alpha
 from annotate.services.analyses.params import params_key
+from annotate.services.studies import username_check
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Versions this site reads: 1 had one field per method in each question result; 2 sorted each pair's
-#: questions by key (losing which was "a") and carried only the results of the study's scope.
-READABLE_VERSIONS = (1, 2, 3)
+#: questions by key (losing which was "a") and carried only the results of the study's scope; 3 had no
+#: attention checks, quality and crowd settings, platform ids or exclusions (read as none / the defaults).
+READABLE_VERSIONS = (1, 2, 3, 4)
 #: Largest difference (seconds) allowed between a judgment's ``seconds`` and ``submitted_at - shown_at``.
 SECONDS_TOLERANCE = 1e-3
 KIND = "eip-study-export"
@@ -173,6 +188,8 @@ DETAIL_SECONDS_MISMATCH = (
 )
 DETAIL_CLIENT_SECONDS = "client_seconds {value!r} is negative or not a finite number"
 ERR_MODEL = "scoring_run.models_used: {detail}"
+ERR_EXPECTED = "pair {position}: an attention check needs expected_harder, one of its two questions"
+ERR_PLATFORM_REPEATED = "evaluators {a!r} and {b!r} have the same platform_participant_id {pid!r}"
 ERR_POOLS = "pools_analysis: {detail}"
 
 
@@ -224,6 +241,16 @@ def _pools_export(run: ScoringRun, keys: dict[int, list[str]]) -> dict | None:
             "duration_s": analysis.duration_s}
 
 
+#: Quality and crowd settings of a study an export carries (version 4), with their kinds and an older file's
+#: default (the model's).
+STUDY_SETTINGS = {
+    "speeder_seconds": (int, float), "attention_check_share": (int, float), "participant_param": str,
+    "study_param": str, "session_param": str, "completion_code": str, "completion_url": str,
+}
+#: Platform ids and exclusion of an evaluator an export carries (version 4); blank in an older file.
+EVALUATOR_TEXT_FIELDS = ("platform_participant_id", "platform_study_id", "platform_session_id", "exclusion_reason")
+
+
 def study_export(*, study: Study, now: datetime | None = None) -> dict:
     """The study as a JSON-ready dict (see the module docstring).
 
@@ -261,6 +288,9 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "seconds": j["seconds"],
             "client_seconds": j["client_seconds"],
         })
+    events: dict[int, list] = {}
+    for part_id, action, reason, by, at in rows.exclusion_events:
+        events.setdefault(part_id, []).append({"action": action, "reason": reason, "by": by, "at": _time(at)})
     for p in rows.participations:
         evaluators.append({
             "pseudonym": p.user.get_username(),
@@ -274,6 +304,13 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "created_at": _time(p.created_at),
             "assignments": sorted(assignments.get(p.pk, []), key=lambda a: a["pair"]),
             "judgments": sorted(judgments.get(p.pk, []), key=lambda j: j["pair"]),
+            "platform_participant_id": p.platform_participant_id,
+            "platform_study_id": p.platform_study_id,
+            "platform_session_id": p.platform_session_id,
+            "excluded_at": _time(p.excluded_at),
+            "excluded_by": p.excluded_by.get_username() if p.excluded_by else None,
+            "exclusion_reason": p.exclusion_reason,
+            "exclusion_events": events.get(p.pk, []),
         })
     evaluators.sort(key=lambda e: e["pseudonym"])
 
@@ -304,6 +341,7 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "subjects": rows.study_subjects,
             "created_at": _time(study.created_at),
             "closed_at": _time(study.closed_at),
+            **{f: getattr(study, f) for f in STUDY_SETTINGS},
         },
         "datasets": [
             {"name": name, "description": description}
@@ -330,8 +368,10 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
         },
         "pools_analysis": _pools_export(run, keys),
         "pairs": [
-            {"position": position, "questions": [keys[a], keys[b]], "stratum": stratum}
-            for _, position, a, b, stratum in pairs
+            {"position": position, "questions": [keys[a], keys[b]], "stratum": stratum,
+             "attention_check": pk in rows.attention_checks,
+             "expected_harder": keys[rows.attention_checks[pk]] if pk in rows.attention_checks else None}
+            for pk, position, a, b, stratum in pairs
         ],
         "evaluators": evaluators,
     }
@@ -419,6 +459,8 @@ def _questions(document: dict) -> tuple[dict[tuple[str, str], Question], int, in
 def _evaluator_accounts(evaluators: list[dict], reuse: bool) -> dict[str, object]:
     """Existing accounts to reuse, by pseudonym; refuses taken pseudonyms unless ``reuse``."""
     names = [_get(e, "pseudonym", "evaluator", str) for e in evaluators]
+    for name in names:
+        username_check(username=name)  # a pseudonym becomes an account's username
     if len(set(names)) != len(names):
         raise MalformedExport(ERR_MALFORMED.format(detail="a pseudonym is listed twice"))
     existing = users_by_username(usernames=names)
@@ -446,6 +488,33 @@ class _Plan:
     reuse: dict[str, object]
     models: list[dict]
     pools: dict | None
+    checks: dict[int, Question] = dataclasses.field(default_factory=dict)  # position -> expected harder question
+
+
+def _check_settings(exported: dict) -> None:
+    """The version-4 quality and crowd settings, where present, have the right kinds."""
+    for name, kind in STUDY_SETTINGS.items():
+        if name in exported and (isinstance(exported[name], bool) or not isinstance(exported[name], kind)):
+            raise MalformedExport(ERR_MALFORMED.format(detail=f"study.{name} has the wrong type"))
+
+
+def _check_evaluator_extras(evaluators: list[dict]) -> None:
+    """Platform ids and exclusions (version 4): kinds, times, one participant id per evaluator."""
+    seen: dict[str, str] = {}
+    for e in evaluators:
+        who = e["pseudonym"]
+        for name in EVALUATOR_TEXT_FIELDS:
+            if not isinstance(e.get(name, ""), str):
+                raise MalformedExport(ERR_MALFORMED.format(detail=f"evaluator {who!r} {name} must be a string"))
+        _parse_time(e.get("excluded_at"), f"evaluator {who!r} excluded_at")
+        for event in _get(e, "exclusion_events", who, list) if "exclusion_events" in e else []:
+            _choice(_get(event, "action", who), ExclusionAction.values, f"evaluator {who!r} exclusion action")
+            _parse_time(_get(event, "at", who), f"evaluator {who!r} exclusion at")
+        pid = e.get("platform_participant_id", "")
+        if pid and pid in seen:
+            raise MalformedExport(ERR_PLATFORM_REPEATED.format(a=seen[pid], b=who, pid=pid))
+        if pid:
+            seen[pid] = who
 
 
 def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan:
@@ -476,6 +545,7 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
     if not isinstance(asked, list) or any(q not in OnboardingQuestion.values for q in asked):
         raise MalformedExport(ERR_MALFORMED.format(
             detail=f"study.onboarding_questions must be a list of {list(OnboardingQuestion.values)}"))
+    _check_settings(exported)
     run = _get(document, "scoring_run", "document", dict)
     _choice(run.get("status"), RunStatus.values, "scoring_run.status")
     _get(run, "params", "scoring_run", dict)
@@ -488,6 +558,7 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
         return questions[key]
 
     pairs: dict[int, tuple[Question, Question, int | None]] = {}
+    checks: dict[int, Question] = {}
     for p in _get(document, "pairs", "document", list):
         position = _get(p, "position", "pair", int)
         refs = _get(p, "questions", f"pair {position}", list)
@@ -495,6 +566,12 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
             raise MalformedExport(ERR_MALFORMED.format(detail=f"pair {position} is listed twice or lacks a question"))
         pairs[position] = (question(refs[0], f"pair {position}"), question(refs[1], f"pair {position}"),
                            p.get("stratum"))
+        if p.get("attention_check", False):  # absent before version 4: a regular pair
+            expected = p.get("expected_harder")
+            harder = None if expected is None else question(expected, f"pair {position}")
+            if harder is None or harder not in pairs[position][:2]:
+                raise MalformedExport(ERR_EXPECTED.format(position=position))
+            checks[position] = harder
     _check_pairs(pairs, questions)
     results = [(question(_get(r, "question", "question result"), "question result"),
                 {"kept": _get(r, "kept", "question result"), "n_observed": _get(r, "n_observed", "question result"),
@@ -513,10 +590,11 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
                     raise MalformedExport(ERR_HARDER.format(name=who, position=position, detail=f"two {part}"))
                 seen.add(position)
                 _check_item(item, pairs[position][:2], question, who, position)
+    _check_evaluator_extras(evaluators)
     return _Plan(name=name, study=exported, run=run, questions=questions, questions_created=created,
                  questions_reused=reused, pairs=pairs, results=results, evaluators=evaluators,
                  reuse=_evaluator_accounts(evaluators, reuse_evaluators), models=_models(run),
-                 pools=_pools(document.get("pools_analysis"), question))
+                 pools=_pools(document.get("pools_analysis"), question), checks=checks)
 
 
 def _check_pairs(pairs: dict[int, tuple[Question, Question, int | None]],
@@ -737,6 +815,7 @@ def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -
         onboarding_questions=exported.get("onboarding_questions", list(OnboardingQuestion.values)),
         status=exported["status"],
         closed_at=_parse_time(exported.get("closed_at"), "study.closed_at"),
+        **{name: exported[name] for name in STUDY_SETTINGS if name in exported},
     )
     Study.objects.filter(pk=study.pk).update(
         created_at=_parse_time(exported.get("created_at"), "study.created_at") or study.created_at)
@@ -746,7 +825,8 @@ def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -
     pairs = {}
     for position, (q1, q2, stratum) in sorted(plan.pairs.items()):
         # Keep the exported order: which question is "a" was drawn when the study was made.
-        pairs[position] = Pair(study=study, position=position, question_a=q1, question_b=q2, stratum=stratum)
+        pairs[position] = Pair(study=study, position=position, question_a=q1, question_b=q2, stratum=stratum,
+                               attention_check=position in plan.checks, expected_harder=plan.checks.get(position))
     Pair.objects.bulk_create(pairs.values())
     return study, pairs
 
@@ -754,6 +834,12 @@ def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -
 def _write_evaluators(plan: _Plan, study: Study, pairs: dict[int, Pair], subjects: dict) -> int:
     group, _ = Group.objects.get_or_create(name=EVALUATOR_GROUP)
     User = get_user_model()
+    # Who excluded an evaluator: that researcher's account here, if one has the same username (else none).
+    researchers = users_by_username(usernames={
+        name for e in plan.evaluators
+        for name in (e.get("excluded_by"), *(ev.get("by") for ev in e.get("exclusion_events", [])))
+        if isinstance(name, str) and name
+    })
     questions = plan.questions
     n_judgments = 0
     for e in plan.evaluators:
@@ -772,6 +858,14 @@ def _write_evaluators(plan: _Plan, study: Study, pairs: dict[int, Pair], subject
             onboarded_at=_parse_time(e.get("onboarded_at"), f"{who} onboarded_at"),
             guidelines_accepted_at=_parse_time(e.get("guidelines_accepted_at"), f"{who} guidelines_accepted_at"),
             finished_at=_parse_time(e.get("finished_at"), f"{who} finished_at"),
+            **{name: e.get(name, "") for name in EVALUATOR_TEXT_FIELDS},
+            excluded_at=_parse_time(e.get("excluded_at"), f"{who} excluded_at"),
+            excluded_by=researchers.get(e.get("excluded_by") or ""),
+        )
+        ExclusionEvent.objects.bulk_create(
+            ExclusionEvent(participation=participation, action=ev["action"], reason=ev.get("reason") or "",
+                           by=researchers.get(ev.get("by") or ""), at=_parse_time(ev["at"], who))
+            for ev in e.get("exclusion_events", [])
         )
         Participation.objects.filter(pk=participation.pk).update(
             created_at=_parse_time(e.get("created_at"), f"{who} created_at") or participation.created_at)
@@ -802,7 +896,7 @@ def study_import(*, document: dict, rename: str | None = None, reuse_evaluators:
     Parameters
     ----------
     document : dict
-        A parsed export (``schema_version`` 1, 2 or 3).
+        A parsed export (``schema_version`` 1, 2, 3 or 4).
     rename : str, optional
         Import under this name instead of the exported one.
     reuse_evaluators : bool, default False

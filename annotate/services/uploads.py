@@ -55,10 +55,12 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.loaders.harness import parse_harness_logs
+from annotate.loaders.links import refuse_links
 from annotate.loaders.tabular import parse_files, parse_folder
 from annotate.models import ResponseSet
 from annotate.selectors.catalog import catalog_stamp
 from annotate.services.loading import LoadPlan, LoadPreview, Progress, response_set_load, response_set_plan
+from annotate.services.name_variants import MERGE_OPTION
 
 UPLOAD_ROOT = Path(getattr(settings, "EIP_UPLOAD_DIR", Path(tempfile.gettempdir()) / "eip-uploads"))
 UPLOAD_MAX_AGE_S = 24 * 3600
@@ -131,6 +133,10 @@ class UploadOptions:
         scores takes the newest run's score (``duplicates="newest"`` of
         :func:`~annotate.loaders.harness.parse_harness_logs`) instead of
         refusing the upload.
+    merge_case_variants : bool, default False
+        Names that differ only by case ("GPT-4", "gpt-4") are loaded as one,
+        the stored spelling (or the first in the upload) kept, instead of
+        refusing the upload (see :mod:`annotate.services.name_variants`).
     """
 
     file_format: str = "auto"
@@ -144,6 +150,7 @@ class UploadOptions:
     log_filter: str | None = None
     skip_invalid: bool = False
     newest_run: bool = False
+    merge_case_variants: bool = False
 
     @classmethod
     def of(cls, data: Mapping[str, object]) -> UploadOptions:
@@ -158,6 +165,7 @@ class UploadOptions:
         given["new_version"] = bool(given.get("new_version"))
         given["skip_invalid"] = bool(given.get("skip_invalid"))
         given["newest_run"] = bool(given.get("newest_run"))
+        given["merge_case_variants"] = bool(given.get("merge_case_variants"))
         return cls(**given)
 
     def as_dict(self) -> dict[str, object]:
@@ -291,6 +299,13 @@ def upload_parse(*, source: UploadSource, options: UploadOptions) -> ParsedRespo
         ``source`` gives none or several kinds of files, or an option is
         malformed for the parser.
     """
+    parsed = _parse(source, options)
+    if options.merge_case_variants:
+        parsed.options[MERGE_OPTION] = True  # read by the loading service (and stored with the set)
+    return parsed
+
+
+def _parse(source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
     _check_source(source)
     if source.logs:
         return parse_harness_logs(
@@ -344,10 +359,16 @@ def upload_check(*, source: UploadSource, options: UploadOptions) -> CheckedUplo
     ------
     LoadError
         The files cannot be loaded (see :func:`upload_parse` and
-        :func:`annotate.services.loading.response_set_preview`).
+        :func:`annotate.services.loading.response_set_preview`), or a given
+        path or a file under a given folder is a symbolic link
+        (:data:`annotate.loaders.links.LINK_REFUSED`, as the admin refuses
+        links in a ``.zip``).
     ValueError
         A malformed source or option.
     """
+    _check_source(source)
+    refuse_links([p for p in (source.responses, source.questions, source.models, source.folder, *source.logs)
+                  if p is not None])  # links are refused as the admin refuses them in a .zip
     parsed = upload_parse(source=source, options=options)
     name = options.name or upload_default_name(source=source)
     return CheckedUpload(parsed=parsed,

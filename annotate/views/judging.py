@@ -4,20 +4,23 @@ answer. Every POST redirects (Post/Redirect/Get)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import wraps
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import redirect_to_login
+from django.contrib.auth.views import LogoutView, redirect_to_login
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from annotate.forms.judging import JudgmentForm, OnboardingForm
 from annotate.models import Participation
 from annotate.selectors.studies import (
+    completion_url_for,
     evaluator_get_active,
     invitation_get_active,
     participation_get,
@@ -37,11 +40,14 @@ from annotate.services.studies import (
     invitation_accept,
     participation_accept_guidelines,
     participation_onboard,
+    platform_ids_from_query,
 )
 
 RESUME_COOKIE = "eip_evaluator"
 RESUME_SALT = "annotate.judging.resume"
 RESUME_MAX_AGE = 180 * 24 * 3600
+# The resume cookie names the evaluator per study it was issued for, at most this many studies.
+RESUME_MAX_STUDIES = 20
 # An answer posted after the session expired is not stored. The judging URL the
 # evaluator comes back to carries the pair that was on screen (``?unsaved=<pair
 # id>``, through the login page's ``next``); evaluators who come back through
@@ -57,6 +63,8 @@ STEP_URLS = {
     "closed": "annotate:study_closed",
     "judge": "annotate:study_judge",
 }
+#: Seconds the done page shows the completion code before it sends the evaluator to the completion URL.
+COMPLETION_REDIRECT_SECONDS = 5
 _STUDY_PATH = re.compile(r"^/studies/(\d+)/")
 
 
@@ -67,13 +75,70 @@ def _participation_or_404(request: HttpRequest, study_id: int) -> Participation:
     return participation
 
 
-def _resume_user(request: HttpRequest):
-    """The pseudonymous evaluator this browser joined as earlier, if any."""
+def _resume_entries(request: HttpRequest) -> dict[int, int]:
+    """The resume cookie's entries, study id -> evaluator's user id ({} when
+    missing, forged, expired or of an older format)."""
     try:
         data = signing.loads(request.COOKIES.get(RESUME_COOKIE, ""), salt=RESUME_SALT, max_age=RESUME_MAX_AGE)
     except signing.BadSignature:
+        return {}
+    entries = data.get("s") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return {}
+    return {
+        entry[0]: entry[1]
+        for entry in entries
+        if isinstance(entry, list) and len(entry) == 2 and all(type(v) is int for v in entry)
+    }
+
+
+def _resume_user(request: HttpRequest, study_id: int):
+    """The pseudonymous evaluator this browser joined ``study_id`` as, if any,
+    and only while nobody is signed in on it: the cookie never continues
+    another study, nor replaces a signed-in person."""
+    if request.user.is_authenticated:
         return None
-    return evaluator_get_active(pk=data.get("u"))
+    user_id = _resume_entries(request).get(study_id)
+    return None if user_id is None else evaluator_get_active(pk=user_id)
+
+
+def _remember_evaluator(request: HttpRequest, response: HttpResponse, study_id: int, user_id: int) -> None:
+    """Add (study, evaluator) to the resume cookie, newest last, keeping the
+    newest ``RESUME_MAX_STUDIES`` studies."""
+    entries = _resume_entries(request)
+    entries.pop(study_id, None)
+    entries[study_id] = user_id
+    kept = [[s, u] for s, u in entries.items()][-RESUME_MAX_STUDIES:]
+    response.set_cookie(
+        RESUME_COOKIE,
+        signing.dumps({"s": kept}, salt=RESUME_SALT),
+        max_age=RESUME_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+        secure=request.is_secure(),
+    )
+
+
+def forget_evaluator(response: HttpResponse) -> HttpResponse:
+    """Delete the resume and unsaved-answer cookies (logout, "Not you? Start fresh")."""
+    response.delete_cookie(RESUME_COOKIE, samesite="Lax")
+    response.delete_cookie(UNSAVED_COOKIE, samesite="Lax")
+    return response
+
+
+def forgetting_evaluator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Wrap a logout view so that it also forgets the evaluator this browser
+    joined as: the next person to open an invitation link starts fresh."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        return forget_evaluator(view(request, *args, **kwargs))
+
+    return wrapper
+
+
+#: Django's logout view (``accounts/logout/``, URL name "logout"), forgetting the evaluator.
+logout_view = forgetting_evaluator(LogoutView.as_view())
 
 
 @require_http_methods(["GET", "POST"])
@@ -81,32 +146,39 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     invitation = invitation_get_active(token=token)
     if invitation is None:
         return render(request, "annotate/judging/join_invalid.html", status=404)
-    if not request.user.is_authenticated:
-        returning = _resume_user(request)
-        if returning is not None:
-            login(request, returning, backend="django.contrib.auth.backends.ModelBackend")
     user = request.user if request.user.is_authenticated else None
     if user is not None and participation_get(study_id=invitation.study_id, user=user) is not None:
         return redirect("annotate:study_entry", study_id=invitation.study_id)
+    returning = _resume_user(request, invitation.study_id)
     if request.method == "GET":
-        return render(request, "annotate/judging/join.html", {"study": invitation.study})
+        context = {"study": invitation.study, "returning": returning, "token": token}
+        return render(request, "annotate/judging/join.html", context)
+    if returning is not None:
+        login(request, returning, backend="django.contrib.auth.backends.ModelBackend")
+        user = returning
+        if participation_get(study_id=invitation.study_id, user=user) is not None:
+            return redirect("annotate:study_entry", study_id=invitation.study_id)
+    platform = platform_ids_from_query(study=invitation.study, query=request.GET)
     try:
-        participation, user, created = invitation_accept(invitation=invitation, user=user)
+        participation, user, created = invitation_accept(invitation=invitation, user=user, platform=platform)
     except (InvitationRevokedError, StudyClosedError):
         return render(request, "annotate/judging/join_invalid.html", {"study": invitation.study}, status=404)
     if created:
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
     response = redirect("annotate:study_entry", study_id=participation.study_id)
     if user_is_evaluator(user=user):
-        response.set_cookie(
-            RESUME_COOKIE,
-            signing.dumps({"u": user.pk}, salt=RESUME_SALT),
-            max_age=RESUME_MAX_AGE,
-            httponly=True,
-            samesite="Lax",
-            secure=request.is_secure(),
-        )
+        _remember_evaluator(request, response, participation.study_id, user.pk)
     return response
+
+
+@require_POST
+def join_fresh(request: HttpRequest, token: str) -> HttpResponse:
+    """"Not you? Start fresh": sign out whoever is signed in, forget the
+    evaluator this browser joined as, and show the invitation again."""
+    logout(request)
+    url = reverse("annotate:study_join", kwargs={"token": token})
+    query = request.GET.urlencode()  # keeps a crowd platform's participant ids
+    return forget_evaluator(redirect(f"{url}?{query}" if query else url))
 
 
 @login_required
@@ -191,7 +263,7 @@ def _unsaved_url(study_id: int, pair_id: int | None) -> str:
 def _remember_unsaved(request: HttpRequest, response: HttpResponse, study_id: int, pair_id: int | None) -> None:
     """For an evaluator who joined by invitation (and so comes back through the
     link, not the login page): a signed cookie naming them, the study and the pair."""
-    returning = _resume_user(request)
+    returning = _resume_user(request, study_id)
     if pair_id is None or returning is None:
         return
     response.set_cookie(
@@ -255,7 +327,10 @@ def study_done(request: HttpRequest, study_id: int) -> HttpResponse:
     progress = participation_progress(participation=participation)
     if not progress.done:
         return redirect("annotate:study_entry", study_id=study_id)
-    return render(request, "annotate/judging/done.html", {"study": participation.study, "progress": progress})
+    context = {"study": participation.study, "progress": progress,
+               "completion_url": completion_url_for(study=participation.study),
+               "completion_redirect_seconds": COMPLETION_REDIRECT_SECONDS}
+    return render(request, "annotate/judging/done.html", context)
 
 
 @login_required

@@ -19,7 +19,7 @@ from annotate.forms.reports import ReportParamsForm
 from annotate.http import file_response
 from annotate.models import ScoringRun, Study
 from annotate.selectors.alignment import study_judgment_rows
-from annotate.selectors.scoring import scoring_run_diagnostics
+from annotate.selectors.scoring import scoring_run_diagnostics, study_report_runs
 from annotate.services.alignment import AlignmentReport, report_pools_start
 from annotate.services.alignment.cache import study_alignment_report_cached
 from annotate.services.alignment.tables import page_tables
@@ -27,8 +27,10 @@ from annotate.services.report_files import (
     CONTENT_TYPES,
     PLOTS,
     judgments_csv,
+    judgments_file_name,
     render_plot,
     report_csv,
+    report_file_name,
     report_json,
     report_plot_names,
     report_zip,
@@ -38,8 +40,13 @@ from annotate.views.access import study_access_required
 ERR_POOLS_RUN = "Say which scoring run's model pools to compute (the form's 'run' field)."
 
 
+def _params_form(data, study: Study) -> ReportParamsForm:
+    runs = [(choice.run.pk, choice.label) for choice in study_report_runs(study=study)]
+    return ReportParamsForm(data, runs=runs)
+
+
 def _report(request: HttpRequest, study: Study) -> AlignmentReport | HttpResponse:
-    form = ReportParamsForm(request.GET)
+    form = _params_form(request.GET, study)
     if not form.is_valid():
         return HttpResponseBadRequest(f"Bad report parameters: {form.errors.as_text()}")
     data = form.cleaned_data
@@ -68,8 +75,9 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
 
     context = {
         "study": study, "report": report, "tables": page_tables(report), "suffix": suffix,
+        "parameters": report.parameters(),
         "run_diagnostics": scoring_run_diagnostics(pk=report.run.id),
-        "form": ReportParamsForm(request.GET or None),
+        "form": _params_form(request.GET or None, study),
         "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in report_plot_names(report)],
     }
     return render(request, "annotate/reports/report.html", context)
@@ -80,7 +88,7 @@ def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return file_response(report_json(report), file_name=f"study-{study_id}-report.json")
+    return file_response(report_json(report), file_name=report_file_name(report, "report", ext="json"))
 
 
 @study_access_required
@@ -88,7 +96,7 @@ def study_report_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return file_response(report_csv(report), file_name=f"study-{study_id}-report.csv")
+    return file_response(report_csv(report), file_name=report_file_name(report, "report", ext="csv"))
 
 
 @study_access_required
@@ -98,15 +106,15 @@ def study_report_zip(request: HttpRequest, study_id: int) -> HttpResponse:
     if isinstance(report, HttpResponse):
         return report
     return file_response(report_zip(report, study_judgment_rows(study=study)),
-                         file_name=f"study-{study_id}-report.zip")
+                         file_name=report_file_name(report, "report", ext="zip"))
 
 
 @study_access_required
 @require_POST
 def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
     """Queue the stored model-pool analysis the report reads, then back to the report."""
-    get_object_or_404(Study, pk=study_id)  # 404 for an unknown study before looking at the form
-    form = ReportParamsForm(request.POST)
+    study = get_object_or_404(Study, pk=study_id)  # 404 for an unknown study before looking at the form
+    form = _params_form(request.POST, study)
     if not form.is_valid() or form.cleaned_data["run"] is None:
         return HttpResponseBadRequest(ERR_POOLS_RUN)
     run = get_object_or_404(ScoringRun, pk=form.cleaned_data["run"])
@@ -123,7 +131,7 @@ def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
 @study_access_required
 def study_judgments_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
-    return file_response(judgments_csv(study_judgment_rows(study=study)), file_name=f"study-{study_id}-judgments.csv")
+    return file_response(judgments_csv(study_judgment_rows(study=study)), file_name=judgments_file_name(study_id))
 
 
 @study_access_required
@@ -133,5 +141,5 @@ def study_report_plot(request: HttpRequest, study_id: int, name: str, fmt: str) 
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return file_response(render_plot(report, name=name, fmt=fmt), file_name=f"study-{study_id}-{name}.{fmt}",
+    return file_response(render_plot(report, name=name, fmt=fmt), file_name=report_file_name(report, name, ext=fmt),
                          attachment="download" in request.GET)

@@ -24,11 +24,13 @@ from annotate.selectors.results import (
     model_score_columns,
     question_rows,
     question_score_columns,
+    question_sort_choices,
     response_sets_with_runs,
     run_datasets_and_subjects,
     run_leaderboard,
     run_methods,
     run_methods_table,
+    run_min_models,
     run_models_table,
     run_provenance,
     run_questions,
@@ -36,12 +38,15 @@ from annotate.selectors.results import (
     run_table_file,
     runs_active,
 )
-from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
+from annotate.services.scoring import scoring_run_request
 from annotate.views.access import researcher_required
 
 QUESTIONS_PER_PAGE = 50
+MODELS_PER_PAGE = 100  # leaderboard rows per page (ranks are over every model of the run)
 RUN_QUEUED_MESSAGE = "Scoring run {run_id} of {response_set} is queued; this page shows its progress."
-
+RUN_ACTIVE_MESSAGE = (
+    "An identical scoring run of {response_set} (run {run_id}) is already {status}; no second run was queued."
+)
 
 
 def _run(run_id: int) -> ScoringRun:
@@ -61,9 +66,12 @@ def response_set_score(request: HttpRequest, response_set_id: int) -> HttpRespon
     if not request.user.is_staff:
         raise PermissionDenied("staff only")
     response_set = get_object_or_404(ResponseSet, pk=response_set_id)
-    run = scoring_run_create(response_set=response_set, user=request.user)
-    scoring_run_enqueue(run=run)
-    messages.success(request, RUN_QUEUED_MESSAGE.format(run_id=run.pk, response_set=response_set))
+    outcome = scoring_run_request(response_set=response_set, user=request.user)
+    if outcome.created:
+        messages.success(request, RUN_QUEUED_MESSAGE.format(run_id=outcome.run.pk, response_set=response_set))
+    else:
+        messages.info(request, RUN_ACTIVE_MESSAGE.format(run_id=outcome.run.pk, response_set=response_set,
+                                                         status=outcome.run.status))
     return redirect("annotate:results")
 
 
@@ -78,7 +86,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 @researcher_required
 def run_models(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run(run_id)
-    context = {"run": run, "rows": run_leaderboard(run=run), "columns": model_score_columns()}
+    page = Paginator(run_leaderboard(run=run), MODELS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"run": run, "page": page, "rows": page.object_list, "columns": model_score_columns()}
     return render(request, "annotate/results/run_models.html", context)
 
 
@@ -86,14 +95,20 @@ def run_models(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_questions_list(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run(run_id)
     datasets, subjects = run_datasets_and_subjects(run=run)
-    form = QuestionFilterForm(request.GET or None, datasets=datasets, subjects=subjects)
+    form = QuestionFilterForm(request.GET or None, datasets=datasets, subjects=subjects,
+                              sorts=question_sort_choices())
     chosen = form.cleaned_data if form.is_valid() else {}
-    results = run_questions(run=run, dataset=chosen.get("dataset"), subject=chosen.get("subject"))
+    results = run_questions(run=run, dataset=chosen.get("dataset"), subject=chosen.get("subject"),
+                            search=chosen.get("q", ""), status=chosen.get("status", ""),
+                            coverage=chosen.get("coverage", ""), sort=chosen.get("sort", ""),
+                            direction=chosen.get("direction", ""))
     page = Paginator(results, QUESTIONS_PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"run": run, "form": form, "page": page, "rows": question_rows(results=page.object_list),
-               "columns": question_score_columns(), "query": query.urlencode()}
+    min_models = run_min_models(run=run)
+    context = {"run": run, "form": form, "page": page, "min_models": min_models,
+               "rows": question_rows(results=page.object_list, min_models=min_models),
+               "columns": question_score_columns(), "query": query.urlencode(), "kept_query": query}
     return render(request, "annotate/results/run_questions.html", context)
 
 

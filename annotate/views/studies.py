@@ -1,24 +1,39 @@
-"""Study list and the researcher view of a study: coverage, progress, invitations, status."""
+"""Study list and the researcher view of a study: coverage, progress, invitations."""
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_POST
 
-from annotate.forms.judging import InvitationForm, StudyStatusForm
-from annotate.models import Invitation, Study
+from annotate.forms.judging import (
+    ExclusionForm,
+    InvitationForm,
+    RestoreForm,
+    StudyQualitySettingsForm,
+    StudyStatusForm,
+)
+from annotate.models import Invitation, Participation, Study, StudyStatus
 from annotate.selectors.studies import (
     participations_of,
     studies_for_researcher,
-    study_coverage,
     study_scope_frozen,
     study_status_change,
     user_is_researcher,
 )
+from annotate.selectors.study_monitor import platform_link_query, study_monitor
+from annotate.services.alignment.live import study_live_counts
 from annotate.services.studies import invitation_create, invitation_revoke, study_set_status
+from annotate.services.study_quality import (
+    participation_exclude,
+    participation_restore,
+    study_quality_settings_update,
+)
 from annotate.views.access import study_access_required
+
+SETTINGS_FIELDS = ("speeder_seconds", "participant_param", "study_param", "session_param", "completion_code",
+                   "completion_url")
 
 
 def studies(request: HttpRequest) -> HttpResponse:
@@ -39,10 +54,14 @@ def studies(request: HttpRequest) -> HttpResponse:
 def study_manage(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
     context = {
+        "study": study,
         "frozen": study_scope_frozen(study=study),
-        "coverage": study_coverage(study=study),
+        "monitor": study_monitor(study=study),
+        "live": study_live_counts(study=study),
         "invitation_form": InvitationForm(),
+        "settings_form": StudyQualitySettingsForm(initial={f: getattr(study, f) for f in SETTINGS_FIELDS}),
         "join_base": request.build_absolute_uri("/")[:-1],
+        "platform_query": platform_link_query(study=study),
     }
     return render(request, "annotate/judging/study_manage.html", context)
 
@@ -66,17 +85,66 @@ def study_invitation_revoke(request: HttpRequest, study_id: int, invitation_id: 
 
 
 @study_access_required
-@require_http_methods(["GET", "POST"])
-def study_status(request: HttpRequest, study_id: int) -> HttpResponse:
-    """GET ``?status=...``: the confirmation step; POST: launch, close or reopen."""
+def study_status_confirm(request: HttpRequest, study_id: int) -> HttpResponse:
+    """The confirmation step before launching (a draft), closing or reopening: what it does; its form posts
+    to ``study_status``."""
     study = get_object_or_404(Study, pk=study_id)
-    form = StudyStatusForm(request.POST if request.method == "POST" else request.GET)
+    target = StudyStatus.CLOSED if study.status == StudyStatus.OPEN else StudyStatus.OPEN
+    context = {"study": study, "target": target, "monitor": study_monitor(study=study),
+               "change": study_status_change(study=study, status=target)}
+    return render(request, "annotate/judging/study_status_confirm.html", context)
+
+
+@study_access_required
+@require_POST
+def study_status(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=study_id)
+    form = StudyStatusForm(request.POST)
+    if form.is_valid():
+        study_set_status(study=study, status=form.cleaned_data["status"])
+        messages.success(request, f"Study {study.name!r} is now {study.get_status_display()}.")
+    return redirect("annotate:study_manage", study_id=study_id)
+
+
+@study_access_required
+@require_POST
+def study_quality_settings(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=study_id)
+    form = StudyQualitySettingsForm(request.POST)
     if not form.is_valid():
+        messages.error(request, "Settings not saved: " + "; ".join(
+            f"{form.fields[k].label}: {' '.join(v)}" for k, v in form.errors.items()))
         return redirect("annotate:study_manage", study_id=study_id)
-    if request.method == "GET":
-        return render(request, "annotate/judging/study_status_confirm.html",
-                      {"study": study, "form": form, "change": study_status_change(study=study,
-                                                                                   status=form.cleaned_data["status"])})
-    study_set_status(study=study, status=form.cleaned_data["status"])
-    messages.success(request, f"Study {study.name!r} is now {study.get_status_display()}.")
+    try:
+        study_quality_settings_update(study=study, **form.cleaned_data)
+    except ValueError as error:
+        messages.error(request, f"Settings not saved: {error}")
+    else:
+        messages.success(request, "Settings saved.")
+    return redirect("annotate:study_manage", study_id=study_id)
+
+
+@study_access_required
+@require_POST
+def study_evaluator_exclude(request: HttpRequest, study_id: int, participation_id: int) -> HttpResponse:
+    participation = get_object_or_404(Participation, pk=participation_id, study_id=study_id)
+    form = ExclusionForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        participation_exclude(participation=participation, reason=reason, by=request.user)
+    except ValueError as error:
+        messages.error(request, str(error))
+    return redirect("annotate:study_manage", study_id=study_id)
+
+
+@study_access_required
+@require_POST
+def study_evaluator_restore(request: HttpRequest, study_id: int, participation_id: int) -> HttpResponse:
+    participation = get_object_or_404(Participation, pk=participation_id, study_id=study_id)
+    form = RestoreForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    try:
+        participation_restore(participation=participation, by=request.user, reason=reason)
+    except ValueError as error:
+        messages.error(request, str(error))
     return redirect("annotate:study_manage", study_id=study_id)

@@ -106,7 +106,9 @@ class RankComparison:
         Model pairs ordered the same / opposite way by the two scores (pairs
         tied in either score are in neither count).
     accuracy_rank, eip_rank : ndarray of shape (n_models,)
-        1 = best; ties share the average rank.
+        1 = best; tied models share the best rank of their group and the
+        next rank is skipped ("1, 2, 2, 4", competition ranking, as on the
+        leaderboard), so ranks are whole numbers (stored as floats).
     rank_change : ndarray of shape (n_models,)
         ``accuracy_rank - eip_rank``: positive when EIP ranks the model higher.
     abs_change_counts : dict of float to int
@@ -213,8 +215,9 @@ def eip_vs_accuracy(
     names = check_names(model_names, n=n)
     fam = None if families is None else check_labels(families, name="families", length=n, per="model")
 
-    acc_rank = rankdata(-acc, method="average")
-    eip_rank = rankdata(-comp, method="average")
+    # Competition ranking ("1, 2, 2, 4"): the site's one tie convention (the leaderboard's too).
+    acc_rank = rankdata(-acc, method="min").astype(np.float64)
+    eip_rank = rankdata(-comp, method="min").astype(np.float64)
     change = acc_rank - eip_rank
     abs_change = np.abs(change)
     values, counts = np.unique(abs_change, return_counts=True)

@@ -27,6 +27,7 @@ ENV_NAMES = (
     "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "CACHE_BACKEND", "CSRF_TRUSTED_ORIGINS",
     "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
     "SECURE_PROXY_SSL_HEADER", "RATELIMIT_ATTEMPTS", "RATELIMIT_WINDOW_S", "STATIC_ROOT", "TASKS_BACKEND",
+    "REDIS_URL", "CSP_ENABLED", "JSON_MAX_DEPTH", "MAX_ID_LIST_LENGTH", "QUESTION_TEXT_MAX_CHARS",
 )
 
 
@@ -93,6 +94,21 @@ def test_production_mode_turns_on_https_hsts_and_secure_cookies(env):
     assert s["STORAGES"]["staticfiles"]["BACKEND"] == "whitenoise.storage.CompressedManifestStaticFilesStorage"
     assert s["CACHES"]["default"]["BACKEND"] == "django.core.cache.backends.db.DatabaseCache"
     assert s["CACHES"]["default"]["LOCATION"] == "eip_cache"
+    assert s["CSP_ENABLED"] is True
+    assert "annotate.csp.ContentSecurityPolicyMiddleware" in s["MIDDLEWARE"]
+
+
+def test_production_uses_redis_for_the_cache_when_redis_url_is_set(env):
+    s = production(env, REDIS_URL="redis://127.0.0.1:6379/0")
+    assert s["CACHES"]["default"] == {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                      "LOCATION": "redis://127.0.0.1:6379/0", "KEY_PREFIX": "eip"}
+
+
+def test_the_limits_come_from_the_environment(env):
+    env(JSON_MAX_DEPTH="20", MAX_ID_LIST_LENGTH="500", QUESTION_TEXT_MAX_CHARS="5000", CSP_ENABLED="1")
+    s = load_settings()
+    assert (s["JSON_MAX_DEPTH"], s["MAX_ID_LIST_LENGTH"], s["QUESTION_TEXT_MAX_CHARS"]) == (20, 500, 5000)
+    assert s["CSP_ENABLED"] is True
 
 
 def test_production_knobs_come_from_the_environment(env):
@@ -114,6 +130,8 @@ def test_the_local_defaults_stay_local_and_safe(env):
     assert s["STORAGES"]["staticfiles"]["BACKEND"] == "django.contrib.staticfiles.storage.StaticFilesStorage"
     assert (s["RATELIMIT_ATTEMPTS"], s["RATELIMIT_WINDOW_S"]) == (10, 60)
     assert "annotate.ratelimit.RateLimitMiddleware" in s["MIDDLEWARE"]
+    assert (s["JSON_MAX_DEPTH"], s["MAX_ID_LIST_LENGTH"], s["QUESTION_TEXT_MAX_CHARS"]) == (100, 10_000, 100_000)
+    assert s["CSP_ENABLED"] is False
 
 
 @pytest.mark.parametrize(
@@ -124,7 +142,12 @@ def test_the_local_defaults_stay_local_and_safe(env):
         ({"DEBUG": "0", "ALLOWED_HOSTS": "example.org", "SECRET_KEY": "a" * 60}, "SECRET_KEY is weak"),
         ({"DEBUG": "0", "SECRET_KEY": "x" + secrets.token_urlsafe(50)}, "set ALLOWED_HOSTS"),
         ({"DEBUG": "maybe"}, "DEBUG='maybe' is not a boolean"),
-        ({"CACHE_BACKEND": "redis"}, "CACHE_BACKEND='redis'; use one of ['database', 'locmem']"),
+        ({"CACHE_BACKEND": "memcached"}, "CACHE_BACKEND='memcached'; use one of ['database', 'locmem', 'redis']"),
+        ({"CACHE_BACKEND": "redis"}, "CACHE_BACKEND=redis needs REDIS_URL"),
+        ({"REDIS_URL": "127.0.0.1:6379"}, "REDIS_URL='127.0.0.1:6379' must start with redis://"),
+        ({"JSON_MAX_DEPTH": "0"}, "JSON_MAX_DEPTH=0 must be >= 1"),
+        ({"JSON_MAX_DEPTH": "5000"}, "JSON_MAX_DEPTH=5000 must be <= 500"),
+        ({"MAX_ID_LIST_LENGTH": "-1"}, "MAX_ID_LIST_LENGTH=-1 must be >= 1"),
         ({"CSRF_TRUSTED_ORIGINS": "example.org"}, "CSRF_TRUSTED_ORIGINS entry 'example.org' must start with https://"),
         ({"RATELIMIT_ATTEMPTS": "0"}, "RATELIMIT_ATTEMPTS=0 and RATELIMIT_WINDOW_S=60 must be >= 1"),
         ({"DEBUG": "0", "ALLOWED_HOSTS": "e.org", "SECRET_KEY": "k" + secrets.token_urlsafe(50),
@@ -166,6 +189,7 @@ def test_gunicorn_serves_hashed_static_files_and_sends_http_to_https(tmp_path):
         with urllib.request.urlopen(urllib.request.Request(server.url("/accounts/login/"), headers=over_tls)) as page:
             assert hashed in page.read().decode()  # templates link the hashed file
             assert "Secure" in page.headers["Set-Cookie"]  # the CSRF cookie
+            assert page.headers["Content-Security-Policy"].startswith("default-src 'self'; script-src 'self'")
         opener = urllib.request.build_opener(_NoRedirect)
         with pytest.raises(urllib.error.HTTPError) as plain:
             opener.open(server.url("/accounts/login/"))

@@ -47,10 +47,11 @@ def test_it_measures_window_displacement_by_hand():
     assert res.abs_change_counts == {0.0: 2, 1.0: 4, 2.0: 1}
 
 
-def test_it_gives_tied_models_their_average_rank():
+def test_it_gives_tied_models_the_best_rank_of_their_group():
     res = eip_vs_accuracy([3.0, 2.0, 1.0], [0.5, 0.5, 0.3])
-    assert res.accuracy_rank.tolist() == [1.5, 1.5, 3.0]
-    assert res.rank_change.tolist() == [0.5, -0.5, 0.0]
+    # accuracy 0.5, 0.5, 0.3 -> competition ranks 1, 1, 3; EIP 3 > 2 > 1 -> 1, 2, 3
+    assert res.accuracy_rank.tolist() == [1.0, 1.0, 3.0]
+    assert res.rank_change.tolist() == [0.0, -1.0, 0.0]
     # tau-b with one tie in accuracy: C = 2, D = 0, n0 = 3, n1 = 1, n2 = 0
     # tau_b = 2 / sqrt((3 - 1) * 3) = 0.8165
     assert res.kendall.value == pytest.approx(2 / 6**0.5, abs=1e-12)

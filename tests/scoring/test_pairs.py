@@ -319,10 +319,12 @@ def test_1pl_gives_exactly_the_verdicts_of_simple_rank_on_complete_binary_data()
     np.testing.assert_array_equal(with_tol, exact)
     assert int((exact == TIE).sum()) == 2775
     # The class of bug: compared exactly, noise of ~1e-16 between equal raw scores decides
-    # most of those ties (78 ties left instead of 2,775 on this matrix).
+    # most of those ties. How many depends on the floating-point path (BLAS build, thread
+    # count), so only the direction is asserted: every changed verdict is a broken tie.
     without_tol = harder_of_pairs(rasch, pairs)
-    assert int((without_tol == TIE).sum()) == 78
-    assert int((without_tol != exact).sum()) == 2775 - 78
+    changed = without_tol != exact
+    assert np.all(exact[changed] == TIE)
+    assert int((without_tol == TIE).sum()) + int(changed.sum()) == 2775
     # the noise is tiny next to the gaps between distinct raw scores
     failures = simple_rank(R)
     same = failures[pairs[:, 0]] == failures[pairs[:, 1]]

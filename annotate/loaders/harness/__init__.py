@@ -43,6 +43,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from annotate.jsonsafe import load_bounded
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.loaders.harness import helm, inspect_ai, lm_eval, opencompass
 from annotate.loaders.harness._common import DUPLICATES, Collector
@@ -116,7 +117,7 @@ def detect_format(path: Path) -> str | None:
             if _INSPECT_HEAD.match(head):
                 return "inspect"
             fh.seek(0)
-            data = json.load(fh)
+            data = load_bounded(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     if not isinstance(data, dict):

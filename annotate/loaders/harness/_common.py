@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from annotate.jsonsafe import load_bounded
 from annotate.loaders.base import (
     MODEL_COLUMNS,
     QUESTION_COLUMNS,
@@ -33,6 +34,7 @@ from annotate.loaders.base import (
     ParsedResponseSet,
     Problem,
 )
+from annotate.loaders.names import finish_parsed
 
 MAX_PROBLEMS = 50
 
@@ -460,7 +462,7 @@ class Collector:
             )
         asked = {(d, e) for d, e, *_ in rows}
         questions = [q for key, q in self.questions.items() if key in asked]
-        return ParsedResponseSet(
+        return finish_parsed(ParsedResponseSet(
             questions=pd.DataFrame(questions, columns=[*QUESTION_COLUMNS, "source"]),
             models=pd.DataFrame(list(self.models.values()), columns=[*MODEL_COLUMNS, "source"]),
             responses=pd.DataFrame(rows, columns=RESPONSE_COLUMNS).astype({"credit": "float64"}),
@@ -468,7 +470,7 @@ class Collector:
             source_files=list(self.files_read),
             notes=list(self.notes),
             options=dict(self.options),
-        )
+        ))
 
 
 def load_json(path: Path, collector: Collector) -> Any:
@@ -476,7 +478,7 @@ def load_json(path: Path, collector: Collector) -> Any:
     collector.read(path)
     try:
         with path.open(encoding="utf-8") as fh:
-            return json.load(fh)
+            return load_bounded(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         collector.problem(collector.name(path), f"not readable as JSON: {exc}")
         return None

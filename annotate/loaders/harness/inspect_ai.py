@@ -31,7 +31,6 @@ scores agree (or refused when they differ, unless the newest run, ordered by
 from __future__ import annotations
 
 import io
-import json
 import struct
 import zipfile
 import zlib
@@ -40,6 +39,7 @@ from typing import Any
 
 import zstandard
 
+from annotate.jsonsafe import loads_bounded
 from annotate.loaders.harness._common import (
     Collector,
     NotAScore,
@@ -118,7 +118,7 @@ def _read_eval(path: Path, collector: Collector) -> tuple[dict | None, list[tupl
 
         def member_json(member: str) -> Any:
             try:
-                return json.loads(read_zip_member(path, zf, infos[member]))
+                return loads_bounded(read_zip_member(path, zf, infos[member]))
             except (ValueError, OSError, zipfile.BadZipFile, zstandard.ZstdError, NotImplementedError) as exc:
                 collector.problem(f"{name}::{member}", BAD_MEMBER.format(member=member, error=exc))
                 return None

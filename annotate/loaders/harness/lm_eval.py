@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from annotate.jsonsafe import load_bounded, loads_bounded
 from annotate.loaders.harness._common import (
     Collector,
     NotAScore,
@@ -198,7 +199,7 @@ def _read_lines(path: Path, collector: Collector):
         fh.seek(0)
         if first.startswith("["):
             try:
-                items = json.load(fh)
+                items = load_bounded(fh)
             except json.JSONDecodeError as exc:
                 collector.problem(name, NOT_JSON_LINE.format(error=exc))
                 return
@@ -212,7 +213,7 @@ def _read_lines(path: Path, collector: Collector):
             if not raw.strip():
                 continue
             try:
-                item = json.loads(raw)
+                item = loads_bounded(raw)
             except json.JSONDecodeError as exc:
                 collector.problem(name, NOT_JSON_LINE.format(error=exc), row)
                 continue

@@ -37,6 +37,9 @@ class Command(BaseCommand):
                             help="also pair questions observed by fewer than the run's min_models (default 3) models")
         parser.add_argument("--owner", default=None, metavar="USERNAME",
                             help="the researcher who owns the study (default: none; then only staff see it)")
+        parser.add_argument("--attention-check-share", type=float, default=0.0, metavar="SHARE",
+                            help="share (0 to 0.5) of attention-check pairs with a known answer, mixed in blind "
+                                 "(default 0: none)")
         parser.add_argument("--no-invitation", action="store_true", help="do not create an invitation link")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000",
                             help="where the site is served, for the printed invitation link (default %(default)s)")
@@ -66,6 +69,7 @@ class Command(BaseCommand):
                 include_unkept=options["include_unkept"],
                 include_low_coverage=options["include_low_coverage"],
                 created_by=owner,
+                attention_check_share=options["attention_check_share"],
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None

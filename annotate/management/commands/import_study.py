@@ -8,6 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
+from annotate.jsonsafe import loads_bounded
 from annotate.services.study_transfer import study_import
 
 DATABASE_REFUSED = "nothing was imported: the database refused a row the checks let through ({error})"
@@ -27,7 +28,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> str:
         path = Path(options["file"])
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = loads_bounded(path.read_text(encoding="utf-8"))
         except OSError as error:
             raise CommandError(f"cannot read {path}: {error}") from None
         except UnicodeDecodeError as error:

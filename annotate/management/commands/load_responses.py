@@ -47,6 +47,9 @@ class Command(BaseCommand):
         parser.add_argument("--newest-run", action="store_true",
                             help="--logs: a sample logged by several runs with different scores takes the newest "
                                  "run's score instead of refusing the load (identical copies always count once)")
+        parser.add_argument("--merge-case-variants", action="store_true",
+                            help="load names that differ only by case (GPT-4, gpt-4) as one, keeping the stored "
+                                 "spelling or the first in the files, instead of refusing the load")
         parser.add_argument("--questions", type=Path, help="question metadata file (CSV)")
         parser.add_argument("--models", type=Path, help="model metadata file (CSV)")
         parser.add_argument("--dataset",

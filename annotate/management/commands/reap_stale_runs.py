@@ -23,7 +23,8 @@ class Command(BaseCommand):
             result = runs_reap_stale(older_than=timedelta(minutes=options["minutes"]))
         except ValueError as error:
             raise CommandError(str(error)) from error
+        cancelled = f"; cancelled {result.queries_cancelled} database query(ies)" if result.queries_cancelled else ""
         return (
             f"Marked {result.total} stale run(s) failed: scoring {result.scoring_runs or 'none'}, "
-            f"analysis {result.analysis_runs or 'none'}"
+            f"analysis {result.analysis_runs or 'none'}{cancelled}"
         )

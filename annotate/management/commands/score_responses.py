@@ -7,7 +7,7 @@ from collections.abc import Callable
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.progress import scoring_progress
-from annotate.models import ResponseSet, ScoringRun
+from annotate.models import ResponseSet, RunStatus, ScoringRun
 from annotate.selectors.catalog import (
     dataset_ids_by_name,
     model_ids_by_name,
@@ -20,13 +20,14 @@ from annotate.services.scoring import (
     DEFAULT_PARAMS,
     parse_methods,
     required_methods,
-    scoring_run_create,
     scoring_run_execute,
+    scoring_run_request,
 )
 from scoring.methods import method_keys
 
 NO_RESPONSE_SET = "no response set named {name!r}{version}; known: {known}"
 UNKNOWN_NAMES = "unknown {what} {names}"
+ALREADY_RUNNING = "An identical scoring run ({run}) is already running; not started again."
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -92,10 +93,13 @@ class Command(BaseCommand):
             "methods": parse_methods(options["methods"]),
         }
         try:
-            run = scoring_run_create(response_set=response_set, model_ids=model_ids, dataset_ids=dataset_ids,
-                                     params=params)
+            outcome = scoring_run_request(response_set=response_set, model_ids=model_ids, dataset_ids=dataset_ids,
+                                          params=params, enqueue=False)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        run = outcome.run
+        if run.status == RunStatus.RUNNING:
+            return ALREADY_RUNNING.format(run=run)
         try:
             with scoring_progress(self, options["verbosity"]) as progress:
                 run = scoring_run_execute(run=run, progress=progress)

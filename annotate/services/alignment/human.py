@@ -27,12 +27,12 @@ from annotate.services.alignment.model import (
     EvaluatorRow,
     FleissKappa,
     InterRater,
-    KappaAgreement,
     KrippendorffAlpha,
     McNemar,
     MethodConsensus,
     MethodInfo,
     MethodSummary,
+    OthersAgreement,
     PairConsensus,
     PairRow,
     QuestionRef,
@@ -100,9 +100,9 @@ def pair_rows(
             cons = PairConsensus(verdict=None, method="no_consensus", votes_a=0, votes_b=0, n_skips=0,
                                  reason=REASON_NOT_JUDGED, weight_a=None, weight_b=None, tie_weights=())
         rows.append(PairRow(
-            pair_id=p.pair_id, position=p.position, subject=p.subject, dataset=p.dataset,
-            question_a=QuestionRef(id=p.question_a_id, external_id=p.external_a),
-            question_b=QuestionRef(id=p.question_b_id, external_id=p.external_b),
+            pair_id=p.pair_id, position=p.position, subject=p.subject,
+            question_a=QuestionRef(id=p.question_a_id, dataset=p.dataset_a, external_id=p.external_a),
+            question_b=QuestionRef(id=p.question_b_id, dataset=p.dataset_b, external_id=p.external_b),
             consensus=cons,
             methods={k: verdict_name(v[j]) for k, v in method_verdicts.items()},
         ))
@@ -135,7 +135,24 @@ def evaluator_rows(
     return tuple(rows)
 
 
-def _vs_others(data: StudyData, i: int, *, min_votes: int, tie_rule: str) -> KappaAgreement:
+def skipped_by_one(human: np.ndarray, i: int) -> tuple[int, int]:
+    """Shared pairs of evaluator ``i`` and the others left out because one side skipped.
+
+    A pair is shared when evaluator ``i`` and at least one other evaluator
+    judged it (vote or skip). Returns ``(by_evaluator, by_others)``: shared
+    pairs evaluator ``i`` skipped while another evaluator voted, and shared
+    pairs evaluator ``i`` voted on while every other judgment is a skip.
+    """
+    mine = human[i]
+    others = np.delete(human, i, axis=0)
+    others_voted = np.isin(others, (FIRST, SECOND)).any(axis=0)
+    others_judged = (others != UNDEFINED).any(axis=0)
+    by_evaluator = int(((mine == SKIP) & others_voted).sum())
+    by_others = int((np.isin(mine, (FIRST, SECOND)) & others_judged & ~others_voted).sum())
+    return by_evaluator, by_others
+
+
+def _vs_others(data: StudyData, i: int, *, min_votes: int, tie_rule: str) -> OthersAgreement:
     e = data.evaluators[i]
     others = leave_one_out_consensus(list(data.judgments), e.participation_id, min_votes=min_votes, tie_rule=tie_rule)
     judged = {p.pair_id for p in others.pairs}
@@ -143,7 +160,10 @@ def _vs_others(data: StudyData, i: int, *, min_votes: int, tie_rule: str) -> Kap
         [int(others[p.pair_id].verdict) if p.pair_id in judged else int(UNDEFINED) for p in data.pairs], dtype=np.int8
     )
     k = pair_kappa(data.human[i], theirs)
-    return kappa_agreement_of(k, REASON_NO_OTHERS)
+    by_evaluator, by_others = skipped_by_one(data.human, i)
+    return OthersAgreement(**vars(kappa_agreement_of(k, REASON_NO_OTHERS)),
+                           pairs_skipped_by_one=by_evaluator + by_others, n_skipped_by_evaluator=by_evaluator,
+                           n_skipped_by_others=by_others)
 
 
 def method_summaries(evaluators: tuple[EvaluatorRow, ...], available: list[str]) -> dict[str, MethodSummary]:

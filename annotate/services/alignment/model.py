@@ -16,6 +16,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+#: How a human difficulty label is read (annotate.services.alignment.labels): higher = harder.
+LABEL_DIRECTION = "higher_is_harder"
 #: Field metadata: leave the key out of the JSON when the value is None.
 OMIT_NONE = {"omit_none": True}
 
@@ -159,6 +161,19 @@ class KappaAgreement(_Json):
     undefined_reason: str | None
 
 
+@dataclass(frozen=True)
+class OthersAgreement(KappaAgreement):
+    """An evaluator against the consensus of the other evaluators, with the
+    shared pairs left out because one side skipped: ``n_skipped_by_evaluator``
+    (this evaluator skipped, another voted), ``n_skipped_by_others`` (this
+    evaluator voted, every other judgment of the pair is a skip) and their sum
+    ``pairs_skipped_by_one``."""
+
+    pairs_skipped_by_one: int = 0
+    n_skipped_by_evaluator: int = 0
+    n_skipped_by_others: int = 0
+
+
 # --- sections ----------------------------------------------------------------------
 
 
@@ -177,6 +192,19 @@ class StudyInfo(_Json):
     scoring_run: int | None
     datasets: tuple[str, ...]
     subjects: tuple[str, ...]
+    n_attention_checks: int = 0
+
+
+@dataclass(frozen=True)
+class ExcludedEvaluatorRow(_Json):
+    """An evaluator excluded from analyses (judgments kept, in no statistic)."""
+
+    id: int
+    pseudonym: str
+    excluded_at: str
+    excluded_by: str
+    reason: str
+    n_judgments: int
 
 
 @dataclass(frozen=True)
@@ -220,7 +248,11 @@ class MethodInfo(_Json):
 
 @dataclass(frozen=True)
 class QuestionRef(_Json):
+    """A question by its dataset and external id (two datasets may share
+    external ids); ``id`` is its database key on this site."""
+
     id: int
+    dataset: str
     external_id: str
 
 
@@ -249,7 +281,6 @@ class PairRow(_Json):
     pair_id: int
     position: int
     subject: str
-    dataset: str
     question_a: QuestionRef
     question_b: QuestionRef
     consensus: PairConsensus
@@ -275,7 +306,7 @@ class EvaluatorRow(_Json):
     n_votes: int
     n_skips: int
     methods: dict[str, Agreement]
-    vs_others: KappaAgreement
+    vs_others: OthersAgreement
 
 
 @dataclass(frozen=True)
@@ -445,6 +476,7 @@ class AlignmentReport(_Json):
     labels: LabelSection
     profiles: ProfileSection
     timing: Timing
+    excluded_evaluators: tuple[ExcludedEvaluatorRow, ...] = ()
 
     @property
     def available(self) -> tuple[MethodInfo, ...]:
@@ -454,3 +486,26 @@ class AlignmentReport(_Json):
     def label(self, key: str) -> str:
         """Display label of method ``key``."""
         return next(m.label for m in self.methods if m.key == key)
+
+    def parameters(self) -> dict[str, Any]:
+        """What the report was computed with, flat (issue 12, point 9): every
+        rendering carries it (JSON ``parameters``, a constant column per
+        parameter in every CSV table, the page's parameters line, the
+        download's file name).
+
+        Keys: ``study``, ``scoring_run``, ``min_votes``, ``tie_rule``,
+        ``label_key`` (the label used, given or autodetected; None when none),
+        ``label_direction`` (``"higher_is_harder"``; None without a label),
+        ``n_boot``, ``bootstrap_seed``.
+        """
+        return {
+            "study": self.study.id, "scoring_run": self.run.id, "min_votes": self.params.min_votes,
+            "tie_rule": self.params.tie_rule, "label_key": self.labels.key,
+            "label_direction": LABEL_DIRECTION if self.labels.key else None,
+            "n_boot": self.params.n_boot, "bootstrap_seed": self.params.bootstrap_seed,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The document of ``annotate/report_schema.json``: every field, plus
+        ``parameters`` (:meth:`parameters`; ignored by ``from_json``)."""
+        return {**super().to_json(), "parameters": self.parameters()}

@@ -14,14 +14,23 @@ from annotate.selectors.alignment import StudyData, study_alignment_data
 from annotate.services.alignment import human
 from annotate.services.alignment._stats import method_verdicts
 from annotate.services.alignment.labels import label_section, profile_section
-from annotate.services.alignment.model import AlignmentReport, Parameters, RunInfo, StudyInfo, Timing
+from annotate.services.alignment.model import (
+    AlignmentReport,
+    ExcludedEvaluatorRow,
+    Parameters,
+    RunInfo,
+    StudyInfo,
+    Timing,
+)
 from annotate.services.alignment.pools import check_thresholds, pool_section
 from scoring import SKIP
 
+#: 4: questions named by dataset and external id (QuestionRef.dataset; PairRow.dataset gone), a flat
+#: ``parameters`` object, vs_others.pairs_skipped_by_one.
 #: 3: kappa, alpha and Fleiss on pairs are orientation-free (each pair counted in both orders; kappa
 #: = 2 p_o - 1 over the pairs both decided); method_summary adds agreement_excluding_ties.
 #: 2: the pools section reads a stored analysis (adds status, analysis_run, computed_at, note).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 METHOD_TIE_RULE = "a method tie or undefined verdict on a scored pair counts as a miss"
 TIE_RULES = ("evaluator_weight", "none")
 CI_LEVEL = 0.95
@@ -190,6 +199,11 @@ def alignment_report_compute(
         labels=label_section(data, cons, label_key=label_key, available=available),
         profiles=profile_section(data),
         timing=Timing(human_s=t_human - started, pools_s=t_pools - t_human, total_s=time.perf_counter() - started),
+        excluded_evaluators=tuple(
+            ExcludedEvaluatorRow(id=e.participation_id, pseudonym=e.pseudonym, excluded_at=e.excluded_at,
+                                 excluded_by=e.excluded_by, reason=e.reason, n_judgments=e.n_judgments)
+            for e in data.excluded
+        ),
     )
 
 
@@ -201,4 +215,5 @@ def _study_info(data: StudyData) -> StudyInfo:
         n_votes=sum(v != SKIP for _, _, v in data.judgments),
         n_skips=sum(v == SKIP for _, _, v in data.judgments),
         scoring_run=s.scoring_run_id, datasets=data.datasets, subjects=data.subjects,
+        n_attention_checks=data.n_attention_checks,
     )

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
+from annotate.labels import CONSENSUS_LABELS, label
 from annotate.models import EducationLevel, FieldOfStudy
 from annotate.services.alignment.model import AlignmentReport, Kappa
 
@@ -33,6 +35,7 @@ IRR_NOTE = ("Krippendorff's alpha and Fleiss' kappa on pairs are orientation-fre
 TIES_NOTE = ("Ties: agreement counts a method tie or undefined verdict on a scored pair as a miss; 'excl. ties' is the "
              "agreement among the pairs the method decided; 'Ties' counts the method's ties.")
 EXCL_TIES = "the method decided no scored pair"
+SKIPPED_BY_ONE_TITLE = "shared pairs left out because this evaluator or the others skipped"
 #: Evaluator background codes -> labels shown on the page.
 CODE_LABELS = {"field_of_study": dict(FieldOfStudy.choices), "education_level": dict(EducationLevel.choices)}
 
@@ -88,6 +91,13 @@ class Table:
     def page_columns(self) -> list[tuple[str, str]]:
         """``(label, tooltip)`` of each column shown on the page."""
         return [(self.columns[i].label, self.columns[i].title) for i in self._shown()]
+
+    def page_header(self) -> list[tuple[str, str, bool]]:
+        """``(label, tooltip, numeric)`` of each page column; numeric (right-aligned,
+        as its cells) when any of its cells is a number."""
+        shown = self._shown()
+        return [(self.columns[i].label, self.columns[i].title, any(row[i].numeric for row in self.rows))
+                for i in shown]
 
     def page_rows(self) -> list[tuple[Cell, ...]]:
         shown = self._shown()
@@ -393,7 +403,7 @@ def evaluator_table(report: AlignmentReport) -> Table:
             *(pct(e.methods[m.key].agreement_excluding_ties, e.methods[m.key].undefined_reason or EXCL_TIES)
               for m in methods),
             *(count(e.methods[m.key].n_ties) for m in methods),
-            pct(o.agreement, o.undefined_reason), count(o.n), kappa(o.kappa),
+            pct(o.agreement, o.undefined_reason), count(o.n), kappa(o.kappa), count(o.pairs_skipped_by_one),
         ))
     return Table(
         key="evaluators", title="Evaluators: agreement with each method and with the others (%)",
@@ -417,11 +427,18 @@ def evaluator_table(report: AlignmentReport) -> Table:
                    "agreement with the consensus of every other evaluator (this one left out)"),
             Column("n_pairs_others", "Pairs vs others", COUNT, "pairs in that comparison"),
             Column("kappa_others", "κ vs others", KAPPA, "Cohen's kappa with the others' consensus"),
+            Column("pairs_skipped_by_one", "Skipped by one side", COUNT,
+                   "shared pairs left out of the comparison with the others because one side skipped: this "
+                   "evaluator skipped while another voted, or this evaluator voted while every other judgment "
+                   "of the pair is a skip", SKIPPED_BY_ONE_TITLE),
         ),
         rows=tuple(rows),
         notes=("'Others' consensus' = the consensus of every other evaluator (this one left out).",
                "Agreement with each method counts its ties as misses; the CSV adds the agreement excluding ties "
                "and the tie count per method (the page shows them in 'Agreement excluding the method's ties').",
+               "'Skipped by one side' counts the shared pairs (judged by this evaluator and by another) left out of "
+               "'Pairs vs others' because this evaluator skipped while another voted, or this evaluator voted while "
+               "the others only skipped.",
                KAPPA_NOTE),
     )
 
@@ -520,7 +537,8 @@ def label_table(report: AlignmentReport) -> Table:
                     count(a.n_ties), kappa(a.kappa)]
         s = labels.spearman[m.key]
         rows.append((*row, dec(s.value, s.undefined_reason), count(s.n)))
-    notes = [f"{name}: {scope.description} ({scope.n_pairs} pairs)." for name, scope in scopes.items()]
+    notes = [f"{label(name, 'scope')}: {scope.description} ({scope.n_pairs:,} pairs)."
+             for name, scope in scopes.items()]
     if labels.undefined_reason is None:
         cons = scopes["study_pairs"].consensus
         shown = "undefined" if cons is None or cons.agreement is None else f"{100 * cons.agreement:.1f}%"
@@ -564,11 +582,12 @@ def pairs_table(report: AlignmentReport) -> Table:
         c = p.consensus
         weights = (not_applicable(),) * 2 if c.weight_a is None else (dec(c.weight_a), dec(c.weight_b))
         rows.append((
-            count(p.pair_id), count(p.position + 1), text(p.subject), text(p.dataset),
-            count(p.question_a.id), text(p.question_a.external_id),
-            count(p.question_b.id), text(p.question_b.external_id),
+            count(p.pair_id), count(p.position + 1), text(p.subject),
+            text(p.question_a.dataset), text(p.question_a.external_id), count(p.question_a.id),
+            text(p.question_b.dataset), text(p.question_b.external_id), count(p.question_b.id),
             count(c.votes_a), count(c.votes_b), count(c.n_skips),
-            Cell(c.verdict, c.verdict or "–", c.reason if c.verdict is None else None), text(c.method), *weights,
+            Cell(c.verdict, c.verdict or "–", c.reason if c.verdict is None else None),
+            code(c.method, CONSENSUS_LABELS), *weights,
             *(text(p.methods[m.key]) for m in methods),
         ))
     verdict = "'a' = question a is harder, 'b' = question b, 'tie', or 'undefined'"
@@ -578,11 +597,12 @@ def pairs_table(report: AlignmentReport) -> Table:
             Column("pair_id", "Pair id", "", "pair id", on_page=False),
             Column("position", "#", "", "position of the pair in the study (1 = first)"),
             Column("subject", "Subject", "", "subject of the pair's questions"),
-            Column("dataset", "Dataset", "", "dataset of the pair's questions", on_page=False),
-            Column("question_a_id", "Question a id", "", "question id of question a", on_page=False),
-            Column("question_a", "Question a", "", "external id of question a"),
-            Column("question_b_id", "Question b id", "", "question id of question b", on_page=False),
-            Column("question_b", "Question b", "", "external id of question b"),
+            Column("dataset_a", "Dataset a", "", "dataset of question a"),
+            Column("question_a", "Question a", "", "external id of question a in dataset_a"),
+            Column("question_a_pk", "Question a key", "", "database key of question a on this site", on_page=False),
+            Column("dataset_b", "Dataset b", "", "dataset of question b"),
+            Column("question_b", "Question b", "", "external id of question b in dataset_b"),
+            Column("question_b_pk", "Question b key", "", "database key of question b on this site", on_page=False),
             Column("votes_a", "Votes a", COUNT, "votes calling question a harder"),
             Column("votes_b", "Votes b", COUNT, "votes calling question b harder"),
             Column("n_skips", "Skips", COUNT, "skips"),
@@ -593,14 +613,43 @@ def pairs_table(report: AlignmentReport) -> Table:
             *(Column(f"verdict_{m.key}", m.label, "", f"{m.label}'s verdict: {verdict}") for m in methods),
         ),
         rows=tuple(rows),
-        notes=("'a' = question a is harder. A vote tie is resolved by evaluator weights (agreement with the "
+        notes=("A question is named by its dataset and external id (two datasets may share external ids).",
+               "'a' = question a is harder. A vote tie is resolved by evaluator weights (agreement with the "
                "others' majority on their other pairs); 'Weight a/b' are the summed weights of each side.",),
     )
 
 
+def _utc_time(iso: str) -> Cell:
+    """An ISO 8601 time: as is in the CSV, to the minute in UTC on the page."""
+    return Cell(iso, datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+
+
+def excluded_table(report: AlignmentReport) -> Table:
+    """Evaluators excluded from analyses, with who excluded them, when and why."""
+    rows = tuple(
+        (count(e.id), text(e.pseudonym), _utc_time(e.excluded_at), text(e.excluded_by), text(e.reason),
+         count(e.n_judgments))
+        for e in report.excluded_evaluators
+    )
+    return Table(
+        key="excluded_evaluators", title="Evaluators excluded from the analyses",
+        columns=(
+            Column("evaluator_id", "Id", "", "participation id", on_page=False),
+            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
+            Column("excluded_at", "Excluded at", "time", "when they were excluded (ISO 8601)"),
+            Column("excluded_by", "Excluded by", "", "the researcher who excluded them"),
+            Column("reason", "Reason", "", "the reason given"),
+            Column("n_judgments", "Judgments kept", COUNT, "their votes and skips, kept but in no statistic"),
+        ),
+        rows=rows,
+        notes=("Excluded evaluators' judgments are kept (judgments.csv lists them with evaluator_excluded = 1) but "
+               "enter no number of this report.",),
+    )
+
+
 TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
-    table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, irr_table,
-    pool_table, label_table, pairs_table,
+    table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, excluded_table,
+    irr_table, pool_table, label_table, pairs_table,
 )
 
 
@@ -614,6 +663,33 @@ def page_tables(report: AlignmentReport) -> dict[str, Table]:
     return {t.key: replace(t, notes=merged_notes(t.notes)) for t in report_tables(report) if t.on_page}
 
 
+#: Meaning of each report parameter (:meth:`AlignmentReport.parameters`), for the codebook.
+PARAMETER_COLUMNS = {
+    "study": ("study id", ""),
+    "scoring_run": ("scoring run whose difficulties are compared", ""),
+    "min_votes": ("fewest votes (skips excluded) a pair needs for a consensus", COUNT),
+    "tie_rule": ("how an exact vote tie is resolved: evaluator_weight or none", ""),
+    "label_key": ("question metadata key of the human difficulty label; blank = no label", ""),
+    "label_direction": ("how the label is read: higher_is_harder; blank = no label", ""),
+    "n_boot": ("bootstrap replicates of the intervals", COUNT),
+    "bootstrap_seed": ("seed of the bootstrap", ""),
+}
+PARAMETERS_NOTE = ("The last columns (study, scoring_run, min_votes, tie_rule, label_key, label_direction, n_boot, "
+                   "bootstrap_seed) repeat the parameters the report was computed with, the same on every row.")
+
+
+def with_parameters(table: Table, parameters: dict) -> Table:
+    """``table`` with one constant column per report parameter appended (tidy:
+    the parameters travel with the CSV, no note lines inside)."""
+    columns = tuple(Column(key, key, PARAMETER_COLUMNS[key][1], PARAMETER_COLUMNS[key][0], on_page=False)
+                    for key in parameters)
+    cells = tuple(Cell(value, "" if value is None else str(value)) for value in parameters.values())
+    return replace(table, columns=(*table.columns, *columns), rows=tuple((*row, *cells) for row in table.rows),
+                   notes=(*table.notes, PARAMETERS_NOTE))
+
+
 def csv_tables(report: AlignmentReport) -> list[Table]:
-    """The tables written as tidy CSV files (``<key>.csv``)."""
-    return [t for t in report_tables(report) if t.in_csv]
+    """The tables written as tidy CSV files (``<key>.csv``), each ending with the
+    report's parameters as constant columns (:func:`with_parameters`)."""
+    parameters = report.parameters()
+    return [with_parameters(t, parameters) for t in report_tables(report) if t.in_csv]

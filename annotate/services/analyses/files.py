@@ -410,7 +410,7 @@ def _rank_changes_tables(r: dict) -> list[Table]:
          + ", ".join(f"{lab} {r['tertiles']['n_questions'][lab]:,}" for lab in labels)
          + f" (all solved {r['tertiles']['n_all_solved']:,} in easy, all failed {r['tertiles']['n_all_failed']:,} "
            "in hard)",
-         "ranks: 1 = best; tied models share the mean of the ranks they span (so a rank can end in .5)"),
+         "ranks: 1 = best; tied models share the best rank of their group (competition ranking, 1, 2, 2, 4)"),
         {"accuracy": SHARE, "EIP competency (0-100)": "0-100", **{f"accuracy {lab}": SHARE for lab in labels}})
     changes = Table("rank_changes", "Distribution of absolute rank changes (figure 12)",
                     ("absolute rank change", "models"),

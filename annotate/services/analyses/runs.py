@@ -25,6 +25,7 @@ from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
 from annotate.selectors.analyses import analysis_data, analysis_run_by_params_key
 from annotate.services.analyses.compute import COMPUTE, plain
 from annotate.services.analyses.params import NEEDS_RESPONSE_SET, check_kind, check_params, params_key
+from annotate.services.database import backend_pid
 
 Progress = Callable[[float, str], None]
 
@@ -184,7 +185,7 @@ def analysis_run_execute(*, run: AnalysisRun, progress: Progress | None = None) 
     started_at = timezone.now()
     claimed = AnalysisRun.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(
         status=RunStatus.RUNNING, progress=0.0, message="starting", error="", started_at=started_at,
-        heartbeat_at=started_at)
+        heartbeat_at=started_at, db_backend_pid=backend_pid())
     if not claimed:
         run.refresh_from_db()
         raise ValueError(ERR_NOT_QUEUED.format(run_id=run.pk, status=str(run.status)))

@@ -274,7 +274,7 @@ def test_a_researcher_downloads_the_judgments_as_json_and_csv(cast):
     assert sorted(r["choice"] for r in rows) == ["left", "left", "right", "right", "right", "skip"]
     response = researcher.get(url, {"format": "csv"})
     assert response["Content-Type"] == "text/csv; charset=utf-8"
-    assert response["Content-Disposition"] == f'attachment; filename="study-{study.pk}-judgments.csv"'
+    assert response["Content-Disposition"] == f'attachment; filename="study-{study.pk}_judgments.csv"'
     table = list(csv.DictReader(io.StringIO(response.content.decode("utf-8-sig"))))
     assert len(table) == 6 and {r["evaluator"] for r in table} == {"evaluator-ada1", "evaluator-bob2"}
 
@@ -334,12 +334,12 @@ def test_a_researcher_downloads_a_runs_question_difficulty_and_leaderboard(cast)
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"].startswith(f'attachment; filename="run-{run.pk}-')
     frame = pd.read_csv(io.BytesIO(response.content))
-    assert str(frame["question_id"].dtype) == "int64"
+    assert str(frame["question_pk"].dtype) == "int64"
     stored = {r.question_id: r.scores for r in QuestionResult.objects.filter(run=run)}
-    assert sorted(frame["question_id"]) == sorted(stored)
+    assert sorted(frame["question_pk"]) == sorted(stored)
     for row in frame.itertuples():
-        assert row.eip_scaled == stored[row.question_id]["eip_scaled"]
-        assert row.irt_2pl == stored[row.question_id]["irt_2pl"]
+        assert row.eip_scaled == stored[row.question_pk]["eip_scaled"]
+        assert row.irt_2pl == stored[row.question_pk]["irt_2pl"]
         assert math.isnan(row.irt_2pl_discrimination)  # the catalog stores none: blank = missing
     parquet = researcher.get(url + "?format=parquet")
     assert parquet["Content-Type"] == "application/vnd.apache.parquet"

@@ -16,6 +16,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
+from annotate.models import ResponseSet
 from annotate.services.api_tokens import api_token_create
 from annotate.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
@@ -69,3 +70,26 @@ def test_every_operation_is_fuzzed():
           suppress_health_check=list(HealthCheck))
 def test_no_request_gets_a_server_error(case, staff_headers):
     case.call_and_validate(headers=staff_headers, checks=[not_a_server_error])
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    ({"response_set": 1, "model_ids": list(range(1, 300_001))},
+     "model_ids lists 300,000 ids; the limit is 10,000 (setting MAX_ID_LIST_LENGTH)"),
+    ({"response_set": 1, "dataset_ids": list(range(1, 10_002))},
+     "dataset_ids lists 10,001 ids; the limit is 10,000 (setting MAX_ID_LIST_LENGTH)"),
+    ({"response_set": 1, "params": {"methods": _nested(400)}},
+     "JSON nested deeper than 100 levels (the limit, setting JSON_MAX_DEPTH)"),
+])
+def test_the_limits_answer_a_clear_400_not_a_server_error(staff_headers, body, error):
+    body = {**body, "response_set": ResponseSet.objects.get().pk}  # ids do not restart on PostgreSQL
+    case = schema["/api/scoring-runs/"]["POST"].Case(body=body, media_type="application/json")
+    response = case.call_and_validate(headers=staff_headers, checks=[not_a_server_error])
+    assert response.status_code == 400
+    assert response.json() == {"error": error}

@@ -180,6 +180,8 @@ ACCESS: dict[str, Access] = {
     # the site
     "annotate:home": PUBLIC,
     "annotate:study_join": INVITATION,
+    "annotate:study_join_fresh": Access("start fresh on an invitation (POST only: it signs out; tested in the "
+                                        "judging tests)", everyone(NOT_ALLOWED)),
     "annotate:studies": LOGGED_IN,
     "annotate:study_entry": OWN_STUDY,
     "annotate:study_onboarding": OWN_STUDY_FORM,
@@ -192,9 +194,13 @@ ACCESS: dict[str, Access] = {
     "annotate:markdown_preview": RESEARCHER_POST,
     "annotate:study_edit": STUDY_FORM,
     "annotate:study_manage": STUDY_PAGE,
-    "annotate:study_status": STUDY_FORM,
+    "annotate:study_status": STUDY_WRITE,
     "annotate:study_invitation_create": STUDY_WRITE,
     "annotate:study_invitation_revoke": STUDY_WRITE,
+    "annotate:study_status_confirm": STUDY_PAGE,
+    "annotate:study_quality_settings": STUDY_WRITE,
+    "annotate:study_evaluator_exclude": STUDY_WRITE,
+    "annotate:study_evaluator_restore": STUDY_WRITE,
     # results (scoring runs) and reports
     "annotate:results": RESEARCHER_PAGE,
     "annotate:response_set_score": RESEARCHER_THEN_STAFF_WRITE,
@@ -240,6 +246,7 @@ ACCESS: dict[str, Access] = {
 ADMIN_SPECIAL = {
     "admin:login": ADMIN_LOGIN,
     "admin:logout": ADMIN_LOGOUT,
+    "admin/logout/": ADMIN_LOGOUT,  # the same view, placed first so that it also forgets the evaluator
     "admin:autocomplete": ADMIN_NO_QUERY,
     "admin:view_on_site": ADMIN_NO_PAGE,
     "admin:annotate_responseset_upload_preview": ADMIN_MISSING,  # an unknown upload token
@@ -331,6 +338,7 @@ def cast() -> Cast:
         **_analysis_params(catalog.response_set),
         "study_id": str(study_a.pk),
         "invitation_id": str(invitation.pk),
+        "participation_id": str(ada.pk),
         "token": invitation.token,
         "response_set_id": str(catalog.response_set.pk),
         "run_id": str(catalog.run.pk),

@@ -20,7 +20,8 @@ from tests.annotate.services.alignment.test_pools_stored import pool_study, stor
 
 pytestmark = pytest.mark.django_db
 TOL = 1e-12
-TABLES = ("agreement.csv", "consensus.csv", "evaluators.csv", "irr.csv", "pools.csv", "labels.csv", "pairs.csv")
+TABLES = ("agreement.csv", "consensus.csv", "evaluators.csv", "excluded_evaluators.csv", "irr.csv", "pools.csv",
+          "labels.csv", "pairs.csv")
 
 
 @pytest.fixture
@@ -36,7 +37,8 @@ def downloaded():
     kw = {"study_id": study.pk}
     response = client.get(reverse("annotate:study_report_zip", kwargs=kw), {"n_boot": 40})
     assert response["Content-Type"] == "application/zip"
-    assert response["Content-Disposition"] == f'attachment; filename="study-{study.pk}-report.zip"'
+    stem = f"study-{study.pk}_run-{study.scoring_run_id}_minvotes-1_ties-evaluator-weight_boot-40-seed-0_label-none"
+    assert response["Content-Disposition"] == f'attachment; filename="{stem}_report.zip"'
     archive = zipfile.ZipFile(io.BytesIO(response.content))
     csv = client.get(reverse("annotate:study_report_csv", kwargs=kw), {"n_boot": 40}).content
     return study, stored, archive, csv
@@ -48,7 +50,8 @@ def read(archive: zipfile.ZipFile, name: str) -> pd.DataFrame:
 
 def test_the_zip_holds_one_tidy_csv_per_table_the_json_the_judgments_and_a_codebook(downloaded):
     _, _, archive, csv = downloaded
-    assert sorted(archive.namelist()) == sorted([*TABLES, "judgments.csv", "report.json", "codebook.md"])
+    assert sorted(archive.namelist()) == sorted([*TABLES, "judgments.csv", "report.json", "parameters.json",
+                                                  "codebook.md"])
     assert archive.read("agreement.csv") == csv  # report.csv is the main agreement table alone
     for name in (*TABLES, "judgments.csv"):
         frame = read(archive, name)
@@ -62,10 +65,10 @@ def test_pandas_reads_ids_as_integers_and_the_values_are_the_json(downloaded):
     report = json.loads(archive.read("report.json"))
 
     pairs = read(archive, "pairs.csv")
-    for column in ("pair_id", "position", "question_a_id", "question_b_id", "votes_a", "votes_b", "n_skips"):
+    for column in ("pair_id", "position", "question_a_pk", "question_b_pk", "votes_a", "votes_b", "n_skips"):
         assert pairs[column].dtype == "int64", column
     assert pairs["pair_id"].tolist() == [p["pair_id"] for p in report["pairs"]]
-    assert pairs["question_b_id"].tolist() == [p["question_b"]["id"] for p in report["pairs"]]
+    assert pairs["question_b_pk"].tolist() == [p["question_b"]["id"] for p in report["pairs"]]
     assert pairs["consensus"].tolist() == ["b", "a", "b", "a"]
     assert pairs["weight_a"].isna().tolist() == [True, True, True, False]  # blank = missing: only P4 was a tie
 

@@ -76,11 +76,19 @@ def report(study):
     return study_alignment_report(study=study, n_boot=100)
 
 
-def test_the_report_csv_holds_table_2_with_numbers_and_reasons(report):
-    # report.csv is the tidy agreement table (issue 11): one row per method and rater, raw fractions
+PARAMETER_COLUMNS = ["study", "scoring_run", "min_votes", "tie_rule", "label_key", "label_direction", "n_boot",
+                     "bootstrap_seed"]
+
+
+def test_the_report_csv_holds_table_2_with_numbers_and_reasons(study, report):
+    # report.csv is the tidy agreement table (issue 11): one row per method and rater, raw fractions, then the
+    # report's parameters as constant columns (issue 12, point 9)
     rows = read_csv(report_csv(report))
     assert rows[0] == ["method", "method_label", "rater", "pseudonym", "agreement", "agreement_excluding_ties",
-                       "n_pairs", "n_agree", "n_ties", "n_undefined", "kappa"]
+                       "n_pairs", "n_agree", "n_ties", "n_undefined", "kappa", *PARAMETER_COLUMNS]
+    # min_votes 1, tie rule evaluator_weight, no label, 100 replicates, seed 0 (the defaults)
+    assert {tuple(r[11:]) for r in rows[1:]} == {
+        (str(study.pk), str(study.scoring_run_id), "1", "evaluator_weight", "", "", "100", "0")}
     eip = {r[2]: r for r in rows[1:] if r[0] == "eip"}
     # EIP: ada 100, bo 66.67, cy 33.33, dee 100; consensus 100, kappa 1
     assert [float(eip[v][4]) for v in ("V1", "V2", "V3", "V4", "consensus")] == pytest.approx(
@@ -114,16 +122,17 @@ def test_the_report_csv_holds_table_2_with_numbers_and_reasons(report):
 
 def test_the_pairs_csv_marks_the_tie_resolved_pair_with_its_votes_and_weights(report):
     rows = read_csv(report_files(report, [])["pairs.csv"])
-    assert rows[0] == ["pair_id", "position", "subject", "dataset", "question_a_id", "question_a", "question_b_id",
-                       "question_b", "votes_a", "votes_b", "n_skips", "consensus", "how", "weight_a", "weight_b",
-                       "verdict_eip", "verdict_simple_rank", "verdict_accuracy", "verdict_irt_1pl",
-                       "verdict_irt_2pl"]
+    assert rows[0] == ["pair_id", "position", "subject", "dataset_a", "question_a", "question_a_pk", "dataset_b",
+                       "question_b", "question_b_pk", "votes_a", "votes_b", "n_skips", "consensus", "how", "weight_a",
+                       "weight_b", "verdict_eip", "verdict_simple_rank", "verdict_accuracy", "verdict_irt_1pl",
+                       "verdict_irt_2pl", *PARAMETER_COLUMNS]
     # P4: ada a, cy b, bo skipped; weights ada 1, cy 0 -> a (see test_alignment_service)
     p4 = rows[4]
-    assert p4[1:4] == ["4", "Mathematics", report["pairs"][3]["dataset"]]
-    assert [p4[5], p4[7], *p4[8:]] == ["q0-6", "q0-7", "1", "1", "1", "a", "tie_resolved", "1.0", "0.0",
-                                       "a", "b", "b", "a", "a"]
-    assert rows[1][11:15] == ["b", "majority", "", ""]
+    dataset = report["pairs"][3]["question_a"]["dataset"]
+    assert p4[1:4] == ["4", "Mathematics", dataset]
+    assert [p4[4], p4[6], p4[7], *p4[9:21]] == ["q0-6", dataset, "q0-7", "1", "1", "1", "a", "tie_resolved", "1.0",
+                                                "0.0", "a", "b", "b", "a", "a"]
+    assert rows[1][12:16] == ["b", "majority", "", ""]
 
 
 def test_the_report_csv_guards_a_hostile_pseudonym(study, report):
@@ -173,12 +182,13 @@ def test_the_command_writes_the_bundle_and_sums_it_up(study, tmp_path):
     call_command("alignment_report", study=study.name, out=str(tmp_path / "bundle"), n_boot=50, stdout=out)
     names = sorted(p.name for p in (tmp_path / "bundle").iterdir())
     # the files of report.zip, the zip itself and the plots (issue 11: one tidy CSV per table and a codebook)
-    tables = ["agreement.csv", "consensus.csv", "evaluators.csv", "irr.csv", "pools.csv", "labels.csv", "pairs.csv"]
-    assert names == sorted([*tables, "report.json", "judgments.csv", "codebook.md", "report.zip",
+    tables = ["agreement.csv", "consensus.csv", "evaluators.csv", "excluded_evaluators.csv", "irr.csv", "pools.csv",
+              "labels.csv", "pairs.csv"]
+    assert names == sorted([*tables, "report.json", "parameters.json", "judgments.csv", "codebook.md", "report.zip",
                             *(f"{n}.{f}" for n in PLOTS for f in ("png", "svg"))])
     summary = out.getvalue().strip()
     assert summary == (f"study 'Hand': 4 pairs, 4 evaluators; EIP agrees with the consensus on 100.0% of 4 pairs "
-                       f"(kappa 1.00); model pools not computed yet; wrote 19 files to {tmp_path / 'bundle'}")
+                       f"(kappa 1.00); model pools not computed yet; wrote 21 files to {tmp_path / 'bundle'}")
     saved = json.loads((tmp_path / "bundle" / "report.json").read_text())
     assert saved["params"]["n_boot"] == 50
 

@@ -158,7 +158,7 @@ def test_a_version_1_export_with_one_field_per_method_still_imports(transfer_stu
 def test_the_export_holds_what_was_judged(transfer_study, tmp_path):
     study, ada_done, _bob_done = transfer_study
     document = export_to(tmp_path / "doc.json", study)
-    assert document["schema_version"] == 3
+    assert document["schema_version"] == 4
     by_name = {e["pseudonym"]: e for e in document["evaluators"]}
     assert sorted(by_name) == ["evaluator-ada1", "evaluator-bob2", "evaluator-cy3"]
     keys = {q.pk: [q.dataset.name, q.external_id] for q in Question.objects.select_related("dataset")}
@@ -187,6 +187,9 @@ def test_the_export_carries_pseudonyms_and_nothing_personal(transfer_study, tmp_
     assert set(evaluator) == {
         "pseudonym", "seed", "field_of_study", "education_level", "qualified_subjects", "onboarded_at",
         "guidelines_accepted_at", "finished_at", "created_at", "assignments", "judgments",
+        # version 4: the crowd platform's pseudonymous ids, and the researcher's exclusion (issue 14)
+        "platform_participant_id", "platform_study_id", "platform_session_id", "excluded_at", "excluded_by",
+        "exclusion_reason", "exclusion_events",
     }
 
 
@@ -247,8 +250,8 @@ def test_imported_evaluators_are_records_not_logins(transfer_study, tmp_path):
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: d.update(schema_version=4),
-         r"schema_version 4 is not supported; this site reads versions \(1, 2, 3\)"),
+        (lambda d: d.update(schema_version=5),
+         r"schema_version 5 is not supported; this site reads versions \(1, 2, 3, 4\)"),
         (lambda d: d.update(kind="something"), "not a study export: 'kind' must be 'eip-study-export'"),
         (lambda d: d["evaluators"][0]["judgments"][0].update(choice="maybe"), "choice must be one of"),
         (lambda d: d["evaluators"][0]["judgments"][0].update(pair=99),
@@ -295,7 +298,7 @@ def test_import_refuses_a_file_that_is_not_utf8_with_a_command_error(tmp_path):
 #: placeholder response set) and ``pools.analysis_run`` (the id of the re-created pools analysis). Notes and
 #: reasons that name the run ("run 7 has no irt_mirt value") have its id replaced by a placeholder.
 DIFFERING = ("generated_at", "timing", "study.id", "study.name", "study.scoring_run", "run.id", "run.response_set",
-             "pools.analysis_run")
+             "pools.analysis_run", "parameters.study", "parameters.scoring_run")
 #: In each row of ``pairs``, ``pair_id`` (checked to be the study's pair at that position, then dropped) and
 #: the ``id`` of ``question_a`` and ``question_b`` (replaced by the question's [dataset, external id]); in each
 #: row of ``evaluators``, ``id`` (the participation: checked to be the pseudonym's, then dropped).
@@ -540,3 +543,13 @@ def test_the_low_coverage_choice_travels_with_the_study(transfer_study, tmp_path
     assert document["study"]["include_low_coverage"] is True
     study_import(document=document, rename="Low coverage copy", reuse_evaluators=True)
     assert Study.objects.get(name="Low coverage copy").include_low_coverage is True
+
+
+def test_it_refuses_a_pseudonym_that_is_not_a_valid_username(transfer_study, tmp_path):
+    study, _, _ = transfer_study
+    document = export_to(tmp_path / "doc.json", study)
+    document["evaluators"][0]["pseudonym"] = "evaluator <ada>"
+    users = get_user_model().objects.count()
+    with pytest.raises(ValueError, match=re.escape("username 'evaluator <ada>' is not allowed")):
+        study_import(document=document, rename="Bad names", reuse_evaluators=True)
+    assert get_user_model().objects.count() == users and not Study.objects.filter(name="Bad names").exists()

@@ -275,8 +275,8 @@ def test_it_refuses_dataset_robustness_on_one_dataset_and_suggests_subjects(cast
 
 def test_it_prints_whole_ranks_without_decimals_and_says_how_ties_are_ranked(cast):
     # Models m0 < m1 = m1-twin < m2 on a Guttman matrix (the twin is a copy of m1's
-    # column). Accuracy ranks with ties averaged (scipy rankdata "average"):
-    # m2 -> 1, m1 and m1-twin share ranks 2 and 3 -> (2 + 3) / 2 = 2.5, m0 -> 4.
+    # column). Competition ranking (ties share the best rank of their group):
+    # m2 -> 1, m1 and m1-twin span ranks 2 and 3 -> both 2, m0 -> 4.
     G = guttman(3, [0, 1, 2, 1, 2, 0])
     tied = load_matrix(np.column_stack([G, G[:, 1]]), name="ties", datasets=["x"] * 6,
                        models=["m0", "m1", "m2", "m1-twin"])
@@ -285,11 +285,11 @@ def test_it_prints_whole_ranks_without_decimals_and_says_how_ties_are_ranked(cas
     page = client_for(cast["rita"]).get(url).content.decode()
     table = page[page.index('id="table-models"'):]
     table = table[:table.index("</table>")]
-    rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(<td>.*?)</tr>", table)]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in re.findall(r"<tr>(<td.*?)</tr>", table)]
     # columns: model, family, accuracy, EIP (0-100), accuracy rank, EIP rank, rank change, ...
-    assert {row[0]: row[4] for row in rows} == {"m2": "1", "m1": "2.5", "m1-twin": "2.5", "m0": "4"}
+    assert {row[0]: row[4] for row in rows} == {"m2": "1", "m1": "2", "m1-twin": "2", "m0": "4"}
     assert {row[0]: row[6] for row in rows} == {"m2": "0", "m1": "0", "m1-twin": "0", "m0": "0"}
-    assert "share the mean of the ranks they span" in page
+    assert "share the best rank of their group" in page
 
 
 def test_the_rank_filter_keeps_fractions_and_leaves_other_columns_alone():
@@ -298,4 +298,4 @@ def test_the_rank_filter_keeps_fractions_and_leaves_other_columns_alone():
 
     table = Table("t", "t", ("model", "accuracy", "EIP rank", "rank change", "mean |rank change|"),
                   [["a", 1.0, 1.0, -2.0, 1.0], ["b", 0.5, 2.5, 0.5, 1.25]])
-    assert display_rows(table) == [["a", "1.0000", "1", "-2", "1.0000"], ["b", "0.5000", "2.5", "0.5", "1.2500"]]
+    assert display_rows(table) == [["a", "1.0000", "1", "\u22122", "1.0000"], ["b", "0.5000", "2.5", "0.5", "1.2500"]]

@@ -96,7 +96,10 @@ def test_it_resumes_the_same_evaluator_in_the_same_browser(study):
     assert client.get(url).status_code == 302  # logged in: straight back in
     del client.cookies["sessionid"]  # the session expired; the resume cookie stays
     assert "eip_evaluator" in client.cookies
-    response = client.get(url)
+    page = client.get(url)  # a link preview signs nobody in: the page offers to continue
+    assert page.status_code == 200 and "_auth_user_id" not in client.session
+    assert f"Continue as {first.user.username}" in page.content.decode()
+    response = client.post(url)
     assert response.status_code == 302
     assert Participation.objects.count() == 1
     assert int(client.session["_auth_user_id"]) == first.user_id
@@ -409,7 +412,7 @@ def test_an_evaluator_back_through_the_invitation_link_is_told_too(study):
     response = answer(client, study, pair_id, left_id)
     assert response.url == login_url_back_to(f"{judge_url(study)}?unsaved={pair_id}")
     assert "eip_unsaved" in client.cookies
-    page = client.get(join, follow=True)  # no password: back through the link
+    page = client.post(join, follow=True)  # no password: back through the link
     assert [url for url, _ in page.redirect_chain] == [
         reverse("annotate:study_entry", kwargs={"study_id": study.pk}), judge_url(study)]
     body = page.content.decode()
@@ -437,7 +440,8 @@ def test_an_invitation_evaluator_whose_csrf_cookie_went_too_is_told_after_the_li
     response = answer(client, study, pair_id, left_id)
     assert response.status_code == 403 and "not saved" in response.content.decode()
     assert "eip_unsaved" in client.cookies
-    page = client.get(join, follow=True)
+    client.get(join)  # a fresh CSRF cookie
+    page = client.post(join, {"csrfmiddlewaretoken": client.cookies["csrftoken"].value}, follow=True)
     assert page.content.decode().count(UNSAVED) == 1
     assert shown(client, study) == (pair_id, left_id)
     assert Judgment.objects.count() == 0

@@ -103,10 +103,12 @@ def test_the_manage_page_shows_external_question_ids_and_evaluator_pseudonyms(ca
     url = reverse("annotate:study_manage", kwargs={"study_id": study.pk})
     body = client_for(cast["owner"]).get(url).content.decode()
     matrix = body[body.index('class="matrix"'):]
-    for pair in Pair.objects.filter(study=study).select_related("question_a", "question_b"):
-        # make_catalog names questions q<subject>-<k>; the database ids are plain integers
-        assert f"<td>{pair.question_a.external_id} / {pair.question_b.external_id}</td>" in matrix
-        assert f"<td>{pair.question_a_id} / {pair.question_b_id}</td>" not in matrix
+    for pair in Pair.objects.filter(study=study).select_related("question_a__dataset", "question_b__dataset"):
+        # make_catalog names questions q<subject>-<k>; the database ids are plain integers. Issue 14: each
+        # question by its identity, dataset and external id, in its own column.
+        a, b = pair.question_a, pair.question_b
+        assert f"<td>{a.dataset.name}:{a.external_id}</td><td>{b.dataset.name}:{b.external_id}</td>" in matrix
+        assert f"<td>{pair.question_a_id}</td><td>{pair.question_b_id}</td>" not in matrix
     assert re.search(r'<th class="evaluator-head" title="evaluator 1: ada">ada</th>', matrix)
 
 

@@ -95,7 +95,8 @@ def test_downloads_have_the_right_types_and_names(cast):
     kw = {"study_id": study.pk}
     csv = client.get(reverse("annotate:study_report_csv", kwargs=kw) + "?n_boot=20")
     assert csv["Content-Type"] == "text/csv; charset=utf-8" and not csv.content.startswith(BOM)
-    assert csv["Content-Disposition"] == f'attachment; filename="study-{study.pk}-report.csv"'
+    stem = f"study-{study.pk}_run-{study.scoring_run_id}_minvotes-1_ties-evaluator-weight_boot-20-seed-0_label-none"
+    assert csv["Content-Disposition"] == f'attachment; filename="{stem}_report.csv"'
     judgments = client.get(reverse("annotate:study_judgments_csv", kwargs=kw))
     assert not judgments.content.startswith(BOM) and judgments.content.count(b"\r\n") == 14
     svg = client.get(reverse("annotate:study_report_plot", kwargs={**kw, "name": "agreement", "fmt": "svg"})
@@ -109,7 +110,7 @@ def test_bad_parameters_and_unknown_plots_are_refused(cast):
     page = reverse("annotate:study_report", kwargs={"study_id": study.pk})
     assert client.get(page + "?min_votes=0").status_code == 400
     assert client.get(page + "?tie_rule=coin").status_code == 400
-    assert client.get(page + "?run=999999").status_code == 404
+    assert client.get(page + "?run=999999").status_code == 400  # not among the run picker's choices
     plot = reverse("annotate:study_report_plot", kwargs={"study_id": study.pk, "name": "pie", "fmt": "png"})
     assert client.get(plot).status_code == 404
     assert client.get(reverse("annotate:study_report", kwargs={"study_id": 999999})).status_code == 404

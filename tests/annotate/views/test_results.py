@@ -183,6 +183,42 @@ def test_the_leaderboard_ranks_by_eip_beside_accuracy(cast):
     assert "open-weight" in cells["alpha-7b"]
 
 
+def test_the_leaderboard_is_paginated_with_ranks_over_every_model(cast, monkeypatch):
+    """5 models, 2 per page: EIP 0.9, 0.8, ..., 0.5 ranks them 1..5 in name order
+    m0..m4; page 2 holds ranks 3 and 4, page 3 rank 5; a page past the end shows
+    the last one."""
+    monkeypatch.setattr(views, "MODELS_PER_PAGE", 2)
+    rs = ResponseSet.objects.create(name="many", file_name="m.csv", checksum="m" * 64, file_format="wide")
+    run = ScoringRun.objects.create(response_set=rs, status=RunStatus.DONE, progress=1.0)
+    for k in range(5):
+        model = LanguageModel.objects.create(name=f"m{k}")
+        ModelResult.objects.create(run=run, model=model, n_observed=10,
+                                   scores={"eip": 0.9 - 0.1 * k, "eip_scaled": 90 - 10 * k, "accuracy": 0.5})
+    client = client_for(cast[1])
+    url = reverse("annotate:run_models", kwargs={"run_id": run.pk})
+
+    def page(query: str) -> tuple[list[tuple[str, str]], str]:
+        html = client.get(url + query).content.decode()
+        return re.findall(r"<tr><td class=\"num\">(\d)</td><td>(m\d)</td>", html), html
+
+    rows, html = page("")
+    assert rows == [("1", "m0"), ("2", "m1")]
+    assert "page 1 of 3 (5 models)" in html and 'href="?page=2" rel="next"' in html
+    assert page("?page=2")[0] == [("3", "m2"), ("4", "m3")]
+    assert page("?page=3")[0] == [("5", "m4")]
+    assert page("?page=99")[0] == [("5", "m4")]
+    assert page("?page=x")[0] == [("1", "m0"), ("2", "m1")]
+
+
+def test_a_one_page_leaderboard_has_no_page_links(cast):
+    rs = ResponseSet.objects.create(name="few", file_name="f.csv", checksum="f" * 64, file_format="wide")
+    run = ScoringRun.objects.create(response_set=rs, status=RunStatus.DONE, progress=1.0)
+    ModelResult.objects.create(run=run, model=LanguageModel.objects.create(name="solo"), n_observed=1,
+                               scores={"eip": 0.5, "eip_scaled": 50, "accuracy": 0.5})
+    html = client_for(cast[1]).get(reverse("annotate:run_models", kwargs={"run_id": run.pk})).content.decode()
+    assert "leaderboard-pages" not in html and views.MODELS_PER_PAGE == 100
+
+
 def test_the_leaderboard_explains_ties_and_labels_mirt_as_a_norm(cast):
     """EIP 0.4, 0.4, 0.2: competition ranking gives 1, 1, 3 (ties share the
     best rank, the next is skipped), tied models listed by name."""

@@ -47,8 +47,8 @@ from tests.annotate.test_toy_method import TOY, _expected
 pytestmark = pytest.mark.django_db
 
 DEMO = Path(annotate.demo_data.__file__).parent
-QUESTION_FIXED = ["question_id", "dataset", "external_id", "subject", "kept", "n_observed"]
-MODEL_FIXED = ["model_id", "name", "family", "parameters_b", "access", "n_observed"]
+QUESTION_FIXED = ["scoring_run", "dataset", "question_id", "question_pk", "subject", "kept", "n_observed"]
+MODEL_FIXED = ["scoring_run", "model_id", "name", "family", "parameters_b", "access", "n_observed"]
 # credit of models (m1, m2, m3) per question; q1 is solved by all, q3 failed by all
 CELLS = {
     ("q1", "algebra"): (1, 1, 1),
@@ -126,17 +126,18 @@ def test_the_questions_csv_reads_back_as_the_stored_scores(small_run, rita):
     frame = _csv(rita, "run_questions_csv", small_run)
     score_columns = [c for _, c in iter_columns("question")]
     assert list(frame.columns) == QUESTION_FIXED + score_columns
-    assert frame["question_id"].dtype == np.int64 and frame["n_observed"].dtype == np.int64
+    assert frame["question_pk"].dtype == np.int64 and frame["n_observed"].dtype == np.int64
     assert frame["kept"].dtype == bool
+    assert frame["scoring_run"].tolist() == [small_run.pk] * len(frame)  # the run travels with the CSV
     results = {r.question_id: r for r in QuestionResult.objects.filter(run=small_run).select_related("question")}
-    assert frame["question_id"].tolist() == sorted(results)
+    assert frame["question_pk"].tolist() == sorted(results)
     for row in frame.itertuples(index=False):
-        stored = results[row.question_id]
-        assert (row.external_id, row.kept, row.n_observed) == (stored.question.external_id, stored.kept,
-                                                               stored.n_observed)
+        stored = results[row.question_pk]
+        assert (row.dataset, row.question_id, row.kept, row.n_observed) == (
+            stored.question.dataset.name, stored.question.external_id, stored.kept, stored.n_observed)
         for column in score_columns:
-            assert _same(getattr(row, column), stored.scores.get(column)), (row.question_id, column)
-    by_external = frame.set_index("external_id")
+            assert _same(getattr(row, column), stored.scores.get(column)), (row.question_pk, column)
+    by_external = frame.set_index("question_id")
     assert by_external.loc["q2", "n_observed"] == 2
     assert math.isnan(by_external.loc["q4", "subject"]) and by_external.loc["q5", "subject"] == "biology"
     assert by_external.loc["q1", "eip_scaled"] == 0 and by_external.loc["q3", "eip_scaled"] == 100
@@ -161,6 +162,7 @@ def test_the_models_csv_reads_back_as_the_stored_leaderboard(small_run, rita):
     frame = _csv(rita, "run_models_csv", small_run)
     score_columns = [c for _, c in iter_columns("model")]
     assert list(frame.columns) == MODEL_FIXED + score_columns + ["eip_rank", "accuracy_rank"]
+    assert frame["scoring_run"].tolist() == [small_run.pk] * len(frame)
     for column in ("model_id", "n_observed", "eip_rank", "accuracy_rank"):
         assert frame[column].dtype == np.int64, column
     results = {r.model_id: r for r in ModelResult.objects.filter(run=small_run).select_related("model")}
@@ -198,11 +200,11 @@ def test_a_registered_toy_method_is_a_column_of_both_tables(toy_run, rita):
     difficulty, competency = _expected(toy_run)
     questions = _csv(rita, "run_questions_csv", toy_run)
     assert list(questions.columns)[-1] == "toy_difficulty"
-    got = dict(zip(questions["question_id"], questions["toy_difficulty"]))
+    got = dict(zip(questions["question_pk"], questions["toy_difficulty"]))
     assert got.keys() == difficulty.keys()
     assert max(abs(got[q] - v) for q, v in difficulty.items()) <= 1e-12
     assert questions["irt_2pl"].isna().all()  # a method the run did not execute: blank
-    assert questions["external_id"].dtype == np.int64  # the demo's ids are numbers; read as such
+    assert questions["question_id"].dtype == np.int64  # the demo's ids are numbers; read as such
     models = _csv(rita, "run_models_csv", toy_run)
     assert list(models.columns)[-3:] == ["toy_competency", "eip_rank", "accuracy_rank"]
     got = dict(zip(models["model_id"], models["toy_competency"]))

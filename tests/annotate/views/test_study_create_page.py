@@ -116,10 +116,12 @@ def test_launch_close_and_reopen_each_ask_for_confirmation(catalog, olga):
     client.post(reverse("annotate:study_create"), form_data(catalog))
     study = Study.objects.get(name="From the page")
     status = reverse("annotate:study_status", kwargs={"study_id": study.pk})
-    for target, verb in (("open", "Launch"), ("closed", "Close"), ("open", "Reopen")):
-        confirm = client.get(status, {"status": target})
+    confirm_url = reverse("annotate:study_status_confirm", kwargs={"study_id": study.pk})
+    for target, verb in (("open", "launch"), ("closed", "close"), ("open", "reopen")):
+        confirm = client.get(confirm_url)
         body = confirm.content.decode()
-        assert confirm.status_code == 200 and f"{verb} the study</button>" in body
+        assert confirm.status_code == 200 and f"Yes, {verb} the study</button>" in body
+        assert f'name="status" value="{target}"' in body
         study.refresh_from_db()
         assert study.status != target  # the GET changed nothing
         assert client.post(status, {"status": target}).status_code == 302
@@ -142,7 +144,9 @@ def test_the_live_counts_answer_json(catalog, olga):
 def test_the_preview_renders_markdown_and_drops_scripts(olga):
     response = client_for(olga).post(reverse("annotate:markdown_preview"),
                                      {"text": "**bold** <script>alert(1)</script>\n\n- one\n- two"})
-    assert response.json() == {"html": "<p><strong>bold</strong> </p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>"}
+    # Raw HTML is shown as text (annotate.rendering), never run.
+    assert response.json() == {"html": "<p><strong>bold</strong> &lt;script&gt;alert(1)&lt;/script&gt;</p>\n"
+                                       "<ul>\n<li>one</li>\n<li>two</li>\n</ul>"}
 
 
 def test_the_page_lists_the_new_education_levels_on_onboarding(catalog, olga):

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 PLOT_KW = {"name": "agreement", "fmt": "png"}
 #: Every researcher page and download of one study (GET), with extra URL kwargs.
 STUDY_GETS = (
-    ("study_manage", {}), ("study_edit", {}), ("study_status", {}), ("study_report", {}),
+    ("study_manage", {}), ("study_edit", {}), ("study_status_confirm", {}), ("study_report", {}),
     ("study_report_json", {}), ("study_report_csv", {}), ("study_report_zip", {}), ("study_judgments_csv", {}),
     ("study_report_plot", PLOT_KW),
 )

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import csv
 import re
-import time
 from io import StringIO
 from pathlib import Path
 
@@ -136,11 +135,9 @@ def test_it_loads_mmlu_pro_through_the_command(shared_data):
         models = next(reader)[1:]
         matrix = list(reader)
     observed = sum(1 for row in matrix for cell in row[1:] if cell.strip() != "")
-    started = time.perf_counter()
+    # how long it takes is measured by `make bench` (bench/bench_load.py), not here
     output = run("--folder", str(folder), "--dataset", "MMLU-Pro", "--subject-column", "category",
                  "--keep-columns", "src,source_dataset,mmlu_subject,mmlu_level")
-    seconds = time.perf_counter() - started
-    assert seconds < 30, f"loading MMLU-Pro took {seconds:.1f} s"
     assert output.startswith(f"Loaded mmlu-pro v1: {observed:,} responses (12,032 questions x 32 models with a "
                              "response); new: 12,032 questions, 32 models, 14 subjects in ")
     assert Question.objects.count() == 12_032

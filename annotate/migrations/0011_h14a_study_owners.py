@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotate', '0008_matrix_diagnostics'),
+        ('annotate', '0010_quality_crowd'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

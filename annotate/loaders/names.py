@@ -1,0 +1,141 @@
+"""Clean names and credits of a parsed upload once, the same way for every format.
+
+Every parser (:func:`annotate.loaders.tabular.parse_files`,
+:func:`annotate.loaders.harness.parse_harness_logs`) passes its result through
+:func:`finish_parsed` before returning it.
+
+Names (dataset, subject and model names, question ids)
+    Unicode NFC; zero-width characters (U+200B, U+200C, U+200D, U+2060,
+    U+FEFF) removed; no-break spaces (U+00A0, U+202F, U+2007) become spaces;
+    leading and trailing whitespace stripped and inner runs of whitespace
+    collapsed to one space. "Llama\\u00a0 3" and "Llama 3" are then the same
+    name. Names that differ only by case are not merged here (the loading
+    service refuses them, or merges them on request).
+
+Credits near 0 or 1 (the documented rule)
+    A credit in (0, 1e-12) becomes exactly 0 and one in (1 - 1e-12, 1)
+    exactly 1: such values are rounding noise of a scorer, and a subnormal
+    credit (5e-324) would otherwise make EIP divide by a number whose
+    reciprocal overflows. How many were rounded is a note of the load summary.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import numpy as np
+import pandas as pd
+
+from annotate.loaders.base import ParsedResponseSet
+
+#: Credits within this distance of 0 or 1 are rounded to 0 or 1 exactly.
+CREDIT_SNAP = 1e-12
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+NO_BREAK_SPACES = "\u00a0\u202f\u2007"
+NAMES_CLEANED_NOTE = (
+    "{count} name(s) were normalised (Unicode NFC, zero-width characters removed, no-break spaces and "
+    "repeated whitespace made one space), e.g. {example!r} -> {cleaned!r}"
+)
+CREDITS_SNAPPED_NOTE = (
+    "{count} credit(s) within 1e-12 of 0 or 1 were rounded to exactly 0 or 1 ({low} to 0, {high} to 1)"
+)
+
+_DROP = {ord(c): None for c in ZERO_WIDTH}
+_SPACES = {ord(c): " " for c in NO_BREAK_SPACES}
+_WHITESPACE = re.compile(r"\s+")
+_KEYS = {"questions": ["dataset", "external_id"], "models": ["name"]}
+# (frame attribute, columns holding names)
+_NAME_COLUMNS = (
+    ("questions", ("dataset", "external_id", "subject")),
+    ("models", ("name",)),
+    ("responses", ("dataset", "external_id", "model")),
+)
+
+
+def clean_name(value: object) -> object:
+    """A name in its canonical form; anything but a str is returned unchanged.
+
+    Examples
+    --------
+    >>> clean_name("Llama\\u00a03\\u200b ")
+    'Llama 3'
+    >>> clean_name("cafe\\u0301") == "caf\\u00e9"
+    True
+    """
+    if not isinstance(value, str):
+        return value
+    text = unicodedata.normalize("NFC", value.translate(_DROP).translate(_SPACES))
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:
+    values = series.astype(object)
+    unique = pd.unique(values[values.map(lambda v: isinstance(v, str))])
+    mapping = {}
+    for value in unique:
+        cleaned = clean_name(value)
+        if cleaned != value:
+            mapping[value] = cleaned
+            changed.setdefault(value, cleaned)
+    if not mapping:
+        return series
+    return values.map(lambda v: mapping.get(v, v) if isinstance(v, str) else v)
+
+
+def _merge_rows(frame: pd.DataFrame, before: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """Rows that cleaning made duplicates of one key (a question or model spelled two ways
+    in one upload) become one, the first kept; duplicates already in the upload are left
+    for the loading service to refuse."""
+    if not set(key) <= set(frame.columns):
+        return frame
+    touched = pd.Series(False, index=frame.index)
+    for column in key:
+        touched |= frame[column].astype(object).ne(before[column].astype(object)) & frame[column].notna()
+    groups = frame.groupby(key, dropna=False, sort=False)
+    any_touched = touched.groupby([frame[c] for c in key], dropna=False, sort=False).transform("any")
+    drop = any_touched & groups.cumcount().gt(0)
+    return frame.loc[~drop].reset_index(drop=True) if drop.any() else frame
+
+
+def snap_credits(credit: pd.Series) -> tuple[pd.Series, int, int]:
+    """``credit`` with values within ``CREDIT_SNAP`` of 0 or 1 made exactly 0 or 1.
+
+    Returns the new series and how many went to 0 and to 1. Values outside
+    [0, 1], NaN and non-numbers are left for the loading service to refuse.
+    """
+    numbers = pd.to_numeric(credit, errors="coerce").to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        low = (numbers > 0.0) & (numbers < CREDIT_SNAP)
+        high = (numbers < 1.0) & (numbers > 1.0 - CREDIT_SNAP)
+    n_low, n_high = int(low.sum()), int(high.sum())
+    if not n_low and not n_high:
+        return credit, 0, 0
+    out = credit.copy()
+    out[low] = 0.0
+    out[high] = 1.0
+    return out, n_low, n_high
+
+
+def finish_parsed(parsed: ParsedResponseSet) -> ParsedResponseSet:
+    """Clean every name and snap near-0/1 credits of ``parsed`` (in place); returns it.
+
+    Adds a note for each kind of change, with counts (see the module notes).
+    """
+    changed: dict[str, str] = {}
+    for attribute, columns in _NAME_COLUMNS:
+        frame = getattr(parsed, attribute)
+        before = frame.copy() if attribute != "responses" else None
+        for column in columns:
+            if column in frame.columns:
+                frame[column] = _clean_column(frame[column], changed)
+        if before is not None and changed:
+            setattr(parsed, attribute, _merge_rows(frame, before, _KEYS[attribute]))
+    if changed:
+        example, cleaned = next(iter(changed.items()))
+        parsed.notes.append(NAMES_CLEANED_NOTE.format(count=len(changed), example=example, cleaned=cleaned))
+    if "credit" in parsed.responses.columns:
+        credit, n_low, n_high = snap_credits(parsed.responses["credit"])
+        if n_low or n_high:
+            parsed.responses["credit"] = credit
+            parsed.notes.append(CREDITS_SNAPPED_NOTE.format(count=n_low + n_high, low=n_low, high=n_high))
+    return parsed

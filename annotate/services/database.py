@@ -1,0 +1,80 @@
+"""PostgreSQL housekeeping around loads and runs; every function is a no-op elsewhere.
+
+- :func:`load_lock`: one transaction-level advisory lock taken by every load,
+  so simultaneous uploads that create the same dataset, subject, question or
+  model names are serialised (the second one checks again against what the
+  first created, and reuses it or refuses clearly) instead of failing on a
+  unique index with an IntegrityError.
+- :func:`responses_analyze`: ``ANALYZE`` of the responses table after a bulk
+  load, so the planner does not plan matrix queries over a million new rows
+  with the statistics of an empty table (one matrix query took 198 s before
+  and 1.2 s after).
+- :func:`backend_pid` / :func:`backend_cancel`: the server process serving
+  this connection, recorded on a run when it starts, and the cancellation of
+  a dead worker's still-running query when its run is reaped.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import connection
+
+from annotate.models import Response
+
+#: The advisory-lock key of loads (any fixed 64-bit number; "EIPLOAD" in ASCII).
+LOAD_LOCK_KEY = 0x4549504C4F4144
+
+
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def load_lock() -> None:
+    """Wait for, then hold until the end of the current transaction, the load lock (PostgreSQL)."""
+    if _postgres():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [LOAD_LOCK_KEY])
+
+
+def responses_analyze() -> None:
+    """Refresh the planner statistics of the responses table (PostgreSQL ``ANALYZE``)."""
+    if _postgres():
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(Response._meta.db_table)}")
+
+
+def backend_pid() -> int | None:
+    """The PostgreSQL backend pid of this connection; None on other databases."""
+    if not _postgres():
+        return None
+    connection.ensure_connection()
+    return int(connection.connection.info.backend_pid)
+
+
+def backend_cancel(*, pid: int, started_before: datetime) -> bool:
+    """Cancel the running query of backend ``pid`` (``pg_cancel_backend``), if it is still the same process.
+
+    Parameters
+    ----------
+    pid : int
+        The pid recorded when the run started.
+    started_before : datetime
+        The run's last sign of life: a backend started later is another
+        connection that reused the pid, and is left alone.
+
+    Returns
+    -------
+    bool
+        True when a query was cancelled; False on other databases, for this
+        connection's own pid, or when no such backend is left.
+    """
+    if not _postgres() or pid == backend_pid():
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_cancel_backend(pid) FROM pg_stat_activity "
+            "WHERE pid = %s AND backend_start <= %s AND state <> 'idle'",
+            [pid, started_before],
+        )
+        row = cursor.fetchone()
+    return bool(row and row[0])

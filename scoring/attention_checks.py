@@ -1,0 +1,225 @@
+"""Attention-check pairs: same-subject pairs whose harder question is known.
+
+Pure numpy; never imports Django. A study may mix a share of such pairs into
+the pairs it serves, blind (an evaluator cannot tell them apart). An attentive
+evaluator calls the known harder question harder; the share of checks they
+get right is their attention-check pass rate. Checks are left out of every
+agreement statistic, since their answer is decided by construction.
+
+The rule
+--------
+Each question gets a *value*, higher = harder:
+
+* by default its percentile rank in the reference difficulty among all
+  eligible questions (``rank / (n - 1)`` in [0, 1], ties at their mean
+  rank), so the rule does not depend on the scale of the difficulty;
+* when ``label`` is given (an ordinal human label such as MATH's level 1-5),
+  the label itself.
+
+Within each subject the questions are sorted by value and the easiest is
+paired with the hardest, the second easiest with the second hardest, and so
+on inwards: each question is used at most once, and every subject offers its
+largest gaps first. A candidate qualifies when its gap is at least
+``min_gap`` (default 0.5 of the percentile scale: e.g. a question from the
+easiest quarter against one from the hardest quarter; 2 label steps with a
+label). The qualifying candidates of all subjects are taken by decreasing gap
+(equal gaps in random order); pairs listed in ``exclude`` (the study's regular
+pairs) are passed over. The harder question of each check is the one with
+the larger value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import rankdata
+
+from scoring._validation import as_rng
+
+__all__ = ["DEFAULT_MIN_LABEL_GAP", "DEFAULT_MIN_RANK_GAP", "AttentionChecks", "attention_check_count",
+           "select_attention_checks"]
+
+DEFAULT_MIN_RANK_GAP = 0.5
+DEFAULT_MIN_LABEL_GAP = 2.0
+ERR_SHAPE = "{name} must be 1-dimensional with one entry per question ({n}); got shape {shape}"
+ERR_IDS_REPEAT = "question_ids must be distinct"
+ERR_N_CHECKS = "n_checks must be a non-negative integer; got {value!r}"
+ERR_SHARE = "share must be a number in [0, 0.5]; got {value!r}"
+ERR_MIN_GAP = "min_gap must be a finite number > 0; got {value!r}"
+ERR_TOO_FEW = (
+    "{n_checks} attention-check pairs wanted but only {n_possible} same-subject pairs have a gap of at least "
+    "{min_gap:g} ({by}); lower the attention-check share"
+)
+
+
+@dataclass(frozen=True)
+class AttentionChecks:
+    """The chosen attention-check pairs.
+
+    Attributes
+    ----------
+    pairs : ndarray of int64, shape (n_checks, 2)
+        Question ids ``(easier, harder)`` of each check, largest gaps first.
+    expected_harder : ndarray of int64, shape (n_checks,)
+        The harder question of each pair (``pairs[:, 1]``).
+    gap : ndarray of float64, shape (n_checks,)
+        Each check's gap in the value used (percentile rank or label).
+    by : str
+        ``"difficulty_rank"`` or ``"label"``.
+    n_possible : int
+        How many qualifying candidates there were (after ``exclude``).
+    """
+
+    pairs: NDArray[np.int64]
+    expected_harder: NDArray[np.int64]
+    gap: NDArray[np.float64]
+    by: str
+    n_possible: int
+
+
+def attention_check_count(n_pairs: int, share: float) -> int:
+    """How many attention checks to add to ``n_pairs`` regular pairs.
+
+    They make up ``share`` of all served pairs:
+    ``round(share * n_pairs / (1 - share))`` (Python's ``round``, half to even).
+
+    Parameters
+    ----------
+    n_pairs : int
+        Regular pairs, >= 0.
+    share : float
+        Wanted share of checks among all pairs, in [0, 0.5].
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> attention_check_count(40, 0.2), attention_check_count(70, 0.0), attention_check_count(3, 0.1)
+    (10, 0, 0)
+    """
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 0.5:
+        raise ValueError(ERR_SHARE.format(value=share))
+    return round(share * n_pairs / (1 - share))
+
+
+def select_attention_checks(
+    question_ids: ArrayLike,
+    subjects: ArrayLike,
+    difficulty: ArrayLike,
+    *,
+    n_checks: int,
+    eligible: ArrayLike | None = None,
+    label: ArrayLike | None = None,
+    min_gap: float | None = None,
+    exclude: ArrayLike | None = None,
+    rng: np.random.Generator | int | None = None,
+) -> AttentionChecks:
+    """Choose ``n_checks`` same-subject pairs with a large, known difficulty gap.
+
+    Parameters
+    ----------
+    question_ids : array-like of int, shape (n_questions,)
+        Distinct question ids.
+    subjects : array-like of shape (n_questions,)
+        Subject of each question; a check never mixes subjects.
+    difficulty : array-like of float, shape (n_questions,)
+        Reference difficulty (the study's scoring run, EIP), higher = harder,
+        NaN = unknown (never used). Ignored when ``label`` is given.
+    n_checks : int
+        Number of checks wanted, >= 0.
+    eligible : array-like of bool, shape (n_questions,), optional
+        Questions that may be used; default all.
+    label : array-like of float, shape (n_questions,), optional
+        Ordinal human label, higher = harder, NaN = none. Given, the gap is
+        the label gap (see the module docstring).
+    min_gap : float, optional
+        Smallest gap that qualifies: default :data:`DEFAULT_MIN_RANK_GAP`
+        (percentile ranks) or :data:`DEFAULT_MIN_LABEL_GAP` (labels).
+    exclude : array-like of int, shape (n_excluded, 2), optional
+        Unordered pairs not to choose (the study's regular pairs).
+    rng : numpy.random.Generator, int or None
+        Breaks ties between equal gaps; the same seed gives the same checks.
+
+    Returns
+    -------
+    AttentionChecks
+
+    Raises
+    ------
+    ValueError
+        A shape mismatch, repeated ids, a bad ``n_checks`` or ``min_gap``, or
+        fewer than ``n_checks`` qualifying pairs (the message says how many).
+
+    Examples
+    --------
+    >>> c = select_attention_checks([1, 2, 3, 4], ["m"] * 4, [0.1, 0.9, 0.5, 0.4], n_checks=1, rng=0)
+    >>> c.pairs.tolist(), c.expected_harder.tolist(), c.gap.tolist()
+    ([[1, 2]], [2], [1.0])
+    """
+    ids = np.asarray(question_ids, dtype=np.int64)
+    n = ids.size
+    if ids.ndim != 1:
+        raise ValueError(ERR_SHAPE.format(name="question_ids", n=n, shape=ids.shape))
+    if np.unique(ids).size != n:
+        raise ValueError(ERR_IDS_REPEAT)
+    subj = np.asarray(subjects)
+    if subj.shape != (n,):
+        raise ValueError(ERR_SHAPE.format(name="subjects", n=n, shape=subj.shape))
+    if isinstance(n_checks, bool) or not isinstance(n_checks, int | np.integer) or n_checks < 0:
+        raise ValueError(ERR_N_CHECKS.format(value=n_checks))
+    by = "difficulty_rank" if label is None else "label"
+    raw = np.asarray(difficulty if label is None else label, dtype=np.float64)
+    if raw.shape != (n,):
+        raise ValueError(ERR_SHAPE.format(name="difficulty" if label is None else "label", n=n, shape=raw.shape))
+    ok = np.isfinite(raw)
+    if eligible is not None:
+        mask = np.asarray(eligible, dtype=bool)
+        if mask.shape != (n,):
+            raise ValueError(ERR_SHAPE.format(name="eligible", n=n, shape=mask.shape))
+        ok &= mask
+    if min_gap is None:
+        min_gap = DEFAULT_MIN_RANK_GAP if label is None else DEFAULT_MIN_LABEL_GAP
+    if isinstance(min_gap, bool) or not np.isfinite(min_gap) or min_gap <= 0:
+        raise ValueError(ERR_MIN_GAP.format(value=min_gap))
+    generator = as_rng(rng)
+    empty = AttentionChecks(np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0), by, 0)
+
+    value = np.full(n, np.nan)
+    if ok.sum() >= 2:
+        value[ok] = raw[ok] if label is not None else (rankdata(raw[ok]) - 1) / (ok.sum() - 1)
+    excluded = set()
+    if exclude is not None:
+        ex = np.asarray(exclude, dtype=np.int64).reshape(-1, 2)
+        excluded = {(min(a, b), max(a, b)) for a, b in ex.tolist()}
+
+    easy, hard, gaps = [], [], []
+    for s in np.unique(subj[ok]):
+        members = np.flatnonzero(ok & (subj == s))
+        # Random order first, then a stable sort by value: equal values in random order.
+        members = members[generator.permutation(members.size)]
+        members = members[np.argsort(value[members], kind="stable")]
+        for k in range(members.size // 2):
+            lo, hi = members[k], members[members.size - 1 - k]
+            gap = value[hi] - value[lo]
+            if gap < min_gap:
+                break
+            pair = (int(min(ids[lo], ids[hi])), int(max(ids[lo], ids[hi])))
+            if pair in excluded:
+                continue
+            easy.append(ids[lo])
+            hard.append(ids[hi])
+            gaps.append(gap)
+    n_possible = len(gaps)
+    if n_checks > n_possible:
+        raise ValueError(ERR_TOO_FEW.format(n_checks=n_checks, n_possible=n_possible, min_gap=min_gap, by=by))
+    if n_checks == 0:
+        return AttentionChecks(empty.pairs, empty.expected_harder, empty.gap, by, n_possible)
+    gap_arr = np.asarray(gaps, dtype=np.float64)
+    shuffle = generator.permutation(n_possible)
+    order = shuffle[np.argsort(-gap_arr[shuffle], kind="stable")][:n_checks]
+    pairs = np.column_stack([np.asarray(easy, dtype=np.int64)[order], np.asarray(hard, dtype=np.int64)[order]])
+    return AttentionChecks(pairs=pairs, expected_harder=pairs[:, 1].copy(), gap=gap_arr[order], by=by,
+                           n_possible=n_possible)
