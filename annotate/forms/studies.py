@@ -55,6 +55,10 @@ class StudyForm(forms.Form):
     target_judgments_per_pair = forms.IntegerField(
         min_value=1, initial=20, label="Judgments wanted per pair",
         help_text="Votes (not skips) after which a pair is no longer offered to new evaluators.")
+    attention_check_share = forms.FloatField(
+        min_value=0.0, max_value=0.5, initial=0.0, required=False, label="Attention checks (share of all pairs)",
+        help_text="0 to 0.5: pairs whose harder question is known (a large EIP difficulty gap), mixed in blind "
+                  "and left out of every agreement statistic.")
     seed = forms.IntegerField(min_value=0, label="Sampler seed",
                               help_text="The same settings and seed always draw the same pairs.")
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), initial=DEFAULT_GUIDELINES,
@@ -92,6 +96,7 @@ class StudyForm(forms.Form):
             "pairs_mode": PAIRS_PER_SUBJECT if per_subject else PAIRS_TOTAL,
             "n_pairs": study.pairs_per_subject if per_subject else study.n_pairs, "strategy": study.strategy,
             "target_judgments_per_pair": study.target_judgments_per_pair, "seed": study.seed,
+            "attention_check_share": study.attention_check_share,
             "guidelines": study.guidelines, "consent_text": study.consent_text,
             "onboarding_questions": list(study.onboarding_questions), "members": list(study.members.all()),
         }
@@ -107,6 +112,7 @@ class StudyForm(forms.Form):
             "pairs_per_subject": data["n_pairs"] if per_subject else None,
             "seed": data["seed"], "strategy": data["strategy"],
             "target_judgments_per_pair": data["target_judgments_per_pair"],
+            "attention_check_share": data["attention_check_share"] or 0.0,  # blank = none
             "include_unkept": data["include_unkept"], "include_low_coverage": data["include_low_coverage"],
             "guidelines": data["guidelines"], "consent_text": data["consent_text"],
             "onboarding_questions": list(data["onboarding_questions"]), "members": list(data["members"]),

@@ -69,6 +69,28 @@ def test_the_page_draws_the_same_pairs_as_the_command_with_the_same_seed(catalog
     assert (page.consent_text, page.onboarding_questions) == ("I agree.", ["education_level"])
 
 
+def test_the_page_adds_attention_checks_on_top_of_the_pairs(olga):
+    # One subject of 8 questions, difficulty increasing with the index: percentile ranks k/7, so the
+    # candidates with a gap >= 0.5 are (q0, q7) and (q1, q6). 8 regular pairs and a share of 0.2:
+    # round(0.2 * 8 / 0.8) = 2 checks, one of them the pair of the easiest and the hardest question.
+    catalog = make_catalog(subjects=("Mathematics",), per_subject=8)
+    client_for(olga).post(reverse("annotate:study_create"), form_data(catalog, attention_check_share=0.2))
+    study = Study.objects.get(name="From the page")
+    assert study.attention_check_share == 0.2 and study.n_pairs == 8
+    assert Pair.objects.filter(study=study, attention_check=False).count() == 8
+    checks = {frozenset((p.question_a.external_id, p.question_b.external_id))
+              for p in Pair.objects.filter(study=study, attention_check=True)}
+    assert len(checks) == 2 and checks <= {frozenset(("q0-0", "q0-7")), frozenset(("q0-1", "q0-6"))}
+
+
+def test_too_large_an_attention_share_is_refused_with_the_reason(catalog, olga):
+    # Two subjects of 6: ranks are over all 12 questions (k/11), so no same-subject gap reaches 0.5.
+    response = client_for(olga).post(reverse("annotate:study_create"), form_data(catalog, attention_check_share=0.2))
+    assert "2 attention-check pairs wanted but only 0 same-subject pairs have a gap of at least 0.5" in \
+        response.content.decode()
+    assert not Study.objects.exists()
+
+
 def test_pairs_per_subject_draws_that_many_in_each_subject(catalog, olga):
     client_for(olga).post(reverse("annotate:study_create"),
                           form_data(catalog, pairs_mode="per_subject", n_pairs=3))
