@@ -211,3 +211,16 @@ def _open_braces(text: str) -> int:
         elif char == "}":
             depth = max(depth - 1, 0)
     return depth
+
+
+def render_markdown(text: str) -> str:
+    """Render a study's guidelines or consent text (Markdown, maybe with math)
+    as safe HTML: the same pipeline as :func:`render_question`, so what the
+    researcher previews on the study page is what evaluators see.
+
+    Examples
+    --------
+    >>> render_markdown("**hard** <script>x()</script>")
+    '<p><strong>hard</strong> &lt;script&gt;x()&lt;/script&gt;</p>'
+    """
+    return render_question(text)

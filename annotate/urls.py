@@ -3,7 +3,7 @@
 from django.urls import include, path
 
 from annotate.api.app import api_urlpatterns, docs
-from annotate.views import analyses, judging, reports, results, studies
+from annotate.views import analyses, judging, reports, results, studies, study_setup
 from annotate.views.home import home
 
 app_name = "annotate"
@@ -24,6 +24,10 @@ judging_urls = [
 # Researchers and staff: the study list and a study's manage page.
 study_urls = [
     path("studies/", studies.studies, name="studies"),
+    path("studies/new/", study_setup.study_create_page, name="study_create"),
+    path("studies/new/eligible.json", study_setup.study_scope_counts_json, name="study_scope_counts"),
+    path("studies/markdown-preview/", study_setup.markdown_preview, name="markdown_preview"),
+    path("studies/<int:study_id>/manage/edit/", study_setup.study_edit_page, name="study_edit"),
     path("studies/<int:study_id>/manage/", studies.study_manage, name="study_manage"),
     path("studies/<int:study_id>/manage/status/", studies.study_status, name="study_status"),
     path("studies/<int:study_id>/manage/invitations/", studies.study_invitation_create, name="study_invitation_create"),

@@ -13,12 +13,23 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 
 from annotate.admin.privacy import delete_evaluator_personal_data
-from annotate.models import Assignment, Invitation, Judgment, Pair, Participation, Study, StudyStatus
-from annotate.selectors.studies import study_scope_frozen
+from annotate.models import (
+    Assignment,
+    Invitation,
+    Judgment,
+    OnboardingQuestion,
+    Pair,
+    Participation,
+    Study,
+    StudyStatus,
+)
+from annotate.selectors.studies import can_manage_study, studies_visible_to, study_scope_frozen
 from annotate.services.studies import (
+    ERR_ONBOARDING,
     StudyScopeFrozenError,
     invitation_revoke,
     study_scope_guard,
@@ -60,7 +71,15 @@ class StudyAdminForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = ("name", "datasets", "subjects", "target_judgments_per_pair", "guidelines", "status")
+        fields = ("name", "datasets", "subjects", "target_judgments_per_pair", "guidelines", "consent_text",
+                  "onboarding_questions", "members", "status")
+
+    def clean_onboarding_questions(self) -> list:
+        value = self.cleaned_data["onboarding_questions"]
+        if not isinstance(value, list) or any(q not in OnboardingQuestion.values for q in value) \
+                or len(set(value)) != len(value):
+            raise forms.ValidationError(ERR_ONBOARDING.format(choices=OnboardingQuestion.values, value=value))
+        return value
 
     def clean(self) -> dict:
         cleaned = super().clean()
@@ -85,21 +104,30 @@ class StudyAdmin(admin.ModelAdmin):
     list_select_related = ("scoring_run",)
     fields = (
         "name", "scope", "datasets", "subjects", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept",
-        "include_low_coverage", "target_judgments_per_pair", "guidelines", "status", "created_by", "created_at",
-        "closed_at", "attention_check_share", "speeder_seconds", "participant_param", "study_param", "session_param",
-        "completion_code", "completion_url",
+        "include_low_coverage", "pairs_per_subject", "target_judgments_per_pair", "guidelines", "consent_text",
+        "onboarding_questions", "status", "created_by", "members", "created_at", "closed_at", "attention_check_share",
+        "speeder_seconds", "participant_param", "study_param", "session_param", "completion_code", "completion_url",
     )
     readonly_fields = (
-        "scope", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "include_low_coverage", "created_by",
-        "created_at", "closed_at", "attention_check_share", "speeder_seconds", "participant_param", "study_param",
-        "session_param", "completion_code", "completion_url",
+        "scope", "scoring_run", "strategy", "seed", "n_pairs", "include_unkept", "include_low_coverage",
+        "pairs_per_subject", "created_by", "created_at", "closed_at", "attention_check_share", "speeder_seconds",
+        "participant_param", "study_param", "session_param", "completion_code", "completion_url",
     )
-    filter_horizontal = SCOPE_FIELDS
+    filter_horizontal = (*SCOPE_FIELDS, "members")
     inlines = [PairInline]
     actions = ["close_studies", "open_studies"]
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # pairs are sampled by the create_study command / service
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Study]:
+        """Only the studies the user may manage (the one rule: ``studies_visible_to``)."""
+        return studies_visible_to(user=request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Study | None = None) -> bool:
+        allowed = super().has_change_permission(request, obj)
+        return allowed and (obj is None or can_manage_study(user=request.user, study=obj))
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context=None) -> HttpResponse:
+        """A study is created on the study page (its pairs are sampled by the service), not here."""
+        return redirect("annotate:study_create")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> tuple[str, ...]:
         readonly = tuple(super().get_readonly_fields(request, obj))

@@ -23,7 +23,7 @@ from ninja.responses import Response
 from annotate.api.errors import ApiError, install_error_handlers, json_method_not_allowed
 from annotate.api.views import router
 from annotate.jsonsafe import JsonTooDeepError, loads_bounded
-from annotate.views.studies import staff_required
+from annotate.views.access import staff_required
 
 TITLE = "EIP human-alignment API"
 DESCRIPTION = (

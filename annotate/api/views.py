@@ -24,8 +24,9 @@ from annotate.http import file_response
 from annotate.loaders.base import LoadError
 from annotate.models import RunStatus, Study
 from annotate.selectors.alignment import study_judgment_rows
-from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list, study_get
+from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list
 from annotate.selectors.results import run_table_file
+from annotate.selectors.studies import study_for_researcher
 from annotate.selectors.uploads import upload_job_get
 from annotate.services.alignment import study_alignment_report
 from annotate.services.report_files import judgments_csv, judgments_file_name, report_csv, report_file_name
@@ -64,8 +65,9 @@ def _location(status: int, what: str) -> dict:
 
 
 
-def _study(study_id: int) -> Study:
-    study = study_get(study_id=study_id)
+def _study(request: HttpRequest, study_id: int) -> Study:
+    """The study, when the caller may manage it; 404 alike for a missing study and someone else's."""
+    study = study_for_researcher(user=request.auth, study_id=study_id)
     if study is None:
         raise ApiError(404, ERR_NOT_FOUND.format(kind="study", pk=study_id))
     return study
@@ -220,9 +222,9 @@ scoring_run_models = _table_endpoint("models", "The model leaderboard: every met
 
 @router.get("/studies/", auth=RESEARCHER, response={200: schemas.StudyList, **_errors(401, 403)},
             url_name="api_studies", operation_id="listStudies",
-            summary="Every study, newest first. Researchers and staff.")
+            summary="The caller's studies (staff: every study), newest first. Researchers and staff.")
 def studies(request: HttpRequest) -> schemas.StudyList:
-    return schemas.StudyList(studies=[study_out(s) for s in studies_list()])
+    return schemas.StudyList(studies=[study_out(s) for s in studies_list(user=request.auth)])
 
 
 @router.get("/studies/{int:study_id}/report/", auth=RESEARCHER,
@@ -232,7 +234,7 @@ def studies(request: HttpRequest) -> schemas.StudyList:
                     "Researchers and staff.",
             openapi_extra=_csv_too("The report (schema: annotate/report_schema.json), or its tables as CSV."))
 def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_id: PathId = STUDY_ID) -> Any:
-    study = _study(study_id)
+    study = _study(request, study_id)
     run = None
     if query.run is not None:
         run = scoring_run_get(run_id=query.run)
@@ -254,7 +256,7 @@ def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_
             summary="Every judgment and skip, evaluators by pseudonym. Researchers and staff.",
             openapi_extra=_csv_too("One row per judgment or skip, by pair then evaluator; JSON or CSV."))
 def study_judgments(request: HttpRequest, query: Query[schemas.FormatQuery], study_id: PathId = STUDY_ID) -> Any:
-    study = _study(study_id)
+    study = _study(request, study_id)
     rows = study_judgment_rows(study=study)
     if query.format == "csv":
         return file_response(judgments_csv(rows), file_name=judgments_file_name(study.pk))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotate.models import Choice, EducationLevel, FieldOfStudy, StudyStatus, Subject
+from annotate.models import Choice, EducationLevel, FieldOfStudy, OnboardingQuestion, StudyStatus, Subject
 
 
 class OnboardingForm(forms.Form):
@@ -21,9 +21,12 @@ class OnboardingForm(forms.Form):
         help_text="You will still see every subject; skip the pairs you cannot judge.",
     )
 
-    def __init__(self, *args, subjects, **kwargs) -> None:
+    def __init__(self, *args, subjects, asked=tuple(OnboardingQuestion.values), **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["qualified_subjects"].queryset = subjects
+        for name in OnboardingQuestion.values:
+            if name not in asked:
+                del self.fields[name]  # the study does not ask it
 
 
 class JudgmentForm(forms.Form):

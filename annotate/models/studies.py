@@ -71,8 +71,21 @@ PROLIFIC_SESSION_PARAM = "SESSION_ID"
 
 
 class StudyStatus(models.TextChoices):
+    DRAFT = "draft", "draft (not launched)"
     OPEN = "open", "open"
     CLOSED = "closed", "closed"
+
+
+class OnboardingQuestion(models.TextChoices):
+    """The background questions a study may ask its evaluators before the guidelines."""
+
+    FIELD_OF_STUDY = "field_of_study", "Field of study"
+    EDUCATION_LEVEL = "education_level", "Education level"
+    QUALIFIED_SUBJECTS = "qualified_subjects", "Subjects they feel qualified to judge"
+
+
+def default_onboarding_questions() -> list[str]:
+    return list(OnboardingQuestion.values)
 
 
 class Study(models.Model):
@@ -95,7 +108,15 @@ class Study(models.Model):
         default=20,
         help_text="Votes (not skips) after which the pair is no longer offered to new evaluators",
     )
-    guidelines = models.TextField(default=DEFAULT_GUIDELINES)
+    pairs_per_subject = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="When set, this many pairs are drawn in each subject (n_pairs = this x the number of subjects)",
+    )
+    guidelines = models.TextField(default=DEFAULT_GUIDELINES, help_text="Markdown")
+    onboarding_questions = models.JSONField(
+        default=default_onboarding_questions, blank=True,
+        help_text="Which OnboardingQuestion values the onboarding page asks, in order",
+    )
     speeder_seconds = models.FloatField(
         default=DEFAULT_SPEEDER_SECONDS,
         help_text="Flag an evaluator whose median seconds per vote is below this",
@@ -126,7 +147,14 @@ class Study(models.Model):
         default=DEFAULT_CONSENT, help_text="Shown to evaluators before they join; they agree or decline"
     )
     status = models.CharField(max_length=10, choices=StudyStatus.choices, default=StudyStatus.OPEN)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        help_text="The study's owner: sees and changes it, as do its members and staff",
+    )
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="member_studies",
+        help_text="Researchers added to the study: they see and change it as its owner does",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 
@@ -203,9 +231,13 @@ class FieldOfStudy(models.TextChoices):
     HUMANITIES = "humanities", "Humanities"
     ARTS = "arts", "Arts"
     OTHER = "other", "Other"
+    PREFER_NOT_TO_SAY = "prefer_not_to_say", "Prefer not to say"
 
 
 class EducationLevel(models.TextChoices):
+    SECONDARY_STUDENT = "secondary_student", "Secondary (high) school student"
+    SECONDARY = "secondary", "Secondary (high) school diploma"
+    VOCATIONAL = "vocational", "Vocational qualification"
     ASSOCIATE = "associate", "Associate"
     BACHELOR_STUDENT = "bachelor_student", "Bachelor's student"
     BACHELOR = "bachelor", "Bachelor's degree"
@@ -213,6 +245,7 @@ class EducationLevel(models.TextChoices):
     MASTER = "master", "Master's degree"
     PHD_STUDENT = "phd_student", "PhD student"
     PHD = "phd", "PhD"
+    PREFER_NOT_TO_SAY = "prefer_not_to_say", "Prefer not to say"
 
 
 class Invitation(models.Model):

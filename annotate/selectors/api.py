@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q
 
 from annotate.models import ApiToken, Choice, ResponseSet, ScoringRun, Study
 from annotate.selectors.catalog import response_sets_visible
+from annotate.selectors.studies import studies_visible_to
 
 KEY_PREFIX = "eip_"
 PREFIX_LENGTH = 12
@@ -53,10 +55,11 @@ def study_get(*, study_id: int) -> Study | None:
     return Study.objects.filter(pk=study_id).first()
 
 
-def studies_list() -> list[Study]:
-    """Every study, newest first, with ``n_evaluators`` and ``n_judgments`` (votes, not skips)."""
+def studies_list(*, user: AbstractBaseUser) -> list[Study]:
+    """The studies ``user`` may see (:func:`annotate.selectors.studies.studies_visible_to`),
+    newest first, with ``n_evaluators`` and ``n_judgments`` (votes, not skips)."""
     return list(
-        Study.objects.annotate(
+        studies_visible_to(user=user).annotate(
             n_evaluators=Count("participations", distinct=True),
             n_judgments=Count("pairs__judgments", filter=~Q(pairs__judgments__choice=Choice.SKIP), distinct=True),
         ).order_by("-created_at", "-id")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from annotate.models import (
     Assignment,
@@ -339,12 +339,9 @@ def study_judgment_count(*, study: Study) -> int:
     return Judgment.objects.filter(pair__study_id=study.pk).count()
 
 
-def studies_for_staff() -> list[Study]:
-    return list(
-        Study.objects.annotate(
-            n_evaluators=Count("participations", distinct=True),
-        ).order_by("-created_at")
-    )
+def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser) -> list[Study]:
+    """The study list of ``user`` (:func:`studies_visible_to`), each with ``n_evaluators``."""
+    return list(studies_visible_to(user=user).annotate(n_evaluators=Count("participations", distinct=True)))
 
 
 def study_get_by_key(*, key: str) -> Study | None:
@@ -374,6 +371,76 @@ def users_of_participations(*, participations: QuerySet[Participation]) -> list[
     """The distinct accounts of ``participations``, by id."""
     user_ids = sorted(set(participations.values_list("user_id", flat=True)))
     return list(get_user_model().objects.filter(pk__in=user_ids).order_by("pk"))
+
+
+# --- who may see and change a study (object-level permission, the one place) -------
+
+
+def studies_visible_to(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Study]:
+    """The studies ``user`` may see and change, newest first.
+
+    Staff (admins) see every study; a researcher the studies they own
+    (``created_by``) or were added to (``members``); anyone else none.
+    Every researcher-facing page, download, API endpoint and the admin
+    changelist filter through this (or :func:`can_manage_study`).
+    """
+    if not user.is_authenticated:
+        return Study.objects.none()
+    if user.is_staff:
+        return Study.objects.order_by("-created_at", "-id")
+    if not user_is_researcher(user=user):
+        return Study.objects.none()
+    added = Study.members.through.objects.filter(user_id=user.pk).values("study_id")
+    return Study.objects.filter(Q(created_by_id=user.pk) | Q(pk__in=added)).order_by("-created_at", "-id")
+
+
+def can_manage_study(*, user: AbstractBaseUser | AnonymousUser, study: Study) -> bool:
+    """Whether ``user`` may see and change ``study`` (see :func:`studies_visible_to`)."""
+    if not user.is_authenticated:
+        return False
+    if user.is_staff:
+        return True
+    if not user_is_researcher(user=user):
+        return False
+    return study.created_by_id == user.pk or study.members.filter(pk=user.pk).exists()
+
+
+def study_for_researcher(*, user: AbstractBaseUser | AnonymousUser, study_id: int) -> Study | None:
+    """Study ``study_id`` (its scoring run loaded) when ``user`` may manage it;
+    None when it does not exist *or* is someone else's (callers answer 404 to
+    both, so an outsider learns nothing about other researchers' studies)."""
+    return studies_visible_to(user=user).select_related("scoring_run").filter(pk=study_id).first()
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    """What moving a study to another status means, for the confirmation step."""
+
+    verb: str  # "Launch", "Close", "Reopen", "Back to draft" (the button's label)
+    consequence: str
+
+
+STATUS_CHANGES = {
+    (StudyStatus.DRAFT, StudyStatus.OPEN): StatusChange(
+        "Launch", "Invitation links start admitting evaluators. The pairs and settings stay editable until the "
+                  "first judgment arrives; after that they are frozen."),
+    (StudyStatus.OPEN, StudyStatus.CLOSED): StatusChange(
+        "Close", "Nobody can join or judge any more; evaluators who follow a link are told the study is closed. "
+                 "Nothing is deleted, and you can reopen the study."),
+    (StudyStatus.CLOSED, StudyStatus.OPEN): StatusChange(
+        "Reopen", "Invitation links admit evaluators again and everyone can continue where they stopped."),
+    (StudyStatus.DRAFT, StudyStatus.CLOSED): StatusChange(
+        "Close", "The study is closed without having been launched. Nothing is deleted."),
+    (StudyStatus.OPEN, StudyStatus.DRAFT): StatusChange(
+        "Back to draft", "Nobody can join or judge until you launch it again."),
+    (StudyStatus.CLOSED, StudyStatus.DRAFT): StatusChange(
+        "Back to draft", "The study stays closed to evaluators until you launch it."),
+}
+
+
+def study_status_change(*, study: Study, status: str) -> StatusChange | None:
+    """What moving ``study`` to ``status`` does; None when it already has that status."""
+    return STATUS_CHANGES.get((StudyStatus(study.status), StudyStatus(status)))
 
 
 def completion_url_for(*, study: Study) -> str:

@@ -120,7 +120,8 @@ def _logins_and_invitation(study: Study, password: str | None) -> tuple[tuple[De
         DemoLogin("evaluator", EVALUATOR, fresh()),
     )
     admin = _login(ADMIN, logins[0].password, staff=True)
-    _login(RESEARCHER, logins[1].password, group=RESEARCHER_GROUP)
+    researcher = _login(RESEARCHER, logins[1].password, group=RESEARCHER_GROUP)
+    study.members.add(researcher)  # researchers see only studies they own or were added to
     evaluator = _login(EVALUATOR, logins[2].password, group=EVALUATOR_GROUP)
     Participation.objects.get_or_create(study=study, user=evaluator)
     invitation = (

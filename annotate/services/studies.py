@@ -12,7 +12,6 @@ Business rules live here; views and management commands only call these.
 from __future__ import annotations
 
 import dataclasses
-import math
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,17 +31,17 @@ from annotate.models import (
     EducationLevel,
     FieldOfStudy,
     Invitation,
+    OnboardingQuestion,
     Pair,
     PairStrategy,
     Participation,
-    QuestionResult,
     RunStatus,
     ScoringRun,
     Study,
     StudyStatus,
     Subject,
 )
-from annotate.models.studies import DEFAULT_GUIDELINES
+from annotate.models.studies import DEFAULT_CONSENT, DEFAULT_GUIDELINES
 from annotate.selectors.studies import (
     EVALUATOR_GROUP,
     RESEARCHER_GROUP,
@@ -50,8 +49,8 @@ from annotate.selectors.studies import (
     study_scope_frozen,
     user_is_evaluator,
 )
+from annotate.selectors.study_scope import ScopeCandidates, study_scope_candidates
 from scoring.attention_checks import attention_check_count, select_attention_checks
-from scoring.diagnostics import DEFAULT_MIN_MODELS
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
 
@@ -59,6 +58,8 @@ from scoring.pair_sampling import sample_pairs
 ORIENTATION_STREAM = 1
 #: Second element of the seed sequence that breaks ties among attention checks and orients them.
 ATTENTION_STREAM = 2
+#: Second element of the seed sequence of a subject's sampler when pairs are drawn per subject.
+SUBJECT_STREAM = 3
 
 ERR_NAME_EMPTY = "name must not be empty"
 ERR_NAME_TAKEN = "a study named {name!r} already exists"
@@ -78,6 +79,13 @@ ERR_USERNAME_INVALID = (
 )
 ERR_INVITATION_REVOKED = "this invitation link has been revoked"
 ERR_STUDY_CLOSED = "study {name!r} is closed"
+ERR_PAIRS_MODE = (
+    "give exactly one of n_pairs and pairs_per_subject; got n_pairs={n_pairs!r}, pairs_per_subject={per_subject!r}"
+)
+ERR_PER_SUBJECT = "pairs_per_subject must be an integer >= 1; got {value!r}"
+ERR_SUBJECT_PAIRS = "subject {name!r}: {reason}"
+ERR_ONBOARDING = "onboarding_questions must be distinct values of {choices}; got {value!r}"
+ERR_NOT_ASKED = "{name} is not one of the study's onboarding questions"
 ERR_STATUS = "status must be one of {choices}; got {status!r}"
 ERR_FIELD = "field_of_study must be one of {choices}; got {value!r}"
 ERR_LEVEL = "education_level must be one of {choices}; got {value!r}"
@@ -129,13 +137,59 @@ def ensure_role_groups() -> tuple[Group, Group]:
 # --- studies --------------------------------------------------------------------
 
 
+def _check_settings(
+    *,
+    name: str,
+    run: ScoringRun,
+    datasets: Sequence[Dataset],
+    strategy: str,
+    target_judgments_per_pair: int,
+    seed: int,
+    n_pairs: int | None,
+    pairs_per_subject: int | None,
+    onboarding_questions: Sequence[str],
+    status: str,
+    study: Study | None = None,
+) -> str:
+    """Check a study's settings (not its scope); the stripped name."""
+    name = (name or "").strip()
+    if not name:
+        raise ValueError(ERR_NAME_EMPTY)
+    if Study.objects.filter(name=name).exclude(pk=getattr(study, "pk", None)).exists():
+        raise ValueError(ERR_NAME_TAKEN.format(name=name))
+    if run.status != RunStatus.DONE:
+        raise ValueError(ERR_RUN_NOT_DONE.format(run_id=run.pk, status=str(run.status)))
+    if not list(datasets):
+        raise ValueError(ERR_NO_DATASETS)
+    if strategy not in PairStrategy.values:
+        raise ValueError(ERR_STRATEGY.format(choices=PairStrategy.values, strategy=strategy))
+    if not _positive_int(target_judgments_per_pair):
+        raise ValueError(ERR_TARGET.format(value=target_judgments_per_pair))
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(ERR_SEED.format(value=seed))
+    if (n_pairs is None) == (pairs_per_subject is None):
+        raise ValueError(ERR_PAIRS_MODE.format(n_pairs=n_pairs, per_subject=pairs_per_subject))
+    if pairs_per_subject is not None and not _positive_int(pairs_per_subject):
+        raise ValueError(ERR_PER_SUBJECT.format(value=pairs_per_subject))
+    unknown = [q for q in onboarding_questions if q not in OnboardingQuestion.values]
+    if unknown or len(set(onboarding_questions)) != len(list(onboarding_questions)):
+        raise ValueError(ERR_ONBOARDING.format(choices=OnboardingQuestion.values, value=list(onboarding_questions)))
+    if status not in StudyStatus.values:
+        raise ValueError(ERR_STATUS.format(choices=StudyStatus.values, status=status))
+    return name
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 @transaction.atomic
 def study_create(
     *,
     name: str,
     run: ScoringRun,
     datasets: Sequence[Dataset],
-    n_pairs: int,
+    n_pairs: int | None = None,
     seed: int,
     subjects: Sequence[Subject] | None = None,
     strategy: str = PairStrategy.UNIFORM,
@@ -144,9 +198,14 @@ def study_create(
     include_low_coverage: bool = False,
     guidelines: str | None = None,
     created_by: AbstractBaseUser | None = None,
+    pairs_per_subject: int | None = None,
+    consent_text: str | None = None,
+    onboarding_questions: Sequence[str] | None = None,
+    members: Sequence[AbstractBaseUser] = (),
+    status: str = StudyStatus.OPEN,
     attention_check_share: float = 0.0,
 ) -> Study:
-    """Create an open study whose pairs are fixed now, from one scoring run.
+    """Create a study whose pairs are fixed now, from one scoring run.
 
     Parameters
     ----------
@@ -157,8 +216,8 @@ def study_create(
         ``kept`` flags and the difficulties the strategies use.
     datasets : sequence of Dataset
         Questions come from these datasets only.
-    n_pairs : int
-        Number of pairs, >= 1.
+    n_pairs : int, optional
+        Number of pairs, >= 1. Give this or ``pairs_per_subject``, not both.
     seed : int
         Seed of the pair sampler (the same inputs and seed give the same pairs).
     subjects : sequence of Subject, optional
@@ -175,10 +234,26 @@ def study_create(
         Also pair questions observed by fewer models than the run's
         ``min_models`` (default 3; see :mod:`scoring.diagnostics`). Whatever
         this says, a pair's two questions always lie in the same connected
-        component of the run's model-question graph.
+        component of the run's model-question graph, and a question without
+        text is never paired (:mod:`annotate.selectors.study_scope`).
     guidelines : str, optional
-        Text of the guidelines page; default :data:`DEFAULT_GUIDELINES`.
+        Markdown text of the guidelines page; default :data:`DEFAULT_GUIDELINES`.
     created_by : User, optional
+        The study's owner.
+    pairs_per_subject : int, optional
+        Draw this many pairs in each subject instead (each subject with a
+        sampler of its own, seeded by ``[seed, subject id]``); the study's
+        ``n_pairs`` is then this times the number of subjects.
+    consent_text : str, optional
+        Markdown shown on the invitation page; evaluators agree or decline
+        before anything is stored. Default (None or empty):
+        :data:`~annotate.models.studies.DEFAULT_CONSENT`.
+    onboarding_questions : sequence of str, optional
+        :class:`~annotate.models.OnboardingQuestion` values; default all.
+    members : sequence of User, default ()
+        Researchers added to the study (they manage it as its owner does).
+    status : {"draft", "open", "closed"}, default "open"
+        The creation page makes drafts, launched later; the command opens at once.
     attention_check_share : float, default 0
         Share in [0, 0.5] of all pairs that are attention checks: pairs whose
         harder question is known (see :func:`_sample_scope` and
@@ -202,28 +277,17 @@ def study_create(
     ----------
     EIP paper, section 5 and appendix H.3 (70 same-subject pairs, blind).
     """
-    name = (name or "").strip()
-    if not name:
-        raise ValueError(ERR_NAME_EMPTY)
-    if Study.objects.filter(name=name).exists():
-        raise ValueError(ERR_NAME_TAKEN.format(name=name))
-    if run.status != RunStatus.DONE:
-        raise ValueError(ERR_RUN_NOT_DONE.format(run_id=run.pk, status=str(run.status)))
+    questions = list(OnboardingQuestion.values) if onboarding_questions is None else list(onboarding_questions)
+    name = _check_settings(
+        name=name, run=run, datasets=datasets, strategy=strategy, target_judgments_per_pair=target_judgments_per_pair,
+        seed=seed, n_pairs=n_pairs, pairs_per_subject=pairs_per_subject, onboarding_questions=questions,
+        status=status,
+    )
     datasets = list(datasets)
-    if not datasets:
-        raise ValueError(ERR_NO_DATASETS)
-    if strategy not in PairStrategy.values:
-        raise ValueError(ERR_STRATEGY.format(choices=PairStrategy.values, strategy=strategy))
-    if isinstance(target_judgments_per_pair, bool) or not isinstance(target_judgments_per_pair, int) \
-            or target_judgments_per_pair < 1:
-        raise ValueError(ERR_TARGET.format(value=target_judgments_per_pair))
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(ERR_SEED.format(value=seed))
     _check_share(attention_check_share)
-
     scope = _sample_scope(
         run=run, datasets=datasets, subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
-        include_unkept=include_unkept, include_low_coverage=include_low_coverage,
+        include_unkept=include_unkept, include_low_coverage=include_low_coverage, pairs_per_subject=pairs_per_subject,
         attention_check_share=attention_check_share,
     )
     study = Study.objects.create(
@@ -231,14 +295,95 @@ def study_create(
         scoring_run=run,
         strategy=strategy,
         seed=seed,
-        n_pairs=n_pairs,
+        n_pairs=len(scope.pairs),
+        pairs_per_subject=pairs_per_subject,
         include_unkept=include_unkept,
         include_low_coverage=include_low_coverage,
         target_judgments_per_pair=target_judgments_per_pair,
         guidelines=guidelines if guidelines is not None else DEFAULT_GUIDELINES,
+        consent_text=consent_text or DEFAULT_CONSENT,
+        onboarding_questions=questions,
+        status=status,
         created_by=created_by,
         attention_check_share=attention_check_share,
     )
+    study.members.set(members)
+    _store_scope(study=study, scope=scope)
+    return study
+
+
+@transaction.atomic
+def study_edit(
+    *,
+    study: Study,
+    name: str,
+    run: ScoringRun,
+    datasets: Sequence[Dataset],
+    n_pairs: int | None = None,
+    seed: int,
+    subjects: Sequence[Subject] | None = None,
+    strategy: str = PairStrategy.UNIFORM,
+    target_judgments_per_pair: int = 20,
+    include_unkept: bool = False,
+    include_low_coverage: bool = False,
+    guidelines: str,
+    pairs_per_subject: int | None = None,
+    consent_text: str | None = None,
+    onboarding_questions: Sequence[str] | None = None,
+    members: Sequence[AbstractBaseUser] = (),
+    attention_check_share: float = 0.0,
+) -> Study:
+    """Change every setting of a study that has no judgment yet, drawing its
+    pairs again exactly as :func:`study_create` would for these arguments
+    (pairs on an evaluator's screen, never answered, are withdrawn). The
+    owner, status and creation time stay.
+
+    Parameters
+    ----------
+    study : Study
+        A study without any judgment.
+    name, run, datasets, n_pairs, seed, subjects, strategy, target_judgments_per_pair
+        As :func:`study_create`.
+    include_unkept, include_low_coverage, guidelines, pairs_per_subject
+        As :func:`study_create`.
+    consent_text, onboarding_questions, members, attention_check_share
+        As :func:`study_create`.
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    StudyScopeFrozenError
+        The study has a judgment; its message is :data:`ERR_SCOPE_FROZEN`. Nothing changes.
+    ValueError
+        As :func:`study_create`. Nothing changes.
+    """
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    study_scope_guard(study=study)
+    questions = list(OnboardingQuestion.values) if onboarding_questions is None else list(onboarding_questions)
+    name = _check_settings(
+        name=name, run=run, datasets=datasets, strategy=strategy, target_judgments_per_pair=target_judgments_per_pair,
+        seed=seed, n_pairs=n_pairs, pairs_per_subject=pairs_per_subject, onboarding_questions=questions,
+        status=str(study.status), study=study,
+    )
+    _check_share(attention_check_share)
+    scope = _sample_scope(
+        run=run, datasets=list(datasets), subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
+        include_unkept=include_unkept, include_low_coverage=include_low_coverage, pairs_per_subject=pairs_per_subject,
+        attention_check_share=attention_check_share,
+    )
+    Assignment.objects.filter(pair__study=study).delete()
+    Pair.objects.filter(study=study).delete()
+    study.name, study.scoring_run, study.strategy, study.seed = name, run, strategy, seed
+    study.n_pairs, study.pairs_per_subject = len(scope.pairs), pairs_per_subject
+    study.include_unkept, study.include_low_coverage = include_unkept, include_low_coverage
+    study.target_judgments_per_pair, study.attention_check_share = target_judgments_per_pair, attention_check_share
+    study.guidelines, study.onboarding_questions = guidelines, questions
+    study.consent_text = consent_text or DEFAULT_CONSENT
+    study.save()
+    study.members.set(members)
     _store_scope(study=study, scope=scope)
     return study
 
@@ -265,87 +410,93 @@ def _sample_scope(
     run: ScoringRun,
     datasets: list[Dataset],
     subjects: Sequence[Subject] | None,
-    n_pairs: int,
+    n_pairs: int | None,
     seed: int,
     strategy: str,
     include_unkept: bool,
     include_low_coverage: bool = False,
+    pairs_per_subject: int | None = None,
     attention_check_share: float = 0.0,
 ) -> _Scope:
     """Draw the pairs of a scope (reads only; raises ``ValueError`` as :func:`study_create`).
 
     With an ``attention_check_share`` above 0, attention checks are added on
-    top of the ``n_pairs`` regular pairs so that they make up that share of
-    all pairs (:func:`scoring.attention_checks.attention_check_count`),
-    chosen by the rule of :mod:`scoring.attention_checks` from the same
-    eligible questions by the run's EIP difficulty (percentile ranks at least
-    0.5 apart), never repeating a regular pair."""
-    rows = QuestionResult.objects.filter(
-        run=run, question__dataset__in=datasets, question__subject__isnull=False
+    top of the regular pairs so that they make up that share of all pairs
+    (:func:`scoring.attention_checks.attention_check_count`), chosen by the
+    rule of :mod:`scoring.attention_checks` from the same eligible questions
+    by the run's EIP difficulty (percentile ranks at least 0.5 apart), never
+    repeating a regular pair."""
+    candidates = study_scope_candidates(
+        run=run, datasets=datasets, subjects=subjects, include_unkept=include_unkept,
+        include_low_coverage=include_low_coverage, columns=(REFERENCE_COLUMN, *_baseline_columns()),
     )
-    present = set(rows.values_list("question__subject_id", flat=True).distinct())
+    present = candidates.subjects_present
     if subjects is not None:
         subjects = list(subjects)
         outside = sorted(s.name for s in subjects if s.pk not in present)
         if outside:
             raise ValueError(ERR_SUBJECTS_OUTSIDE.format(names=outside, run_id=run.pk))
-        rows = rows.filter(question__subject__in=subjects)
-    columns = (REFERENCE_COLUMN, *_baseline_columns())
-    values = list(rows.order_by("question_id").values_list(
-        "question_id", "question__subject_id", "kept", "scores", "n_observed", "component"
-    ))
-    if not values:
+    if not len(candidates.question_ids):
         raise ValueError(ERR_NO_QUESTIONS.format(run_id=run.pk))
-
-    ids = np.array([v[0] for v in values], dtype=np.int64)
-    subject_ids = np.array([v[1] for v in values], dtype=np.int64)
-    eligible = np.ones(len(values), dtype=bool)
-    if not include_unkept:
-        eligible &= np.array([bool(v[2]) for v in values])
-    if not include_low_coverage:
-        min_models = run.diagnostics.get("min_models", run.params.get("min_models", DEFAULT_MIN_MODELS))
-        eligible &= np.array([v[4] >= min_models for v in values])
-    # Runs older than the diagnostics have no component: one block then.
-    components = None if any(v[5] is None for v in values) else np.array([v[5] for v in values], dtype=np.int64)
-    difficulty = {
-        column: np.array([v[3].get(column, math.nan) for v in values], dtype=np.float64) for column in columns
-    }
-    sample = sample_pairs(
-        ids,
-        subject_ids,
-        n_pairs=n_pairs,
-        strategy=strategy,
-        difficulty=difficulty if strategy != PairStrategy.UNIFORM else None,
-        kept=eligible,
-        components=components,
-        reference=REFERENCE_COLUMN,
-        tie_tolerance=_column_tolerances(),
-        rng=seed,
-    )
     used = list(subjects) if subjects is not None else list(Subject.objects.filter(pk__in=present).order_by("pk"))
-    labels = sample.stratum if sample.stratum is not None else sample.n_disagree
+    if pairs_per_subject is None:
+        if n_pairs is None:
+            raise ValueError(ERR_PAIRS_MODE.format(n_pairs=n_pairs, per_subject=pairs_per_subject))
+        pairs, labels = _draw(candidates, np.ones(len(candidates.question_ids), dtype=bool), n_pairs=n_pairs,
+                              strategy=strategy, rng=np.random.default_rng(seed))
+    else:
+        drawn = []
+        for subject in sorted(used, key=lambda s: s.pk):
+            try:
+                drawn.append(_draw(candidates, candidates.subject_ids == subject.pk, n_pairs=pairs_per_subject,
+                                   strategy=strategy, rng=np.random.default_rng([seed, SUBJECT_STREAM, subject.pk])))
+            except ValueError as exc:
+                raise ValueError(ERR_SUBJECT_PAIRS.format(name=subject.name, reason=exc)) from None
+        pairs = np.concatenate([d[0] for d in drawn])
+        labels = None if any(d[1] is None for d in drawn) else np.concatenate([d[1] for d in drawn])
     # Randomly ordered pairs: which question is "a" comes from a stream of its
     # own (seeded by the study's seed), so the sampled set does not change.
-    oriented = sample.pairs.copy()
+    oriented = pairs.copy()
     flip = np.random.default_rng([seed, ORIENTATION_STREAM]).random(len(oriented)) < 0.5
     oriented[flip] = oriented[flip][:, ::-1]
-    pairs = [
+    rows = [
         (int(a), int(b), None if labels is None else int(labels[k])) for k, (a, b) in enumerate(oriented.tolist())
     ]
     checks = []
-    n_checks = attention_check_count(len(pairs), attention_check_share)
+    n_checks = attention_check_count(len(rows), attention_check_share)
     if n_checks:
         stream = np.random.default_rng([seed, ATTENTION_STREAM])
         # Like the regular pairs, a check never spans two blocks of the model-question graph.
+        subject_ids, components = candidates.subject_ids, candidates.components
         blocks = subject_ids if components is None else subject_ids * (int(components.max()) + 1) + components
         chosen = select_attention_checks(
-            ids, blocks, difficulty[REFERENCE_COLUMN], n_checks=n_checks, eligible=eligible,
-            exclude=sample.pairs, rng=stream,
+            candidates.question_ids, blocks, candidates.difficulty[REFERENCE_COLUMN], n_checks=n_checks,
+            eligible=candidates.eligible, exclude=pairs, rng=stream,
         )
         flip = stream.random(n_checks) < 0.5
         for (easy, hard), swap in zip(chosen.pairs.tolist(), flip.tolist(), strict=True):
             checks.append((hard, easy, hard) if swap else (easy, hard, hard))
-    return _Scope(datasets=datasets, subjects=used, pairs=pairs, checks=checks)
+    return _Scope(datasets=datasets, subjects=used, pairs=rows, checks=checks)
+
+
+def _draw(
+    candidates: ScopeCandidates, mask: np.ndarray, *, n_pairs: int, strategy: str, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Sample ``n_pairs`` among the candidates in ``mask``; (pairs, stratum or disagreement labels)."""
+    difficulty = {column: values[mask] for column, values in candidates.difficulty.items()}
+    sample = sample_pairs(
+        candidates.question_ids[mask],
+        candidates.subject_ids[mask],
+        n_pairs=n_pairs,
+        strategy=strategy,
+        difficulty=difficulty if strategy != PairStrategy.UNIFORM else None,
+        kept=candidates.eligible[mask],
+        components=None if candidates.components is None else candidates.components[mask],
+        reference=REFERENCE_COLUMN,
+        tie_tolerance=_column_tolerances(),
+        rng=rng,
+    )
+    return sample.pairs, (sample.stratum if sample.stratum is not None else sample.n_disagree)
 
 
 def _store_scope(*, study: Study, scope: _Scope) -> None:
@@ -389,10 +540,12 @@ def _scope_of(
     datasets = list(datasets)
     if not datasets:
         raise ValueError(ERR_NO_DATASETS)
+    per_subject = study.pairs_per_subject if n_pairs is None else None
     return _sample_scope(
         run=study.scoring_run, datasets=datasets, subjects=subjects,
-        n_pairs=study.n_pairs if n_pairs is None else n_pairs, seed=study.seed, strategy=str(study.strategy),
-        include_unkept=study.include_unkept, include_low_coverage=study.include_low_coverage,
+        n_pairs=None if per_subject else (study.n_pairs if n_pairs is None else n_pairs), seed=study.seed,
+        strategy=str(study.strategy), include_unkept=study.include_unkept,
+        include_low_coverage=study.include_low_coverage, pairs_per_subject=per_subject,
         attention_check_share=study.attention_check_share,
     )
 
@@ -431,7 +584,8 @@ def study_scope_update(
         The new subjects; default every subject of ``datasets``' questions in
         the study's run (as in :func:`study_create`).
     n_pairs : int, optional
-        The new number of pairs; default the study's current number.
+        The new number of pairs in all (the study then no longer draws per
+        subject); default the study's current number, or per subject as before.
 
     Returns
     -------
@@ -452,7 +606,9 @@ def study_scope_update(
     Assignment.objects.filter(pair__study=study).delete()
     Pair.objects.filter(study=study).delete()
     study.n_pairs = len(scope.pairs)
-    study.save(update_fields=["n_pairs"])
+    if n_pairs is not None:
+        study.pairs_per_subject = None
+    study.save(update_fields=["n_pairs", "pairs_per_subject"])
     _store_scope(study=study, scope=scope)
     return study
 
@@ -655,17 +811,25 @@ def evaluator_create(*, username: str, study: Study) -> tuple[AbstractBaseUser, 
 def participation_onboard(
     *,
     participation: Participation,
-    field_of_study: str,
-    education_level: str,
-    qualified_subjects: Sequence[Subject],
+    field_of_study: str = "",
+    education_level: str = "",
+    qualified_subjects: Sequence[Subject] = (),
 ) -> Participation:
     """Record the evaluator's background (appendix H.3, table 13 categories) and
     the subjects they feel qualified to judge (recorded only: every pair is
-    still shown, and the evaluator may skip)."""
-    if field_of_study not in FieldOfStudy.values:
+    still shown, and the evaluator may skip).
+
+    Only the study's ``onboarding_questions`` are asked: an asked field must
+    hold one of its choices ("prefer not to say" is one), a field not asked
+    must be empty (nothing is stored for it)."""
+    asked = set(participation.study.onboarding_questions)
+    if field_of_study not in FieldOfStudy.values and (OnboardingQuestion.FIELD_OF_STUDY in asked or field_of_study):
         raise ValueError(ERR_FIELD.format(choices=FieldOfStudy.values, value=field_of_study))
-    if education_level not in EducationLevel.values:
+    if education_level not in EducationLevel.values and (
+            OnboardingQuestion.EDUCATION_LEVEL in asked or education_level):
         raise ValueError(ERR_LEVEL.format(choices=EducationLevel.values, value=education_level))
+    if qualified_subjects and OnboardingQuestion.QUALIFIED_SUBJECTS not in asked:
+        raise ValueError(ERR_NOT_ASKED.format(name=OnboardingQuestion.QUALIFIED_SUBJECTS.value))
     allowed = set(participation.study.subjects.values_list("pk", flat=True))
     outside = sorted(s.name for s in qualified_subjects if s.pk not in allowed)
     if outside:

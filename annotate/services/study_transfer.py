@@ -7,10 +7,10 @@ crowd-platform ids, are still read) holds everything the study is
 made of, and every input its alignment report reads, and nothing personal
 beyond the pseudonyms:
 
-* ``study``: name, status, strategy, seed, pair count, target, guidelines,
-  consent text (older files without it import with the default one),
-  datasets and subjects (names), ``created_at`` and ``closed_at``; since
-  version 4 also the quality and crowd settings (``speeder_seconds``,
+* ``study``: name, status, strategy, seed, pair count (and pairs per subject),
+  target, guidelines, consent text (older files without it: the default one), onboarding questions, datasets and
+  subjects (names), ``created_at`` and ``closed_at``; since version 4 also
+  the quality and crowd settings (``speeder_seconds``,
   ``attention_check_share``, ``participant_param``, ``study_param``,
   ``session_param``, ``completion_code``, ``completion_url``; absent in an
   older file: the defaults);
@@ -114,6 +114,7 @@ from annotate.models import (
     LanguageModel,
     MethodResult,
     ModelAccess,
+    OnboardingQuestion,
     Pair,
     PairStrategy,
     Participation,
@@ -335,7 +336,9 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "include_low_coverage": study.include_low_coverage,
             "target_judgments_per_pair": study.target_judgments_per_pair,
             "guidelines": study.guidelines,
+            "pairs_per_subject": study.pairs_per_subject,
             "consent_text": study.consent_text,
+            "onboarding_questions": list(study.onboarding_questions),
             "datasets": rows.study_datasets,
             "subjects": rows.study_subjects,
             "created_at": _time(study.created_at),
@@ -533,6 +536,17 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
         _get(exported, field, "study", kind)
     if not isinstance(exported.get("include_low_coverage", False), bool):  # absent before schema 3's diagnostics
         raise MalformedExport(ERR_MALFORMED.format(detail="study.include_low_coverage must be true or false"))
+    # Absent before issue 14: no per-subject drawing, no consent step, every onboarding question.
+    per_subject = exported.get("pairs_per_subject")
+    if per_subject is not None and (not isinstance(per_subject, int) or isinstance(per_subject, bool)
+                                    or per_subject < 1):
+        raise MalformedExport(ERR_MALFORMED.format(detail="study.pairs_per_subject must be null or an integer >= 1"))
+    if not isinstance(exported.get("consent_text", ""), str):
+        raise MalformedExport(ERR_MALFORMED.format(detail="study.consent_text must be a string"))
+    asked = exported.get("onboarding_questions", list(OnboardingQuestion.values))
+    if not isinstance(asked, list) or any(q not in OnboardingQuestion.values for q in asked):
+        raise MalformedExport(ERR_MALFORMED.format(
+            detail=f"study.onboarding_questions must be a list of {list(OnboardingQuestion.values)}"))
     _check_settings(exported)
     run = _get(document, "scoring_run", "document", dict)
     _choice(run.get("status"), RunStatus.values, "scoring_run.status")
@@ -798,7 +812,9 @@ def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -
         include_low_coverage=exported.get("include_low_coverage", False),
         target_judgments_per_pair=exported["target_judgments_per_pair"],
         guidelines=exported["guidelines"],
+        pairs_per_subject=exported.get("pairs_per_subject"),
         consent_text=exported.get("consent_text", DEFAULT_CONSENT),  # older files have none
+        onboarding_questions=exported.get("onboarding_questions", list(OnboardingQuestion.values)),
         status=exported["status"],
         closed_at=_parse_time(exported.get("closed_at"), "study.closed_at"),
         **{name: exported[name] for name in STUDY_SETTINGS if name in exported},

@@ -230,7 +230,8 @@ def study_onboarding(request: HttpRequest, study_id: int) -> HttpResponse:
         "education_level": participation.education_level,
         "qualified_subjects": participation.qualified_subjects.all() if participation.onboarded_at else [],
     }
-    form = OnboardingForm(request.POST or None, subjects=subjects, initial=initial)
+    form = OnboardingForm(request.POST or None, subjects=subjects, initial=initial,
+                          asked=participation.study.onboarding_questions)
     if request.method == "POST" and form.is_valid():
         participation_onboard(participation=participation, **form.cleaned_data)
         return redirect("annotate:study_guidelines", study_id=study_id)

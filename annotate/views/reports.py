@@ -1,7 +1,8 @@
 """Researcher pages: a study's alignment report and its downloads.
 
-Only admins (staff) and members of the "researcher" group may see them:
-anonymous visitors go to the login page, everyone else gets 403. Every view
+Only admins (staff) and the researchers who own the study or were added to it
+may see them (:func:`annotate.views.access.study_access_required`; others get 404):
+anonymous visitors go to the login page, evaluators get 403. Every view
 reads the (cached) typed report for the query string's parameters (``run``,
 ``min_votes``, ``tie_rule``, ``n_boot``) and renders it; no GET reruns EIP
 (the model pools come from a stored analysis, queued by the POST view).
@@ -35,7 +36,7 @@ from annotate.services.report_files import (
     report_plot_names,
     report_zip,
 )
-from annotate.views.access import researcher_required
+from annotate.views.access import study_access_required
 
 ERR_POOLS_RUN = "Say which scoring run's model pools to compute (the form's 'run' field)."
 
@@ -61,7 +62,7 @@ def _report(request: HttpRequest, study: Study) -> AlignmentReport | HttpRespons
 
 
 
-@researcher_required
+@study_access_required
 def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
     report = _report(request, study)
@@ -83,7 +84,7 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     return render(request, "annotate/reports/report.html", context)
 
 
-@researcher_required
+@study_access_required
 def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
@@ -91,7 +92,7 @@ def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     return file_response(report_json(report), file_name=report_file_name(report, "report", ext="json"))
 
 
-@researcher_required
+@study_access_required
 def study_report_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
@@ -99,7 +100,7 @@ def study_report_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     return file_response(report_csv(report), file_name=report_file_name(report, "report", ext="csv"))
 
 
-@researcher_required
+@study_access_required
 def study_report_zip(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
     report = _report(request, study)
@@ -109,7 +110,7 @@ def study_report_zip(request: HttpRequest, study_id: int) -> HttpResponse:
                          file_name=report_file_name(report, "report", ext="zip"))
 
 
-@researcher_required
+@study_access_required
 @require_POST
 def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
     """Queue the stored model-pool analysis the report reads, then back to the report."""
@@ -128,13 +129,13 @@ def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
     return redirect(reverse("annotate:study_report", kwargs={"study_id": study_id}) + (f"?{query}" if query else ""))
 
 
-@researcher_required
+@study_access_required
 def study_judgments_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
     return file_response(judgments_csv(study_judgment_rows(study=study)), file_name=judgments_file_name(study_id))
 
 
-@researcher_required
+@study_access_required
 def study_report_plot(request: HttpRequest, study_id: int, name: str, fmt: str) -> HttpResponse:
     if name not in PLOTS or fmt not in CONTENT_TYPES:
         raise Http404("no such plot")

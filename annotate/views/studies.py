@@ -1,12 +1,8 @@
-"""Study list and the staff view of a study: coverage, progress, invitations."""
+"""Study list and the researcher view of a study: coverage, progress, invitations."""
 from __future__ import annotations
-
-from collections.abc import Callable
-from functools import wraps
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -19,7 +15,13 @@ from annotate.forms.judging import (
     StudyStatusForm,
 )
 from annotate.models import Invitation, Participation, Study, StudyStatus
-from annotate.selectors.studies import participations_of, studies_for_staff, user_is_researcher
+from annotate.selectors.studies import (
+    participations_of,
+    studies_for_researcher,
+    study_scope_frozen,
+    study_status_change,
+    user_is_researcher,
+)
 from annotate.selectors.study_monitor import platform_link_query, study_monitor
 from annotate.services.alignment.live import study_live_counts
 from annotate.services.studies import invitation_create, invitation_revoke, study_set_status
@@ -28,44 +30,32 @@ from annotate.services.study_quality import (
     participation_restore,
     study_quality_settings_update,
 )
+from annotate.views.access import study_access_required
 
 SETTINGS_FIELDS = ("speeder_seconds", "participant_param", "study_param", "session_param", "completion_code",
                    "completion_url")
 
 
-def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Anonymous -> login page; logged in but not staff -> 403."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not request.user.is_staff:
-            raise PermissionDenied("staff only")
-        return view(request, *args, **kwargs)
-
-    return wrapper
-
-
 def studies(request: HttpRequest) -> HttpResponse:
-    """Staff: every study (manage and report). Researchers: every study's
-    report. Evaluators: their own (straight in when only one)."""
+    """Staff: every study. Researchers: the studies they own or were added to
+    (manage and report). Evaluators: their own (straight in when only one)."""
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
     if user_is_researcher(user=request.user):
         return render(request, "annotate/judging/study_list.html",
-                      {"studies": studies_for_staff(), "can_manage": request.user.is_staff})
+                      {"studies": studies_for_researcher(user=request.user), "can_manage": True})
     mine = participations_of(user=request.user)
     if len(mine) == 1:
         return redirect("annotate:study_entry", study_id=mine[0].study_id)
     return render(request, "annotate/judging/my_studies.html", {"participations": mine})
 
 
-@staff_required
+@study_access_required
 def study_manage(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
     context = {
         "study": study,
+        "frozen": study_scope_frozen(study=study),
         "monitor": study_monitor(study=study),
         "live": study_live_counts(study=study),
         "invitation_form": InvitationForm(),
@@ -76,7 +66,7 @@ def study_manage(request: HttpRequest, study_id: int) -> HttpResponse:
     return render(request, "annotate/judging/study_manage.html", context)
 
 
-@staff_required
+@study_access_required
 @require_POST
 def study_invitation_create(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
@@ -86,7 +76,7 @@ def study_invitation_create(request: HttpRequest, study_id: int) -> HttpResponse
     return redirect("annotate:study_manage", study_id=study_id)
 
 
-@staff_required
+@study_access_required
 @require_POST
 def study_invitation_revoke(request: HttpRequest, study_id: int, invitation_id: int) -> HttpResponse:
     invitation = get_object_or_404(Invitation, pk=invitation_id, study_id=study_id)
@@ -94,26 +84,29 @@ def study_invitation_revoke(request: HttpRequest, study_id: int, invitation_id: 
     return redirect("annotate:study_manage", study_id=study_id)
 
 
-@staff_required
+@study_access_required
 def study_status_confirm(request: HttpRequest, study_id: int) -> HttpResponse:
-    """The confirmation step before closing or reopening: what it does; its form posts to ``study_status``."""
+    """The confirmation step before launching (a draft), closing or reopening: what it does; its form posts
+    to ``study_status``."""
     study = get_object_or_404(Study, pk=study_id)
     target = StudyStatus.CLOSED if study.status == StudyStatus.OPEN else StudyStatus.OPEN
-    context = {"study": study, "target": target, "monitor": study_monitor(study=study)}
+    context = {"study": study, "target": target, "monitor": study_monitor(study=study),
+               "change": study_status_change(study=study, status=target)}
     return render(request, "annotate/judging/study_status_confirm.html", context)
 
 
-@staff_required
+@study_access_required
 @require_POST
 def study_status(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
     form = StudyStatusForm(request.POST)
     if form.is_valid():
         study_set_status(study=study, status=form.cleaned_data["status"])
+        messages.success(request, f"Study {study.name!r} is now {study.get_status_display()}.")
     return redirect("annotate:study_manage", study_id=study_id)
 
 
-@staff_required
+@study_access_required
 @require_POST
 def study_quality_settings(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
@@ -131,7 +124,7 @@ def study_quality_settings(request: HttpRequest, study_id: int) -> HttpResponse:
     return redirect("annotate:study_manage", study_id=study_id)
 
 
-@staff_required
+@study_access_required
 @require_POST
 def study_evaluator_exclude(request: HttpRequest, study_id: int, participation_id: int) -> HttpResponse:
     participation = get_object_or_404(Participation, pk=participation_id, study_id=study_id)
@@ -144,7 +137,7 @@ def study_evaluator_exclude(request: HttpRequest, study_id: int, participation_i
     return redirect("annotate:study_manage", study_id=study_id)
 
 
-@staff_required
+@study_access_required
 @require_POST
 def study_evaluator_restore(request: HttpRequest, study_id: int, participation_id: int) -> HttpResponse:
     participation = get_object_or_404(Participation, pk=participation_id, study_id=study_id)

@@ -117,8 +117,9 @@ def make_catalog(
 
 
 def make_study(catalog: Catalog, *, n_pairs: int = 8, seed: int = 1, target: int = 20, name: str | None = None,
-               strategy: str = "uniform") -> Study:
+               strategy: str = "uniform", owner: AbstractBaseUser | None = None) -> Study:
     return study_create(
+        created_by=owner,
         name=name or f"Study {next(_counter)}",
         run=catalog.run,
         datasets=[catalog.dataset],
@@ -132,6 +133,14 @@ def make_study(catalog: Catalog, *, n_pairs: int = 8, seed: int = 1, target: int
 def make_user(username: str, *, staff: bool = False, password: str | None = None) -> AbstractBaseUser:
     """A user; without ``password`` it has an unusable one (no slow hashing)."""
     return get_user_model().objects.create_user(username=username, password=password, is_staff=staff)
+
+
+def make_researcher(username: str, *, password: str | None = None) -> AbstractBaseUser:
+    """A user in the "researcher" group (not staff)."""
+    researchers, _ = ensure_role_groups()
+    user = make_user(username, password=password)
+    user.groups.add(researchers)
+    return user
 
 
 def make_evaluator(study: Study, username: str, *, ready: bool = True) -> Participation:

@@ -7,8 +7,10 @@ from django.urls import reverse
 from annotate.management.lookups import datasets_from_option, scoring_run_from_option, subjects_from_option
 from annotate.models import Dataset, PairStrategy, ScoringRun
 from annotate.selectors.scoring import scoring_run_latest_covering
+from annotate.selectors.studies import user_get_by_username
 from annotate.services.studies import invitation_create, study_create
 
+ERR_OWNER = "--owner must name an existing user; no user {value!r}"
 ERR_BASE_URL = "--base-url must start with http:// or https://; got {value!r}"
 
 
@@ -33,6 +35,8 @@ class Command(BaseCommand):
                             help="also pair questions every model solved or failed")
         parser.add_argument("--include-low-coverage", action="store_true",
                             help="also pair questions observed by fewer than the run's min_models (default 3) models")
+        parser.add_argument("--owner", default=None, metavar="USERNAME",
+                            help="the researcher who owns the study (default: none; then only staff see it)")
         parser.add_argument("--attention-check-share", type=float, default=0.0, metavar="SHARE",
                             help="share (0 to 0.5) of attention-check pairs with a known answer, mixed in blind "
                                  "(default 0: none)")
@@ -47,6 +51,11 @@ class Command(BaseCommand):
         datasets = datasets_from_option(options["datasets"])
         subjects = None if options["subjects"] is None else subjects_from_option(options["subjects"])
         run = self._run(options["run"], datasets)
+        owner = None
+        if options["owner"] is not None:
+            owner = user_get_by_username(username=options["owner"])
+            if owner is None:
+                raise CommandError(ERR_OWNER.format(value=options["owner"]))
         try:
             study = study_create(
                 name=options["name"],
@@ -59,6 +68,7 @@ class Command(BaseCommand):
                 target_judgments_per_pair=options["target"],
                 include_unkept=options["include_unkept"],
                 include_low_coverage=options["include_low_coverage"],
+                created_by=owner,
                 attention_check_share=options["attention_check_share"],
             )
         except ValueError as exc:

@@ -65,6 +65,7 @@ def cast():
     researchers, _ = ensure_role_groups()
     rita = make_user("rita")
     rita.groups.add(researchers)
+    study.members.add(rita)
     owner = make_user("owner", staff=True)
     return catalog, study, Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=owner)[1]}"), \
         Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")

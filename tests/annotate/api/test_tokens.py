@@ -30,6 +30,7 @@ def cast():
     researchers, _ = ensure_role_groups()
     rita = make_user("rita")
     rita.groups.add(researchers)
+    study.members.add(rita)  # researchers reach only studies they own or were added to
     return make_user("owner", staff=True), rita, make_evaluator(study, "ada").user, study
 
 

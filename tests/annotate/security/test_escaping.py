@@ -46,6 +46,7 @@ def cast():
         answer(participation, choices)
     rita = make_user("rita")
     rita.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    study.members.add(rita)
     root = make_user("root", staff=True)
     root.is_superuser = True
     root.save()

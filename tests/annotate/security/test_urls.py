@@ -7,8 +7,9 @@ table below does not classify fails the walk (add it to ``ACCESS``).
 Cast: ``anonymous``; ``evaluator`` (``evaluator-ada1``, onboarded in study A,
 two answers given and a third pair on screen); ``other_evaluator``
 (``evaluator-bo3``, in study B only); ``researcher`` (``rita``, researcher
-group); ``admin`` (``root``, superuser). ``evaluator-bob2`` also judges in
-study A: the evaluator must never see his pseudonym.
+group, owner of no study and added to none: an outsider to every study, so
+every study page, download and API endpoint answers 404); ``admin``
+(``root``, superuser). ``evaluator-bob2`` also judges in study A: the evaluator must never see his pseudonym.
 
 Every path parameter is filled with the id of a real object of study A (or
 the first object of the admin's model); every view is requested with GET and,
@@ -119,8 +120,6 @@ OWN_STUDY_FORM = Access("the study's own evaluators only (form)",
                         roles(LOGIN, OK, NOT_FOUND, NOT_FOUND, NOT_FOUND),
                         roles(LOGIN, REACHED, NOT_FOUND, NOT_FOUND, NOT_FOUND))
 STAFF_PAGE = Access("staff page", roles(LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN, OK))
-STAFF_WRITE = Access("staff write (POST only)", roles(LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN, NOT_ALLOWED),
-                     roles(LOGIN, FORBIDDEN, FORBIDDEN, FORBIDDEN, OK))
 RESEARCHER_PAGE = Access("researchers and staff", roles(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK))
 RESEARCHER_THEN_STAFF_WRITE = Access(
     "staff write behind the researcher gate (POST only)",
@@ -130,11 +129,26 @@ RESEARCHER_THEN_STAFF_WRITE = Access(
 RESEARCHER_START = Access("researchers and staff; a valid POST starts a computation (derived results only)",
                           roles(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK),
                           roles(LOGIN, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
-RESEARCHER_QUEUE = Access("researchers and staff (POST only); a valid POST queues a computation (derived results only)",
-                          roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_ALLOWED, NOT_ALLOWED),
-                          roles(LOGIN, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
 RESEARCHER_NOT_READY = Access("researchers and staff; the fixture's run is not finished, so 404",
                               roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, NOT_FOUND))
+STUDY_PAGE = Access("the study's owner, members and staff (rita is an outsider: 404)",
+                    roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, OK))
+STUDY_FORM = Access("the study's owner, members and staff (form; rita is an outsider: 404)",
+                    roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, OK),
+                    roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, OK))
+STUDY_WRITE = Access("the study's owner, members and staff (POST only; rita is an outsider: 404)",
+                     roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, NOT_ALLOWED),
+                     roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, OK))
+STUDY_QUEUE = Access("the study's owner, members and staff (POST only); a valid POST queues a computation",
+                     roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, NOT_ALLOWED),
+                     roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, BAD_INPUT))
+RESEARCHER_FORM = Access("researchers and staff (form)", roles(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK),
+                         roles(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK))
+RESEARCHER_QUERY = Access("researchers and staff; without its query parameters, 400",
+                          roles(LOGIN, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
+RESEARCHER_POST = Access("researchers and staff (POST only; answers JSON, writes nothing)",
+                         roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_ALLOWED, NOT_ALLOWED),
+                         roles(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK))
 API_PUBLIC = Access("API description", everyone(OK))
 API_STAFF_READ = Access("API, staff", roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, FORBIDDEN, OK))
 API_STAFF_READ_WRITE = Access("API, staff", roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, FORBIDDEN, OK),
@@ -142,6 +156,8 @@ API_STAFF_READ_WRITE = Access("API, staff", roles(UNAUTHORIZED, FORBIDDEN, FORBI
 API_STAFF_WRITE = Access("API, staff (POST only)", everyone(NOT_ALLOWED),
                          roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, FORBIDDEN, BAD_INPUT))
 API_RESEARCHER = Access("API, researchers and staff", roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, OK, OK))
+API_STUDY = Access("API, the study's owner, members and staff (rita is an outsider: 404)",
+                   roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, NOT_FOUND, OK))
 ADMIN = Access("admin: staff only", roles(LOGIN, LOGIN, LOGIN, LOGIN, ADMIN_REACHED),
                roles(LOGIN, LOGIN, LOGIN, LOGIN, None))  # the admin's own writes are not replayed
 ADMIN_MISSING = Access("admin, a page that does not exist", roles(LOGIN, LOGIN, LOGIN, LOGIN, NOT_FOUND))
@@ -176,14 +192,18 @@ ACCESS: dict[str, Access] = {
     "annotate:study_judge": OWN_STUDY_FORM,
     "annotate:study_done": OWN_STUDY,
     "annotate:study_closed": OWN_STUDY,
-    "annotate:study_manage": STAFF_PAGE,
-    "annotate:study_status": STAFF_WRITE,
-    "annotate:study_invitation_create": STAFF_WRITE,
-    "annotate:study_invitation_revoke": STAFF_WRITE,
-    "annotate:study_status_confirm": STAFF_PAGE,
-    "annotate:study_quality_settings": STAFF_WRITE,
-    "annotate:study_evaluator_exclude": STAFF_WRITE,
-    "annotate:study_evaluator_restore": STAFF_WRITE,
+    "annotate:study_create": RESEARCHER_FORM,
+    "annotate:study_scope_counts": RESEARCHER_QUERY,
+    "annotate:markdown_preview": RESEARCHER_POST,
+    "annotate:study_edit": STUDY_FORM,
+    "annotate:study_manage": STUDY_PAGE,
+    "annotate:study_status": STUDY_WRITE,
+    "annotate:study_invitation_create": STUDY_WRITE,
+    "annotate:study_invitation_revoke": STUDY_WRITE,
+    "annotate:study_status_confirm": STUDY_PAGE,
+    "annotate:study_quality_settings": STUDY_WRITE,
+    "annotate:study_evaluator_exclude": STUDY_WRITE,
+    "annotate:study_evaluator_restore": STUDY_WRITE,
     # results (scoring runs) and reports
     "annotate:results": RESEARCHER_PAGE,
     "annotate:response_set_score": RESEARCHER_THEN_STAFF_WRITE,
@@ -196,13 +216,13 @@ ACCESS: dict[str, Access] = {
     "annotate:run_models_parquet": RESEARCHER_PAGE,
     "annotate:run_codebook": RESEARCHER_PAGE,
     "annotate:run_tables_zip": RESEARCHER_PAGE,
-    "annotate:study_report": RESEARCHER_PAGE,
-    "annotate:study_report_json": RESEARCHER_PAGE,
-    "annotate:study_report_csv": RESEARCHER_PAGE,
-    "annotate:study_report_zip": RESEARCHER_PAGE,
-    "annotate:study_report_pools": RESEARCHER_QUEUE,
-    "annotate:study_judgments_csv": RESEARCHER_PAGE,
-    "annotate:study_report_plot": RESEARCHER_PAGE,
+    "annotate:study_report": STUDY_PAGE,
+    "annotate:study_report_json": STUDY_PAGE,
+    "annotate:study_report_csv": STUDY_PAGE,
+    "annotate:study_report_zip": STUDY_PAGE,
+    "annotate:study_report_pools": STUDY_QUEUE,
+    "annotate:study_judgments_csv": STUDY_PAGE,
+    "annotate:study_report_plot": STUDY_PAGE,
     # analyses (queued in the fixture)
     "annotate:analyses": RESEARCHER_PAGE,
     "annotate:analysis_kind": RESEARCHER_START,
@@ -224,8 +244,8 @@ ACCESS: dict[str, Access] = {
     "annotate:api_scoring_run_questions": API_RESEARCHER,
     "annotate:api_scoring_run_models": API_RESEARCHER,
     "annotate:api_studies": API_RESEARCHER,
-    "annotate:api_study_report": API_RESEARCHER,
-    "annotate:api_study_judgments": API_RESEARCHER,
+    "annotate:api_study_report": API_STUDY,
+    "annotate:api_study_judgments": API_STUDY,
 }
 ADMIN_SPECIAL = {
     "admin:login": ADMIN_LOGIN,

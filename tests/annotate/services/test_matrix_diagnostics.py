@@ -41,7 +41,8 @@ BLOCK = ((1.0, 0.5), (0.0, 1.0), (0.5, 0.0), (1.0, 0.0))
 def _scored(cells: dict[tuple[int, int], float], *, n_questions: int, n_models: int, params: dict | None = None):
     """A run on ``cells`` ((question index, model index) -> credit), one subject."""
     dataset, subject = Dataset.objects.create(name="Bench"), Subject.objects.create(name="algebra")
-    questions = [Question.objects.create(dataset=dataset, subject=subject, external_id=f"q{i + 1}")
+    questions = [Question.objects.create(dataset=dataset, subject=subject, external_id=f"q{i + 1}",
+                                         text=f"Question {i + 1}")  # a question without text is never paired
                  for i in range(n_questions)]
     models = [LanguageModel.objects.create(name=f"m{j + 1}") for j in range(n_models)]
     rs = ResponseSet.objects.create(name="bench", file_name="b.csv", checksum="b" * 64, file_format="wide")
@@ -152,6 +153,7 @@ def test_the_report_page_warns_when_its_run_splits_into_blocks():
     study, _ = build_study()
     rita = make_user("rita")
     rita.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    study.members.add(rita)
     client = Client()
     client.force_login(rita)
     url = reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20"

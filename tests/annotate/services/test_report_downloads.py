@@ -31,6 +31,7 @@ def downloaded():
     stored = store_pools(study)
     rhea = make_user("rhea")
     rhea.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    study.members.add(rhea)
     client = Client()
     client.force_login(rhea)
     kw = {"study_id": study.pk}

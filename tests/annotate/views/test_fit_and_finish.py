@@ -9,6 +9,7 @@ import html as html_lib
 import re
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.contrib.staticfiles import finders
 from django.test import Client, override_settings
@@ -117,6 +118,7 @@ def researcher():
 @pytest.mark.django_db
 def test_the_report_page_shows_no_raw_code(researcher):
     study, _ = build_study()
+    study.members.add(get_user_model().objects.get(username="rhea"))  # researchers see only their studies
     html = researcher.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=50")
     assert html.status_code == 200
     text = visible_text(html.content.decode())
@@ -131,6 +133,7 @@ def test_the_report_page_shows_no_raw_code(researcher):
 @pytest.mark.django_db
 def test_the_pairs_table_labels_how_each_consensus_was_reached(researcher):
     study, _ = build_study()
+    study.members.add(get_user_model().objects.get(username="rhea"))
     html = researcher.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=50")
     section = html.content.decode()
     section = section[section.index('id="table-pairs"'):]

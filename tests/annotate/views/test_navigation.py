@@ -24,10 +24,10 @@ LINK = re.compile(r'<a href="([^"]+)"[^>]*>([^<]+)</a>')
 
 @pytest.fixture
 def cast():
-    study = make_study(make_catalog(per_subject=4), n_pairs=4, name="Main")
-    owner = make_user("owner", staff=True)
     rita = make_user("rita")
     rita.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    study = make_study(make_catalog(per_subject=4), n_pairs=4, name="Main", owner=rita)
+    owner = make_user("owner", staff=True)
     ada = make_evaluator(study, "ada").user
     plain = make_user("plain")
     return {"study": study, "owner": owner, "rita": rita, "ada": ada, "plain": plain}
@@ -65,14 +65,14 @@ def test_it_marks_the_current_section(cast):
     assert '<a href="/results/">Results</a>' in body
 
 
-def test_a_researcher_sees_every_study_with_a_link_to_its_report(cast):
+def test_a_researcher_sees_their_study_with_links_to_manage_it_and_its_report(cast):
     study = cast["study"]
     response = client_for(cast["rita"]).get(reverse("annotate:studies"))
     body = response.content.decode()
     assert response.status_code == 200
     assert "You are not part of any study" not in body
     assert f'href="/studies/{study.pk}/report/"' in body and "Main" in body
-    assert f"/studies/{study.pk}/manage/" not in body  # researchers cannot manage
+    assert f'href="/studies/{study.pk}/manage/"' in body
 
 
 def test_staff_see_manage_and_report_links_and_the_two_pages_link_to_each_other(cast):
@@ -84,17 +84,18 @@ def test_staff_see_manage_and_report_links_and_the_two_pages_link_to_each_other(
     assert f'<a href="/studies/{study.pk}/report/" id="report-link">' in manage
 
 
-def test_the_report_links_back_to_manage_for_staff_only():
+def test_the_report_links_back_to_manage_for_everyone_who_may_see_it():
     from tests.annotate.services.alignment.test_report import build_study  # a study with votes, so it has a report
 
     study, _ = build_study()
     rhea = make_user("rhea")
     rhea.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    study.members.add(rhea)
     url = reverse("annotate:study_report", kwargs={"study_id": study.pk})
     manage = f'href="/studies/{study.pk}/manage/" id="manage-link"'
     assert manage in client_for(make_user("boss", staff=True)).get(url).content.decode()
     researcher_page = client_for(rhea).get(url).content.decode()
-    assert manage not in researcher_page and 'href="/studies/"' in researcher_page
+    assert manage in researcher_page and 'href="/studies/"' in researcher_page
 
 
 def test_the_manage_page_shows_external_question_ids_and_evaluator_pseudonyms(cast):

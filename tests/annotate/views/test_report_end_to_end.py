@@ -130,6 +130,7 @@ def test_the_downloaded_report_matches_an_independent_count():
 
     researcher = make_user("rhea")
     researcher.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    study.members.add(researcher)
     client = Client()
     client.force_login(researcher)
     response = client.get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}) + "?n_boot=200")

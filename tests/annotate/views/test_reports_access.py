@@ -1,6 +1,6 @@
 """Who can see and download reports, and what the page and downloads hold.
 
-Cast: ``owner`` (staff), ``rhea`` (researcher group), ``ada`` (evaluator in
+Cast: ``owner`` (staff), ``rhea`` (researcher group, added to the study), ``ada`` (evaluator in
 the study), ``plain`` (logged in, no role), anonymous visitors.
 """
 from __future__ import annotations
@@ -38,6 +38,7 @@ def cast():
     owner = make_user("owner", staff=True)
     rhea = make_user("rhea")
     rhea.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    study.members.add(rhea)
     ada = make_evaluator(study, "ada-2")
     plain = make_user("plain")
     return study, owner, rhea, ada.user, plain

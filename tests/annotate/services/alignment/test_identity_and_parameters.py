@@ -91,6 +91,7 @@ def shared():
     researchers, _ = ensure_role_groups()
     rita = make_user("rita")
     rita.groups.add(researchers)
+    study.members.add(rita)  # researchers reach only studies they own or were added to
     api = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")
     return study, run, questions, staff, api
 

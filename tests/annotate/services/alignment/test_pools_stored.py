@@ -16,6 +16,7 @@ from io import StringIO
 
 import numpy as np
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.core.management import call_command
@@ -40,6 +41,7 @@ PAIRS = np.array([[0, 1], [2, 3], [4, 5], [6, 7]])
 
 def pool_study():
     study, _ = build_study()
+    study.members.add(*get_user_model().objects.filter(groups__name="researcher"))  # e.g. researcher_client's rhea
     run = study.scoring_run
     models = [LanguageModel.objects.get(name=n) for n in MODEL_NAMES]
     for model, size, access in zip(models, (70, 8, 3), ("proprietary", "open_weight", "open_weight")):

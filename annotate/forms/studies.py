@@ -1,0 +1,140 @@
+"""The study creation and edit page's form, and the parameters of its live
+counts: parsing and field checks only (the service checks the rest)."""
+from __future__ import annotations
+
+import secrets
+
+from django import forms
+from django.contrib.auth.models import AbstractBaseUser
+
+from annotate.models import OnboardingQuestion, PairStrategy, ScoringRun, Study
+from annotate.models.studies import DEFAULT_CONSENT, DEFAULT_GUIDELINES
+from annotate.selectors.study_scope import (
+    datasets_of_finished_runs,
+    researchers_except,
+    scoring_runs_finished,
+    subjects_of_datasets,
+)
+
+PAIRS_TOTAL = "total"
+PAIRS_PER_SUBJECT = "per_subject"
+ERR_PAIRS_REQUIRED = "Say how many pairs."
+SEED_BITS = 31
+
+
+class RunChoiceField(forms.ModelChoiceField):
+    """A finished run, labelled by its response set."""
+
+    def label_from_instance(self, obj: ScoringRun) -> str:
+        finished = obj.finished_at.strftime("%Y-%m-%d %H:%M") if obj.finished_at else "?"
+        return f"{obj.response_set.name} · run {obj.pk} (finished {finished})"
+
+
+class StudyForm(forms.Form):
+    """Every setting of a study; the creation page and the edit page (until the first judgment)."""
+
+    name = forms.CharField(max_length=200, label="Study name", help_text="Shown to evaluators.")
+    run = RunChoiceField(queryset=ScoringRun.objects.none(), label="Response set and scoring run",
+                         empty_label="Choose a finished run…")
+    datasets = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple, label="Datasets")
+    subjects = forms.ModelMultipleChoiceField(
+        queryset=None, widget=forms.CheckboxSelectMultiple, required=False, label="Subjects",
+        help_text="None ticked = every subject of the chosen datasets.",
+    )
+    include_unkept = forms.BooleanField(
+        required=False, label="Also pair questions every model solved (or every model failed)")
+    include_low_coverage = forms.BooleanField(
+        required=False, label="Also pair questions answered by fewer models than the run's minimum")
+    pairs_mode = forms.ChoiceField(
+        choices=[(PAIRS_TOTAL, "in all"), (PAIRS_PER_SUBJECT, "per subject")], initial=PAIRS_TOTAL,
+        widget=forms.RadioSelect, label="Count pairs")
+    n_pairs = forms.IntegerField(min_value=1, initial=70, label="Number of pairs",
+                                 help_text="The paper used 70 pairs in all.")
+    strategy = forms.ChoiceField(choices=PairStrategy.choices, initial=PairStrategy.UNIFORM,
+                                 label="Sampling strategy")
+    target_judgments_per_pair = forms.IntegerField(
+        min_value=1, initial=20, label="Judgments wanted per pair",
+        help_text="Votes (not skips) after which a pair is no longer offered to new evaluators.")
+    attention_check_share = forms.FloatField(
+        min_value=0.0, max_value=0.5, initial=0.0, required=False, label="Attention checks (share of all pairs)",
+        help_text="0 to 0.5: pairs whose harder question is known (a large EIP difficulty gap), mixed in blind "
+                  "and left out of every agreement statistic.")
+    seed = forms.IntegerField(min_value=0, label="Sampler seed",
+                              help_text="The same settings and seed always draw the same pairs.")
+    guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), initial=DEFAULT_GUIDELINES,
+                                 label="Guidelines (Markdown)")
+    consent_text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 6}), initial=DEFAULT_CONSENT, label="Consent text (Markdown)",
+        help_text="Shown on the invitation page; evaluators agree or decline before anything about them is stored.")
+    onboarding_questions = forms.MultipleChoiceField(
+        choices=OnboardingQuestion.choices, widget=forms.CheckboxSelectMultiple, required=False,
+        initial=list(OnboardingQuestion.values), label="Onboarding questions",
+        help_text="Education offers school levels and \u201cprefer not to say\u201d.")
+    members = forms.ModelMultipleChoiceField(
+        queryset=None, widget=forms.CheckboxSelectMultiple, required=False, label="Co-researchers",
+        help_text="They see and manage this study as you do.")
+
+    def __init__(self, *args, owner: AbstractBaseUser | None, **kwargs) -> None:
+        """``owner``: the study's owner (the creating user on the creation page), left out of the members."""
+        super().__init__(*args, **kwargs)
+        datasets = datasets_of_finished_runs()
+        self.fields["run"].queryset = scoring_runs_finished()
+        self.fields["datasets"].queryset = datasets
+        self.fields["subjects"].queryset = subjects_of_datasets(datasets=datasets)
+        self.fields["members"].queryset = researchers_except(user=owner)
+        if not self.is_bound and "seed" not in self.initial:
+            self.initial["seed"] = secrets.randbits(SEED_BITS)
+
+    @staticmethod
+    def initial_of(study: Study) -> dict:
+        """The form's initial data for editing ``study``."""
+        per_subject = study.pairs_per_subject is not None
+        return {
+            "name": study.name, "run": study.scoring_run_id, "datasets": list(study.datasets.all()),
+            "subjects": list(study.subjects.all()), "include_unkept": study.include_unkept,
+            "include_low_coverage": study.include_low_coverage,
+            "pairs_mode": PAIRS_PER_SUBJECT if per_subject else PAIRS_TOTAL,
+            "n_pairs": study.pairs_per_subject if per_subject else study.n_pairs, "strategy": study.strategy,
+            "target_judgments_per_pair": study.target_judgments_per_pair, "seed": study.seed,
+            "attention_check_share": study.attention_check_share,
+            "guidelines": study.guidelines, "consent_text": study.consent_text,
+            "onboarding_questions": list(study.onboarding_questions), "members": list(study.members.all()),
+        }
+
+    def service_kwargs(self) -> dict:
+        """The cleaned data as keyword arguments of ``study_create`` / ``study_edit``."""
+        data = self.cleaned_data
+        per_subject = data["pairs_mode"] == PAIRS_PER_SUBJECT
+        return {
+            "name": data["name"], "run": data["run"], "datasets": list(data["datasets"]),
+            "subjects": list(data["subjects"]) or None,
+            "n_pairs": None if per_subject else data["n_pairs"],
+            "pairs_per_subject": data["n_pairs"] if per_subject else None,
+            "seed": data["seed"], "strategy": data["strategy"],
+            "target_judgments_per_pair": data["target_judgments_per_pair"],
+            "attention_check_share": data["attention_check_share"] or 0.0,  # blank = none
+            "include_unkept": data["include_unkept"], "include_low_coverage": data["include_low_coverage"],
+            "guidelines": data["guidelines"], "consent_text": data["consent_text"],
+            "onboarding_questions": list(data["onboarding_questions"]), "members": list(data["members"]),
+        }
+
+
+class ScopeCountsForm(forms.Form):
+    """Query parameters of the live counts (``eligible.json``)."""
+
+    run = forms.ModelChoiceField(queryset=ScoringRun.objects.none())
+    datasets = forms.ModelMultipleChoiceField(queryset=None)
+    subjects = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    include_unkept = forms.BooleanField(required=False)
+    include_low_coverage = forms.BooleanField(required=False)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        datasets = datasets_of_finished_runs()
+        self.fields["run"].queryset = scoring_runs_finished()
+        self.fields["datasets"].queryset = datasets
+        self.fields["subjects"].queryset = subjects_of_datasets(datasets=datasets)
+
+
+class MarkdownPreviewForm(forms.Form):
+    text = forms.CharField(required=False, max_length=100_000)
