@@ -325,13 +325,14 @@ def upload_parse(*, source: UploadSource, options: UploadOptions) -> ParsedRespo
         ``source`` gives none or several kinds of files, or an option is
         malformed for the parser.
     """
-    parsed = _parse(source, options)
+    parsed = _parse_checked(source, options)
     if options.merge_case_variants:
         parsed.options[MERGE_OPTION] = True  # read by the loading service (and stored with the set)
     return parsed
 
 
-def _parse(source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
+def _parse_checked(source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
+    """The limits checked before (sizes) and after (cells) the parse of :func:`_parse`."""
     _check_source(source)
     upload_check_limits(source=source, options=options)
     parsed = _parse(source, options)

@@ -313,3 +313,37 @@ def test_a_violation_in_a_real_module_would_fail_the_house_test(tmp_path, monkey
     with pytest.raises(AssertionError) as info:
         test_the_layers_are_kept()
     assert f"annotate/views/home.py:{n_lines}: .delete() writes to the database outside a service" in str(info.value)
+
+
+def _redefinitions(source: str, path: str) -> list[str]:
+    """Functions or classes defined twice in one body (the later one silently wins:
+    a merge that keeps both halves of a conflict does exactly this)."""
+    found = []
+
+    def visit(body: list[ast.stmt], where: str) -> None:
+        seen: dict[str, int] = {}
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name in seen and not any(isinstance(d, ast.Name) and d.id == "overload"
+                                                 for d in node.decorator_list):
+                    found.append(f"{path}:{node.lineno}: {where}{node.name} already defined at line {seen[node.name]}")
+                seen.setdefault(node.name, node.lineno)
+                if isinstance(node, ast.ClassDef):
+                    visit(node.body, f"{node.name}.")
+
+    visit(ast.parse(source).body, "")
+    return found
+
+
+def test_no_module_defines_a_function_or_class_twice():
+    paths = [p for top in ("annotate", "scoring", "eipsite", "bench", "scripts") for p in (ROOT / top).rglob("*.py")
+             if "migrations" not in p.parts]
+    assert len(paths) > 100
+    found = [line for p in paths for line in _redefinitions(p.read_text(encoding="utf-8"), str(p.relative_to(ROOT)))]
+    assert found == []
+
+
+def test_the_redefinition_check_names_file_and_line():
+    source = "def a():\n    pass\n\n\nclass K:\n    def m(self): ...\n    def m(self): ...\n\n\ndef a():\n    pass\n"
+    assert _redefinitions(source, "x.py") == ["x.py:7: K.m already defined at line 6",
+                                              "x.py:10: a already defined at line 1"]

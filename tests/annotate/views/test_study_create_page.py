@@ -14,6 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Pair, Study, StudyStatus
+from annotate.models.studies import DEFAULT_CONSENT
 from annotate.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_researcher
 
@@ -201,4 +202,4 @@ def test_an_export_carries_the_new_settings_and_an_older_file_gets_the_defaults(
         del document["study"][key]
     old = study_import(document=document, rename="Older file").study
     assert (old.pairs_per_subject, old.consent_text, old.onboarding_questions) == (
-        None, "", ["field_of_study", "education_level", "qualified_subjects"])
+        None, DEFAULT_CONSENT, ["field_of_study", "education_level", "qualified_subjects"])
