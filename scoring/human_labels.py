@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -203,20 +202,26 @@ class _Layout:
         """First position of the same subject whose label exceeds ``label + margin``."""
         # key (subject segment, label) searched within the segment: shift labels by segment
         out = np.empty(self.n, dtype=np.int64)
-        starts = np.flatnonzero(np.r_[True, self.seg_id[1:] != self.seg_id[:-1]]) if self.n else []
+        starts: NDArray[np.intp] = (np.flatnonzero(np.r_[True, self.seg_id[1:] != self.seg_id[:-1]]) if self.n
+                                    else np.empty(0, np.intp))
         for a in starts:
             b = int(self.seg_end[a])
             out[a:b] = a + np.searchsorted(self.label[a:b], self.label[a:b] + margin, side="right")
         return out
 
 
-def _prefix_index(rank: NDArray[np.int64], points: NDArray[np.int64], x: NDArray[np.int64]) -> list[
-        tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]]:
-    """Per level of a merge-sort tree over positions: for the queries ``(p, x)``
-    whose prefix ``[0, p)`` uses the level's block, the query index, the
-    tree order of the level and the bounds ``lo <= mid <= hi`` in it such that
-    ``[lo, mid)`` holds the block's values equal to ``x`` and ``[mid, hi)``
-    those above ``x``."""
+_Level = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
+
+
+def _prefix_index(rank: NDArray[np.int64], points: NDArray[np.int64], x: NDArray[np.int64]) -> list[_Level]:
+    """Index a merge-sort tree over positions for prefix dominance queries.
+
+    Per level (blocks of ``2**k`` positions, each sorted by ``rank``): the
+    queries ``(p, x)`` whose prefix ``[0, p)`` uses one of the level's blocks,
+    the tree order of the level, and bounds ``lo <= mid <= hi`` in it such
+    that ``[lo, mid)`` holds the block's values equal to ``x`` and
+    ``[mid, hi)`` those above ``x``.
+    """
     n = rank.size
     levels = []
     k_rank = int(rank.max()) + 2 if n else 1
@@ -239,7 +244,7 @@ def _prefix_index(rank: NDArray[np.int64], points: NDArray[np.int64], x: NDArray
     return levels
 
 
-def _weighted_counts(levels: list[Any], weights: FloatArray, n_points: int) -> tuple[FloatArray, FloatArray]:
+def _weighted_counts(levels: list[_Level], weights: FloatArray, n_points: int) -> tuple[FloatArray, FloatArray]:
     """Weighted prefix counts per query: ``(equal, above)``, shape (B, n_points)."""
     n_rep = weights.shape[0]
     equal = np.zeros((n_rep, n_points))
@@ -396,8 +401,8 @@ def compare_with_label(
     for margin in margins_t:
         counter = _MethodCounter(layout, values, margin)
         c = {k: float(v[0]) for k, v in counter.counts(np.ones((1, n))).items()}
-        n_pairs = int(round(c["scored"]))
-        agree, dis, ties = (int(round(c[k])) for k in ("agree", "disagree", "ties"))
+        n_pairs = round(c["scored"])
+        agree, dis, ties = (round(c[k]) for k in ("agree", "disagree", "ties"))
         p = _ratio(agree, agree + dis)
         ci: dict[str, tuple[float, float] | None] = {"a": None, "x": None, "k": None}
         if boot:

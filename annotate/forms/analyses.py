@@ -24,6 +24,22 @@ def _field(name: str, default) -> forms.Field:
     if name == "group_by":
         return forms.CharField(max_length=120, label="group by",
                                help_text="dataset, subject, or metadata:KEY (KEY = a question metadata column)")
+    if name == "label":
+        return forms.CharField(max_length=120, label="human label",
+                               help_text="metadata:KEY (a question metadata column) or human:ID (a response set "
+                                         "marked as human)")
+    if name == "label_higher_is_harder":
+        return forms.BooleanField(required=False, label="higher label = harder",
+                                  help_text="untick for a label that grows with ease (a solve rate)")
+    if name == "margin":
+        return forms.FloatField(min_value=0.0, label="label margin",
+                                help_text="pairs also counted only when their labels differ by more than this")
+    if name in ("n_boot", "run"):
+        return forms.IntegerField(min_value=0, label={"n_boot": "bootstrap replicates",
+                                                      "run": "scoring run (0 = newest)"}[name])
+    if name == "human_method":
+        return forms.ChoiceField(choices=[("accuracy", "solve rate"), ("irt_1pl", "1PL")],
+                                 label="human difficulty")
     return forms.IntegerField(min_value=1, label=label(name, "param"))
 
 
