@@ -523,7 +523,7 @@ def _check_R(R: ArrayLike) -> FloatArray:
     bad = ~np.isnan(arr) & ((arr < 0) | (arr > 1))
     if bad.any():
         i, j = (int(t[0]) for t in np.nonzero(bad))
-        raise ValueError(ERR_R.format(detail=f"got {arr[i, j]!r} at row {i}, column {j}"))
+        raise ValueError(ERR_R.format(detail=f"got {float(arr[i, j])!r} at row {i}, column {j}"))
     return arr
 
 

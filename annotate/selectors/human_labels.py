@@ -92,3 +92,10 @@ def human_matrix(*, response_set: ResponseSet) -> tuple[np.ndarray, np.ndarray]:
 def response_sets_human() -> list[ResponseSet]:
     """Loaded response sets marked as human, newest first."""
     return list(ResponseSet.objects.filter(is_human=True, status=ResponseSetStatus.LOADED).order_by("-created_at"))
+
+
+def analysis_run_get(*, analysis_id: int):
+    """The analysis run ``analysis_id`` or None."""
+    from annotate.models import AnalysisRun
+
+    return AnalysisRun.objects.filter(pk=analysis_id).first()
