@@ -610,8 +610,9 @@ def judgments_from_responses(R: ArrayLike, pairs: ArrayLike) -> NDArray[np.int8]
 
     Examples
     --------
-    >>> judgments_from_responses([[1, 0], [0, 0]], [[0, 1]]).tolist()  # SECOND = 2, TIE = 3
-    [[2, 3]]
+    >>> v = judgments_from_responses([[1, 0], [0, 0]], [[0, 1]])  # person 0 failed only question 1
+    >>> v.tolist() == [[SECOND, TIE]]
+    True
     """
     arr = _check_R(R)
     p = np.asarray(pairs)
