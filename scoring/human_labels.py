@@ -417,7 +417,7 @@ def compare_with_label(
         results.append(MarginAgreement(
             margin=margin, n_pairs=n_pairs, n_label_ties=n_same - n_pairs, n_agree=agree, n_disagree=dis,
             n_method_ties=ties, n_undefined=n_pairs - agree - dis - ties, agreement=_ratio(agree, n_pairs),
-            agreement_excluding_ties=p, kappa=None if p is None else 2 * p - 1,
+            agreement_excluding_ties=p, kappa=None if p is None else (2 * agree - agree - dis) / (agree + dis),
             agreement_ci=ci["a"], agreement_excluding_ties_ci=ci["x"], kappa_ci=ci["k"],
         ))
 

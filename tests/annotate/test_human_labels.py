@@ -8,7 +8,6 @@ import json
 from collections import Counter
 from io import StringIO
 
-import numpy as np
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
