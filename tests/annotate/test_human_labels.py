@@ -121,6 +121,8 @@ def test_the_analysis_page_the_command_and_the_api(sets, client, django_user_mod
     # labels 1 < 2 < 3 (bio) and 1 < 2 = 2 (chem): 3 + 2 pairs, 1 label tie
     pairs = status["result"]["methods"][0]["pairs"][0]
     assert (pairs["n_pairs"], pairs["n_label_ties"]) == (5, 1)
+    page = client.get(reverse("annotate:analysis_run", kwargs={"analysis_id": status["id"]}))
+    assert page.status_code == 200 and "Same-subject pair agreement" in page.content.decode()
     bad = client.post(reverse("annotate:api_human_labels", kwargs={"response_set_id": models.pk}),
                       data=json.dumps({"label": "level"}), content_type="application/json")
     assert bad.status_code == 400 and bad.json()["error"] == ERR_LABEL.format(value="level")
