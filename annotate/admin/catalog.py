@@ -26,6 +26,7 @@ from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.tabular import shorten_quoted
 from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject, UploadState
 from annotate.selectors.uploads import response_set_models, upload_job_get
+from annotate.services.human import response_set_mark_human
 from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
 from annotate.services.upload_jobs import upload_job_submit
 from annotate.services.uploads import (
@@ -107,15 +108,30 @@ class ResponseAdmin(admin.ModelAdmin):
 
 @admin.register(ResponseSet)
 class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
-    list_display = ["name", "version", "status", "n_questions", "n_models", "n_responses", "file_format",
-                    "uploaded_by", "created_at"]
-    list_filter = ["status", "file_format"]
+    list_display = ["name", "version", "status", "is_human", "n_questions", "n_models", "n_responses",
+                    "file_format", "uploaded_by", "created_at"]
+    list_filter = ["status", "file_format", "is_human"]
     list_select_related = ["uploaded_by"]
     search_fields = ["name", "file_name"]
     readonly_fields = ["name", "version", "file_name", "checksum", "file_format", "uploaded_by", "created_at",
                        "status", "n_questions", "n_models", "n_responses", "options", "summary"]
     change_list_template = "annotate/admin/responseset_change_list.html"
-    actions = ["delete_in_background"]  # counts-only confirmation, deleted by the worker (admin/deletion.py)
+    actions = ["delete_in_background", "mark_human", "unmark_human"]  # delete: counts-only confirmation, worker
+
+    @admin.action(description="Mark as human (people's answers: never scored as LLMs)")
+    def mark_human(self, request: HttpRequest, queryset) -> None:
+        self._set_human(request, queryset, True)
+
+    @admin.action(description="Clear the human mark")
+    def unmark_human(self, request: HttpRequest, queryset) -> None:
+        self._set_human(request, queryset, False)
+
+    def _set_human(self, request: HttpRequest, queryset, is_human: bool) -> None:
+        for response_set in queryset:
+            try:
+                response_set_mark_human(response_set=response_set, is_human=is_human)
+            except ValueError as error:
+                self.message_user(request, str(error), level=messages.ERROR)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # responses arrive through the upload page, never the bare add form

@@ -27,6 +27,7 @@ def response_set_out(response_set: ResponseSet) -> schemas.ResponseSet:
         file_name=response_set.file_name, file_format=response_set.file_format, checksum=response_set.checksum,
         n_questions=response_set.n_questions, n_models=response_set.n_models, n_responses=response_set.n_responses,
         created_at=response_set.created_at, notes=list(response_set.summary.get("notes", [])),
+        is_human=response_set.is_human,
     )
 
 

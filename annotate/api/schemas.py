@@ -78,6 +78,7 @@ class ResponseSet(Schema):
     n_responses: int
     created_at: IsoTime | None
     notes: list[str]
+    is_human: bool = Field(False, description="people's answers (one 'model' per person), never scored as LLMs")
 
 
 class ResponseSetList(Schema):
@@ -311,3 +312,39 @@ class Judgment(Schema):
 class JudgmentList(Schema):
     study: Id
     judgments: list[Judgment] = Field(description="one row per judgment or skip, by pair then evaluator")
+
+
+# --- human labels (issue 15) -----------------------------------------------------------------------
+
+
+class HumanFlag(BaseModel):
+    """Mark a response set as people's answers (or clear the mark)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    is_human: bool = Field(description="true: one 'model' per person, never scored as LLMs")
+
+
+class HumanLabelRequest(BaseModel):
+    """Compare every method of a scoring run with a human difficulty label."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(description="metadata:KEY (a question metadata column) or human:ID (a human response set)")
+    label_higher_is_harder: bool | None = Field(None, description="metadata label direction (default true)")
+    margin: float | None = Field(None, description="label margin besides 0 (default 0.2)")
+    n_boot: int | None = Field(None, description="bootstrap replicates (default 200)")
+    run: int | None = Field(None, description="scoring run id (default 0: the newest finished one)")
+    human_method: str | None = Field(None, description="human:ID labels: accuracy (solve rate) or irt_1pl")
+    seed: int | None = Field(None, description="seed of the bootstrap (default 0)")
+
+
+class AnalysisRunOut(Schema):
+    id: Id
+    kind: str
+    response_set: int | None
+    status: RunStatus
+    progress: float = Field(description="0..1", json_schema_extra={"minimum": 0, "maximum": 1})
+    error: str
+    params: dict[str, Any]
+    result: dict[str, Any] | None = Field(description="the analysis result once done (same as its result.json)")

@@ -22,13 +22,16 @@ from annotate.api.uploads import response_set_submit, response_set_upload
 from annotate.forms.uploads import ResponseUploadForm
 from annotate.http import file_response
 from annotate.loaders.base import LoadError
-from annotate.models import RunStatus, Study
+from annotate.models import AnalysisKind, RunStatus, Study
 from annotate.selectors.alignment import study_judgment_rows
 from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list
+from annotate.selectors.human_labels import analysis_run_get
 from annotate.selectors.results import run_table_file
 from annotate.selectors.studies import study_for_researcher
 from annotate.selectors.uploads import upload_job_get
 from annotate.services.alignment import study_alignment_report
+from annotate.services.analyses import analysis_run_start
+from annotate.services.human import response_set_mark_human
 from annotate.services.report_files import judgments_csv, judgments_file_name, report_csv, report_file_name
 from annotate.services.scoring import scoring_run_request
 
@@ -52,6 +55,7 @@ def _id(what: str) -> Any:
 
 RESPONSE_SET_ID, RUN_ID, STUDY_ID = _id("response set id"), _id("scoring run id"), _id("study id")
 UPLOAD_ID = _id("upload id")
+ANALYSIS_ID = _id("analysis run id")
 
 
 def _csv_too(what: str) -> dict:
@@ -261,3 +265,64 @@ def study_judgments(request: HttpRequest, query: Query[schemas.FormatQuery], stu
     if query.format == "csv":
         return file_response(judgments_csv(rows), file_name=judgments_file_name(study.pk))
     return schemas.JudgmentList(study=study.pk, judgments=rows)
+
+
+# --- human labels (issue 15) ---------------------------------------------------------------------
+
+
+def _analysis_out(run) -> schemas.AnalysisRunOut:
+    return schemas.AnalysisRunOut(id=run.pk, kind=run.kind, response_set=run.response_set_id, status=run.status,
+                                  progress=run.progress, error=run.error, params=run.params, result=run.result)
+
+
+def _response_set(response_set_id: int):
+    response_set = response_set_get(response_set_id=response_set_id)
+    if response_set is None:
+        raise ApiError(404, ERR_NOT_FOUND.format(kind="response set", pk=response_set_id))
+    return response_set
+
+
+@router.post("/response-sets/{int:response_set_id}/human/", auth=STAFF,
+             response={200: schemas.ResponseSet, **_errors(400, 401, 403, 404)},
+             url_name="api_response_set_human", operation_id="markResponseSetHuman",
+             summary="Mark a response set as people's answers (never scored as LLMs), or clear the mark. Staff.")
+def response_set_human(request: HttpRequest, payload: schemas.HumanFlag,
+                       response_set_id: PathId = RESPONSE_SET_ID) -> schemas.ResponseSet:
+    try:
+        response_set = response_set_mark_human(response_set=_response_set(response_set_id),
+                                               is_human=payload.is_human)
+    except ValueError as error:
+        raise ApiError(400, str(error)) from None
+    return response_set_out(response_set)
+
+
+@router.post("/response-sets/{int:response_set_id}/human-labels/", auth=RESEARCHER,
+             response={202: schemas.AnalysisRunOut, **_errors(400, 401, 403, 404)},
+             url_name="api_human_labels", operation_id="startHumanLabelAnalysis",
+             summary="Compare every method of a scoring run of this set with a human difficulty label (a "
+                     "metadata column or a human response set); queued for the task worker. Researchers and staff.",
+             openapi_extra=_location(202, "URL of the analysis run"))
+def human_labels_start(request: HttpRequest, response: HttpResponse, payload: schemas.HumanLabelRequest,
+                       response_set_id: PathId = RESPONSE_SET_ID) -> Any:
+    response_set = _response_set(response_set_id)
+    params = {k: v for k, v in payload.model_dump().items() if v is not None}
+    try:
+        run, _ = analysis_run_start(kind=AnalysisKind.HUMAN_LABELS, response_set=response_set, params=params,
+                                    user=request.auth)
+    except ValueError as error:
+        raise ApiError(400, str(error)) from None
+    run.refresh_from_db()
+    response["Location"] = reverse("annotate:api_analysis_run", kwargs={"analysis_id": run.pk})
+    return Status(202, _analysis_out(run))
+
+
+@router.get("/analysis-runs/{int:analysis_id}/", auth=RESEARCHER,
+            response={200: schemas.AnalysisRunOut, **_errors(401, 403, 404)},
+            url_name="api_analysis_run", operation_id="getAnalysisRun",
+            summary="One analysis run with its result once done. Researchers and staff.")
+def analysis_run_detail(request: HttpRequest,
+                        analysis_id: PathId = ANALYSIS_ID) -> schemas.AnalysisRunOut:
+    run = analysis_run_get(analysis_id=analysis_id)
+    if run is None:
+        raise ApiError(404, ERR_NOT_FOUND.format(kind="analysis run", pk=analysis_id))
+    return _analysis_out(run)

@@ -5,6 +5,7 @@ from django import forms
 
 from annotate.labels import label
 from annotate.selectors.catalog import response_sets_loaded
+from annotate.selectors.human_labels import response_sets_human
 from annotate.services.analyses import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_params, defaults
 from annotate.services.analyses.params import check_groups
 
@@ -24,6 +25,23 @@ def _field(name: str, default) -> forms.Field:
     if name == "group_by":
         return forms.CharField(max_length=120, label="group by",
                                help_text="dataset, subject, or metadata:KEY (KEY = a question metadata column)")
+    if name == "label":
+        humans = ", ".join(f"human:{rs.pk} = {rs}" for rs in response_sets_human()) or "none loaded"
+        return forms.CharField(max_length=120, label="human label",
+                               help_text="metadata:KEY (a question metadata column) or human:ID (a response set "
+                                         f"marked as human; {humans})")
+    if name == "label_higher_is_harder":
+        return forms.BooleanField(required=False, label="higher label = harder",
+                                  help_text="untick for a label that grows with ease (a solve rate)")
+    if name == "margin":
+        return forms.FloatField(min_value=0.0, label="label margin",
+                                help_text="pairs also counted only when their labels differ by more than this")
+    if name in ("n_boot", "run"):
+        return forms.IntegerField(min_value=0, label={"n_boot": "bootstrap replicates",
+                                                      "run": "scoring run (0 = newest)"}[name])
+    if name == "human_method":
+        return forms.ChoiceField(choices=[("accuracy", "solve rate"), ("irt_1pl", "1PL")],
+                                 label="human difficulty")
     return forms.IntegerField(min_value=1, label=label(name, "param"))
 
 
@@ -32,8 +50,9 @@ def analysis_form_class(kind: str) -> type[forms.Form]:
     field per parameter of ``kind``; ``clean`` runs the service's checks."""
     fields: dict[str, forms.Field] = {}
     if kind in NEEDS_RESPONSE_SET:
+        loaded = response_sets_loaded()
         fields["response_set"] = forms.ModelChoiceField(
-            queryset=response_sets_loaded(),
+            queryset=loaded.filter(is_human=False) if kind == "human_labels" else loaded,
             label="response set")
     params = defaults(kind)
     for name, default in params.items():

@@ -115,6 +115,10 @@ class ResponseSet(models.Model):
     summary = models.JSONField(default=dict, blank=True, help_text="Warnings and counts from the load")
     loader = models.CharField(max_length=120, blank=True, help_text="host:pid of the process loading it")
     heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="last batch written while loading")
+    is_human = models.BooleanField(
+        default=False,
+        help_text="people's answers (one 'model' per person): never scored as LLMs; its difficulty is a human label",
+    )
 
     class Meta:
         ordering = ["-created_at"]

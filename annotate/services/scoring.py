@@ -81,6 +81,8 @@ def parse_methods(text: str) -> list[str]:
     return [*required, *[m for m in given if m not in required]]
 
 ERR_RESPONSE_SET = "response_set must be a saved ResponseSet; got {value!r}"
+ERR_HUMAN = ("response set {value} holds people's answers (marked as human): its persons are not scored as models; "
+             "compare it with a model set in the human-label analysis instead")
 ERR_STILL_LOADING = "response set {value} is still loading; score it once its load is done"
 ERR_PARAMS = "params must be a mapping or None; got {value!r}"
 ERR_UNKNOWN_PARAMS = "params has unknown key(s) {keys}; known: {known}"
@@ -200,6 +202,8 @@ def scoring_run_create(
         raise ValueError(ERR_RESPONSE_SET.format(value=response_set))
     if response_set.status == ResponseSetStatus.LOADING:
         raise ValueError(ERR_STILL_LOADING.format(value=response_set))
+    if response_set.is_human:
+        raise ValueError(ERR_HUMAN.format(value=response_set))
     checked = _check_params(params)
     models = check_ids(model_ids, name="model_ids")
     datasets = check_ids(dataset_ids, name="dataset_ids")
@@ -302,6 +306,8 @@ def _find_or_create(
 ) -> RunRequest:
     if not isinstance(response_set, ResponseSet) or response_set.pk is None:
         raise ValueError(ERR_RESPONSE_SET.format(value=response_set))
+    if response_set.is_human:
+        raise ValueError(ERR_HUMAN.format(value=response_set))
     wanted = {**_check_params(params), "model_ids": check_ids(model_ids, name="model_ids"),
               "dataset_ids": check_ids(dataset_ids, name="dataset_ids")}
     list(ResponseSet.objects.select_for_update().filter(pk=response_set.pk).values_list("pk", flat=True))

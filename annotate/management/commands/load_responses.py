@@ -13,6 +13,7 @@ from annotate.loaders.base import LoadError, problems_text
 from annotate.loaders.harness import FORMATS as HARNESS_FORMATS
 from annotate.loaders.tabular import FORMATS as TABULAR_FORMATS
 from annotate.management.progress import TqdmStream
+from annotate.services.human import response_set_mark_human
 from annotate.services.loading import LoadPreview
 from annotate.services.uploads import CheckedUpload, UploadOptions, UploadSource, upload_check, upload_load
 
@@ -62,6 +63,9 @@ class Command(BaseCommand):
         parser.add_argument("--new-version", action="store_true",
                             help="load as a new version of an existing name; earlier versions become superseded")
         parser.add_argument("--dry-run", action="store_true", help="check and preview only; write nothing")
+        parser.add_argument("--human", action="store_true",
+                            help="the rows are people's answers (one 'model' per person): mark the set as human, "
+                                 "so it is never scored as LLMs and serves as a human difficulty label")
 
     def handle(self, *args, **options) -> str:
         # call_command() passes keyword options through without argparse's type=Path.
@@ -82,12 +86,15 @@ class Command(BaseCommand):
             if options["dry_run"]:
                 return f"Dry run: {self._counts(preview)}; nothing was written. {preview.diagnostics_line}"
             response_set = self._load(checked, options)
+            if options.get("human"):
+                response_set = response_set_mark_human(response_set=response_set)
         except LoadError as error:
             raise CommandError(problems_text(error)) from error
         except ValueError as error:
             raise CommandError(str(error)) from error
         seconds = time.perf_counter() - started
-        return f"Loaded {response_set}: {self._counts(preview)} in {seconds:.1f} s. {preview.diagnostics_line}"
+        human = " (marked as human)" if response_set.is_human else ""
+        return f"Loaded {response_set}{human}: {self._counts(preview)} in {seconds:.1f} s. {preview.diagnostics_line}"
 
     @staticmethod
     def _check_options(options: dict) -> None:

@@ -26,6 +26,8 @@ from annotate.services.analyses import (
 )
 
 ALL = tuple(AnalysisKind.values)
+#: Run by default (the human-label analysis needs a label: ask for it with --analyses human_labels --label ...).
+DEFAULT = tuple(k for k in ALL if k != AnalysisKind.HUMAN_LABELS)
 UNKNOWN_ANALYSES = "--analyses takes a comma-separated subset of {known}; unknown: {unknown}"
 NO_RESPONSE_SET = "no loaded response set is named {name!r}; loaded: {names}"
 NOT_A_FOLDER = "--out {path} exists and is not a folder"
@@ -52,7 +54,7 @@ class Command(BaseCommand):
         parser.add_argument("--response-set", required=True,
                             help="response set name (newest version), 'NAME vN' (name and version) or id")
         parser.add_argument("--out", required=True, type=Path, help="folder to write (created if needed)")
-        parser.add_argument("--analyses", default=",".join(ALL), help=f"comma-separated subset of {', '.join(ALL)}")
+        parser.add_argument("--analyses", default=",".join(DEFAULT), help=f"comma-separated subset of {', '.join(ALL)}")
         parser.add_argument("--trials", type=_positive, default=None,
                             help="random removals per k for model robustness (default 50)")
         parser.add_argument("--k-max", type=_positive, default=None,
@@ -68,6 +70,19 @@ class Command(BaseCommand):
                             help="synthetic sizes for the scaling analysis (default paper: up to 1,000,000 x 2,000)")
         parser.add_argument("--repeats", type=_positive, default=None,
                             help="timed EIP runs per size / on the data (default 3)")
+        parser.add_argument("--label", default=None,
+                            help="human_labels: metadata:KEY (a question metadata column) or human:ID (a human "
+                                 "response set)")
+        parser.add_argument("--label-higher-is-easier", dest="label_higher_is_harder", action="store_const",
+                            const=False, default=None,
+                            help="human_labels: the metadata label grows with ease (e.g. a solve rate)")
+        parser.add_argument("--margin", type=float, default=None,
+                            help="human_labels: label margin besides 0 (default 0.2)")
+        parser.add_argument("--n-boot", type=int, default=None, help="human_labels: bootstrap replicates (200)")
+        parser.add_argument("--scoring-run", dest="run", type=int, default=None,
+                            help="human_labels: scoring run id (default: the newest finished one)")
+        parser.add_argument("--human-method", choices=["accuracy", "irt_1pl"], default=None,
+                            help="human_labels with human:ID: solve rate (accuracy) or 1PL")
         parser.add_argument("--seed", type=int, default=None, help="seed of every random draw (default 0)")
 
     def handle(self, *args, **options) -> str:
@@ -77,7 +92,8 @@ class Command(BaseCommand):
         if out.exists() and not out.is_dir():
             raise CommandError(NOT_A_FOLDER.format(path=out))
         given = {key: options[key] for key in ("trials", "k_max", "n_seeds", "mirt_epochs", "group_by", "grid",
-                                               "repeats", "seed")}
+                                               "repeats", "seed", "label", "label_higher_is_harder", "margin",
+                                               "n_boot", "run", "human_method")}
         given["skip_irt"] = options["skip_irt"]
         plans = []
         for kind in kinds:  # check every analysis's parameters before running any

@@ -24,10 +24,22 @@ from annotate.selectors.alignment import (
 )
 from annotate.services.alignment._stats import agreement_of, correlation_of, kappa_agreement_of, method_verdicts
 from annotate.services.alignment.model import Correlation, LabelScope, LabelSection, ProfileGroup, ProfileSection
-from scoring import FIRST, SECOND, UNDEFINED, harder_of_pairs, merge_ties, method_agreement, pair_kappa
+from scoring import (
+    FIRST,
+    SECOND,
+    UNDEFINED,
+    KappaResult,
+    MethodAgreement,
+    harder_of_pairs,
+    merge_ties,
+    method_agreement,
+    pair_kappa,
+)
 from scoring.analyses import difficulty_profiles
 from scoring.analyses._common import correlation
+from scoring.human_labels import compare_with_label
 from scoring.methods import get_method
+from scoring.pairs import REASON_NO_PAIR_DECIDED_BY_BOTH
 
 MMLU_LEVELS = {"elementary": 1, "high_school": 2, "college": 3, "professional": 4}
 AUTO_KEYS = ("level", "mmlu_level")
@@ -98,12 +110,61 @@ def _scope(data: StudyData, labels: np.ndarray, pairs: np.ndarray, available: li
     )
 
 
-def _same_subject_pairs(data: StudyData) -> np.ndarray:
-    """Every pair ``(i, j)``, ``i < j``, of rows of ``data.question_ids`` with one subject."""
+def _row_subjects(data: StudyData) -> np.ndarray:
+    """The subject of each row of ``data.question_ids`` (from the study's pairs)."""
     subject = {}
     for p in data.pairs:
         subject[p.question_a_id] = subject[p.question_b_id] = p.subject
-    names = np.array([subject[int(q)] for q in data.question_ids], dtype=object)
+    return np.array([subject[int(q)] for q in data.question_ids], dtype=object)
+
+
+def _all_pairs_scope(data: StudyData, labels: np.ndarray, available: list[str]) -> LabelScope:
+    """Every same-subject pair of the study's questions, counted by the streaming
+    kernel of the human-label analysis (:func:`scoring.human_labels.compare_with_label`)
+    for a method without replicate fits; a stochastic method (replicates: a
+    pair where its fits disagree is a tie) is judged on the enumerated pairs."""
+    subjects = _row_subjects(data)
+    specs = {m.key: m for m in report_methods()}
+    replicated = [k for k in available if data.replicates.get(k) is not None]
+    scope = _scope(data, labels, _same_subject_pairs(data), replicated, None,
+                   description=SCOPE_TEXT[SCOPE_ALL_PAIRS]) if replicated else None
+    methods = {}
+    n = 0
+    for k in available:
+        if k in replicated:
+            methods[k] = scope.methods[k]
+            continue
+        m = compare_with_label(data.difficulty[k], labels, subjects, tie_tolerance=specs[k].tie_tolerance,
+                               n_boot=0).margins[0]
+        n = m.n_pairs
+        decided = m.n_agree + m.n_disagree
+        p_o = m.agreement_excluding_ties
+        kappa = KappaResult(kappa=(2 * m.n_agree - decided) / decided, p_o=p_o, p_e=0.5, n=decided) if decided \
+            else KappaResult(kappa=None, p_o=None, p_e=None, n=0, undefined_reason=REASON_NO_PAIR_DECIDED_BY_BOTH)
+        n_unlabelled = _unlabelled_pairs(labels, subjects)
+        methods[k] = agreement_of(MethodAgreement(
+            n_pairs=m.n_pairs, n_agree=m.n_agree, n_ties=m.n_method_ties, n_undefined=m.n_undefined,
+            n_human_excluded=m.n_label_ties + n_unlabelled, agreement=m.agreement,
+            agreement_excluding_ties=p_o, kappa=kappa))
+    if scope is not None:
+        n = scope.n_pairs
+    return LabelScope(description=SCOPE_TEXT[SCOPE_ALL_PAIRS], n_pairs=n,
+                      undefined_reason=None if n else REASON_NO_LABEL_PAIR, methods=methods, consensus=None)
+
+
+def _unlabelled_pairs(labels: np.ndarray, subjects: np.ndarray) -> int:
+    """Same-subject pairs with at least one unlabelled question."""
+    out = 0
+    for name in set(subjects.tolist()):
+        rows = subjects == name
+        total, labelled = int(rows.sum()), int((rows & np.isfinite(labels)).sum())
+        out += total * (total - 1) // 2 - labelled * (labelled - 1) // 2
+    return out
+
+
+def _same_subject_pairs(data: StudyData) -> np.ndarray:
+    """Every pair ``(i, j)``, ``i < j``, of rows of ``data.question_ids`` with one subject."""
+    names = _row_subjects(data)
     blocks = []
     for name in sorted(set(names.tolist())):
         rows = np.flatnonzero(names == name)
@@ -149,11 +210,10 @@ def label_section(
     if not np.isfinite(labels).any():
         return LabelSection(**base, undefined_reason=REASON_NO_LABEL.format(key=key))
     base["n_questions_labelled"] = int(np.isfinite(labels).sum())
-    same_subject = _same_subject_pairs(data)
     base["scopes"] = {
         SCOPE_STUDY_PAIRS: _scope(data, labels, data.pair_index, available, cons,
                                   description=SCOPE_TEXT[SCOPE_STUDY_PAIRS]),
-        SCOPE_ALL_PAIRS: _scope(data, labels, same_subject, available, None, description=SCOPE_TEXT[SCOPE_ALL_PAIRS]),
+        SCOPE_ALL_PAIRS: _all_pairs_scope(data, labels, available),
     }
     base["spearman"] = _spearman(data, key, available)
     return LabelSection(**base, undefined_reason=None)

@@ -16,6 +16,7 @@ import numpy as np
 
 from annotate.models import AnalysisKind
 from annotate.selectors.analyses import AnalysisData, group_labels
+from annotate.services.analyses.human_labels import human_labels
 from annotate.services.analyses.params import SCALING_GRIDS
 from scoring.analyses import (
     Correlation,
@@ -320,4 +321,5 @@ COMPUTE: dict[str, Callable[[AnalysisData | None, dict, Progress], dict]] = {
     AnalysisKind.RANK_CHANGES: rank_changes,
     AnalysisKind.PROFILES: profiles,
     AnalysisKind.POOLS: pools,
+    AnalysisKind.HUMAN_LABELS: human_labels,
 }

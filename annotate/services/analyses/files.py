@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from annotate.downloads import Column, TidyTable, codebook_markdown, csv_bytes, kind_of, tidy_frame, zip_bytes
 from annotate.models import AnalysisKind
 from annotate.plots import difficulty_profile_figure
+from annotate.services.analyses import human_labels
 from scoring.methods import get_method, methods
 
 PLOT_FORMATS = ("png", "svg")
@@ -585,6 +586,9 @@ RENDERERS: dict[str, Renderer] = {
     AnalysisKind.RANK_CHANGES: Renderer(_rank_changes_tables, _rank_changes_plot, _rank_changes_headlines),
     AnalysisKind.PROFILES: Renderer(_profiles_tables, _profiles_plot, _profiles_headlines),
     AnalysisKind.POOLS: Renderer(_pools_tables, _pools_plot, _pools_headlines),
+    AnalysisKind.HUMAN_LABELS: Renderer(lambda r: human_labels.tables(r, Table, _method_labels()),
+                                        lambda r: human_labels.plot(r, method_label),
+                                        lambda r: human_labels.headlines(r, method_label)),
 }
 
 

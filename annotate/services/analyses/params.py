@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -28,8 +29,10 @@ SCALING_GRIDS: dict[str, tuple[tuple[int, int], ...]] = {
 #: Analyses that need a response set (the others simulate their data).
 NEEDS_RESPONSE_SET = frozenset({
     AnalysisKind.EFFICIENCY, AnalysisKind.MODEL_ROBUSTNESS, AnalysisKind.DATASET_ROBUSTNESS,
-    AnalysisKind.RANK_CHANGES, AnalysisKind.PROFILES, AnalysisKind.POOLS,
+    AnalysisKind.RANK_CHANGES, AnalysisKind.PROFILES, AnalysisKind.POOLS, AnalysisKind.HUMAN_LABELS,
 })
+#: Analyses that read their own inputs from the response set (not its response matrix).
+READS_OWN_DATA = frozenset({AnalysisKind.HUMAN_LABELS})
 
 ERR_KIND = "kind must be one of {kinds}; got {value!r}"
 ERR_PARAMS = "params must be a mapping or None; got {value!r}"
@@ -39,6 +42,9 @@ ERR_ALPHA = "alpha must be a number in (0, 1); got {value!r}"
 ERR_BOOL = "{name} must be true or false; got {value!r}"
 ERR_CHOICE = "{name} must be one of {choices}; got {value!r}"
 ERR_GROUP_BY = "group_by must be 'dataset', 'subject' or 'metadata:<key>'; got {value!r}"
+ERR_LABEL = "label must be 'metadata:<key>' or 'human:<response set id>'; got {value!r}"
+ERR_MARGIN = "margin must be a finite number >= 0; got {value!r}"
+LABEL_PATTERN = re.compile(r"^(metadata:[A-Za-z0-9_.\-]{1,100}|human:[1-9][0-9]{0,11})$")
 
 Checker = Callable[[str, object], object]
 
@@ -80,6 +86,19 @@ def _group_by(name: str, value: object) -> str:
     return value
 
 
+def _label(name: str, value: object) -> str:
+    if not isinstance(value, str) or not LABEL_PATTERN.match(value):
+        raise ValueError(ERR_LABEL.format(value=value))
+    return value
+
+
+def _margin(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
+            or not math.isfinite(value) or value < 0:
+        raise ValueError(ERR_MARGIN.format(value=value))
+    return float(value)
+
+
 _ALPHA = ("alpha", 0.85, _alpha)
 _SEED = ("seed", 0, _int(0, 2**32 - 1))
 _MIRT_EPOCHS = ("mirt_epochs", 1000, _int(1, 100_000))
@@ -98,6 +117,10 @@ SPECS: dict[str, tuple[tuple[str, object, Checker], ...]] = {
     AnalysisKind.RANK_CHANGES: (_ALPHA,),
     AnalysisKind.PROFILES: (_ALPHA, _GROUP_BY, ("bins", 20, _int(1, 1000))),
     AnalysisKind.POOLS: (_ALPHA, ("include_excluded", False, _bool)),
+    AnalysisKind.HUMAN_LABELS: (("label", "metadata:level", _label), ("label_higher_is_harder", True, _bool),
+                                ("margin", 0.2, _margin), ("n_boot", 200, _int(0, 10_000)),
+                                ("run", 0, _int(0)), ("human_method", "accuracy", _choice("accuracy", "irt_1pl")),
+                                _SEED),
 }
 
 

@@ -24,7 +24,7 @@ from django.utils import timezone
 from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
 from annotate.selectors.analyses import analysis_data, analysis_run_by_params_key
 from annotate.services.analyses.compute import COMPUTE, plain
-from annotate.services.analyses.params import NEEDS_RESPONSE_SET, check_kind, check_params, params_key
+from annotate.services.analyses.params import NEEDS_RESPONSE_SET, READS_OWN_DATA, check_kind, check_params, params_key
 from annotate.services.database import backend_pid
 
 Progress = Callable[[float, str], None]
@@ -194,7 +194,9 @@ def analysis_run_execute(*, run: AnalysisRun, progress: Progress | None = None) 
     t0 = time.perf_counter()
     try:
         data = None
-        if run.kind in NEEDS_RESPONSE_SET:
+        if run.kind in READS_OWN_DATA:
+            data = run.response_set
+        elif run.kind in NEEDS_RESPONSE_SET:
             reporter(0.0, "reading the response matrix")
             data = analysis_data(response_set=run.response_set)
         result = plain(COMPUTE[run.kind](data, dict(run.params), reporter))

@@ -62,6 +62,8 @@ def test_every_operation_is_fuzzed():
         ("GET", "/api/scoring-runs/{run_id}/questions/"), ("GET", "/api/scoring-runs/{run_id}/models/"),
         ("GET", "/api/studies/"),
         ("GET", "/api/studies/{study_id}/report/"), ("GET", "/api/studies/{study_id}/judgments/"),
+        ("POST", "/api/response-sets/{response_set_id}/human/"),
+        ("POST", "/api/response-sets/{response_set_id}/human-labels/"), ("GET", "/api/analysis-runs/{analysis_id}/"),
     }
 
 

@@ -158,6 +158,8 @@ API_STAFF_WRITE = Access("API, staff (POST only)", everyone(NOT_ALLOWED),
 API_RESEARCHER = Access("API, researchers and staff", roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, OK, OK))
 API_STUDY = Access("API, the study's owner, members and staff (rita is an outsider: 404)",
                    roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, NOT_FOUND, OK))
+API_RESEARCHER_WRITE = Access("API, researchers and staff (POST only); a valid POST queues an analysis",
+                              everyone(NOT_ALLOWED), roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
 ADMIN = Access("admin: staff only", roles(LOGIN, LOGIN, LOGIN, LOGIN, ADMIN_REACHED),
                roles(LOGIN, LOGIN, LOGIN, LOGIN, None))  # the admin's own writes are not replayed
 ADMIN_MISSING = Access("admin, a page that does not exist", roles(LOGIN, LOGIN, LOGIN, LOGIN, NOT_FOUND))
@@ -246,6 +248,9 @@ ACCESS: dict[str, Access] = {
     "annotate:api_studies": API_RESEARCHER,
     "annotate:api_study_report": API_STUDY,
     "annotate:api_study_judgments": API_STUDY,
+    "annotate:api_response_set_human": API_STAFF_WRITE,
+    "annotate:api_human_labels": API_RESEARCHER_WRITE,
+    "annotate:api_analysis_run": API_RESEARCHER,
 }
 ADMIN_SPECIAL = {
     "admin:login": ADMIN_LOGIN,

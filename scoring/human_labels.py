@@ -1,0 +1,628 @@
+"""A difficulty method against an external human difficulty label (issue 15, point 4).
+
+A *label* is one number per question from outside the response matrix: an
+exam level, a human solve rate, a difficulty fitted on people's answers. This
+module compares one method's difficulty with it in two ways:
+
+* Spearman's rho over every labelled question, with a percentile bootstrap
+  interval (questions resampled);
+* same-subject **pair agreement** over *every* pair of labelled questions of
+  one subject whose labels differ by more than a margin, counted without
+  materialising the pairs: the questions of each subject are sorted by label,
+  the pairs a question forms with the questions ``margin`` above it are one
+  contiguous suffix, and the pairs the method orders the same way (or ties)
+  are counted with a merge-sort tree of prefix dominance counts
+  (``O(n log^2 n)`` time, ``O(n)`` memory per level). The bootstrap
+  (questions resampled with multinomial counts, the pair structure kept)
+  reuses the same index arrays with weights.
+
+Conventions (those of :func:`scoring.pairs.method_agreement`): a pair is
+*scored* when its two labels differ by more than ``margin``; the method's
+verdict on it is agree, disagree, a tie (values within the registry's tie
+tolerance, merged by :func:`scoring.pairs.merge_ties`) or undefined (no value
+for one of the two questions). ``agreement`` counts ties and undefined
+verdicts as misses; ``agreement_excluding_ties`` is over the pairs the method
+decided; ``kappa = 2 p_o - 1`` is the orientation-free Cohen's kappa of
+:func:`scoring.pairs.pair_kappa` (``p_e = 1/2``).
+
+Also here: difficulty of a *human response set* (people's credit per
+question) with bootstrap intervals over persons, and pairwise judgments
+derived from it.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from scoring._typing import FloatArray
+from scoring.analyses._common import Correlation, correlation
+from scoring.pairs import FIRST, SECOND, TIE, UNDEFINED, merge_ties
+
+__all__ = [
+    "HUMAN_DIFFICULTY_METHODS",
+    "HumanDifficulty",
+    "LabelComparison",
+    "MarginAgreement",
+    "compare_with_label",
+    "human_difficulty",
+    "judgments_from_responses",
+    "pair_agreement_counts_slow",
+]
+
+#: How a human response set becomes a difficulty label (registry keys of :mod:`scoring.methods`).
+HUMAN_DIFFICULTY_METHODS = ("accuracy", "irt_1pl")
+
+ERR_SHAPE = "{name} must be 1-D with {n} entries (one per question); got shape {shape}"
+ERR_MARGIN = "margins must be finite numbers >= 0; got {value!r}"
+ERR_LEVEL = "level must be a number in (0, 1); got {value!r}"
+ERR_N_BOOT = "n_boot must be an integer >= 0; got {value!r}"
+ERR_TOL = "tie_tolerance must be a finite number >= 0; got {value!r}"
+ERR_R = "R must be 2-D (n_questions, n_persons) with credit in [0, 1] or NaN; {detail}"
+ERR_METHOD = "method must be one of {methods}; got {value!r}"
+ERR_PAIRS = "pairs must be an integer array of shape (n_pairs, 2) with rows of R; {detail}"
+
+#: Bootstrap replicates evaluated together (bounds the memory: chunk x n_questions floats per array).
+_CHUNK = 16
+
+
+@dataclass(frozen=True)
+class MarginAgreement:
+    """Same-subject pair agreement of a method with a label at one margin.
+
+    Attributes
+    ----------
+    margin : float
+        A pair is scored when ``|label_i - label_j| > margin``.
+    n_pairs : int
+        Scored pairs (same subject, both labelled, labels apart by more than
+        ``margin``).
+    n_label_ties : int
+        Same-subject pairs of labelled questions left out because their
+        labels differ by at most ``margin`` (at margin 0: equal labels).
+    n_agree, n_disagree, n_method_ties, n_undefined : int
+        Scored pairs the method orders as the label does, the other way,
+        within its tie tolerance, or not at all (no value for one question).
+        They sum to ``n_pairs``.
+    agreement : float or None
+        ``n_agree / n_pairs`` (ties and undefined count as misses).
+    agreement_excluding_ties : float or None
+        ``n_agree / (n_agree + n_disagree)``.
+    kappa : float or None
+        ``2 * agreement_excluding_ties - 1``.
+    agreement_ci, agreement_excluding_ties_ci, kappa_ci : tuple of float or None
+        Percentile bootstrap intervals (questions resampled); None without
+        replicates or when undefined in every replicate.
+    """
+
+    margin: float
+    n_pairs: int
+    n_label_ties: int
+    n_agree: int
+    n_disagree: int
+    n_method_ties: int
+    n_undefined: int
+    agreement: float | None
+    agreement_excluding_ties: float | None
+    kappa: float | None
+    agreement_ci: tuple[float, float] | None
+    agreement_excluding_ties_ci: tuple[float, float] | None
+    kappa_ci: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class LabelComparison:
+    """A method's difficulty against a label (:func:`compare_with_label`).
+
+    Attributes
+    ----------
+    n_questions : int
+        Labelled questions.
+    n_questions_undefined : int
+        Labelled questions without a value of the method.
+    n_subjects : int
+        Distinct subjects among the labelled questions.
+    spearman : Correlation
+        Spearman's rho of the method (ties merged) with the label over the
+        labelled questions with a method value; positive = the method agrees.
+    spearman_ci : tuple of float or None
+        Percentile bootstrap interval of rho.
+    margins : tuple of MarginAgreement
+        One per requested margin, in the order given.
+    n_boot : int
+    level : float
+    """
+
+    n_questions: int
+    n_questions_undefined: int
+    n_subjects: int
+    spearman: Correlation
+    spearman_ci: tuple[float, float] | None
+    margins: tuple[MarginAgreement, ...]
+    n_boot: int
+    level: float
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _vector(x: ArrayLike, *, name: str, n: int | None = None) -> FloatArray:
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim != 1 or (n is not None and arr.size != n):
+        raise ValueError(ERR_SHAPE.format(name=name, n=arr.size if n is None else n, shape=arr.shape))
+    return arr
+
+
+def _check_level(level: object) -> float:
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < float(level) < 1.0:
+        raise ValueError(ERR_LEVEL.format(value=level))
+    return float(level)
+
+
+def _check_n_boot(n_boot: object) -> int:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 0:
+        raise ValueError(ERR_N_BOOT.format(value=n_boot))
+    return int(n_boot)
+
+
+def _check_margins(margins: Sequence[float]) -> tuple[float, ...]:
+    out = []
+    for m in margins:
+        if isinstance(m, bool) or not isinstance(m, int | float | np.integer | np.floating) \
+                or not math.isfinite(m) or m < 0:
+            raise ValueError(ERR_MARGIN.format(value=m))
+        out.append(float(m))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- the counting kernel
+
+
+class _Layout:
+    """Labelled questions sorted by (subject, label): positions, segments and ranks."""
+
+    def __init__(self, labels: FloatArray, subjects: NDArray[np.int64]) -> None:
+        self.order = np.lexsort((labels, subjects))
+        self.label = labels[self.order]
+        self.subject = subjects[self.order]
+        n = self.label.size
+        self.n = n
+        starts = np.flatnonzero(np.r_[True, self.subject[1:] != self.subject[:-1]]) if n else np.empty(0, np.int64)
+        ends = np.r_[starts[1:], n].astype(np.int64)
+        seg = np.cumsum(np.r_[False, self.subject[1:] != self.subject[:-1]]) if n else np.empty(0, np.int64)
+        self.seg_end = ends[seg] if n else np.empty(0, np.int64)
+        self.seg_id = seg
+        self.n_subjects = int(starts.size)
+
+    def suffix_start(self, margin: float) -> NDArray[np.int64]:
+        """First position of the same subject whose label exceeds ``label + margin``."""
+        # key (subject segment, label) searched within the segment: shift labels by segment
+        out = np.empty(self.n, dtype=np.int64)
+        starts: NDArray[np.intp] = (np.flatnonzero(np.r_[True, self.seg_id[1:] != self.seg_id[:-1]]) if self.n
+                                    else np.empty(0, np.intp))
+        for a in starts:
+            b = int(self.seg_end[a])
+            out[a:b] = a + np.searchsorted(self.label[a:b], self.label[a:b] + margin, side="right")
+        return out
+
+
+_Level = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
+
+
+def _prefix_index(rank: NDArray[np.int64], points: NDArray[np.int64], x: NDArray[np.int64]) -> list[_Level]:
+    """Index a merge-sort tree over positions for prefix dominance queries.
+
+    Per level (blocks of ``2**k`` positions, each sorted by ``rank``): the
+    queries ``(p, x)`` whose prefix ``[0, p)`` uses one of the level's blocks,
+    the tree order of the level, and bounds ``lo <= mid <= hi`` in it such
+    that ``[lo, mid)`` holds the block's values equal to ``x`` and
+    ``[mid, hi)`` those above ``x``.
+    """
+    n = rank.size
+    levels = []
+    k_rank = int(rank.max()) + 2 if n else 1
+    pos = np.arange(n, dtype=np.int64)
+    k = 0
+    while (1 << k) <= n:
+        block = pos >> k
+        key = block * k_rank + rank
+        order = np.argsort(key, kind="stable")
+        skey = key[order]
+        use = ((points >> k) & 1).astype(bool)
+        q = np.flatnonzero(use)
+        b = (points[q] >> k) - 1
+        target = b * k_rank + x[q]
+        lo = np.searchsorted(skey, target, side="left")
+        mid = np.searchsorted(skey, target, side="right")
+        hi = (b + 1) << k
+        levels.append((q, order, lo, mid, hi))
+        k += 1
+    return levels
+
+
+def _weighted_counts(levels: list[_Level], weights: FloatArray, n_points: int) -> tuple[FloatArray, FloatArray]:
+    """Weighted prefix counts per query: ``(equal, above)``, shape (B, n_points)."""
+    n_rep = weights.shape[0]
+    equal = np.zeros((n_rep, n_points))
+    above = np.zeros((n_rep, n_points))
+    for q, order, lo, mid, hi in levels:
+        cw = np.zeros((n_rep, order.size + 1))
+        np.cumsum(weights[:, order], axis=1, out=cw[:, 1:])
+        equal[:, q] += cw[:, mid] - cw[:, lo]
+        above[:, q] += cw[:, hi] - cw[:, mid]
+    return equal, above
+
+
+class _MethodCounter:
+    """Counts for one method, one margin, any question weights."""
+
+    def __init__(self, layout: _Layout, values: FloatArray, margin: float) -> None:
+        self.layout = layout
+        v = values[layout.order]
+        self.defined = np.isfinite(v)
+        rank = np.zeros(layout.n, dtype=np.int64)
+        if self.defined.any():
+            rank[self.defined] = np.unique(v[self.defined], return_inverse=True)[1].reshape(-1)
+        self.start = layout.suffix_start(margin)
+        self.end = layout.seg_end
+        n = layout.n
+        points = np.concatenate([self.start, self.end])
+        x = np.concatenate([rank, rank])
+        self.levels = _prefix_index(rank, points, x)
+        self.n_points = points.size
+        self.n = n
+
+    def counts(self, weights: FloatArray) -> dict[str, FloatArray]:
+        """Weighted pair counts, each of shape (B,), for weights of shape (B, n) in layout order."""
+        n = self.n
+        wd = weights * self.defined
+        equal, above = _weighted_counts(self.levels, wd, self.n_points)
+        eq = equal[:, n:] - equal[:, :n]
+        ab = above[:, n:] - above[:, :n]
+        cw_all = np.zeros((weights.shape[0], n + 1))
+        np.cumsum(weights, axis=1, out=cw_all[:, 1:])
+        cw_def = np.zeros_like(cw_all)
+        np.cumsum(wd, axis=1, out=cw_def[:, 1:])
+        scored = ((cw_all[:, self.end] - cw_all[:, self.start]) * weights).sum(axis=1)
+        decided = ((cw_def[:, self.end] - cw_def[:, self.start]) * wd).sum(axis=1)
+        agree = (ab * wd).sum(axis=1)
+        ties = (eq * wd).sum(axis=1)
+        return {"scored": scored, "defined": decided, "agree": agree, "ties": ties,
+                "disagree": decided - agree - ties}
+
+
+def _same_subject_pairs(layout: _Layout) -> int:
+    sizes = np.bincount(layout.seg_id) if layout.n else np.zeros(0, np.int64)
+    return int((sizes * (sizes - 1) // 2).sum())
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b > 0 else None
+
+
+def _percentile(values: FloatArray, level: float) -> tuple[float, float] | None:
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None
+    lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def _boot_weights(n: int, n_rep: int, gen: np.random.Generator) -> FloatArray:
+    return gen.multinomial(n, np.full(n, 1.0 / n), size=n_rep).astype(np.float64)
+
+
+def compare_with_label(
+    difficulty: ArrayLike,
+    labels: ArrayLike,
+    subjects: ArrayLike,
+    *,
+    margins: Sequence[float] = (0.0,),
+    label_higher_is_harder: bool = True,
+    tie_tolerance: float = 1e-9,
+    n_boot: int = 200,
+    level: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> LabelComparison:
+    """Compare a method's question difficulty with a human difficulty label.
+
+    Parameters
+    ----------
+    difficulty : array-like of shape (n_questions,)
+        The method's difficulty, higher = harder; NaN = no value.
+    labels : array-like of shape (n_questions,)
+        The label; NaN = unlabelled (the question is left out everywhere).
+    subjects : array-like of shape (n_questions,)
+        Any hashable subject per question; pairs are formed within a subject.
+    margins : sequence of float >= 0, default (0.0,)
+        A pair counts when ``|label_i - label_j| > margin``, one result per
+        margin.
+    label_higher_is_harder : bool, default True
+        Direction of the label (False for a solve rate).
+    tie_tolerance : float, default 1e-9
+        The method's relative tie tolerance (registry ``tie_tolerance``):
+        values within ``tie_tolerance * spread`` over the labelled questions
+        are merged (:func:`scoring.pairs.merge_ties`) and tie.
+    n_boot : int, default 200
+        Bootstrap replicates (labelled questions resampled with
+        replacement, pairs formed among the resampled questions); 0 = none.
+    level : float, default 0.95
+        Coverage of the percentile intervals.
+    rng : Generator, int or None
+
+    Returns
+    -------
+    LabelComparison
+
+    Raises
+    ------
+    ValueError
+        On shapes that differ, a negative or non-finite margin, a bad
+        ``level``, ``n_boot`` or ``tie_tolerance``.
+
+    Notes
+    -----
+    Nothing of size ``n_pairs`` is built: memory is ``O(n log n)`` integers
+    for the tree plus ``_CHUNK x n`` floats for the bootstrap.
+
+    Examples
+    --------
+    >>> r = compare_with_label([1.0, 2.0, 3.0], [1, 2, 3], ["s", "s", "s"], n_boot=0)
+    >>> r.margins[0].n_pairs, r.margins[0].n_agree, r.spearman.value
+    (3, 3, 1.0)
+    """
+    d = _vector(difficulty, name="difficulty")
+    lab = _vector(labels, name="labels", n=d.size)
+    subj = np.asarray(subjects, dtype=object)
+    if subj.ndim != 1 or subj.size != d.size:
+        raise ValueError(ERR_SHAPE.format(name="subjects", n=d.size, shape=subj.shape))
+    margins_t = _check_margins(margins)
+    level = _check_level(level)
+    n_boot = _check_n_boot(n_boot)
+    if isinstance(tie_tolerance, bool) or not isinstance(tie_tolerance, int | float) \
+            or not math.isfinite(tie_tolerance) or tie_tolerance < 0:
+        raise ValueError(ERR_TOL.format(value=tie_tolerance))
+    gen = np.random.default_rng(rng)
+
+    keep = np.isfinite(lab)
+    lab = lab[keep] if label_higher_is_harder else -lab[keep]
+    values = merge_ties(d[keep], tol=float(tie_tolerance))
+    _, subject_codes = np.unique(np.array([str(s) for s in subj[keep]], dtype=object), return_inverse=True)
+    layout = _Layout(lab, subject_codes.reshape(-1).astype(np.int64))
+    n = layout.n
+    n_same = _same_subject_pairs(layout)
+    boot = [_boot_weights(n, min(_CHUNK, n_boot - i), gen) for i in range(0, n_boot, _CHUNK)] if n else []
+
+    results = []
+    for margin in margins_t:
+        counter = _MethodCounter(layout, values, margin)
+        c = {k: float(v[0]) for k, v in counter.counts(np.ones((1, n))).items()}
+        n_pairs = round(c["scored"])
+        agree, dis, ties = (round(c[k]) for k in ("agree", "disagree", "ties"))
+        p = _ratio(agree, agree + dis)
+        ci: dict[str, tuple[float, float] | None] = {"a": None, "x": None, "k": None}
+        if boot:
+            reps = [counter.counts(w[:, layout.order]) for w in boot]
+            sc = np.concatenate([r["scored"] for r in reps])
+            ag = np.concatenate([r["agree"] for r in reps])
+            de = np.concatenate([r["agree"] + r["disagree"] for r in reps])
+            with np.errstate(invalid="ignore", divide="ignore"):
+                a_rep, x_rep = ag / sc, ag / de
+            ci = {"a": _percentile(a_rep, level), "x": _percentile(x_rep, level),
+                  "k": _percentile(2 * x_rep - 1, level)}
+        results.append(MarginAgreement(
+            margin=margin, n_pairs=n_pairs, n_label_ties=n_same - n_pairs, n_agree=agree, n_disagree=dis,
+            n_method_ties=ties, n_undefined=n_pairs - agree - dis - ties, agreement=_ratio(agree, n_pairs),
+            agreement_excluding_ties=p, kappa=None if p is None else (2 * agree - agree - dis) / (agree + dis),
+            agreement_ci=ci["a"], agreement_excluding_ties_ci=ci["x"], kappa_ci=ci["k"],
+        ))
+
+    rho = correlation(values, lab, method="spearman")
+    rho_ci = _spearman_ci(values, lab, n_boot=n_boot, level=level, gen=gen) if rho.defined else None
+    return LabelComparison(
+        n_questions=n, n_questions_undefined=int((~np.isfinite(values)).sum()), n_subjects=layout.n_subjects,
+        spearman=rho, spearman_ci=rho_ci, margins=tuple(results), n_boot=n_boot, level=level,
+    )
+
+
+def _spearman_ci(x: FloatArray, y: FloatArray, *, n_boot: int, level: float,
+                 gen: np.random.Generator) -> tuple[float, float] | None:
+    both = np.isfinite(x) & np.isfinite(y)
+    x, y = x[both], y[both]
+    n = x.size
+    out = []
+    for i in range(0, n_boot, _CHUNK):
+        idx = gen.integers(0, n, size=(min(_CHUNK, n_boot - i), n))
+        rx = stats.rankdata(x[idx], axis=1)
+        ry = stats.rankdata(y[idx], axis=1)
+        rx -= rx.mean(axis=1, keepdims=True)
+        ry -= ry.mean(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out.append((rx * ry).sum(axis=1) / np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1)))
+    return _percentile(np.concatenate(out), level) if out else None
+
+
+def pair_agreement_counts_slow(
+    difficulty: ArrayLike, labels: ArrayLike, subjects: ArrayLike, *, margin: float = 0.0,
+    label_higher_is_harder: bool = True, tie_tolerance: float = 1e-9,
+) -> dict[str, int]:
+    """Enumerate every same-subject pair (a slow, obvious reference for tests).
+
+    Returns
+    -------
+    dict
+        ``n_pairs``, ``n_label_ties``, ``n_agree``, ``n_disagree``,
+        ``n_method_ties``, ``n_undefined`` as in :class:`MarginAgreement`.
+    """
+    d = _vector(difficulty, name="difficulty")
+    lab = _vector(labels, name="labels", n=d.size)
+    subj = [str(s) for s in np.asarray(subjects, dtype=object)]
+    keep = np.flatnonzero(np.isfinite(lab))
+    v = merge_ties(d[keep], tol=tie_tolerance)
+    lab = lab[keep] if label_higher_is_harder else -lab[keep]
+    out = dict.fromkeys(("n_pairs", "n_label_ties", "n_agree", "n_disagree", "n_method_ties", "n_undefined"), 0)
+    for a in range(keep.size):
+        for b in range(a + 1, keep.size):
+            if subj[keep[a]] != subj[keep[b]]:
+                continue
+            if abs(lab[a] - lab[b]) <= margin:
+                out["n_label_ties"] += 1
+                continue
+            out["n_pairs"] += 1
+            hard, easy = (a, b) if lab[a] > lab[b] else (b, a)
+            if not (np.isfinite(v[hard]) and np.isfinite(v[easy])):
+                out["n_undefined"] += 1
+            elif v[hard] > v[easy]:
+                out["n_agree"] += 1
+            elif v[hard] < v[easy]:
+                out["n_disagree"] += 1
+            else:
+                out["n_method_ties"] += 1
+    return out
+
+
+# --------------------------------------------------------------------------- human response sets
+
+
+@dataclass(frozen=True)
+class HumanDifficulty:
+    """Difficulty of questions from people's answers, with intervals over persons.
+
+    Attributes
+    ----------
+    method : str
+        Registry key: ``"accuracy"`` (1 - solve rate, in [0, 1]) or
+        ``"irt_1pl"`` (1PL difficulty, logits); higher = harder.
+    difficulty : ndarray of float64, shape (n_questions,)
+        NaN where no person answered the question.
+    low, high : ndarray of float64, shape (n_questions,)
+        Percentile bootstrap interval (persons resampled); NaN without
+        replicates.
+    n_persons : int
+    n_boot : int
+    level : float
+    """
+
+    method: str
+    difficulty: FloatArray
+    low: FloatArray
+    high: FloatArray
+    n_persons: int
+    n_boot: int
+    level: float
+
+
+def _check_R(R: ArrayLike) -> FloatArray:
+    arr = np.asarray(R, dtype=np.float64)
+    if arr.ndim != 2:
+        raise ValueError(ERR_R.format(detail=f"got shape {arr.shape}"))
+    bad = ~np.isnan(arr) & ((arr < 0) | (arr > 1))
+    if bad.any():
+        i, j = (int(t[0]) for t in np.nonzero(bad))
+        raise ValueError(ERR_R.format(detail=f"got {float(arr[i, j])!r} at row {i}, column {j}"))
+    return arr
+
+
+def _difficulty_of(R: FloatArray, method: str) -> FloatArray:
+    from scoring.methods import MethodInput, get_method, run_method
+
+    out = run_method(method, MethodInput(R=R, question_groups=np.zeros(R.shape[0], dtype=np.int64)))
+    column = get_method(method).difficulty_column
+    assert column is not None  # both human methods give a question difficulty
+    return np.asarray(out.question_columns[column], dtype=np.float64)
+
+
+def human_difficulty(
+    R: ArrayLike, *, method: str = "accuracy", n_boot: int = 200, level: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> HumanDifficulty:
+    """Difficulty of each question from people's credit, with bootstrap intervals.
+
+    Parameters
+    ----------
+    R : array-like of shape (n_questions, n_persons)
+        Credit in [0, 1], NaN = the person did not answer.
+    method : {"accuracy", "irt_1pl"}, default "accuracy"
+        A registry method (:mod:`scoring.methods`) run on ``R``.
+    n_boot : int, default 200
+        Replicates resampling persons (columns) with replacement; 0 = none.
+    level : float, default 0.95
+    rng : Generator, int or None
+
+    Returns
+    -------
+    HumanDifficulty
+
+    Raises
+    ------
+    ValueError
+        On a bad ``R`` (naming the row and column), ``method``, ``n_boot`` or
+        ``level``.
+
+    Examples
+    --------
+    >>> h = human_difficulty([[1, 1], [1, 0], [0, 0]], n_boot=0)
+    >>> h.difficulty.tolist()
+    [0.0, 0.5, 1.0]
+    """
+    arr = _check_R(R)
+    if method not in HUMAN_DIFFICULTY_METHODS:
+        raise ValueError(ERR_METHOD.format(methods=list(HUMAN_DIFFICULTY_METHODS), value=method))
+    n_boot = _check_n_boot(n_boot)
+    level = _check_level(level)
+    gen = np.random.default_rng(rng)
+    point = _difficulty_of(arr, method)
+    low = np.full(arr.shape[0], np.nan)
+    high = np.full(arr.shape[0], np.nan)
+    if n_boot and arr.shape[1]:
+        reps = np.stack([_difficulty_of(arr[:, gen.integers(0, arr.shape[1], arr.shape[1])], method)
+                         for _ in range(n_boot)])
+        ok = np.isfinite(reps).any(axis=0)
+        if ok.any():
+            low[ok], high[ok] = np.nanquantile(reps[:, ok], [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return HumanDifficulty(method=method, difficulty=point, low=low, high=high, n_persons=int(arr.shape[1]),
+                           n_boot=n_boot, level=level)
+
+
+def judgments_from_responses(R: ArrayLike, pairs: ArrayLike) -> NDArray[np.int8]:
+    """Pairwise "which is harder" judgments implied by people's answers.
+
+    A person who got one question of a pair right and the other wrong (more
+    credit on one) judges the one with less credit harder.
+
+    Parameters
+    ----------
+    R : array-like of shape (n_questions, n_persons)
+        Credit in [0, 1], NaN = not answered.
+    pairs : array-like of int, shape (n_pairs, 2)
+        Rows of ``R``: ``(question_a, question_b)``.
+
+    Returns
+    -------
+    ndarray of int8, shape (n_pairs, n_persons)
+        :data:`scoring.pairs.FIRST` (question_a harder: less credit on it),
+        ``SECOND``, ``TIE`` (equal credit: no preference) or ``UNDEFINED``
+        (the person did not answer both).
+
+    Examples
+    --------
+    >>> v = judgments_from_responses([[1, 0], [0, 0]], [[0, 1]])  # person 0 failed only question 1
+    >>> v.tolist() == [[SECOND, TIE]]
+    True
+    """
+    arr = _check_R(R)
+    p = np.asarray(pairs)
+    if p.ndim != 2 or p.shape[1] != 2 or (p.size and p.dtype.kind not in "iu"):
+        raise ValueError(ERR_PAIRS.format(detail=f"got shape {p.shape}, dtype {p.dtype}"))
+    if p.size and (p.min() < 0 or p.max() >= arr.shape[0]):
+        raise ValueError(ERR_PAIRS.format(detail=f"got a row outside 0..{arr.shape[0] - 1}"))
+    a, b = arr[p[:, 0]], arr[p[:, 1]]
+    out = np.full(a.shape, int(TIE), dtype=np.int8)
+    out[a < b] = FIRST
+    out[a > b] = SECOND
+    out[np.isnan(a) | np.isnan(b)] = UNDEFINED
+    return out
