@@ -317,8 +317,15 @@ def test_it_raises_rather_than_returning_non_finite_estimates(monkeypatch):
 
     monkeypatch.setattr(irt, "minimize", broken)
     message = NON_FINITE_MESSAGE.format(
-        method="irt_2pl", n_iter=3, message="CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL"
+        method="irt_1pl", n_iter=3, message="CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL"
     )
+    with pytest.raises(FloatingPointError, match=f"^{re.escape(message)}$"):
+        irt_1pl(np.array([[1.0, 0.0], [0.0, 1.0]]))
+
+
+def test_the_2pl_newton_fit_raises_rather_than_iterating_on_a_non_finite_objective(monkeypatch):
+    monkeypatch.setattr(irt._TwoPLCells, "value", lambda self, theta, beta, a: float("nan"))
+    message = irt.NEWTON_NON_FINITE_MESSAGE.format(n_iter=0)
     with pytest.raises(FloatingPointError, match=f"^{re.escape(message)}$"):
         irt_2pl(np.array([[1.0, 0.0], [0.0, 1.0]]))
 
