@@ -19,12 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from scipy.optimize import Bounds, OptimizeResult, minimize
 
 from scoring._typing import BoolArray, FloatArray, ResponseArray
 from scoring._validation import (
@@ -33,6 +31,9 @@ from scoring._validation import (
     check_positive_int,
     check_response_matrix,
 )
+
+if TYPE_CHECKING:
+    from scipy.optimize import OptimizeResult
 
 try:  # installed with scikit-learn; only a speed-up (see _one_blas_thread)
     from threadpoolctl import threadpool_limits
@@ -444,6 +445,8 @@ def _fit_jml(
     differs by three orders of magnitude between abilities (thousands of
     questions each) and difficulties (tens of models each).
     """
+    from scipy.optimize import Bounds, minimize  # here: scipy.optimize costs ~0.4 s to import
+
     work = [np.empty_like(y) for _ in range(n_work)]
 
     def scaled(u: FloatArray) -> tuple[float, FloatArray]:
@@ -602,6 +605,8 @@ def _newton_direction_2pl(
     0. ``ridge`` is added to every diagonal entry. Returns None when the
     reduced matrix is not positive definite.
     """
+    from scipy.linalg import LinAlgError, cho_factor, cho_solve  # here: not at app load
+
     n_models, n_questions = len(h.h_theta), len(h.c_bb)
     free_t, free_b, free_a = free[:n_models], free[n_models:n_models + n_questions], free[n_models + n_questions:]
     g_t, g_b, g_a = g[:n_models], g[n_models:n_models + n_questions], g[n_models + n_questions:]

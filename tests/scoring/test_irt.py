@@ -315,7 +315,7 @@ def test_it_raises_rather_than_returning_non_finite_estimates(monkeypatch):
             message="CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL",
         )
 
-    monkeypatch.setattr(irt, "minimize", broken)
+    monkeypatch.setattr("scipy.optimize.minimize", broken)
     message = NON_FINITE_MESSAGE.format(
         method="irt_1pl", n_iter=3, message="CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL"
     )

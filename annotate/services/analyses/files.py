@@ -15,15 +15,17 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from matplotlib.figure import Figure
 
 from annotate.downloads import Column, TidyTable, codebook_markdown, csv_bytes, kind_of, tidy_frame, zip_bytes
 from annotate.models import AnalysisKind
 from annotate.plots import difficulty_profile_figure
 from scoring.methods import get_method, methods
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PLOT_FORMATS = ("png", "svg")
 ERR_FORMAT = "fmt must be one of {formats}; got {value!r}"
@@ -68,6 +70,7 @@ class Table:
 
     def tidy(self) -> TidyTable:
         """The table as a tidy frame with one codebook entry per column."""
+        import pandas as pd
         frame = tidy_frame(pd.DataFrame.from_records(self.rows, columns=list(self.header)))
         columns = tuple(Column(name, kind_of(frame[name]), header, self.units.get(header, ""))
                         for name, header in zip(frame.columns, self.header))
@@ -136,6 +139,7 @@ def _efficiency_tables(r: dict) -> list[Table]:
 
 
 def _efficiency_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(5.5, 3.2), layout="constrained")
     ax = fig.add_subplot()
     methods = [m for m in r["methods"] if m["median_seconds"] is not None]
@@ -177,6 +181,7 @@ def _scaling_tables(r: dict) -> list[Table]:
 
 
 def _scaling_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(5.5, 3.6), layout="constrained")
     ax = fig.add_subplot()
     cells = np.array([x["n_cells"] for x in r["rows"]], dtype=float)
@@ -243,6 +248,7 @@ def _model_robustness_tables(r: dict) -> list[Table]:
 
 
 def _model_robustness_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(6, 3.6), layout="constrained")
     ax = fig.add_subplot()
     ks = [x["k"] for x in r["removal"]]
@@ -294,6 +300,7 @@ def _dataset_robustness_tables(r: dict) -> list[Table]:
 
 
 def _dataset_robustness_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(max(5.0, 0.45 * len(r["removals"]) + 2), 3.6), layout="constrained")
     ax = fig.add_subplot()
     labels = [x["label"] for x in r["removals"]]
@@ -360,6 +367,7 @@ def _case_study_tables(r: dict) -> list[Table]:
 
 
 def _case_study_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     rec = r["recovery"]["methods"]
     fig = Figure(figsize=(max(5.5, 1.1 * len(rec) + 2), 3.6), layout="constrained")
     ax = fig.add_subplot()
@@ -438,6 +446,7 @@ def _mean(values: list) -> float | None:
 
 
 def _rank_changes_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(11, 4.2), layout="constrained")
     left, right = fig.subplots(1, 2, width_ratios=[1, 2.2])
     changes = r["abs_change_counts"]
@@ -534,6 +543,7 @@ def _pools_tables(r: dict) -> list[Table]:
 
 
 def _pools_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     pools = [p for p in r["pools"] if p["kind"] != "reference"]
     fig = Figure(figsize=(max(5.5, 1.1 * len(pools) + 2), 3.6), layout="constrained")
     ax = fig.add_subplot()
