@@ -44,7 +44,7 @@ import numpy as np
 SEED = 20240601
 FULL = (35_550, 30)
 QUICK = (3_555, 30)
-MIRT_EPOCHS = 200
+MIRT_EPOCHS = 100
 ROOT = Path(__file__).resolve().parents[1]
 
 
