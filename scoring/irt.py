@@ -503,7 +503,6 @@ class _TwoPLCells:
     def __init__(self, y: FloatArray, w: FloatArray | None, l2: float) -> None:
         self.y, self.w, self.l2 = y, w, l2
         self.d, self.z, self.e, self.s, self.v = (np.empty_like(y) for _ in range(5))
-        self.negative = np.empty(y.shape, dtype=bool)
 
     def value(self, theta: FloatArray, beta: FloatArray, a: FloatArray) -> float:
         """Penalised negative log-likelihood (as :func:`_objective_2pl`)."""
@@ -534,11 +533,13 @@ class _TwoPLCells:
         np.add(e, 1.0, out=s)
         np.reciprocal(s, out=s)  # sigmoid(|z|)
         np.multiply(e, s, out=v)  # sigmoid(-|z|)
-        np.less(z, 0.0, out=self.negative)
+        v *= s  # p (1 - p) = sigmoid(|z|) sigmoid(-|z|)
         r = e  # e is not needed any more
-        np.copyto(r, s)
-        np.copyto(r, v, where=self.negative)  # p = sigmoid(z)
-        v *= s  # p (1 - p)
+        with np.errstate(over="ignore"):  # exp(-z) = inf gives p = 0, as it should
+            np.negative(z, out=r)
+            np.exp(r, out=r)
+        r += 1.0
+        np.reciprocal(r, out=r)  # p = sigmoid(z); see _nll_terms on why not a masked copy
         r -= y
         if w is not None:
             r *= w
