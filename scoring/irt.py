@@ -497,7 +497,8 @@ class _TwoPLCells:
     Five buffers of shape (n_questions, n_models) are allocated once.
     :meth:`value` evaluates the penalised objective and keeps ``d = theta -
     beta``, ``z = a d`` and ``e = exp(-|z|)``; :meth:`derivatives` reuses
-    them (no second ``exp``) for the gradient and the Hessian pieces.
+    them for the gradient and the Hessian pieces at an accepted point (the
+    line search calls only :meth:`value`).
     """
 
     def __init__(self, y: FloatArray, w: FloatArray | None, l2: float) -> None:
