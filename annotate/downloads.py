@@ -30,13 +30,15 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 from django.utils.text import slugify
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "CONTENT_TYPES",
@@ -171,6 +173,7 @@ def tidy_frame(frame: pd.DataFrame) -> pd.DataFrame:
     ValueError
         If two columns get the same name.
     """
+    import pandas as pd
     names = [snake_case(c) for c in frame.columns]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -233,6 +236,7 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     bytes
         UTF-8 without BOM, CRLF line ends (RFC 4180).
     """
+    import pandas as pd
     out = frame.copy()
     for name in out.columns:
         if not (pd.api.types.is_numeric_dtype(out[name].dtype) or pd.api.types.is_bool_dtype(out[name].dtype)):
@@ -400,6 +404,7 @@ def download_name(*parts: object, ext: str) -> str:
 
 def kind_of(series: pd.Series) -> str:
     """The codebook kind of a frame column (bool, int, float, else text)."""
+    import pandas as pd
     dtype = series.dtype
     if pd.api.types.is_bool_dtype(dtype):
         return "boolean"

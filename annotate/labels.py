@@ -42,7 +42,7 @@ NOTE_LABELS = {
     "elbo_last_10pct_mean_per_seed": "per seed",
     "seeds_converged": "seeds converged",
 }
-#: scipy's L-BFGS-B stop messages (prefix match, upper case) -> what they mean.
+#: Optimizer stop messages (scipy's L-BFGS-B, the 2PL Newton fit; prefix match, upper case) -> what they mean.
 OPTIMIZER_MESSAGES = {
     "CONVERGENCE: NORM OF PROJECTED GRADIENT": "converged (gradient small enough)",
     "CONVERGENCE: NORM_OF_PROJECTED_GRADIENT": "converged (gradient small enough)",
@@ -52,6 +52,10 @@ OPTIMIZER_MESSAGES = {
     "STOP: TOTAL NO. OF F,G EVALUATIONS": "stopped at the evaluation limit",
     "STOP: TOTAL NO. OF F": "stopped at the evaluation limit",
     "ABNORMAL": "stopped: the line search failed",
+    # scoring.irt's 2PL Newton fit (NEWTON_*_MESSAGE)
+    "CONVERGENCE: PROJECTED GRADIENT": "converged (gradient small enough)",
+    "ITERATIONS REACHED LIMIT": "stopped at the iteration limit",
+    "LINE SEARCH FAILED": "stopped: the line search failed",
 }
 
 #: Parameter names of the analyses (``AnalysisRun.params``) and of scoring runs.

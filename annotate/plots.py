@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def difficulty_profile_figure(
@@ -23,6 +26,7 @@ def difficulty_profile_figure(
     empty_reason : str, default ""
         Written on an empty figure when there is no group.
     """
+    from matplotlib.figure import Figure
     n = max(len(groups), 1)
     cols, rows = min(n, 4), math.ceil(n / 4)
     fig = Figure(figsize=(min(3.0 * cols, 12.0), 2.7 * rows), layout="constrained")

@@ -17,7 +17,6 @@ from typing import Any, TypeAlias
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from statsmodels.stats.inter_rater import aggregate_raters as _sm_aggregate_raters, fleiss_kappa as _sm_fleiss_kappa
 
 __all__ = [
     "AlphaResult",
@@ -498,6 +497,9 @@ def fleiss_kappa(ratings: LabelMatrixLike) -> FleissResult:
     >>> r.kappa, r.p_o, r.p_e
     (1.0, 1.0, 0.5)
     """
+    # Imported here, not at module level: statsmodels costs ~0.8 s, and scoring is imported at app load.
+    from statsmodels.stats.inter_rater import aggregate_raters as _sm_aggregate_raters, fleiss_kappa as _sm_fleiss_kappa
+
     rows = _as_label_matrix(ratings, name="ratings", shape_doc="(n_items, n_raters)")
     n_items, n_raters = len(rows), len(rows[0])
 

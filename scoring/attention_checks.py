@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import rankdata
 
 from scoring._validation import as_rng
 
@@ -159,6 +158,7 @@ def select_attention_checks(
     >>> c.pairs.tolist(), c.expected_harder.tolist(), c.gap.tolist()
     ([[1, 2]], [2], [1.0])
     """
+    from scipy.stats import rankdata
     ids = np.asarray(question_ids, dtype=np.int64)
     n = ids.size
     if ids.ndim != 1:

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from scoring._typing import BoolArray
 from scoring._validation import check_positive_int
@@ -203,6 +201,9 @@ def _check_observed(R: ArrayLike) -> BoolArray:
 def _diagnostics(
     rows: NDArray[np.integer], cols: NDArray[np.integer], shape: tuple[int, ...], min_models: int
 ) -> MatrixDiagnostics:
+    from scipy.sparse import coo_matrix  # here, not at app load (scipy.sparse ~0.2 s)
+    from scipy.sparse.csgraph import connected_components
+
     n_q, n_m = shape
     graph = coo_matrix(
         (np.ones(rows.size, dtype=np.int8), (rows, n_q + cols)), shape=(n_q + n_m, n_q + n_m)

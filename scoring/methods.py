@@ -345,10 +345,19 @@ def pool_identical_questions(R: ResponseArray, values: NDArray[np.float64]) -> N
     Carlo noise does. Pooling makes them exactly equal, so every seed calls
     them a tie.
     """
+    return _pool(_identical_question_groups(R), values)
+
+
+def _identical_question_groups(R: ResponseArray) -> NDArray[np.intp]:
+    """Group index per question: equal for identical response vectors (NaN = -1)."""
     R = np.asarray(R, dtype=np.float64)
     keys = np.where(np.isnan(R), -1.0, R)
     _, group = np.unique(keys, axis=0, return_inverse=True)
-    group = group.reshape(-1)
+    groups: NDArray[np.intp] = group.reshape(-1)
+    return groups
+
+
+def _pool(group: NDArray[np.intp], values: NDArray[np.float64]) -> NDArray[np.float64]:
     sums = np.bincount(group, weights=values)
     counts = np.bincount(group)
     pooled: NDArray[np.float64] = (sums / counts)[group]
@@ -365,10 +374,11 @@ def _run_mirt(data: MethodInput) -> MethodOutput:
     # seeds' fits then draw from it one after the other.
     stream = data.params.get("mirt_rng")
     difficulties, abilities, elbos, converged = [], [], [], []
+    groups = _identical_question_groups(data.R)  # the same for every seed: found once (0.2 s on 35,550 x 30)
     for k in range(n_seeds):
         rng = stream if isinstance(stream, np.random.Generator) else (seed + k if stream is None else int(stream) + k)
         res = irt_mirt(data.R, epochs=epochs, rng=rng)
-        difficulties.append(pool_identical_questions(data.R, res.difficulty))
+        difficulties.append(_pool(groups, res.difficulty))
         abilities.append(res.ability)
         window = max(1, len(res.elbo_trace) // 10)
         elbos.append(_finite_or_none(float(np.mean(res.elbo_trace[-window:]))))

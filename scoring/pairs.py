@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import binomtest
 
 from scoring._typing import FloatArray
 from scoring._validation import as_rng, check_in_open_interval, check_positive_int
@@ -823,6 +822,7 @@ def mcnemar_exact(correct_a: ArrayLike, correct_b: ArrayLike) -> McNemarResult:
     >>> r.b, r.c, r.p_value
     (2, 0, 0.5)
     """
+    from scipy.stats import binomtest
     a = _check_binary(correct_a, name="correct_a")
     b = _check_binary(correct_b, name="correct_b")
     if a.shape != b.shape:

@@ -18,13 +18,16 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from annotate.jsonsafe import loads_bounded
 from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.model_names import OPEN_WEIGHT, PROPRIETARY, UNKNOWN
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = ("auto", "wide", "long", "jsonl")
 ACCESS_VALUES = (OPEN_WEIGHT, PROPRIETARY, UNKNOWN)
@@ -224,6 +227,7 @@ def _decode(path: Path, problems: _Problems) -> str | None:
 
 def _read_csv(path: Path, problems: _Problems) -> _Table | None:
     """Read a CSV/TSV into strings, checking encoding, separator and header."""
+    import pandas as pd
     file = path.name
     text = _decode(path, problems)
     if text is None:
@@ -306,6 +310,7 @@ def _cell(frame: pd.DataFrame, position: int, column: str) -> object:
 
 def _parse_credit_strings(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Credits from stripped strings -> (float array, blank mask, bad mask)."""
+    import pandas as pd
     series = pd.Series(values, dtype=object)
     blank = (series == "").to_numpy()
     number = pd.to_numeric(series.where(~blank, None), errors="coerce").to_numpy(dtype=np.float64)
@@ -438,6 +443,7 @@ def _parse_options(text: str) -> list[str] | None:
 
 
 def _source(file: str, rows: np.ndarray) -> pd.Series:
+    import pandas as pd
     return (file + ":") + pd.Series(rows, dtype=np.int64).astype(str)
 
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 QUESTION_COLUMNS = ["dataset", "external_id", "subject", "text", "options", "reference_answer", "metadata"]
 MODEL_COLUMNS = ["name", "family", "parameters_b", "access", "metadata"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from annotate.loaders._tabular_common import (
     ACCESS_VALUES,
@@ -35,6 +35,9 @@ from annotate.loaders._tabular_common import (
 from annotate.loaders.base import MODEL_COLUMNS
 from annotate.loaders.model_names import UNKNOWN, infer_from_model_name
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 def _read_questions(
     path: Path,
@@ -46,6 +49,7 @@ def _read_questions(
     keep_columns: list[str],
     id_column: str,
 ) -> pd.DataFrame | None:
+    import pandas as pd
     table = _read_csv(path, problems)
     if table is None:
         return None
@@ -174,6 +178,7 @@ def _model_rows(
     ``explicit`` maps column name -> list of str aligned with ``names``;
     ``params_column`` names the parameter-count column in it, if any.
     """
+    import pandas as pd
     blank = [""] * len(names)
     params_col = explicit.get(params_column, blank) if params_column else blank
     family_col = explicit.get("family", blank)

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from annotate.loaders.base import ParsedResponseSet
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Credits within this distance of 0 or 1 are rounded to 0 or 1 exactly.
 CREDIT_SNAP = 1e-12
@@ -69,6 +72,7 @@ def clean_name(value: object) -> object:
 
 
 def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:
+    import pandas as pd
     values = series.astype(object)
     unique = pd.unique(values[values.map(lambda v: isinstance(v, str))])
     mapping = {}
@@ -86,6 +90,7 @@ def _merge_rows(frame: pd.DataFrame, before: pd.DataFrame, key: list[str]) -> pd
     """Rows that cleaning made duplicates of one key (a question or model spelled two ways
     in one upload) become one, the first kept; duplicates already in the upload are left
     for the loading service to refuse."""
+    import pandas as pd
     if not set(key) <= set(frame.columns):
         return frame
     touched = pd.Series(False, index=frame.index)
@@ -103,6 +108,7 @@ def snap_credits(credit: pd.Series) -> tuple[pd.Series, int, int]:
     Returns the new series and how many went to 0 and to 1. Values outside
     [0, 1], NaN and non-numbers are left for the loading service to refuse.
     """
+    import pandas as pd
     numbers = pd.to_numeric(credit, errors="coerce").to_numpy(dtype=np.float64)
     with np.errstate(invalid="ignore"):
         low = (numbers > 0.0) & (numbers < CREDIT_SNAP)

@@ -66,9 +66,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from annotate.jsonsafe import loads_bounded
 from annotate.loaders._tabular_common import (
@@ -157,6 +157,9 @@ from annotate.loaders.metadata import (
 )
 from annotate.loaders.names import finish_parsed
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "ACCESS_VALUES",
     "ATTRIBUTE_CONFLICT",
@@ -238,6 +241,7 @@ class _Responses:
 
 
 def _read_wide(path: Path, problems: _Problems, notes: list[str], *, dataset: str, id_column: str) -> _Responses | None:
+    import pandas as pd
     table = _read_csv(path, problems)
     if table is None:
         return None
@@ -340,6 +344,7 @@ def _assemble_long(
     notes: list[str],
 ) -> _Responses | None:
     """Shared by long CSV/TSV and JSON Lines: ``frame`` holds stripped strings."""
+    import pandas as pd
     ok = True
     for column, message in ((id_column, BLANK_QUESTION_ID), ("model", BLANK_MODEL)):
         for position in np.flatnonzero((frame[column] == "").to_numpy()):
@@ -426,6 +431,7 @@ def _attribute_columns(
 
 def _read_long(path: Path, problems: _Problems, notes: list[str], *, dataset: str | None, id_column: str,
                subject_column: str | None, keep_columns: list[str], attributes_required: bool) -> _Responses | None:
+    import pandas as pd
     table = _read_csv(path, problems)
     if table is None:
         return None
@@ -456,6 +462,7 @@ def _json_text(value: object) -> str:
 
 def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: str | None, id_column: str,
                 subject_column: str | None, keep_columns: list[str], attributes_required: bool) -> _Responses | None:
+    import pandas as pd
     file = path.name
     text = _decode(path, problems)
     if text is None:

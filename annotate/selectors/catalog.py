@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from django.db.models import Count, Max, QuerySet
 
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetStatus, RunStatus, Subject
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ERR_VERSION_CLASH = "--response-set {name!r} names version {named} but --version says {version}"
 _NAME_VERSION = re.compile(r"^(?P<name>.+) v(?P<version>\d+)$")
@@ -31,6 +34,7 @@ def question_table(*, dataset_ids: Iterable[int]) -> pd.DataFrame:
     DataFrame with columns ``id``, ``dataset`` (name), ``external_id``,
     ``subject`` (name or None) and ``text``; one row per question, in id order.
     """
+    import pandas as pd
     rows = (
         Question.objects.filter(dataset_id__in=list(dataset_ids))
         .order_by("id")
@@ -47,6 +51,7 @@ def model_table(*, names: Iterable[str]) -> pd.DataFrame:
     DataFrame with columns ``id``, ``name``, ``family``, ``parameters_b``
     (float, NaN = unknown), ``access`` and ``metadata``.
     """
+    import pandas as pd
     rows = LanguageModel.objects.filter(name__in=list(names)).values_list(
         "id", "name", "family", "parameters_b", "access", "metadata"
     )

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from django.db.models import F, FloatField, Prefetch, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
-from scipy.stats import rankdata
 
 from annotate.downloads import Column, TidyTable, download_name, render_table
 from annotate.models import (
@@ -27,6 +26,9 @@ from annotate.models import (
 from annotate.selectors.catalog import response_sets_visible
 from scoring.diagnostics import DEFAULT_MIN_MODELS
 from scoring.methods import DifficultyMethod, get_method, iter_columns, method_keys, methods as registered_methods
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,7 @@ class LeaderboardRow:
 
 
 def _ranks(values: list[float | None]) -> np.ndarray:
+    from scipy.stats import rankdata
     x = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
     return rankdata(-np.nan_to_num(x, nan=-np.inf), method="min").astype(int)
 
@@ -374,6 +377,7 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
     ValueError
         If a registered method's column has the name of a fixed column.
     """
+    import pandas as pd
     names = _score_names("question", QUESTION_COLUMNS)
     fixed: dict[str, list] = {c.name: [] for c in QUESTION_COLUMNS if c.name != "scoring_run"}
     scores: dict[str, list[float | None]] = {name: [] for name in names}
@@ -419,6 +423,7 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
     ValueError
         If a registered method's column has the name of a fixed column.
     """
+    import pandas as pd
     names = _score_names("model", (*MODEL_COLUMNS, *MODEL_RANK_COLUMNS))
     results, eip_rank, accuracy_rank = _ranked_model_results(run=run)
     order = sorted(range(len(results)), key=lambda i: (eip_rank[i], results[i].model.name))
@@ -440,6 +445,7 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
 
 def run_methods_frame(*, run: ScoringRun) -> pd.DataFrame:
     """How each method's fit went in a run (registry order), one row per method."""
+    import pandas as pd
     rows = run_methods(run=run)
     return pd.DataFrame({
         "method": pd.Series([r.result.method for r in rows], dtype=object),

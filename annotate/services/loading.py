@@ -51,9 +51,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from itertools import repeat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
 from django.db.models import ProtectedError
@@ -92,6 +92,9 @@ from annotate.selectors.catalog import (
 from annotate.services.database import load_lock, responses_analyze
 from annotate.services.name_variants import case_variants_resolve
 from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 RESPONSE_BATCH_SIZE = 20_000
 LOCKED_RETRIES = 10
@@ -292,6 +295,7 @@ def checksum_of(parsed: ParsedResponseSet) -> str:
     The SHA-256 of each source file's bytes, in order, hashed together; without
     source files, a hash of the responses table.
     """
+    import pandas as pd
     outer = hashlib.sha256()
     if parsed.source_files:
         for path in parsed.source_files:
@@ -308,6 +312,7 @@ def checksum_of(parsed: ParsedResponseSet) -> str:
 
 def _check_parsed(parsed: ParsedResponseSet) -> None:
     """The parser contract, checked cheaply; raises LoadError naming file and row."""
+    import pandas as pd
     if not isinstance(parsed, ParsedResponseSet):
         raise ValueError(f"parsed must be a ParsedResponseSet, got {type(parsed).__name__}")
     contract = (("questions", QUESTION_COLUMNS), ("models", MODEL_COLUMNS), ("responses", RESPONSE_COLUMNS))
@@ -422,6 +427,7 @@ def _guess_from_names(models: pd.DataFrame) -> pd.DataFrame:
     overrides, a stored model's value). A mixture-of-experts size ("8x7B")
     goes to ``metadata["parameters_label"]``.
     """
+    import pandas as pd
     out = models.copy()
     family_limit = _LIMITS["family"]
     for index, row in models.iterrows():
@@ -454,6 +460,7 @@ def _guess_from_names(models: pd.DataFrame) -> pd.DataFrame:
 
 def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> LoadPlan:
     """Every check and every count, without writing; raises LoadError."""
+    import pandas as pd
     stamp = catalog_stamp()  # read first: a change while checking makes the plan stale
     case_variants_resolve(parsed=parsed, label=_label(parsed))  # refuse or merge "GPT-4" / "gpt-4"
     _check_parsed(parsed)
@@ -576,6 +583,7 @@ def _cell_diagnostics(responses: pd.DataFrame) -> dict[str, int]:
     """Diagnostics of the upload's model-question matrix, from its response
     rows (one per observed cell): ``n_cells``, ``n_missing``,
     ``n_low_coverage``, ``n_components`` (all 0 without a response)."""
+    import pandas as pd
     if responses.empty:
         return {"n_cells": 0, "n_missing": 0, "n_low_coverage": 0, "n_components": 0}
     questions = pd.MultiIndex.from_frame(responses[["dataset", "external_id"]])

@@ -23,11 +23,13 @@ Rules
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.selectors.catalog import catalog_names, question_ids_by_dataset
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: ``parsed.options`` key set by the upload service when variants are to be merged.
 MERGE_OPTION = "merge_case_variants"
@@ -91,6 +93,7 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
         Without the merge option, one problem per variant spelling, naming
         both spellings and both places.
     """
+    import pandas as pd
     merge = bool(parsed.options.get(MERGE_OPTION))
     questions, models = parsed.questions, parsed.models
     if not {"dataset", "external_id", "subject"} <= set(questions.columns) or "name" not in models.columns:
@@ -147,6 +150,7 @@ def _first(pairs: Iterable[tuple[object, object]]) -> dict[object, object]:
 
 
 def _sources(frame: pd.DataFrame, keys: list[object], fallback: dict[object, object]) -> pd.Series:
+    import pandas as pd
     own = frame["source"] if "source" in frame.columns else pd.Series(None, index=frame.index, dtype=object)
     values = [s if isinstance(s, str) and s.strip() else fallback.get(k) for s, k in zip(own, keys)]
     return pd.Series(values, index=frame.index, dtype=object)

@@ -30,16 +30,19 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from django.utils.text import slugify
-from matplotlib.figure import Figure
 
 from annotate.downloads import rows_csv_bytes
 from annotate.plots import difficulty_profile_figure
 from annotate.selectors.alignment import JUDGMENT_COLUMNS
 from annotate.services.alignment.model import AlignmentReport
 from annotate.services.alignment.tables import Table, csv_tables
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 ERR_PLOT = "name must be one of {names}; got {value!r}"
@@ -231,6 +234,7 @@ def report_zip(report: AlignmentReport | dict, judgments: Sequence[dict]) -> byt
 def plot_agreement(report: AlignmentReport) -> Figure:
     """Agreement of each method with the consensus, with its bootstrap interval,
     and the mean over evaluators."""
+    from matplotlib.figure import Figure
     methods = report.available
     fig = Figure(figsize=(max(4.5, 1.1 * len(methods) + 1.5), 3.6), layout="constrained")
     ax = fig.add_subplot()
@@ -258,6 +262,7 @@ def plot_agreement(report: AlignmentReport) -> Figure:
 
 def plot_heatmap(report: AlignmentReport) -> Figure:
     """Evaluators (rows) x methods (columns): agreement in percent; undefined cells grey."""
+    from matplotlib.figure import Figure
     methods = report.available
     evaluators = report.evaluators
     values = np.array([[np.nan if e.methods[m.key].agreement is None else 100 * e.methods[m.key].agreement
@@ -287,6 +292,7 @@ def plot_profiles(report: AlignmentReport) -> Figure:
 
 def plot_pools(report: AlignmentReport) -> Figure:
     """Per model pool: consensus agreement and dead-node share (paper figure 8)."""
+    from matplotlib.figure import Figure
     pools = report.pools.pools
     fig = Figure(figsize=(max(5.0, 0.9 * len(pools) + 2), 3.4), layout="constrained")
     ax = fig.add_subplot()

@@ -13,16 +13,13 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from scoring._typing import FloatArray
 
-#: ``test(x, y)`` returning a result whose first two items are the statistic and the p-value.
-_CORRELATIONS: dict[str, Callable[[FloatArray, FloatArray], Sequence[Any]]] = {
-    "spearman": stats.spearmanr,
-    "pearson": stats.pearsonr,
-    "kendall": stats.kendalltau,
-}
+#: The ``scipy.stats`` function per method: ``test(x, y)`` returning a result whose first two
+#: items are the statistic and the p-value. Looked up when called (scipy.stats costs ~0.5 s to
+#: import, and this module is imported when the site starts).
+_CORRELATIONS: dict[str, str] = {"spearman": "spearmanr", "pearson": "pearsonr", "kendall": "kendalltau"}
 
 
 @dataclass(frozen=True)
@@ -101,7 +98,10 @@ def correlation(x: ArrayLike, y: ArrayLike, *, method: str = "spearman") -> Corr
             return Correlation(method, None, None, n, f"the {name} vector is constant ({v[0]:.6g}) over the {n} pairs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = _CORRELATIONS[method](xa, ya)
+        from scipy import stats
+
+        test: Callable[[FloatArray, FloatArray], Sequence[Any]] = getattr(stats, _CORRELATIONS[method])
+        res = test(xa, ya)
     value, p = float(res[0]), float(res[1])
     if not math.isfinite(value):  # pragma: no cover - guarded by the checks above
         return Correlation(method, None, None, n, "scipy returned a non-finite coefficient")

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import rankdata
 
 from scoring._typing import FloatArray
 from scoring._validation import check_positive_int, check_response_matrix
@@ -208,6 +207,7 @@ def eip_vs_accuracy(
     >>> round(res.kendall.value, 4), res.rank_change.tolist()
     (0.6667, [0.0, 1.0, -1.0, 0.0])
     """
+    from scipy.stats import rankdata
     comp = _check_scores(competency, name="competency")
     acc = _check_scores(accuracy, name="accuracy", n=comp.size)
     n = comp.size

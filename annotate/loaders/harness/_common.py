@@ -21,9 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from annotate.jsonsafe import load_bounded
 from annotate.loaders.base import (
@@ -35,6 +33,9 @@ from annotate.loaders.base import (
     Problem,
 )
 from annotate.loaders.names import finish_parsed
+
+if TYPE_CHECKING:
+    pass
 
 MAX_PROBLEMS = 50
 
@@ -413,6 +414,7 @@ class Collector:
             If any problem was recorded (conflicting copies included), or if
             no score was found.
         """
+        import pandas as pd
         rows = []
         repeated = 0
         most = 1

@@ -15,16 +15,18 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from matplotlib.figure import Figure
 
 from annotate.downloads import Column, TidyTable, codebook_markdown, csv_bytes, kind_of, tidy_frame, zip_bytes
 from annotate.models import AnalysisKind
 from annotate.plots import difficulty_profile_figure
 from annotate.services.analyses import human_labels
 from scoring.methods import get_method, methods
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PLOT_FORMATS = ("png", "svg")
 ERR_FORMAT = "fmt must be one of {formats}; got {value!r}"
@@ -69,6 +71,7 @@ class Table:
 
     def tidy(self) -> TidyTable:
         """The table as a tidy frame with one codebook entry per column."""
+        import pandas as pd
         frame = tidy_frame(pd.DataFrame.from_records(self.rows, columns=list(self.header)))
         columns = tuple(Column(name, kind_of(frame[name]), header, self.units.get(header, ""))
                         for name, header in zip(frame.columns, self.header))
@@ -137,6 +140,7 @@ def _efficiency_tables(r: dict) -> list[Table]:
 
 
 def _efficiency_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(5.5, 3.2), layout="constrained")
     ax = fig.add_subplot()
     methods = [m for m in r["methods"] if m["median_seconds"] is not None]
@@ -178,6 +182,7 @@ def _scaling_tables(r: dict) -> list[Table]:
 
 
 def _scaling_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(5.5, 3.6), layout="constrained")
     ax = fig.add_subplot()
     cells = np.array([x["n_cells"] for x in r["rows"]], dtype=float)
@@ -244,6 +249,7 @@ def _model_robustness_tables(r: dict) -> list[Table]:
 
 
 def _model_robustness_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(6, 3.6), layout="constrained")
     ax = fig.add_subplot()
     ks = [x["k"] for x in r["removal"]]
@@ -295,6 +301,7 @@ def _dataset_robustness_tables(r: dict) -> list[Table]:
 
 
 def _dataset_robustness_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(max(5.0, 0.45 * len(r["removals"]) + 2), 3.6), layout="constrained")
     ax = fig.add_subplot()
     labels = [x["label"] for x in r["removals"]]
@@ -361,6 +368,7 @@ def _case_study_tables(r: dict) -> list[Table]:
 
 
 def _case_study_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     rec = r["recovery"]["methods"]
     fig = Figure(figsize=(max(5.5, 1.1 * len(rec) + 2), 3.6), layout="constrained")
     ax = fig.add_subplot()
@@ -439,6 +447,7 @@ def _mean(values: list) -> float | None:
 
 
 def _rank_changes_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     fig = Figure(figsize=(11, 4.2), layout="constrained")
     left, right = fig.subplots(1, 2, width_ratios=[1, 2.2])
     changes = r["abs_change_counts"]
@@ -535,6 +544,7 @@ def _pools_tables(r: dict) -> list[Table]:
 
 
 def _pools_plot(r: dict) -> Figure:
+    from matplotlib.figure import Figure
     pools = [p for p in r["pools"] if p["kind"] != "reference"]
     fig = Figure(figsize=(max(5.5, 1.1 * len(pools) + 2), 3.6), layout="constrained")
     ax = fig.add_subplot()

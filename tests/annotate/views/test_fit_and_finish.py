@@ -98,6 +98,12 @@ def test_scipy_messages_and_method_notes_read_as_words():
         "converged (objective stopped improving)"
     assert optimizer_message("CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL") == \
         "converged (gradient small enough)"
+    # The 2PL Newton fit's own messages (scoring.irt.NEWTON_*_MESSAGE).
+    assert optimizer_message("CONVERGENCE: projected gradient 1.06e-12 <= tol 1.0e-09 after 11 Newton "
+                             "iterations") == "converged (gradient small enough)"
+    assert optimizer_message("ITERATIONS REACHED LIMIT (max_iter=1): projected gradient 2.00e-01 > tol "
+                             "1.0e-09") == "stopped at the iteration limit"
+    assert optimizer_message("LINE SEARCH FAILED after 3 Newton iterations: ...") == "stopped: the line search failed"
     assert method_notes({"objective": 1312.2425262561549, "abilities_at_bound": 1200,
                          "elbo_last_10pct_mean_per_seed": [-2526.7, -2544.0]}) == [
         ("final objective", "1,312.2"), ("abilities at the bound", "1,200"),
