@@ -10,15 +10,18 @@ names and renders.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.figure import Figure
 
 from annotate.models import ResponseSet
 from annotate.selectors.human_labels import human_matrix, human_response_set, run_questions, scoring_run_for_labels
 from annotate.services.alignment.labels import MMLU_LEVELS, label_value
 from scoring.human_labels import LabelComparison, MarginAgreement, compare_with_label, human_difficulty
 from scoring.methods import difficulty_methods
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 Progress = Callable[[float, str], None]
 
@@ -155,6 +158,8 @@ def tables(r: dict, table_cls, display: dict) -> list:
 
 def plot(r: dict, label_of: Callable[[str], str]) -> Figure:
     """Agreement excluding ties per method at each margin, with intervals."""
+    from matplotlib.figure import Figure  # heavy: imported where a plot is drawn
+
     fig = Figure(figsize=(max(5.5, 1.2 * len(r["methods"]) + 2), 3.6), layout="constrained")
     ax = fig.add_subplot()
     x = np.arange(len(r["methods"]))
