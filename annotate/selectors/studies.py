@@ -202,6 +202,7 @@ class JudgingState:
     skipped: int
     open_assignments: tuple[Assignment, ...]
     n_offerable: int
+    n_pairs: int
 
     @property
     def progress(self) -> Progress:
@@ -213,7 +214,8 @@ class JudgingState:
         pair in the evaluator's order, else None (finished)."""
         if self.open_assignments:
             return self.open_assignments[0].pair_id
-        found = participation_next_pair(participation=self.participation, n_offerable=self.n_offerable)
+        found = participation_next_pair(participation=self.participation, n_offerable=self.n_offerable,
+                                        n_pairs=self.n_pairs)
         return None if found is None else found.pair_id
 
 
@@ -252,6 +254,7 @@ def participation_state(*, participation: Participation) -> JudgingState:
         skipped=skipped,
         open_assignments=tuple(assignments),
         n_offerable=max(0, n_pairs - at_target - mine_below),
+        n_pairs=n_pairs,
     )
 
 
@@ -261,7 +264,9 @@ def study_pair_count(*, study_id: int) -> int:
     return 0 if top is None else top + 1
 
 
-def participation_next_pair(*, participation: Participation, n_offerable: int | None = None) -> NextPair | None:
+def participation_next_pair(
+    *, participation: Participation, n_offerable: int | None = None, n_pairs: int | None = None
+) -> NextPair | None:
     """The first offerable pair in the evaluator's order, from their cursor on.
 
     Walks :func:`evaluator_order_position` from ``participation.order_cursor``
@@ -271,12 +276,13 @@ def participation_next_pair(*, participation: Participation, n_offerable: int | 
     already the evaluator's when the cursor passed them, so the walk resumes
     where it stopped; only when nothing is found up to the end (the target was
     raised since) does it wrap around once. ``n_offerable == 0`` (known from
-    :func:`participation_state`) skips the walk. Reads only.
+    :func:`participation_state`) skips the walk; ``n_pairs`` saves a query
+    when known. Reads only.
     """
     if n_offerable == 0:
         return None
     study = participation.study
-    n = study_pair_count(study_id=study.pk)
+    n = study_pair_count(study_id=study.pk) if n_pairs is None else n_pairs
     if n == 0:
         return None
     start = min(participation.order_cursor, n)

@@ -132,7 +132,8 @@ def judging_assign_next(
     state = state or participation_state(participation=participation)
     if state.open_assignments:
         return state.open_assignments[0]
-    found = participation_next_pair(participation=participation, n_offerable=state.n_offerable)
+    found = participation_next_pair(participation=participation, n_offerable=state.n_offerable,
+                                    n_pairs=state.n_pairs)
     if found is None:
         if participation.finished_at is None:
             participation.finished_at = now
