@@ -293,12 +293,14 @@ def participation_next_pair(
         for chunk_lo in range(lo, hi, ORDER_CHUNK):
             indices = range(chunk_lo, min(chunk_lo + ORDER_CHUNK, hi))
             index_of = {evaluator_order_position(seed=participation.seed, n=n, index=k): k for k in indices}
+            # Only (study, position) in SQL, so the plan is the unique index on it whatever the
+            # statistics say (a vote-count condition there let a stale planner scan the study).
             found = (
-                Pair.objects.filter(study_id=study.pk, position__in=list(index_of),
-                                    n_votes__lt=study.target_judgments_per_pair)
-                .filter(~Exists(mine), ~Exists(decided)).values_list("pk", "position")
+                Pair.objects.filter(study_id=study.pk, position__in=list(index_of))
+                .filter(~Exists(mine), ~Exists(decided)).values_list("pk", "position", "n_votes")
             )
-            best = min(((index_of[pos], pk) for pk, pos in found), default=None)
+            target = study.target_judgments_per_pair
+            best = min(((index_of[pos], pk) for pk, pos, votes in found if votes < target), default=None)
             if best is not None:
                 return NextPair(pair_id=best[1], cursor=best[0] + 1)
     return None
