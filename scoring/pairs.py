@@ -657,6 +657,10 @@ def pair_kappa(verdicts_x: ArrayLike, verdicts_y: ArrayLike) -> KappaResult:
     return KappaResult(kappa=(2 * n_agree - n) / n, p_o=n_agree / n, p_e=0.5, n=n)
 
 
+#: Resample indices held at once by :func:`bootstrap_agreement_ci` (32 MiB of int64).
+BOOT_CHUNK_CELLS = 1 << 22
+
+
 def bootstrap_agreement_ci(
     verdicts_method: ArrayLike,
     verdicts_human: ArrayLike,
@@ -694,7 +698,9 @@ def bootstrap_agreement_ci(
     -----
     The ``n`` scored pairs (human ``FIRST``/``SECOND``) are resampled with
     replacement: replicate ``r`` uses the pairs
-    ``rng.integers(0, n, size=(n_boot, n))[r]``. Agreement counts method ties
+    ``rng.integers(0, n, size=(n_boot, n))[r]``, drawn in blocks of rows of
+    about :data:`BOOT_CHUNK_CELLS` indices (the same numbers, a bounded
+    memory). Agreement counts method ties
     as misses, as in :func:`method_agreement`. Kappa is the orientation-free
     :func:`pair_kappa` over the replicate's pairs the method decided
     (``2 p_o - 1``); it is undefined in a replicate where the method decided
@@ -719,8 +725,15 @@ def bootstrap_agreement_ci(
     n = int(m.size)
     if n == 0:
         raise ValueError(f"cannot bootstrap: {REASON_NO_DECIDED_HUMAN_PAIR}")
-    idx = gen.integers(0, n, size=(n_boot, n))
-    agreement, kappa = _bootstrap_kernel(m, h, idx)
+    # Replicates are drawn and scored a block of rows at a time (memory ~ BOOT_CHUNK_CELLS, not n_boot x n);
+    # row-wise blocks consume the generator exactly as the whole (n_boot, n) matrix would.
+    rows = max(1, BOOT_CHUNK_CELLS // n)
+    agreement = np.empty(n_boot)
+    kappa = np.empty(n_boot)
+    for start in range(0, n_boot, rows):
+        stop = min(n_boot, start + rows)
+        idx = gen.integers(0, n, size=(stop - start, n))
+        agreement[start:stop], kappa[start:stop] = _bootstrap_kernel(m, h, idx)
     q = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
     a_lo, a_hi = np.quantile(agreement, q)
     defined = ~np.isnan(kappa)
