@@ -22,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("names", nargs="*", help=f"benchmarks to run (default all): {', '.join(available())}")
     parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller sizes (smoke run)")
+    parser.add_argument("--port", type=int, default=None, help="judging: serve on this port (default a free one)")
+    parser.add_argument("--database", default=None,
+                        help="judging: name of the scratch PostgreSQL database (created and dropped)")
     args = parser.parse_args(argv)
     names = args.names or available()
     unknown = sorted(set(names) - set(available()))

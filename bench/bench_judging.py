@@ -35,6 +35,15 @@ gthread workers with ``BENCH_JUDGING_THREADS`` (default 4) threads each.
 Everything is bounded (a fixed number of answers per evaluator) and stops by
 itself; the temporary folder and database are removed. Target: median
 "submit + next pair" under 50 ms.
+
+Scale: the same paced load on a 70-pair and on a 50,000-pair study (one
+subject of 317 questions), PostgreSQL when reachable; the server medians of
+POST + GET and their ratio (target: at most 1.5).
+
+Options (``python -m bench judging --port 8765 --database bench_judging_me``):
+``--port`` serves on that port instead of a free one; ``--database`` names the
+scratch PostgreSQL database (created empty and dropped afterwards: never name
+a database you keep).
 """
 from __future__ import annotations
 
@@ -94,8 +103,9 @@ from django.conf import settings
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
-n_pairs, n_evaluators = int(sys.argv[1]), int(sys.argv[2])
-catalog = make_catalog(subjects=("Mathematics", "Physics", "Law"), per_subject=16)
+n_pairs, n_evaluators, per_subject = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+subjects = ("Mathematics", "Physics", "Law") if per_subject == 16 else ("Mathematics",)
+catalog = make_catalog(subjects=subjects, per_subject=per_subject)
 study = make_study(catalog, n_pairs=n_pairs, seed=1, target=1000, name="bench")
 sessions = []
 for k in range(n_evaluators):
@@ -186,8 +196,10 @@ def _percentile(values: list[float], q: float) -> float:
 # --- postgres scratch database --------------------------------------------------
 
 
-def _postgres_scratch() -> tuple[str, callable] | None:
-    """Create an empty scratch database; return (url, drop) or None if unreachable."""
+def _postgres_scratch(name: str | None = None) -> tuple[str, callable] | None:
+    """Create an empty scratch database (``name``, default ``bench_judging_<pid>``;
+    dropped afterwards, so never name a database you keep); return (url, drop)
+    or None if unreachable."""
     server = os.environ.get("BENCH_JUDGING_POSTGRES", "postgres://postgres@127.0.0.1:5432").rstrip("/")
     try:
         import psycopg
@@ -195,7 +207,7 @@ def _postgres_scratch() -> tuple[str, callable] | None:
         admin = psycopg.connect(f"{server}/postgres", autocommit=True, connect_timeout=3)
     except Exception:
         return None
-    name = f"bench_judging_{os.getpid()}"
+    name = name or f"bench_judging_{os.getpid()}"
     admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
     admin.execute(f'CREATE DATABASE "{name}"')
 
@@ -244,16 +256,29 @@ def _evaluator(base, study_id, cookie_name, session_key, phases, barrier, seed) 
         barrier.abort()  # never leave the others waiting
 
 
-def _run_database(label: str, database_url: str | None, settings_text: str | None, phases: list[Phase]) -> dict:
+def _per_subject(n_pairs: int) -> int:
+    """Questions per subject: the usual three subjects of 16, or one subject
+    with enough questions for ``n_pairs`` same-subject pairs."""
+    if n_pairs <= 3 * 16 * 15 // 2:
+        return 16
+    k = 2
+    while k * (k - 1) // 2 < n_pairs:
+        k += 1
+    return k
+
+
+def _run_database(label: str, database_url: str | None, settings_text: str | None, phases: list[Phase],
+                  n_pairs: int | None = None, port: int | None = None) -> dict:
     """One server against one throwaway database (a fresh SQLite file when
-    ``database_url`` is None)."""
+    ``database_url`` is None); a study of ``n_pairs`` pairs (default: as many
+    as answers), served on ``port`` (default: a free one)."""
     folder = Path(tempfile.mkdtemp(prefix="bench-judging-"))
     env = _env(database_url or f"sqlite:///{folder / 'bench.sqlite3'}", folder, settings_text)
     server = None
     try:
-        n_pairs = sum(p.answers for p in phases)
-        setup = _python(SETUP, env, str(n_pairs), str(N_EVALUATORS))
-        port = _free_port()
+        n_pairs = n_pairs or sum(p.answers for p in phases)
+        setup = _python(SETUP, env, str(n_pairs), str(N_EVALUATORS), str(_per_subject(n_pairs)))
+        port = port or _free_port()
         base = f"http://127.0.0.1:{port}"
         access_log = folder / "access.log"
         workers, threads_per_worker = _server_shape()
@@ -287,8 +312,9 @@ def _run_database(label: str, database_url: str | None, settings_text: str | Non
             method, path, _status, micros = line.split()
             if path.endswith("/judge/") and method in server_ms:
                 server_ms[method].append(int(micros) / 1000)
+        expected = N_EVALUATORS * sum(p.answers for p in phases)
         return {"label": label, "check": check, "server_ms": server_ms, "wall": wall, "workers": workers,
-                "expected": N_EVALUATORS * n_pairs}
+                "expected": expected}
     finally:
         if server is not None:
             server.terminate()
@@ -299,10 +325,52 @@ def _run_database(label: str, database_url: str | None, settings_text: str | Non
         shutil.rmtree(folder, ignore_errors=True)
 
 
+#: Study sizes of the scale comparison (issue 16: the 50,000-pair figure within 1.5x of the 70-pair one).
+SCALE_PAIRS = (70, 50_000)
+SCALE_TARGET_RATIO = 1.5
+
+
 def run(args) -> None:
     quick = bool(getattr(args, "quick", False))
+    port = getattr(args, "port", None)
+    database = getattr(args, "database", None)
     paced_answers, stress_answers = (8, 0) if quick else (20, 20)
-    scratch = _postgres_scratch()
+    _run_latency(quick, paced_answers, stress_answers, port, database)
+    _run_scale(quick, port, database)
+
+
+def _run_scale(quick: bool, port: int | None, database: str | None) -> None:
+    """Server median of "submit + next pair" (POST + GET medians from the access
+    log) at 70 and at 50,000 pairs, same load, same database kind."""
+    answers = 8 if quick else 20
+    scratch = _postgres_scratch(database)
+    label, settings_text = ("postgres", None) if scratch is not None else ("sqlite-wal", SQLITE_WAL_SETTINGS)
+    print(f"\nscale ({label}, paced, {N_EVALUATORS} evaluators x {answers} answers): server median POST + GET")
+    print(f"{'pairs':>8}{'srv POST ms':>13}{'srv GET ms':>12}{'sum ms':>9}{'ratio':>8}{'stored':>8}{'fail':>6}")
+    base_ms = None
+    try:
+        for n_pairs in SCALE_PAIRS:
+            if scratch is not None and n_pairs != SCALE_PAIRS[0]:
+                scratch[1]()
+                scratch = _postgres_scratch(database)
+            phases = [Phase("paced", answers, THINK_S, [], [])]
+            result = _run_database(label, scratch[0] if scratch else None, settings_text, phases,
+                                   n_pairs=n_pairs, port=port)
+            post = statistics.median(result["server_ms"]["POST"])
+            get = statistics.median(result["server_ms"]["GET"])
+            base_ms = base_ms or post + get
+            failures = sum(len(p.failures) for p in phases)
+            print(f"{n_pairs:>8}{post:>13.1f}{get:>12.1f}{post + get:>9.1f}{(post + get) / base_ms:>8.2f}"
+                  f"{result['check']['judgments']:>8}{failures:>6}")
+    finally:
+        if scratch is not None:
+            scratch[1]()
+    print(f"target: ratio <= {SCALE_TARGET_RATIO} (cost independent of the study size)")
+
+
+def _run_latency(quick: bool, paced_answers: int, stress_answers: int, port: int | None,
+                 database: str | None) -> None:
+    scratch = _postgres_scratch(database)
     databases = [("sqlite", None, None), ("sqlite-wal", None, SQLITE_WAL_SETTINGS)]
     if scratch is not None:
         databases.append(("postgres", scratch[0], None))
@@ -317,7 +385,7 @@ def run(args) -> None:
             phases = [Phase("paced", paced_answers, THINK_S, [], [])]
             if stress_answers:
                 phases.append(Phase("stress", stress_answers, None, [], []))
-            result = _run_database(label, url, settings_text, phases)
+            result = _run_database(label, url, settings_text, phases, port=port)
             _report(result, phases)
     finally:
         if scratch is not None:

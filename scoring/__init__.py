@@ -11,7 +11,8 @@ Agreement with people
     cohen_kappa, krippendorff_alpha, fleiss_kappa, agreement_rate,
     harder_of_pairs, tie_threshold, merge_ties, verdict_counts, method_agreement,
     pair_kappa, flip_verdicts, with_reversed_pairs,
-    bootstrap_agreement_ci, mcnemar_exact, consensus, leave_one_out_consensus
+    bootstrap_agreement_ci, mcnemar_exact, consensus, leave_one_out_consensus,
+    leave_one_out_verdicts
 """
 from scoring.agreement import (
     AlphaResult,
@@ -29,7 +30,13 @@ from scoring.baselines import (
     simple_rank,
     weighted_accuracy,
 )
-from scoring.consensus import ConsensusResult, PairConsensus, consensus, leave_one_out_consensus
+from scoring.consensus import (
+    ConsensusResult,
+    PairConsensus,
+    consensus,
+    leave_one_out_consensus,
+    leave_one_out_verdicts,
+)
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError, NonFiniteError
 from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt
@@ -90,6 +97,7 @@ __all__ = [
     "irt_mirt",
     "krippendorff_alpha",
     "leave_one_out_consensus",
+    "leave_one_out_verdicts",
     "mcnemar_exact",
     "merge_ties",
     "method_agreement",

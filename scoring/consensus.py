@@ -27,7 +27,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from scoring._validation import check_positive_int
 from scoring.pairs import FIRST, SECOND, SKIP, UNDEFINED, Verdict
@@ -37,6 +37,7 @@ __all__ = [
     "PairConsensus",
     "consensus",
     "leave_one_out_consensus",
+    "leave_one_out_verdicts",
 ]
 
 METHOD_MAJORITY = "majority"
@@ -409,3 +410,114 @@ def leave_one_out_consensus(
     if not any(e == evaluator for _, e, _ in clean):
         raise ValueError(f"evaluator {evaluator!r} has no judgment in judgments")
     return consensus([j for j in clean if j[1] != evaluator], min_votes=min_votes, tie_rule=tie_rule)
+
+
+def leave_one_out_verdicts(
+    human: ArrayLike, *, min_votes: int = 1, tie_rule: str = "evaluator_weight"
+) -> NDArray[np.int8]:
+    """Every evaluator's leave-one-out consensus verdicts at once, vectorised.
+
+    Row ``i`` equals ``leave_one_out_consensus(judgments, evaluator_i).verdicts``
+    over all pairs (with ``UNDEFINED`` for a pair no other evaluator judged),
+    where ``judgments`` are the cells of ``human``; the rule is exactly that
+    of :func:`consensus` (ties resolved by exact fractions), only computed
+    with array operations over the (evaluator, pair) matrix instead of one
+    Python pass over the judgments per evaluator.
+
+    Parameters
+    ----------
+    human : array-like of int, shape (n_evaluators, n_pairs)
+        ``FIRST`` (0), ``SECOND`` (1), ``SKIP`` (3), or ``UNDEFINED`` (-1)
+        where the evaluator has no judgment on the pair.
+    min_votes : int, default 1
+        As for :func:`consensus`.
+    tie_rule : {"evaluator_weight", "none"}, default "evaluator_weight"
+        As for :func:`consensus`.
+
+    Returns
+    -------
+    ndarray of int8, shape (n_evaluators, n_pairs)
+        ``FIRST``/``SECOND``, or ``UNDEFINED`` where the others have no
+        consensus (or no judgment).
+
+    Raises
+    ------
+    ValueError
+        If ``human`` is not a 2-D integer array of those codes, or as
+        :func:`consensus` for ``min_votes`` and ``tie_rule``.
+
+    Notes
+    -----
+    For evaluator ``x`` left out, the others' vote counts are the column
+    counts minus ``x``'s own vote. An exact tie is put to the weights of
+    :func:`consensus`, computed among the others: for a voter ``e`` and a
+    pair ``q``, ``e`` is informative on ``q`` when the votes of everyone but
+    ``e`` and ``x`` have a strict majority there. The per-voter totals are
+    array sums; only the voters on tied pairs are summed as exact
+    fractions in Python. Cost: ``O(n_evaluators^2 * n_pairs)`` array work,
+    against ``O(n_evaluators * n_judgments)`` Python steps before.
+
+    References
+    ----------
+    EIP paper, section 3.3 (Table 2, per-evaluator alignment).
+
+    Examples
+    --------
+    >>> leave_one_out_verdicts([[0], [1], [1]])[2].tolist()
+    [-1]
+    """
+    min_votes = check_positive_int(min_votes, name="min_votes")
+    if tie_rule not in TIE_RULES:
+        raise ValueError(f"tie_rule must be one of {TIE_RULES}; got {tie_rule!r}")
+    h = np.asarray(human)
+    if h.ndim != 2 or (h.size and not np.issubdtype(h.dtype, np.integer)):
+        raise ValueError(f"human must be a 2-D integer array (evaluators x pairs); got shape {h.shape}, "
+                         f"dtype {h.dtype}")
+    bad = ~np.isin(h, (int(FIRST), int(SECOND), int(SKIP), int(UNDEFINED)))
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ValueError(f"human[{i}, {j}] is {int(h[i, j])}; codes must be FIRST (0), SECOND (1), SKIP (3) "
+                         "or UNDEFINED (-1)")
+    return _loo_kernel(h.astype(np.int8, copy=False), min_votes=min_votes, tie_rule=tie_rule)
+
+
+def _loo_kernel(h: NDArray[np.int8], *, min_votes: int, tie_rule: str) -> NDArray[np.int8]:
+    n_e, n_p = h.shape
+    first = (h == FIRST).astype(np.int64)
+    second = (h == SECOND).astype(np.int64)
+    voted = (first + second).astype(bool)
+    f_all, s_all = first.sum(axis=0), second.sum(axis=0)
+    out = np.full((n_e, n_p), int(UNDEFINED), dtype=np.int8)
+    for x in range(n_e):
+        f, s = f_all - first[x], s_all - second[x]
+        enough = (f + s) >= min_votes
+        row = np.where(f > s, int(FIRST), int(SECOND)).astype(np.int8)
+        row[~enough | (f == s)] = int(UNDEFINED)
+        out[x] = row
+        if tie_rule == "none":
+            continue
+        tied = np.flatnonzero(enough & (f == s))
+        if tied.size == 0:
+            continue
+        # Others than x: for voter e != x on q, the votes of everyone but e and x.
+        of, os_ = f[None, :] - first, s[None, :] - second  # (n_e, n_p)
+        informative = voted & (of != os_)
+        informative[x] = False
+        agree = informative & (((first == 1) & (of > os_)) | ((second == 1) & (os_ > of)))
+        n_inf, n_agree = informative.sum(axis=1), agree.sum(axis=1)
+        for p in tied:
+            voters = np.flatnonzero(voted[:, p])
+            wf, ws = Fraction(0), Fraction(0)
+            for e in voters:
+                if e == x:
+                    continue
+                a = int(n_agree[e]) - int(agree[e, p])
+                c = int(n_inf[e]) - int(informative[e, p])
+                w = Fraction(a, c) if c else DEFAULT_WEIGHT
+                if first[e, p]:
+                    wf += w
+                else:
+                    ws += w
+            if wf != ws:
+                out[x, p] = int(FIRST) if wf > ws else int(SECOND)
+    return out

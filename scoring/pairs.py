@@ -656,6 +656,10 @@ def pair_kappa(verdicts_x: ArrayLike, verdicts_y: ArrayLike) -> KappaResult:
     return KappaResult(kappa=(2 * n_agree - n) / n, p_o=n_agree / n, p_e=0.5, n=n)
 
 
+#: Resample indices held at once by :func:`bootstrap_agreement_ci` (32 MiB of int64).
+BOOT_CHUNK_CELLS = 1 << 22
+
+
 def bootstrap_agreement_ci(
     verdicts_method: ArrayLike,
     verdicts_human: ArrayLike,
@@ -693,7 +697,9 @@ def bootstrap_agreement_ci(
     -----
     The ``n`` scored pairs (human ``FIRST``/``SECOND``) are resampled with
     replacement: replicate ``r`` uses the pairs
-    ``rng.integers(0, n, size=(n_boot, n))[r]``. Agreement counts method ties
+    ``rng.integers(0, n, size=(n_boot, n))[r]``, drawn in blocks of rows of
+    about :data:`BOOT_CHUNK_CELLS` indices (the same numbers, a bounded
+    memory). Agreement counts method ties
     as misses, as in :func:`method_agreement`. Kappa is the orientation-free
     :func:`pair_kappa` over the replicate's pairs the method decided
     (``2 p_o - 1``); it is undefined in a replicate where the method decided
@@ -718,8 +724,16 @@ def bootstrap_agreement_ci(
     n = int(m.size)
     if n == 0:
         raise ValueError(f"cannot bootstrap: {REASON_NO_DECIDED_HUMAN_PAIR}")
-    idx = gen.integers(0, n, size=(n_boot, n))
-    agreement, kappa = _bootstrap_kernel(m, h, idx)
+    # Replicates are drawn and scored a block of rows at a time (memory ~ BOOT_CHUNK_CELLS, not n_boot x n);
+    # row-wise blocks consume the generator exactly as the whole (n_boot, n) matrix would.
+    rows = max(1, BOOT_CHUNK_CELLS // n)
+    code = _bootstrap_codes(m, h)
+    agreement = np.empty(n_boot)
+    kappa = np.empty(n_boot)
+    for start in range(0, n_boot, rows):
+        stop = min(n_boot, start + rows)
+        idx = gen.integers(0, n, size=(stop - start, n))
+        agreement[start:stop], kappa[start:stop] = _bootstrap_rows(code, idx)
     q = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
     a_lo, a_hi = np.quantile(agreement, q)
     defined = ~np.isnan(kappa)
@@ -734,6 +748,31 @@ def bootstrap_agreement_ci(
         n_boot=n_boot,
         n_kappa_undefined=int((~defined).sum()),
     )
+
+
+_AGREE_UNIT = np.int64(1) << np.int64(32)
+
+
+def _bootstrap_codes(m: NDArray[np.int64], h: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Per scored pair, ``decided + agree * 2**32`` (decided: the method said
+    FIRST/SECOND; agree: it said what the human said), so that one sum over a
+    replicate's pairs gives both counts (n < 2**32)."""
+    decided = (m == FIRST) | (m == SECOND)
+    agree = decided & (m == h)
+    codes: NDArray[np.int64] = decided.astype(np.int64) + agree.astype(np.int64) * _AGREE_UNIT
+    return codes
+
+
+def _bootstrap_rows(code: NDArray[np.int64], idx: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+    """Agreement and kappa of each row of ``idx``: the counts of
+    :func:`_bootstrap_kernel` from one gather and one row sum."""
+    total = code[idx].sum(axis=1)
+    n_agree = total >> np.int64(32)
+    n_decided = total & (_AGREE_UNIT - 1)
+    agreement = n_agree / idx.shape[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = np.where(n_decided == 0, np.nan, (2 * n_agree - n_decided) / n_decided)
+    return agreement, kappa
 
 
 def _bootstrap_kernel(

@@ -198,9 +198,13 @@ class Pair(models.Model):
         Question, on_delete=models.PROTECT, related_name="+", null=True, blank=True,
         help_text="For an attention check: the question an attentive evaluator calls harder",
     )
+    n_votes = models.PositiveIntegerField(
+        default=0, help_text="Votes (not skips) recorded on the pair; kept by the judging service"
+    )
 
     class Meta:
         ordering = ["study_id", "position"]
+        indexes = [models.Index(fields=["study", "n_votes"], name="pair_study_votes")]
         constraints = [
             models.UniqueConstraint(
                 "study", Least("question_a", "question_b"), Greatest("question_a", "question_b"),
@@ -293,6 +297,9 @@ class Participation(models.Model):
         Invitation, on_delete=models.SET_NULL, null=True, blank=True, related_name="participations"
     )
     seed = models.BigIntegerField(default=new_participation_seed)
+    order_cursor = models.PositiveIntegerField(
+        default=0, help_text="Place reached in the evaluator's pair order (the order is a permutation from the seed)"
+    )
     consented_at = models.DateTimeField(
         null=True, blank=True, help_text="When they agreed to the consent text (empty: joined another way)"
     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotate.models import (
     Assignment,
@@ -130,64 +130,180 @@ class Progress:
         return self.remaining == 0
 
 
+#: Order indices examined per query when looking for an evaluator's next pair.
+ORDER_CHUNK = 64
+_MASK64 = (1 << 64) - 1
+_FEISTEL_ROUNDS = 4
+
+
+def _mix64(x: int) -> int:
+    """splitmix64's finaliser: a cheap, well-spread 64-bit mixing function."""
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & _MASK64
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EB & _MASK64
+    return x ^ (x >> 31)
+
+
+def evaluator_order_position(*, seed: int, n: int, index: int) -> int:
+    """The pair position the evaluator with ``seed`` meets at ``index`` of their order.
+
+    The order is a seeded pseudo-random permutation of ``range(n)`` (pair
+    positions): a 4-round Feistel network on the smallest even number of bits
+    covering ``n``, walked until it lands below ``n`` (fewer than 4 steps on
+    average). Computed in constant time per index, so the evaluator's whole
+    order is "computed once" from ``(seed, n)`` and never stored or sorted.
+
+    Parameters
+    ----------
+    seed : int
+        ``Participation.seed``.
+    n : int
+        Pairs in the study (positions are ``0 .. n - 1``), ``n >= 1``.
+    index : int
+        Place in the order, ``0 <= index < n``.
+
+    Returns
+    -------
+    int
+        A position in ``range(n)``; distinct indices give distinct positions.
+    """
+    half = max(1, ((n - 1).bit_length() + 1) // 2)
+    mask = (1 << half) - 1
+    keys = [_mix64((seed * 4 + r) & _MASK64) for r in range(_FEISTEL_ROUNDS)]
+    x = index
+    while True:
+        left, right = x >> half, x & mask
+        for key in keys:
+            left, right = right, left ^ (_mix64(right ^ key) & mask)
+        x = (left << half) | right
+        if x < n:
+            return x
+
+
+@dataclass(frozen=True)
+class NextPair:
+    """The next pair of an evaluator's order and the cursor after it."""
+
+    pair_id: int
+    cursor: int
+
+
 @dataclass(frozen=True)
 class JudgingState:
-    """What one evaluator has decided and has on screen, and the pairs' votes.
+    """What one evaluator has decided and has on screen, read with a handful of
+    indexed queries whose cost does not grow with the study's size.
 
-    ``decided`` maps pair id -> choice; ``open_assignments`` lists the
-    assignments (pair on screen, not yet decided) by display time;
-    ``offerable`` is the set of undecided, unassigned pair ids that are still
-    below the target; ``order`` is the evaluator's key of every pair.
+    ``open_assignments`` lists the assignments (pair on screen, not yet
+    decided) by display time; ``n_offerable`` counts the undecided, unassigned
+    pairs still below the target.
     """
 
-    decided: dict[int, str]
+    participation: Participation
+    judged: int
+    skipped: int
     open_assignments: tuple[Assignment, ...]
-    offerable: frozenset[int]
-    order: dict[int, tuple[int, bool]]
+    n_offerable: int
+    n_pairs: int
 
     @property
     def progress(self) -> Progress:
-        skipped = sum(1 for c in self.decided.values() if c == Choice.SKIP)
-        return Progress(
-            judged=len(self.decided) - skipped,
-            skipped=skipped,
-            remaining=len(self.open_assignments) + len(self.offerable),
-        )
+        return Progress(judged=self.judged, skipped=self.skipped,
+                        remaining=len(self.open_assignments) + self.n_offerable)
 
     def next_pair_id(self) -> int | None:
         """The pair to show: the oldest open assignment, else the first offerable
         pair in the evaluator's order, else None (finished)."""
         if self.open_assignments:
             return self.open_assignments[0].pair_id
-        if not self.offerable:
-            return None
-        return min(self.offerable, key=lambda pid: self.order[pid][0])
+        found = participation_next_pair(participation=self.participation, n_offerable=self.n_offerable,
+                                        n_pairs=self.n_pairs)
+        return None if found is None else found.pair_id
+
+
+def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
+    decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pair_id"))
+    return list(
+        Assignment.objects.filter(participation_id=participation.pk).filter(~Exists(decided))
+        .select_related("pair__question_a", "pair__question_b").order_by("shown_at", "id")
+    )
 
 
 def participation_state(*, participation: Participation) -> JudgingState:
-    """Read an evaluator's :class:`JudgingState` (four small queries; only the
-    open assignments, usually none or one, become model instances)."""
+    """Read an evaluator's :class:`JudgingState`.
+
+    Four queries, none of which reads every pair of the study: the
+    evaluator's decisions by choice, their open assignments, the number of
+    pairs that reached the target (an index range count on ``Pair.n_votes``)
+    and the number of their own assigned pairs still below it. Every judgment
+    has an assignment (the judging service writes one first; imports carry
+    them), so "offerable" = pairs below the target minus the evaluator's
+    assigned pairs below it.
+    """
     study = participation.study
-    pair_ids = list(Pair.objects.filter(study_id=study.pk).values_list("id", flat=True))
-    decided = dict(participation.judgments.values_list("pair_id", "choice"))
-    assignments = list(
-        participation.assignments.exclude(pair_id__in=participation.judgments.values("pair_id"))
-        .order_by("shown_at", "id")
-    )
-    votes = dict(
-        Judgment.objects.filter(pair__study_id=study.pk, choice__in=VOTES)
-        .values("pair_id")
-        .annotate(n=Count("id"))
-        .values_list("pair_id", "n")
-    )
-    assigned = {a.pair_id for a in assignments}
     target = study.target_judgments_per_pair
-    offerable = frozenset(
-        pid for pid in pair_ids
-        if pid not in decided and pid not in assigned and votes.get(pid, 0) < target
+    by_choice = dict(
+        participation.judgments.order_by().values("choice").annotate(n=Count("id")).values_list("choice", "n")
     )
-    order = {pid: evaluator_pair_key(seed=participation.seed, pair_id=pid) for pid in pair_ids}
-    return JudgingState(decided=decided, open_assignments=tuple(assignments), offerable=offerable, order=order)
+    skipped = by_choice.get(Choice.SKIP, 0)
+    assignments = _open_assignments_of(participation=participation)
+    n_pairs = study_pair_count(study_id=study.pk)
+    at_target = Pair.objects.filter(study_id=study.pk, n_votes__gte=target).count()
+    mine_below = Assignment.objects.filter(participation_id=participation.pk, pair__n_votes__lt=target).count()
+    return JudgingState(
+        participation=participation,
+        judged=sum(by_choice.values()) - skipped,
+        skipped=skipped,
+        open_assignments=tuple(assignments),
+        n_offerable=max(0, n_pairs - at_target - mine_below),
+        n_pairs=n_pairs,
+    )
+
+
+def study_pair_count(*, study_id: int) -> int:
+    """Pairs in the study (positions are ``0 .. n - 1``): one index lookup."""
+    top = Pair.objects.filter(study_id=study_id).order_by("-position").values_list("position", flat=True).first()
+    return 0 if top is None else top + 1
+
+
+def participation_next_pair(
+    *, participation: Participation, n_offerable: int | None = None, n_pairs: int | None = None
+) -> NextPair | None:
+    """The first offerable pair in the evaluator's order, from their cursor on.
+
+    Walks :func:`evaluator_order_position` from ``participation.order_cursor``
+    in chunks of :data:`ORDER_CHUNK` positions, one indexed query per chunk
+    (pairs at those positions, below the target, neither assigned to nor
+    decided by the evaluator). Pairs behind the cursor were at the target or
+    already the evaluator's when the cursor passed them, so the walk resumes
+    where it stopped; only when nothing is found up to the end (the target was
+    raised since) does it wrap around once. ``n_offerable == 0`` (known from
+    :func:`participation_state`) skips the walk; ``n_pairs`` saves a query
+    when known. Reads only.
+    """
+    if n_offerable == 0:
+        return None
+    study = participation.study
+    n = study_pair_count(study_id=study.pk) if n_pairs is None else n_pairs
+    if n == 0:
+        return None
+    start = min(participation.order_cursor, n)
+    spans = [(start, n), (0, start)]
+    mine = Assignment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pk"))
+    decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pk"))
+    for lo, hi in spans:
+        for chunk_lo in range(lo, hi, ORDER_CHUNK):
+            indices = range(chunk_lo, min(chunk_lo + ORDER_CHUNK, hi))
+            index_of = {evaluator_order_position(seed=participation.seed, n=n, index=k): k for k in indices}
+            # Only (study, position) in SQL, so the plan is the unique index on it whatever the
+            # statistics say (a vote-count condition there let a stale planner scan the study).
+            found = (
+                Pair.objects.filter(study_id=study.pk, position__in=list(index_of))
+                .filter(~Exists(mine), ~Exists(decided)).values_list("pk", "position", "n_votes")
+            )
+            target = study.target_judgments_per_pair
+            best = min(((index_of[pos], pk) for pk, pos, votes in found if votes < target), default=None)
+            if best is not None:
+                return NextPair(pair_id=best[1], cursor=best[0] + 1)
+    return None
 
 
 def participation_progress(*, participation: Participation) -> Progress:

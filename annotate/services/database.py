@@ -9,6 +9,9 @@
   load, so the planner does not plan matrix queries over a million new rows
   with the statistics of an empty table (one matrix query took 198 s before
   and 1.2 s after).
+- :func:`pairs_analyze`: ``ANALYZE`` of the pairs table after a study's pairs
+  are written, so the judging queries (by study and position) use the index
+  on them instead of a plan made for a study of a few hundred pairs.
 - :func:`backend_pid` / :func:`backend_cancel`: the server process serving
   this connection, recorded on a run when it starts, and the cancellation of
   a dead worker's still-running query when its run is reaped.
@@ -19,7 +22,7 @@ from datetime import datetime
 
 from django.db import connection
 
-from annotate.models import Response
+from annotate.models import Pair, Response
 
 #: The advisory-lock key of loads (any fixed 64-bit number; "EIPLOAD" in ASCII).
 LOAD_LOCK_KEY = 0x4549504C4F4144
@@ -41,6 +44,13 @@ def responses_analyze() -> None:
     if _postgres():
         with connection.cursor() as cursor:
             cursor.execute(f"ANALYZE {connection.ops.quote_name(Response._meta.db_table)}")
+
+
+def pairs_analyze() -> None:
+    """Refresh the planner statistics of the pairs table (PostgreSQL ``ANALYZE``)."""
+    if _postgres():
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(Pair._meta.db_table)}")
 
 
 def backend_pid() -> int | None:

@@ -4,9 +4,17 @@ Rules
 -----
 * A pair, once shown to an evaluator (an :class:`Assignment`), stays theirs
   until they judge or skip it, even when the study's target is reached.
-* Each evaluator sees the pairs in their own deterministic order with a
-  deterministic left/right placement (:func:`evaluator_pair_key`), so a
-  refresh shows the same thing.
+* Each evaluator sees the pairs in their own deterministic order (a seeded
+  permutation of the pair positions, :func:`evaluator_order_position`,
+  walked from a cursor kept on the participation) with a deterministic
+  left/right placement (:func:`evaluator_pair_key`), so a refresh shows the
+  same thing.
+* A GET of the judging page writes nothing: the POST of an answer (and of the
+  guidelines) writes the next pair's assignment, whose ``shown_at`` is that
+  POST's time, i.e. when the browser is sent to the page that shows it.
+* The cost of serving and answering does not grow with the study: the next
+  pair comes from a few indexed queries on the evaluator's order, and the
+  votes per pair are kept in ``Pair.n_votes`` (incremented with each vote).
 * Answers are final. One judgment per evaluator and pair (a database
   constraint); a repeated submission (double click, refresh, back button,
   second tab) is reported as ``created=False`` and changes nothing.
@@ -25,10 +33,19 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.models import Assignment, Choice, Judgment, Pair, Participation, Question, StudyStatus
-from annotate.selectors.studies import Progress, evaluator_pair_key, participation_state
+from annotate.selectors.studies import (
+    VOTES,
+    JudgingState,
+    Progress,
+    evaluator_pair_key,
+    participation_next_pair,
+    participation_state,
+)
 from annotate.services.studies import ERR_STUDY_CLOSED, StudyClosedError
 
 ERR_CHOICE = "choice must be one of {choices}; got {value!r}"
@@ -65,39 +82,83 @@ class SubmitResult:
 
 
 def judging_screen(*, participation: Participation, now: datetime | None = None) -> Screen | None:
-    """The pair to show now, creating its assignment the first time it is served.
+    """The pair to show now: the evaluator's oldest open assignment.
 
-    Returns None when the evaluator has nothing left (and stamps
-    ``finished_at`` the first time).
+    The POSTs that lead to the judging page (an answer through the view,
+    accepting the guidelines) already put the next pair on screen
+    (:func:`judging_assign_next`, ``shown_at`` = that POST's time, the moment
+    the browser is sent to this page), so the judging page's GET only reads.
+    Only an evaluator with nothing on screen who did not come through those
+    POSTs (a participation created by a script or a test, one that was
+    mid-study before this rule, a target raised after they finished) gets
+    their next pair assigned here, once, as before.
+
+    Returns None when the evaluator has nothing left (``finished_at`` is
+    stamped the first time).
     """
-    now = now or timezone.now()
     state = participation_state(participation=participation)
-    pair_id = state.next_pair_id()
-    if pair_id is None:
-        if participation.finished_at is None:
-            participation.finished_at = now
-            participation.save(update_fields=["finished_at"])
-        return None
-    pair = Pair.objects.select_related("question_a", "question_b").get(pk=pair_id)
-    if state.open_assignments and state.open_assignments[0].pair_id == pair_id:
+    if state.open_assignments:
         assignment = state.open_assignments[0]
     else:
-        _, a_left = evaluator_pair_key(seed=participation.seed, pair_id=pair_id)
-        try:
-            with transaction.atomic():
-                assignment = Assignment.objects.create(
-                    participation=participation,
-                    pair=pair,
-                    left_question_id=pair.question_a_id if a_left else pair.question_b_id,
-                    shown_at=now,
-                )
-        except IntegrityError:  # a second tab served the same pair a moment ago
-            assignment = Assignment.objects.get(participation=participation, pair=pair)
+        if participation.finished_at is not None and state.n_offerable == 0:
+            return None  # finished, and nothing new to offer: no write
+        assignment = judging_assign_next(participation=participation, now=now, state=state)
+        if assignment is None:
+            return None
+        state = participation_state(participation=participation)
+    pair = assignment.pair
     if assignment.left_question_id == pair.question_a_id:
         left, right = pair.question_a, pair.question_b
     else:
         left, right = pair.question_b, pair.question_a
     return Screen(pair=pair, left=left, right=right, shown_at=assignment.shown_at, progress=state.progress)
+
+
+def _left_of(participation: Participation, pair: Pair) -> int:
+    _, a_left = evaluator_pair_key(seed=participation.seed, pair_id=pair.pk)
+    return pair.question_a_id if a_left else pair.question_b_id
+
+
+def judging_assign_next(
+    *, participation: Participation, now: datetime | None = None, state: JudgingState | None = None
+) -> Assignment | None:
+    """Put the evaluator's next pair on their screen: write its assignment
+    (``shown_at = now``) and move their order cursor past it, unless a pair is
+    already on screen. Called by the POSTs that lead to the judging page (an
+    answer, accepting the guidelines), never by a GET. Stamps ``finished_at``
+    when nothing is left.
+    """
+    now = now or timezone.now()
+    state = state or participation_state(participation=participation)
+    if state.open_assignments:
+        return state.open_assignments[0]
+    found = participation_next_pair(participation=participation, n_offerable=state.n_offerable,
+                                    n_pairs=state.n_pairs)
+    if found is None:
+        if participation.finished_at is None:
+            participation.finished_at = now
+            Participation.objects.filter(pk=participation.pk, finished_at__isnull=True).update(finished_at=now)
+        return None
+    pair = Pair.objects.select_related("question_a", "question_b").get(pk=found.pair_id)
+    try:
+        with transaction.atomic():
+            assignment = Assignment.objects.create(
+                participation=participation, pair=pair, left_question_id=_left_of(participation, pair),
+                shown_at=now,
+            )
+    except IntegrityError:  # a second tab assigned the same pair a moment ago
+        assignment = Assignment.objects.select_related("pair__question_a", "pair__question_b").get(
+            participation=participation, pair=pair)
+    participation.order_cursor = found.cursor
+    Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
+    return assignment
+
+
+def pair_votes_recount(*, study_id: int) -> None:
+    """Recount ``Pair.n_votes`` of a study from its judgments (after a bulk import)."""
+    votes = (Judgment.objects.filter(pair_id=OuterRef("pk"), choice__in=VOTES)
+             .order_by().values("pair_id").annotate(n=Count("id")).values("n"))
+    Pair.objects.filter(study_id=study_id).update(n_votes=Coalesce(Subquery(votes, output_field=IntegerField()), 0))
 
 
 def _clean_client_seconds(value: float | None) -> float | None:
@@ -120,6 +181,7 @@ def judgment_submit(
     left_question_id: int,
     choice: str,
     client_seconds: float | None = None,
+    assign_next: bool = False,
     now: datetime | None = None,
 ) -> SubmitResult:
     """Record an evaluator's answer on a pair, at most once.
@@ -136,6 +198,9 @@ def judgment_submit(
     client_seconds : float, optional
         Time on the page measured by the browser; kept only if in
         [0, 86400] seconds, else stored as NULL.
+    assign_next : bool, default False
+        Also put the evaluator's next pair on screen
+        (:func:`judging_assign_next`), so the GET that follows writes nothing.
     now : datetime, optional
         Submission time (default ``timezone.now()``).
 
@@ -197,4 +262,8 @@ def judgment_submit(
         if judgment is None:
             raise
         return SubmitResult(judgment=judgment, created=False)
+    if harder_id is not None:
+        Pair.objects.filter(pk=pair.pk).update(n_votes=F("n_votes") + 1)
+    if assign_next:
+        judging_assign_next(participation=participation, now=now)
     return SubmitResult(judgment=judgment, created=True)

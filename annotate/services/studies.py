@@ -50,6 +50,7 @@ from annotate.selectors.studies import (
     user_is_evaluator,
 )
 from annotate.selectors.study_scope import ScopeCandidates, study_scope_candidates
+from annotate.services.database import pairs_analyze
 from scoring.attention_checks import attention_check_count, select_attention_checks
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
@@ -512,6 +513,7 @@ def _store_scope(*, study: Study, scope: _Scope) -> None:
              attention_check=True, expected_harder_id=harder)
         for k, (a, b, harder) in enumerate(scope.checks)
     )
+    pairs_analyze()
 
 
 # --- a study's scope: changeable until its first judgment ------------------------

@@ -144,6 +144,7 @@ from annotate.selectors.transfer import (
 )
 from annotate.services.alignment.pools import run_alpha
 from annotate.services.analyses.params import params_key
+from annotate.services.judging import pair_votes_recount
 from annotate.services.studies import username_check
 
 SCHEMA_VERSION = 4
@@ -923,6 +924,7 @@ def study_import(*, document: dict, rename: str | None = None, reuse_evaluators:
     run = _write_run(plan, document.get("source", {}))
     study, pairs = _write_study(plan, run, datasets, subjects)
     n_judgments = _write_evaluators(plan, study, pairs, subjects)
+    pair_votes_recount(study_id=study.pk)
     return ImportResult(
         study=study,
         questions_created=plan.questions_created,

@@ -32,6 +32,7 @@ from annotate.selectors.studies import (
 from annotate.services.judging import (
     InvalidSubmissionError,
     PairNotInStudyError,
+    judging_assign_next,
     judging_screen,
     judgment_submit,
 )
@@ -246,6 +247,7 @@ def study_guidelines(request: HttpRequest, study_id: int) -> HttpResponse:
         return redirect("annotate:study_onboarding", study_id=study_id)
     if request.method == "POST":
         participation_accept_guidelines(participation=participation)
+        judging_assign_next(participation=participation)  # the first pair, so the judging GET writes nothing
         return redirect("annotate:study_judge", study_id=study_id)
     context = {"participation": participation, "study": participation.study}
     return render(request, "annotate/judging/guidelines.html", context)
@@ -347,6 +349,7 @@ def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
             left_question_id=form.cleaned_data["left"],
             choice=form.cleaned_data["choice"],
             client_seconds=form.client_seconds(),
+            assign_next=True,  # so the GET this redirects to writes nothing
         )
     except PairNotInStudyError:
         raise Http404("no such pair in this study") from None

@@ -48,7 +48,7 @@ from scoring import (
     consensus,
     fleiss_kappa,
     krippendorff_alpha,
-    leave_one_out_consensus,
+    leave_one_out_verdicts,
     mcnemar_exact,
     method_agreement,
     pair_kappa,
@@ -122,6 +122,7 @@ def evaluator_rows(
     """Per evaluator: counts, agreement and kappa with each method over their
     voted pairs, and agreement and kappa with the consensus of the others."""
     rows = []
+    others = leave_one_out_verdicts(data.human, min_votes=min_votes, tie_rule=tie_rule) if data.evaluators else None
     for i, e in enumerate(data.evaluators):
         mine = data.human[i]
         rows.append(EvaluatorRow(
@@ -130,7 +131,7 @@ def evaluator_rows(
             n_votes=int(np.isin(mine, (FIRST, SECOND)).sum()),
             n_skips=int((mine == SKIP).sum()),
             methods={k: agreement_of(method_agreement(v, mine)) for k, v in method_verdicts.items()},
-            vs_others=_vs_others(data, i, min_votes=min_votes, tie_rule=tie_rule),
+            vs_others=_vs_others(data, i, others[i]),
         ))
     return tuple(rows)
 
@@ -152,13 +153,9 @@ def skipped_by_one(human: np.ndarray, i: int) -> tuple[int, int]:
     return by_evaluator, by_others
 
 
-def _vs_others(data: StudyData, i: int, *, min_votes: int, tie_rule: str) -> OthersAgreement:
-    e = data.evaluators[i]
-    others = leave_one_out_consensus(list(data.judgments), e.participation_id, min_votes=min_votes, tie_rule=tie_rule)
-    judged = {p.pair_id for p in others.pairs}
-    theirs = np.array(
-        [int(others[p.pair_id].verdict) if p.pair_id in judged else int(UNDEFINED) for p in data.pairs], dtype=np.int8
-    )
+def _vs_others(data: StudyData, i: int, theirs: np.ndarray) -> OthersAgreement:
+    """Evaluator ``i`` against ``theirs``, the consensus of the others (one row of
+    :func:`scoring.consensus.leave_one_out_verdicts`)."""
     k = pair_kappa(data.human[i], theirs)
     by_evaluator, by_others = skipped_by_one(data.human, i)
     return OthersAgreement(**vars(kappa_agreement_of(k, REASON_NO_OTHERS)),

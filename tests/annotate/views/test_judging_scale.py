@@ -1,0 +1,149 @@
+"""Judging cost does not grow with the study (issue 16, point 4): a GET of the
+judging page writes nothing, and serving plus answering take the same number
+of queries at 70 pairs and at 5,000.
+
+Cast: ``ada`` judges; ``bo`` has voted on some pairs before her.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotate.models import Assignment, Judgment, Pair
+from annotate.selectors.studies import evaluator_order_position, participation_state
+from annotate.services.judging import judging_screen, judgment_submit
+from tests.annotate.factories import make_catalog, make_evaluator, make_study
+
+pytestmark = pytest.mark.django_db
+
+FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
+WRITES = ("INSERT", "UPDATE", "DELETE")
+#: Queries of the POST of an answer and of the GET that follows, whatever the study size
+#: (session, user and participation reads included).
+MAX_QUERIES_POST = 21
+MAX_QUERIES_GET = 10
+
+
+def judge_url(study) -> str:
+    return reverse("annotate:study_judge", kwargs={"study_id": study.pk})
+
+
+def ready_client(study, username: str) -> tuple[object, Client]:
+    """An onboarded evaluator who has just accepted the guidelines through the page."""
+    participation = make_evaluator(study, username)
+    client = Client()
+    client.force_login(participation.user)
+    response = client.post(reverse("annotate:study_guidelines", kwargs={"study_id": study.pk}))
+    assert response.status_code == 302
+    return participation, client
+
+
+def on_screen(client: Client, study) -> tuple[int, int]:
+    response = client.get(judge_url(study))
+    assert response.status_code == 200
+    pair_id, left_id = FORM_RE.search(response.content.decode()).groups()
+    return int(pair_id), int(left_id)
+
+
+def writes_in(queries) -> list[str]:
+    return [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(WRITES)]
+
+
+def test_the_order_is_a_permutation_of_the_positions():
+    for n in (1, 2, 3, 7, 64, 70, 1000, 5001):
+        for seed in (0, 1, 2**62 + 5, -17):
+            order = [evaluator_order_position(seed=seed, n=n, index=k) for k in range(n)]
+            assert sorted(order) == list(range(n))
+    first = {tuple(evaluator_order_position(seed=s, n=70, index=k) for k in range(70)) for s in range(20)}
+    assert len(first) == 20  # 20 seeds, 20 different orders
+
+
+def test_a_get_of_the_judging_page_writes_nothing():
+    study = make_study(make_catalog(per_subject=6), n_pairs=10, seed=4)
+    participation, client = ready_client(study, "ada")
+    assert Assignment.objects.filter(participation=participation).count() == 1  # written by the guidelines POST
+    for _ in range(3):
+        with CaptureQueriesContext(connection) as ctx:
+            pair_id, left_id = on_screen(client, study)
+        assert writes_in(ctx.captured_queries) == []
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(judge_url(study)).status_code == 200  # a refresh: still nothing written
+        assert writes_in(ctx.captured_queries) == []
+        response = client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "left"})
+        assert response.status_code == 302
+    assert Judgment.objects.filter(participation=participation).count() == 3
+
+
+def test_shown_at_is_the_time_of_the_post_that_put_the_pair_on_screen():
+    study = make_study(make_catalog(per_subject=6), n_pairs=10, seed=4)
+    participation, client = ready_client(study, "ada")
+    pair_id, left_id = on_screen(client, study)
+    client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "right"})
+    first = Judgment.objects.get(participation=participation)
+    following = Assignment.objects.filter(participation=participation).exclude(pair_id=pair_id).get()
+    # The next assignment was written by the answer's POST, at its submission time.
+    assert following.shown_at == first.submitted_at
+
+
+def test_votes_per_pair_are_kept_and_skips_do_not_count():
+    study = make_study(make_catalog(per_subject=6), n_pairs=6, seed=2)
+    for name, choice in (("ada", "left"), ("bo", "skip"), ("cy", "right")):
+        participation = make_evaluator(study, name)
+        screen = judging_screen(participation=participation)
+        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                        choice=choice)
+    stored = {p.pk: p.n_votes for p in Pair.objects.filter(study=study)}
+    counted = {p.pk: Judgment.objects.filter(pair=p, choice__in=("left", "right")).count()
+               for p in Pair.objects.filter(study=study)}
+    assert stored == counted and sum(stored.values()) == 2
+
+
+def study_of(n_pairs: int, per_subject: int):
+    study = make_study(make_catalog(subjects=("Mathematics",), per_subject=per_subject), n_pairs=n_pairs, seed=9)
+    assert Pair.objects.filter(study=study).count() == n_pairs
+    bo = make_evaluator(study, f"bo{n_pairs}")
+    for _ in range(5):  # some votes elsewhere in the study
+        screen = judging_screen(participation=bo)
+        judgment_submit(participation=bo, pair_id=screen.pair.pk, left_question_id=screen.left.pk, choice="left")
+    return study
+
+
+def round_trip_queries(study, assert_max) -> tuple[int, int]:
+    """Queries of the POST of an answer and of the GET that follows (the third answer)."""
+    _participation, client = ready_client(study, f"ada{study.pk}")
+    for _ in range(2):
+        pair_id, left_id = on_screen(client, study)
+        client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "left"})
+    pair_id, left_id = on_screen(client, study)
+    with assert_max(MAX_QUERIES_POST), CaptureQueriesContext(connection) as post:
+        assert client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "left"}).status_code == 302
+    with assert_max(MAX_QUERIES_GET), CaptureQueriesContext(connection) as get:
+        on_screen(client, study)
+    return len(post.captured_queries), len(get.captured_queries)
+
+
+@pytest.mark.slow
+def test_the_queries_per_judging_request_do_not_grow_with_the_study(django_assert_max_num_queries):
+    small = round_trip_queries(study_of(70, per_subject=13), django_assert_max_num_queries)  # C(13, 2) = 78
+    large = round_trip_queries(study_of(5000, per_subject=101), django_assert_max_num_queries)  # C(101, 2) = 5,050
+    assert small == large
+
+
+def test_a_finished_evaluator_is_stamped_by_the_post_of_the_last_answer():
+    study = make_study(make_catalog(per_subject=3), n_pairs=2, seed=1)
+    participation, client = ready_client(study, "ada")
+    for _ in range(2):
+        pair_id, left_id = on_screen(client, study)
+        client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "skip"})
+    participation.refresh_from_db()
+    assert participation.finished_at is not None
+    state = participation_state(participation=participation)
+    assert (state.progress.judged, state.progress.skipped, state.progress.remaining) == (0, 2, 0)
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(judge_url(study)).url == reverse("annotate:study_done", kwargs={"study_id": study.pk})
+    assert writes_in(ctx.captured_queries) == []

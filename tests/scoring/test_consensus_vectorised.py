@@ -1,0 +1,86 @@
+"""The vectorised leave-one-out consensus (issue 16) gives the verdicts of the
+per-evaluator implementation it replaces, on random studies with ties, skips,
+missing judgments and several ``min_votes``.
+
+``_slow_reference`` is the old code path of the report, kept here: one call of
+:func:`scoring.leave_one_out_consensus` per evaluator over the judgment list.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scoring.consensus import leave_one_out_consensus, leave_one_out_verdicts
+from scoring.pairs import FIRST, SECOND, SKIP, UNDEFINED
+
+
+def _slow_reference(human: np.ndarray, *, min_votes: int, tie_rule: str) -> np.ndarray:
+    """What ``annotate.services.alignment.human._vs_others`` computed before, row by row."""
+    n_e, n_p = human.shape
+    judgments = [(p, e, int(human[e, p])) for e in range(n_e) for p in range(n_p) if human[e, p] != UNDEFINED]
+    out = np.full((n_e, n_p), int(UNDEFINED), dtype=np.int8)
+    for e in range(n_e):
+        if not any(j[1] == e for j in judgments):
+            continue  # the old path never asked for an evaluator without judgments
+        others = leave_one_out_consensus(judgments, e, min_votes=min_votes, tie_rule=tie_rule)
+        judged = {p.pair_id for p in others.pairs}
+        out[e] = [int(others[p].verdict) if p in judged else int(UNDEFINED) for p in range(n_p)]
+    return out
+
+
+def _random_study(rng: np.random.Generator, n_e: int, n_p: int, p_missing: float, p_skip: float) -> np.ndarray:
+    codes = rng.choice([int(FIRST), int(SECOND)], size=(n_e, n_p))
+    codes[rng.random((n_e, n_p)) < p_skip] = int(SKIP)
+    codes[rng.random((n_e, n_p)) < p_missing] = int(UNDEFINED)
+    return codes.astype(np.int8)
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("min_votes", [1, 2, 3])
+@pytest.mark.parametrize("tie_rule", ["evaluator_weight", "none"])
+def test_it_matches_the_per_evaluator_implementation_on_random_studies(seed, min_votes, tie_rule):
+    rng = np.random.default_rng(seed)
+    n_e = int(rng.integers(2, 9))
+    # Even evaluator counts and few pairs make exact vote ties (the weighted branch) common.
+    human = _random_study(rng, n_e, int(rng.integers(1, 25)), p_missing=rng.uniform(0, 0.5),
+                          p_skip=rng.uniform(0, 0.3))
+    fast = leave_one_out_verdicts(human, min_votes=min_votes, tie_rule=tie_rule)
+    slow = _slow_reference(human, min_votes=min_votes, tie_rule=tie_rule)
+    np.testing.assert_array_equal(fast, slow)
+
+
+def test_the_random_studies_exercise_every_branch():
+    """Guard for the test above: its studies contain resolved ties, unresolved
+    ties, majorities and pairs below min_votes."""
+    seen = set()
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        n_e = int(rng.integers(2, 9))
+        human = _random_study(rng, n_e, int(rng.integers(1, 25)), p_missing=rng.uniform(0, 0.5),
+                              p_skip=rng.uniform(0, 0.3))
+        judgments = [(p, e, int(human[e, p])) for e in range(n_e) for p in range(human.shape[1])
+                     if human[e, p] != UNDEFINED]
+        for e in {j[1] for j in judgments}:
+            for rec in leave_one_out_consensus(judgments, e, min_votes=2).pairs:
+                seen.add(rec.method if rec.reason is None else rec.reason)
+    assert {"majority", "tie_resolved", "tie not resolved by weights", "fewer than min_votes votes"} <= seen
+
+
+def test_a_hand_worked_tie_is_resolved_by_the_others_weights():
+    # Pairs 0..2; evaluators a, b, c, d. Leave d out: pair 0 has a=FIRST, b=SECOND (a tie).
+    # Weights among {a, b, c}: on pairs 1 and 2, a and c vote FIRST, b votes SECOND.
+    # a: on pair 1 the others (b, c) tie -> not informative; same on pair 2 -> weight 1/2.
+    # b: on pairs 1, 2 the others (a, c) say FIRST, b says SECOND -> 0/2 = 0.
+    # So pair 0: FIRST weight 1/2 > SECOND weight 0 -> FIRST.
+    human = np.array([[0, 0, 0], [1, 1, 1], [-1, 0, 0], [1, 1, 1]], dtype=np.int8)
+    fast = leave_one_out_verdicts(human)
+    assert fast[3, 0] == FIRST
+    assert fast[3, 1] == FIRST and fast[3, 2] == FIRST  # a, c vs b: a majority
+    np.testing.assert_array_equal(fast, _slow_reference(human, min_votes=1, tie_rule="evaluator_weight"))
+
+
+def test_it_rejects_codes_that_are_not_judgments():
+    with pytest.raises(ValueError, match=r"human\[0, 1\] is 2"):
+        leave_one_out_verdicts([[0, 2]])
+    with pytest.raises(ValueError, match="2-D integer array"):
+        leave_one_out_verdicts([0, 1])
