@@ -754,9 +754,11 @@ _AGREE_UNIT = np.int64(1) << np.int64(32)
 
 
 def _bootstrap_codes(m: NDArray[np.int64], h: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Per scored pair, ``decided + agree * 2**32`` (decided: the method said
-    FIRST/SECOND; agree: it said what the human said), so that one sum over a
-    replicate's pairs gives both counts (n < 2**32)."""
+    """Per scored pair, ``decided + agree * 2**32``.
+
+    decided: the method said FIRST/SECOND; agree: it said what the human said;
+    so one sum over a replicate's pairs gives both counts (n < 2**32).
+    """
     decided = (m == FIRST) | (m == SECOND)
     agree = decided & (m == h)
     codes: NDArray[np.int64] = decided.astype(np.int64) + agree.astype(np.int64) * _AGREE_UNIT
