@@ -766,8 +766,10 @@ def _bootstrap_codes(m: NDArray[np.int64], h: NDArray[np.int64]) -> NDArray[np.i
 
 
 def _bootstrap_rows(code: NDArray[np.int64], idx: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
-    """Agreement and kappa of each row of ``idx``: the counts of
-    :func:`_bootstrap_kernel` from one gather and one row sum."""
+    """Agreement and kappa of each row of ``idx``.
+
+    The counts of :func:`_bootstrap_kernel`, from one gather and one row sum.
+    """
     total = code[idx].sum(axis=1)
     n_agree = total >> np.int64(32)
     n_decided = total & (_AGREE_UNIT - 1)
