@@ -35,6 +35,8 @@ __all__ = [
     "bradley_terry",
     "human_scale",
     "oriented_judgments",
+    "ScaleCorrelation",
+    "scale_correlation",
     "spearman_brown",
 ]
 
@@ -72,6 +74,9 @@ class HumanScale:
         Percentile bootstrap interval (level ``ci_level``) resampling
         evaluators with replacement; NaN where undefined (no bootstrap, or
         the item was judged in no replicate).
+    draws : ndarray of float64, shape (n_boot, n_items)
+        The bootstrap replicates' scales (a row of NaN for a replicate that
+        did not converge; NaN for an item the replicate did not judge).
     n_judgments : ndarray of int64, shape (n_items,)
         Judgments each item took part in.
     component : ndarray of int64, shape (n_items,)
@@ -115,6 +120,7 @@ class HumanScale:
     se: _FloatArray
     ci_low: _FloatArray
     ci_high: _FloatArray
+    draws: _FloatArray
     n_judgments: _IntArray
     component: _IntArray
     n_components: int
@@ -533,8 +539,8 @@ def human_scale(
 
     ci_low = np.full(n, np.nan)
     ci_high = np.full(n, np.nan)
+    draws = np.full((n_boot if active.size else 0, n), np.nan)
     if n_boot and active.size:
-        draws = np.full((n_boot, n), np.nan)
         for r in range(n_boot):
             pick = gen.choice(active, size=active.size, replace=True)
             rows = np.concatenate([by_evaluator[k] for k in pick])
@@ -575,7 +581,7 @@ def human_scale(
         it_flag = np.nan_to_num(it_infit, nan=0.0) > misfit_threshold
 
     return HumanScale(
-        difficulty=b, se=se, ci_low=ci_low, ci_high=ci_high, n_judgments=n_judgments, component=component,
+        difficulty=b, se=se, ci_low=ci_low, ci_high=ci_high, draws=draws, n_judgments=n_judgments, component=component,
         n_components=n_comp, ssr=ssr,
         split_half=float(np.mean(split_p)) if split_p else float("nan"),
         split_half_spearman=float(np.nanmean(split_s)) if split_s and np.isfinite(split_s).any() else float("nan"),
@@ -632,3 +638,167 @@ def oriented_judgments(
     first = v[kept] == 1
     a, b = idx[p[kept], 0], idx[p[kept], 1]
     return np.where(first, a, b), np.where(first, b, a), kept
+
+
+@dataclass(frozen=True)
+class ScaleCorrelation:
+    """A method's difficulty against the human scale (:func:`scale_correlation`).
+
+    Attributes
+    ----------
+    value : float
+        Coefficient in [-1, 1]; NaN when undefined.
+    ci_low, ci_high : float
+        Percentile bootstrap interval; NaN when undefined.
+    n : int
+        Questions in the coefficient.
+    n_components : int
+        Components it was computed in (each with >= 3 usable questions).
+    n_boot_defined : int
+        Bootstrap replicates with a defined coefficient.
+    undefined_reason : str or None
+    """
+
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int
+    n_components: int
+    n_boot_defined: int
+    undefined_reason: str | None
+
+
+REASON_FEW_QUESTIONS = "no connected component has 3 or more questions with both a human and a method value"
+REASON_CONSTANT = "the human scale or the method is constant within every usable component"
+_KINDS = ("spearman", "kendall")
+
+
+def _row_spearman(x: _FloatArray, y: _FloatArray) -> _FloatArray:
+    """Spearman per row of two (n_rows, n) arrays (average ranks for ties); NaN for a constant row."""
+    rx = stats.rankdata(x, axis=1)
+    ry = stats.rankdata(y, axis=1)
+    rx = rx - rx.mean(axis=1, keepdims=True)
+    ry = ry - ry.mean(axis=1, keepdims=True)
+    den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: _FloatArray = np.where(den > 0, (rx * ry).sum(axis=1) / den, np.nan)
+    return out
+
+
+def _row_kendall(x: _FloatArray, y: _FloatArray, chunk: int = 64) -> _FloatArray:
+    """Kendall's tau-b per row of two (n_rows, n) arrays; NaN for a constant row."""
+    out = np.full(x.shape[0], np.nan)
+    iu = np.triu_indices(x.shape[1], k=1)
+    for start in range(0, x.shape[0], chunk):
+        xs, ys = x[start:start + chunk], y[start:start + chunk]
+        sx = np.sign(xs[:, iu[0]] - xs[:, iu[1]])
+        sy = np.sign(ys[:, iu[0]] - ys[:, iu[1]])
+        den = np.sqrt(np.abs(sx).sum(axis=1) * np.abs(sy).sum(axis=1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + chunk] = np.where(den > 0, (sx * sy).sum(axis=1) / den, np.nan)
+    return out
+
+
+def scale_correlation(
+    human: ArrayLike,
+    method: ArrayLike,
+    component: ArrayLike,
+    *,
+    kind: str = "spearman",
+    draws: ArrayLike | None = None,
+    n_boot: int = 200,
+    ci_level: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> ScaleCorrelation:
+    """Correlation of a method's difficulty with the human scale, within components.
+
+    Values of different connected components of the comparison graph are not
+    on a common scale, so the coefficient is computed in each component with
+    3 or more usable questions (finite human and method values) and averaged,
+    weighted by the number of questions; with one component it is the plain
+    coefficient.
+
+    Parameters
+    ----------
+    human : array-like of float, shape (n_items,)
+        The human scale (:attr:`HumanScale.difficulty`); NaN = leave out.
+    method : array-like of float, shape (n_items,)
+        The method's difficulty (higher = harder); NaN = no value.
+    component : array-like of int, shape (n_items,)
+        Component of each item (:attr:`HumanScale.component`; -1 = unjudged).
+    kind : {"spearman", "kendall"}, default "spearman"
+        Spearman's rho or Kendall's tau-b.
+    draws : array-like of float, shape (n_draws, n_items), optional
+        Bootstrap replicates of the human scale (:attr:`HumanScale.draws`).
+        Replicate ``r`` uses ``draws[r % n_draws]`` as the human scale, so
+        the interval carries the scale's uncertainty as well as the
+        questions'; without draws only questions are resampled.
+    n_boot : int, default 200
+        Bootstrap replicates; each resamples questions with replacement within
+        each component (0: no interval).
+    ci_level : float, default 0.95
+    rng : numpy.random.Generator, int or None
+
+    Returns
+    -------
+    ScaleCorrelation
+
+    Examples
+    --------
+    >>> c = scale_correlation([0.0, 1.0, 2.0, 3.0], [1.0, 3.0, 2.0, 4.0], [0, 0, 0, 0], n_boot=0)
+    >>> round(c.value, 4), c.n
+    (0.8, 4)
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}")
+    hv = np.asarray(human, dtype=np.float64)
+    mv = np.asarray(method, dtype=np.float64)
+    comp = np.asarray(component, dtype=np.int64)
+    if hv.ndim != 1 or hv.shape != mv.shape or hv.shape != comp.shape:
+        raise ValueError(
+            f"human, method and component must be 1-D of equal length; got shapes {hv.shape}, {mv.shape}, {comp.shape}"
+        )
+    n_boot = _check_positive_int(n_boot, name="n_boot", minimum=0)
+    ci_level = _check_float(ci_level, name="ci_level", low=0.0, high=1.0, open_low=True)
+    dr = None if draws is None else np.asarray(draws, dtype=np.float64).reshape(-1, hv.size)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    row = _row_spearman if kind == "spearman" else _row_kendall
+    usable = np.isfinite(hv) & np.isfinite(mv) & (comp >= 0)
+    groups = [np.flatnonzero(usable & (comp == c)) for c in np.unique(comp[usable])]
+    groups = [g for g in groups if g.size >= 3]
+    if not groups:
+        nan = float("nan")
+        return ScaleCorrelation(nan, nan, nan, 0, 0, 0, REASON_FEW_QUESTIONS)
+    values, weights = [], []
+    for g in groups:
+        r = float(row(hv[g][None, :], mv[g][None, :])[0])
+        if np.isfinite(r):
+            values.append(r)
+            weights.append(g.size)
+    if not values:
+        nan = float("nan")
+        return ScaleCorrelation(nan, nan, nan, int(sum(g.size for g in groups)), 0, 0, REASON_CONSTANT)
+    value = float(np.average(values, weights=weights))
+    low = high = float("nan")
+    n_defined = 0
+    if n_boot:
+        total = np.zeros(n_boot)
+        mass = np.zeros(n_boot)
+        for g in groups:
+            pick = g[gen.integers(0, g.size, size=(n_boot, g.size))]
+            if dr is not None and dr.shape[0]:
+                scale = dr[np.arange(n_boot) % dr.shape[0]]
+                hb = np.take_along_axis(scale, pick, axis=1)
+            else:
+                hb = hv[pick]
+            rb = row(hb, mv[pick])
+            ok = np.isfinite(rb) & np.isfinite(hb).all(axis=1)
+            total[ok] += g.size * rb[ok]
+            mass[ok] += g.size
+        defined = mass > 0
+        n_defined = int(defined.sum())
+        if n_defined:
+            reps = total[defined] / mass[defined]
+            alpha = (1.0 - ci_level) / 2.0
+            low, high = (float(q) for q in np.quantile(reps, [alpha, 1.0 - alpha]))
+    return ScaleCorrelation(value, low, high, int(sum(weights)), len(values), n_defined, None)

@@ -144,3 +144,30 @@ def test_unpenalised_fit_of_a_perfect_winner_does_not_converge():
 def test_it_rejects_bad_input_naming_the_parameter(kwargs, message):
     with pytest.raises(ValueError, match=message):
         human_scale(**kwargs)
+
+
+def test_scale_correlation_matches_scipy_in_one_component_and_weights_components():
+    from scoring.human_scale import scale_correlation
+
+    rng = np.random.default_rng(5)
+    human, method = rng.normal(size=12), rng.normal(size=12)
+    one = np.zeros(12, dtype=int)
+    assert scale_correlation(human, method, one, n_boot=0).value == pytest.approx(
+        stats.spearmanr(human, method).statistic, abs=1e-12)
+    assert scale_correlation(human, method, one, kind="kendall", n_boot=0).value == pytest.approx(
+        stats.kendalltau(human, method).statistic, abs=1e-12)
+    # two components of 8 and 4 questions: the mean of their coefficients weighted 8:4
+    comp = np.array([0] * 8 + [1] * 4)
+    expected = (8 * stats.spearmanr(human[:8], method[:8]).statistic
+                + 4 * stats.spearmanr(human[8:], method[8:]).statistic) / 12
+    c = scale_correlation(human, method, comp, n_boot=300, rng=1)
+    assert c.value == pytest.approx(expected, abs=1e-12)
+    assert c.n == 12 and c.n_components == 2
+    assert c.ci_low <= c.value <= c.ci_high
+
+
+def test_scale_correlation_is_undefined_without_three_questions_in_a_component():
+    from scoring.human_scale import REASON_FEW_QUESTIONS, scale_correlation
+
+    c = scale_correlation([0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, np.nan], [0, 0, 1, 1], n_boot=10)
+    assert math.isnan(c.value) and c.undefined_reason == REASON_FEW_QUESTIONS
