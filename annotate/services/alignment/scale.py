@@ -126,7 +126,7 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     )
     subject_of = np.array(subjects, dtype=object)
     scopes = [(SCOPE_OVERALL, np.ones(subject_of.size, dtype=bool))]
-    scopes += [(s, subject_of == s) for s in sorted(set(subjects[i] for i in np.flatnonzero(judged)))]
+    scopes += [(s, subject_of == s) for s in sorted({subjects[i] for i in np.flatnonzero(judged)})]
     methods = []
     for k in available:
         for scope, mask in scopes:
