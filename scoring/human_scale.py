@@ -26,6 +26,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from scoring.exceptions import ConvergenceError
+from scoring.pairs import FIRST, SECOND
 
 __all__ = [
     "DISCONNECTED_WARNING",
@@ -614,8 +615,8 @@ def oriented_judgments(
     pair : array-like of int, shape (n_judgments,)
         Row of ``pair_index`` each judgment is about.
     verdict : array-like of int, shape (n_judgments,)
-        ``FIRST`` (1: ``a`` harder), ``SECOND`` (2: ``b`` harder); anything
-        else (a skip) is not a vote.
+        :data:`scoring.FIRST` (``a`` harder) or :data:`scoring.SECOND`
+        (``b`` harder); anything else (a skip) is not a vote.
 
     Returns
     -------
@@ -625,7 +626,8 @@ def oriented_judgments(
 
     Examples
     --------
-    >>> h, o, kept = oriented_judgments([[3, 5]], [0, 0, 0], [1, 2, 0])
+    >>> from scoring import FIRST, SECOND, SKIP
+    >>> h, o, kept = oriented_judgments([[3, 5]], [0, 0, 0], [FIRST, SECOND, SKIP])
     >>> h.tolist(), o.tolist(), kept.tolist()
     ([3, 5], [5, 3], [True, True, False])
     """
@@ -634,8 +636,8 @@ def oriented_judgments(
     v = np.asarray(verdict, dtype=np.int64)
     if p.shape != v.shape or p.ndim != 1:
         raise ValueError(f"pair and verdict must be 1-D of equal length; got shapes {p.shape} and {v.shape}")
-    kept = (v == 1) | (v == 2)
-    first = v[kept] == 1
+    kept = (v == int(FIRST)) | (v == int(SECOND))
+    first = v[kept] == int(FIRST)
     a, b = idx[p[kept], 0], idx[p[kept], 1]
     return np.where(first, a, b), np.where(first, b, a), kept
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from scoring import FIRST, SECOND, SKIP
 from scoring.exceptions import ConvergenceError
 from scoring.human_scale import (
     HumanScaleWarning,
@@ -87,14 +88,16 @@ def test_misfit_flags_the_random_evaluator():
 
 def test_reversing_orientations_or_order_changes_no_figure():
     _, h, o, e = _simulate(seed=4, n_items=20, n_evaluators=8, per_evaluator=30, random_evaluator=2)
-    # The same judgments as stored pairs (a, b) with verdicts FIRST (1) / SECOND (2), then every pair stored
-    # the other way round with its verdicts flipped, and the judgments shuffled.
+    # The same judgments as stored pairs (a, b) with verdicts FIRST, then every pair stored the other way round
+    # with its verdicts flipped (SECOND), and the judgments shuffled; skips dropped either way.
     pair_index = np.column_stack([h, o])
-    verdict = np.ones(h.size, dtype=int)
-    base = human_scale(*oriented_judgments(pair_index, np.arange(h.size), verdict)[:2], e, n_boot=15, n_splits=8, rng=7)
+    verdict = np.full(h.size, int(FIRST))
+    verdict[::7] = int(SKIP)
+    h1, o1, kept1 = oriented_judgments(pair_index, np.arange(h.size), verdict)
+    base = human_scale(h1, o1, e[kept1], n_items=20, n_evaluators=8, n_boot=15, n_splits=8, rng=7)
     perm = np.random.default_rng(0).permutation(h.size)
-    h2, o2, _ = oriented_judgments(pair_index[:, ::-1], np.arange(h.size)[perm], 3 - verdict[perm])
-    other = human_scale(h2, o2, e[perm], n_boot=15, n_splits=8, rng=7)
+    h2, o2, kept2 = oriented_judgments(pair_index[:, ::-1], np.arange(h.size)[perm], np.where(verdict[perm] == int(FIRST), int(SECOND), verdict[perm]))
+    other = human_scale(h2, o2, e[perm][kept2], n_items=20, n_evaluators=8, n_boot=15, n_splits=8, rng=7)
     for name in ("difficulty", "se", "ci_low", "ci_high", "evaluator_infit", "evaluator_outfit", "item_infit",
                  "item_outfit"):
         np.testing.assert_allclose(getattr(other, name), getattr(base, name), rtol=1e-9, atol=1e-12)
