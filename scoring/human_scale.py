@@ -17,13 +17,15 @@ not judgments (leave them out).
 from __future__ import annotations
 
 import warnings
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, diags
 from scipy.sparse.csgraph import connected_components
+from scipy.sparse.linalg import cg
 
 from scoring.exceptions import ConvergenceError
 from scoring.pairs import FIRST, SECOND
@@ -227,42 +229,68 @@ def _components(h: _IntArray, o: _IntArray, n_items: int) -> tuple[_IntArray, in
     return labels, len(keys)
 
 
-def _fit_component(
-    wins: _FloatArray, penalty: float, *, tol: float, max_iter: int
-) -> tuple[_FloatArray, _FloatArray, int, float, bool]:
-    """Penalised Bradley-Terry on one connected component.
+#: Components larger than this take their Newton steps by conjugate gradients on the sparse
+#: Laplacian instead of a dense solve (its cost grows as n**3, and a report refits the scale ~400 times).
+DENSE_MAX = 300
 
-    ``wins[i, j]``: times ``i`` was judged harder than ``j``. Maximises
-    ``sum_ij wins_ij log sigma(b_i - b_j) - penalty/2 * sum b_i**2`` by Newton's
+
+def _fit_component(
+    wi: _IntArray, wj: _IntArray, count: _FloatArray, n: int, penalty: float, *, tol: float, max_iter: int,
+    with_cov: bool = True,
+) -> tuple[_FloatArray, _FloatArray, int, float, bool]:
+    """Penalised Bradley-Terry on one connected component of ``n`` items.
+
+    ``count[k]`` judgments called item ``wi[k]`` harder than item ``wj[k]``
+    (distinct ordered pairs). Maximises
+    ``sum_k count_k log sigma(b_wi - b_wj) - penalty/2 * sum b**2`` by Newton's
     method with step halving, starting from 0; every iterate sums to zero.
-    Returns ``(b, covariance, n_iter, max |gradient|, converged)``.
+    The Newton system is solved densely up to :data:`DENSE_MAX` items, by
+    conjugate gradients on the sparse Laplacian above. Returns ``(b,
+    covariance, n_iter, max |gradient|, converged)`` (covariance NaN unless
+    ``with_cov``).
     """
-    n = wins.shape[0]
-    total = wins + wins.T
-    won = wins.sum(axis=1)
     b = np.zeros(n)
-    centre = np.full((n, n), 1.0 / n)
+    dense = n <= DENSE_MAX
 
     def objective(x: _FloatArray) -> float:
-        d = x[:, None] - x[None, :]
-        return float((wins * -np.logaddexp(0.0, -d)).sum() - 0.5 * penalty * x @ x)
+        return float(-(count * np.logaddexp(0.0, -(x[wi] - x[wj]))).sum() - 0.5 * penalty * x @ x)
 
-    def gradient_hessian(x: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
-        p = _sigmoid(x[:, None] - x[None, :])
-        g = won - (total * p).sum(axis=1) - penalty * x
-        w = total * p * p.T
-        lap = np.diag(w.sum(axis=1)) - w
-        return g, lap
+    def gradient(x: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
+        p = _sigmoid(x[wi] - x[wj])
+        q = count * (1.0 - p)
+        g = np.bincount(wi, weights=q, minlength=n) - np.bincount(wj, weights=q, minlength=n) - penalty * x
+        return g, count * p * (1.0 - p)
+
+    def laplacian(w: _FloatArray) -> _FloatArray:
+        lap = np.zeros((n, n))
+        np.add.at(lap, (wi, wj), -w)
+        np.add.at(lap, (wj, wi), -w)
+        lap[np.diag_indices(n)] = -lap.sum(axis=1)
+        return lap
+
+    def newton_step(g: _FloatArray, w: _FloatArray) -> _FloatArray:
+        if dense:
+            out = np.asarray(np.linalg.solve(laplacian(w) + penalty * np.eye(n) + 1.0 / n, g), dtype=np.float64)
+        else:
+            rows = np.concatenate([wi, wj, np.arange(n)])
+            cols = np.concatenate([wj, wi, np.arange(n)])
+            degree = np.bincount(wi, weights=w, minlength=n) + np.bincount(wj, weights=w, minlength=n)
+            vals = np.concatenate([-w, -w, degree + penalty])
+            mat = coo_matrix((vals, (rows, cols)), shape=(n, n)).tocsr()
+            pre = diags(1.0 / np.maximum(degree + penalty, 1e-12))
+            solved, _ = cg(mat, g, rtol=1e-12, atol=0.0, maxiter=10 * n, M=pre)
+            out = np.asarray(solved, dtype=np.float64)
+        centred: _FloatArray = out - out.mean()
+        return centred
 
     n_iter = 0
-    grad, lap = gradient_hessian(b)
+    grad, w = gradient(b)
     residual = float(np.abs(grad).max()) if n else 0.0
     value = objective(b)
     converged = residual <= tol
     while not converged and n_iter < max_iter:
         n_iter += 1
-        step = np.linalg.solve(lap + penalty * np.eye(n) + centre, grad)
-        step -= step.mean()
+        step = newton_step(grad, w)
         t = 1.0
         while True:
             trial = b + t * step
@@ -271,16 +299,19 @@ def _fit_component(
                 break
             t *= 0.5
         b, value = trial, new_value
-        grad, lap = gradient_hessian(b)
+        grad, w = gradient(b)
         residual = float(np.abs(grad).max())
         converged = residual <= tol and bool(np.all(np.isfinite(b)))
-    info = lap + penalty * (np.eye(n) - centre)
-    cov = np.linalg.pinv(info, hermitian=True) if n > 1 else np.full((1, 1), np.nan)
+    cov: _FloatArray = np.full((n, n), np.nan)
+    if n > 1 and with_cov:
+        cov = np.asarray(np.linalg.pinv(laplacian(w) + penalty * (np.eye(n) - 1.0 / n), hermitian=True),
+                         dtype=np.float64)
     return b, cov, n_iter, residual, converged
 
 
 def _fit(
-    h: _IntArray, o: _IntArray, n_items: int, penalty: float, *, tol: float, max_iter: int, raise_on_fail: bool
+    h: _IntArray, o: _IntArray, n_items: int, penalty: float, *, tol: float, max_iter: int, raise_on_fail: bool,
+    with_cov: bool = True,
 ) -> tuple[_FloatArray, _FloatArray, _IntArray, int, int, float, bool]:
     """Fit every component; returns ``(b, se, component, n_components, n_iter, residual, converged)``."""
     component, n_comp = _components(h, o, n_items)
@@ -292,9 +323,12 @@ def _fit(
         local = np.full(n_items, -1, dtype=np.int64)
         local[members] = np.arange(members.size)
         keep = local[h] >= 0
-        wins = np.zeros((members.size, members.size))
-        np.add.at(wins, (local[h[keep]], local[o[keep]]), 1.0)
-        bc, cov, n_iter, residual, converged = _fit_component(wins, penalty, tol=tol, max_iter=max_iter)
+        size = members.size
+        codes, count = np.unique(local[h[keep]] * size + local[o[keep]], return_counts=True)
+        bc, cov, n_iter, residual, converged = _fit_component(
+            codes // size, codes % size, count.astype(np.float64), size, penalty, tol=tol, max_iter=max_iter,
+            with_cov=with_cov,
+        )
         if not converged and raise_on_fail:
             raise ConvergenceError("Bradley-Terry", n_iter=n_iter, residual=residual, tol=tol)
         b[members] = bc
@@ -506,6 +540,33 @@ def human_scale(
     >>> s.n_components, bool(s.difficulty[0] > s.difficulty[2])
     (1, True)
     """
+    with _one_blas_thread():
+        return _human_scale(harder, other, evaluator, n_items=n_items, n_evaluators=n_evaluators, penalty=penalty,
+                            n_boot=n_boot, n_splits=n_splits, ci_level=ci_level, misfit_threshold=misfit_threshold,
+                            tol=tol, max_iter=max_iter, rng=rng)
+
+
+def _one_blas_thread() -> AbstractContextManager[object]:
+    """One BLAS thread for the many small solves of the fits (restored after).
+
+    On the project's 2-core shared machines a 200 x 200 solve took 22 ms with
+    OpenBLAS's default threads and 0.3 ms with one (the threads wait on each
+    other); see also :func:`scoring.irt._one_blas_thread`. Without
+    threadpoolctl this is a no-op.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - depends on the environment
+        return nullcontext()
+    limiter: AbstractContextManager[object] = threadpool_limits(limits=1, user_api="blas")
+    return limiter
+
+
+def _human_scale(
+    harder: ArrayLike, other: ArrayLike, evaluator: ArrayLike, *, n_items: int | None, n_evaluators: int | None,
+    penalty: float, n_boot: int, n_splits: int, ci_level: float, misfit_threshold: float, tol: float, max_iter: int,
+    rng: np.random.Generator | int | None,
+) -> HumanScale:
     h, o, e, n, m = _check_inputs(harder, other, evaluator, n_items, n_evaluators)
     penalty = _check_float(penalty, name="penalty", low=0.0, high=None)
     n_boot = _check_positive_int(n_boot, name="n_boot", minimum=0)
@@ -528,7 +589,7 @@ def human_scale(
     if n_comp > 1:
         sizes = np.bincount(component[component >= 0]).tolist()
         notes.append(DISCONNECTED_WARNING.format(n=n_comp, sizes=sizes))
-        warnings.warn(notes[-1], HumanScaleWarning, stacklevel=2)
+        warnings.warn(notes[-1], HumanScaleWarning, stacklevel=4)
 
     n_judgments = (np.bincount(h, minlength=n) + np.bincount(o, minlength=n)).astype(np.int64)
     sizes_of = np.bincount(component[component >= 0], minlength=max(n_comp, 1))
@@ -545,7 +606,8 @@ def human_scale(
         for r in range(n_boot):
             pick = gen.choice(active, size=active.size, replace=True)
             rows = np.concatenate([by_evaluator[k] for k in pick])
-            bb, *rest = _fit(h[rows], o[rows], n, penalty, tol=tol, max_iter=max_iter, raise_on_fail=False)
+            bb, *rest = _fit(h[rows], o[rows], n, penalty, tol=tol, max_iter=max_iter, raise_on_fail=False,
+                               with_cov=False)
             if rest[-1]:
                 draws[r] = bb
         alpha = (1.0 - ci_level) / 2.0
@@ -562,7 +624,8 @@ def human_scale(
             scales = []
             for part in (perm[:half], perm[half:]):
                 rows = np.concatenate([by_evaluator[k] for k in part])
-                bb, *rest = _fit(h[rows], o[rows], n, penalty, tol=tol, max_iter=max_iter, raise_on_fail=False)
+                bb, *rest = _fit(h[rows], o[rows], n, penalty, tol=tol, max_iter=max_iter, raise_on_fail=False,
+                               with_cov=False)
                 scales.append(bb if rest[-1] else np.full(n, np.nan))
             both = np.isfinite(scales[0]) & np.isfinite(scales[1])
             x, y = scales[0][both], scales[1][both]

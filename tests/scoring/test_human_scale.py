@@ -87,7 +87,8 @@ def test_misfit_flags_the_random_evaluator():
 
 
 def test_reversing_orientations_or_order_changes_no_figure():
-    _, h, o, e = _simulate(seed=4, n_items=20, n_evaluators=8, per_evaluator=30, random_evaluator=2)
+    _, h, o, e = _simulate(seed=4, n_items=20, n_evaluators=8, per_evaluator=30,
+                           random_evaluator=2)
     # The same judgments as stored pairs (a, b) with verdicts FIRST, then every pair stored the other way round
     # with its verdicts flipped (SECOND), and the judgments shuffled; skips dropped either way.
     pair_index = np.column_stack([h, o])
@@ -96,7 +97,8 @@ def test_reversing_orientations_or_order_changes_no_figure():
     h1, o1, kept1 = oriented_judgments(pair_index, np.arange(h.size), verdict)
     base = human_scale(h1, o1, e[kept1], n_items=20, n_evaluators=8, n_boot=15, n_splits=8, rng=7)
     perm = np.random.default_rng(0).permutation(h.size)
-    h2, o2, kept2 = oriented_judgments(pair_index[:, ::-1], np.arange(h.size)[perm], np.where(verdict[perm] == int(FIRST), int(SECOND), verdict[perm]))
+    flipped = np.where(verdict[perm] == int(FIRST), int(SECOND), verdict[perm])
+    h2, o2, kept2 = oriented_judgments(pair_index[:, ::-1], np.arange(h.size)[perm], flipped)
     other = human_scale(h2, o2, e[perm][kept2], n_items=20, n_evaluators=8, n_boot=15, n_splits=8, rng=7)
     for name in ("difficulty", "se", "ci_low", "ci_high", "evaluator_infit", "evaluator_outfit", "item_infit",
                  "item_outfit"):
@@ -174,3 +176,14 @@ def test_scale_correlation_is_undefined_without_three_questions_in_a_component()
 
     c = scale_correlation([0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, np.nan], [0, 0, 1, 1], n_boot=10)
     assert math.isnan(c.value) and c.undefined_reason == REASON_FEW_QUESTIONS
+
+
+def test_the_sparse_conjugate_gradient_steps_give_the_dense_fit(monkeypatch):
+    import scoring.human_scale as module
+
+    _, h, o, _ = _simulate(seed=2, n_items=40, n_evaluators=5, per_evaluator=60)
+    dense, dense_se = bradley_terry(h, o)
+    monkeypatch.setattr(module, "DENSE_MAX", 0)  # every component takes the sparse path
+    sparse, sparse_se = bradley_terry(h, o)
+    np.testing.assert_allclose(sparse, dense, atol=1e-8)
+    np.testing.assert_allclose(sparse_se, dense_se, atol=1e-10)

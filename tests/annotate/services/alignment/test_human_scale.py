@@ -56,7 +56,6 @@ PENALTY = 0.1
 
 def _judge(participation, pair, harder_name, q, now, *, left_is_a):
     left = pair.question_a if left_is_a else pair.question_b
-    right = pair.question_b if left_is_a else pair.question_a
     if harder_name is None:
         pressed, harder = "skip", None
     else:
