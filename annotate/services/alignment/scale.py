@@ -85,12 +85,24 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
         correlation bootstrap (the same for each method).
     """
     n_boot = min(n_boot, MAX_BOOT)
+    # Items in natural-key order (dataset, external id), so no figure or row order depends on database ids.
+    refs_by_id, subjects_by_id = _question_refs(data)
+    def natural(i: int) -> tuple[str, str]:
+        ref = refs_by_id[i]
+        return ("", "") if ref is None else (ref.dataset, ref.external_id)
+
+    order = sorted(range(data.question_ids.size), key=natural)
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    refs = [refs_by_id[i] for i in order]
+    subjects = [subjects_by_id[i] for i in order]
+    difficulty = {k: np.asarray(data.difficulty[k], dtype=np.float64)[order] for k in available}
     row_of_pair = {p.pair_id: j for j, p in enumerate(data.pairs)}
     evaluator_of = {e.participation_id: i for i, e in enumerate(data.evaluators)}
     pair_rows = np.array([row_of_pair[pid] for pid, _, _ in data.judgments], dtype=np.int64)
     who = np.array([evaluator_of[eid] for _, eid, _ in data.judgments], dtype=np.int64)
     verdicts = np.array([v for _, _, v in data.judgments], dtype=np.int64)
-    harder, other, kept = oriented_judgments(data.pair_index.reshape(-1, 2), pair_rows, verdicts)
+    harder, other, kept = oriented_judgments(position[data.pair_index.reshape(-1, 2)], pair_rows, verdicts)
     common = {"model": MODEL, "penalty": PENALTY, "n_boot": n_boot, "n_splits": N_SPLITS, "ci_level": ci_level,
               "misfit_threshold": MISFIT_THRESHOLD, "n_votes": int(harder.size)}
     if harder.size == 0:
@@ -104,7 +116,6 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
         scale = human_scale(harder, other, who[kept], n_items=data.question_ids.size,
                             n_evaluators=len(data.evaluators), penalty=PENALTY, n_boot=n_boot, n_splits=N_SPLITS,
                             ci_level=ci_level, rng=seed)
-    refs, subjects = _question_refs(data)
     judged = scale.component >= 0
     questions = tuple(
         HumanScaleQuestion(
@@ -113,7 +124,7 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
             n_judgments=int(scale.n_judgments[i]), component=int(scale.component[i]),
             infit=_value(scale.item_infit[i]), outfit=_value(scale.item_outfit[i]),
             misfit=bool(scale.item_flagged[i]),
-            methods={k: _value(data.difficulty[k][i]) for k in available},
+            methods={k: _value(difficulty[k][i]) for k in available},
         )
         for i in np.flatnonzero(judged) if refs[i] is not None
     )
@@ -133,7 +144,7 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
             human = np.where(mask, scale.difficulty, np.nan)
             methods.append(HumanScaleMethod(
                 method=k, scope=scope,
-                **{kind: _row(scale_correlation(human, data.difficulty[k], scale.component, kind=kind,
+                **{kind: _row(scale_correlation(human, difficulty[k], scale.component, kind=kind,
                                                 draws=scale.draws, n_boot=n_boot, ci_level=ci_level, rng=seed))
                    for kind in ("spearman", "kendall")},
             ))
