@@ -43,3 +43,38 @@ def difficulty_profile_figure(
     if not groups:
         fig.add_subplot().text(0.5, 0.5, f"no profile: {empty_reason}", ha="center")
     return fig
+
+
+def human_scale_figure(
+    *,
+    panels: Sequence[tuple[str, Sequence[float], Sequence[float], Sequence[float], Sequence[float], str]],
+    empty_reason: str = "",
+) -> Figure:
+    """One scatter panel per method: its difficulty (x) against the human scale (y) with intervals.
+
+    Parameters
+    ----------
+    panels : sequence of (label, x, y, y_low, y_high, caption)
+        A panel title (the method), the method's difficulty per question,
+        the human scale (logits) with its interval ends (NaN = no interval,
+        drawn without a bar) and a caption line (e.g. the Spearman
+        correlation); three panels a row.
+    empty_reason : str, default ""
+        Written on an empty figure when there is no panel.
+    """
+    n = max(len(panels), 1)
+    cols, rows = min(n, 3), math.ceil(n / 3)
+    fig = Figure(figsize=(min(3.6 * cols, 11.0), 3.2 * rows), layout="constrained")
+    for i, (label, x, y, low, high, caption) in enumerate(panels):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        xv, yv = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        err = np.vstack([np.where(np.isfinite(lo), yv - lo, 0.0), np.where(np.isfinite(hi), hi - yv, 0.0)])
+        ax.errorbar(xv, yv, yerr=np.clip(err, 0.0, None), fmt="o", markersize=3, color="#2b6cb0",
+                    ecolor="#a0aec0", elinewidth=0.8, capsize=0)
+        ax.set_title(f"{label} ({caption})", fontsize=9)
+        ax.set_xlabel(f"{label} difficulty", fontsize=8)
+        ax.set_ylabel("human scale (logits)", fontsize=8)
+    if not panels:
+        fig.add_subplot().text(0.5, 0.5, f"no human scale: {empty_reason}", ha="center")
+    return fig

@@ -36,7 +36,7 @@ import numpy as np
 from django.utils.text import slugify
 
 from annotate.downloads import rows_csv_bytes
-from annotate.plots import difficulty_profile_figure
+from annotate.plots import difficulty_profile_figure, human_scale_figure
 from annotate.selectors.alignment import JUDGMENT_COLUMNS
 from annotate.services.alignment.model import AlignmentReport
 from annotate.services.alignment.tables import Table, csv_tables
@@ -318,6 +318,23 @@ def plot_pools(report: AlignmentReport) -> Figure:
     return fig
 
 
+def plot_human_scale(report: AlignmentReport) -> Figure:
+    """Per method: its difficulty against the human scale, each question with its bootstrap interval."""
+    hs = report.human_scale
+    panels = []
+    if hs is not None and hs.available:
+        overall = {r.method: r.spearman for r in hs.methods if r.scope == "overall"}
+        for m in report.available:
+            qs = [q for q in hs.questions if q.difficulty is not None and q.methods.get(m.key) is not None]
+            rho = overall.get(m.key)
+            caption = ("ρ undefined" if rho is None or rho.value is None else f"ρ = {rho.value:.2f}")
+            panels.append((m.label, [q.methods[m.key] for q in qs], [q.difficulty for q in qs],
+                           [np.nan if q.ci is None else q.ci[0] for q in qs],
+                           [np.nan if q.ci is None else q.ci[1] for q in qs], caption))
+    reason = ("this report predates the human scale" if hs is None else hs.undefined_reason or "")
+    return human_scale_figure(panels=panels, empty_reason=reason)
+
+
 def _wrap(text: str, width: int = 70) -> str:
     return "\n".join(textwrap.wrap(text, width))
 
@@ -327,13 +344,16 @@ PLOTS: dict[str, Callable[[AlignmentReport], Figure]] = {
     "heatmap": plot_heatmap,
     "profiles": plot_profiles,
     "pools": plot_pools,
+    "human_scale": plot_human_scale,
 }
 
 
 def report_plot_names(report: AlignmentReport) -> list[str]:
     """The plots worth showing for ``report``: every one of :data:`PLOTS`, less
-    the pools plot while no stored pools analysis is available."""
-    return [name for name in PLOTS if name != "pools" or report.pools.available]
+    the pools plot while no stored pools analysis is available and the human
+    scale plot while there is no scale."""
+    scale = report.human_scale is not None and report.human_scale.available
+    return [name for name in PLOTS if (name != "pools" or report.pools.available) and (name != "human_scale" or scale)]
 
 
 def render_plot(report: AlignmentReport | dict, *, name: str, fmt: str) -> bytes:

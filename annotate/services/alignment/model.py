@@ -442,6 +442,85 @@ class ProfileSection(_Json):
 
 
 @dataclass(frozen=True)
+class ScaleCorrelationRow(_Json):
+    """A coefficient of a method's difficulty with the human scale, with its
+    percentile bootstrap interval ``ci`` (low, high)."""
+
+    value: float | None
+    ci: tuple[float, ...] | None
+    n: int
+    n_components: int
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class HumanScaleMethod(_Json):
+    """One method against the human scale in one scope ("overall" or a subject)."""
+
+    method: str
+    scope: str
+    spearman: ScaleCorrelationRow
+    kendall: ScaleCorrelationRow
+
+
+@dataclass(frozen=True)
+class HumanScaleQuestion(_Json):
+    """A question on the human scale (logits, higher = judged harder), with each
+    method's difficulty for the scatter plots (None: the run has no value)."""
+
+    question: QuestionRef
+    subject: str
+    difficulty: float | None
+    se: float | None
+    ci: tuple[float, ...] | None
+    n_judgments: int
+    component: int
+    infit: float | None
+    outfit: float | None
+    misfit: bool
+    methods: dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class HumanScaleEvaluator(_Json):
+    id: int
+    short: str
+    pseudonym: str
+    n_votes: int
+    infit: float | None
+    outfit: float | None
+    misfit: bool
+
+
+@dataclass(frozen=True)
+class HumanScaleSection(_Json):
+    """The human difficulty scale (Bradley-Terry on every vote of the study;
+    :func:`scoring.human_scale.human_scale`) and every method against it."""
+
+    available: bool
+    undefined_reason: str | None
+    model: str
+    penalty: float
+    n_boot: int
+    n_splits: int
+    ci_level: float
+    misfit_threshold: float
+    n_questions: int
+    n_votes: int
+    n_components: int
+    component_sizes: tuple[int, ...]
+    ssr: float | None
+    split_half: float | None
+    split_half_spearman: float | None
+    n_evaluators_flagged: int
+    n_questions_flagged: int
+    warnings: tuple[str, ...]
+    questions: tuple[HumanScaleQuestion, ...]
+    evaluators: tuple[HumanScaleEvaluator, ...]
+    methods: tuple[HumanScaleMethod, ...]
+
+
+@dataclass(frozen=True)
 class Timing(_Json):
     human_s: float
     pools_s: float
@@ -477,6 +556,7 @@ class AlignmentReport(_Json):
     profiles: ProfileSection
     timing: Timing
     excluded_evaluators: tuple[ExcludedEvaluatorRow, ...] = ()
+    human_scale: HumanScaleSection | None = field(default=None, metadata=OMIT_NONE)
 
     @property
     def available(self) -> tuple[MethodInfo, ...]:

@@ -23,6 +23,7 @@ from annotate.services.alignment.model import (
     Timing,
 )
 from annotate.services.alignment.pools import check_thresholds, pool_section
+from annotate.services.alignment.scale import human_scale_section
 from scoring import SKIP
 
 #: 4: questions named by dataset and external id (QuestionRef.dataset; PairRow.dataset gone), a flat
@@ -125,7 +126,9 @@ def alignment_report_compute(
         ``consensus``, ``evaluators``, ``method_summary``,
         ``reference_vs_baselines``, ``consensus_agreement``, ``mcnemar``,
         ``irr``, ``pools`` (read from a stored pools analysis; EIP is never
-        rerun here), ``labels``, ``profiles``, ``timing``. Agreements are
+        rerun here), ``labels``, ``profiles``, ``timing``, ``human_scale``
+        (a Bradley-Terry scale of every vote and each method against it;
+        :mod:`annotate.services.alignment.scale`). Agreements are
         fractions in [0, 1]; a method tie on a scored pair is a miss. Every
         undefined value is ``None`` with an ``undefined_reason``.
         ``to_json()`` is JSON-ready (no NaN).
@@ -204,6 +207,7 @@ def alignment_report_compute(
                                  excluded_by=e.excluded_by, reason=e.reason, n_judgments=e.n_judgments)
             for e in data.excluded
         ),
+        human_scale=human_scale_section(data, available=available, n_boot=n_boot, ci_level=CI_LEVEL, seed=seed),
     )
 
 

@@ -647,9 +647,171 @@ def excluded_table(report: AlignmentReport) -> Table:
     )
 
 
+HUMAN_SCALE_NOTE = ("Human scale: a Bradley-Terry model fitted to every vote of the study (skips are not votes), in "
+                    "logits, higher = judged harder; each connected component of the comparison graph sums to zero, "
+                    "so values of different components are not comparable. SSR (scale separation reliability) = "
+                    "(observed variance - mean SE²) / observed variance; split-half: evaluators split at random into "
+                    "halves, each half's scale fitted, correlated and Spearman-Brown corrected, averaged over the "
+                    "splits. About 10 comparisons per question usually suffice and SSR should reach 0.8 (Kinnear, "
+                    "Jones & Davies 2025).")
+SCALE_CORRELATION_NOTE = ("Correlations with the human scale are computed within each connected component with 3 or "
+                          "more questions and averaged weighted by questions; the interval resamples questions within "
+                          "components and takes the scale from its evaluator bootstrap.")
+LOGIT = "logit"
+MISFIT_DEFAULT = 1.3
+CORR = "correlation in [-1, 1]"
+
+
+def _scale_missing(report: AlignmentReport) -> str | None:
+    hs = report.human_scale
+    if hs is None:
+        return "this report was computed before the human scale existed"
+    return hs.undefined_reason
+
+
+def human_scale_summary_table(report: AlignmentReport) -> Table:
+    """The human scale in one row: size, connectivity, reliability, misfit counts."""
+    hs = report.human_scale
+    reason = _scale_missing(report)
+    rows = ()
+    if hs is not None and hs.available:
+        rows = ((count(hs.n_questions), count(hs.n_votes), count(hs.n_components),
+                 text(" ".join(str(x) for x in hs.component_sizes)),
+                 dec(hs.ssr, "fewer than 2 questions in components of 2 or more"),
+                 dec(hs.split_half, "no split had 3 questions judged in both halves with varying values"),
+                 dec(hs.split_half_spearman, "no split had 3 questions judged in both halves with varying values"),
+                 count(hs.n_evaluators_flagged), count(hs.n_questions_flagged), dec(hs.misfit_threshold),
+                 dec(hs.penalty), count(hs.n_boot), count(hs.n_splits)),)
+    notes = [HUMAN_SCALE_NOTE, *(hs.warnings if hs is not None else ())]
+    if reason:
+        notes.append(f"No human scale: {reason}.")
+    return Table(
+        key="human_scale_summary", title="Human difficulty scale (Bradley-Terry on the votes)",
+        columns=(
+            Column("n_questions", "Questions", COUNT, "questions in at least one vote"),
+            Column("n_votes", "Votes", COUNT, "votes (skips excluded)"),
+            Column("n_components", "Components", COUNT,
+                   "connected components of the comparison graph (more than one: fitted per component)"),
+            Column("component_sizes", "Component sizes", "", "questions per component, largest first"),
+            Column("ssr", "SSR", "reliability", "scale separation reliability"),
+            Column("split_half", "Split-half", "reliability",
+                   "mean Spearman-Brown corrected Pearson correlation between random evaluator halves"),
+            Column("split_half_spearman", "Split-half (Spearman)", "reliability", "the same with Spearman"),
+            Column("n_evaluators_flagged", "Evaluators flagged", COUNT, "evaluators with infit above the threshold"),
+            Column("n_questions_flagged", "Questions flagged", COUNT, "questions with infit above the threshold"),
+            Column("misfit_threshold", "Misfit threshold", "mean square",
+                   "infit mean square above which a flag is set"),
+            Column("penalty", "Penalty", "", "ridge penalty on the logits"),
+            Column("scale_n_boot", "Bootstrap", COUNT,
+                   "bootstrap replicates of the scale (evaluators resampled, scale refitted; at most 200)"),
+            Column("n_splits", "Splits", COUNT, "random evaluator halves behind split-half"),
+        ),
+        rows=rows, notes=tuple(notes),
+    )
+
+
+def human_scale_methods_table(report: AlignmentReport) -> Table:
+    """Each method against the human scale, overall and per subject, beside its consensus agreement."""
+    hs = report.human_scale
+    rows = []
+    for r in hs.methods if hs is not None else ():
+        cons = report.consensus_agreement.get(r.method)
+        agreement = (pct(cons.agreement, cons.undefined_reason) if cons is not None and r.scope == "overall"
+                     else Cell(None, ""))
+        sp, kd = r.spearman, r.kendall
+        rows.append((text(r.method), text(report.label(r.method)), text(r.scope), count(sp.n),
+                     count(sp.n_components), dec(sp.value, sp.undefined_reason),
+                     *interval(sp.ci, sp.undefined_reason or "no bootstrap", scale=1.0, digits=2),
+                     dec(kd.value, kd.undefined_reason),
+                     *interval(kd.ci, kd.undefined_reason or "no bootstrap", scale=1.0, digits=2), agreement))
+    return Table(
+        key="human_scale_methods", title="Each method against the human scale",
+        columns=(
+            _METHOD, _METHOD_LABEL,
+            Column("scope", "Scope", "", "'overall' or a subject"),
+            Column("n_questions", "Questions", COUNT, "questions in the correlation"),
+            Column("n_components", "Components", COUNT, "components the correlation was computed in"),
+            Column("spearman", "Spearman ρ", CORR, "Spearman correlation of the method's difficulty with the scale"),
+            Column("spearman_ci_low", "ρ low", CORR, "bootstrap interval, low end"),
+            Column("spearman_ci_high", "ρ high", CORR, "bootstrap interval, high end"),
+            Column("kendall", "Kendall τ", CORR, "Kendall's tau-b of the method's difficulty with the scale"),
+            Column("kendall_ci_low", "τ low", CORR, "bootstrap interval, low end"),
+            Column("kendall_ci_high", "τ high", CORR, "bootstrap interval, high end"),
+            Column("consensus_agreement", "Consensus agreement %", FRACTION,
+                   "the method's agreement with the consensus on the study pairs (overall rows only)"),
+        ),
+        rows=tuple(rows), notes=(SCALE_CORRELATION_NOTE,),
+    )
+
+
+def human_scale_table(report: AlignmentReport) -> Table:
+    """One row per judged question: its place on the human scale, uncertainty and misfit."""
+    hs = report.human_scale
+    methods = list(report.available)
+    rows = []
+    for q in hs.questions if hs is not None else ():
+        rows.append((
+            count(q.question.id), text(q.question.dataset), text(q.question.external_id), text(q.subject),
+            dec(q.difficulty, "not judged"), dec(q.se, "alone in its component"),
+            *interval(q.ci, "no bootstrap replicate judged it", scale=1.0, digits=2),
+            count(q.n_judgments), count(q.component), dec(q.infit, "no judgment"), dec(q.outfit, "no judgment"),
+            count(int(q.misfit)),
+            *(dec(q.methods.get(m.key), "the run has no value") for m in methods),
+        ))
+    return Table(
+        key="human_scale", title="Questions on the human scale",
+        columns=(
+            Column("question_pk", "Question key", "", "database key of the question on this site", on_page=False),
+            Column("dataset", "Dataset", "", "dataset of the question"),
+            Column("question", "Question", "", "external id of the question in its dataset"),
+            Column("subject", "Subject", "", "subject of the question"),
+            Column("difficulty", "Human scale", LOGIT, "Bradley-Terry difficulty, higher = judged harder"),
+            Column("se", "SE", LOGIT, "standard error from the observed information"),
+            Column("ci_low", "CI low", LOGIT, "bootstrap interval (evaluators resampled), low end"),
+            Column("ci_high", "CI high", LOGIT, "bootstrap interval, high end"),
+            Column("n_judgments", "Votes", COUNT, "votes the question took part in"),
+            Column("component", "Component", "", "connected component (0 = the largest)"),
+            Column("infit", "Infit", "mean square", "information-weighted mean square of its votes (1 expected)"),
+            Column("outfit", "Outfit", "mean square", "unweighted mean square of its votes (1 expected)"),
+            Column("misfit", "Misfit", "0/1", "1 when infit exceeds the misfit threshold"),
+            *(Column(f"difficulty_{m.key}", m.label, "", f"{m.label}'s difficulty (higher = harder)")
+              for m in methods),
+        ),
+        rows=tuple(rows), notes=(HUMAN_SCALE_NOTE,),
+    )
+
+
+def human_scale_evaluators_table(report: AlignmentReport) -> Table:
+    """Evaluator misfit against the human scale."""
+    hs = report.human_scale
+    rows = tuple(
+        (count(e.id), text(e.short), text(e.pseudonym), count(e.n_votes), dec(e.infit, "no vote"),
+         dec(e.outfit, "no vote"), count(int(e.misfit)))
+        for e in (hs.evaluators if hs is not None else ())
+    )
+    threshold = MISFIT_DEFAULT if hs is None else hs.misfit_threshold
+    return Table(
+        key="human_scale_evaluators", title="Evaluator misfit on the human scale",
+        columns=(
+            Column("evaluator_id", "Id", "", "participation id", on_page=False),
+            Column("rater", "Evaluator", "", "short name (V1, V2, ... in order of joining)"),
+            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
+            Column("n_votes", "Votes", COUNT, "votes (skips excluded)"),
+            Column("infit", "Infit", "mean square", "information-weighted mean square of their votes (1 expected)"),
+            Column("outfit", "Outfit", "mean square", "unweighted mean square of their votes (1 expected)"),
+            Column("misfit", "Misfit", "0/1", "1 when infit exceeds the misfit threshold"),
+        ),
+        rows=rows,
+        notes=(f"Misfit: an infit mean square above {threshold:g} (the upper end of the 0.7-1.3 range commonly used "
+               "for Rasch-family fit statistics) flags votes that disagree with the scale more than the model "
+               "expects, e.g. random or reversed voting.",),
+    )
+
+
 TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
     table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, excluded_table,
-    irr_table, pool_table, label_table, pairs_table,
+    irr_table, pool_table, label_table, pairs_table, human_scale_summary_table, human_scale_methods_table,
+    human_scale_table, human_scale_evaluators_table,
 )
 
 

@@ -328,6 +328,10 @@ def normalised(report: dict, study: Study) -> dict:
     pseudonyms = dict(study.participations.values_list("pk", "user__username"))
     for row in report["evaluators"]:
         assert pseudonyms[row.pop("id")] == row["pseudonym"]
+    for row in report.get("human_scale", {}).get("questions", []):  # the same ids in the human scale section
+        row["question"]["id"] = keys[row["question"]["id"]]
+    for row in report.get("human_scale", {}).get("evaluators", []):
+        assert pseudonyms[row.pop("id")] == row["pseudonym"]
     return report
 
 

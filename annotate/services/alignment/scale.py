@@ -1,0 +1,159 @@
+"""The human difficulty scale of a study and every method against it (issue 15, points 1-2).
+
+Every vote of the study (skips are not votes; excluded evaluators and
+attention-check pairs are already left out by
+:func:`annotate.selectors.alignment.study_alignment_data`) enters a
+Bradley-Terry scale (:func:`scoring.human_scale.human_scale`); each registry
+method's difficulty is then correlated with it (Spearman and Kendall, with
+bootstrap intervals), overall and per subject
+(:func:`scoring.human_scale.scale_correlation`). Pure functions of
+:class:`~annotate.selectors.alignment.StudyData`.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from annotate.selectors.alignment import StudyData
+from annotate.services.alignment.model import (
+    HumanScaleEvaluator,
+    HumanScaleMethod,
+    HumanScaleQuestion,
+    HumanScaleSection,
+    QuestionRef,
+    ScaleCorrelationRow,
+)
+from scoring.human_scale import (
+    MISFIT_THRESHOLD,
+    HumanScaleWarning,
+    ScaleCorrelation,
+    human_scale,
+    oriented_judgments,
+    scale_correlation,
+)
+
+MODEL = "Bradley-Terry, penalised maximum likelihood (ridge penalty on the logits), sum to zero per component"
+#: Bootstrap replicates of the scale (refits resampling evaluators) and of its correlations: the report's
+#: n_boot, at most this many (each replicate refits the scale).
+MAX_BOOT = 200
+N_SPLITS = 100
+PENALTY = 0.1
+SCOPE_OVERALL = "overall"
+REASON_NO_VOTES = "no evaluator has voted yet (skips are not votes)"
+
+
+def _value(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def _row(c: ScaleCorrelation) -> ScaleCorrelationRow:
+    ci = (c.ci_low, c.ci_high) if math.isfinite(c.ci_low) else None
+    return ScaleCorrelationRow(value=_value(c.value), ci=ci, n=c.n, n_components=c.n_components,
+                               undefined_reason=c.undefined_reason)
+
+
+def _question_refs(data: StudyData) -> tuple[list[QuestionRef | None], list[str]]:
+    """Each of ``data.question_ids``'s reference and subject, read from the pairs."""
+    n = data.question_ids.size
+    refs: list[QuestionRef | None] = [None] * n
+    subjects = [""] * n
+    for p, (ia, ib) in zip(data.pairs, data.pair_index.tolist(), strict=True):
+        refs[ia] = QuestionRef(id=p.question_a_id, dataset=p.dataset_a, external_id=p.external_a)
+        refs[ib] = QuestionRef(id=p.question_b_id, dataset=p.dataset_b, external_id=p.external_b)
+        subjects[ia] = subjects[ib] = p.subject
+    return refs, subjects
+
+
+def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, ci_level: float,
+                        seed: int) -> HumanScaleSection:
+    """The study's human scale, its reliability and misfit, and each available
+    method against it (overall and per subject).
+
+    Parameters
+    ----------
+    data : StudyData
+    available : list of str
+        Method keys the run has values for (registry order).
+    n_boot : int
+        The report's bootstrap replicates; the scale uses at most
+        :data:`MAX_BOOT` of them.
+    ci_level : float
+    seed : int
+        Seed of the scale's bootstrap and splits, and of every method's
+        correlation bootstrap (the same for each method).
+    """
+    n_boot = min(n_boot, MAX_BOOT)
+    # Items in natural-key order (dataset, external id), so no figure or row order depends on database ids.
+    refs_by_id, subjects_by_id = _question_refs(data)
+    def natural(i: int) -> tuple[str, str]:
+        ref = refs_by_id[i]
+        return ("", "") if ref is None else (ref.dataset, ref.external_id)
+
+    order = sorted(range(data.question_ids.size), key=natural)
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    refs = [refs_by_id[i] for i in order]
+    subjects = [subjects_by_id[i] for i in order]
+    difficulty = {k: np.asarray(data.difficulty[k], dtype=np.float64)[order] for k in available}
+    row_of_pair = {p.pair_id: j for j, p in enumerate(data.pairs)}
+    evaluator_of = {e.participation_id: i for i, e in enumerate(data.evaluators)}
+    pair_rows = np.array([row_of_pair[pid] for pid, _, _ in data.judgments], dtype=np.int64)
+    who = np.array([evaluator_of[eid] for _, eid, _ in data.judgments], dtype=np.int64)
+    verdicts = np.array([v for _, _, v in data.judgments], dtype=np.int64)
+    harder, other, kept = oriented_judgments(position[data.pair_index.reshape(-1, 2)], pair_rows, verdicts)
+    common = {"model": MODEL, "penalty": PENALTY, "n_boot": n_boot, "n_splits": N_SPLITS, "ci_level": ci_level,
+              "misfit_threshold": MISFIT_THRESHOLD, "n_votes": int(harder.size)}
+    if harder.size == 0:
+        return HumanScaleSection(
+            available=False, undefined_reason=REASON_NO_VOTES, **common, n_questions=0, n_components=0,
+            component_sizes=(), ssr=None, split_half=None, split_half_spearman=None, n_evaluators_flagged=0,
+            n_questions_flagged=0, warnings=(), questions=(), evaluators=(), methods=(),
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HumanScaleWarning)  # carried in scale.warnings, shown on the page
+        scale = human_scale(harder, other, who[kept], n_items=data.question_ids.size,
+                            n_evaluators=len(data.evaluators), penalty=PENALTY, n_boot=n_boot, n_splits=N_SPLITS,
+                            ci_level=ci_level, rng=seed)
+    judged = scale.component >= 0
+    questions = tuple(
+        HumanScaleQuestion(
+            question=refs[i], subject=subjects[i], difficulty=_value(scale.difficulty[i]), se=_value(scale.se[i]),
+            ci=(float(scale.ci_low[i]), float(scale.ci_high[i])) if math.isfinite(scale.ci_low[i]) else None,
+            n_judgments=int(scale.n_judgments[i]), component=int(scale.component[i]),
+            infit=_value(scale.item_infit[i]), outfit=_value(scale.item_outfit[i]),
+            misfit=bool(scale.item_flagged[i]),
+            methods={k: _value(difficulty[k][i]) for k in available},
+        )
+        for i in np.flatnonzero(judged) if refs[i] is not None
+    )
+    n_votes = np.bincount(who[kept], minlength=len(data.evaluators))
+    evaluators = tuple(
+        HumanScaleEvaluator(id=e.participation_id, short=e.short, pseudonym=e.pseudonym, n_votes=int(n_votes[i]),
+                            infit=_value(scale.evaluator_infit[i]), outfit=_value(scale.evaluator_outfit[i]),
+                            misfit=bool(scale.evaluator_flagged[i]))
+        for i, e in enumerate(data.evaluators)
+    )
+    subject_of = np.array(subjects, dtype=object)
+    scopes = [(SCOPE_OVERALL, np.ones(subject_of.size, dtype=bool))]
+    scopes += [(s, subject_of == s) for s in sorted({subjects[i] for i in np.flatnonzero(judged)})]
+    methods = []
+    for k in available:
+        for scope, mask in scopes:
+            human = np.where(mask, scale.difficulty, np.nan)
+            methods.append(HumanScaleMethod(
+                method=k, scope=scope,
+                **{kind: _row(scale_correlation(human, difficulty[k], scale.component, kind=kind,
+                                                draws=scale.draws, n_boot=n_boot, ci_level=ci_level, rng=seed))
+                   for kind in ("spearman", "kendall")},
+            ))
+    return HumanScaleSection(
+        available=True, undefined_reason=None, **common, n_questions=int(judged.sum()),
+        n_components=scale.n_components,
+        component_sizes=tuple(int(x) for x in np.bincount(scale.component[judged])),
+        ssr=_value(scale.ssr), split_half=_value(scale.split_half),
+        split_half_spearman=_value(scale.split_half_spearman),
+        n_evaluators_flagged=int(scale.evaluator_flagged.sum()), n_questions_flagged=int(scale.item_flagged.sum()),
+        warnings=scale.warnings, questions=questions, evaluators=evaluators, methods=tuple(methods),
+    )

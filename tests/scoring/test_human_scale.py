@@ -1,0 +1,189 @@
+"""The Bradley-Terry human difficulty scale (issue 15, point 1)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from scoring import FIRST, SECOND, SKIP
+from scoring.exceptions import ConvergenceError
+from scoring.human_scale import (
+    HumanScaleWarning,
+    bradley_terry,
+    human_scale,
+    oriented_judgments,
+    spearman_brown,
+)
+
+
+def _simulate(seed=1, n_items=60, n_evaluators=20, per_evaluator=50, random_evaluator=None):
+    """Judgments from a true Bradley-Terry scale (normal, sd 1.5); the random evaluator votes by coin flip."""
+    rng = np.random.default_rng(seed)
+    true = rng.normal(0.0, 1.5, n_items)
+    harder, other, who = [], [], []
+    for ev in range(n_evaluators):
+        for _ in range(per_evaluator):
+            i, j = rng.choice(n_items, 2, replace=False)
+            p = 0.5 if ev == random_evaluator else 1 / (1 + math.exp(-(true[i] - true[j])))
+            win = rng.random() < p
+            harder.append(i if win else j)
+            other.append(j if win else i)
+            who.append(ev)
+    return true, np.array(harder), np.array(other), np.array(who)
+
+
+def test_it_recovers_a_simulated_scale():
+    true, h, o, e = _simulate()
+    s = human_scale(h, o, e, n_boot=20, n_splits=10, rng=0)
+    assert s.converged
+    assert stats.spearmanr(s.difficulty, true).statistic > 0.9  # 1,000 judgments, ~33 per question
+    assert abs(s.difficulty.sum()) < 1e-9
+    inside = np.mean((s.ci_low <= true - true.mean()) & (true - true.mean() <= s.ci_high))
+    assert inside > 0.7
+
+
+def test_two_questions_match_the_closed_form():
+    # 0 judged harder 3 times, 1 once: b0 - b1 = log 3, b = +-log(3)/2; information w = 4 p (1 - p) = 3/4,
+    # pinv of [[w, -w], [-w, w]] has diagonal 1 / (4 w) = 1/3, so SE = 1/sqrt(3) each.
+    s = human_scale([0, 0, 0, 1], [1, 1, 1, 0], [0, 1, 2, 3], penalty=0.0, n_boot=0, n_splits=0)
+    assert s.difficulty == pytest.approx([math.log(3) / 2, -math.log(3) / 2], abs=1e-9)
+    assert s.se == pytest.approx([1 / math.sqrt(3)] * 2, abs=1e-9)
+    v = 2 * (math.log(3) / 2) ** 2  # sample variance (ddof 1) of +-log(3)/2
+    assert s.ssr == pytest.approx((v - 1 / 3) / v, abs=1e-9)
+
+
+def test_split_half_matches_a_hand_worked_chain():
+    # Chain 0-1-2 (a tree: the unpenalised fit reproduces each edge's log odds).
+    # Evaluator 0: 0>1 twice, 1>0 once (d01 = log 2); 1>2 three times, 2>1 once (d12 = log 3).
+    # Evaluator 1: 0>1 once, 1>0 once (d01 = 0); 1>2 once, 2>1 twice (d12 = -log 2).
+    h = [0, 0, 1, 1, 1, 1, 2, 0, 1, 1, 2, 2]
+    o = [1, 1, 0, 2, 2, 2, 1, 1, 0, 2, 1, 1]
+    e = [0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]
+    s = human_scale(h, o, e, penalty=0.0, n_boot=0, n_splits=5, rng=3)
+
+    def chain(d01, d12):
+        b = np.array([d01, 0.0, -d12])
+        return b - b.mean()
+
+    x, y = chain(math.log(2), math.log(3)), chain(0.0, -math.log(2))
+    r = np.corrcoef(x, y)[0, 1]
+    assert s.split_half == pytest.approx(2 * r / (1 + r), abs=1e-9)  # the only split, up to swapping halves
+    rho = stats.spearmanr(x, y).statistic
+    assert s.split_half_spearman == pytest.approx(2 * rho / (1 + rho), abs=1e-9)
+    assert s.n_splits_defined == 5
+
+
+def test_spearman_brown_doubles_a_half():
+    assert spearman_brown(0.6) == pytest.approx(1.2 / 1.6, abs=1e-12)
+    assert math.isnan(spearman_brown(-1.0))
+
+
+def test_misfit_flags_the_random_evaluator():
+    _, h, o, e = _simulate(random_evaluator=19)
+    s = human_scale(h, o, e, n_boot=0, n_splits=0)
+    assert np.flatnonzero(s.evaluator_flagged).tolist() == [19]
+    assert s.evaluator_infit[19] > 1.5
+
+
+def test_reversing_orientations_or_order_changes_no_figure():
+    _, h, o, e = _simulate(seed=4, n_items=20, n_evaluators=8, per_evaluator=30,
+                           random_evaluator=2)
+    # The same judgments as stored pairs (a, b) with verdicts FIRST, then every pair stored the other way round
+    # with its verdicts flipped (SECOND), and the judgments shuffled; skips dropped either way.
+    pair_index = np.column_stack([h, o])
+    verdict = np.full(h.size, int(FIRST))
+    verdict[::7] = int(SKIP)
+    h1, o1, kept1 = oriented_judgments(pair_index, np.arange(h.size), verdict)
+    base = human_scale(h1, o1, e[kept1], n_items=20, n_evaluators=8, n_boot=15, n_splits=8, rng=7)
+    perm = np.random.default_rng(0).permutation(h.size)
+    flipped = np.where(verdict[perm] == int(FIRST), int(SECOND), verdict[perm])
+    h2, o2, kept2 = oriented_judgments(pair_index[:, ::-1], np.arange(h.size)[perm], flipped)
+    other = human_scale(h2, o2, e[perm][kept2], n_items=20, n_evaluators=8, n_boot=15, n_splits=8, rng=7)
+    for name in ("difficulty", "se", "ci_low", "ci_high", "evaluator_infit", "evaluator_outfit", "item_infit",
+                 "item_outfit"):
+        np.testing.assert_allclose(getattr(other, name), getattr(base, name), rtol=1e-9, atol=1e-12)
+    for name in ("ssr", "split_half", "split_half_spearman", "n_components"):
+        assert getattr(other, name) == pytest.approx(getattr(base, name), abs=1e-12)
+
+
+def test_a_disconnected_graph_is_fitted_per_component_with_a_warning():
+    # {0, 1, 2} and {3, 4}; question 5 is never judged.
+    h = [0, 0, 1, 1, 2, 3, 3, 4]
+    o = [1, 2, 2, 0, 0, 4, 4, 3]
+    with pytest.warns(HumanScaleWarning, match="2 connected components"):
+        s = human_scale(h, o, [0, 0, 0, 1, 1, 1, 1, 1], n_items=6, n_boot=0, n_splits=0)
+    assert s.n_components == 2
+    assert s.component.tolist() == [0, 0, 0, 1, 1, -1]
+    assert s.difficulty[:3].sum() == pytest.approx(0.0, abs=1e-12)
+    assert s.difficulty[3:5].sum() == pytest.approx(0.0, abs=1e-12)
+    assert math.isnan(s.difficulty[5])
+    assert len(s.warnings) == 1
+    # each component alone gives the same values
+    alone, _ = bradley_terry([0, 0, 1, 1, 2], [1, 2, 2, 0, 0])
+    np.testing.assert_allclose(s.difficulty[:3], alone, atol=1e-10)
+
+
+def test_a_connected_graph_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        human_scale([0, 1, 2], [1, 2, 0], [0, 0, 0], n_boot=0, n_splits=0)
+
+
+def test_unpenalised_fit_of_a_perfect_winner_does_not_converge():
+    with pytest.raises(ConvergenceError):
+        bradley_terry([0, 0], [1, 1], penalty=0.0, max_iter=5)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"harder": [0], "other": [0], "evaluator": [0]}, "harder == other at position 0"),
+        ({"harder": [0, 1], "other": [1], "evaluator": [0, 0]}, "equal lengths"),
+        ({"harder": [-1], "other": [1], "evaluator": [0]}, "harder must hold indices >= 0"),
+        ({"harder": [0], "other": [1], "evaluator": [0], "n_items": 1}, "n_items must be an integer >= 2"),
+        ({"harder": [0], "other": [1], "evaluator": [0], "ci_level": 1.0}, "ci_level must be a number"),
+        ({"harder": [0.5], "other": [1], "evaluator": [0]}, "harder must hold integer indices"),
+    ],
+)
+def test_it_rejects_bad_input_naming_the_parameter(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        human_scale(**kwargs)
+
+
+def test_scale_correlation_matches_scipy_in_one_component_and_weights_components():
+    from scoring.human_scale import scale_correlation
+
+    rng = np.random.default_rng(5)
+    human, method = rng.normal(size=12), rng.normal(size=12)
+    one = np.zeros(12, dtype=int)
+    assert scale_correlation(human, method, one, n_boot=0).value == pytest.approx(
+        stats.spearmanr(human, method).statistic, abs=1e-12)
+    assert scale_correlation(human, method, one, kind="kendall", n_boot=0).value == pytest.approx(
+        stats.kendalltau(human, method).statistic, abs=1e-12)
+    # two components of 8 and 4 questions: the mean of their coefficients weighted 8:4
+    comp = np.array([0] * 8 + [1] * 4)
+    expected = (8 * stats.spearmanr(human[:8], method[:8]).statistic
+                + 4 * stats.spearmanr(human[8:], method[8:]).statistic) / 12
+    c = scale_correlation(human, method, comp, n_boot=300, rng=1)
+    assert c.value == pytest.approx(expected, abs=1e-12)
+    assert c.n == 12 and c.n_components == 2
+    assert c.ci_low <= c.value <= c.ci_high
+
+
+def test_scale_correlation_is_undefined_without_three_questions_in_a_component():
+    from scoring.human_scale import REASON_FEW_QUESTIONS, scale_correlation
+
+    c = scale_correlation([0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, np.nan], [0, 0, 1, 1], n_boot=10)
+    assert math.isnan(c.value) and c.undefined_reason == REASON_FEW_QUESTIONS
+
+
+def test_the_sparse_conjugate_gradient_steps_give_the_dense_fit(monkeypatch):
+    import scoring.human_scale as module
+
+    _, h, o, _ = _simulate(seed=2, n_items=40, n_evaluators=5, per_evaluator=60)
+    dense, dense_se = bradley_terry(h, o)
+    monkeypatch.setattr(module, "DENSE_MAX", 0)  # every component takes the sparse path
+    sparse, sparse_se = bradley_terry(h, o)
+    np.testing.assert_allclose(sparse, dense, atol=1e-8)
+    np.testing.assert_allclose(sparse_se, dense_se, atol=1e-10)
