@@ -62,6 +62,8 @@ def human_scale_figure(
     empty_reason : str, default ""
         Written on an empty figure when there is no panel.
     """
+    from matplotlib.figure import Figure  # heavy: imported where a figure is drawn
+
     n = max(len(panels), 1)
     cols, rows = min(n, 3), math.ceil(n / 3)
     fig = Figure(figsize=(min(3.6 * cols, 11.0), 3.2 * rows), layout="constrained")
