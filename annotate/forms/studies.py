@@ -84,8 +84,9 @@ class StudyForm(forms.Form):
         queryset=None, widget=forms.CheckboxSelectMultiple, required=False, label="Co-researchers",
         help_text="They see and manage this study as you do.")
     speeder_seconds = forms.FloatField(
-        min_value=0, initial=DEFAULT_SPEEDER_SECONDS, label="Speeder threshold (seconds)",
-        help_text="The manage page flags an evaluator whose median seconds per vote is below this.")
+        min_value=0, initial=DEFAULT_SPEEDER_SECONDS, required=False, label="Speeder threshold (seconds)",
+        help_text=f"The manage page flags an evaluator whose median seconds per vote is below this "
+                  f"(blank: {DEFAULT_SPEEDER_SECONDS:g}).")
     participant_param = forms.CharField(
         max_length=64, required=False, initial=PROLIFIC_PARTICIPANT_PARAM, label="Participant id parameter",
         help_text="Query parameter of the invitation link that carries the platform's participant id "
@@ -144,7 +145,9 @@ class StudyForm(forms.Form):
             "include_unkept": data["include_unkept"], "include_low_coverage": data["include_low_coverage"],
             "guidelines": data["guidelines"], "consent_text": data["consent_text"],
             "onboarding_questions": list(data["onboarding_questions"]), "members": list(data["members"]),
-            "crowd_settings": {name: data[name] for name in CROWD_FIELDS},
+            "crowd_settings": {**{name: data[name] for name in CROWD_FIELDS},
+                               "speeder_seconds": DEFAULT_SPEEDER_SECONDS if data["speeder_seconds"] is None
+                               else data["speeder_seconds"]},
         }
 
 

@@ -14,7 +14,17 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime
 
-from annotate.models import Assignment, Choice, ConsentDecline, ExclusionEvent, Invitation, Judgment, Pair, Participation, Study
+from annotate.models import (
+    Assignment,
+    Choice,
+    ConsentDecline,
+    ExclusionEvent,
+    Invitation,
+    Judgment,
+    Pair,
+    Participation,
+    Study,
+)
 
 
 @dataclass(frozen=True)

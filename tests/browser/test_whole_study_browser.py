@@ -236,10 +236,10 @@ def test_a_researcher_runs_a_whole_crowd_study_in_the_browser(live_server, page:
     visit(page, "report")
     with page.expect_download() as download:
         page.click("#download-json")
-    report = json.loads(open(download.value.path(), encoding="utf-8").read())
+    report = json.loads(download.value.path().read_text(encoding="utf-8"))
     with page.expect_download() as download:
         page.click("#download-csv")
-    rows = list(csv.DictReader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))
+    rows = list(csv.DictReader(io.StringIO(download.value.path().read_text(encoding="utf-8"))))
 
     # Counted here from what ann and ben pressed on the regular pairs (attention checks never count):
     kept = [harder for pid in ("pid-ann", "pid-ben") for _, harder in decided[pid]]
