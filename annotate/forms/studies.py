@@ -87,10 +87,8 @@ class StudyForm(forms.Form):
         min_value=0, initial=DEFAULT_SPEEDER_SECONDS, required=False, label="Speeder threshold (seconds)",
         help_text=f"The manage page flags an evaluator whose median seconds per vote is below this "
                   f"(blank: {DEFAULT_SPEEDER_SECONDS:g}).")
-    participant_param = forms.CharField(
-        max_length=64, required=False, initial=PROLIFIC_PARTICIPANT_PARAM, label="Participant id parameter",
-        help_text="Query parameter of the invitation link that carries the platform's participant id "
-                  "(blank: none).")
+    participant_param = forms.CharField(max_length=64, required=False, initial=PROLIFIC_PARTICIPANT_PARAM,
+                                        label="Participant id parameter")
     study_param = forms.CharField(max_length=64, required=False, initial=PROLIFIC_STUDY_PARAM,
                                   label="Study id parameter")
     session_param = forms.CharField(max_length=64, required=False, initial=PROLIFIC_SESSION_PARAM,

@@ -51,7 +51,9 @@ N_PAIRS, SHARE = 4, 0.33  # round(0.33 * 4 / 0.67) = 2 attention checks on top o
 def visit(page: Page, label: str) -> None:
     """axe on the page as it is now, and its screenshot when asked for."""
     assert_accessible(page, label)
-    if SHOTS:
+    if SHOTS:  # lazy images below the fold would be blank in a full-page screenshot: load them first
+        page.evaluate("document.querySelectorAll('img[loading=lazy]').forEach(img => { img.loading = 'eager'; })")
+        page.wait_for_function("[...document.images].every(img => img.complete)")
         page.screenshot(path=os.path.join(SHOTS, f"study_{label}.png"), full_page=True)
 
 
@@ -91,7 +93,7 @@ def create_study(page: Page, base: str, catalog) -> Study:
     assert Pair.objects.filter(study=study, attention_check=True).count() == 2
 
     page.click("#launch-study")
-    expect(page.locator("h1")).to_have_text("Launch Which is harder? (pilot)?")
+    expect(page.locator("h1")).to_have_text("Launch “Which is harder? (pilot)”?")
     visit(page, "confirm_launch")
     page.click("#confirm-status")
     expect(page.locator("#study-status")).to_have_text("open")
@@ -225,7 +227,7 @@ def test_a_researcher_runs_a_whole_crowd_study_in_the_browser(live_server, page:
     expect(page.locator(f"#evaluator-{sam.pk}")).to_contain_text("excluded")
     expect(page.locator("#live-excluded")).to_have_text("1")
     page.click("#close-study")
-    expect(page.locator("h1")).to_have_text("Close Which is harder? (pilot)?")
+    expect(page.locator("h1")).to_have_text("Close “Which is harder? (pilot)”?")
     visit(page, "confirm_close")
     page.click("#confirm-status")
     expect(page.locator("#study-status")).to_have_text("closed")
@@ -262,5 +264,8 @@ def test_a_researcher_runs_a_whole_crowd_study_in_the_browser(live_server, page:
     votes = {name: n_votes for name, (n_votes, _) in by_name.items()}
     for row in rows:  # every method decides every pair: an evaluator's n_pairs is their votes, the consensus's all 4
         assert int(row["n_pairs"]) == (N_PAIRS if row["rater"] == "consensus" else votes[row["pseudonym"]])
+    page.goto(f"{base}/studies/")
+    expect(page.locator("#content, main").first).to_contain_text("Which is harder? (pilot)")
+    visit(page, "list")
     elapsed = time.monotonic() - started
     print(f"whole study in the browser: {elapsed:.1f} s")
