@@ -8,7 +8,14 @@ from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.models import OnboardingQuestion, PairStrategy, ScoringRun, Study
-from annotate.models.studies import DEFAULT_CONSENT, DEFAULT_GUIDELINES
+from annotate.models.studies import (
+    DEFAULT_CONSENT,
+    DEFAULT_GUIDELINES,
+    DEFAULT_SPEEDER_SECONDS,
+    PROLIFIC_PARTICIPANT_PARAM,
+    PROLIFIC_SESSION_PARAM,
+    PROLIFIC_STUDY_PARAM,
+)
 from annotate.selectors.study_scope import (
     datasets_of_finished_runs,
     researchers_except,
@@ -20,6 +27,9 @@ PAIRS_TOTAL = "total"
 PAIRS_PER_SUBJECT = "per_subject"
 ERR_PAIRS_REQUIRED = "Say how many pairs."
 SEED_BITS = 31
+#: The crowd-platform fields, named as ``study_quality_settings_update``'s arguments and the Study's fields.
+CROWD_FIELDS = ("speeder_seconds", "participant_param", "study_param", "session_param", "completion_code",
+                "completion_url")
 
 
 class RunChoiceField(forms.ModelChoiceField):
@@ -73,6 +83,22 @@ class StudyForm(forms.Form):
     members = forms.ModelMultipleChoiceField(
         queryset=None, widget=forms.CheckboxSelectMultiple, required=False, label="Co-researchers",
         help_text="They see and manage this study as you do.")
+    speeder_seconds = forms.FloatField(
+        min_value=0, initial=DEFAULT_SPEEDER_SECONDS, required=False, label="Speeder threshold (seconds)",
+        help_text=f"The manage page flags an evaluator whose median seconds per vote is below this "
+                  f"(blank: {DEFAULT_SPEEDER_SECONDS:g}).")
+    participant_param = forms.CharField(max_length=64, required=False, initial=PROLIFIC_PARTICIPANT_PARAM,
+                                        label="Participant id parameter")
+    study_param = forms.CharField(max_length=64, required=False, initial=PROLIFIC_STUDY_PARAM,
+                                  label="Study id parameter")
+    session_param = forms.CharField(max_length=64, required=False, initial=PROLIFIC_SESSION_PARAM,
+                                    label="Session id parameter")
+    completion_code = forms.CharField(
+        max_length=100, required=False, label="Completion code",
+        help_text="Shown on the done page (e.g. the code Prolific gave you).")
+    completion_url = forms.URLField(
+        max_length=500, required=False, label="Completion URL", assume_scheme="https",
+        help_text="The done page sends the evaluator here (e.g. https://app.prolific.com/submissions/complete?cc=…).")
 
     def __init__(self, *args, owner: AbstractBaseUser | None, **kwargs) -> None:
         """``owner``: the study's owner (the creating user on the creation page), left out of the members."""
@@ -99,6 +125,7 @@ class StudyForm(forms.Form):
             "attention_check_share": study.attention_check_share,
             "guidelines": study.guidelines, "consent_text": study.consent_text,
             "onboarding_questions": list(study.onboarding_questions), "members": list(study.members.all()),
+            **{name: getattr(study, name) for name in CROWD_FIELDS},
         }
 
     def service_kwargs(self) -> dict:
@@ -116,6 +143,9 @@ class StudyForm(forms.Form):
             "include_unkept": data["include_unkept"], "include_low_coverage": data["include_low_coverage"],
             "guidelines": data["guidelines"], "consent_text": data["consent_text"],
             "onboarding_questions": list(data["onboarding_questions"]), "members": list(data["members"]),
+            "crowd_settings": {**{name: data[name] for name in CROWD_FIELDS},
+                               "speeder_seconds": DEFAULT_SPEEDER_SECONDS if data["speeder_seconds"] is None
+                               else data["speeder_seconds"]},
         }
 
 

@@ -14,7 +14,17 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime
 
-from annotate.models import Assignment, Choice, ExclusionEvent, Invitation, Judgment, Pair, Participation, Study
+from annotate.models import (
+    Assignment,
+    Choice,
+    ConsentDecline,
+    ExclusionEvent,
+    Invitation,
+    Judgment,
+    Pair,
+    Participation,
+    Study,
+)
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,7 @@ class StudyMonitor:
     n_excluded: int
     exclusion_log: tuple[ExclusionEvent, ...]
     invitations: tuple[Invitation, ...] = ()  # newest first
+    n_consent_declines: int = 0  # visitors who declined the consent text (nothing else of them is stored)
 
 
 #: Prolific's placeholders: Prolific replaces them with the participant's ids when it sends them to the link.
@@ -192,4 +203,5 @@ def study_monitor(*, study: Study) -> StudyMonitor:
         n_speeders=sum(e.speeder for e in evaluators), n_excluded=sum(e.excluded_at is not None for e in evaluators),
         exclusion_log=log,
         invitations=tuple(Invitation.objects.filter(study=study).order_by("-created_at")),
+        n_consent_declines=ConsentDecline.objects.filter(study=study).count(),
     )

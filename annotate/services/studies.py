@@ -51,6 +51,7 @@ from annotate.selectors.studies import (
 )
 from annotate.selectors.study_scope import ScopeCandidates, study_scope_candidates
 from annotate.services.database import pairs_analyze
+from annotate.services.study_quality import study_quality_settings_update
 from scoring.attention_checks import attention_check_count, select_attention_checks
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
@@ -205,6 +206,7 @@ def study_create(
     members: Sequence[AbstractBaseUser] = (),
     status: str = StudyStatus.OPEN,
     attention_check_share: float = 0.0,
+    crowd_settings: Mapping[str, object] | None = None,
 ) -> Study:
     """Create a study whose pairs are fixed now, from one scoring run.
 
@@ -260,6 +262,12 @@ def study_create(
         harder question is known (see :func:`_sample_scope` and
         :mod:`scoring.attention_checks`), added on top of the ``n_pairs``
         regular pairs, served blind and left out of agreement statistics.
+    crowd_settings : mapping, optional
+        Keyword arguments of
+        :func:`annotate.services.study_quality.study_quality_settings_update`
+        (``speeder_seconds``, the three platform parameter names,
+        ``completion_code``, ``completion_url``), applied in the same
+        transaction; default: the model's defaults (Prolific's names, 5 s).
 
     Returns
     -------
@@ -310,6 +318,8 @@ def study_create(
     )
     study.members.set(members)
     _store_scope(study=study, scope=scope)
+    if crowd_settings is not None:
+        _apply_crowd_settings(study=study, crowd_settings=crowd_settings)
     return study
 
 
@@ -333,6 +343,7 @@ def study_edit(
     onboarding_questions: Sequence[str] | None = None,
     members: Sequence[AbstractBaseUser] = (),
     attention_check_share: float = 0.0,
+    crowd_settings: Mapping[str, object] | None = None,
 ) -> Study:
     """Change every setting of a study that has no judgment yet, drawing its
     pairs again exactly as :func:`study_create` would for these arguments
@@ -347,8 +358,8 @@ def study_edit(
         As :func:`study_create`.
     include_unkept, include_low_coverage, guidelines, pairs_per_subject
         As :func:`study_create`.
-    consent_text, onboarding_questions, members, attention_check_share
-        As :func:`study_create`.
+    consent_text, onboarding_questions, members, attention_check_share, crowd_settings
+        As :func:`study_create` (``crowd_settings`` None leaves those settings as they are).
 
     Returns
     -------
@@ -386,7 +397,14 @@ def study_edit(
     study.save()
     study.members.set(members)
     _store_scope(study=study, scope=scope)
+    if crowd_settings is not None:
+        _apply_crowd_settings(study=study, crowd_settings=crowd_settings)
     return study
+
+
+def _apply_crowd_settings(*, study: Study, crowd_settings: Mapping[str, object]) -> None:
+    # study_quality owns these checks; its ValueError rolls the caller's transaction back.
+    study_quality_settings_update(study=study, **crowd_settings)
 
 
 def _check_share(share: object) -> None:

@@ -70,7 +70,7 @@ def test_the_researcher_sees_the_flags_excludes_the_speeder_and_closes(live_serv
     page.screenshot(path="/tmp/h14b_manage_excluded.png", full_page=True)
 
     page.click("#close-study")
-    expect(page.locator("h1")).to_have_text("Close Crowd pilot?")
+    expect(page.locator("h1")).to_have_text("Close “Crowd pilot”?")
     page.screenshot(path="/tmp/h14b_close_confirm.png", full_page=True)
     page.click("#confirm-status")
     expect(page.locator("#study-status")).to_have_text("closed")

@@ -53,7 +53,7 @@ def test_after_logout_the_next_person_on_the_browser_is_not_signed_in_as_the_eva
     # The next person opens an invitation link (another one, then A's own): not A.
     for link in (second_link, first_link):
         page.goto(link)
-        expect(page.locator("#join-start")).to_have_text("I agree — start")
+        expect(page.locator("#join-start")).to_have_text("I agree — start")  # the consent step, not signed in
         expect(page.locator(".who")).to_have_count(0)  # nobody signed in
         assert a_name not in page.content()
     page.goto(second_link)

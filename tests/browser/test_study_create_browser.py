@@ -68,7 +68,7 @@ def test_a_researcher_creates_and_launches_a_study_in_the_browser(live_server, p
     assert study.status == StudyStatus.DRAFT and study.n_pairs == 5
     shot(page, "manage_draft")
     page.click("#launch-study")
-    expect(page.locator("h1")).to_have_text("Launch Browser study?")
+    expect(page.locator("h1")).to_have_text("Launch “Browser study”?")
     shot(page, "confirm_launch")
     page.click("#confirm-status")
     expect(page.locator(".messages")).to_contain_text("is now open")

@@ -142,7 +142,9 @@ def test_the_done_page_shows_the_code_and_redirects_to_the_completion_url(study)
         "annotate:study_done", kwargs={"study_id": study.pk})
     page = client.get(reverse("annotate:study_done", kwargs={"study_id": study.pk})).content.decode()
     assert f'<code id="completion-code">{CODE}</code>' in page
-    assert f'<meta http-equiv="refresh" content="5;url={COMPLETION_URL}">' in page
+    # a script counts down 5 s and can be stopped (a delayed meta refresh fails WCAG 2.2.1)
+    assert '<p id="completion-redirect" data-seconds="5">' in page and "annotate/completion.js" in page
+    assert 'http-equiv="refresh"' not in page and 'id="completion-stay"' in page
     assert f'<a href="{COMPLETION_URL}" id="completion-link">' in page
 
 
@@ -151,7 +153,8 @@ def test_without_a_completion_url_the_done_page_stays(study):
                                   study_param="STUDY_ID", session_param="SESSION_ID", completion_code=CODE,
                                   completion_url="")
     page = finished_client(study).get(reverse("annotate:study_done", kwargs={"study_id": study.pk})).content.decode()
-    assert CODE in page and 'http-equiv="refresh"' not in page and "You may close this window." in page
+    assert CODE in page and "You may close this window." in page
+    assert 'http-equiv="refresh"' not in page and "completion.js" not in page
 
 
 def test_a_completion_url_that_is_not_http_is_refused(study):

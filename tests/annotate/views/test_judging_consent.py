@@ -13,9 +13,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.models import ConsentDecline, Judgment, Participation, Question, StudyStatus
+from annotate.selectors.study_monitor import study_monitor
 from annotate.services.studies import invitation_create, study_set_status
 from annotate.views.judging import MSG_CONSENT_MISSING, MSG_EMPTY_QUESTION
-from tests.annotate.factories import make_catalog, make_evaluator, make_study
+from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -57,6 +58,32 @@ def test_declining_stores_the_decline_and_nothing_else(study):
     assert "sessionid" not in client.cookies and "eip_evaluator" not in client.cookies
     page = client.get(response.url)
     assert page.status_code == 200 and "Nothing about you was stored" in page.content.decode()
+
+
+def test_the_manage_page_counts_the_declines(study):
+    invitation = invitation_create(study=study)
+    for _ in range(2):  # two visitors decline, one agrees: 2 declines, whatever else happens
+        Client().post(join_url(invitation), {"consent": "no"})
+    Client().post(join_url(invitation), {"consent": "yes"})
+    assert study_monitor(study=study).n_consent_declines == 2
+    owner = make_user("owner", staff=True)
+    client = Client()
+    client.force_login(owner)
+    page = client.get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
+    assert '<dt>Declined consent</dt><dd id="live-consent-declines">2</dd>' in page
+
+
+def test_the_guidelines_are_rendered_from_markdown_with_math(study):
+    study.guidelines = "Call the **harder** one.\n\n- think of $x^2$\n\n<script>alert(1)</script>"
+    study.save()
+    ada = make_evaluator(study, "ada")  # onboarded; the page stays reachable from judging
+    client = Client()
+    client.force_login(ada.user)
+    page = client.get(reverse("annotate:study_guidelines", kwargs={"study_id": study.pk})).content.decode()
+    guidelines = page.split('<div class="guidelines">', 1)[1].split("</div>", 1)[0]
+    assert "Call the <strong>harder</strong> one." in guidelines and "<li>" in guidelines
+    assert '<span class="math math-inline">x^2</span>' in guidelines and "katex.min.js" in page
+    assert "<script>" not in guidelines and "**" not in guidelines
 
 
 def test_a_post_without_a_decision_joins_nobody(study):

@@ -140,5 +140,5 @@ def test_the_coverage_report_counts_votes_skips_and_seconds(cast):
     assert sorted(m for p in coverage.pairs for m in p.cells[:1] if m) == ["L", "R", "S", "…"]
 
     page = client_for(owner).get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
-    assert "3 votes, 1 skips; median 20.0 s per vote" in page
+    assert "3 votes, 1 skip; median 20.0 s per vote" in page
     assert "33%" in page  # ada's skip rate

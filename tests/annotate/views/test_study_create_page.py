@@ -12,10 +12,12 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
 from annotate.models import Pair, Study, StudyStatus
 from annotate.models.studies import DEFAULT_CONSENT
 from annotate.services.judging import judging_screen, judgment_submit
+from annotate.services.study_quality import ERR_COMPLETION_URL, ERR_PARAM_NAME, ERR_PARAM_REPEATED
 from tests.annotate.factories import make_catalog, make_evaluator, make_researcher
 
 pytestmark = pytest.mark.django_db
@@ -202,4 +204,57 @@ def test_an_export_carries_the_new_settings_and_an_older_file_gets_the_defaults(
         del document["study"][key]
     old = study_import(document=document, rename="Older file").study
     assert (old.pairs_per_subject, old.consent_text, old.onboarding_questions) == (
-        None, DEFAULT_CONSENT, ["field_of_study", "education_level", "qualified_subjects"])
+        None, DEFAULT_CONSENT, ["field_of_study", "education_level", "qualified_subjects"])  # always a consent step
+
+
+CROWD = {"participant_param": "PROLIFIC_PID", "study_param": "STUDY_ID", "session_param": "SESSION_ID",
+         "completion_code": "CX-42", "completion_url": "https://app.prolific.com/submissions/complete?cc=CX-42",
+         "speeder_seconds": "2.5"}
+
+
+def test_the_page_sets_the_crowd_platform_fields(catalog, olga):
+    client = client_for(olga)
+    page = client.get(reverse("annotate:study_create")).content.decode()
+    # Prolific's parameter names and the 5 s threshold are the defaults offered
+    for field, value in (("participant_param", "PROLIFIC_PID"), ("study_param", "STUDY_ID"),
+                         ("session_param", "SESSION_ID"), ("speeder_seconds", "5.0")):
+        assert f'name="{field}" value="{value}"' in page
+    assert 'name="completion_code"' in page and 'name="completion_url"' in page
+    response = client.post(reverse("annotate:study_create"), form_data(catalog, **CROWD))
+    assert response.status_code == 302
+    study = Study.objects.get(name="From the page")
+    assert (study.participant_param, study.study_param, study.session_param, study.completion_code,
+            study.completion_url, study.speeder_seconds) == (
+        "PROLIFIC_PID", "STUDY_ID", "SESSION_ID", "CX-42",
+        "https://app.prolific.com/submissions/complete?cc=CX-42", 2.5)
+
+
+def test_the_edit_page_shows_and_changes_the_crowd_fields(catalog, olga):
+    client = client_for(olga)
+    client.post(reverse("annotate:study_create"), form_data(catalog, **CROWD))
+    study = Study.objects.get(name="From the page")
+    edit = reverse("annotate:study_edit", kwargs={"study_id": study.pk})
+    page = client.get(edit).content.decode()
+    assert 'name="completion_code" value="CX-42"' in page and 'name="speeder_seconds" value="2.5"' in page
+    other = {**CROWD, "participant_param": "workerId", "study_param": "", "session_param": "",
+             "completion_code": "", "completion_url": "", "speeder_seconds": ""}
+    assert client.post(edit, form_data(catalog, **other)).status_code == 302
+    study.refresh_from_db()
+    assert (study.participant_param, study.study_param, study.session_param, study.completion_code,
+            study.completion_url, study.speeder_seconds) == ("workerId", "", "", "", "", 5.0)  # blank: 5 s
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("completion_url", "ftp://example.org/done", ERR_COMPLETION_URL.format(value="ftp://example.org/done")),
+    ("completion_url", "not a url", "Enter a valid URL."),
+    ("participant_param", "PROLIFIC PID",
+     ERR_PARAM_NAME.format(field="participant_param", value="PROLIFIC PID")),
+    ("session_param", "STUDY_ID", ERR_PARAM_REPEATED.format(value="STUDY_ID")),
+    ("speeder_seconds", "-1", "Ensure this value is greater than or equal to 0."),
+])
+def test_bad_crowd_fields_are_refused_and_nothing_is_written(catalog, olga, field, value, message):
+    # the service's checks run in the transaction that creates the study: a refusal leaves nothing behind
+    response = client_for(olga).post(reverse("annotate:study_create"), form_data(catalog, **{**CROWD, field: value}))
+    assert response.status_code == 200
+    assert escape(message) in response.content.decode()
+    assert not Study.objects.exists() and not Pair.objects.exists()

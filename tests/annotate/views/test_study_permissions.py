@@ -168,7 +168,7 @@ def test_staff_add_a_researcher_to_a_study_in_the_admin_and_bad_onboarding_lists
     boss = get_user_model().objects.create_superuser(username="boss", password=None)
     client = client_for(boss)
     url = reverse("admin:annotate_study_change", args=[study.pk])
-    data = {"name": study.name, "target_judgments_per_pair": 20, "guidelines": "g", "consent_text": "c",
+    data = {"name": study.name, "target_judgments_per_pair": 20, "guidelines": "g", "consent_text": "I agree.",
             "onboarding_questions": '["education_level", "shoe_size"]', "members": [cast["max"].pk, otto.pk],
             "status": "open", "pairs-TOTAL_FORMS": 0, "pairs-INITIAL_FORMS": 0}
     refused = client.post(url, data)
