@@ -207,6 +207,7 @@ def test_the_scale_is_in_the_json_csv_page_and_plot(built, report):
     cache.clear()
     rhea = make_user("rhea")
     rhea.groups.add(Group.objects.get_or_create(name="researcher")[0])
+    study.members.add(rhea)  # a researcher sees the studies they own or were added to
     client = Client()
     client.force_login(rhea)
     page = client.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}), {"n_boot": 40})
