@@ -14,6 +14,7 @@ from annotate.models.catalog import (
 )
 from annotate.models.scoring import MethodResult, ModelResult, QuestionResult, RunStatus, ScoringRun
 from annotate.models.studies import (
+    AdaptivePoolQuestion,
     Assignment,
     Choice,
     ConsentDecline,
@@ -33,6 +34,7 @@ from annotate.models.studies import (
 from annotate.models.uploads import UploadJob, UploadState
 
 __all__ = [
+    "AdaptivePoolQuestion",
     "AnalysisKind",
     "AnalysisRun",
     "ApiToken",

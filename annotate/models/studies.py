@@ -58,6 +58,14 @@ class PairStrategy(models.TextChoices):
     UNIFORM = "uniform", "uniform random same-subject pairs"
     STRATIFIED_GAP = "stratified_gap", "stratified by EIP difficulty gap"
     METHODS_DISAGREE = "methods_disagree", "pairs where EIP and baselines disagree first"
+    ADAPTIVE = "adaptive", "adaptive: each next pair chosen from the judgments so far"
+
+
+#: Defaults of an adaptive study (:data:`PairStrategy.ADAPTIVE`): comparisons
+#: every question gets before the informative choice takes over, and the share
+#: of pairs drawn at random (keeps the design unbiased).
+DEFAULT_ADAPTIVE_MIN_COMPARISONS = 5
+DEFAULT_ADAPTIVE_RANDOM_SHARE = 0.1
 
 
 #: Default speeder threshold: an evaluator whose median seconds per vote is
@@ -89,7 +97,14 @@ def default_onboarding_questions() -> list[str]:
 
 
 class Study(models.Model):
-    """A fixed set of same-subject question pairs to be judged blind."""
+    """A set of same-subject question pairs to be judged blind.
+
+    The pairs are fixed when the study is created, except in an adaptive
+    study (:data:`PairStrategy.ADAPTIVE`): there the study holds a pool of
+    questions (:class:`AdaptivePoolQuestion`) and each evaluator's next pair
+    is chosen when it is served; ``n_pairs`` is then the number of regular
+    pairs each evaluator judges.
+    """
 
     name = models.CharField(max_length=200, unique=True)
     scoring_run = models.ForeignKey(ScoringRun, on_delete=models.PROTECT, related_name="studies")
@@ -107,6 +122,14 @@ class Study(models.Model):
     target_judgments_per_pair = models.PositiveIntegerField(
         default=20,
         help_text="Votes (not skips) after which the pair is no longer offered to new evaluators",
+    )
+    adaptive_min_comparisons = models.PositiveIntegerField(
+        default=DEFAULT_ADAPTIVE_MIN_COMPARISONS,
+        help_text="Adaptive study: comparisons every question gets before informative pairs take over",
+    )
+    adaptive_random_share = models.FloatField(
+        default=DEFAULT_ADAPTIVE_RANDOM_SHARE,
+        help_text="Adaptive study: share (0 to 1) of the pairs drawn at random among the unseen ones",
     )
     pairs_per_subject = models.PositiveIntegerField(
         null=True, blank=True,
@@ -171,10 +194,38 @@ class Study(models.Model):
                 condition=Q(attention_check_share__gte=0) & Q(attention_check_share__lte=0.5),
                 name="study_attention_check_share_range",
             ),
+            models.CheckConstraint(
+                condition=Q(adaptive_random_share__gte=0) & Q(adaptive_random_share__lte=1),
+                name="study_adaptive_random_share_range",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_adaptive(self) -> bool:
+        return self.strategy == PairStrategy.ADAPTIVE
+
+
+class AdaptivePoolQuestion(models.Model):
+    """A question an adaptive study may pair: an eligible question of its
+    datasets and subjects, fixed when the study is created. Two questions are
+    paired only within one ``block`` (the same subject and the same connected
+    component of the run's model-question graph)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="pool")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
+    block = models.BigIntegerField(help_text="Questions are paired only within a block (subject and graph component)")
+
+    class Meta:
+        ordering = ["study_id", "question_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "question"], name="adaptive_pool_unique_question"),
+        ]
+
+    def __str__(self) -> str:
+        return f"q{self.question_id} in the pool of study {self.study_id}"
 
 
 class Pair(models.Model):

@@ -239,6 +239,8 @@ def participation_state(*, participation: Participation) -> JudgingState:
     assigned pairs below it.
     """
     study = participation.study
+    if study.is_adaptive:
+        return _adaptive_state(participation=participation)
     target = study.target_judgments_per_pair
     by_choice = dict(
         participation.judgments.order_by().values("choice").annotate(n=Count("id")).values_list("choice", "n")
@@ -255,6 +257,34 @@ def participation_state(*, participation: Participation) -> JudgingState:
         open_assignments=tuple(assignments),
         n_offerable=max(0, n_pairs - at_target - mine_below),
         n_pairs=n_pairs,
+    )
+
+
+def adaptive_total(*, study: Study) -> int:
+    """Pairs each evaluator of an adaptive study is shown: its ``n_pairs``
+    regular pairs plus every attention check."""
+    return study.n_pairs + Pair.objects.filter(study_id=study.pk, attention_check=True).count()
+
+
+def _adaptive_state(*, participation: Participation) -> JudgingState:
+    """An adaptive study's :class:`JudgingState`: pairs are made as they are
+    served, so what an evaluator may still get is their total
+    (:func:`adaptive_total`) minus what they were shown, or nothing once they
+    are finished (the pool had no unseen pair left for them)."""
+    by_choice = dict(
+        participation.judgments.order_by().values("choice").annotate(n=Count("id")).values_list("choice", "n")
+    )
+    skipped = by_choice.get(Choice.SKIP, 0)
+    total = adaptive_total(study=participation.study)
+    shown = Assignment.objects.filter(participation_id=participation.pk).count()
+    offerable = 0 if participation.finished_at is not None else max(0, total - shown)
+    return JudgingState(
+        participation=participation,
+        judged=sum(by_choice.values()) - skipped,
+        skipped=skipped,
+        open_assignments=tuple(_open_assignments_of(participation=participation)),
+        n_offerable=offerable,
+        n_pairs=total,
     )
 
 

@@ -15,6 +15,10 @@ Rules
 * The cost of serving and answering does not grow with the study: the next
   pair comes from a few indexed queries on the evaluator's order, and the
   votes per pair are kept in ``Pair.n_votes`` (incremented with each vote).
+* In an adaptive study the next pair is chosen when it is served, from the
+  study's votes so far (:mod:`annotate.services.adaptive`); its pair row is
+  made then. The evaluator is shown the study's ``n_pairs`` regular pairs
+  plus its attention checks, or fewer when no unseen pair is left.
 * Answers are final. One judgment per evaluator and pair (a database
   constraint); a repeated submission (double click, refresh, back button,
   second tab) is reported as ``created=False`` and changes nothing.
@@ -41,11 +45,13 @@ from annotate.models import Assignment, Choice, Judgment, Pair, Participation, Q
 from annotate.selectors.studies import (
     VOTES,
     JudgingState,
+    NextPair,
     Progress,
     evaluator_pair_key,
     participation_next_pair,
     participation_state,
 )
+from annotate.services.adaptive import adaptive_next_pair
 from annotate.services.studies import ERR_STUDY_CLOSED, StudyClosedError
 
 ERR_CHOICE = "choice must be one of {choices}; got {value!r}"
@@ -132,8 +138,13 @@ def judging_assign_next(
     state = state or participation_state(participation=participation)
     if state.open_assignments:
         return state.open_assignments[0]
-    found = participation_next_pair(participation=participation, n_offerable=state.n_offerable,
-                                    n_pairs=state.n_pairs)
+    if participation.study.is_adaptive:
+        # The next pair is chosen now, from the study's votes so far (services.adaptive).
+        chosen = adaptive_next_pair(participation=participation) if state.n_offerable else None
+        found = None if chosen is None else NextPair(pair_id=chosen.pk, cursor=participation.order_cursor)
+    else:
+        found = participation_next_pair(participation=participation, n_offerable=state.n_offerable,
+                                        n_pairs=state.n_pairs)
     if found is None:
         if participation.finished_at is None:
             participation.finished_at = now

@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotate.models import (
+    AdaptivePoolQuestion,
     Assignment,
     ConsentDecline,
     Dataset,
@@ -41,7 +42,12 @@ from annotate.models import (
     StudyStatus,
     Subject,
 )
-from annotate.models.studies import DEFAULT_CONSENT, DEFAULT_GUIDELINES
+from annotate.models.studies import (
+    DEFAULT_ADAPTIVE_MIN_COMPARISONS,
+    DEFAULT_ADAPTIVE_RANDOM_SHARE,
+    DEFAULT_CONSENT,
+    DEFAULT_GUIDELINES,
+)
 from annotate.selectors.studies import (
     EVALUATOR_GROUP,
     RESEARCHER_GROUP,
@@ -71,6 +77,16 @@ ERR_STRATEGY = "strategy must be one of {choices}; got {strategy!r}"
 ERR_TARGET = "target_judgments_per_pair must be an integer >= 1; got {value!r}"
 ERR_SEED = "seed must be a non-negative integer; got {value!r}"
 ERR_ATTENTION_SHARE = "attention_check_share must be a number in [0, 0.5]; got {value!r}"
+ERR_ADAPTIVE_MIN = "adaptive_min_comparisons must be an integer >= 1; got {value!r}"
+ERR_ADAPTIVE_SHARE = "adaptive_random_share must be a number in [0, 1]; got {value!r}"
+ERR_ADAPTIVE_PER_SUBJECT = (
+    "an adaptive study takes n_pairs (the pairs each evaluator judges), not pairs_per_subject; "
+    "got pairs_per_subject={value!r}"
+)
+ERR_ADAPTIVE_NO_PAIR = (
+    "run {run_id} has no two eligible questions of one subject (and one component of the model-question graph) "
+    "in the chosen datasets and subjects, so an adaptive study has no pair to offer"
+)
 ERR_SUBJECTS_OUTSIDE = "subjects {names} have no question of the chosen datasets in run {run_id}"
 ERR_NO_QUESTIONS = "run {run_id} has no question with a subject in the chosen datasets and subjects"
 ERR_USERNAME_TAKEN = "username {username!r} is already taken"
@@ -152,6 +168,8 @@ def _check_settings(
     onboarding_questions: Sequence[str],
     status: str,
     study: Study | None = None,
+    adaptive_min_comparisons: int = DEFAULT_ADAPTIVE_MIN_COMPARISONS,
+    adaptive_random_share: float = DEFAULT_ADAPTIVE_RANDOM_SHARE,
 ) -> str:
     """Check a study's settings (not its scope); the stripped name."""
     name = (name or "").strip()
@@ -178,6 +196,13 @@ def _check_settings(
         raise ValueError(ERR_ONBOARDING.format(choices=OnboardingQuestion.values, value=list(onboarding_questions)))
     if status not in StudyStatus.values:
         raise ValueError(ERR_STATUS.format(choices=StudyStatus.values, status=status))
+    if strategy == PairStrategy.ADAPTIVE and pairs_per_subject is not None:
+        raise ValueError(ERR_ADAPTIVE_PER_SUBJECT.format(value=pairs_per_subject))
+    if not _positive_int(adaptive_min_comparisons):
+        raise ValueError(ERR_ADAPTIVE_MIN.format(value=adaptive_min_comparisons))
+    share = adaptive_random_share
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+        raise ValueError(ERR_ADAPTIVE_SHARE.format(value=share))
     return name
 
 
@@ -207,6 +232,8 @@ def study_create(
     status: str = StudyStatus.OPEN,
     attention_check_share: float = 0.0,
     crowd_settings: Mapping[str, object] | None = None,
+    adaptive_min_comparisons: int = DEFAULT_ADAPTIVE_MIN_COMPARISONS,
+    adaptive_random_share: float = DEFAULT_ADAPTIVE_RANDOM_SHARE,
 ) -> Study:
     """Create a study whose pairs are fixed now, from one scoring run.
 
@@ -227,8 +254,15 @@ def study_create(
         Restrict to these subjects; default every subject of the chosen
         datasets' questions in the run. Questions without a subject are never
         paired.
-    strategy : {"uniform", "stratified_gap", "methods_disagree"}, default "uniform"
-        See :func:`scoring.pair_sampling.sample_pairs`.
+    strategy : {"uniform", "stratified_gap", "methods_disagree", "adaptive"}, default "uniform"
+        See :func:`scoring.pair_sampling.sample_pairs`. ``"adaptive"`` draws
+        no pair now: the study keeps the eligible questions of its scope as
+        its pool (:class:`~annotate.models.AdaptivePoolQuestion`) and each
+        evaluator's next pair is chosen when it is served
+        (:func:`annotate.services.judging.judging_assign_next`, kernel
+        :mod:`scoring.adaptive_pairs`); ``n_pairs`` is then the number of
+        regular pairs each evaluator judges, and ``pairs_per_subject`` is
+        refused.
     target_judgments_per_pair : int, default 20
         Votes after which a pair is no longer offered to new evaluators.
     include_unkept : bool, default False
@@ -268,6 +302,12 @@ def study_create(
         (``speeder_seconds``, the three platform parameter names,
         ``completion_code``, ``completion_url``), applied in the same
         transaction; default: the model's defaults (Prolific's names, 5 s).
+    adaptive_min_comparisons : int, default 5
+        Adaptive study: comparisons (votes) every question of the pool gets
+        before informative pairs take over; an integer >= 1.
+    adaptive_random_share : float, default 0.1
+        Adaptive study: share in [0, 1] of the pairs chosen uniformly at random
+        among those the evaluator has not seen (keeps the design unbiased).
 
     Returns
     -------
@@ -290,7 +330,7 @@ def study_create(
     name = _check_settings(
         name=name, run=run, datasets=datasets, strategy=strategy, target_judgments_per_pair=target_judgments_per_pair,
         seed=seed, n_pairs=n_pairs, pairs_per_subject=pairs_per_subject, onboarding_questions=questions,
-        status=status,
+        status=status, adaptive_min_comparisons=adaptive_min_comparisons, adaptive_random_share=adaptive_random_share,
     )
     datasets = list(datasets)
     _check_share(attention_check_share)
@@ -304,7 +344,7 @@ def study_create(
         scoring_run=run,
         strategy=strategy,
         seed=seed,
-        n_pairs=len(scope.pairs),
+        n_pairs=scope.n_pairs,
         pairs_per_subject=pairs_per_subject,
         include_unkept=include_unkept,
         include_low_coverage=include_low_coverage,
@@ -315,6 +355,8 @@ def study_create(
         status=status,
         created_by=created_by,
         attention_check_share=attention_check_share,
+        adaptive_min_comparisons=adaptive_min_comparisons,
+        adaptive_random_share=adaptive_random_share,
     )
     study.members.set(members)
     _store_scope(study=study, scope=scope)
@@ -344,6 +386,8 @@ def study_edit(
     members: Sequence[AbstractBaseUser] = (),
     attention_check_share: float = 0.0,
     crowd_settings: Mapping[str, object] | None = None,
+    adaptive_min_comparisons: int = DEFAULT_ADAPTIVE_MIN_COMPARISONS,
+    adaptive_random_share: float = DEFAULT_ADAPTIVE_RANDOM_SHARE,
 ) -> Study:
     """Change every setting of a study that has no judgment yet, drawing its
     pairs again exactly as :func:`study_create` would for these arguments
@@ -378,7 +422,8 @@ def study_edit(
     name = _check_settings(
         name=name, run=run, datasets=datasets, strategy=strategy, target_judgments_per_pair=target_judgments_per_pair,
         seed=seed, n_pairs=n_pairs, pairs_per_subject=pairs_per_subject, onboarding_questions=questions,
-        status=str(study.status), study=study,
+        status=str(study.status), study=study, adaptive_min_comparisons=adaptive_min_comparisons,
+        adaptive_random_share=adaptive_random_share,
     )
     _check_share(attention_check_share)
     scope = _sample_scope(
@@ -386,10 +431,10 @@ def study_edit(
         include_unkept=include_unkept, include_low_coverage=include_low_coverage, pairs_per_subject=pairs_per_subject,
         attention_check_share=attention_check_share,
     )
-    Assignment.objects.filter(pair__study=study).delete()
-    Pair.objects.filter(study=study).delete()
+    _clear_scope(study=study)
     study.name, study.scoring_run, study.strategy, study.seed = name, run, strategy, seed
-    study.n_pairs, study.pairs_per_subject = len(scope.pairs), pairs_per_subject
+    study.n_pairs, study.pairs_per_subject = scope.n_pairs, pairs_per_subject
+    study.adaptive_min_comparisons, study.adaptive_random_share = adaptive_min_comparisons, adaptive_random_share
     study.include_unkept, study.include_low_coverage = include_unkept, include_low_coverage
     study.target_judgments_per_pair, study.attention_check_share = target_judgments_per_pair, attention_check_share
     study.guidelines, study.onboarding_questions = guidelines, questions
@@ -422,6 +467,14 @@ class _Scope:
     subjects: list[Subject]
     pairs: list[tuple[int, int, int | None]]
     checks: list[tuple[int, int, int]] = dataclasses.field(default_factory=list)
+    #: Adaptive study: the pool as ``(question_id, block)``, and the pairs each evaluator judges.
+    pool: list[tuple[int, int]] = dataclasses.field(default_factory=list)
+    per_evaluator: int | None = None
+
+    @property
+    def n_pairs(self) -> int:
+        """The study's ``n_pairs``: its pairs, or an adaptive study's pairs per evaluator."""
+        return len(self.pairs) if self.per_evaluator is None else self.per_evaluator
 
 
 def _sample_scope(
@@ -458,6 +511,10 @@ def _sample_scope(
     if not len(candidates.question_ids):
         raise ValueError(ERR_NO_QUESTIONS.format(run_id=run.pk))
     used = list(subjects) if subjects is not None else list(Subject.objects.filter(pk__in=present).order_by("pk"))
+    if strategy == PairStrategy.ADAPTIVE:
+        return _adaptive_scope(candidates, datasets=datasets, subjects=used, run=run, per_evaluator=n_pairs,
+                               pairs_per_subject=pairs_per_subject, seed=seed,
+                               attention_check_share=attention_check_share)
     if pairs_per_subject is None:
         if n_pairs is None:
             raise ValueError(ERR_PAIRS_MODE.format(n_pairs=n_pairs, per_subject=pairs_per_subject))
@@ -486,8 +543,7 @@ def _sample_scope(
     if n_checks:
         stream = np.random.default_rng([seed, ATTENTION_STREAM])
         # Like the regular pairs, a check never spans two blocks of the model-question graph.
-        subject_ids, components = candidates.subject_ids, candidates.components
-        blocks = subject_ids if components is None else subject_ids * (int(components.max()) + 1) + components
+        blocks = _blocks(candidates)
         chosen = select_attention_checks(
             candidates.question_ids, blocks, candidates.difficulty[REFERENCE_COLUMN], n_checks=n_checks,
             eligible=candidates.eligible, exclude=pairs, rng=stream,
@@ -496,6 +552,44 @@ def _sample_scope(
         for (easy, hard), swap in zip(chosen.pairs.tolist(), flip.tolist(), strict=True):
             checks.append((hard, easy, hard) if swap else (easy, hard, hard))
     return _Scope(datasets=datasets, subjects=used, pairs=rows, checks=checks)
+
+
+def _blocks(candidates: ScopeCandidates) -> np.ndarray:
+    """Each candidate's block: its subject and its component of the model-question graph."""
+    subject_ids, components = candidates.subject_ids, candidates.components
+    return subject_ids if components is None else subject_ids * (int(components.max()) + 1) + components
+
+
+def _adaptive_scope(
+    candidates: ScopeCandidates, *, datasets: list[Dataset], subjects: list[Subject], run: ScoringRun,
+    per_evaluator: int | None, pairs_per_subject: int | None, seed: int, attention_check_share: float,
+) -> _Scope:
+    """An adaptive study's scope: its pool (the eligible candidates) and its attention checks."""
+    if pairs_per_subject is not None:
+        raise ValueError(ERR_ADAPTIVE_PER_SUBJECT.format(value=pairs_per_subject))
+    if per_evaluator is None:
+        raise ValueError(ERR_PAIRS_MODE.format(n_pairs=per_evaluator, per_subject=pairs_per_subject))
+    blocks = _blocks(candidates)
+    eligible = candidates.eligible
+    _, counts = np.unique(blocks[eligible], return_counts=True)
+    if not (counts >= 2).any():
+        raise ValueError(ERR_ADAPTIVE_NO_PAIR.format(run_id=run.pk))
+    pool = [(int(q), int(b)) for q, b in zip(candidates.question_ids[eligible].tolist(),
+                                              blocks[eligible].tolist(), strict=True)]
+    checks = []
+    # Each evaluator meets every check once, so they make up the share of what each evaluator judges.
+    n_checks = attention_check_count(per_evaluator, attention_check_share)
+    if n_checks:
+        stream = np.random.default_rng([seed, ATTENTION_STREAM])
+        chosen = select_attention_checks(
+            candidates.question_ids, blocks, candidates.difficulty[REFERENCE_COLUMN], n_checks=n_checks,
+            eligible=eligible, exclude=np.empty((0, 2), dtype=np.int64), rng=stream,
+        )
+        flip = stream.random(len(chosen.pairs)) < 0.5
+        for (easy, hard), swap in zip(chosen.pairs.tolist(), flip.tolist(), strict=True):
+            checks.append((hard, easy, hard) if swap else (easy, hard, hard))
+    return _Scope(datasets=datasets, subjects=subjects, pairs=[], checks=checks, pool=pool,
+                  per_evaluator=per_evaluator)
 
 
 def _draw(
@@ -518,9 +612,18 @@ def _draw(
     return sample.pairs, (sample.stratum if sample.stratum is not None else sample.n_disagree)
 
 
+def _clear_scope(*, study: Study) -> None:
+    Assignment.objects.filter(pair__study=study).delete()
+    Pair.objects.filter(study=study).delete()
+    AdaptivePoolQuestion.objects.filter(study=study).delete()
+
+
 def _store_scope(*, study: Study, scope: _Scope) -> None:
     study.datasets.set(scope.datasets)
     study.subjects.set(scope.subjects)
+    AdaptivePoolQuestion.objects.bulk_create(
+        AdaptivePoolQuestion(study=study, question_id=q, block=b) for q, b in scope.pool
+    )
     Pair.objects.bulk_create(
         Pair(study=study, position=k, question_a_id=a, question_b_id=b, stratum=stratum)
         for k, (a, b, stratum) in enumerate(scope.pairs)
@@ -623,9 +726,8 @@ def study_scope_update(
     scope = _scope_of(study=study, datasets=datasets, subjects=subjects, n_pairs=n_pairs)
     # A judgment refers to its pair (on_delete=PROTECT), so a judgment that
     # slips in concurrently makes this delete fail and the whole change roll back.
-    Assignment.objects.filter(pair__study=study).delete()
-    Pair.objects.filter(study=study).delete()
-    study.n_pairs = len(scope.pairs)
+    _clear_scope(study=study)
+    study.n_pairs = scope.n_pairs
     if n_pairs is not None:
         study.pairs_per_subject = None
     study.save(update_fields=["n_pairs", "pairs_per_subject"])

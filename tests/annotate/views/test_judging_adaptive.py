@@ -1,0 +1,255 @@
+"""Adaptive studies judged through the pages (issue 15, point 3): each next
+pair is chosen while the study runs, from the pool's same-subject questions.
+
+Cast: a 2-subject catalog of 6 questions each (the pool: 2 x 15 = 30
+possible pairs); evaluators ``e0`` .. ``e5`` judge through the Django test
+client, always calling the question with the lower catalog index harder.
+"""
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotate.models import AdaptivePoolQuestion, Assignment, Judgment, Pair, PairStrategy, Participation
+from annotate.selectors.studies import participation_state
+from annotate.services.adaptive import adaptive_choose, pair_get_or_create
+from annotate.services.studies import ERR_ADAPTIVE_MIN, ERR_ADAPTIVE_PER_SUBJECT, ERR_ADAPTIVE_SHARE, study_create
+from tests.annotate.factories import make_catalog, make_evaluator
+
+pytestmark = pytest.mark.django_db
+
+FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
+WRITES = ("INSERT", "UPDATE", "DELETE")
+
+
+def adaptive_study(catalog, *, per_evaluator: int = 8, min_comparisons: int = 2, random_share: float = 0.1,
+                   attention_check_share: float = 0.0, name: str = "Adaptive"):
+    return study_create(
+        name=name, run=catalog.run, datasets=[catalog.dataset], n_pairs=per_evaluator, seed=5,
+        strategy=PairStrategy.ADAPTIVE, adaptive_min_comparisons=min_comparisons,
+        adaptive_random_share=random_share, attention_check_share=attention_check_share,
+    )
+
+
+def judge_url(study) -> str:
+    return reverse("annotate:study_judge", kwargs={"study_id": study.pk})
+
+
+def ready_client(study, username: str) -> tuple[Participation, Client]:
+    participation = make_evaluator(study, username)
+    client = Client()
+    client.force_login(participation.user)
+    response = client.post(reverse("annotate:study_guidelines", kwargs={"study_id": study.pk}))
+    assert response.status_code == 302
+    return participation, client
+
+
+def on_screen(client: Client, study) -> tuple[int, int] | None:
+    response = client.get(judge_url(study))
+    if response.status_code == 302:
+        return None
+    assert response.status_code == 200
+    found = FORM_RE.search(response.content.decode())
+    return None if found is None else (int(found.group(1)), int(found.group(2)))
+
+
+def judge_all(client: Client, study, rank: dict[int, int], *, limit: int = 100) -> int:
+    """Answer every pair served (lower rank = harder); the number answered."""
+    n = 0
+    while n < limit:
+        shown = on_screen(client, study)
+        if shown is None:
+            return n
+        pair_id, left_id = shown
+        pair = Pair.objects.get(pk=pair_id)
+        right_id = pair.question_b_id if left_id == pair.question_a_id else pair.question_a_id
+        choice = "left" if rank[left_id] < rank[right_id] else "right"
+        response = client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": choice})
+        assert response.status_code == 302
+        n += 1
+    raise AssertionError("the evaluator never finished")
+
+
+def test_creation_stores_the_pool_and_no_pair():
+    catalog = make_catalog(per_subject=6, unkept=1)
+    study = adaptive_study(catalog, per_evaluator=7)
+    assert study.n_pairs == 7
+    assert Pair.objects.filter(study=study).count() == 0
+    pool = set(AdaptivePoolQuestion.objects.filter(study=study).values_list("question_id", flat=True))
+    kept = {q.pk for i, q in enumerate(catalog.questions) if i % 6 >= 1}
+    assert pool == kept  # 10 eligible questions: the unkept one of each subject stays out
+    assert len(pool) == 10
+
+
+def test_settings_are_validated():
+    catalog = make_catalog(per_subject=4)
+    with pytest.raises(ValueError, match=re.escape(ERR_ADAPTIVE_MIN.format(value=0))):
+        adaptive_study(catalog, min_comparisons=0)
+    with pytest.raises(ValueError, match=re.escape(ERR_ADAPTIVE_SHARE.format(value=1.5))):
+        adaptive_study(catalog, random_share=1.5)
+    with pytest.raises(ValueError, match=re.escape(ERR_ADAPTIVE_PER_SUBJECT.format(value=3))):
+        study_create(name="per subject", run=catalog.run, datasets=[catalog.dataset], pairs_per_subject=3,
+                     seed=1, strategy=PairStrategy.ADAPTIVE)
+
+
+def test_several_evaluators_judge_an_adaptive_study():
+    catalog = make_catalog(per_subject=6)
+    study = adaptive_study(catalog, per_evaluator=8, min_comparisons=2)
+    rank = {q.pk: i for i, q in enumerate(catalog.questions)}
+    subject_of = {q.pk: q.subject_id for q in catalog.questions}
+    pool = set(AdaptivePoolQuestion.objects.filter(study=study).values_list("question_id", flat=True))
+    clients = [ready_client(study, f"e{k}") for k in range(6)]
+    for participation, client in clients:
+        assert judge_all(client, study, rank) == 8
+        participation.refresh_from_db()
+        assert participation.finished_at is not None
+        state = participation_state(participation=participation)
+        assert (state.progress.judged, state.progress.remaining, state.progress.total) == (8, 0, 8)
+    pairs = list(Pair.objects.filter(study=study))
+    assert all(p.question_a_id in pool and p.question_b_id in pool for p in pairs)
+    assert all(subject_of[p.question_a_id] == subject_of[p.question_b_id] for p in pairs)
+    for participation, _ in clients:
+        mine = list(Assignment.objects.filter(participation=participation).values_list("pair_id", flat=True))
+        assert len(mine) == len(set(mine)) == 8  # never the same pair twice
+    assert Judgment.objects.filter(pair__study=study).count() == 48
+    # Every question got its minimum number of comparisons: 48 votes over 12 questions
+    # is 8 comparisons per question on average, far above 2.
+    counts = np.zeros(len(catalog.questions), dtype=int)
+    for a, b in Judgment.objects.filter(pair__study=study).values_list("pair__question_a_id", "pair__question_b_id"):
+        counts[rank[a]] += 1
+        counts[rank[b]] += 1
+    assert counts.min() >= 2
+
+
+def test_every_question_reaches_the_minimum_before_informative_choices():
+    """With min_comparisons = 3, the first 18 votes (12 questions x 3 / 2) bring
+    every question to 3 comparisons: exposure control comes first."""
+    catalog = make_catalog(per_subject=6)
+    study = adaptive_study(catalog, per_evaluator=6, min_comparisons=3, random_share=0.0)
+    rank = {q.pk: i for i, q in enumerate(catalog.questions)}
+    clients = [ready_client(study, f"e{k}") for k in range(3)]
+    for _, client in clients:
+        judge_all(client, study, rank)
+    counts = np.zeros(len(catalog.questions), dtype=int)
+    for a, b in Judgment.objects.filter(pair__study=study).order_by("submitted_at", "id").values_list(
+            "pair__question_a_id", "pair__question_b_id"):
+        counts[rank[a]] += 1
+        counts[rank[b]] += 1
+    assert counts.sum() == 36
+    assert counts.min() >= 3
+
+
+def test_a_get_writes_nothing():
+    catalog = make_catalog(per_subject=5)
+    study = adaptive_study(catalog, per_evaluator=4)
+    participation, client = ready_client(study, "ada")
+    assert Assignment.objects.filter(participation=participation).count() == 1
+    assert Pair.objects.filter(study=study).count() == 1
+    for _ in range(3):
+        with CaptureQueriesContext(connection) as ctx:
+            pair_id, left_id = on_screen(client, study)
+            assert client.get(judge_url(study)).status_code == 200
+        assert [q["sql"] for q in ctx.captured_queries if q["sql"].lstrip().upper().startswith(WRITES)] == []
+        assert client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "skip"}).status_code == 302
+    assert Pair.objects.filter(study=study).count() == 4
+
+
+def test_the_page_reveals_no_method_or_setting():
+    catalog = make_catalog(per_subject=5)
+    study = adaptive_study(catalog, per_evaluator=4, name="Exam questions")
+    _, client = ready_client(study, "ada")
+    page = client.get(judge_url(study)).content.decode().lower()
+    for word in ("adaptive", "random share", "comparisons", "zebrafinch", "marmoset", "bradley"):
+        assert word not in page
+    assert "remaining 4" in page  # progress: the evaluator's 4 pairs, none decided yet
+
+
+def test_excluded_evaluators_and_skips_are_not_votes_for_the_choice():
+    catalog = make_catalog(per_subject=4)
+    study = adaptive_study(catalog, per_evaluator=3, min_comparisons=1)
+    rank = {q.pk: i for i, q in enumerate(catalog.questions)}
+    excluded, client = ready_client(study, "gone")
+    judge_all(client, study, rank)
+    Participation.objects.filter(pk=excluded.pk).update(excluded_at=Pair.objects.first().study.created_at)
+    other = make_evaluator(study, "next")
+    # With the excluded evaluator's votes left out, nothing counts yet: every question has 0 comparisons.
+    from scoring.adaptive_pairs import ScaleEstimate  # noqa: PLC0415 - the kernel's type, for a spy
+
+    seen_estimates: list[ScaleEstimate] = []
+    import annotate.services.adaptive as adaptive  # noqa: PLC0415
+
+    real = adaptive.choose_next_pair
+
+    def spy(**kwargs):
+        seen_estimates.append(kwargs["estimate"])
+        return real(**kwargs)
+
+    adaptive.choose_next_pair = spy
+    try:
+        assert adaptive_choose(study=study, participation=other, shown=[]) is not None
+    finally:
+        adaptive.choose_next_pair = real
+    assert seen_estimates[0].n_comparisons.sum() == 0
+
+
+def test_two_evaluators_racing_for_the_same_new_pair_get_one_row():
+    catalog = make_catalog(per_subject=3)
+    study = adaptive_study(catalog, per_evaluator=2)
+    a, b = catalog.questions[0].pk, catalog.questions[1].pk
+    first = pair_get_or_create(study=study, question_a_id=a, question_b_id=b)
+    second = pair_get_or_create(study=study, question_a_id=b, question_b_id=a)
+    assert first.pk == second.pk
+    assert Pair.objects.filter(study=study).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_inserts_of_one_pair_make_one_row():
+    """Two threads (two connections) insert the same new pair at once."""
+    if connection.vendor == "sqlite" and connection.settings_dict["NAME"].startswith(("file:memorydb", ":memory:")):
+        pytest.skip("threads need a database shared between connections (run on PostgreSQL)")
+    catalog = make_catalog(per_subject=3)
+    study = adaptive_study(catalog, per_evaluator=2)
+    a, b = catalog.questions[0].pk, catalog.questions[1].pk
+    barrier = threading.Barrier(2)
+    got: list[int] = []
+    errors: list[BaseException] = []
+
+    def insert(x: int, y: int) -> None:
+        try:
+            barrier.wait(timeout=10)
+            got.append(pair_get_or_create(study=study, question_a_id=x, question_b_id=y).pk)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=insert, args=(a, b)), threading.Thread(target=insert, args=(b, a))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(got) == 2 and got[0] == got[1]
+    assert Pair.objects.filter(study=study).count() == 1
+
+
+def test_attention_checks_are_served_once_to_each_evaluator():
+    catalog = make_catalog(subjects=("Mathematics",), per_subject=12)
+    study = adaptive_study(catalog, per_evaluator=8, attention_check_share=0.2)
+    checks = list(Pair.objects.filter(study=study, attention_check=True).values_list("pk", flat=True))
+    assert len(checks) == 2  # round(0.2 * 8 / 0.8)
+    rank = {q.pk: i for i, q in enumerate(catalog.questions)}
+    for k in range(2):
+        participation, client = ready_client(study, f"c{k}")
+        assert judge_all(client, study, rank) == 10
+        mine = list(Assignment.objects.filter(participation=participation).values_list("pair_id", flat=True))
+        assert sorted(p for p in mine if p in checks) == sorted(checks)
+        assert len(set(mine)) == 10
+    assert Pair.objects.filter(study=study, attention_check=False).count() >= 8
