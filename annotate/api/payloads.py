@@ -72,6 +72,8 @@ def study_out(study: Study) -> schemas.Study:
     return schemas.Study(
         id=study.pk, name=study.name, status=study.status, strategy=study.strategy, n_pairs=study.n_pairs,
         target_judgments_per_pair=study.target_judgments_per_pair, scoring_run=study.scoring_run_id,
+        adaptive_min_comparisons=study.adaptive_min_comparisons if study.is_adaptive else None,
+        adaptive_random_share=study.adaptive_random_share if study.is_adaptive else None,
         created_at=study.created_at, closed_at=study.closed_at,
         n_evaluators=getattr(study, "n_evaluators", None), n_judgments=getattr(study, "n_judgments", None),
     )

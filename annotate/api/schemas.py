@@ -220,8 +220,12 @@ class Study(Schema):
     name: str
     status: StudyStatus
     strategy: str
-    n_pairs: int
+    n_pairs: int = Field(description="pairs of the study; an adaptive study's pairs per evaluator")
     target_judgments_per_pair: int
+    adaptive_min_comparisons: int | None = Field(
+        None, description="adaptive study: comparisons every question gets before informative pairs (else null)")
+    adaptive_random_share: float | None = Field(
+        None, description="adaptive study: share of pairs drawn at random (else null)")
     scoring_run: Id
     created_at: IsoTime | None
     closed_at: IsoTime | None

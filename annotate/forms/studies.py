@@ -9,6 +9,8 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.models import OnboardingQuestion, PairStrategy, ScoringRun, Study
 from annotate.models.studies import (
+    DEFAULT_ADAPTIVE_MIN_COMPARISONS,
+    DEFAULT_ADAPTIVE_RANDOM_SHARE,
     DEFAULT_CONSENT,
     DEFAULT_GUIDELINES,
     DEFAULT_SPEEDER_SECONDS,
@@ -26,6 +28,14 @@ from annotate.selectors.study_scope import (
 PAIRS_TOTAL = "total"
 PAIRS_PER_SUBJECT = "per_subject"
 ERR_PAIRS_REQUIRED = "Say how many pairs."
+ERR_ADAPTIVE_PER_SUBJECT = "An adaptive study counts the pairs each evaluator judges: choose \u201cin all\u201d."
+#: One sentence on the creation page: what the adaptive strategy does.
+ADAPTIVE_HELP = (
+    "Adaptive: no pairs are drawn in advance; each evaluator's next pair is chosen when it is served, from the "
+    "same-subject questions of the pool, first so that every question gets its minimum number of comparisons, "
+    "then among questions whose current human difficulty estimates are close and uncertain (with a random "
+    "share), and the number of pairs is then the number each evaluator judges."
+)
 SEED_BITS = 31
 #: The crowd-platform fields, named as ``study_quality_settings_update``'s arguments and the Study's fields.
 CROWD_FIELDS = ("speeder_seconds", "participant_param", "study_param", "session_param", "completion_code",
@@ -61,7 +71,17 @@ class StudyForm(forms.Form):
     n_pairs = forms.IntegerField(min_value=1, initial=70, label="Number of pairs",
                                  help_text="The paper used 70 pairs in all.")
     strategy = forms.ChoiceField(choices=PairStrategy.choices, initial=PairStrategy.UNIFORM,
-                                 label="Sampling strategy")
+                                 label="Sampling strategy", help_text=ADAPTIVE_HELP)
+    adaptive_min_comparisons = forms.IntegerField(
+        min_value=0, initial=DEFAULT_ADAPTIVE_MIN_COMPARISONS, required=False,
+        label="Adaptive: minimum comparisons per question",
+        help_text=f"Votes every question gets before informative pairs take over (blank: "
+                  f"{DEFAULT_ADAPTIVE_MIN_COMPARISONS}). About 10 per question usually suffice for a reliable scale.")
+    adaptive_random_share = forms.FloatField(
+        min_value=0.0, max_value=1.0, initial=DEFAULT_ADAPTIVE_RANDOM_SHARE, required=False,
+        label="Adaptive: random share",
+        help_text=f"0 to 1: share of pairs drawn at random among those the evaluator has not seen, which keeps "
+                  f"the design unbiased (blank: {DEFAULT_ADAPTIVE_RANDOM_SHARE:g}).")
     target_judgments_per_pair = forms.IntegerField(
         min_value=1, initial=20, label="Judgments wanted per pair",
         help_text="Votes (not skips) after which a pair is no longer offered to new evaluators.")
@@ -123,10 +143,18 @@ class StudyForm(forms.Form):
             "n_pairs": study.pairs_per_subject if per_subject else study.n_pairs, "strategy": study.strategy,
             "target_judgments_per_pair": study.target_judgments_per_pair, "seed": study.seed,
             "attention_check_share": study.attention_check_share,
+            "adaptive_min_comparisons": study.adaptive_min_comparisons,
+            "adaptive_random_share": study.adaptive_random_share,
             "guidelines": study.guidelines, "consent_text": study.consent_text,
             "onboarding_questions": list(study.onboarding_questions), "members": list(study.members.all()),
             **{name: getattr(study, name) for name in CROWD_FIELDS},
         }
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("strategy") == PairStrategy.ADAPTIVE and data.get("pairs_mode") == PAIRS_PER_SUBJECT:
+            self.add_error("pairs_mode", ERR_ADAPTIVE_PER_SUBJECT)
+        return data
 
     def service_kwargs(self) -> dict:
         """The cleaned data as keyword arguments of ``study_create`` / ``study_edit``."""
@@ -140,6 +168,10 @@ class StudyForm(forms.Form):
             "seed": data["seed"], "strategy": data["strategy"],
             "target_judgments_per_pair": data["target_judgments_per_pair"],
             "attention_check_share": data["attention_check_share"] or 0.0,  # blank = none
+            "adaptive_min_comparisons": DEFAULT_ADAPTIVE_MIN_COMPARISONS if data["adaptive_min_comparisons"] is None
+            else data["adaptive_min_comparisons"],
+            "adaptive_random_share": DEFAULT_ADAPTIVE_RANDOM_SHARE if data["adaptive_random_share"] is None
+            else data["adaptive_random_share"],
             "include_unkept": data["include_unkept"], "include_low_coverage": data["include_low_coverage"],
             "guidelines": data["guidelines"], "consent_text": data["consent_text"],
             "onboarding_questions": list(data["onboarding_questions"]), "members": list(data["members"]),

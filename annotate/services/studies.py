@@ -77,7 +77,7 @@ ERR_STRATEGY = "strategy must be one of {choices}; got {strategy!r}"
 ERR_TARGET = "target_judgments_per_pair must be an integer >= 1; got {value!r}"
 ERR_SEED = "seed must be a non-negative integer; got {value!r}"
 ERR_ATTENTION_SHARE = "attention_check_share must be a number in [0, 0.5]; got {value!r}"
-ERR_ADAPTIVE_MIN = "adaptive_min_comparisons must be an integer >= 1; got {value!r}"
+ERR_ADAPTIVE_MIN = "adaptive_min_comparisons must be an integer >= 0 (0: no exposure floor); got {value!r}"
 ERR_ADAPTIVE_SHARE = "adaptive_random_share must be a number in [0, 1]; got {value!r}"
 ERR_ADAPTIVE_PER_SUBJECT = (
     "an adaptive study takes n_pairs (the pairs each evaluator judges), not pairs_per_subject; "
@@ -198,7 +198,8 @@ def _check_settings(
         raise ValueError(ERR_STATUS.format(choices=StudyStatus.values, status=status))
     if strategy == PairStrategy.ADAPTIVE and pairs_per_subject is not None:
         raise ValueError(ERR_ADAPTIVE_PER_SUBJECT.format(value=pairs_per_subject))
-    if not _positive_int(adaptive_min_comparisons):
+    if not _positive_int(adaptive_min_comparisons + 1 if isinstance(adaptive_min_comparisons, int)
+                         else adaptive_min_comparisons):
         raise ValueError(ERR_ADAPTIVE_MIN.format(value=adaptive_min_comparisons))
     share = adaptive_random_share
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
@@ -303,8 +304,10 @@ def study_create(
         ``completion_code``, ``completion_url``), applied in the same
         transaction; default: the model's defaults (Prolific's names, 5 s).
     adaptive_min_comparisons : int, default 5
-        Adaptive study: comparisons (votes) every question of the pool gets
-        before informative pairs take over; an integer >= 1.
+        Adaptive study: the exposure floor: while a question of the pool
+        (with a pair the evaluator has not seen) has fewer votes than this,
+        the informative choice must include such a question; an integer
+        >= 0 (0: no floor).
     adaptive_random_share : float, default 0.1
         Adaptive study: share in [0, 1] of the pairs chosen uniformly at random
         among those the evaluator has not seen (keeps the design unbiased).

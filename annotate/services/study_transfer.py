@@ -13,7 +13,11 @@ beyond the pseudonyms:
   the quality and crowd settings (``speeder_seconds``,
   ``attention_check_share``, ``participant_param``, ``study_param``,
   ``session_param``, ``completion_code``, ``completion_url``; absent in an
-  older file: the defaults);
+  older file: the defaults); for an adaptive study (strategy ``adaptive``)
+  its settings ``adaptive_min_comparisons`` and ``adaptive_random_share`` and
+  its pool ``adaptive_pool`` (``[dataset, external id, block]`` per question,
+  by key; empty for other strategies; absent in an older file: the defaults
+  and an empty pool);
 * ``questions``: every question referenced (dataset, subject, external id,
   text, options, reference answer, metadata: the report's labels read it),
   by (dataset, external id), listed in the exporting instance's order (by
@@ -101,6 +105,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import (
+    AdaptivePoolQuestion,
     AnalysisKind,
     AnalysisRun,
     Assignment,
@@ -248,6 +253,7 @@ def _pools_export(run: ScoringRun, keys: dict[int, list[str]]) -> dict | None:
 STUDY_SETTINGS = {
     "speeder_seconds": (int, float), "attention_check_share": (int, float), "participant_param": str,
     "study_param": str, "session_param": str, "completion_code": str, "completion_url": str,
+    "adaptive_min_comparisons": int, "adaptive_random_share": (int, float),
 }
 #: Platform ids and exclusion of an evaluator an export carries (version 4); blank in an older file.
 EVALUATOR_TEXT_FIELDS = ("platform_participant_id", "platform_study_id", "platform_session_id", "exclusion_reason")
@@ -345,6 +351,8 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "created_at": _time(study.created_at),
             "closed_at": _time(study.closed_at),
             **{f: getattr(study, f) for f in STUDY_SETTINGS},
+            "adaptive_pool": sorted(
+                [*keys[q], block] for q, block in study.pool.values_list("question_id", "block")),
         },
         "datasets": [
             {"name": name, "description": description}
@@ -492,6 +500,7 @@ class _Plan:
     models: list[dict]
     pools: dict | None
     checks: dict[int, Question] = dataclasses.field(default_factory=dict)  # position -> expected harder question
+    pool: list[tuple[Question, int]] = dataclasses.field(default_factory=list)  # an adaptive study's pool
 
 
 def _check_settings(exported: dict) -> None:
@@ -576,6 +585,14 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
                 raise MalformedExport(ERR_EXPECTED.format(position=position))
             checks[position] = harder
     _check_pairs(pairs, questions)
+    pool = []
+    for k, item in enumerate(_get(exported, "adaptive_pool", "study", list) if "adaptive_pool" in exported else []):
+        if not isinstance(item, list) or len(item) != 3 or not isinstance(item[2], int) or isinstance(item[2], bool):
+            raise MalformedExport(ERR_MALFORMED.format(
+                detail=f"study.adaptive_pool item {k} must be [dataset, external id, block]"))
+        pool.append((question(item[:2], f"study.adaptive_pool item {k}"), item[2]))
+    if len({q.pk for q, _ in pool}) != len(pool):
+        raise MalformedExport(ERR_MALFORMED.format(detail="study.adaptive_pool lists a question twice"))
     results = [(question(_get(r, "question", "question result"), "question result"),
                 {"kept": _get(r, "kept", "question result"), "n_observed": _get(r, "n_observed", "question result"),
                  "scores": _result_scores(r)})
@@ -597,7 +614,7 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
     return _Plan(name=name, study=exported, run=run, questions=questions, questions_created=created,
                  questions_reused=reused, pairs=pairs, results=results, evaluators=evaluators,
                  reuse=_evaluator_accounts(evaluators, reuse_evaluators), models=_models(run),
-                 pools=_pools(document.get("pools_analysis"), question), checks=checks)
+                 pools=_pools(document.get("pools_analysis"), question), checks=checks, pool=pool)
 
 
 def _check_pairs(pairs: dict[int, tuple[Question, Question, int | None]],
@@ -831,6 +848,8 @@ def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -
         pairs[position] = Pair(study=study, position=position, question_a=q1, question_b=q2, stratum=stratum,
                                attention_check=position in plan.checks, expected_harder=plan.checks.get(position))
     Pair.objects.bulk_create(pairs.values())
+    AdaptivePoolQuestion.objects.bulk_create(
+        AdaptivePoolQuestion(study=study, question=q, block=block) for q, block in plan.pool)
     return study, pairs
 
 

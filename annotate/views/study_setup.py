@@ -18,6 +18,13 @@ from annotate.services.studies import StudyScopeFrozenError, study_create, study
 from annotate.views.access import researcher_required, study_access_required
 
 
+def _pairs_text(study: Study) -> str:
+    if study.is_adaptive:
+        return (f"a pool of {study.pool.count()} questions, pairs chosen adaptively, "
+                f"{study.n_pairs} per evaluator")
+    return f"{study.n_pairs} pairs"
+
+
 @researcher_required
 def study_create_page(request: HttpRequest) -> HttpResponse:
     form = StudyForm(request.POST or None, owner=request.user)
@@ -27,7 +34,7 @@ def study_create_page(request: HttpRequest) -> HttpResponse:
         except ValueError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Study {study.name!r} created as a draft with {study.n_pairs} pairs. "
+            messages.success(request, f"Study {study.name!r} created as a draft with {_pairs_text(study)}. "
                                       "Check it, then launch it.")
             return redirect("annotate:study_manage", study_id=study.pk)
     return render(request, "annotate/judging/study_form.html", {"form": form, "study": None})
@@ -46,7 +53,9 @@ def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
         except (StudyScopeFrozenError, ValueError) as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Study {study.name!r} saved; its {study.n_pairs} pairs were drawn again.")
+            messages.success(request, f"Study {study.name!r} saved; " + (
+                f"its pool of questions was chosen again ({_pairs_text(study)})." if study.is_adaptive
+                else f"its {study.n_pairs} pairs were drawn again."))
             return redirect("annotate:study_manage", study_id=study.pk)
     return render(request, "annotate/judging/study_form.html", {"form": form, "study": study})
 

@@ -1,4 +1,6 @@
-"""Create a judging study: fixed same-subject pairs sampled from a scoring run."""
+"""Create a judging study: fixed same-subject pairs sampled from a scoring run,
+or (``--strategy adaptive``) a pool of questions whose pairs are chosen as
+evaluators judge."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -6,6 +8,7 @@ from django.urls import reverse
 
 from annotate.management.lookups import datasets_from_option, scoring_run_from_option, subjects_from_option
 from annotate.models import Dataset, PairStrategy, ScoringRun
+from annotate.models.studies import DEFAULT_ADAPTIVE_MIN_COMPARISONS, DEFAULT_ADAPTIVE_RANDOM_SHARE
 from annotate.selectors.scoring import scoring_run_latest_covering
 from annotate.selectors.studies import user_get_by_username
 from annotate.services.studies import invitation_create, study_create
@@ -25,7 +28,9 @@ class Command(BaseCommand):
         parser.add_argument("--datasets", nargs="+", required=True, metavar="DATASET", help="dataset names")
         parser.add_argument("--subjects", nargs="*", default=None, metavar="SUBJECT",
                             help="subject names (default: every subject of the datasets)")
-        parser.add_argument("--pairs", type=int, default=70, help="number of pairs (default 70, as in the paper)")
+        parser.add_argument("--pairs", type=int, default=70,
+                            help="number of pairs (default 70, as in the paper); with --strategy adaptive, the pairs "
+                                 "each evaluator judges")
         parser.add_argument("--seed", type=int, default=1, help="sampler seed (default 1)")
         parser.add_argument("--strategy", choices=PairStrategy.values, default=PairStrategy.UNIFORM)
         parser.add_argument("--run", type=int, default=None, metavar="RUN_ID",
@@ -40,6 +45,11 @@ class Command(BaseCommand):
         parser.add_argument("--attention-check-share", type=float, default=0.0, metavar="SHARE",
                             help="share (0 to 0.5) of attention-check pairs with a known answer, mixed in blind "
                                  "(default 0: none)")
+        parser.add_argument("--min-comparisons", type=int, default=DEFAULT_ADAPTIVE_MIN_COMPARISONS, metavar="N",
+                            help="adaptive: comparisons every question gets before informative pairs take over "
+                                 "(default %(default)s)")
+        parser.add_argument("--random-share", type=float, default=DEFAULT_ADAPTIVE_RANDOM_SHARE, metavar="SHARE",
+                            help="adaptive: share (0 to 1) of pairs drawn at random (default %(default)s)")
         parser.add_argument("--no-invitation", action="store_true", help="do not create an invitation link")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000",
                             help="where the site is served, for the printed invitation link (default %(default)s)")
@@ -70,6 +80,8 @@ class Command(BaseCommand):
                 include_low_coverage=options["include_low_coverage"],
                 created_by=owner,
                 attention_check_share=options["attention_check_share"],
+                adaptive_min_comparisons=options["min_comparisons"],
+                adaptive_random_share=options["random_share"],
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
@@ -77,6 +89,10 @@ class Command(BaseCommand):
             invitation = invitation_create(study=study, note="created by create_study")
             link = reverse("annotate:study_join", kwargs={"token": invitation.token})
             self.stdout.write(f"invitation link: {base}{link}")
+        if study.is_adaptive:
+            return (f"study {study.pk} {study.name!r}: adaptive, a pool of {study.pool.count()} questions, "
+                    f"{study.n_pairs} pairs per evaluator (at least {study.adaptive_min_comparisons} comparisons per "
+                    f"question, random share {study.adaptive_random_share:g}, seed {study.seed}) from run {run.pk}")
         return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed})"
                 f" from run {run.pk}")
 
