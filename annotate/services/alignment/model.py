@@ -518,6 +518,11 @@ class HumanScaleSection(_Json):
     questions: tuple[HumanScaleQuestion, ...]
     evaluators: tuple[HumanScaleEvaluator, ...]
     methods: tuple[HumanScaleMethod, ...]
+    #: The study chose its pairs adaptively (``PairStrategy.ADAPTIVE``): SSR is then optimistic.
+    #: (Absent from reports stored before it: then None, and left out of the JSON.)
+    adaptive: bool | None = field(default=False, metadata=OMIT_NONE)
+    #: Which reliability to trust, when the design calls for a warning (adaptive studies), else None.
+    reliability_note: str | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 
+from annotate.models import PairStrategy
 from annotate.selectors.alignment import StudyData
 from annotate.services.alignment.model import (
     HumanScaleEvaluator,
@@ -42,6 +43,11 @@ N_SPLITS = 100
 PENALTY = 0.1
 SCOPE_OVERALL = "overall"
 REASON_NO_VOTES = "no evaluator has voted yet (skips are not votes)"
+#: Said on the page, in the JSON and in the CSV of an adaptive study's human scale.
+ADAPTIVE_SSR_NOTE = (
+    "This study chose its pairs adaptively, which inflates SSR (Bramley & Vitello, 2019): trust split-half "
+    "reliability, not SSR"
+)
 
 
 def _value(x: float) -> float | None:
@@ -85,6 +91,8 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
         correlation bootstrap (the same for each method).
     """
     n_boot = min(n_boot, MAX_BOOT)
+    adaptive = getattr(data.study, "strategy", None) == PairStrategy.ADAPTIVE
+    design = {"adaptive": adaptive, "reliability_note": ADAPTIVE_SSR_NOTE if adaptive else None}
     # Items in natural-key order (dataset, external id), so no figure or row order depends on database ids.
     refs_by_id, subjects_by_id = _question_refs(data)
     def natural(i: int) -> tuple[str, str]:
@@ -109,7 +117,7 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
         return HumanScaleSection(
             available=False, undefined_reason=REASON_NO_VOTES, **common, n_questions=0, n_components=0,
             component_sizes=(), ssr=None, split_half=None, split_half_spearman=None, n_evaluators_flagged=0,
-            n_questions_flagged=0, warnings=(), questions=(), evaluators=(), methods=(),
+            n_questions_flagged=0, warnings=(), questions=(), evaluators=(), methods=(), **design,
         )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", HumanScaleWarning)  # carried in scale.warnings, shown on the page
@@ -155,5 +163,5 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
         ssr=_value(scale.ssr), split_half=_value(scale.split_half),
         split_half_spearman=_value(scale.split_half_spearman),
         n_evaluators_flagged=int(scale.evaluator_flagged.sum()), n_questions_flagged=int(scale.item_flagged.sum()),
-        warnings=scale.warnings, questions=questions, evaluators=evaluators, methods=tuple(methods),
+        warnings=scale.warnings, questions=questions, evaluators=evaluators, methods=tuple(methods), **design,
     )

@@ -7,21 +7,36 @@ client, always calling the question with the lower catalog index harder.
 """
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 import threading
+from io import StringIO
 
 import numpy as np
 import pytest
+from django.core.cache import cache
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils.html import escape
 
-from annotate.models import AdaptivePoolQuestion, Assignment, Judgment, Pair, PairStrategy, Participation
+from annotate.api.payloads import study_out
+from annotate.forms.studies import ADAPTIVE_HELP
+from annotate.forms.studies import ERR_ADAPTIVE_PER_SUBJECT as FORM_ERR_PER_SUBJECT
+from annotate.models import AdaptivePoolQuestion, Assignment, Judgment, Pair, PairStrategy, Participation, Study
 from annotate.selectors.studies import participation_state
 from annotate.services.adaptive import adaptive_choose, pair_get_or_create
+from annotate.services.alignment import alignment_report_compute
+from annotate.services.alignment.scale import ADAPTIVE_SSR_NOTE
+from annotate.services.report_files import report_files
+from annotate.services.study_transfer import dump_export, study_export, study_import
 from annotate.services.studies import ERR_ADAPTIVE_MIN, ERR_ADAPTIVE_PER_SUBJECT, ERR_ADAPTIVE_SHARE, study_create
-from tests.annotate.factories import make_catalog, make_evaluator
+from tests.annotate.factories import make_catalog, make_evaluator, make_researcher, make_study
+from tests.annotate.services.alignment.test_schema import SCHEMA, errors
 
 pytestmark = pytest.mark.django_db
 
@@ -274,3 +289,104 @@ def test_attention_checks_are_served_once_to_each_evaluator():
         assert sorted(p for p in mine if p in checks) == sorted(checks)
         assert len(set(mine)) == 10
     assert Pair.objects.filter(study=study, attention_check=False).count() >= 8
+
+
+def test_the_report_of_an_adaptive_study_says_to_trust_split_half():
+    catalog = make_catalog(per_subject=6)
+    study = adaptive_study(catalog, per_evaluator=8, min_comparisons=2)
+    rank = {q.pk: i for i, q in enumerate(catalog.questions)}
+    for k in range(4):
+        judge_all(ready_client(study, f"e{k}")[1], study, rank)
+    report = alignment_report_compute(study=study, n_boot=20, rng=1)
+    document = report.to_json()
+    assert errors(document, SCHEMA) == []
+    hs = document["human_scale"]
+    assert hs["available"] and hs["n_votes"] == 32
+    assert hs["adaptive"] is True
+    assert hs["reliability_note"] == ADAPTIVE_SSR_NOTE and "Bramley & Vitello, 2019" in hs["reliability_note"]
+    assert hs["ssr"] is not None and hs["split_half"] is not None  # both figures, side by side
+    summary = list(csv.DictReader(io.StringIO(report_files(report, [])["human_scale_summary.csv"].decode())))
+    assert summary[0]["reliability_note"] == ADAPTIVE_SSR_NOTE
+    assert float(summary[0]["ssr"]) == pytest.approx(hs["ssr"], abs=1e-6)
+    researcher = make_researcher("rhea")
+    study.members.add(researcher)
+    client = Client()
+    client.force_login(researcher)
+    cache.clear()
+    page = client.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}), {"n_boot": 20})
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert 'id="human-scale-adaptive"' in html and "inflates SSR (Bramley &amp; Vitello, 2019)" in html
+    assert "split-half" in html
+
+
+def test_a_uniform_study_report_has_no_adaptive_note():
+    study = make_study(make_catalog(per_subject=4), n_pairs=4)
+    document = alignment_report_compute(study=study, n_boot=20, rng=1).to_json()
+    assert document["human_scale"]["adaptive"] is False
+    assert "reliability_note" not in document["human_scale"]
+
+
+def test_the_creation_page_makes_an_adaptive_study_and_explains_it():
+    catalog = make_catalog(per_subject=6)
+    olga = make_researcher("olga")
+    client = Client()
+    client.force_login(olga)
+    page = client.get(reverse("annotate:study_create")).content.decode()
+    assert 'value="adaptive"' in page
+    assert escape(ADAPTIVE_HELP) in page  # one sentence on what adaptive does
+    data = {
+        "name": "Adaptive from the page", "run": catalog.run.pk, "datasets": [catalog.dataset.pk],
+        "pairs_mode": "total", "n_pairs": 9, "strategy": "adaptive", "target_judgments_per_pair": 5, "seed": 42,
+        "adaptive_min_comparisons": 4, "adaptive_random_share": 0.25, "guidelines": "Pick.", "consent_text": "Yes.",
+        "onboarding_questions": ["education_level"],
+    }
+    response = client.post(reverse("annotate:study_create"), data)
+    study = Study.objects.get(name="Adaptive from the page")
+    assert response.status_code == 302
+    assert (study.strategy, study.n_pairs, study.adaptive_min_comparisons, study.adaptive_random_share) == (
+        "adaptive", 9, 4, 0.25)
+    assert study.pool.count() == 12 and study.pairs.count() == 0
+    manage = client.get(response.url).content.decode()
+    assert "9 pairs per evaluator, chosen adaptively from a pool of 12 questions" in manage
+    edit = client.get(reverse("annotate:study_edit", kwargs={"study_id": study.pk})).content.decode()
+    assert 'value="0.25"' in edit and 'name="adaptive_min_comparisons" value="4"' in edit
+    refused = client.post(reverse("annotate:study_create"), {**data, "name": "Per subject", "pairs_mode": "per_subject"})
+    assert refused.status_code == 200 and not Study.objects.filter(name="Per subject").exists()
+    assert escape(FORM_ERR_PER_SUBJECT) in refused.content.decode()
+    bad = client.post(reverse("annotate:study_create"), {**data, "name": "Bad share", "adaptive_random_share": 2})
+    assert bad.status_code == 200 and not Study.objects.filter(name="Bad share").exists()
+
+
+def test_the_command_and_the_api_carry_the_strategy_and_its_settings():
+    catalog = make_catalog(per_subject=6)
+    out = StringIO()
+    call_command("create_study", "--name", "Adaptive command", "--datasets", catalog.dataset.name, "--pairs", "7",
+                 "--strategy", "adaptive", "--min-comparisons", "3", "--random-share", "0.2",
+                 "--run", str(catalog.run.pk), "--no-invitation", stdout=out)
+    study = Study.objects.get(name="Adaptive command")
+    assert (study.strategy, study.n_pairs, study.adaptive_min_comparisons, study.adaptive_random_share) == (
+        "adaptive", 7, 3, 0.2)
+    assert "adaptive, a pool of 12 questions, 7 pairs per evaluator" in out.getvalue()
+    payload = study_out(study)
+    assert (payload.strategy, payload.adaptive_min_comparisons, payload.adaptive_random_share) == ("adaptive", 3, 0.2)
+
+
+def test_an_export_carries_the_strategy_settings_and_pool():
+    catalog = make_catalog(per_subject=6, unkept=1)
+    study = adaptive_study(catalog, per_evaluator=5, min_comparisons=3, random_share=0.3)
+    rank = {q.pk: i for i, q in enumerate(catalog.questions)}
+    judge_all(ready_client(study, "ann")[1], study, rank)
+    document = json.loads(dump_export(study_export(study=study)))
+    assert document["study"]["strategy"] == "adaptive"
+    assert (document["study"]["adaptive_min_comparisons"], document["study"]["adaptive_random_share"]) == (3, 0.3)
+    assert len(document["study"]["adaptive_pool"]) == 10
+    result = study_import(document=document, rename="Adaptive copy", reuse_evaluators=True)
+    copy = Study.objects.get(name="Adaptive copy")
+    assert result.study.pk == copy.pk
+    assert (copy.strategy, copy.n_pairs, copy.adaptive_min_comparisons, copy.adaptive_random_share) == (
+        "adaptive", 5, 3, 0.3)
+    assert copy.pool.count() == 10
+    again = json.loads(dump_export(study_export(study=copy)))
+    assert again["study"]["adaptive_pool"] == document["study"]["adaptive_pool"]
+    assert again["pairs"] == document["pairs"]
