@@ -40,6 +40,12 @@ Scale: the same paced load on a 70-pair and on a 50,000-pair study (one
 subject of 317 questions), PostgreSQL when reachable; the server medians of
 POST + GET and their ratio (target: at most 1.5).
 
+Adaptive: the same paced load on an adaptive study of 1,000 questions (one
+subject, 2,500 earlier votes; every POST fits the human scale to all votes
+and chooses the next pair) and on a uniform study of the same questions;
+server medians and their ratio, and the choice alone timed in process
+(target: the adaptive POST well under 100 ms).
+
 Options (``python -m bench judging --port 8765 --database bench_judging_me``):
 ``--port`` serves on that port instead of a free one; ``--database`` names the
 scratch PostgreSQL database (created empty and dropped afterwards: never name
@@ -104,9 +110,48 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 n_pairs, n_evaluators, per_subject = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+strategy = sys.argv[4] if len(sys.argv) > 4 else "uniform"
+prior_votes = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 subjects = ("Mathematics", "Physics", "Law") if per_subject == 16 else ("Mathematics",)
 catalog = make_catalog(subjects=subjects, per_subject=per_subject)
-study = make_study(catalog, n_pairs=n_pairs, seed=1, target=1000, name="bench")
+extra = {}
+if strategy == "adaptive":
+    # n_pairs = pairs per evaluator; the pool is every question; earlier votes come from one prior evaluator.
+    import statistics, time
+    import numpy as np
+    from django.utils import timezone
+    from annotate.models import Judgment, Pair, Participation
+    from annotate.services.adaptive import adaptive_choose
+    from annotate.services.studies import study_create
+    study = study_create(name="bench", run=catalog.run, datasets=[catalog.dataset], n_pairs=n_pairs, seed=1,
+                         strategy="adaptive", target_judgments_per_pair=1000)
+    prior = make_evaluator(study, "bench-prior")
+    rng = np.random.default_rng(7)
+    ids = [q.pk for q in catalog.questions]
+    chosen = set()
+    while len(chosen) < prior_votes:
+        i, j = sorted(rng.choice(len(ids), 2, replace=False).tolist())
+        chosen.add((ids[i], ids[j]))
+    pairs = Pair.objects.bulk_create(Pair(study=study, position=k, question_a_id=a, question_b_id=b, n_votes=1)
+                                     for k, (a, b) in enumerate(sorted(chosen)))
+    now = timezone.now()
+    left_a = rng.random(len(pairs)) < 0.5
+    Judgment.objects.bulk_create(
+        Judgment(participation=prior, pair=p, choice="left",
+                 left_question_id=p.question_a_id if la else p.question_b_id,
+                 harder_question_id=p.question_a_id if la else p.question_b_id, shown_at=now, submitted_at=now,
+                 seconds=1.0)
+        for p, la in zip(pairs, left_a.tolist()))
+    probe = make_evaluator(study, "bench-probe")
+    times = []
+    for _ in range(30):
+        t0 = time.perf_counter()
+        adaptive_choose(study=study, participation=probe, shown=[])
+        times.append((time.perf_counter() - t0) * 1000)
+    extra["choice_ms"] = statistics.median(times)
+    Participation.objects.filter(pk=probe.pk).delete()
+else:
+    study = make_study(catalog, n_pairs=n_pairs, seed=1, target=1000, name="bench")
 sessions = []
 for k in range(n_evaluators):
     user = make_evaluator(study, f"bench-{k}").user
@@ -116,7 +161,7 @@ for k in range(n_evaluators):
     s[HASH_SESSION_KEY] = user.get_session_auth_hash()
     s.save()
     sessions.append(s.session_key)
-print(json.dumps({"study": study.pk, "sessions": sessions, "cookie": settings.SESSION_COOKIE_NAME}))
+print(json.dumps({"study": study.pk, "sessions": sessions, "cookie": settings.SESSION_COOKIE_NAME, **extra}))
 """
 
 CHECK = r"""
@@ -268,16 +313,24 @@ def _per_subject(n_pairs: int) -> int:
 
 
 def _run_database(label: str, database_url: str | None, settings_text: str | None, phases: list[Phase],
-                  n_pairs: int | None = None, port: int | None = None) -> dict:
+                  n_pairs: int | None = None, port: int | None = None, adaptive: tuple[int, int] | None = None,
+                  per_subject: int | None = None) -> dict:
     """One server against one throwaway database (a fresh SQLite file when
     ``database_url`` is None); a study of ``n_pairs`` pairs (default: as many
-    as answers), served on ``port`` (default: a free one)."""
+    as answers), served on ``port`` (default: a free one). ``adaptive`` =
+    ``(questions, prior votes)``: an adaptive study of one subject of that
+    many questions instead, ``n_pairs`` pairs per evaluator, with that many
+    earlier votes; the setup also times the choice itself in process."""
     folder = Path(tempfile.mkdtemp(prefix="bench-judging-"))
     env = _env(database_url or f"sqlite:///{folder / 'bench.sqlite3'}", folder, settings_text)
     server = None
     try:
         n_pairs = n_pairs or sum(p.answers for p in phases)
-        setup = _python(SETUP, env, str(n_pairs), str(N_EVALUATORS), str(_per_subject(n_pairs)))
+        if adaptive is None:
+            setup = _python(SETUP, env, str(n_pairs), str(N_EVALUATORS), str(per_subject or _per_subject(n_pairs)))
+        else:
+            setup = _python(SETUP, env, str(n_pairs), str(N_EVALUATORS), str(adaptive[0]), "adaptive",
+                            str(adaptive[1]))
         port = port or _free_port()
         base = f"http://127.0.0.1:{port}"
         access_log = folder / "access.log"
@@ -314,7 +367,7 @@ def _run_database(label: str, database_url: str | None, settings_text: str | Non
                 server_ms[method].append(int(micros) / 1000)
         expected = N_EVALUATORS * sum(p.answers for p in phases)
         return {"label": label, "check": check, "server_ms": server_ms, "wall": wall, "workers": workers,
-                "expected": expected}
+                "expected": expected, "choice_ms": setup.get("choice_ms")}
     finally:
         if server is not None:
             server.terminate()
@@ -337,6 +390,54 @@ def run(args) -> None:
     paced_answers, stress_answers = (8, 0) if quick else (20, 20)
     _run_latency(quick, paced_answers, stress_answers, port, database)
     _run_scale(quick, port, database)
+    _run_adaptive(quick, port, database)
+
+
+#: Adaptive study of the comparison: one subject of this many questions, with this many earlier votes
+#: (5 comparisons per question), against a uniform study of the same questions.
+ADAPTIVE_QUESTIONS = 1000
+ADAPTIVE_PRIOR_VOTES = 2500
+ADAPTIVE_TARGET_MS = 100.0
+
+
+def _run_adaptive(quick: bool, port: int | None, database: str | None) -> None:
+    """Server median of "submit + next pair" in an adaptive study of 1,000
+    questions (each POST fits the scale to every vote so far and chooses the
+    next pair) against a uniform study of the same questions, same load and
+    database; plus the choice alone (queries + kernel), timed in process."""
+    answers = 8 if quick else 20
+    scratch = _postgres_scratch(database)
+    label, settings_text = ("postgres", None) if scratch is not None else ("sqlite-wal", SQLITE_WAL_SETTINGS)
+    print(f"\nadaptive ({label}, paced, {N_EVALUATORS} evaluators x {answers} answers, {ADAPTIVE_QUESTIONS:,} "
+          f"questions in one subject, {ADAPTIVE_PRIOR_VOTES:,} earlier votes): server median POST + GET")
+    print(f"{'study':>10}{'srv POST ms':>13}{'srv GET ms':>12}{'sum ms':>9}{'ratio':>8}{'choice ms':>11}"
+          f"{'stored':>8}{'fail':>6}")
+    base_ms = None
+    try:
+        for kind in ("uniform", "adaptive"):
+            if scratch is not None and kind != "uniform":
+                scratch[1]()
+                scratch = _postgres_scratch(database)
+            phases = [Phase("paced", answers, THINK_S, [], [])]
+            if kind == "uniform":
+                result = _run_database(label, scratch[0] if scratch else None, settings_text, phases,
+                                       n_pairs=ADAPTIVE_PRIOR_VOTES, port=port, per_subject=ADAPTIVE_QUESTIONS)
+            else:
+                result = _run_database(label, scratch[0] if scratch else None, settings_text, phases,
+                                       n_pairs=answers + 1, port=port,
+                                       adaptive=(ADAPTIVE_QUESTIONS, ADAPTIVE_PRIOR_VOTES))
+            post = statistics.median(result["server_ms"]["POST"])
+            get = statistics.median(result["server_ms"]["GET"])
+            base_ms = base_ms or post + get
+            failures = sum(len(p.failures) for p in phases)
+            choice = "" if result["choice_ms"] is None else f"{result['choice_ms']:.1f}"
+            print(f"{kind:>10}{post:>13.1f}{get:>12.1f}{post + get:>9.1f}{(post + get) / base_ms:>8.2f}"
+                  f"{choice:>11}{result['check']['judgments']:>8}{failures:>6}")
+    finally:
+        if scratch is not None:
+            scratch[1]()
+    print(f"target: the adaptive POST (which makes the choice) well under {ADAPTIVE_TARGET_MS:.0f} ms; "
+          f"the choice alone (kernel target < 50 ms) in 'choice ms'")
 
 
 def _run_scale(quick: bool, port: int | None, database: str | None) -> None:

@@ -87,6 +87,10 @@
       hint.textContent = n + " pairs in each of " + subjects.length + " subjects = " + (n * subjects.length) +
         " pairs." + (short.length ? " Too few possible in: " + short.map(function (s) { return s.name; }).join(", ") + "." : "");
       if (short.length) { hint.classList.add("over"); }
+    } else if (form.elements.strategy && form.elements.strategy.value === "adaptive") {
+      hint.textContent = n + " pairs per evaluator, chosen as they judge, among " + latest.n_possible_pairs +
+        " possible pairs." + (n > latest.n_possible_pairs ? " Ask for fewer, or widen the datasets and subjects." : "");
+      if (n > latest.n_possible_pairs) { hint.classList.add("over"); }
     } else {
       hint.textContent = n + " of at most " + latest.n_possible_pairs + " possible pairs." +
         (n > latest.n_possible_pairs ? " Ask for fewer, or widen the datasets and subjects." : "");

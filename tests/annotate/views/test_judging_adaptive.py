@@ -25,16 +25,15 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotate.api.payloads import study_out
-from annotate.forms.studies import ADAPTIVE_HELP
-from annotate.forms.studies import ERR_ADAPTIVE_PER_SUBJECT as FORM_ERR_PER_SUBJECT
+from annotate.forms.studies import ADAPTIVE_HELP, ERR_ADAPTIVE_PER_SUBJECT as FORM_ERR_PER_SUBJECT
 from annotate.models import AdaptivePoolQuestion, Assignment, Judgment, Pair, PairStrategy, Participation, Study
 from annotate.selectors.studies import participation_state
 from annotate.services.adaptive import adaptive_choose, pair_get_or_create
 from annotate.services.alignment import alignment_report_compute
 from annotate.services.alignment.scale import ADAPTIVE_SSR_NOTE
 from annotate.services.report_files import report_files
-from annotate.services.study_transfer import dump_export, study_export, study_import
 from annotate.services.studies import ERR_ADAPTIVE_MIN, ERR_ADAPTIVE_PER_SUBJECT, ERR_ADAPTIVE_SHARE, study_create
+from annotate.services.study_transfer import dump_export, study_export, study_import
 from tests.annotate.factories import make_catalog, make_evaluator, make_researcher, make_study
 from tests.annotate.services.alignment.test_schema import SCHEMA, errors
 
@@ -351,7 +350,8 @@ def test_the_creation_page_makes_an_adaptive_study_and_explains_it():
     assert "9 pairs per evaluator, chosen adaptively from a pool of 12 questions" in manage
     edit = client.get(reverse("annotate:study_edit", kwargs={"study_id": study.pk})).content.decode()
     assert 'value="0.25"' in edit and 'name="adaptive_min_comparisons" value="4"' in edit
-    refused = client.post(reverse("annotate:study_create"), {**data, "name": "Per subject", "pairs_mode": "per_subject"})
+    refused = client.post(reverse("annotate:study_create"),
+                          {**data, "name": "Per subject", "pairs_mode": "per_subject"})
     assert refused.status_code == 200 and not Study.objects.filter(name="Per subject").exists()
     assert escape(FORM_ERR_PER_SUBJECT) in refused.content.decode()
     bad = client.post(reverse("annotate:study_create"), {**data, "name": "Bad share", "adaptive_random_share": 2})
