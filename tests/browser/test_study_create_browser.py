@@ -86,3 +86,33 @@ def test_a_researcher_creates_and_launches_a_study_in_the_browser(live_server, p
     expect(page.locator("h1")).to_have_text(re.compile("Edit"))
     expect(page.locator("#total-pairs")).to_have_text("6")
     shot(page, "edit_form")
+
+
+def test_a_researcher_creates_an_adaptive_study_in_the_browser(live_server, page: Page):
+    # Mathematics and Physics, 5 questions each: 10 eligible, 2 x 10 = 20 possible pairs.
+    catalog = make_catalog(per_subject=5)
+    make_researcher("olga", password="olga-pass-7")
+    page.set_default_timeout(10_000)
+    page.goto(f"{live_server.url}/accounts/login/?next=/studies/new/")
+    page.fill("#id_username", "olga")
+    page.fill("#id_password", "olga-pass-7")
+    page.click("#login-submit")
+    expect(page.locator("h1")).to_have_text("New study")
+    page.fill("#id_name", "Adaptive browser study")
+    page.select_option("#id_run", str(catalog.run.pk))
+    page.get_by_label(catalog.dataset.name).check()
+    expect(page.locator("#total-pairs")).to_have_text("20")
+    page.select_option("#id_strategy", "adaptive")
+    page.fill("#id_n_pairs", "6")
+    expect(page.locator("#pairs-hint")).to_have_text("6 pairs per evaluator, chosen as they judge, among 20 possible "
+                                                     "pairs.")
+    page.fill("#id_adaptive_min_comparisons", "3")
+    page.fill("#id_adaptive_random_share", "0.2")
+    page.fill("#id_consent_text", "I agree to take part.")
+    page.click("#save-study")
+    expect(page.locator("#adaptive-summary")).to_contain_text(
+        "6 pairs per evaluator, chosen adaptively from a pool of 10 questions")
+    study = Study.objects.get(name="Adaptive browser study")
+    assert (study.strategy, study.n_pairs, study.adaptive_min_comparisons, study.adaptive_random_share) == (
+        "adaptive", 6, 3, 0.2)
+    assert Pair.objects.filter(study=study).count() == 0
