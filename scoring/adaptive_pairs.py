@@ -236,7 +236,7 @@ def scale_estimate(
     --------
     >>> est = scale_estimate(3, [0, 0, 1], [1, 2, 2])
     >>> [int(x) for x in np.argsort(est.b)], est.n_comparisons.tolist()
-    [2, 1, 0], [2, 2, 2]
+    ([2, 1, 0], [2, 2, 2])
     """
     n = _check_count(n_questions, name="n_questions", minimum=1)
     h = _indices(harder, name="harder", n=n, ndim=1)
@@ -286,8 +286,8 @@ def _fit(n: int, h: _IntArray, e: _IntArray, pen: float, b: _FloatArray, *, tol:
         return g, utotal * _pq(x[ulo] - x[uhi])
 
     def information(w: _FloatArray) -> _FloatArray:
-        out: _FloatArray = np.bincount(ulo, weights=w, minlength=n) + np.bincount(uhi, weights=w, minlength=n)
-        return out
+        both = np.bincount(ulo, weights=w, minlength=n) + np.bincount(uhi, weights=w, minlength=n)
+        return np.asarray(both, dtype=np.float64)
 
     def step(g: _FloatArray, w: _FloatArray, rtol: float) -> _FloatArray:
         degree = information(w) + pen
