@@ -559,7 +559,7 @@ def _iterate(
     q_blocks: list[Any] = [_delayed(_item)(p, 2) for p in per_block]
 
     pi_m = np.full(n_models, 1.0 / n_models)
-    step_rows, first, share, total = _delayed(_step_rows), _delayed(_first), _delayed(_share), _delayed(_total)
+    step_rows, first, share = _delayed(_step_rows), _delayed(_first), _delayed(_share)
     residual = np.inf
     for n_iter in range(1, max_iter + 1):
         y = pi_m * graph.inv_f
@@ -570,7 +570,7 @@ def _iterate(
             step_rows(x, o, q, k, inv, b.sub_missing, y_d, y_sum, alpha, teleport_q, rows_per_chunk)
             for x, o, q, k, inv, b in zip(x_blocks, o_blocks, q_blocks, kept_blocks, inv_s_blocks, sums)
         ])
-        acc, change_q = runner.compute([total([share(step) for step in steps])])[0]
+        acc, change_q = _total(runner.compute([share(step) for step in steps]))
         new_m = alpha * acc + (1.0 - alpha) / n_models
         residual = float(change_q + np.abs(new_m - pi_m).sum())
         q_blocks = [first(step) for step in steps]
