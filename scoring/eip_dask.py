@@ -75,7 +75,7 @@ __all__ = [
 LOCAL = "local"
 #: Default rows per Dask block for inputs that are not Dask arrays already:
 #: blocks of about this many bytes of the input's dtype.
-DEFAULT_BLOCK_BYTES = 64 * 2**20
+DEFAULT_BLOCK_BYTES = 16 * 2**20
 _ADDRESS = re.compile(r"^(tcp|tls|ws|wss|ucx|inproc)://[^\s/:]+(:\d{1,5})?/?$")
 
 ERR_SCHEDULER = (
@@ -199,7 +199,7 @@ def dask_client(
     if text == LOCAL:
         workers = local_workers or max(1, min(os.cpu_count() or 1, 4))
         with (
-            local_cluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+            local_cluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
             new_client(cluster, set_as_default=False) as client,
         ):
             yield client
@@ -419,7 +419,7 @@ def eip_dask(
         matrix (``uint8`` is 1 byte a cell), fully observed unless
         ``observed`` says otherwise. Its row chunks are kept as Dask blocks
         (columns are merged into one chunk); a NumPy input is cut into
-        blocks of about 64 MiB.
+        blocks of about 16 MiB.
     observed : dask.array.Array or array-like of bool, optional
         Shape of ``R``; True = observed. A cell is observed when the mask
         says so and (float credit) its value is not NaN; the credit of an
@@ -429,7 +429,7 @@ def eip_dask(
         largest number of passes; bytes of float64 per sub-block a task
         processes at once).
     row_chunk : int, optional
-        Rows per Dask block (default: ``R``'s own row chunks, or ~64 MiB
+        Rows per Dask block (default: ``R``'s own row chunks, or ~16 MiB
         blocks for a NumPy input).
     persist : bool, default False
         Hold the matrix in the workers' memory for the run (fast
@@ -490,9 +490,32 @@ def eip_dask(
     mask_arr = None if observed is None else _to_dask(observed, None, like=X)
     _check_input(X, mask_arr)
     runner = _Runner(client)
-    if persist:
+    if persist and client is not None and not _is_dask(R) and not _is_dask(observed):
+        # An in-memory matrix: send its blocks to the workers once (not as a huge graph).
+        X = _scatter(client, np.asarray(R), X.chunks[0])
+        mask_arr = None if observed is None else _scatter(client, np.asarray(observed), X.chunks[0])
+    elif persist:
         X, mask_arr = _persist_arrays(runner, X, mask_arr)
     return _iterate(runner, X, mask_arr, alpha=alpha, tol=tol, max_iter=max_iter, chunk_bytes=chunk_bytes)
+
+
+def _is_dask(values: object) -> bool:
+    import dask.array as da
+
+    return isinstance(values, da.Array)
+
+
+def _scatter(client: Client, values: NDArray[Any], rows: tuple[int, ...]) -> da.Array:
+    """``values`` cut into blocks of ``rows`` rows held by the workers, as one Dask array."""
+    import dask.array as da
+
+    starts = np.concatenate([[0], np.cumsum(rows)]).astype(int).tolist()
+    scatter: Callable[[list[NDArray[Any]]], list[Any]] = client.scatter
+    futures = scatter([values[a:b] for a, b in pairwise(starts)])
+    from_delayed: Callable[..., da.Array] = da.from_delayed
+    concatenate: Callable[[list[da.Array]], da.Array] = da.concatenate
+    return concatenate([from_delayed(f, shape=(b - a, values.shape[1]), dtype=values.dtype)
+                        for f, (a, b) in zip(futures, pairwise(starts))])
 
 
 def _persist_arrays(runner: _Runner, X: da.Array, mask_arr: da.Array | None) -> tuple[da.Array, da.Array | None]:
