@@ -232,6 +232,13 @@ class _Runner:
         persist_here: Callable[..., tuple[Any, ...]] = persist
         return list(persist_here(*objs))
 
+    def hold(self, values: list[FloatArray]) -> list[Any]:
+        """Arrays the tasks will use: sent to the workers once (futures), or as they are."""
+        if self.client is not None:
+            scatter: Callable[[list[FloatArray]], list[Any]] = self.client.scatter
+            return scatter(values)
+        return list(values)
+
     def compute(self, objs: Sequence[Any]) -> list[Any]:
         if self.client is not None:
             submit: Callable[[list[Any]], list[Any]] = self.client.compute
@@ -259,7 +266,8 @@ def _to_dask(values: Any, row_chunk: int | None, like: da.Array | None = None) -
     import dask.array as da
 
     from_array: Callable[..., da.Array] = da.from_array
-    arr = values if isinstance(values, da.Array) else from_array(np.asarray(values), chunks=-1)
+    # name=False: a random name instead of hashing every byte of a large array.
+    arr = values if isinstance(values, da.Array) else from_array(np.asarray(values), chunks=-1, name=False)
     if arr.ndim != 2:
         raise ValueError(ERR_NOT_2D.format(shape=arr.shape))
     rechunk: Callable[..., da.Array] = arr.rechunk
@@ -391,8 +399,6 @@ def _total(shares: Sequence[tuple[FloatArray, float]]) -> tuple[FloatArray, floa
     return acc, change
 
 
-def _pack(*arrays: FloatArray) -> tuple[FloatArray, ...]:
-    return arrays
 
 
 # --- the iteration -------------------------------------------------------------------
@@ -573,13 +579,11 @@ def _iterate(
     kept = graph.kept.astype(np.float64)
     dangling_idx = np.flatnonzero(graph.dangling)
     pi_q0 = kept / n_kept
-    as_array, pack = _delayed(np.asarray), _delayed(_pack)
-    per_block = runner.persist([
-        pack(kept[a:b], graph.inv_s[a:b], pi_q0[a:b]) for a, b in pairwise(bounds)
-    ])
-    kept_blocks = [_delayed(_item)(p, 0) for p in per_block]
-    inv_s_blocks = [_delayed(_item)(p, 1) for p in per_block]
-    q_blocks: list[Any] = [_delayed(_item)(p, 2) for p in per_block]
+    as_array = _delayed(np.asarray)
+    pieces = list(pairwise(bounds))
+    held = runner.hold([values[a:b] for values in (kept, graph.inv_s, pi_q0) for a, b in pieces])
+    kept_blocks, inv_s_blocks = held[: len(pieces)], held[len(pieces) : 2 * len(pieces)]
+    q_blocks: list[Any] = held[2 * len(pieces) :]
 
     pi_m = np.full(n_models, 1.0 / n_models)
     step_rows, first, share = _delayed(_step_rows), _delayed(_first), _delayed(_share)
@@ -604,10 +608,6 @@ def _iterate(
             pi_q = np.concatenate(runner.compute(q_blocks))
             return _result(pi_q, pi_m, graph, n_iter=n_iter, residual=residual, alpha=alpha, tol=tol)
     raise ConvergenceError("EIP", n_iter=max_iter, residual=residual, tol=tol)
-
-
-def _item(values: tuple[FloatArray, ...], i: int) -> FloatArray:
-    return values[i]
 
 
 def _row_values(runner: _Runner, X: da.Array, mask_arr: da.Array | None, row: int) -> FloatArray:
@@ -743,11 +743,11 @@ def eip_on_cluster(
         If no scheduler answers within ``timeout``.
     """
     with dask_client(scheduler, timeout=timeout, local_workers=local_workers, name=name) as client:
-        X = _to_dask(R, row_chunk)
         scheduler_info: Callable[[], dict[str, Any]] = client.scheduler_info
         info = scheduler_info()
         workers = info.get("workers", {})
-        result = eip_dask(X, observed, alpha=alpha, tol=tol, max_iter=max_iter, chunk_bytes=chunk_bytes,
-                          persist=persist, client=client)
+        n_blocks = len(_to_dask(R, row_chunk).chunks[0])
+        result = eip_dask(R, observed, alpha=alpha, tol=tol, max_iter=max_iter, chunk_bytes=chunk_bytes,
+                          row_chunk=row_chunk, persist=persist, client=client)
         return DaskEIP(result=result, scheduler=scheduler.strip(), address=str(info.get("address", "")),
-                       n_workers=len(workers), n_blocks=len(X.chunks[0]))
+                       n_workers=len(workers), n_blocks=n_blocks)
