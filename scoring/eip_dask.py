@@ -69,6 +69,7 @@ __all__ = [
     "eip_dask",
     "eip_dask_from_zarr",
     "eip_on_cluster",
+    "eip_on_cluster_from_zarr",
 ]
 
 #: ``scheduler`` value that starts a ``distributed.LocalCluster`` for the run.
@@ -742,12 +743,64 @@ def eip_on_cluster(
     SchedulerUnreachableError
         If no scheduler answers within ``timeout``.
     """
+    n_blocks = len(_to_dask(R, row_chunk).chunks[0])
     with dask_client(scheduler, timeout=timeout, local_workers=local_workers, name=name) as client:
-        scheduler_info: Callable[[], dict[str, Any]] = client.scheduler_info
-        info = scheduler_info()
-        workers = info.get("workers", {})
-        n_blocks = len(_to_dask(R, row_chunk).chunks[0])
+        info = _scheduler_info(client)
         result = eip_dask(R, observed, alpha=alpha, tol=tol, max_iter=max_iter, chunk_bytes=chunk_bytes,
                           row_chunk=row_chunk, persist=persist, client=client)
-        return DaskEIP(result=result, scheduler=scheduler.strip(), address=str(info.get("address", "")),
-                       n_workers=len(workers), n_blocks=n_blocks)
+    return DaskEIP(result=result, scheduler=scheduler.strip(), address=str(info.get("address", "")),
+                   n_workers=len(info.get("workers", {})), n_blocks=n_blocks)
+
+
+def eip_on_cluster_from_zarr(
+    store: str | Path,
+    *,
+    scheduler: str,
+    rows: ArrayLike | None = None,
+    columns: ArrayLike | None = None,
+    alpha: float = 0.85,
+    tol: float = 1e-10,
+    max_iter: int = 1000,
+    chunk_bytes: int = 2**20,
+    row_chunk: int | None = None,
+    persist: bool = False,
+    timeout: float = 10.0,
+    local_workers: int | None = None,
+    name: str = "EIP_DASK_SCHEDULER",
+) -> DaskEIP:
+    """:func:`eip_dask_from_zarr` on the cluster a scheduler setting names.
+
+    Parameters
+    ----------
+    store : str or Path
+        The Zarr group (see :func:`eip_dask_from_zarr`); every worker opens
+        it, so the path must be readable on every worker.
+    scheduler, timeout, local_workers, name
+        As in :func:`eip_on_cluster`.
+    rows, columns, alpha, tol, max_iter, chunk_bytes, row_chunk
+        As in :func:`eip_dask_from_zarr`.
+    persist : bool, default False
+        False: the workers read the store again at every iteration (the
+        matrix may exceed the cluster's memory).
+
+    Returns
+    -------
+    DaskEIP
+        ``n_blocks`` is 0 (the blocks follow the store's chunks).
+
+    Raises
+    ------
+    ValueError, SchedulerUnreachableError
+        As :func:`eip_on_cluster` and :func:`eip_dask_from_zarr`.
+    """
+    with dask_client(scheduler, timeout=timeout, local_workers=local_workers, name=name) as client:
+        info = _scheduler_info(client)
+        result = eip_dask_from_zarr(store, rows=rows, columns=columns, alpha=alpha, tol=tol, max_iter=max_iter,
+                                    chunk_bytes=chunk_bytes, row_chunk=row_chunk, persist=persist, client=client)
+    return DaskEIP(result=result, scheduler=scheduler.strip(), address=str(info.get("address", "")),
+                   n_workers=len(info.get("workers", {})), n_blocks=0)
+
+
+def _scheduler_info(client: Client) -> dict[str, Any]:
+    scheduler_info: Callable[[], dict[str, Any]] = client.scheduler_info
+    return scheduler_info()

@@ -86,8 +86,12 @@ class MethodInput:
         fits, default 5, seeds ``mirt_seed + k``), ``mirt_rng``,
         ``eip_dask_scheduler`` (run EIP with
         :func:`scoring.eip_dask.eip_on_cluster` on this cluster: "local" or
-        a scheduler address; its notes then say ``engine: "dask"``) and
-        ``eip_dask_timeout`` (seconds); a runner reads only what it needs.
+        a scheduler address; its notes then say ``engine: "dask"``),
+        ``eip_dask_timeout`` (seconds) and ``eip_dask_store`` (with the
+        scheduler: the workers read the matrix from this Zarr group instead,
+        :func:`scoring.eip_dask.eip_on_cluster_from_zarr`, rows and columns
+        ``eip_dask_rows`` / ``eip_dask_columns``, which must select exactly
+        ``R``); a runner reads only what it needs.
     """
 
     R: ResponseArray
@@ -276,7 +280,17 @@ def _run_eip(data: MethodInput) -> MethodOutput:
     alpha, tol = data.params.get("alpha", 0.85), data.params.get("tol", 1e-10)
     scheduler = data.params.get("eip_dask_scheduler")
     engine: dict[str, Any] = {}
-    if scheduler:
+    store = data.params.get("eip_dask_store")
+    if scheduler and store:
+        from scoring.eip_dask import eip_on_cluster_from_zarr
+
+        run = eip_on_cluster_from_zarr(store, scheduler=scheduler, rows=data.params.get("eip_dask_rows"),
+                                       columns=data.params.get("eip_dask_columns"), alpha=alpha, tol=tol,
+                                       timeout=data.params.get("eip_dask_timeout", 10.0))
+        res = run.result
+        engine = {"engine": "dask", "dask_scheduler": run.scheduler, "dask_address": run.address,
+                  "dask_workers": run.n_workers, "dask_store": str(store)}
+    elif scheduler:
         from scoring.eip_dask import eip_on_cluster
 
         run = eip_on_cluster(data.R, scheduler=scheduler, alpha=alpha, tol=tol,

@@ -18,7 +18,9 @@ from scoring.eip_dask import (
     dask_client,
     eip_dask,
     eip_dask_from_zarr,
+    eip_on_cluster_from_zarr,
 )
+from scoring.methods import MethodInput, run_method
 
 distributed = pytest.importorskip("distributed")
 
@@ -96,7 +98,17 @@ def test_a_zarr_store_of_uint8_credit_and_its_mask_scores_as_in_memory(client, t
     group.create_array("observed", shape=credit.shape, chunks=(1024, 16), dtype=bool, fill_value=True)[:] = observed
     group.attrs["fully_observed"] = False
     as_float = np.where(observed, credit, np.nan)
-    assert_same(eip_dask_from_zarr(tmp_path / "set.zarr", client=client), eip(as_float))
+    address = client.scheduler.address
+    on_cluster = eip_on_cluster_from_zarr(tmp_path / "set.zarr", scheduler=address)  # a new client, by address
+    assert (on_cluster.n_workers, on_cluster.scheduler) == (2, address)
+    assert_same(on_cluster.result, eip(as_float))
+    # The method registry's EIP runner, told to read the store on the cluster (what the service will pass).
+    params = {"eip_dask_scheduler": address, "eip_dask_store": str(tmp_path / "set.zarr"),
+              "eip_dask_rows": [4, 0, 2, 3], "eip_dask_columns": list(range(40))}
+    R = as_float[[4, 0, 2, 3]]
+    out = run_method("eip", MethodInput(R=R, question_groups=np.zeros(4), params=params))
+    assert out.notes["engine"] == "dask" and out.notes["dask_store"] == str(tmp_path / "set.zarr")
+    np.testing.assert_allclose(out.question_columns["eip"], eip(R).difficulty, rtol=0, atol=1e-12)
     rows, columns = np.arange(0, 5000, 3), np.array([39, 0, 5, 17, 22, 8])
     assert_same(eip_dask_from_zarr(str(tmp_path / "set.zarr"), rows=rows, columns=columns),  # local threads
                 eip(as_float[rows][:, columns]))
