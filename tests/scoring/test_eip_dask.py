@@ -87,6 +87,7 @@ def test_uint8_with_an_observed_mask_equals_float_with_nan(client):
     assert_same(eip_dask(credit, observed, row_chunk=600, client=client), eip(as_float))
 
 
+@pytest.mark.slow  # three runs, one through a second client; ~5 s on an idle 2-core machine
 def test_a_zarr_store_of_uint8_credit_and_its_mask_scores_as_in_memory(client, tmp_path):
     zarr = pytest.importorskip("zarr")
     rng = np.random.default_rng(4)

@@ -76,6 +76,7 @@ def test_a_run_on_the_configured_cluster_stores_the_in_memory_scores_and_says_da
     assert eip_engine_params(420) == {}
 
 
+@pytest.mark.slow  # starts and stops its own LocalCluster
 def test_local_starts_a_cluster_for_the_run(response_set, settings):
     settings.EIP_DASK_SCHEDULER, settings.EIP_DASK_MIN_CELLS = "local", 0
     run, eip, _ = _run(response_set)
