@@ -53,6 +53,15 @@ EIP_UPLOAD_MAX_MEMBER_BYTES
 FILE_UPLOAD_TEMP_DIR
                 where Django keeps uploaded files while a request is read;
                 default the system's temporary folder
+EIP_DASK_SCHEDULER
+                run EIP on a Dask ``distributed`` cluster: "" (off, default),
+                "local" (a LocalCluster started for each run) or a scheduler
+                address such as tcp://dask-scheduler:8786 (docs/deploy.md)
+EIP_DASK_MIN_CELLS
+                use Dask only for matrices of at least this many cells
+                (questions x models); default 100000000
+EIP_DASK_TIMEOUT_S
+                seconds to wait for the Dask scheduler to answer; default 10
 
 Production only (DEBUG off)
 ---------------------------
@@ -340,3 +349,19 @@ if not DEBUG:
     LOGGING["root"] = {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")}
 
 EIP_SHARED_DATA = env_str("EIP_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data"))
+
+# EIP on a Dask cluster (annotate.services.scoring, scoring.eip_dask). The
+# scheduler's form is checked here with the same rule as the service
+# (scoring.eip_dask.check_scheduler) so that a typo stops the site at start.
+EIP_DASK_SCHEDULER = env_str("EIP_DASK_SCHEDULER", "").strip()
+EIP_DASK_MIN_CELLS = env_int("EIP_DASK_MIN_CELLS", 100_000_000)
+EIP_DASK_TIMEOUT_S = env_int("EIP_DASK_TIMEOUT_S", 10)
+if EIP_DASK_SCHEDULER:
+    from scoring.eip_dask import check_scheduler
+
+    try:
+        check_scheduler(EIP_DASK_SCHEDULER)
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
+if EIP_DASK_MIN_CELLS < 0 or EIP_DASK_TIMEOUT_S < 1:
+    raise ImproperlyConfigured("EIP_DASK_MIN_CELLS must be >= 0 and EIP_DASK_TIMEOUT_S >= 1")

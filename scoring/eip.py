@@ -254,22 +254,7 @@ def eip(
         R, graph, alpha=alpha, tol=tol, max_iter=max_iter, rows_per_chunk=rows_per_chunk
     )
 
-    difficulty = np.where(graph.kept, pi_q, np.nan)
-    return EIPResult(
-        difficulty=_frozen(difficulty),
-        competency=_frozen(pi_m),
-        difficulty_scaled=_frozen(_scale_difficulty(difficulty, graph)),
-        competency_scaled=_frozen(_scale_competency(pi_m)),
-        kept=_frozen(graph.kept),
-        all_solved=_frozen(graph.all_solved),
-        all_failed=_frozen(graph.all_failed),
-        dangling=_frozen(graph.dangling),
-        n_iter=n_iter,
-        residual=residual,
-        converged=True,
-        alpha=alpha,
-        tol=tol,
-    )
+    return _result(pi_q, pi_m, graph, n_iter=n_iter, residual=residual, alpha=alpha, tol=tol)
 
 
 # Inputs whose float64 form is at most this big are converted once, before the
@@ -344,22 +329,60 @@ def _build_graph(R: ResponseArray, rows_per_chunk: int) -> _Graph:
             chunk = R[rows]
             credit, observed = _as_credit(chunk, _nan_mask(chunk))
         chunk_missing.append(observed is not None)
-        s[rows] = credit @ ones
-        n_obs[rows] = n_models if observed is None else observed @ ones
-        if R.dtype.kind == "f":
-            # Sum the failure weights themselves: 1 - credit is exactly 0 only
-            # for credit 1, so a sum is 0 exactly when (and only when) there
-            # is no failure weight at all (no cancellation as in n_obs - S).
-            failure = 1.0 - credit if observed is None else observed - credit
-            fail[rows] = failure @ ones
-            kept_rows = (s[rows] > 0) & (fail[rows] > 0)
-            f += kept_rows.astype(np.float64) @ failure
-        else:
-            # 0/1 integers: these differences of whole numbers are exact.
-            fail[rows] = n_models - s[rows]
-            kept_rows = ((s[rows] > 0) & (fail[rows] > 0)).astype(np.float64)
-            f += kept_rows.sum() - kept_rows @ credit
+        f += _block_sums(credit, observed, R.dtype.kind == "f", ones, s[rows], fail[rows], n_obs[rows])
     _check_success_weights(R, s)
+    return _graph_from_sums(s, fail, n_obs, f, chunk_missing=chunk_missing, credit=cached_credit,
+                            observed=cached_observed)
+
+
+def _block_sums(
+    credit: FloatArray,
+    observed: FloatArray | None,
+    weighted: bool,
+    ones: FloatArray,
+    s: FloatArray,
+    fail: FloatArray,
+    n_obs: FloatArray,
+) -> FloatArray:
+    """One block's graph sums (shared with :mod:`scoring.eip_dask`).
+
+    Writes ``S(q)``, ``sum_m B_qm`` and the observed count of each row of the
+    block into ``s``, ``fail`` and ``n_obs`` and returns the block's share of
+    ``F(m)`` (its kept rows' failure weights). ``weighted`` is True for float
+    credit or a block read with an observed mask (failure weights summed
+    cell by cell), False for a fully observed 0/1 integer matrix.
+    """
+    n_models = credit.shape[1]
+    s[:] = credit @ ones
+    n_obs[:] = n_models if observed is None else observed @ ones
+    if weighted:
+        # Sum the failure weights themselves: 1 - credit is exactly 0 only
+        # for credit 1, so a sum is 0 exactly when (and only when) there
+        # is no failure weight at all (no cancellation as in n_obs - S).
+        failure = 1.0 - credit if observed is None else observed - credit
+        fail[:] = failure @ ones
+        kept_rows = (s > 0) & (fail > 0)
+        part: FloatArray = kept_rows.astype(np.float64) @ failure
+        return part
+    # 0/1 integers: these differences of whole numbers are exact.
+    fail[:] = n_models - s
+    kept_float = ((s > 0) & (fail > 0)).astype(np.float64)
+    part = kept_float.sum() - kept_float @ credit
+    return part
+
+
+def _graph_from_sums(
+    s: FloatArray,
+    fail: FloatArray,
+    n_obs: FloatArray,
+    f: FloatArray,
+    *,
+    chunk_missing: list[bool],
+    credit: FloatArray | None,
+    observed: FloatArray | None,
+) -> _Graph:
+    """The masks and normalisations of the graph from its row and column sums."""
+    n_questions, n_models = s.shape[0], f.shape[0]
     kept = (s > 0) & (fail > 0)
     dangling = f <= 0
     inv_s = np.zeros(n_questions)
@@ -374,21 +397,29 @@ def _build_graph(R: ResponseArray, rows_per_chunk: int) -> _Graph:
         inv_f=inv_f,
         dangling=dangling,
         chunk_missing=chunk_missing,
-        credit=cached_credit,
-        observed=cached_observed,
+        credit=credit,
+        observed=observed,
     )
 
 
 def _check_success_weights(R: ResponseArray, s: FloatArray) -> None:
     """Refuse a question whose success weights sum to a subnormal (``0 < S(q) < tiny``)."""
+    row = _subnormal_row(s)
+    if row is not None:
+        raise _subnormal_error(np.asarray(R[row], dtype=np.float64), row, float(s[row]))
+
+
+def _subnormal_row(s: FloatArray) -> int | None:
+    """The first question whose success weights sum to a subnormal, or None."""
     small = np.flatnonzero((s > 0) & (s < _TINY))
-    if small.size == 0:
-        return
-    row = int(small[0])
-    values = np.asarray(R[row], dtype=np.float64)
+    return None if small.size == 0 else int(small[0])
+
+
+def _subnormal_error(values: FloatArray, row: int, total: float) -> ValueError:
+    """``SUBNORMAL_SUCCESS`` for question ``row`` with credits ``values`` (NaN = not observed)."""
     column = int(np.flatnonzero(np.nan_to_num(values) > 0)[0])
-    raise ValueError(SUBNORMAL_SUCCESS.format(
-        value=float(values[column]), row=row, column=column, total=float(s[row]), tiny=_TINY))
+    return ValueError(SUBNORMAL_SUCCESS.format(
+        value=float(values[column]), row=row, column=column, total=total, tiny=_TINY))
 
 
 def _chunks(
@@ -438,28 +469,76 @@ def _propagate(
         teleport_q = (alpha * pi_m[dangling_idx].sum() + (1.0 - alpha)) / n_kept
         acc = np.zeros(n_models)
         for rows, credit, observed in _chunks(R, graph, rows_per_chunk, buffer):
-            # q = alpha * (O @ y - A @ y) + teleport, on kept rows only.
-            q = credit @ y
-            np.subtract(y_sum if observed is None else observed @ y, q, out=q)
-            q *= alpha
-            q += teleport_q
-            q *= kept[rows]
-            new_q[rows] = q
-            # Fused second half-step: this block's share of A^T (pi_Q / S).
-            q *= graph.inv_s[rows]
-            acc += q @ credit
+            acc += _block_step(credit, observed, y, y_sum, alpha, teleport_q, kept[rows], graph.inv_s[rows],
+                               new_q[rows])
         new_m = alpha * acc + (1.0 - alpha) / n_models
         np.subtract(new_q, pi_q, out=diff)
         np.abs(diff, out=diff)
         residual = float(diff.sum() + np.abs(new_m - pi_m).sum())
         if not np.isfinite(residual):
-            quantity = "the question vector pi_Q" if not np.isfinite(new_q).all() else "the model vector pi_M"
-            raise NonFiniteError("EIP", quantity=quantity, n_iter=n_iter)
+            raise _non_finite(bool(np.isfinite(new_q).all()), n_iter)
         pi_q, new_q = new_q, pi_q
         pi_m = new_m
         if residual <= tol:
             return pi_q, pi_m, n_iter, residual
     raise ConvergenceError("EIP", n_iter=max_iter, residual=residual, tol=tol)
+
+
+def _block_step(
+    credit: FloatArray,
+    observed: FloatArray | None,
+    y: FloatArray,
+    y_sum: float,
+    alpha: float,
+    teleport_q: float,
+    kept: FloatArray,
+    inv_s: FloatArray,
+    out: FloatArray,
+) -> FloatArray:
+    """One block of rows of one iteration (shared with :mod:`scoring.eip_dask`).
+
+    Writes the block's new ``pi_Q`` rows into ``out`` and returns its share of
+    ``A^T (pi_Q / S)`` (length n_models). ``kept`` is the block's kept mask
+    as 0/1 floats, ``inv_s`` its ``1 / S(q)`` (0 off kept rows).
+    """
+    # q = alpha * (O @ y - A @ y) + teleport, on kept rows only.
+    q = credit @ y
+    np.subtract(y_sum if observed is None else observed @ y, q, out=q)
+    q *= alpha
+    q += teleport_q
+    q *= kept
+    out[:] = q
+    # Fused second half-step: this block's share of A^T (pi_Q / S).
+    q *= inv_s
+    share: FloatArray = q @ credit
+    return share
+
+
+def _non_finite(question_vector_finite: bool, n_iter: int) -> NonFiniteError:
+    quantity = "the model vector pi_M" if question_vector_finite else "the question vector pi_Q"
+    return NonFiniteError("EIP", quantity=quantity, n_iter=n_iter)
+
+
+def _result(
+    pi_q: FloatArray, pi_m: FloatArray, graph: _Graph, *, n_iter: int, residual: float, alpha: float, tol: float
+) -> EIPResult:
+    """Assemble the read-only :class:`EIPResult` (``pi_Q`` is NaN off kept rows)."""
+    difficulty = np.where(graph.kept, pi_q, np.nan)
+    return EIPResult(
+        difficulty=_frozen(difficulty),
+        competency=_frozen(pi_m),
+        difficulty_scaled=_frozen(_scale_difficulty(difficulty, graph)),
+        competency_scaled=_frozen(_scale_competency(pi_m)),
+        kept=_frozen(graph.kept),
+        all_solved=_frozen(graph.all_solved),
+        all_failed=_frozen(graph.all_failed),
+        dangling=_frozen(graph.dangling),
+        n_iter=n_iter,
+        residual=residual,
+        converged=True,
+        alpha=alpha,
+        tol=tol,
+    )
 
 
 def _scale_difficulty(difficulty: FloatArray, graph: _Graph) -> FloatArray:

@@ -83,8 +83,15 @@ class MethodInput:
     params : mapping
         Run parameters: ``alpha`` (EIP damping factor), ``tol`` (EIP L1
         tolerance), ``mirt_epochs``, ``mirt_seed``, ``mirt_seeds`` (MIRT
-        fits, default 5, seeds ``mirt_seed + k``), ``mirt_rng``; a runner
-        reads only what it needs.
+        fits, default 5, seeds ``mirt_seed + k``), ``mirt_rng``,
+        ``eip_dask_scheduler`` (run EIP with
+        :func:`scoring.eip_dask.eip_on_cluster` on this cluster: "local" or
+        a scheduler address; its notes then say ``engine: "dask"``),
+        ``eip_dask_timeout`` (seconds) and ``eip_dask_store`` (with the
+        scheduler: the workers read the matrix from this Zarr group instead,
+        :func:`scoring.eip_dask.eip_on_cluster_from_zarr`, rows and columns
+        ``eip_dask_rows`` / ``eip_dask_columns``, which must select exactly
+        ``R``); a runner reads only what it needs.
     """
 
     R: ResponseArray
@@ -270,7 +277,29 @@ def _finite_or_none(value: float) -> float | None:
 
 
 def _run_eip(data: MethodInput) -> MethodOutput:
-    res = eip(data.R, alpha=data.params.get("alpha", 0.85), tol=data.params.get("tol", 1e-10))
+    alpha, tol = data.params.get("alpha", 0.85), data.params.get("tol", 1e-10)
+    scheduler = data.params.get("eip_dask_scheduler")
+    engine: dict[str, Any] = {}
+    store = data.params.get("eip_dask_store")
+    if scheduler and store:
+        from scoring.eip_dask import eip_on_cluster_from_zarr
+
+        run = eip_on_cluster_from_zarr(store, scheduler=scheduler, rows=data.params.get("eip_dask_rows"),
+                                       columns=data.params.get("eip_dask_columns"), alpha=alpha, tol=tol,
+                                       timeout=data.params.get("eip_dask_timeout", 10.0))
+        res = run.result
+        engine = {"engine": "dask", "dask_scheduler": run.scheduler, "dask_address": run.address,
+                  "dask_workers": run.n_workers, "dask_store": str(store)}
+    elif scheduler:
+        from scoring.eip_dask import eip_on_cluster
+
+        run = eip_on_cluster(data.R, scheduler=scheduler, alpha=alpha, tol=tol,
+                             timeout=data.params.get("eip_dask_timeout", 10.0))
+        res = run.result
+        engine = {"engine": "dask", "dask_scheduler": run.scheduler, "dask_address": run.address,
+                  "dask_workers": run.n_workers, "dask_blocks": run.n_blocks}
+    else:
+        res = eip(data.R, alpha=alpha, tol=tol)
     return MethodOutput(
         question_columns={"eip": res.difficulty, "eip_scaled": res.difficulty_scaled},
         model_columns={"eip": res.competency, "eip_scaled": res.competency_scaled},
@@ -283,6 +312,7 @@ def _run_eip(data: MethodInput) -> MethodOutput:
             "all_solved": int(res.all_solved.sum()),
             "all_failed": int(res.all_failed.sum()),
             "dangling_models": int(res.dangling.sum()),
+            **engine,
         },
         kept=res.kept,
     )

@@ -20,6 +20,9 @@ Rules
   (:func:`scoring.diagnostics.matrix_diagnostics`): ``run.diagnostics``
   holds the counts (missing cells, low-coverage questions, components) and
   each QuestionResult its ``component``.
+- EIP runs on a Dask cluster when ``EIP_DASK_SCHEDULER`` is set and the
+  matrix has at least ``EIP_DASK_MIN_CELLS`` cells (:func:`eip_engine_params`);
+  the EIP MethodResult's notes then say ``engine: "dask"``.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from threadpoolctl import threadpool_limits
@@ -437,7 +441,8 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
         )
         keys = params.get("methods", list(method_keys()))
         total = sum(get_method(k).cost for k in keys)
-        data = MethodInput(R=matrix.R, question_groups=matrix.question_datasets, params=params)
+        data = MethodInput(R=matrix.R, question_groups=matrix.question_datasets,
+                           params={**params, **eip_engine_params(matrix.R.size)})
         done = 0.0
         outcomes: dict[str, MethodOutput] = {}
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
@@ -456,6 +461,28 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     if progress is not None:
         progress(1.0, "done")
     return run
+
+
+def eip_engine_params(n_cells: int) -> dict:
+    """Method parameters that send EIP to a Dask cluster, or ``{}`` for the in-memory kernel.
+
+    Dask is used when the setting ``EIP_DASK_SCHEDULER`` is on ("local" or a
+    scheduler address) and the matrix has at least ``EIP_DASK_MIN_CELLS``
+    cells; the run's EIP MethodResult notes then hold ``engine: "dask"``,
+    the scheduler, its address, the worker count and the row blocks.
+
+    Raises
+    ------
+    ValueError
+        If ``EIP_DASK_SCHEDULER`` is not "", "local" or a scheduler address
+        (the message names the setting).
+    """
+    from scoring.eip_dask import check_scheduler
+
+    scheduler = check_scheduler(getattr(settings, "EIP_DASK_SCHEDULER", ""))
+    if not scheduler or n_cells < getattr(settings, "EIP_DASK_MIN_CELLS", 0):
+        return {}
+    return {"eip_dask_scheduler": scheduler, "eip_dask_timeout": float(getattr(settings, "EIP_DASK_TIMEOUT_S", 10))}
 
 
 def diagnose(R: np.ndarray, *, min_models: int = DEFAULT_MIN_MODELS) -> MatrixDiagnostics:

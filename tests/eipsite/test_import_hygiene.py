@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("matplotlib", "statsmodels", "pandas")
+HEAVY = ("matplotlib", "statsmodels", "pandas", "dask", "distributed")
 
 PROBE = """
 import importlib, json, pkgutil, sys

@@ -28,6 +28,7 @@ ENV_NAMES = (
     "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
     "SECURE_PROXY_SSL_HEADER", "RATELIMIT_ATTEMPTS", "RATELIMIT_WINDOW_S", "STATIC_ROOT", "TASKS_BACKEND",
     "REDIS_URL", "CSP_ENABLED", "JSON_MAX_DEPTH", "MAX_ID_LIST_LENGTH", "QUESTION_TEXT_MAX_CHARS",
+    "EIP_DASK_SCHEDULER", "EIP_DASK_MIN_CELLS", "EIP_DASK_TIMEOUT_S",
 )
 
 
@@ -120,6 +121,15 @@ def test_production_knobs_come_from_the_environment(env):
     assert s["CACHES"]["default"]["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache"
 
 
+def test_eip_on_dask_is_off_by_default_and_configured_from_the_environment(env):
+    s = load_settings()
+    assert (s["EIP_DASK_SCHEDULER"], s["EIP_DASK_MIN_CELLS"], s["EIP_DASK_TIMEOUT_S"]) == ("", 100_000_000, 10)
+    env(EIP_DASK_SCHEDULER=" tcp://dask-scheduler:8786 ", EIP_DASK_MIN_CELLS="5000000", EIP_DASK_TIMEOUT_S="3")
+    s = load_settings()
+    assert (s["EIP_DASK_SCHEDULER"], s["EIP_DASK_MIN_CELLS"], s["EIP_DASK_TIMEOUT_S"]) == (
+        "tcp://dask-scheduler:8786", 5_000_000, 3)
+
+
 def test_the_local_defaults_stay_local_and_safe(env):
     s = load_settings()
     assert s["DEBUG"] is True
@@ -150,6 +160,8 @@ def test_the_local_defaults_stay_local_and_safe(env):
         ({"MAX_ID_LIST_LENGTH": "-1"}, "MAX_ID_LIST_LENGTH=-1 must be >= 1"),
         ({"CSRF_TRUSTED_ORIGINS": "example.org"}, "CSRF_TRUSTED_ORIGINS entry 'example.org' must start with https://"),
         ({"RATELIMIT_ATTEMPTS": "0"}, "RATELIMIT_ATTEMPTS=0 and RATELIMIT_WINDOW_S=60 must be >= 1"),
+        ({"EIP_DASK_SCHEDULER": "dask-host:8786"}, "EIP_DASK_SCHEDULER='dask-host:8786' is not a Dask scheduler"),
+        ({"EIP_DASK_TIMEOUT_S": "0"}, "EIP_DASK_MIN_CELLS must be >= 0 and EIP_DASK_TIMEOUT_S >= 1"),
         ({"DEBUG": "0", "ALLOWED_HOSTS": "e.org", "SECRET_KEY": "k" + secrets.token_urlsafe(50),
           "SECURE_HSTS_SECONDS": "soon"}, "SECURE_HSTS_SECONDS='soon' is not an integer"),
     ],
