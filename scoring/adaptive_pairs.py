@@ -10,9 +10,10 @@ with a random share:
    reachable and the design unbiased).
 2. Otherwise, while some question has fewer than ``min_comparisons`` votes
    (the exposure floor), the pair must contain one of those questions.
-3. Among the allowed pairs the one maximising
-   ``p (1 - p) (se_i**2 + se_j**2)`` is chosen, ``p = sigma(b_i - b_j)`` the
-   current Bradley-Terry probability; ties are broken uniformly at random.
+3. Among the allowed pairs the one maximising ``p (1 - p) V_ij`` is chosen:
+   ``p = sigma(b_i - b_j)`` the current Bradley-Terry probability, ``V_ij``
+   the approximate variance of ``b_i - b_j`` (``se_i**2 + se_j**2``, less
+   for a pair already compared); ties are broken uniformly at random.
 
 Two calls:
 
@@ -98,6 +99,12 @@ class ScaleEstimate:
         ``1 / sqrt(penalty)`` (the prior SD) for a question without votes.
     n_comparisons : ndarray of int64, shape (n_questions,)
         Votes involving each question.
+    pair_information : scipy.sparse.csr_matrix of shape (n_questions, n_questions), optional
+        Symmetric; entry ``(i, j)`` is the Fisher information of the votes
+        on the pair ``{i, j}`` itself, ``n_ij p_ij (1 - p_ij)`` (0 for pairs
+        never compared). :func:`choose_next_pair` uses it to see that a
+        pair judged many times is already well resolved (see its Notes);
+        None: treated as all zeros.
     penalty : float
         Ridge penalty used (prior precision).
     n_iter : int
@@ -110,6 +117,7 @@ class ScaleEstimate:
     b: _FloatArray
     se: _FloatArray
     n_comparisons: _IntArray
+    pair_information: csr_matrix | None = None
     penalty: float = 0.1
     n_iter: int = 0
     converged: bool = True
@@ -318,7 +326,9 @@ def _fit(n: int, h: _IntArray, e: _IntArray, pen: float, b: _FloatArray, *, tol:
     if not residual <= tol:
         raise ConvergenceError("Bradley-Terry (adaptive estimate)", n_iter=n_iter, residual=residual, tol=tol)
     se = 1.0 / np.sqrt(information(w) + pen)
-    return ScaleEstimate(b=b, se=se, n_comparisons=n_comp, penalty=pen, n_iter=n_iter, converged=True,
+    pair_information = csr_matrix((w[src], indices, indptr), shape=(n, n))
+    return ScaleEstimate(b=b, se=se, n_comparisons=n_comp, pair_information=pair_information, penalty=pen,
+                         n_iter=n_iter, converged=True,
                          residual=residual)
 
 
@@ -407,15 +417,22 @@ def choose_next_pair(
     Notes
     -----
     **Criterion.** For a comparison of ``i`` and ``j`` the Fisher
-    information about ``b_i - b_j`` is ``p (1 - p)``, and under the normal
-    (Laplace) approximation of the current estimate the variance of that
-    difference is ``V = se_i**2 + se_j**2``. The expected information gain
-    (entropy reduction about ``b_i - b_j``) of one more vote is then
-    ``0.5 log(1 + p (1 - p) V)``, increasing in ``p (1 - p) V``, which is
-    what is maximised: close current estimates (Pollitt's ACJ pairing,
-    ``p`` near 1/2) *and* large uncertainty (Glickman and Jensen's
-    expected-information design for paired comparisons). Unjudged questions
-    have ``b = 0`` and the prior SD, so they are paired first.
+    information about ``b_i - b_j`` is ``p (1 - p)``, ``p = sigma(b_i -
+    b_j)``, and under the normal (Laplace) approximation of the current
+    estimate the difference has a variance ``V_ij``. The expected
+    information gain (entropy reduction about ``b_i - b_j``) of one more
+    vote is then ``0.5 log(1 + p (1 - p) V_ij)``, increasing in ``p (1 - p)
+    V_ij``, which is what is maximised: close current estimates (Pollitt's
+    ACJ pairing, ``p`` near 1/2) *and* large uncertainty (Glickman and
+    Jensen's expected-information design for paired comparisons). ``V_ij``
+    is ``se_i**2 + se_j**2`` for a pair never compared; for a pair already
+    compared its own votes are a direct link in parallel with the rest of
+    the comparison graph (effective resistance of the two routes), so a pair
+    judged by many evaluators stops looking uncertain. Without that term the
+    same close pair was re-chosen for evaluator after evaluator (39 % of the
+    votes repeated a pair at 25 votes per question in the bench, against 20
+    % for uniform pairs) and the gain over uniform pairs vanished. Unjudged
+    questions have ``b = 0`` and the prior SD, so they are paired first.
 
     **Exposure.** Pairs must contain a question below the floor while one
     exists (among questions with an unseen partner); the evaluator never
@@ -425,7 +442,8 @@ def choose_next_pair(
     early wrong estimate.
 
     **Cost.** Focal questions are scanned in blocks by decreasing ``se``;
-    no pair can beat ``0.25 (se_focal**2 + max se**2)``, so the scan stops
+    no pair can beat ``0.25 (se_focal**2 + max se**2)`` (``V_ij <= se_i**2
+    + se_j**2``), so the scan stops
     once that bound falls below the best value found (exact). The random
     draw uses rejection sampling, enumerating a subject only when the
     evaluator has seen most of its pairs. About a millisecond at 1,000
@@ -480,11 +498,15 @@ def choose_next_pair(
     self_pair = np.flatnonzero(pairs[:, 0] == pairs[:, 1])
     if self_pair.size:
         raise ValueError(f"seen pairs a question with itself at row {int(self_pair[0])}")
-    return _choose(labels, b, se, n_comp.astype(np.int64), pairs, ok, rng, config)
+    info = estimate.pair_information
+    if info is not None and info.shape != (n, n):
+        raise ValueError(f"estimate.pair_information must have shape ({n}, {n}); got {info.shape}")
+    return _choose(labels, b, se, n_comp.astype(np.int64), info, pairs, ok, rng, config)
 
 
 def _choose(
-    labels: NDArray[Any], b: _FloatArray, se: _FloatArray, n_comp: _IntArray, pairs: _IntArray,
+    labels: NDArray[Any], b: _FloatArray, se: _FloatArray, n_comp: _IntArray, info: csr_matrix | None,
+    pairs: _IntArray,
     ok: NDArray[np.bool_], rng: np.random.Generator, config: AdaptiveConfig,
 ) -> tuple[int, int] | None:
     n = b.size
@@ -512,7 +534,32 @@ def _choose(
     below = available & (n_comp < config.min_comparisons)
     if below.any():
         focal = below
-    return _best_pair(group, b, se, focal, available, lo, hi, rng)
+    return _best_pair(group, b, se, info, focal, available, lo, hi, rng)
+
+
+def _difference_variance(
+    var: _FloatArray, info: csr_matrix | None, rows: NDArray[np.intp], cols: NDArray[np.intp]
+) -> _FloatArray:
+    """Approximate variance of ``b_i - b_j`` for every (row, column) pair of a block.
+
+    ``var_i + var_j`` when the pair was never compared. Otherwise the pair's
+    own information ``w`` is a direct link in parallel with the path through
+    the other comparisons, ``r_i + r_j`` with ``r_i = 1 / (1/var_i - w)``:
+    ``V = R / (1 + w R)``, ``R = r_i + r_j`` (the effective resistance of
+    that two-route network). ``t -> t / (1 + w t)`` is subadditive, so
+    ``V <= var_i + var_j``: the scan's bound stays valid.
+    """
+    plain: _FloatArray = var[rows][:, None] + var[cols][None, :]
+    if info is None or info.nnz == 0:
+        return plain
+    w = np.asarray(info[rows][:, cols].toarray(), dtype=np.float64)
+    if not w.any():
+        return plain
+    r_i = 1.0 / np.maximum(1.0 / var[rows][:, None] - w, 1e-12)
+    r_j = 1.0 / np.maximum(1.0 / var[cols][None, :] - w, 1e-12)
+    total = r_i + r_j
+    out: _FloatArray = np.minimum(total / (1.0 + w * total), plain)
+    return out
 
 
 def _random_pair(group: _IntArray, unseen: _IntArray, codes: _IntArray, n: int,
@@ -537,10 +584,10 @@ def _random_pair(group: _IntArray, unseen: _IntArray, codes: _IntArray, n: int,
 
 
 def _best_pair(
-    group: _IntArray, b: _FloatArray, se: _FloatArray, focal: NDArray[np.bool_], available: NDArray[np.bool_],
-    lo: _IntArray, hi: _IntArray, rng: np.random.Generator,
+    group: _IntArray, b: _FloatArray, se: _FloatArray, info: csr_matrix | None, focal: NDArray[np.bool_],
+    available: NDArray[np.bool_], lo: _IntArray, hi: _IntArray, rng: np.random.Generator,
 ) -> tuple[int, int]:
-    """Exact maximiser of ``p (1 - p) (v_i + v_j)`` over unseen same-subject pairs with a focal member.
+    """Exact maximiser of ``p (1 - p) V_ij`` over unseen same-subject pairs with a focal member.
 
     Focal questions are scanned in blocks by decreasing variance; a pair is
     scored once (at its focal member of lower scan rank). The scan stops
@@ -575,7 +622,7 @@ def _best_pair(
         if 0.25 * (float(var[rows[0]]) + float(var[cols].max())) < best * (1.0 - _TIE_RTOL):
             skip_subject = g  # later blocks of this subject have smaller variances
             continue
-        crit = _pq(b[rows][:, None] - b[cols][None, :]) * (var[rows][:, None] + var[cols][None, :])
+        crit = _pq(b[rows][:, None] - b[cols][None, :]) * _difference_variance(var, info, rows, cols)
         crit[rank[cols][None, :] <= rank[rows][:, None]] = -np.inf  # self, and pairs scored at an earlier focal
         rowpos[rows] = np.arange(rows.size)
         colpos[cols] = np.arange(cols.size)

@@ -33,8 +33,14 @@ def _estimate(n, b, se, n_comparisons):
 
 
 def _criterion(est, i, j):
+    """p (1 - p) V_ij, with the pair's own information as a parallel link (the documented formula)."""
     p = 1 / (1 + math.exp(-(est.b[i] - est.b[j])))
-    return p * (1 - p) * (est.se[i] ** 2 + est.se[j] ** 2)
+    v_i, v_j = est.se[i] ** 2, est.se[j] ** 2
+    w = 0.0 if est.pair_information is None else est.pair_information[i, j]
+    if w == 0:
+        return p * (1 - p) * (v_i + v_j)
+    rest = 1 / (1 / v_i - w) + 1 / (1 / v_j - w)
+    return p * (1 - p) * rest / (1 + w * rest)
 
 
 # --- scale_estimate ---------------------------------------------------------------------
@@ -203,6 +209,43 @@ def test_the_choice_maximises_the_criterion_like_a_brute_force_search():
         assert pair == best, seed
 
 
+def test_the_choice_on_real_estimates_matches_a_brute_force_search():
+    # Estimates from votes (so repeated pairs carry their own information), several subjects, a seen list.
+    for seed in range(15):
+        rng = np.random.default_rng(100 + seed)
+        n = 36
+        subjects = rng.integers(0, 3, n)
+        true = rng.normal(0, 1.2, n)
+        h, e = _votes(true, 300, rng, subjects)  # ~17 votes per question: many pairs repeat
+        est = scale_estimate(n, h, e)
+        seen = [tuple(rng.choice(n, 2, replace=False)) for _ in range(40)]
+        pair = choose_next_pair(subjects=subjects, estimate=est, seen=seen, rng=rng,
+                                config=AdaptiveConfig(min_comparisons=0, random_share=0.0))
+        taken = {(min(a, b), max(a, b)) for a, b in seen}
+        candidates = [(i, j) for i, j in itertools.combinations(range(n), 2)
+                      if subjects[i] == subjects[j] and (i, j) not in taken]
+        best = max(candidates, key=lambda p: _criterion(est, *p))
+        assert _criterion(est, *pair) == pytest.approx(_criterion(est, *best), rel=1e-9), seed
+
+
+def test_a_pair_judged_many_times_gives_way_to_a_fresh_one():
+    # All at b = 0 with equal se = 1/sqrt(2.5 + 0.1); (0, 1) and (2, 3) were each judged 10 times, split 5-5
+    # (information 10 * 0.25 = 2.5 each). Fresh pairs: V = 2 / 2.6 = 0.769. Judged pairs: r = 1 / (2.6 - 2.5)
+    # = 10 per side, R = 20, V = 20 / (1 + 2.5 * 20) = 0.392. So only the 4 cross pairs can be chosen.
+    h = [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5
+    e = [1] * 5 + [0] * 5 + [3] * 5 + [2] * 5
+    est = scale_estimate(4, h, e)
+    np.testing.assert_allclose(est.se, 1 / math.sqrt(2.6), rtol=1e-9)
+    picks = {choose_next_pair(subjects=[0] * 4, estimate=est, seen=[], rng=np.random.default_rng(s),
+                              config=AdaptiveConfig(min_comparisons=0, random_share=0.0)) for s in range(100)}
+    assert picks == {(0, 2), (0, 3), (1, 2), (1, 3)}
+    # Without the pair information the six pairs tie.
+    plain = ScaleEstimate(b=est.b, se=est.se, n_comparisons=est.n_comparisons)
+    picks = {choose_next_pair(subjects=[0] * 4, estimate=plain, seen=[], rng=np.random.default_rng(s),
+                              config=AdaptiveConfig(min_comparisons=0, random_share=0.0)) for s in range(100)}
+    assert len(picks) == 6
+
+
 def test_it_prefers_close_estimates_and_large_uncertainty():
     # Hand-worked, p (1 - p) (se_i^2 + se_j^2): (0, 1) close and uncertain: sigma(0.1) -> 0.2494 * 2 = 0.4988;
     # (2, 3) close but certain: sigma(0.2) -> 0.2475 * 0.02 = 0.0050; (1, 2): sigma(2.9) -> 0.0494 * 1.01 = 0.0499;
@@ -303,6 +346,9 @@ def test_the_same_generator_state_gives_the_same_sequence():
      r"estimate.b, .se and .n_comparisons must be 1-D of equal length; got shapes \(4,\), \(3,\), \(4,\)"),
     ({"estimate": ScaleEstimate(b=np.array([0, np.nan, 0, 0]), se=np.ones(4), n_comparisons=np.zeros(4, np.int64))},
      "estimate.b and estimate.se must be finite"),
+    ({"estimate": ScaleEstimate(b=np.zeros(4), se=np.ones(4), n_comparisons=np.zeros(4, np.int64),
+                                pair_information=scale_estimate(3, [], []).pair_information)},
+     r"estimate.pair_information must have shape \(4, 4\); got \(3, 3\)"),
 ])
 def test_choose_next_pair_names_the_bad_input(kwargs, message):
     args = {"subjects": [0, 0, 1, 1], "estimate": scale_estimate(4, [], []), "seen": [],
