@@ -537,28 +537,21 @@ def _choose(
     return _best_pair(group, b, se, info, focal, available, lo, hi, rng)
 
 
-def _difference_variance(
-    var: _FloatArray, info: csr_matrix | None, rows: NDArray[np.intp], cols: NDArray[np.intp]
-) -> _FloatArray:
-    """Approximate variance of ``b_i - b_j`` for every (row, column) pair of a block.
+def _difference_variance(var_i: _FloatArray, var_j: _FloatArray, w: _FloatArray) -> _FloatArray:
+    """Approximate variance of ``b_i - b_j`` for pairs with votes of their own (elementwise).
 
-    ``var_i + var_j`` when the pair was never compared. Otherwise the pair's
-    own information ``w`` is a direct link in parallel with the path through
-    the other comparisons, ``r_i + r_j`` with ``r_i = 1 / (1/var_i - w)``:
-    ``V = R / (1 + w R)``, ``R = r_i + r_j`` (the effective resistance of
-    that two-route network). ``t -> t / (1 + w t)`` is subadditive, so
-    ``V <= var_i + var_j``: the scan's bound stays valid.
+    Without its own votes a pair's difference has variance ``var_i +
+    var_j``. The pair's own information ``w > 0`` is a direct link in
+    parallel with the route through the other comparisons, ``r_i + r_j``
+    with ``r_i = 1 / (1/var_i - w)``: ``V = R / (1 + w R)``, ``R = r_i +
+    r_j`` (the effective resistance of that two-route network).
+    ``t -> t / (1 + w t)`` is subadditive, so ``V <= var_i + var_j``: the
+    scan's bound stays valid.
     """
-    plain: _FloatArray = var[rows][:, None] + var[cols][None, :]
-    if info is None or info.nnz == 0:
-        return plain
-    w = np.asarray(info[rows][:, cols].toarray(), dtype=np.float64)
-    if not w.any():
-        return plain
-    r_i = 1.0 / np.maximum(1.0 / var[rows][:, None] - w, 1e-12)
-    r_j = 1.0 / np.maximum(1.0 / var[cols][None, :] - w, 1e-12)
+    r_i = 1.0 / np.maximum(1.0 / var_i - w, 1e-12)
+    r_j = 1.0 / np.maximum(1.0 / var_j - w, 1e-12)
     total = r_i + r_j
-    out: _FloatArray = np.minimum(total / (1.0 + w * total), plain)
+    out: _FloatArray = np.minimum(total / (1.0 + w * total), var_i + var_j)
     return out
 
 
@@ -602,6 +595,16 @@ def _best_pair(
     rank[order] = np.arange(order.size)
     # Seen pairs in both directions, to mask.
     sa, sb = np.concatenate([lo, hi]), np.concatenate([hi, lo])
+    # Pairs with votes and their information (both directions), to be scattered into each block.
+    if info is None or info.nnz == 0:
+        wa, wb, wv = lo[:0], lo[:0], np.zeros(0)
+    else:
+        csr = info.tocsr()
+        wa = np.repeat(np.arange(n, dtype=np.int64), np.diff(csr.indptr))
+        wb = np.asarray(csr.indices, dtype=np.int64)
+        wv = np.asarray(csr.data, dtype=np.float64)
+        keep = focal[wa] & available[wb] & (wv != 0)
+        wa, wb, wv = wa[keep], wb[keep], wv[keep]
     members_of: dict[int, NDArray[np.intp]] = {}
     colpos = np.full(n, -1, dtype=np.int64)
     rowpos = np.full(n, -1, dtype=np.int64)
@@ -622,10 +625,15 @@ def _best_pair(
         if 0.25 * (float(var[rows[0]]) + float(var[cols].max())) < best * (1.0 - _TIE_RTOL):
             skip_subject = g  # later blocks of this subject have smaller variances
             continue
-        crit = _pq(b[rows][:, None] - b[cols][None, :]) * _difference_variance(var, info, rows, cols)
-        crit[rank[cols][None, :] <= rank[rows][:, None]] = -np.inf  # self, and pairs scored at an earlier focal
         rowpos[rows] = np.arange(rows.size)
         colpos[cols] = np.arange(cols.size)
+        pq = _pq(b[rows][:, None] - b[cols][None, :])
+        crit = pq * (var[rows][:, None] + var[cols][None, :])
+        hit = np.flatnonzero((rowpos[wa] >= 0) & (colpos[wb] >= 0))
+        if hit.size:  # pairs with votes of their own: a smaller variance of the difference
+            at_r, at_c = rowpos[wa[hit]], colpos[wb[hit]]
+            crit[at_r, at_c] = pq[at_r, at_c] * _difference_variance(var[rows[at_r]], var[cols[at_c]], wv[hit])
+        crit[rank[cols][None, :] <= rank[rows][:, None]] = -np.inf  # self, and pairs scored at an earlier focal
         hit = (rowpos[sa] >= 0) & (colpos[sb] >= 0)
         crit[rowpos[sa[hit]], colpos[sb[hit]]] = -np.inf
         rowpos[rows] = -1
@@ -646,7 +654,6 @@ def _best_pair(
             if rng.random() * n_ties >= idx.size:
                 continue
             pick = int(idx[rng.integers(idx.size)])
-        r, c = divmod(pick, cols.size)
-        i, j = int(rows[r]), int(cols[c])
+        i, j = int(rows[pick // cols.size]), int(cols[pick % cols.size])
         choice = (min(i, j), max(i, j))
     return choice
