@@ -29,7 +29,7 @@ adaptive
 
 Printed, as medians over the seeds: judgments (and votes) until the
 Spearman correlation of the fitted human scale
-(:func:`scoring.human_scale.bradley_terry`, checked every 10 judgments;
+(:func:`scoring.human_scale.bradley_terry`, checked every 20 judgments;
 averaged over subjects, since pairs never cross subjects) with the true
 scale first reaches 0.9; SSR and split-half reliability
 (:func:`scoring.human_scale.human_scale`, 20 splits) and that Spearman at 5,
@@ -56,7 +56,7 @@ from scoring.pair_sampling import sample_pairs
 TARGET = 0.9
 LEVELS = (5, 10, 20)
 STRATEGIES = ("uniform", "methods_disagree", "adaptive")
-CHECK_EVERY = 10
+CHECK_EVERY = 20
 #: A run that has not reached the target at 20 votes per question goes on to this many (then: not reached).
 CAP = 45
 
@@ -304,8 +304,11 @@ def _simulate_all(runs: dict[str, list[Run]], seeds: range, per_subject: int, co
         world = make_world(seed, n_subjects=4, per_subject=per_subject, n_evaluators=40, spread=1.2)
         for strategy in STRATEGIES:
             runs[strategy].append(simulate(world, strategy, seed, max_per_question=max(LEVELS), config=config))
+        ratio = np.median([_median([a.judgments_to_target]) / _median([u.judgments_to_target])
+                           for a, u in zip(runs["adaptive"], runs["uniform"])])
         print(f"seed {seed}: judgments to {TARGET} " + ", ".join(
-            f"{s} {runs[s][-1].judgments_to_target:.0f}" for s in STRATEGIES), flush=True)
+            f"{s} {runs[s][-1].judgments_to_target:.0f}" for s in STRATEGIES)
+            + f"; running median adaptive/uniform {ratio:.3f}", flush=True)
 
 
 def _report(runs: dict[str, list[Run]], n: int) -> None:

@@ -118,7 +118,7 @@ class ScaleEstimate:
     se: _FloatArray
     n_comparisons: _IntArray
     pair_information: csr_matrix | None = None
-    penalty: float = 0.1
+    penalty: float = 0.5
     n_iter: int = 0
     converged: bool = True
     residual: float = 0.0
@@ -173,7 +173,7 @@ def scale_estimate(
     harder: ArrayLike,
     easier: ArrayLike,
     *,
-    penalty: float = 0.1,
+    penalty: float = 0.5,
     initial: ArrayLike | None = None,
     tol: float = 1e-6,
     max_iter: int = 50,
@@ -198,9 +198,16 @@ def scale_estimate(
     harder, easier : array-like of int, shape (n_votes,)
         Per non-skip judgment, the question judged harder (the winner) and
         the other one. Skips are not votes: leave them out.
-    penalty : float, default 0.1
-        Ridge penalty (prior precision, > 0); as
-        :func:`scoring.human_scale.bradley_terry`'s default.
+    penalty : float, default 0.5
+        Ridge penalty (prior precision, > 0): a prior SD of 1.41 logits,
+        the order of the spread of difficulties that judges can tell apart
+        (75 % agreement with the truth on random pairs needs an SD of about
+        1.2 in the bench's world). Stronger than the reported scale's 0.1
+        (:func:`scoring.human_scale.bradley_terry`) on purpose: it keeps the
+        early, few-vote estimates from extremes that would mislead the
+        pairing. In the bench's simulation 0.5 reached a higher Spearman
+        with the truth than 0.1 at every budget checked (5-20 votes per
+        question); the reported scale is unaffected.
     initial : array-like of float, shape (n_questions,), optional
         Warm start (e.g. the previous call's ``b``); default zeros. The
         optimum does not depend on it.

@@ -126,6 +126,7 @@ def test_max_iter_one_raises_convergence_error():
     ({"harder": [0.5, 1]}, "harder must hold integer question indices; got dtype float64"),
     ({"harder": [[0, 1]]}, r"harder must have shape \(n_votes,\); got \(1, 2\)"),
     ({"penalty": 0.0}, "penalty must be a finite number > 0; got 0.0"),
+    ({"penalty": -1}, "penalty must be a finite number > 0; got -1"),
     ({"initial": [0.0, 1.0]}, r"initial must be a finite float array of shape \(3,\); got shape \(2,\)"),
 ])
 def test_scale_estimate_names_the_bad_input(kwargs, message):
@@ -229,12 +230,12 @@ def test_the_choice_on_real_estimates_matches_a_brute_force_search():
 
 
 def test_a_pair_judged_many_times_gives_way_to_a_fresh_one():
-    # All at b = 0 with equal se = 1/sqrt(2.5 + 0.1); (0, 1) and (2, 3) were each judged 10 times, split 5-5
-    # (information 10 * 0.25 = 2.5 each). Fresh pairs: V = 2 / 2.6 = 0.769. Judged pairs: r = 1 / (2.6 - 2.5)
-    # = 10 per side, R = 20, V = 20 / (1 + 2.5 * 20) = 0.392. So only the 4 cross pairs can be chosen.
+    # All at b = 0 with equal se = 1/sqrt(2.5 + 0.1) (penalty 0.1); (0, 1) and (2, 3) were each judged 10 times,
+    # split 5-5 (information 10 * 0.25 = 2.5 each). Fresh pairs: V = 2 / 2.6 = 0.769. Judged pairs:
+    # r = 1 / (2.6 - 2.5) = 10 per side, R = 20, V = 20 / (1 + 2.5 * 20) = 0.392. Only the 4 cross pairs qualify.
     h = [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5
     e = [1] * 5 + [0] * 5 + [3] * 5 + [2] * 5
-    est = scale_estimate(4, h, e)
+    est = scale_estimate(4, h, e, penalty=0.1)
     np.testing.assert_allclose(est.se, 1 / math.sqrt(2.6), rtol=1e-9)
     picks = {choose_next_pair(subjects=[0] * 4, estimate=est, seen=[], rng=np.random.default_rng(s),
                               config=AdaptiveConfig(min_comparisons=0, random_share=0.0)) for s in range(100)}
