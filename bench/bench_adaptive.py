@@ -299,9 +299,10 @@ def run(args) -> None:
     timing(10 if quick else 30)
 
 
-def _simulate_all(runs: dict[str, list[Run]], seeds: range, per_subject: int, config: AdaptiveConfig) -> None:
+def _simulate_all(runs: dict[str, list[Run]], seeds: range, per_subject: int, config: AdaptiveConfig, *,
+                  spread: float = 1.2) -> None:
     for seed in seeds:
-        world = make_world(seed, n_subjects=4, per_subject=per_subject, n_evaluators=40, spread=1.2)
+        world = make_world(seed, n_subjects=4, per_subject=per_subject, n_evaluators=40, spread=spread)
         for strategy in STRATEGIES:
             runs[strategy].append(simulate(world, strategy, seed, max_per_question=max(LEVELS), config=config))
         ratio = np.median([_median([a.judgments_to_target]) / _median([u.judgments_to_target])
