@@ -9,7 +9,13 @@ judgment). Evaluators skip a pair with probability ``0.05 + 0.4 p (1 - p)``
 (5 % on clear pairs, 15 % on a coin flip; ~12 % on random pairs), so close
 pairs cost more skips. Judgments arrive one at a time; nobody sees a pair
 twice. A skip counts as a judgment (it costs the evaluator the same) but is
-not a vote.
+not a vote. Calibration: an evaluator agrees with the true order on 75 %
+of random same-subject pairs (spread 1.2; 70 % at 0.8, 78 % at 1.5), and
+uniform pairs give SSR about 0.64 at 10 and 0.80 at 20 comparisons per
+question, in line with Verhavert et al. (2019, Assessment in Education 26,
+541-562: SSR 0.70 takes 10-14 comparisons per item in non-adaptive
+designs). Adaptive pairing gains more when judges tell questions apart more
+easily (a larger spread) and less when they do not.
 
 Strategies (same world, own random stream each):
 
