@@ -1,0 +1,347 @@
+"""Adaptive pair selection, simulated (issue 15, point 3): ``python -m bench adaptive [--quick]``.
+
+A seeded world per seed: a true Bradley-Terry difficulty scale (200
+questions in 4 subjects of 50, logits ~ N(subject shift, 1.2**2)); a pool
+of 40 evaluators, each with a discrimination ``a_e ~ LogNormal(0, 0.5)``
+(the evaluator calls ``i`` harder with probability ``sigma(a_e (b_i -
+b_j))``) and an activity weight ``~ LogNormal(0, 1)`` (who sends the next
+judgment). Evaluators skip a pair with probability ``0.05 + 0.4 p (1 - p)``
+(5 % on clear pairs, 15 % on a coin flip; ~12 % on random pairs), so close
+pairs cost more skips. Judgments arrive one at a time; nobody sees a pair
+twice. A skip counts as a judgment (it costs the evaluator the same) but is
+not a vote. Calibration: an evaluator agrees with the true order on 75 %
+of random same-subject pairs (spread 1.2; 70 % at 0.8, 78 % at 1.5), and
+uniform pairs give SSR about 0.64 at 10 and 0.80 at 20 comparisons per
+question, in line with Verhavert et al. (2019, Assessment in Education 26,
+541-562: SSR 0.70 takes 10-14 comparisons per item in non-adaptive
+designs). Adaptive pairing gains more when judges tell questions apart more
+easily (a larger spread) and less when they do not.
+
+Strategies (same world, own random stream each):
+
+uniform
+    a uniformly random same-subject pair the evaluator has not seen.
+methods_disagree
+    the site's ``methods_disagree`` strategy (:func:`scoring.pair_sampling.sample_pairs`)
+    with a reference and 3 baseline "methods", noisy difficulty vectors that
+    share a model-based component (each correlates ~0.6 with the truth):
+    pairs on which most baselines disagree with the reference first (ties at
+    random), then the rest at random; each pair served once.
+adaptive
+    :func:`scoring.adaptive_pairs.choose_next_pair` on
+    :func:`scoring.adaptive_pairs.scale_estimate` of all votes so far
+    (refitted at every judgment, as the site does per request), default
+    :class:`~scoring.adaptive_pairs.AdaptiveConfig`.
+
+Printed, as medians over the seeds: judgments (and votes) until the
+Spearman correlation of the fitted human scale
+(:func:`scoring.human_scale.bradley_terry`, checked every 20 judgments;
+averaged over subjects, since pairs never cross subjects) with the true
+scale first reaches 0.9; SSR and split-half reliability
+(:func:`scoring.human_scale.human_scale`, 20 splits) and that Spearman at 5,
+10 and 20 votes per question; the per-seed ratio adaptive / uniform of
+judgments to 0.9. Then the time of one choice (scale_estimate +
+choose_next_pair) at 1,000 questions (10 subjects x 100, 10,000 votes, 300
+seen pairs) against a naive scorer of every candidate pair.
+"""
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+from threadpoolctl import threadpool_limits
+
+from scoring.adaptive_pairs import AdaptiveConfig, ScaleEstimate, choose_next_pair, scale_estimate
+from scoring.human_scale import bradley_terry, human_scale
+from scoring.pair_sampling import sample_pairs
+
+TARGET = 0.9
+LEVELS = (5, 10, 20)
+STRATEGIES = ("uniform", "methods_disagree", "adaptive")
+CHECK_EVERY = 20
+#: A run that has not reached the target at 20 votes per question goes on to this many (then: not reached).
+CAP = 45
+
+
+@dataclass
+class World:
+    truth: np.ndarray
+    subject: np.ndarray
+    discrimination: np.ndarray
+    activity: np.ndarray
+    methods: dict[str, np.ndarray]
+
+    @property
+    def n(self) -> int:
+        return int(self.truth.size)
+
+
+def make_world(seed: int, *, n_subjects: int, per_subject: int, n_evaluators: int, spread: float) -> World:
+    g = np.random.default_rng([seed, 0])
+    subject = np.repeat(np.arange(n_subjects), per_subject)
+    truth = g.normal(0.0, 0.5, n_subjects)[subject] + g.normal(0.0, spread, subject.size)
+    z = (truth - truth.mean()) / truth.std()
+    shared = 0.7 * z + np.sqrt(1 - 0.49) * g.normal(size=z.size)  # what model responses see
+    methods = {name: shared + 0.5 * g.normal(size=z.size) for name in ("eip", "b1", "b2", "b3")}
+    return World(truth=truth, subject=subject, discrimination=np.exp(g.normal(0.0, 0.5, n_evaluators)),
+                 activity=np.exp(g.normal(0.0, 1.0, n_evaluators)), methods=methods)
+
+
+def within_subject_spearman(b: np.ndarray, world: World) -> float:
+    values = []
+    for s in np.unique(world.subject):
+        members = world.subject == s
+        est = np.nan_to_num(b[members], nan=0.0)  # unjudged: the middle of the scale
+        values.append(stats.spearmanr(est, world.truth[members]).statistic if np.ptp(est) > 0 else 0.0)
+    return float(np.mean(values))
+
+
+@dataclass
+class Run:
+    judgments_to_target: float = float("nan")
+    votes_to_target: float = float("nan")
+    at_level: dict[int, tuple[float, float, float]] = field(default_factory=dict)  # SSR, split-half, Spearman
+    choice_seconds: list[float] = field(default_factory=list)
+
+
+class Uniform:
+    def __init__(self, world: World, rng: np.random.Generator) -> None:
+        self.world, self.rng = world, rng
+        self.members = [np.flatnonzero(world.subject == s) for s in np.unique(world.subject)]
+        sizes = np.array([m.size for m in self.members])
+        self.weights = sizes * (sizes - 1) / (sizes * (sizes - 1)).sum()
+
+    def next(self, evaluator: int, seen: set[tuple[int, int]]) -> tuple[int, int] | None:
+        for _ in range(10_000):  # rejection: uniform over the evaluator's unseen pairs
+            m = self.members[int(self.rng.choice(len(self.members), p=self.weights))]
+            i, j = sorted(int(x) for x in self.rng.choice(m, size=2, replace=False))
+            if (i, j) not in seen:
+                return i, j
+        return None
+
+
+class MethodsDisagree:
+    def __init__(self, world: World, rng: np.random.Generator) -> None:
+        n = world.n
+        ids = np.arange(n)
+        total = int(sum(c * (c - 1) // 2 for c in np.bincount(world.subject)))
+        sample = sample_pairs(ids, world.subject, n_pairs=total, strategy="methods_disagree",
+                              difficulty=world.methods, reference="eip", rng=rng)
+        assert sample.n_disagree is not None
+        order = np.argsort(-sample.n_disagree, kind="stable")  # rows come shuffled: ties stay random
+        self.queue = [tuple(int(x) for x in p) for p in sample.pairs[order]]
+        self.position = 0
+
+    def next(self, evaluator: int, seen: set[tuple[int, int]]) -> tuple[int, int] | None:
+        # Next pair of the queue this evaluator has not seen; after the last pair the queue starts over
+        # (a second vote on the same pairs, by other evaluators, as a study's fixed pair set gets).
+        for _ in range(len(self.queue)):
+            pair = self.queue[self.position % len(self.queue)]
+            self.position += 1
+            if pair not in seen:
+                return pair  # type: ignore[return-value]
+        return None
+
+
+class Adaptive:
+    def __init__(self, world: World, rng: np.random.Generator, config: AdaptiveConfig) -> None:
+        self.world, self.rng, self.config = world, rng, config
+        self.harder: list[int] = []
+        self.easier: list[int] = []
+        self.previous: np.ndarray | None = None
+        self.seconds: list[float] = []
+
+    def record(self, harder: int, easier: int) -> None:
+        self.harder.append(harder)
+        self.easier.append(easier)
+
+    def next(self, evaluator: int, seen: set[tuple[int, int]]) -> tuple[int, int] | None:
+        t = time.perf_counter()
+        est = scale_estimate(self.world.n, self.harder, self.easier, initial=self.previous)
+        self.previous = est.b
+        pair = choose_next_pair(subjects=self.world.subject, estimate=est, seen=list(seen) or np.empty((0, 2)),
+                                rng=self.rng, config=self.config)
+        self.seconds.append(time.perf_counter() - t)
+        return pair
+
+
+def simulate(world: World, strategy: str, seed: int, *, max_per_question: int,
+             config: AdaptiveConfig) -> Run:
+    rng = np.random.default_rng([seed, 1 + STRATEGIES.index(strategy)])
+    chooser: Uniform | MethodsDisagree | Adaptive
+    if strategy == "uniform":
+        chooser = Uniform(world, rng)
+    elif strategy == "methods_disagree":
+        chooser = MethodsDisagree(world, rng)
+    else:
+        chooser = Adaptive(world, rng, config)
+    n = world.n
+    seen: list[set[tuple[int, int]]] = [set() for _ in world.discrimination]
+    p_evaluator = world.activity / world.activity.sum()
+    harder: list[int] = []
+    easier: list[int] = []
+    who: list[int] = []
+    run = Run()
+    levels = list(LEVELS)
+    judgments = 0
+    last_check = 0
+    while len(harder) < max_per_question * n / 2 or (np.isnan(run.judgments_to_target) and len(harder) < CAP * n / 2):
+        e = int(rng.choice(p_evaluator.size, p=p_evaluator))
+        pair = chooser.next(e, seen[e])
+        if pair is None:
+            if all(chooser.next(k, seen[k]) is None for k in range(p_evaluator.size)):
+                break
+            continue
+        i, j = pair
+        seen[e].add((i, j))
+        judgments += 1
+        p = 1.0 / (1.0 + np.exp(-world.discrimination[e] * (world.truth[i] - world.truth[j])))
+        if rng.random() < 0.05 + 0.4 * p * (1 - p):
+            continue  # skipped: a judgment, not a vote
+        i_harder = rng.random() < p
+        h, o = (i, j) if i_harder else (j, i)
+        harder.append(h)
+        easier.append(o)
+        who.append(e)
+        if isinstance(chooser, Adaptive):
+            chooser.record(h, o)
+        votes = len(harder)
+        if np.isnan(run.judgments_to_target) and judgments - last_check >= CHECK_EVERY:
+            last_check = judgments
+            b, _ = bradley_terry(harder, easier, n_items=n)
+            if within_subject_spearman(b, world) >= TARGET:
+                run.judgments_to_target, run.votes_to_target = judgments, votes
+        if levels and 2 * votes >= levels[0] * n:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s = human_scale(harder, easier, who, n_items=n, n_evaluators=p_evaluator.size, n_boot=0,
+                                n_splits=20, rng=seed)
+            run.at_level[levels.pop(0)] = (s.ssr, s.split_half, within_subject_spearman(s.difficulty, world))
+    if isinstance(chooser, Adaptive):
+        run.choice_seconds = chooser.seconds
+    return run
+
+
+def naive_best(subjects: np.ndarray, est: ScaleEstimate, seen: np.ndarray) -> float:
+    """Score every candidate pair (the obvious O(n**2) way): the reference for the timing and a cross-check."""
+    i, j = np.triu_indices(subjects.size, k=1)
+    keep = subjects[i] == subjects[j]
+    i, j = i[keep], j[keep]
+    d = est.b[i] - est.b[j]
+    p = 1.0 / (1.0 + np.exp(-d))
+    crit = p * (1 - p) * (est.se[i] ** 2 + est.se[j] ** 2)
+    n = subjects.size
+    lo, hi = np.minimum(seen[:, 0], seen[:, 1]), np.maximum(seen[:, 0], seen[:, 1])
+    crit[np.isin(i * n + j, lo * n + hi)] = -np.inf
+    below = est.n_comparisons < 5
+    if below.any():
+        crit[~(below[i] | below[j])] = -np.inf
+    return float(crit.max())
+
+
+def timing(repeats: int) -> None:
+    g = np.random.default_rng(7)
+    n, per = 1000, 100
+    subjects = np.repeat(np.arange(n // per), per)
+    truth = g.normal(0, 1.2, n)
+    i = g.integers(0, n, 30_000)
+    j = (i // per) * per + g.integers(0, per, i.size)
+    keep = i != j
+    i, j = i[keep][:10_000], j[keep][:10_000]
+    win = g.random(i.size) < 1 / (1 + np.exp(-(truth[i] - truth[j])))
+    h, e = np.where(win, i, j), np.where(win, j, i)
+    seen = np.column_stack([i[:300], j[:300]])
+    est_t, choose_t, naive_t, agree = [], [], [], 0
+    config = AdaptiveConfig(random_share=0.0)
+    for r in range(repeats):  # interleaved: kernel, then the naive reference
+        t0 = time.perf_counter()
+        est = scale_estimate(n, h, e)
+        t1 = time.perf_counter()
+        pair = choose_next_pair(subjects=subjects, estimate=est, seen=seen, rng=np.random.default_rng(r),
+                                config=config)
+        t2 = time.perf_counter()
+        best = naive_best(subjects, est, seen)
+        t3 = time.perf_counter()
+        est_t.append(t1 - t0)
+        choose_t.append(t2 - t1)
+        naive_t.append(t3 - t2)
+        assert pair is not None
+        a, b = pair
+        value = (np.exp(-abs(est.b[a] - est.b[b])) / (1 + np.exp(-abs(est.b[a] - est.b[b]))) ** 2
+                 * (est.se[a] ** 2 + est.se[b] ** 2))
+        agree += bool(abs(value - best) <= 1e-9 * best)
+    ms = 1000.0
+    total = np.median(np.add(est_t, choose_t))
+    print(f"\nchoice time at 1,000 questions (10 subjects x 100, 10,000 votes, 300 seen), median of {repeats}:")
+    print(f"  scale_estimate {np.median(est_t) * ms:.1f} ms + choose_next_pair {np.median(choose_t) * ms:.2f} ms"
+          f" = {total * ms:.1f} ms (target < 50 ms)")
+    print(f"  naive scorer of all {int(10 * per * (per - 1) / 2):,} pairs: {np.median(naive_t) * ms:.1f} ms "
+          f"(choose_next_pair / naive = {np.median(choose_t) / np.median(naive_t):.2f}); "
+          f"same best value in {agree}/{repeats}")
+
+
+def _median(values: list[float]) -> float:
+    """Median; a run that never reached the target counts as infinitely long (NaN -> inf)."""
+    arr = np.nan_to_num(np.asarray(values, dtype=float), nan=np.inf)
+    return float(np.median(arr)) if arr.size else float("nan")
+
+
+def run(args) -> None:
+    quick = bool(args.quick)
+    seeds = range(4 if quick else 20)
+    per_subject = 25 if quick else 50
+    n = 4 * per_subject
+    config = AdaptiveConfig()
+    print(f"load average {os.getloadavg()[0]:.1f}; {len(seeds)} seeds; {n} questions in 4 subjects; "
+          f"40 evaluators; AdaptiveConfig{config}")
+    runs: dict[str, list[Run]] = {s: [] for s in STRATEGIES}
+    with threadpool_limits(limits=1, user_api="blas"):  # many small fits: one BLAS thread is much faster here
+        _simulate_all(runs, seeds, per_subject, config)
+    _report(runs, n)
+    timing(10 if quick else 30)
+
+
+def _simulate_all(runs: dict[str, list[Run]], seeds: range, per_subject: int, config: AdaptiveConfig, *,
+                  spread: float = 1.2) -> None:
+    for seed in seeds:
+        world = make_world(seed, n_subjects=4, per_subject=per_subject, n_evaluators=40, spread=spread)
+        for strategy in STRATEGIES:
+            runs[strategy].append(simulate(world, strategy, seed, max_per_question=max(LEVELS), config=config))
+        ratio = np.median([_median([a.judgments_to_target]) / _median([u.judgments_to_target])
+                           for a, u in zip(runs["adaptive"], runs["uniform"])])
+        print(f"seed {seed}: judgments to {TARGET} " + ", ".join(
+            f"{s} {runs[s][-1].judgments_to_target:.0f}" for s in STRATEGIES)
+            + f"; running median adaptive/uniform {ratio:.3f}", flush=True)
+
+
+def _report(runs: dict[str, list[Run]], n: int) -> None:
+    print(f"\n{'strategy':<18} {'judgments to 0.9':>16} {'votes to 0.9':>12} {'reached':>8}   "
+          + "   ".join(f"SSR/split-half/rho @{k}" for k in LEVELS))
+    for strategy in STRATEGIES:
+        rs = runs[strategy]
+        reached = [r for r in rs if np.isfinite(r.judgments_to_target)]
+        to_target = [r.judgments_to_target for r in rs]
+        cells = []
+        for k in LEVELS:
+            rows = [r.at_level[k] for r in rs if k in r.at_level]
+            cells.append(" / ".join(f"{_median([row[c] for row in rows]):.3f}" for c in range(3)))
+        print(f"{strategy:<18} {_median(to_target):>16.0f} "
+              f"{_median([r.votes_to_target for r in rs]):>12.0f} {len(reached):>5}/{len(rs):<2}   "
+              + "   ".join(f"{c:>22}" for c in cells))
+    for strategy in ("adaptive", "methods_disagree"):
+        ratios = [_median([a.judgments_to_target]) / _median([u.judgments_to_target])
+                  for a, u in zip(runs[strategy], runs["uniform"])]
+        of_medians = (_median([r.judgments_to_target for r in runs[strategy]])
+                      / _median([r.judgments_to_target for r in runs["uniform"]]))
+        print(f"\n{strategy} / uniform judgments to Spearman {TARGET}: median of per-seed ratios "
+              f"{np.median(ratios):.3f} (range {np.min(ratios):.2f}-{np.max(ratios):.2f}), ratio of medians "
+              f"{of_medians:.3f}"
+              + ("; target <= 0.75" if strategy == "adaptive" else ""), end="")
+    print()
+    choice = [t for r in runs["adaptive"] for t in r.choice_seconds]
+    print(f"adaptive choice during the simulation ({n} questions): median {np.median(choice) * 1000:.2f} ms, "
+          f"99th percentile {np.quantile(choice, 0.99) * 1000:.2f} ms")
