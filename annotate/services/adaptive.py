@@ -26,12 +26,18 @@ Nothing here reaches the evaluator but the pair itself.
 """
 from __future__ import annotations
 
+import dataclasses
+import logging
+
 import numpy as np
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 
 from annotate.models import AdaptivePoolQuestion, Assignment, Choice, Judgment, Pair, Participation, Study
-from scoring.adaptive_pairs import AdaptiveConfig, choose_next_pair, scale_estimate
+from scoring.adaptive_pairs import AdaptiveConfig, ScaleEstimate, choose_next_pair, scale_estimate
+from scoring.exceptions import ConvergenceError
+
+logger = logging.getLogger(__name__)
 
 #: Second element of the seed sequences (with the participation seed) of an adaptive choice.
 CHOICE_STREAM = 11
@@ -93,7 +99,7 @@ def adaptive_choose(
     easier = np.where(votes[:, 1] == harder, votes[:, 2], votes[:, 1])
     hi, ei = _index(qids, harder), _index(qids, easier)
     keep = (hi >= 0) & (ei >= 0)
-    estimate = scale_estimate(len(qids), hi[keep], ei[keep])
+    estimate = _estimate(len(qids), hi[keep], ei[keep], study=study)
     checks = list(Pair.objects.filter(study_id=study.pk, attention_check=True)
                   .values_list("question_a_id", "question_b_id"))
     seen_ids = np.array([(a, b) for _, a, b, _ in shown] + checks, dtype=np.int64).reshape(-1, 2)
@@ -107,6 +113,20 @@ def adaptive_choose(
     i, j = chosen
     a, b = int(qids[i]), int(qids[j])
     return (a, b) if rng.random() < 0.5 else (b, a)  # which question is "a": a fair coin, as at creation
+
+
+def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:
+    """The kernel's scale estimate; if its fit does not converge, a neutral
+    scale (every question at 0) that still counts each question's votes, so
+    the exposure floor and the random share keep working and the evaluator's
+    answer is never lost to an error."""
+    try:
+        return scale_estimate(n, harder, easier)
+    except ConvergenceError as error:
+        logger.warning("adaptive study %s: %s; choosing from a neutral scale", study.pk, error)
+        neutral = scale_estimate(n, harder[:0], easier[:0])
+        counts = np.bincount(np.concatenate([harder, easier]), minlength=n).astype(np.int64)
+        return dataclasses.replace(neutral, n_comparisons=counts)
 
 
 def _index(qids: np.ndarray, ids: np.ndarray) -> np.ndarray:

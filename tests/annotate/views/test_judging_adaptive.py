@@ -404,3 +404,40 @@ def test_an_export_carries_the_strategy_settings_and_pool():
     again = json.loads(dump_export(study_export(study=copy)))
     assert again["study"]["adaptive_pool"] == document["study"]["adaptive_pool"]
     assert again["pairs"] == document["pairs"]
+
+
+def test_a_fit_that_does_not_converge_still_serves_a_pair_and_keeps_the_answer(monkeypatch, caplog):
+    """If the kernel's Bradley-Terry fit fails (ConvergenceError), the next pair comes from a neutral scale that
+    still counts each question's votes: the answer that led to it is stored once and a pair is served."""
+    catalog = make_catalog(per_subject=4)
+    study = adaptive_study(catalog, per_evaluator=3, min_comparisons=1)
+    rank = {q.pk: i for i, q in enumerate(catalog.questions)}
+    participation, client = ready_client(study, "ada")
+    pair_id, left_id = on_screen(client, study)
+    real = adaptive_module.scale_estimate
+    counts = []
+
+    def failing(n, harder, easier, **kwargs):
+        if len(harder):
+            raise adaptive_module.ConvergenceError("Bradley-Terry (adaptive estimate)", n_iter=1, residual=1.0,
+                                                   tol=1e-9)
+        return real(n, harder, easier, **kwargs)
+
+    spy_choose = adaptive_module.choose_next_pair
+
+    def spy(**kwargs):
+        counts.append(kwargs["estimate"].n_comparisons.copy())
+        return spy_choose(**kwargs)
+
+    monkeypatch.setattr(adaptive_module, "scale_estimate", failing)
+    monkeypatch.setattr(adaptive_module, "choose_next_pair", spy)
+    pair = Pair.objects.get(pk=pair_id)
+    right_id = pair.question_b_id if left_id == pair.question_a_id else pair.question_a_id
+    choice = "left" if rank[left_id] < rank[right_id] else "right"
+    response = client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": choice})
+    assert response.status_code == 302
+    assert Judgment.objects.filter(participation=participation).count() == 1
+    assert on_screen(client, study) is not None
+    assert counts[-1].sum() == 2  # the one vote counted for both of its questions
+    assert counts[-1].max() == 1
+    assert "choosing from a neutral scale" in caplog.text
