@@ -41,6 +41,7 @@ ERR_CHOICE = "choice must be one of {choices}; got {value!r}"
 ERR_LEFT = "left_question_id {left} is neither question of the pair ({a}, {b})"
 
 REFERENCE_METHOD = "eip"
+_CHOICES = frozenset(Choice.values)  # Choice.values rebuilds a list on every access
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def verdict_from_display(*, choice: str, left_question_id: int, question_a_id: i
     >>> int(verdict_from_display(choice="left", left_question_id=9, question_a_id=4, question_b_id=9))
     1
     """
-    if choice not in Choice.values:
+    if choice not in _CHOICES:
         raise ValueError(ERR_CHOICE.format(choices=Choice.values, value=choice))
     if left_question_id not in (question_a_id, question_b_id):
         raise ValueError(ERR_LEFT.format(left=left_question_id, a=question_a_id, b=question_b_id))

@@ -70,7 +70,8 @@ def _votes_only(v: np.ndarray) -> list:
 
 def study_consensus(data: StudyData, *, min_votes: int, tie_rule: str) -> tuple[ConsensusResult, np.ndarray]:
     """The consensus and its verdict per study pair (``UNDEFINED`` when none)."""
-    result = consensus(list(data.judgments), min_votes=min_votes, tie_rule=tie_rule)
+    result = consensus(np.array(data.judgments, dtype=np.int64).reshape(-1, 3), min_votes=min_votes,
+                       tie_rule=tie_rule)
     judged = {p.pair_id for p in result.pairs}
     verdicts = np.array(
         [int(result[p.pair_id].verdict) if p.pair_id in judged else int(UNDEFINED) for p in data.pairs],
