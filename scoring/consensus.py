@@ -184,8 +184,10 @@ def _id_sort_key(x: Hashable) -> tuple[int, float, str]:
 
 
 def _check_judgment_array(judgments: np.ndarray) -> list[tuple[Hashable, Hashable, int]]:
-    """The checks of :func:`_check_judgments` for an integer array of shape (n, 3), vectorised
-    (the same messages for the first offending row)."""
+    """The checks of :func:`_check_judgments` for an integer array of shape (n, 3), vectorised.
+
+    The same messages for the first offending row.
+    """
     if judgments.ndim != 2 or judgments.shape[1] != 3:
         raise ValueError(f"judgments must be a (n_judgments, 3) array of (pair_id, evaluator_id, verdict); "
                          f"got shape {judgments.shape}")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -266,18 +267,21 @@ def _fit_component(
     def laplacian(w: _FloatArray) -> _FloatArray:
         # (wi, wj) are distinct ordered pairs, so each bincount puts at most one weight in a cell: the
         # same sums, in the same order, as adding (wi, wj) then (wj, wi) into zeros
-        lap = (np.bincount(flat_ij, weights=-w, minlength=n * n)
-               + np.bincount(flat_ji, weights=-w, minlength=n * n)).reshape(n, n)
+        lap: _FloatArray = np.asarray(np.bincount(flat_ij, weights=-w, minlength=n * n)
+                                      + np.bincount(flat_ji, weights=-w, minlength=n * n),
+                                      dtype=np.float64).reshape(n, n)
         lap[np.diag_indices(n)] = -lap.sum(axis=1)
         return lap
 
-    structure: list = []
+    structure: list[Any] = []
 
     def sparse_system(vals: _FloatArray) -> csr_matrix:
-        """The CSR matrix of ``coo_matrix((vals, (rows, cols))).tocsr()`` (rows ``wi, wj, 0..n-1``,
-        columns ``wj, wi, 0..n-1``): the sparsity pattern is fixed for the component, so it is
-        found once and each step only sums ``vals`` into its slots (at most two values a slot,
-        whose sum does not depend on the order)."""
+        """The CSR matrix of ``coo_matrix((vals, (rows, cols))).tocsr()``.
+
+        Rows ``wi, wj, 0..n-1``, columns ``wj, wi, 0..n-1``: the sparsity pattern is fixed for
+        the component, so it is found once and each step only sums ``vals`` into its slots (at
+        most two values a slot, whose sum does not depend on the order).
+        """
         if not structure:
             rows = np.concatenate([wi, wj, np.arange(n)])
             cols = np.concatenate([wj, wi, np.arange(n)])
@@ -343,9 +347,11 @@ def _fit_codes(
     codes: _IntArray, count: NDArray[np.integer] | _FloatArray, n_items: int, penalty: float, *, tol: float,
     max_iter: int, raise_on_fail: bool, with_cov: bool = True,
 ) -> tuple[_FloatArray, _FloatArray, _IntArray, int, int, float, bool]:
-    """:func:`_fit` on the judgments as ascending distinct codes ``harder * n_items + other``
-    with their (positive, whole) counts. Local indices keep the order of global ones, so a
-    component's codes stay ascending and distinct: the same system :func:`_fit` always solved."""
+    """:func:`_fit` on the judgments as ascending distinct codes ``harder * n_items + other``.
+
+    With their (positive, whole) counts. Local indices keep the order of global ones, so a
+    component's codes stay ascending and distinct: the same system :func:`_fit` always solved.
+    """
     h, o = codes // n_items, codes % n_items
     component, n_comp = _components(h, o, n_items)
     b = np.full(n_items, np.nan)
@@ -375,9 +381,12 @@ def _fit_weighted(
     codes: _IntArray, inverse: _IntArray, weights: _FloatArray, n_items: int, penalty: float, *, tol: float,
     max_iter: int,
 ) -> tuple[_FloatArray, bool]:
-    """Refit on the judgments repeated ``weights`` times each (whole numbers; a resampled
-    or split set of evaluators), from the distinct ``codes`` and each judgment's index into
-    them: the counts of the concatenated rows without concatenating them. Returns ``(b, converged)``."""
+    """Refit on the judgments repeated ``weights`` times each; returns ``(b, converged)``.
+
+    ``weights`` are whole numbers (a resampled or split set of evaluators); the counts come
+    from the distinct ``codes`` and each judgment's index into them, the counts of the
+    concatenated rows without concatenating them.
+    """
     count = np.bincount(inverse, weights=weights, minlength=codes.size)
     used = count > 0
     bb, *rest = _fit_codes(codes[used], count[used], n_items, penalty, tol=tol, max_iter=max_iter,

@@ -105,7 +105,7 @@ PAIR_SIDES = [("alpha", "q1", "beta", "q1"), ("alpha", "q2", "beta", "q1"), ("al
 def test_the_report_json_names_each_side_of_a_pair_by_its_dataset(shared):
     study, _, questions, _, api = shared
     report = api.get(reverse("annotate:api_study_report", kwargs={"study_id": study.pk}), {"n_boot": 10}).json()
-    assert report["schema_version"] == 4
+    assert report["schema_version"] == 5
     got = [(p["question_a"]["dataset"], p["question_a"]["external_id"], p["question_b"]["dataset"],
             p["question_b"]["external_id"]) for p in report["pairs"]]
     assert got == PAIR_SIDES
