@@ -1,9 +1,12 @@
 """Child process of ``bench report``: build one synthetic study in a fresh
 SQLite file, then time the whole alignment report in-process.
 
-``python bench/report_child.py CASE DB_PATH REPEATS [SOURCE_ROOT]``; prints one
-JSON line. ``SOURCE_ROOT`` (optional) runs the report of another checkout of
-the project (the implementation before this branch) on the same database.
+``python bench/report_child.py build CASE DB_PATH 0`` creates the database;
+``python bench/report_child.py measure CASE DB_PATH REPEATS [SOURCE_ROOT]``
+times the report (then report.json and pairs.csv) in a fresh process and
+prints one JSON line. ``SOURCE_ROOT`` (optional) runs the report of another
+checkout of the project (the implementation before this branch) on the same
+database.
 Not a benchmark module itself (no ``bench_`` prefix).
 """
 from __future__ import annotations
@@ -14,7 +17,6 @@ import resource
 import statistics
 import sys
 import time
-import tracemalloc
 
 #: name -> (subject sizes, labelled questions, evaluators, pairs judged per evaluator or share, all pairs?)
 CASES = {
@@ -134,8 +136,8 @@ def build(case: str) -> int:
 
 
 def main() -> None:
-    case, db_path, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    source = sys.argv[4] if len(sys.argv) > 4 else ""
+    mode, case, db_path, repeats = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    source = sys.argv[5] if len(sys.argv) > 5 else ""
     if source:
         sys.path.insert(0, source)
     os.environ["DATABASE_URL"] = f"sqlite:///{db_path}"
@@ -143,21 +145,38 @@ def main() -> None:
     import django
 
     django.setup()
-    from django.core.management import call_command
+    out: dict = {"case": case, "mode": mode}
+    if mode == "build":
+        from django.core.management import call_command
 
-    fresh = not os.path.exists(db_path) or os.path.getsize(db_path) == 0
-    from annotate.models import Study
-
-    out: dict = {"case": case}
-    if fresh:
         call_command("migrate", verbosity=0)
         t0 = time.perf_counter()
         build(case)
         out["build_s"] = time.perf_counter() - t0
-    study = Study.objects.get(name="bench-report")
+        print(json.dumps(out))
+        return
+    from annotate.models import Study
     from annotate.services.alignment import alignment_report_compute
+    from annotate.services.report_files import report_json
 
+    study = Study.objects.get(name="bench-report")
     label = {"label_key": LABEL_KEY} if CASES[case]["labelled"] else {}
+    if label and not source:
+        label["label_higher_is_harder"] = False  # a solve rate (the reference has no direction)
+
+    import annotate.services.alignment.report as report_module
+
+    scale_s: list[float] = []
+    real_scale = report_module.human_scale_section
+
+    def timed_scale(*args, **kwargs):  # the Bradley-Terry section's share of the time
+        t0 = time.perf_counter()
+        try:
+            return real_scale(*args, **kwargs)
+        finally:
+            scale_s.append(time.perf_counter() - t0)
+
+    report_module.human_scale_section = timed_scale
 
     def report():
         return alignment_report_compute(study=study, n_boot=2000, rng=0, **label)
@@ -166,25 +185,30 @@ def main() -> None:
     times = []
     result = None
     for _ in range(repeats):
+        del result
         t0 = time.perf_counter()
         result = report()
         times.append(time.perf_counter() - t0)
-    out["rss_peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out["rss_before_mib"] = rss0 / 1024
-    del result
-    tracemalloc.start()
-    result = report()
-    out["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
     out["seconds"] = statistics.median(times)
     out["times"] = times
-    out["n_pairs"] = len(result.pairs) if hasattr(result.pairs, "__len__") else None
+    out["scale_s"] = statistics.median(scale_s) if scale_s else float("nan")
     t0 = time.perf_counter()
-    doc = json.dumps(result.to_json())
+    doc = report_json(result)
     out["json_s"] = time.perf_counter() - t0
-    out["json_mb"] = len(doc.encode()) / 1e6
-    labels = result.to_json().get("labels") or {}
-    out["label_summary"] = {k: labels.get(k) for k in ("key", "n_questions_labelled")}
+    out["json_mb"] = len(doc) / 1e6
+    del doc
+    t0 = time.perf_counter()
+    try:
+        from annotate.services.report_files import pairs_csv_stream
+        out["pairs_csv_mb"] = sum(len(chunk) for chunk in pairs_csv_stream(result)) / 1e6
+    except ImportError:  # the reference: the zip's pairs.csv, built in memory
+        from annotate.services.alignment.tables import csv_tables
+        from annotate.services.report_files import table_csv
+        out["pairs_csv_mb"] = len(table_csv(next(t for t in csv_tables(result) if t.key == "pairs"))) / 1e6
+    out["pairs_csv_s"] = time.perf_counter() - t0
+    out["rss_before_mib"] = rss0 / 1024
+    out["rss_peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["n_pairs"] = len(result.pairs)
     print(json.dumps(out))
 
 

@@ -714,16 +714,17 @@ def pairs_table(report: AlignmentReport, offset: int = 0, limit: int | None = No
             *(text(p.methods[m.key]) for m in methods),
         ))
     verdict = "'a' = question a is harder, 'b' = question b, 'tie', or 'undefined'"
+    several = len(report.study.datasets) != 1  # one dataset: its name is in the notes, not on every row
     return Table(
         key="pairs", title="Pairs: votes, consensus and each method's verdict",
         columns=(
             Column("pair_id", "Pair id", "", "pair id", on_page=False),
             Column("position", "#", "", "position of the pair in the study (1 = first)"),
             Column("subject", "Subject", "", "subject of the pair's questions"),
-            Column("dataset_a", "Dataset a", "", "dataset of question a"),
+            Column("dataset_a", "Dataset a", "", "dataset of question a", on_page=several),
             Column("question_a", "Question a", "", "external id of question a in dataset_a"),
             Column("question_a_pk", "Question a key", "", "database key of question a on this site", on_page=False),
-            Column("dataset_b", "Dataset b", "", "dataset of question b"),
+            Column("dataset_b", "Dataset b", "", "dataset of question b", on_page=several),
             Column("question_b", "Question b", "", "external id of question b in dataset_b"),
             Column("question_b_pk", "Question b key", "", "database key of question b on this site", on_page=False),
             Column("votes_a", "Votes a", COUNT, "votes calling question a harder"),
@@ -736,7 +737,9 @@ def pairs_table(report: AlignmentReport, offset: int = 0, limit: int | None = No
             *(Column(f"verdict_{m.key}", m.label, "", f"{m.label}'s verdict: {verdict}") for m in methods),
         ),
         rows=tuple(rows), raw_rows=lambda: _pair_csv_rows(report), total_rows=len(report.pairs), offset=offset,
-        notes=("A question is named by its dataset and external id (two datasets may share external ids).",
+        notes=(*(() if several else (f"Every question is from the dataset {report.study.datasets[0]!r} (the CSV "
+                                     "names it on every row).",)),
+               "A question is named by its dataset and external id (two datasets may share external ids).",
                "'a' = question a is harder. A vote tie is resolved by evaluator weights (agreement with the "
                "others' majority on their other pairs); 'Weight a/b' are the summed weights of each side.",),
     )

@@ -146,7 +146,8 @@ def test_judgments_name_every_question_by_dataset_in_csv_and_api(shared):
     assert [{k: r[k] for k in keys} for r in api.get(url).json()["judgments"]] == expected
     for response in (api.get(url, {"format": "csv"}),
                      staff.get(reverse("annotate:study_judgments_csv", kwargs={"study_id": study.pk}))):
-        rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8"))))
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        rows = list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
         assert list(rows[0]) == list(JUDGMENT_COLUMNS)
         assert [{k: r[k] for k in keys} for r in rows] == expected
         assert response["Content-Disposition"] == f'attachment; filename="study-{study.pk}_judgments.csv"'
