@@ -49,6 +49,7 @@ report_urls = [
     path("studies/<int:study_id>/report/report.zip", reports.study_report_zip, name="study_report_zip"),
     path("studies/<int:study_id>/report/pools/", reports.study_report_pools, name="study_report_pools"),
     path("studies/<int:study_id>/report/judgments.csv", reports.study_judgments_csv, name="study_judgments_csv"),
+    path("studies/<int:study_id>/report/pairs.csv", reports.study_report_pairs_csv, name="study_report_pairs_csv"),
     path("studies/<int:study_id>/report/plots/<slug:name>.<slug:fmt>", reports.study_report_plot,
          name="study_report_plot"),
 ]

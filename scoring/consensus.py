@@ -183,7 +183,37 @@ def _id_sort_key(x: Hashable) -> tuple[int, float, str]:
     return (2, 0.0, repr(x))
 
 
+def _check_judgment_array(judgments: np.ndarray) -> list[tuple[Hashable, Hashable, int]]:
+    """The checks of :func:`_check_judgments` for an integer array of shape (n, 3), vectorised.
+
+    The same messages for the first offending row.
+    """
+    if judgments.ndim != 2 or judgments.shape[1] != 3:
+        raise ValueError(f"judgments must be a (n_judgments, 3) array of (pair_id, evaluator_id, verdict); "
+                         f"got shape {judgments.shape}")
+    bad = np.flatnonzero(~np.isin(judgments[:, 2], _VOTE_CODES))
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(
+            f"judgments[{k}] has the verdict {int(judgments[k, 2])!r}; verdicts must be "
+            f"FIRST ({int(FIRST)}), SECOND ({int(SECOND)}) or SKIP ({int(SKIP)})"
+        )
+    keys = judgments[:, :2]
+    if keys.shape[0] > 1:
+        order = np.lexsort((keys[:, 1], keys[:, 0]))
+        ordered = keys[order]
+        same = np.flatnonzero((ordered[1:] == ordered[:-1]).all(axis=1))
+        if same.size:
+            dup = [(int(p), int(e)) for p, e in ordered[same + 1][:5].tolist()]
+            shown = ", ".join(f"(pair {p!r}, evaluator {e!r})" for p, e in dup)
+            more = f" and {same.size - 5} more" if same.size > 5 else ""
+            raise ValueError(f"judgments has more than one judgment for {shown}{more}")
+    return [(p, e, v) for p, e, v in judgments.tolist()]
+
+
 def _check_judgments(judgments: object) -> list[tuple[Hashable, Hashable, int]]:
+    if isinstance(judgments, np.ndarray) and judgments.dtype.kind in "iu":
+        return _check_judgment_array(judgments)
     if isinstance(judgments, (str, bytes)) or not isinstance(judgments, Iterable):
         raise ValueError(
             "judgments must be a sequence of (pair_id, evaluator_id, verdict); "
@@ -236,6 +266,8 @@ def consensus(
         One judgment per evaluator and pair. Ids are hashable (ints or
         strings); numpy scalars are turned into Python scalars. ``verdict``
         is ``FIRST`` (0), ``SECOND`` (1) or ``SKIP`` (3); skips are not votes.
+        An integer array of shape (n_judgments, 3) is checked vectorised
+        (the same checks, much faster for large studies).
     min_votes : int, default 1
         Fewest votes (skips excluded) a pair needs to have a consensus.
     tie_rule : {"evaluator_weight", "none"}, default "evaluator_weight"

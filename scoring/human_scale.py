@@ -19,11 +19,12 @@ from __future__ import annotations
 import warnings
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
-from scipy.sparse import coo_matrix, diags
+from scipy.sparse import coo_matrix, csr_matrix, diags
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import cg
 
@@ -261,22 +262,45 @@ def _fit_component(
         g = np.bincount(wi, weights=q, minlength=n) - np.bincount(wj, weights=q, minlength=n) - penalty * x
         return g, count * p * (1.0 - p)
 
+    flat_ij, flat_ji = wi * n + wj, wj * n + wi
+
     def laplacian(w: _FloatArray) -> _FloatArray:
-        lap = np.zeros((n, n))
-        np.add.at(lap, (wi, wj), -w)
-        np.add.at(lap, (wj, wi), -w)
+        # (wi, wj) are distinct ordered pairs, so each bincount puts at most one weight in a cell: the
+        # same sums, in the same order, as adding (wi, wj) then (wj, wi) into zeros
+        lap: _FloatArray = np.asarray(np.bincount(flat_ij, weights=-w, minlength=n * n)
+                                      + np.bincount(flat_ji, weights=-w, minlength=n * n),
+                                      dtype=np.float64).reshape(n, n)
         lap[np.diag_indices(n)] = -lap.sum(axis=1)
         return lap
 
-    def newton_step(g: _FloatArray, w: _FloatArray) -> _FloatArray:
-        if dense:
-            out = np.asarray(np.linalg.solve(laplacian(w) + penalty * np.eye(n) + 1.0 / n, g), dtype=np.float64)
-        else:
+    structure: list[Any] = []
+
+    def sparse_system(vals: _FloatArray) -> csr_matrix:
+        """The CSR matrix of ``coo_matrix((vals, (rows, cols))).tocsr()``.
+
+        Rows ``wi, wj, 0..n-1``, columns ``wj, wi, 0..n-1``: the sparsity pattern is fixed for
+        the component, so it is found once and each step only sums ``vals`` into its slots (at
+        most two values a slot, whose sum does not depend on the order).
+        """
+        if not structure:
             rows = np.concatenate([wi, wj, np.arange(n)])
             cols = np.concatenate([wj, wi, np.arange(n)])
+            cells, slot = np.unique(rows * n + cols, return_inverse=True)
+            indptr = np.searchsorted(cells // n, np.arange(n + 1)).astype(np.int32)
+            structure.extend([slot.reshape(-1), (cells % n).astype(np.int32), indptr, cells.size])
+        slot, indices, indptr, size = structure
+        return csr_matrix((np.bincount(slot, weights=vals, minlength=size), indices, indptr), shape=(n, n))
+
+    def newton_step(g: _FloatArray, w: _FloatArray) -> _FloatArray:
+        if dense:
+            system = laplacian(w)
+            system[np.diag_indices(n)] += penalty  # L + penalty * I, then + 1/n everywhere, in place
+            system += 1.0 / n
+            out = np.asarray(np.linalg.solve(system, g), dtype=np.float64)
+        else:
             degree = np.bincount(wi, weights=w, minlength=n) + np.bincount(wj, weights=w, minlength=n)
             vals = np.concatenate([-w, -w, degree + penalty])
-            mat = coo_matrix((vals, (rows, cols)), shape=(n, n)).tocsr()
+            mat = sparse_system(vals)
             pre = diags(1.0 / np.maximum(degree + penalty, 1e-12))
             solved, _ = cg(mat, g, rtol=1e-12, atol=0.0, maxiter=10 * n, M=pre)
             out = np.asarray(solved, dtype=np.float64)
@@ -314,6 +338,21 @@ def _fit(
     with_cov: bool = True,
 ) -> tuple[_FloatArray, _FloatArray, _IntArray, int, int, float, bool]:
     """Fit every component; returns ``(b, se, component, n_components, n_iter, residual, converged)``."""
+    codes, count = np.unique(h * n_items + o, return_counts=True)
+    return _fit_codes(codes, count, n_items, penalty, tol=tol, max_iter=max_iter, raise_on_fail=raise_on_fail,
+                      with_cov=with_cov)
+
+
+def _fit_codes(
+    codes: _IntArray, count: NDArray[np.integer] | _FloatArray, n_items: int, penalty: float, *, tol: float,
+    max_iter: int, raise_on_fail: bool, with_cov: bool = True,
+) -> tuple[_FloatArray, _FloatArray, _IntArray, int, int, float, bool]:
+    """:func:`_fit` on the judgments as ascending distinct codes ``harder * n_items + other``.
+
+    With their (positive, whole) counts. Local indices keep the order of global ones, so a
+    component's codes stay ascending and distinct: the same system :func:`_fit` always solved.
+    """
+    h, o = codes // n_items, codes % n_items
     component, n_comp = _components(h, o, n_items)
     b = np.full(n_items, np.nan)
     se = np.full(n_items, np.nan)
@@ -324,10 +363,9 @@ def _fit(
         local[members] = np.arange(members.size)
         keep = local[h] >= 0
         size = members.size
-        codes, count = np.unique(local[h[keep]] * size + local[o[keep]], return_counts=True)
         bc, cov, n_iter, residual, converged = _fit_component(
-            codes // size, codes % size, count.astype(np.float64), size, penalty, tol=tol, max_iter=max_iter,
-            with_cov=with_cov,
+            local[h[keep]], local[o[keep]], np.asarray(count[keep], dtype=np.float64), size, penalty, tol=tol,
+            max_iter=max_iter, with_cov=with_cov,
         )
         if not converged and raise_on_fail:
             raise ConvergenceError("Bradley-Terry", n_iter=n_iter, residual=residual, tol=tol)
@@ -337,6 +375,23 @@ def _fit(
         worst = max(worst, residual)
         all_converged = all_converged and converged
     return b, se, component, n_comp, n_iter_total, worst, all_converged
+
+
+def _fit_weighted(
+    codes: _IntArray, inverse: _IntArray, weights: _FloatArray, n_items: int, penalty: float, *, tol: float,
+    max_iter: int,
+) -> tuple[_FloatArray, bool]:
+    """Refit on the judgments repeated ``weights`` times each; returns ``(b, converged)``.
+
+    ``weights`` are whole numbers (a resampled or split set of evaluators); the counts come
+    from the distinct ``codes`` and each judgment's index into them, the counts of the
+    concatenated rows without concatenating them.
+    """
+    count = np.bincount(inverse, weights=weights, minlength=codes.size)
+    used = count > 0
+    bb, *rest = _fit_codes(codes[used], count[used], n_items, penalty, tol=tol, max_iter=max_iter,
+                           raise_on_fail=False, with_cov=False)
+    return bb, bool(rest[-1])
 
 
 def spearman_brown(r: float, *, factor: float = 2.0) -> float:
@@ -602,13 +657,15 @@ def _human_scale(
     ci_low = np.full(n, np.nan)
     ci_high = np.full(n, np.nan)
     draws = np.full((n_boot if active.size else 0, n), np.nan)
+    # refits count each evaluator's judgments as often as the evaluator is drawn (weights)
+    codes, inverse = np.unique(h * n + o, return_inverse=True)
+    inverse = inverse.reshape(-1)
     if n_boot and active.size:
         for r in range(n_boot):
             pick = gen.choice(active, size=active.size, replace=True)
-            rows = np.concatenate([by_evaluator[k] for k in pick])
-            bb, *rest = _fit(h[rows], o[rows], n, penalty, tol=tol, max_iter=max_iter, raise_on_fail=False,
-                               with_cov=False)
-            if rest[-1]:
+            weight = np.bincount(pick, minlength=m).astype(np.float64)[e]
+            bb, ok = _fit_weighted(codes, inverse, weight, n, penalty, tol=tol, max_iter=max_iter)
+            if ok:
                 draws[r] = bb
         alpha = (1.0 - ci_level) / 2.0
         seen = np.isfinite(draws).any(axis=0)
@@ -623,10 +680,9 @@ def _human_scale(
             perm = gen.permutation(active)
             scales = []
             for part in (perm[:half], perm[half:]):
-                rows = np.concatenate([by_evaluator[k] for k in part])
-                bb, *rest = _fit(h[rows], o[rows], n, penalty, tol=tol, max_iter=max_iter, raise_on_fail=False,
-                               with_cov=False)
-                scales.append(bb if rest[-1] else np.full(n, np.nan))
+                weight = np.bincount(part, minlength=m).astype(np.float64)[e]
+                bb, ok = _fit_weighted(codes, inverse, weight, n, penalty, tol=tol, max_iter=max_iter)
+                scales.append(bb if ok else np.full(n, np.nan))
             both = np.isfinite(scales[0]) & np.isfinite(scales[1])
             x, y = scales[0][both], scales[1][both]
             if both.sum() >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:

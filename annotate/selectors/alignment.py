@@ -13,6 +13,7 @@ Selectors never import services.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +42,7 @@ ERR_CHOICE = "choice must be one of {choices}; got {value!r}"
 ERR_LEFT = "left_question_id {left} is neither question of the pair ({a}, {b})"
 
 REFERENCE_METHOD = "eip"
+_CHOICES = frozenset(Choice.values)  # Choice.values rebuilds a list on every access
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def verdict_from_display(*, choice: str, left_question_id: int, question_a_id: i
     >>> int(verdict_from_display(choice="left", left_question_id=9, question_a_id=4, question_b_id=9))
     1
     """
-    if choice not in Choice.values:
+    if choice not in _CHOICES:
         raise ValueError(ERR_CHOICE.format(choices=Choice.values, value=choice))
     if left_question_id not in (question_a_id, question_b_id):
         raise ValueError(ERR_LEFT.format(left=left_question_id, a=question_a_id, b=question_b_id))
@@ -311,14 +313,19 @@ JUDGMENT_COLUMNS = (
 
 
 def study_judgment_rows(*, study: Study) -> list[dict[str, Any]]:
-    """One dict per judgment or skip (keys :data:`JUDGMENT_COLUMNS`), by pair then evaluator.
+    """:func:`study_judgment_rows_iter` as a list."""
+    return list(study_judgment_rows_iter(study=study))
+
+
+def study_judgment_rows_iter(*, study: Study) -> Iterator[dict[str, Any]]:
+    """One dict per judgment or skip (keys :data:`JUDGMENT_COLUMNS`), by pair then evaluator,
+    read from the database in chunks (a streamed download never holds them all).
 
     Every question is named by its dataset and external id (``dataset_a`` and
     ``question_a``, ``left_dataset`` and ``left_question``, ...): two datasets
     may use the same external ids. ``verdict`` is the canonical reading ("a" =
     ``question_a`` harder, "b", or "skip"); times are ISO 8601.
     """
-    rows = []
     fields = (
         "pair_id", "pair__position", "pair__question_a_id", "pair__question_b_id", "pair__question_a__external_id",
         "pair__question_b__external_id", "pair__question_a__subject__name", "pair__question_a__dataset__name",
@@ -329,7 +336,8 @@ def study_judgment_rows(*, study: Study) -> list[dict[str, Any]]:
         "participation__platform_session_id",
     )
     queryset = (Judgment.objects.filter(pair__study=study)
-                .order_by("pair__position", "participation__created_at", "participation_id").values_list(*fields))
+                .order_by("pair__position", "participation__created_at", "participation_id").values_list(*fields)
+                .iterator(chunk_size=2000))
     names = {int(FIRST): "a", int(SECOND): "b", int(SKIP): "skip"}
     for (pair_id, position, a_id, b_id, a_ext, b_ext, subject, a_dataset, b_dataset, left_id, choice, user, field,
          level, shown_at, submitted_at, seconds, client_seconds, check, excluded_at, pid, platform_study,
@@ -338,7 +346,7 @@ def study_judgment_rows(*, study: Study) -> list[dict[str, Any]]:
         a, b = (a_dataset, a_ext), (b_dataset, b_ext)
         left, right = (a, b) if left_id == a_id else (b, a)
         harder = {FIRST: a, SECOND: b}.get(verdict, ("", ""))
-        rows.append({
+        yield {
             "study": study.name, "pair_id": pair_id, "pair_position": position, "subject": subject or "",
             "dataset_a": a_dataset, "question_a": a_ext, "dataset_b": b_dataset, "question_b": b_ext,
             "left_dataset": left[0], "left_question": left[1], "right_dataset": right[0], "right_question": right[1],
@@ -348,8 +356,7 @@ def study_judgment_rows(*, study: Study) -> list[dict[str, Any]]:
             "seconds": seconds, "client_seconds": client_seconds, "attention_check": int(check),
             "evaluator_excluded": int(excluded_at is not None), "platform_participant_id": pid,
             "platform_study_id": platform_study, "platform_session_id": platform_session,
-        })
-    return rows
+        }
 
 
 def question_metadata_by_id(*, question_ids: list[int]) -> dict[int, dict]:

@@ -23,10 +23,11 @@ they are safe to draw inside a web request.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import textwrap
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from django.utils.text import slugify
 
-from annotate.downloads import rows_csv_bytes
+from annotate.downloads import rows_csv_bytes, rows_csv_lines
 from annotate.plots import difficulty_profile_figure, human_scale_figure
 from annotate.selectors.alignment import JUDGMENT_COLUMNS
 from annotate.services.alignment.model import AlignmentReport
@@ -80,10 +81,30 @@ def judgments_csv(rows: Sequence[dict]) -> bytes:
     return rows_csv_bytes([list(JUDGMENT_COLUMNS), *([row[c] for c in JUDGMENT_COLUMNS] for row in rows)])
 
 
-def report_json(report: AlignmentReport | dict) -> bytes:
+def judgments_csv_stream(rows: Iterable[dict]) -> Iterator[bytes]:
+    """:func:`judgments_csv` as a stream of chunks (the same bytes), for a streamed download."""
+    return rows_csv_lines(itertools.chain([list(JUDGMENT_COLUMNS)], ([row[c] for c in JUDGMENT_COLUMNS]
+                                                                      for row in rows)))
+
+
+def pairs_csv_stream(report: AlignmentReport | dict) -> Iterator[bytes]:
+    """The report's pairs.csv (every pair, the same bytes as in the zip) as a stream of chunks."""
+    [table] = [t for t in csv_tables(as_report(report)) if t.key == "pairs"]
+    return rows_csv_lines(table.csv_rows())
+
+
+#: A report.json download holds at most this many pairs (a page; ``pairs_page`` says which);
+#: pairs.csv holds every pair.
+JSON_PAIRS_LIMIT = 10_000
+
+
+def report_json(report: AlignmentReport | dict, *, pairs_offset: int = 0,
+                pairs_limit: int = JSON_PAIRS_LIMIT) -> bytes:
     """``json.dumps`` of the report's JSON (UTF-8, indented; NaN is refused); it
-    holds the ``parameters`` object (:meth:`AlignmentReport.parameters`)."""
-    document = as_report(report).to_json()
+    holds the ``parameters`` object (:meth:`AlignmentReport.parameters`) and the
+    pairs ``pairs_offset`` to ``pairs_offset + pairs_limit`` (``pairs_page``):
+    every pair of a study of up to :data:`JSON_PAIRS_LIMIT` pairs."""
+    document = as_report(report).to_json(pairs_offset=pairs_offset, pairs_limit=pairs_limit)
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 

@@ -10,25 +10,26 @@ reads the (cached) typed report for the query string's parameters (``run``,
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.forms.reports import ReportParamsForm
-from annotate.http import file_response
+from annotate.http import file_response, streamed_file_response
 from annotate.labels import report_parameters_text
 from annotate.models import ScoringRun, Study
-from annotate.selectors.alignment import study_judgment_rows
+from annotate.selectors.alignment import study_judgment_rows, study_judgment_rows_iter
 from annotate.selectors.scoring import scoring_run_diagnostics, study_report_runs
 from annotate.services.alignment import AlignmentReport, report_pools_start
 from annotate.services.alignment.cache import study_alignment_report_cached
-from annotate.services.alignment.tables import page_tables
+from annotate.services.alignment.tables import PER_PAGE, page_tables
 from annotate.services.report_files import (
     CONTENT_TYPES,
     PLOTS,
-    judgments_csv,
+    judgments_csv_stream,
     judgments_file_name,
+    pairs_csv_stream,
     render_plot,
     report_csv,
     report_file_name,
@@ -68,14 +69,17 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, study)
     if isinstance(report, HttpResponse):
         return report
-    query = request.GET.urlencode()
+    params = request.GET.copy()
+    pages = {key: _page_number(params.pop(f"{key}_page", ["1"])[-1]) for key in PER_PAGE}
+    query = params.urlencode()
     suffix = f"?{query}" if query else ""
 
     def plot_url(name: str, fmt: str) -> str:
         return reverse("annotate:study_report_plot", kwargs={"study_id": study_id, "name": name, "fmt": fmt}) + suffix
 
     context = {
-        "study": study, "report": report, "tables": page_tables(report), "suffix": suffix,
+        "study": study, "report": report, "tables": page_tables(report, pages=pages), "suffix": suffix,
+        "page_query": f"{query}&" if query else "",
         "parameters": report_parameters_text(report.parameters()),
         "run_diagnostics": scoring_run_diagnostics(pk=report.run.id),
         "form": _params_form(request.GET or None, study),
@@ -84,12 +88,30 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     return render(request, "annotate/reports/report.html", context)
 
 
+def _page_number(raw: str) -> int:
+    """A 1-based page number from the query string; anything else is page 1."""
+    return int(raw) if raw.isdigit() and int(raw) >= 1 else 1
+
+
 @study_access_required
 def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
+    """report.json; a study of more than ``JSON_PAIRS_LIMIT`` pairs gets one page of pairs
+    (``?pairs_offset=``, 0-based; ``pairs_page`` in the document), pairs.csv has them all."""
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    return file_response(report_json(report), file_name=report_file_name(report, "report", ext="json"))
+    offset = request.GET.get("pairs_offset", "0")
+    return file_response(report_json(report, pairs_offset=int(offset) if offset.isdigit() else 0),
+                         file_name=report_file_name(report, "report", ext="json"))
+
+
+@study_access_required
+def study_report_pairs_csv(request: HttpRequest, study_id: int) -> StreamingHttpResponse | HttpResponse:
+    """Every pair of the report as a tidy CSV (the zip's pairs.csv), streamed."""
+    report = _report(request, get_object_or_404(Study, pk=study_id))
+    if isinstance(report, HttpResponse):
+        return report
+    return streamed_file_response(pairs_csv_stream(report), file_name=report_file_name(report, "pairs", ext="csv"))
 
 
 @study_access_required
@@ -130,9 +152,11 @@ def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
 
 
 @study_access_required
-def study_judgments_csv(request: HttpRequest, study_id: int) -> HttpResponse:
+def study_judgments_csv(request: HttpRequest, study_id: int) -> StreamingHttpResponse:
+    """Every judgment of the study, streamed from the database as it is written."""
     study = get_object_or_404(Study, pk=study_id)
-    return file_response(judgments_csv(study_judgment_rows(study=study)), file_name=judgments_file_name(study_id))
+    return streamed_file_response(judgments_csv_stream(study_judgment_rows_iter(study=study)),
+                                  file_name=judgments_file_name(study_id))
 
 
 @study_access_required

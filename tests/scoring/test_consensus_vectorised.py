@@ -84,3 +84,27 @@ def test_it_rejects_codes_that_are_not_judgments():
         leave_one_out_verdicts([[0, 2]])
     with pytest.raises(ValueError, match="2-D integer array"):
         leave_one_out_verdicts([0, 1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_an_integer_array_of_judgments_gives_the_consensus_of_the_list(seed):
+    from scoring.consensus import consensus
+
+    human = _random_study(np.random.default_rng(seed), 7, 40, 0.3, 0.1)
+    e, p = np.nonzero(human != UNDEFINED)
+    triples = [(int(pp), int(ee), int(human[ee, pp])) for ee, pp in zip(e, p, strict=True)]
+    from_list = consensus(triples, min_votes=2)
+    from_array = consensus(np.array(triples, dtype=np.int64), min_votes=2)
+    assert from_array.pairs == from_list.pairs
+    assert len(from_array.pairs) == len({t[0] for t in triples})
+
+
+def test_an_integer_array_is_checked_like_a_list():
+    from scoring.consensus import consensus
+
+    with pytest.raises(ValueError, match=r"judgments\[1\] has the verdict 2; verdicts must be FIRST \(0\)"):
+        consensus(np.array([[1, 1, 0], [1, 2, 2]]))
+    with pytest.raises(ValueError, match=r"more than one judgment for \(pair 4, evaluator 9\)$"):
+        consensus(np.array([[4, 9, 0], [5, 9, 1], [4, 9, 1]]))
+    with pytest.raises(ValueError, match=r"must be a \(n_judgments, 3\) array"):
+        consensus(np.array([[4, 9]]))

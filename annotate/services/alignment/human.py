@@ -33,9 +33,7 @@ from annotate.services.alignment.model import (
     MethodInfo,
     MethodSummary,
     OthersAgreement,
-    PairConsensus,
-    PairRow,
-    QuestionRef,
+    PairRows,
     TieWeight,
 )
 from scoring import (
@@ -70,7 +68,8 @@ def _votes_only(v: np.ndarray) -> list:
 
 def study_consensus(data: StudyData, *, min_votes: int, tie_rule: str) -> tuple[ConsensusResult, np.ndarray]:
     """The consensus and its verdict per study pair (``UNDEFINED`` when none)."""
-    result = consensus(list(data.judgments), min_votes=min_votes, tie_rule=tie_rule)
+    result = consensus(np.array(data.judgments, dtype=np.int64).reshape(-1, 3), min_votes=min_votes,
+                       tie_rule=tie_rule)
     judged = {p.pair_id for p in result.pairs}
     verdicts = np.array(
         [int(result[p.pair_id].verdict) if p.pair_id in judged else int(UNDEFINED) for p in data.pairs],
@@ -81,38 +80,54 @@ def study_consensus(data: StudyData, *, min_votes: int, tie_rule: str) -> tuple[
 
 def pair_rows(
     data: StudyData, result: ConsensusResult, method_verdicts: dict[str, np.ndarray]
-) -> tuple[PairRow, ...]:
-    """One record per study pair: questions, consensus with vote counts, method verdicts."""
-    judged = {p.pair_id for p in result.pairs}
+) -> PairRows:
+    """One record per study pair (column-wise): questions, consensus with vote counts, method verdicts."""
+    n = len(data.pairs)
     names = {e.participation_id: e.pseudonym for e in data.evaluators}
-    rows = []
-    for j, p in enumerate(data.pairs):
-        if p.pair_id in judged:
-            c = result[p.pair_id]
-            cons = PairConsensus(
-                verdict=None if c.winner is None else verdict_name(c.winner),
-                method=c.method, votes_a=c.votes_first, votes_b=c.votes_second, n_skips=c.n_skips,
-                reason=c.reason, weight_a=c.weight_first, weight_b=c.weight_second,
-                tie_weights=tuple(TieWeight(evaluator=names[e], vote=verdict_name(v), weight=w)
-                                  for e, v, w in c.tie_weights),
-            )
-        else:
-            cons = PairConsensus(verdict=None, method="no_consensus", votes_a=0, votes_b=0, n_skips=0,
-                                 reason=REASON_NOT_JUDGED, weight_a=None, weight_b=None, tie_weights=())
-        rows.append(PairRow(
-            pair_id=p.pair_id, position=p.position, subject=p.subject,
-            question_a=QuestionRef(id=p.question_a_id, dataset=p.dataset_a, external_id=p.external_a),
-            question_b=QuestionRef(id=p.question_b_id, dataset=p.dataset_b, external_id=p.external_b),
-            consensus=cons,
-            methods={k: verdict_name(v[j]) for k, v in method_verdicts.items()},
-        ))
-    return tuple(rows)
+    columns: dict[str, list] = {k: [] for k in (*PairRows.INT, *PairRows.TEXT, *PairRows.FLOAT)}
+    for p in data.pairs:
+        for k, v in (("pair_id", p.pair_id), ("position", p.position), ("question_a", p.question_a_id),
+                     ("question_b", p.question_b_id), ("subject", p.subject), ("dataset_a", p.dataset_a),
+                     ("external_a", p.external_a), ("dataset_b", p.dataset_b), ("external_b", p.external_b)):
+            columns[k].append(v)
+    votes_a, votes_b, skips = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    verdict = np.full(n, None, dtype=object)
+    method = np.full(n, "no_consensus", dtype=object)
+    reason = np.full(n, REASON_NOT_JUDGED, dtype=object)
+    weight_a, weight_b = np.full(n, np.nan), np.full(n, np.nan)
+    ties = {}
+    col_of = {p.pair_id: j for j, p in enumerate(data.pairs)}
+    for c in result.pairs:
+        j = col_of[c.pair_id]
+        votes_a[j], votes_b[j], skips[j] = c.votes_first, c.votes_second, c.n_skips
+        verdict[j] = None if c.winner is None else verdict_name(c.winner)
+        method[j], reason[j] = c.method, c.reason
+        if c.weight_first is not None:
+            weight_a[j] = c.weight_first
+        if c.weight_second is not None:
+            weight_b[j] = c.weight_second
+        if c.tie_weights:
+            ties[j] = tuple(TieWeight(evaluator=names[e], vote=verdict_name(v), weight=w) for e, v, w in c.tie_weights)
+    columns.update(votes_a=votes_a, votes_b=votes_b, n_skips=skips, verdict=verdict, method=method, reason=reason,
+                   weight_a=weight_a, weight_b=weight_b)
+    methods = {k: _names(v) for k, v in method_verdicts.items()}
+    return PairRows(columns=columns, tie_weights=ties, methods=methods)
 
 
-def consensus_counts(rows: tuple[PairRow, ...]) -> ConsensusCounts:
+def _names(codes: np.ndarray) -> np.ndarray:
+    """Verdict names of an array of verdict codes (``verdict_name`` element-wise)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    out = np.empty(codes.size, dtype=object)
+    for code in np.unique(codes).tolist():
+        out[codes == code] = verdict_name(code)
+    return out
+
+
+def consensus_counts(rows: PairRows) -> ConsensusCounts:
     counts = {"majority": 0, "tie_resolved": 0, "no_consensus": 0}
-    for r in rows:
-        counts[r.consensus.method] += 1
+    names, n = np.unique(rows.columns["method"].astype(str), return_counts=True)
+    for name, k in zip(names.tolist(), n.tolist(), strict=True):
+        counts[name] += k
     return ConsensusCounts(**counts, n_pairs=len(rows), n_decided=counts["majority"] + counts["tie_resolved"])
 
 

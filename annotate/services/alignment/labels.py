@@ -58,6 +58,8 @@ SPEARMAN_SCOPE = "labelled questions of the run in the study's datasets and subj
 REASON_NO_AUTO_LABEL = "no question of the study has a 'level' or 'mmlu_level' label in its metadata"
 REASON_NO_LABEL = "no question of the study has a usable {key!r} label in its metadata"
 REASON_NO_LABEL_PAIR = "no pair in this scope has two labelled questions with different labels"
+HIGHER_HARDER = "higher = harder"  # the human-label analysis's words (annotate.services.analyses.human_labels)
+HIGHER_EASIER = "higher = easier"
 
 
 def label_value(raw) -> float | None:
@@ -173,8 +175,37 @@ def _same_subject_pairs(data: StudyData) -> np.ndarray:
     return np.concatenate(blocks).astype(np.int64) if blocks else np.empty((0, 2), dtype=np.int64)
 
 
+#: Bootstrap replicates of the label analysis (the human-label analysis kind's default).
+LABEL_N_BOOT = 200
+
+
+def label_analysis(data: StudyData, *, key: str, higher_is_harder: bool, margin: float,
+                   seed: int) -> tuple[dict, int | None]:
+    """The human-label analysis (:func:`annotate.services.analyses.human_labels.human_labels`) of
+    metadata column ``key`` on the report's run: every labelled question of the run, the given
+    direction, margins 0 and ``margin``, tie counts and bootstrap intervals. A stored finished
+    analysis with exactly these parameters is read; otherwise the same function computes it.
+    Returns ``(result document, stored analysis run id or None)``."""
+    from annotate.models import AnalysisKind
+    from annotate.selectors.analyses import analysis_run_by_params_key
+    from annotate.services.analyses.human_labels import human_labels
+    from annotate.services.analyses.params import check_params, params_key
+
+    params = check_params(AnalysisKind.HUMAN_LABELS, {
+        "label": f"metadata:{key}", "label_higher_is_harder": higher_is_harder, "margin": margin,
+        "n_boot": LABEL_N_BOOT, "run": data.run.pk, "seed": seed % 2**32,
+    })
+    response_set = data.run.response_set
+    stored = analysis_run_by_params_key(
+        params_key=params_key(AnalysisKind.HUMAN_LABELS, response_set.pk, params))
+    if stored is not None and isinstance(stored.result, dict) and stored.result.get("methods") is not None:
+        return stored.result, stored.pk
+    return human_labels(response_set, params, lambda fraction, message: None), None
+
+
 def label_section(
-    data: StudyData, cons: np.ndarray, *, label_key: str | None, available: list[str]
+    data: StudyData, cons: np.ndarray, *, label_key: str | None, available: list[str],
+    higher_is_harder: bool = True, margin: float = 0.2, seed: int = 0,
 ) -> LabelSection:
     """Each method (and the consensus) against a human difficulty label.
 
@@ -188,13 +219,24 @@ def label_section(
         study question carries.
     available : list of str
         Method keys to score.
+    higher_is_harder : bool, default True
+        The label's direction; False for a label that grows with ease (a
+        solve rate): the study-question scopes and Spearman read it negated.
+    margin : float, default 0.2
+        The analysis's second label margin (besides 0).
+    seed : int, default 0
+        Bootstrap seed of the analysis (taken modulo 2**32).
 
     Returns
     -------
     LabelSection
-        The report's ``labels`` section: agreement and kappa per method on
-        two scopes (:data:`SCOPE_TEXT`), the consensus against the label on
-        the study pairs, and Spearman's rho of each method with the label.
+        The report's ``labels`` section. Its headline figures are the
+        human-label analysis (``analysis``: every labelled question of the
+        run, both margins, tie counts, intervals; the same document as the
+        analysis kind ``human_labels``). Kept beside it, on the study's own
+        questions: agreement and kappa per method on two scopes
+        (:data:`SCOPE_TEXT`), the consensus against the label on the study
+        pairs, and Spearman's rho of each method with the label.
     """
     metadata = question_metadata_by_id(question_ids=data.question_ids.tolist())
     key = label_key
@@ -206,7 +248,9 @@ def label_section(
             "scopes": {}, "spearman": {}, "spearman_scope": SPEARMAN_SCOPE}
     if key is None:
         return LabelSection(**base, undefined_reason=REASON_NO_AUTO_LABEL)
-    labels = np.array([_labels_of(metadata.get(int(q)), key) for q in data.question_ids], dtype=np.float64)
+    base["direction"] = HIGHER_HARDER if higher_is_harder else HIGHER_EASIER
+    sign = 1.0 if higher_is_harder else -1.0
+    labels = sign * np.array([_labels_of(metadata.get(int(q)), key) for q in data.question_ids], dtype=np.float64)
     if not np.isfinite(labels).any():
         return LabelSection(**base, undefined_reason=REASON_NO_LABEL.format(key=key))
     base["n_questions_labelled"] = int(np.isfinite(labels).sum())
@@ -215,13 +259,15 @@ def label_section(
                                   description=SCOPE_TEXT[SCOPE_STUDY_PAIRS]),
         SCOPE_ALL_PAIRS: _all_pairs_scope(data, labels, available),
     }
-    base["spearman"] = _spearman(data, key, available)
+    base["spearman"] = _spearman(data, key, available, sign=sign)
+    base["analysis"], base["analysis_run"] = label_analysis(data, key=key, higher_is_harder=higher_is_harder,
+                                                            margin=margin, seed=seed)
     return LabelSection(**base, undefined_reason=None)
 
 
-def _spearman(data: StudyData, key: str, available: list[str]) -> dict[str, Correlation]:
+def _spearman(data: StudyData, key: str, available: list[str], *, sign: float = 1.0) -> dict[str, Correlation]:
     rows = run_label_rows(run=data.run, study=data.study)
-    labels = np.array([_labels_of(r[0], key) for r in rows], dtype=np.float64)
+    labels = sign * np.array([_labels_of(r[0], key) for r in rows], dtype=np.float64)
     out = {}
     for m in (m for m in report_methods() if m.key in available):
         # values within the method's tie tolerance rank as ties (noise never orders them)

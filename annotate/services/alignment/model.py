@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-#: How a human difficulty label is read (annotate.services.alignment.labels): higher = harder.
+#: How a human difficulty label is read (annotate.services.alignment.labels): higher = harder, or easier.
 LABEL_DIRECTION = "higher_is_harder"
+LABEL_DIRECTION_EASIER = "higher_is_easier"
 #: Field metadata: leave the key out of the JSON when the value is None.
 OMIT_NONE = {"omit_none": True}
 
@@ -44,6 +46,8 @@ class _Json:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, PairRows):
+        return value.to_json()
     if isinstance(value, _Json):
         return value.to_json()
     if isinstance(value, dict):
@@ -60,7 +64,7 @@ def _build(hint: Any, value: Any) -> Any:
     if origin in (typing.Union, types.UnionType):
         options = [a for a in typing.get_args(hint) if a is not type(None)]
         return _build(options[0], value) if len(options) == 1 else value
-    if isinstance(hint, type) and issubclass(hint, _Json):
+    if isinstance(hint, type) and issubclass(hint, _Json | PairRows):
         return hint.from_json(value)
     if origin is tuple:
         args = typing.get_args(hint)
@@ -228,6 +232,8 @@ class Parameters(_Json):
     size_thresholds: tuple[float, ...]
     label_key: str | None
     method_tie_rule: str
+    label_higher_is_harder: bool = True
+    label_margin: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -285,6 +291,115 @@ class PairRow(_Json):
     question_b: QuestionRef
     consensus: PairConsensus
     methods: dict[str, str]
+
+
+class PairRows(Sequence[PairRow]):
+    """The report's pairs column-wise: one array per field, so a study of
+    hundreds of thousands of pairs holds a few arrays instead of five Python
+    objects per pair. Reads like a tuple of :class:`PairRow` (``len``,
+    indexing, slicing to a list, iteration); each row is built when asked
+    for. ``to_json(offset, limit)`` gives one page of rows as JSON.
+
+    Columns (length ``n_pairs``, study order): ``pair_id``, ``position``,
+    ``question_a``/``question_b`` (database ids), ``votes_a``, ``votes_b``,
+    ``n_skips`` (int64); ``subject``, ``dataset_a``, ``external_a``,
+    ``dataset_b``, ``external_b``, ``verdict`` ("a", "b" or None),
+    ``method``, ``reason`` (object); ``weight_a``, ``weight_b`` (float64,
+    NaN = None); ``tie_weights`` maps a row to its non-empty tie weights;
+    ``methods`` maps a method key to its verdict names (object array).
+    """
+
+    INT = ("pair_id", "position", "question_a", "question_b", "votes_a", "votes_b", "n_skips")
+    TEXT = ("subject", "dataset_a", "external_a", "dataset_b", "external_b", "verdict", "method", "reason")
+    FLOAT = ("weight_a", "weight_b")
+
+    def __init__(self, *, columns: dict[str, Any], tie_weights: dict[int, tuple[TieWeight, ...]],
+                 methods: dict[str, Any]) -> None:
+        import numpy as np
+
+        self.columns = {k: np.asarray(columns[k], dtype=np.int64) for k in self.INT}
+        self.columns.update({k: np.asarray(columns[k], dtype=object) for k in self.TEXT})
+        self.columns.update({k: np.asarray(columns[k], dtype=np.float64) for k in self.FLOAT})
+        self.tie_weights = tie_weights
+        self.methods = {k: np.asarray(v, dtype=object) for k, v in methods.items()}
+
+    def __len__(self) -> int:
+        return int(self.columns["pair_id"].size)
+
+    @typing.overload
+    def __getitem__(self, index: int) -> PairRow: ...
+
+    @typing.overload
+    def __getitem__(self, index: slice) -> list[PairRow]: ...
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._row(i) for i in range(*index.indices(len(self)))]
+        n = len(self)
+        i = int(index) + n if int(index) < 0 else int(index)
+        if not 0 <= i < n:
+            raise IndexError(f"pair row {index} out of range (0..{n - 1})")
+        return self._row(i)
+
+    def __iter__(self):
+        return (self._row(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PairRows | tuple | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _row(self, i: int) -> PairRow:
+        c = self.columns
+        wa, wb = float(c["weight_a"][i]), float(c["weight_b"][i])
+        return PairRow(
+            pair_id=int(c["pair_id"][i]), position=int(c["position"][i]), subject=c["subject"][i],
+            question_a=QuestionRef(id=int(c["question_a"][i]), dataset=c["dataset_a"][i],
+                                   external_id=c["external_a"][i]),
+            question_b=QuestionRef(id=int(c["question_b"][i]), dataset=c["dataset_b"][i],
+                                   external_id=c["external_b"][i]),
+            consensus=PairConsensus(
+                verdict=c["verdict"][i], method=c["method"][i], votes_a=int(c["votes_a"][i]),
+                votes_b=int(c["votes_b"][i]), n_skips=int(c["n_skips"][i]), reason=c["reason"][i],
+                weight_a=None if wa != wa else wa, weight_b=None if wb != wb else wb,
+                tie_weights=self.tie_weights.get(i, ()),
+            ),
+            methods={k: v[i] for k, v in self.methods.items()},
+        )
+
+    def to_json(self, offset: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+        """Rows ``offset`` to ``offset + limit`` (all from ``offset`` without a limit) as JSON."""
+        stop = len(self) if limit is None else min(len(self), offset + limit)
+        return [self._row(i).to_json() for i in range(max(0, offset), stop)]
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[PairRow]) -> PairRows:
+        """Columns of ``rows`` (a report read back from JSON, or hand-built rows)."""
+        columns: dict[str, list] = {k: [] for k in (*cls.INT, *cls.TEXT, *cls.FLOAT)}
+        keys = list(rows[0].methods) if rows else []
+        methods: dict[str, list] = {k: [] for k in keys}
+        ties = {}
+        for i, r in enumerate(rows):
+            c = r.consensus
+            for k, v in (("pair_id", r.pair_id), ("position", r.position), ("question_a", r.question_a.id),
+                         ("question_b", r.question_b.id), ("votes_a", c.votes_a), ("votes_b", c.votes_b),
+                         ("n_skips", c.n_skips), ("subject", r.subject), ("dataset_a", r.question_a.dataset),
+                         ("external_a", r.question_a.external_id), ("dataset_b", r.question_b.dataset),
+                         ("external_b", r.question_b.external_id), ("verdict", c.verdict), ("method", c.method),
+                         ("reason", c.reason), ("weight_a", float("nan") if c.weight_a is None else c.weight_a),
+                         ("weight_b", float("nan") if c.weight_b is None else c.weight_b)):
+                columns[k].append(v)
+            if c.tie_weights:
+                ties[i] = tuple(c.tie_weights)
+            for k in keys:
+                methods[k].append(r.methods[k])
+        return cls(columns=columns, tie_weights=ties, methods=methods)
+
+    @classmethod
+    def from_json(cls, data: list[dict[str, Any]]) -> PairRows:
+        return cls.from_rows([PairRow.from_json(d) for d in data])
 
 
 @dataclass(frozen=True)
@@ -416,6 +531,13 @@ class LabelSection(_Json):
     spearman: dict[str, Correlation]
     spearman_scope: str
     undefined_reason: str | None
+    #: "higher = harder" or "higher = easier" (None without a label).
+    direction: str | None = field(default=None, metadata=OMIT_NONE)
+    #: The human-label analysis of the label over every labelled question of the run
+    #: (annotate.services.analyses.human_labels; its result document), None without a label.
+    analysis: dict | None = field(default=None, metadata=OMIT_NONE)
+    #: The stored analysis run it was read from; None when computed for this report.
+    analysis_run: int | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True)
@@ -548,7 +670,7 @@ class AlignmentReport(_Json):
     run: RunInfo
     params: Parameters
     methods: tuple[MethodInfo, ...]
-    pairs: tuple[PairRow, ...]
+    pairs: PairRows
     consensus: ConsensusCounts
     evaluators: tuple[EvaluatorRow, ...]
     method_summary: dict[str, MethodSummary]
@@ -580,17 +702,27 @@ class AlignmentReport(_Json):
 
         Keys: ``study``, ``scoring_run``, ``min_votes``, ``tie_rule``,
         ``label_key`` (the label used, given or autodetected; None when none),
-        ``label_direction`` (``"higher_is_harder"``; None without a label),
+        ``label_direction`` (``"higher_is_harder"`` or ``"higher_is_easier"``; None without a label),
         ``n_boot``, ``bootstrap_seed``.
         """
         return {
             "study": self.study.id, "scoring_run": self.run.id, "min_votes": self.params.min_votes,
             "tie_rule": self.params.tie_rule, "label_key": self.labels.key,
-            "label_direction": LABEL_DIRECTION if self.labels.key else None,
+            "label_direction": None if not self.labels.key else (
+                LABEL_DIRECTION if self.params.label_higher_is_harder else LABEL_DIRECTION_EASIER),
             "n_boot": self.params.n_boot, "bootstrap_seed": self.params.bootstrap_seed,
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, pairs_offset: int = 0, pairs_limit: int | None = None) -> dict[str, Any]:
         """The document of ``annotate/report_schema.json``: every field, plus
-        ``parameters`` (:meth:`parameters`; ignored by ``from_json``)."""
-        return {**super().to_json(), "parameters": self.parameters()}
+        ``parameters`` (:meth:`parameters`; ignored by ``from_json``) and
+        ``pairs_page`` (which rows ``pairs`` holds: ``offset``, ``count``,
+        ``total``). ``pairs`` holds every pair unless ``pairs_limit`` is
+        given (a large study's download pages them; pairs.csv has them all)."""
+        full = pairs_offset == 0 and (pairs_limit is None or pairs_limit >= len(self.pairs))
+        swapped = self if full else dataclasses.replace(self, pairs=PairRows.from_rows([]))
+        out = {**_Json.to_json(swapped), "parameters": self.parameters()}
+        if not full:
+            out["pairs"] = self.pairs.to_json(pairs_offset, pairs_limit)
+        out["pairs_page"] = {"offset": pairs_offset, "count": len(out["pairs"]), "total": len(self.pairs)}
+        return out

@@ -3,6 +3,7 @@
 (``to_json()``) is documented in ``annotate/report_schema.json``."""
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 
@@ -31,7 +32,10 @@ from scoring import SKIP
 #: 3: kappa, alpha and Fleiss on pairs are orientation-free (each pair counted in both orders; kappa
 #: = 2 p_o - 1 over the pairs both decided); method_summary adds agreement_excluding_ties.
 #: 2: the pools section reads a stored analysis (adds status, analysis_run, computed_at, note).
-SCHEMA_VERSION = 4
+#: 5: pairs_page (the JSON download pages the pairs of a large study); labels.analysis (the
+#: human-label analysis over every labelled question of the run: both margins, ties, intervals),
+#: labels.direction, params.label_higher_is_harder and params.label_margin.
+SCHEMA_VERSION = 5
 METHOD_TIE_RULE = "a method tie or undefined verdict on a scored pair counts as a miss"
 TIE_RULES = ("evaluator_weight", "none")
 CI_LEVEL = 0.95
@@ -43,6 +47,8 @@ ERR_MIN_VOTES = "min_votes must be an integer >= 1; got {value!r}"
 ERR_TIE_RULE = "tie_rule must be one of {choices}; got {value!r}"
 ERR_N_BOOT = "n_boot must be an integer >= 1; got {value!r}"
 ERR_LABEL_KEY = "label_key must be a non-empty string or None; got {value!r}"
+ERR_LABEL_DIRECTION = "label_higher_is_harder must be True or False; got {value!r}"
+ERR_LABEL_MARGIN = "label_margin must be a finite number >= 0; got {value!r}"
 ERR_RNG = "rng must be a numpy Generator, a non-negative int seed or None; got {value!r}"
 
 
@@ -72,13 +78,16 @@ def study_alignment_report(
     n_boot: int = 2000,
     size_thresholds: Sequence[float] = (10, 70),
     label_key: str | None = None,
+    label_higher_is_harder: bool = True,
+    label_margin: float = 0.2,
     rng: np.random.Generator | int | None = 0,
 ) -> dict:
     """The report's JSON document (``annotate/report_schema.json``):
     ``alignment_report_compute(...).to_json()`` with the same arguments."""
     return alignment_report_compute(
         study=study, run=run, min_votes=min_votes, tie_rule=tie_rule, n_boot=n_boot,
-        size_thresholds=size_thresholds, label_key=label_key, rng=rng,
+        size_thresholds=size_thresholds, label_key=label_key, label_higher_is_harder=label_higher_is_harder,
+        label_margin=label_margin, rng=rng,
     ).to_json()
 
 
@@ -91,6 +100,8 @@ def alignment_report_compute(
     n_boot: int = 2000,
     size_thresholds: Sequence[float] = (10, 70),
     label_key: str | None = None,
+    label_higher_is_harder: bool = True,
+    label_margin: float = 0.2,
     rng: np.random.Generator | int | None = 0,
 ) -> AlignmentReport:
     """How well each difficulty method agrees with the study's human judgments.
@@ -114,6 +125,11 @@ def alignment_report_compute(
     label_key : str, optional
         ``Question.metadata`` key holding a human difficulty label; default:
         ``level`` or ``mmlu_level``, whichever the study's questions carry.
+    label_higher_is_harder : bool, default True
+        The label's direction (False for a solve rate).
+    label_margin : float, default 0.2
+        The label section's second margin (besides 0): a pair counts when
+        its labels differ by more than the margin.
     rng : numpy.random.Generator, int or None, default 0
         Bootstrap randomness. An int seeds every method's bootstrap alike
         (the same resampled pairs for each method); a Generator supplies one
@@ -165,6 +181,11 @@ def alignment_report_compute(
     thresholds = check_thresholds(size_thresholds)
     if label_key is not None and (not isinstance(label_key, str) or not label_key.strip()):
         raise ValueError(ERR_LABEL_KEY.format(value=label_key))
+    if not isinstance(label_higher_is_harder, bool):
+        raise ValueError(ERR_LABEL_DIRECTION.format(value=label_higher_is_harder))
+    if isinstance(label_margin, bool) or not isinstance(label_margin, (int, float)) \
+            or not math.isfinite(label_margin) or label_margin < 0:
+        raise ValueError(ERR_LABEL_MARGIN.format(value=label_margin))
     seed = _seed(rng)
 
     started = time.perf_counter()
@@ -188,7 +209,8 @@ def alignment_report_compute(
                     created_at=run.created_at.isoformat(), params=run.params),
         params=Parameters(min_votes=min_votes, tie_rule=tie_rule, n_boot=n_boot, ci_level=CI_LEVEL,
                           bootstrap_seed=seed, size_thresholds=thresholds, label_key=label_key,
-                          method_tie_rule=METHOD_TIE_RULE),
+                          method_tie_rule=METHOD_TIE_RULE, label_higher_is_harder=label_higher_is_harder,
+                          label_margin=float(label_margin)),
         methods=methods,
         pairs=pairs,
         consensus=human.consensus_counts(pairs),
@@ -199,7 +221,8 @@ def alignment_report_compute(
         mcnemar=mcnemar,
         irr=human.inter_rater(data),
         pools=pools,
-        labels=label_section(data, cons, label_key=label_key, available=available),
+        labels=label_section(data, cons, label_key=label_key, available=available,
+                             higher_is_harder=label_higher_is_harder, margin=float(label_margin), seed=seed),
         profiles=profile_section(data),
         timing=Timing(human_s=t_human - started, pools_s=t_pools - t_human, total_s=time.perf_counter() - started),
         excluded_evaluators=tuple(

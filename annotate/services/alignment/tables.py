@@ -14,7 +14,7 @@ page's wide tables 2 and kappa (methods x evaluators) are the long tidy
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -75,6 +75,13 @@ class Table:
     notes: tuple[str, ...] = field(default_factory=tuple)
     on_page: bool = True
     in_csv: bool = True
+    #: A large table's CSV rows (raw values, every row) when ``rows`` holds one page only.
+    raw_rows: Callable[[], Iterable[Sequence]] | None = None
+    #: Rows in the whole table and where ``rows`` starts in it (``None``: ``rows`` is the whole table).
+    total_rows: int | None = None
+    offset: int = 0
+    #: The page of a paginated page table (:func:`page_tables`); None = every row shown.
+    page: Page | None = None
 
     @property
     def file_name(self) -> str:
@@ -103,9 +110,46 @@ class Table:
         shown = self._shown()
         return [tuple(row[i] for i in shown) for row in self.rows]
 
-    def csv_rows(self) -> list[list]:
-        """One header row of column keys, then the raw values (None = blank)."""
-        return [[c.key for c in self.columns], *([cell.value for cell in row] for row in self.rows)]
+    def csv_rows(self) -> Iterator[list]:
+        """One header row of column keys, then the raw values (None = blank) of every row."""
+        yield [c.key for c in self.columns]
+        if self.raw_rows is not None:
+            yield from (list(row) for row in self.raw_rows())
+        else:
+            yield from ([cell.value for cell in row] for row in self.rows)
+
+    @property
+    def n_rows(self) -> int:
+        """Rows of the whole table (``rows`` may be one page of it)."""
+        return len(self.rows) if self.total_rows is None else self.total_rows
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a paginated table: 1-based ``number`` of ``n_pages``, rows ``first``..``last`` (1-based)."""
+
+    number: int
+    n_pages: int
+    first: int
+    last: int
+    total: int
+
+    @property
+    def previous(self) -> int | None:
+        return self.number - 1 if self.number > 1 else None
+
+    @property
+    def next(self) -> int | None:
+        return self.number + 1 if self.number < self.n_pages else None
+
+
+def page_of(total: int, number: int, per_page: int) -> Page:
+    """Page ``number`` (clamped to 1..n_pages) of ``total`` rows, ``per_page`` a page."""
+    n_pages = max(1, -(-total // per_page))
+    number = min(max(1, number), n_pages)
+    first = (number - 1) * per_page
+    return Page(number=number, n_pages=n_pages, first=first + 1 if total else 0, last=min(total, first + per_page),
+                total=total)
 
 
 # --- cells ----------------------------------------------------------------------------
@@ -524,6 +568,80 @@ def pool_table(report: AlignmentReport) -> Table:
     )
 
 
+LABEL_ANALYSIS_NOTE = ("Every same-subject pair of labelled questions of the run whose labels differ by more than the "
+                       "margin (not only the study's questions); label ties: same-subject pairs left out because their "
+                       "labels differ by at most the margin. Agreement counts method ties and undefined verdicts as "
+                       "misses; excl. ties is over the pairs the method decided; kappa = 2 p_o - 1. Intervals: "
+                       "percentile bootstrap resampling questions.")
+
+
+def label_analysis_table(report: AlignmentReport) -> Table:
+    """The label section's headline figures: the human-label analysis over every labelled
+    question of the run, one row per method and margin (:func:`~annotate.services.alignment.labels.label_analysis`)."""
+    labels = report.labels
+    analysis = labels.analysis
+    rows = []
+    known = {m.key: m.label for m in report.methods}
+    for m in (analysis or {}).get("methods", ()):
+        rho = m["spearman"]
+        no_rho = rho.get("undefined_reason") or "undefined"
+        for p in m["pairs"]:
+            excl = p["agreement_excluding_ties"]
+            rows.append((
+                text(m["method"]), text(known.get(m["method"], m["method"])), dec(p["margin"]), count(p["n_pairs"]),
+                count(p["n_label_ties"]), count(p["n_agree"]), count(p["n_disagree"]), count(p["n_method_ties"]),
+                count(p["n_undefined"]), pct(p["agreement"], "no scored pair"),
+                *interval(p["agreement_ci"], "no bootstrap"),
+                pct(excl, EXCL_TIES), *interval(p["agreement_excluding_ties_ci"], "no bootstrap"),
+                dec(p["kappa"], EXCL_TIES), *interval(p["kappa_ci"], "no bootstrap", scale=1.0, digits=2),
+                dec(rho["value"], no_rho), *interval(m["spearman_ci"], "no bootstrap", scale=1.0, digits=2),
+                count(m["n_questions"]),
+            ))
+    notes = [LABEL_ANALYSIS_NOTE]
+    if analysis is not None:
+        notes.insert(0, f"Label {labels.key!r} ({analysis['label_direction']}): {analysis['n_questions_labelled']:,} "
+                        f"of the run's {analysis['n_questions_run']:,} questions labelled; "
+                        f"{analysis['n_boot']} bootstrap replicates"
+                        + (f"; read from the stored analysis {labels.analysis_run}" if labels.analysis_run else "")
+                        + ".")
+        if analysis.get("undefined_reason"):
+            notes.append(f"No label analysis: {analysis['undefined_reason']}.")
+    elif labels.undefined_reason:
+        notes.append(f"No label analysis: {labels.undefined_reason}.")
+    return Table(
+        key="labels_analysis",
+        title=(f"Against the human difficulty label {labels.key!r}: every labelled question" if labels.key
+               else "Human difficulty label: every labelled question"),
+        columns=(
+            _METHOD, _METHOD_LABEL,
+            Column("margin", "Margin", "label units", "a pair counts when its labels differ by more than this"),
+            Column("n_pairs", "Pairs", COUNT, "same-subject pairs of labelled questions scored at this margin"),
+            Column("n_label_ties", "Label ties", COUNT, "same-subject labelled pairs within the margin (left out)"),
+            Column("n_agree", "Agree", COUNT, "pairs the method orders as the label does"),
+            Column("n_disagree", "Disagree", COUNT, "pairs the method orders the other way"),
+            Column("n_method_ties", "Method ties", COUNT, "pairs within the method's tie tolerance"),
+            Column("n_undefined", "Undefined", COUNT, "pairs with a question the method has no value for"),
+            Column("agreement", "Agreement %", FRACTION, "n_agree / pairs (ties as misses)"),
+            Column("agreement_ci_low", "low", FRACTION, "bootstrap interval, low end"),
+            Column("agreement_ci_high", "high", FRACTION, "bootstrap interval, high end"),
+            Column("agreement_excluding_ties", "Excl. ties %", FRACTION, "n_agree / (n_agree + n_disagree)"),
+            Column("agreement_excluding_ties_ci_low", "low", FRACTION, "bootstrap interval, low end"),
+            Column("agreement_excluding_ties_ci_high", "high", FRACTION, "bootstrap interval, high end"),
+            Column("kappa", "κ", KAPPA, "2 * agreement excluding ties - 1"),
+            Column("kappa_ci_low", "κ low", KAPPA, "bootstrap interval, low end", on_page=False),
+            Column("kappa_ci_high", "κ high", KAPPA, "bootstrap interval, high end", on_page=False),
+            Column("spearman", "Spearman ρ", "correlation in [-1, 1]",
+                   "Spearman correlation of the method with the label over the labelled questions"),
+            Column("spearman_ci_low", "ρ low", "correlation in [-1, 1]", "bootstrap interval, low end",
+                   on_page=False),
+            Column("spearman_ci_high", "ρ high", "correlation in [-1, 1]", "bootstrap interval, high end",
+                   on_page=False),
+            Column("n_questions", "Questions", COUNT, "labelled questions of the run"),
+        ),
+        rows=tuple(rows), notes=tuple(notes),
+    )
+
+
 def label_table(report: AlignmentReport) -> Table:
     labels = report.labels
     scopes = labels.scopes
@@ -551,7 +669,8 @@ def label_table(report: AlignmentReport) -> Table:
         notes.append(f"No label analysis: {labels.undefined_reason}.")
     return Table(
         key="labels",
-        title=f"Against the human difficulty label {labels.key!r}" if labels.key else "Human difficulty label",
+        title=(f"Against the human difficulty label {labels.key!r}: the study's own questions" if labels.key
+               else "Human difficulty label: the study's own questions"),
         columns=(
             _METHOD, _METHOD_LABEL,
             Column("agreement_study_pairs", "Study pairs %", FRACTION,
@@ -574,11 +693,15 @@ def label_table(report: AlignmentReport) -> Table:
     )
 
 
-def pairs_table(report: AlignmentReport) -> Table:
-    """One row per pair: votes, skips, the consensus and how it was reached, each method's verdict."""
+def pairs_table(report: AlignmentReport, offset: int = 0, limit: int | None = None) -> Table:
+    """One row per pair: votes, skips, the consensus and how it was reached, each method's verdict.
+
+    ``rows`` holds pairs ``offset`` to ``offset + limit`` (the page's cells);
+    the CSV (``raw_rows``) has every pair, written from the report's columns."""
     methods = report.available
     rows = []
-    for p in report.pairs:
+    stop = len(report.pairs) if limit is None else min(len(report.pairs), offset + limit)
+    for p in report.pairs[offset:stop]:
         c = p.consensus
         weights = (not_applicable(),) * 2 if c.weight_a is None else (dec(c.weight_a), dec(c.weight_b))
         rows.append((
@@ -591,16 +714,17 @@ def pairs_table(report: AlignmentReport) -> Table:
             *(text(p.methods[m.key]) for m in methods),
         ))
     verdict = "'a' = question a is harder, 'b' = question b, 'tie', or 'undefined'"
+    several = len(report.study.datasets) != 1  # one dataset: its name is in the notes, not on every row
     return Table(
         key="pairs", title="Pairs: votes, consensus and each method's verdict",
         columns=(
             Column("pair_id", "Pair id", "", "pair id", on_page=False),
             Column("position", "#", "", "position of the pair in the study (1 = first)"),
             Column("subject", "Subject", "", "subject of the pair's questions"),
-            Column("dataset_a", "Dataset a", "", "dataset of question a"),
+            Column("dataset_a", "Dataset a", "", "dataset of question a", on_page=several),
             Column("question_a", "Question a", "", "external id of question a in dataset_a"),
             Column("question_a_pk", "Question a key", "", "database key of question a on this site", on_page=False),
-            Column("dataset_b", "Dataset b", "", "dataset of question b"),
+            Column("dataset_b", "Dataset b", "", "dataset of question b", on_page=several),
             Column("question_b", "Question b", "", "external id of question b in dataset_b"),
             Column("question_b_pk", "Question b key", "", "database key of question b on this site", on_page=False),
             Column("votes_a", "Votes a", COUNT, "votes calling question a harder"),
@@ -612,11 +736,28 @@ def pairs_table(report: AlignmentReport) -> Table:
             Column("weight_b", "Weight b", "weight", "summed evaluator weights for 'b' (vote ties only)"),
             *(Column(f"verdict_{m.key}", m.label, "", f"{m.label}'s verdict: {verdict}") for m in methods),
         ),
-        rows=tuple(rows),
-        notes=("A question is named by its dataset and external id (two datasets may share external ids).",
+        rows=tuple(rows), raw_rows=lambda: _pair_csv_rows(report), total_rows=len(report.pairs), offset=offset,
+        notes=(*(() if several else (f"Every question is from the dataset {report.study.datasets[0]!r} (the CSV "
+                                     "names it on every row).",)),
+               "A question is named by its dataset and external id (two datasets may share external ids).",
                "'a' = question a is harder. A vote tie is resolved by evaluator weights (agreement with the "
                "others' majority on their other pairs); 'Weight a/b' are the summed weights of each side.",),
     )
+
+
+def _pair_csv_rows(report: AlignmentReport) -> Iterator[list]:
+    """The pairs table's raw values, every pair, from the report's columns (no cells built)."""
+    c = report.pairs.columns
+    keys = ("pair_id", "position", "subject", "dataset_a", "external_a", "question_a", "dataset_b", "external_b",
+            "question_b", "votes_a", "votes_b", "n_skips", "verdict", "method", "weight_a", "weight_b")
+    columns = [c[k].tolist() for k in keys]
+    columns[1] = [x + 1 for x in columns[1]]
+    for k in (2, 3, 4, 6, 7, 12, 13):  # text cells: blank = None, as ``text`` and ``code`` write them
+        columns[k] = [x or None for x in columns[k]]
+    for k in (14, 15):
+        columns[k] = [None if w != w else w for w in columns[k]]
+    columns += [[x or None for x in report.pairs.methods[m.key].tolist()] for m in report.available]
+    yield from zip(*columns, strict=True)
 
 
 def _utc_time(iso: str) -> Cell:
@@ -815,19 +956,43 @@ def human_scale_evaluators_table(report: AlignmentReport) -> Table:
 
 TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
     table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, excluded_table,
-    irr_table, pool_table, label_table, pairs_table, human_scale_summary_table, human_scale_methods_table,
-    human_scale_table, human_scale_evaluators_table,
+    irr_table, pool_table, label_analysis_table, label_table, pairs_table, human_scale_summary_table,
+    human_scale_methods_table, human_scale_table, human_scale_evaluators_table,
 )
 
 
-def report_tables(report: AlignmentReport) -> list[Table]:
-    """Every table of the report, in page order (page-only and CSV-only ones included)."""
-    return [build(report) for build in TABLES]
+def report_tables(report: AlignmentReport, *, pairs_offset: int = 0, pairs_limit: int | None = None) -> list[Table]:
+    """Every table of the report, in page order (page-only and CSV-only ones included); the
+    pairs table's cells for pairs ``pairs_offset`` to ``pairs_offset + pairs_limit`` only (its
+    CSV has every pair)."""
+    return [pairs_table(report, pairs_offset, pairs_limit) if build is pairs_table else build(report)
+            for build in TABLES]
 
 
-def page_tables(report: AlignmentReport) -> dict[str, Table]:
-    """The tables the page shows, by key, with their notes merged."""
-    return {t.key: replace(t, notes=merged_notes(t.notes)) for t in report_tables(report) if t.on_page}
+#: Rows a page of a paginated table shows, by table key (the page is server-side: only
+#: these rows are built and sent).
+PER_PAGE = {"pairs": 100, "evaluators": 50}
+
+
+def page_tables(report: AlignmentReport, *, pages: dict[str, int] | None = None) -> dict[str, Table]:
+    """The tables the page shows, by key, with their notes merged; the tables of
+    :data:`PER_PAGE` show page ``pages[key]`` (1-based, clamped; default 1)."""
+    pages = pages or {}
+    per = PER_PAGE["pairs"]
+    pairs_page = page_of(len(report.pairs), pages.get("pairs", 1), per)
+    out = {}
+    for t in report_tables(report, pairs_offset=(pairs_page.number - 1) * per, pairs_limit=per):
+        if not t.on_page:
+            continue
+        if t.key == "pairs":
+            t = replace(t, page=pairs_page)
+        elif t.key in PER_PAGE:
+            page = page_of(len(t.rows), pages.get(t.key, 1), PER_PAGE[t.key])
+            start = (page.number - 1) * PER_PAGE[t.key]
+            t = replace(t, rows=t.rows[start:start + PER_PAGE[t.key]], total_rows=len(t.rows), offset=start,
+                        page=page)
+        out[t.key] = replace(t, notes=merged_notes(t.notes))
+    return out
 
 
 #: Meaning of each report parameter (:meth:`AlignmentReport.parameters`), for the codebook.
@@ -837,7 +1002,7 @@ PARAMETER_COLUMNS = {
     "min_votes": ("fewest votes (skips excluded) a pair needs for a consensus", COUNT),
     "tie_rule": ("how an exact vote tie is resolved: evaluator_weight or none", ""),
     "label_key": ("question metadata key of the human difficulty label; blank = no label", ""),
-    "label_direction": ("how the label is read: higher_is_harder; blank = no label", ""),
+    "label_direction": ("how the label is read: higher_is_harder or higher_is_easier; blank = no label", ""),
     "n_boot": ("bootstrap replicates of the intervals", COUNT),
     "bootstrap_seed": ("seed of the bootstrap", ""),
 }
@@ -851,12 +1016,15 @@ def with_parameters(table: Table, parameters: dict) -> Table:
     columns = tuple(Column(key, key, PARAMETER_COLUMNS[key][1], PARAMETER_COLUMNS[key][0], on_page=False)
                     for key in parameters)
     cells = tuple(Cell(value, "" if value is None else str(value)) for value in parameters.values())
+    raw = table.raw_rows
+    values = tuple(parameters.values())
     return replace(table, columns=(*table.columns, *columns), rows=tuple((*row, *cells) for row in table.rows),
-                   notes=(*table.notes, PARAMETERS_NOTE))
+                   notes=(*table.notes, PARAMETERS_NOTE),
+                   raw_rows=None if raw is None else (lambda: ((*row, *values) for row in raw())))
 
 
 def csv_tables(report: AlignmentReport) -> list[Table]:
     """The tables written as tidy CSV files (``<key>.csv``), each ending with the
     report's parameters as constant columns (:func:`with_parameters`)."""
     parameters = report.parameters()
-    return [with_parameters(t, parameters) for t in report_tables(report) if t.in_csv]
+    return [with_parameters(t, parameters) for t in report_tables(report, pairs_limit=0) if t.in_csv]

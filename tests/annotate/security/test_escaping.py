@@ -121,7 +121,8 @@ def test_judgment_exports_guard_formulas(cast, via):
     if via == "site":
         client = Client()
         client.force_login(rita)
-        content = client.get(reverse("annotate:study_judgments_csv", kwargs={"study_id": study.pk})).content
+        response = client.get(reverse("annotate:study_judgments_csv", kwargs={"study_id": study.pk}))
+        content = b"".join(response.streaming_content)
     else:
         client = Client(HTTP_AUTHORIZATION=f"Token {api_token_create(user=rita)[1]}")
         url = reverse("annotate:api_study_judgments", kwargs={"study_id": study.pk})

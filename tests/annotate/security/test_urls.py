@@ -224,6 +224,7 @@ ACCESS: dict[str, Access] = {
     "annotate:study_report_zip": STUDY_PAGE,
     "annotate:study_report_pools": STUDY_QUEUE,
     "annotate:study_judgments_csv": STUDY_PAGE,
+    "annotate:study_report_pairs_csv": STUDY_PAGE,
     "annotate:study_report_plot": STUDY_PAGE,
     # analyses (queued in the fixture)
     "annotate:analyses": RESEARCHER_PAGE,

@@ -21,7 +21,8 @@ from tests.annotate.services.alignment.test_pools_stored import pool_study, stor
 pytestmark = pytest.mark.django_db
 TOL = 1e-12
 TABLES = ("agreement.csv", "consensus.csv", "evaluators.csv", "excluded_evaluators.csv", "irr.csv", "pools.csv",
-          "labels.csv", "pairs.csv", "human_scale_summary.csv", "human_scale_methods.csv", "human_scale.csv",
+          "labels_analysis.csv", "labels.csv", "pairs.csv", "human_scale_summary.csv", "human_scale_methods.csv",
+          "human_scale.csv",
           "human_scale_evaluators.csv")
 
 

@@ -183,13 +183,14 @@ def test_the_command_writes_the_bundle_and_sums_it_up(study, tmp_path):
     names = sorted(p.name for p in (tmp_path / "bundle").iterdir())
     # the files of report.zip, the zip itself and the plots (issue 11: one tidy CSV per table and a codebook)
     tables = ["agreement.csv", "consensus.csv", "evaluators.csv", "excluded_evaluators.csv", "irr.csv", "pools.csv",
-              "labels.csv", "pairs.csv", "human_scale_summary.csv", "human_scale_methods.csv", "human_scale.csv",
+              "labels_analysis.csv", "labels.csv", "pairs.csv", "human_scale_summary.csv", "human_scale_methods.csv",
+              "human_scale.csv",
               "human_scale_evaluators.csv"]
     assert names == sorted([*tables, "report.json", "parameters.json", "judgments.csv", "codebook.md", "report.zip",
                             *(f"{n}.{f}" for n in PLOTS for f in ("png", "svg"))])
     summary = out.getvalue().strip()
     assert summary == (f"study 'Hand': 4 pairs, 4 evaluators; EIP agrees with the consensus on 100.0% of 4 pairs "
-                       f"(kappa 1.00); model pools not computed yet; wrote 27 files to {tmp_path / 'bundle'}")
+                       f"(kappa 1.00); model pools not computed yet; wrote 28 files to {tmp_path / 'bundle'}")
     saved = json.loads((tmp_path / "bundle" / "report.json").read_text())
     assert saved["params"]["n_boot"] == 50
 

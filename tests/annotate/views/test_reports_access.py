@@ -98,7 +98,8 @@ def test_downloads_have_the_right_types_and_names(cast):
     stem = f"study-{study.pk}_run-{study.scoring_run_id}_minvotes-1_ties-evaluator-weight_boot-20-seed-0_label-none"
     assert csv["Content-Disposition"] == f'attachment; filename="{stem}_report.csv"'
     judgments = client.get(reverse("annotate:study_judgments_csv", kwargs=kw))
-    assert not judgments.content.startswith(BOM) and judgments.content.count(b"\r\n") == 14
+    body = b"".join(judgments.streaming_content)  # streamed from the database
+    assert not body.startswith(BOM) and body.count(b"\r\n") == 14
     svg = client.get(reverse("annotate:study_report_plot", kwargs={**kw, "name": "agreement", "fmt": "svg"})
                      + "?n_boot=20")
     assert svg["Content-Type"] == "image/svg+xml" and svg["Content-Disposition"].startswith("inline")

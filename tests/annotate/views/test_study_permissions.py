@@ -26,6 +26,7 @@ PLOT_KW = {"name": "agreement", "fmt": "png"}
 STUDY_GETS = (
     ("study_manage", {}), ("study_edit", {}), ("study_status_confirm", {}), ("study_report", {}),
     ("study_report_json", {}), ("study_report_csv", {}), ("study_report_zip", {}), ("study_judgments_csv", {}),
+    ("study_report_pairs_csv", {}),
     ("study_report_plot", PLOT_KW),
 )
 #: Every researcher write on one study (POST), with the data that would succeed for its owner.

@@ -105,7 +105,7 @@ PAIR_SIDES = [("alpha", "q1", "beta", "q1"), ("alpha", "q2", "beta", "q1"), ("al
 def test_the_report_json_names_each_side_of_a_pair_by_its_dataset(shared):
     study, _, questions, _, api = shared
     report = api.get(reverse("annotate:api_study_report", kwargs={"study_id": study.pk}), {"n_boot": 10}).json()
-    assert report["schema_version"] == 4
+    assert report["schema_version"] == 5
     got = [(p["question_a"]["dataset"], p["question_a"]["external_id"], p["question_b"]["dataset"],
             p["question_b"]["external_id"]) for p in report["pairs"]]
     assert got == PAIR_SIDES
@@ -146,7 +146,8 @@ def test_judgments_name_every_question_by_dataset_in_csv_and_api(shared):
     assert [{k: r[k] for k in keys} for r in api.get(url).json()["judgments"]] == expected
     for response in (api.get(url, {"format": "csv"}),
                      staff.get(reverse("annotate:study_judgments_csv", kwargs={"study_id": study.pk}))):
-        rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8"))))
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        rows = list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
         assert list(rows[0]) == list(JUDGMENT_COLUMNS)
         assert [{k: r[k] for k in keys} for r in rows] == expected
         assert response["Content-Disposition"] == f'attachment; filename="study-{study.pk}_judgments.csv"'

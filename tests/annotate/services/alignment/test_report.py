@@ -246,7 +246,7 @@ def test_the_report_is_plain_json_and_reproducible():
     first = study_alignment_report(study=study, n_boot=300, rng=7)
     second = study_alignment_report(study=study, n_boot=300, rng=7)
     text = json.dumps(first, allow_nan=False)
-    assert json.loads(text)["schema_version"] == 4  # 4: questions by dataset and id, parameters, skipped by one
+    assert json.loads(text)["schema_version"] == 5  # 5: pairs_page, the label analysis; 4: questions by dataset and id
     for key in ("generated_at", "timing"):
         first.pop(key), second.pop(key)
     assert first == second
