@@ -340,3 +340,8 @@ if not DEBUG:
     LOGGING["root"] = {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")}
 
 EIP_SHARED_DATA = env_str("EIP_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data"))
+
+# Response-set matrices (annotate/services/matrix_store.py): one Zarr v3 store per
+# response set under this folder; the database keeps questions, models and which
+# row/column of the matrix each one is. Back it up with the database.
+EIP_STORE_DIR = Path(env_str("EIP_STORE_DIR", str(BASE_DIR / "response_store")))

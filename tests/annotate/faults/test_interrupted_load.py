@@ -30,9 +30,10 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
 from annotate.services import loading
 from bench.bench_load_study import PREPARE, ROOT, run_django
+from tests.annotate.factories import n_stored_responses
 
 N_QUESTIONS, N_MODELS, BATCH = 100, 6, 100  # 600 responses = 6 batches
 DATASET = "interrupted-bench"
@@ -50,7 +51,7 @@ def write_long_csv(path: Path) -> Path:
 def leftovers() -> tuple[int, ...]:
     return (
         ResponseSet.objects.count(),
-        Response.objects.count(),
+        n_stored_responses(),
         Question.objects.filter(dataset__name=DATASET).count(),
         LanguageModel.objects.filter(name__startswith="llm-").count(),
         Dataset.objects.filter(name=DATASET).count(),
