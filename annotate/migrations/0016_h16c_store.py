@@ -27,7 +27,8 @@ def _cells(schema_editor, table: str, response_set_id: int) -> np.ndarray:
         cursor.execute(
             f"SELECT {quote('question_id')}, {quote('model_id')}, {quote('credit')} FROM {quote(table)} "
             f"WHERE {quote('response_set_id')} = %s", [response_set_id])
-        flat = np.fromiter(chain.from_iterable(iter(lambda: cursor.fetchmany(FETCH), [])), dtype=np.float64)
+        batches = iter(lambda: cursor.fetchmany(FETCH), [])
+        flat = np.fromiter(chain.from_iterable(chain.from_iterable(batches)), dtype=np.float64)
     return flat.reshape(-1, 3)
 
 

@@ -78,7 +78,8 @@ class CompactMatrix:
     ----------
     R : ndarray of uint8 or float32, shape (n_questions, n_models)
         uint8 0/1 when the selection is binary and fully observed; otherwise
-        float32 credit with NaN = not observed. ``scoring.eip`` takes either
+        float32 credit with NaN = not observed (float64 when the set's partial
+        credits are not all exact in float32). ``scoring.eip`` takes either
         and streams it in blocks.
     question_ids, model_ids, question_datasets, question_subjects : ndarray of int64
         As in :class:`ResponseMatrix`.
@@ -209,7 +210,7 @@ def response_matrix_compact(
     Same parameters, ids, order and errors as :func:`response_matrix`; ``R``
     is the stored uint8 matrix when the selection is binary and fully
     observed (1 byte per cell: 2 GB for 1,000,000 x 2,000), otherwise float32
-    with NaN = not observed (an integer matrix cannot say "missing"; see
+    (float64 when the stored credit is float64) with NaN = not observed (an integer matrix cannot say "missing"; see
     ``scoring.eip``, which treats NaN as not observed and streams either dtype
     in blocks). ``np.asarray(compact.R, dtype=float)`` equals
     ``response_matrix(...).R`` cell for cell.
@@ -218,7 +219,7 @@ def response_matrix_compact(
     stored = selection.read()
     R = stored.credit
     if stored.observed is not None:
-        R = R.astype(np.float32)
+        R = R.astype(np.result_type(R.dtype, np.float32))
         R[~stored.observed] = np.nan
     return CompactMatrix(*selection.finish(R, stored.observed))
 

@@ -24,8 +24,10 @@ Layout (``LAYOUT_VERSION`` 1)
     <EIP_STORE_DIR>/response-set-<pk>.zarr/     a Zarr v3 group
         zarr.json       attributes: layout, response_set, n_questions, n_models,
                         n_observed, credit_dtype, fully_observed
-        credit/         (n_questions, n_models) uint8 (0/1, binary sets) or
-                        float32 (partial credit in [0, 1]); 0 where not observed
+        credit/         (n_questions, n_models) uint8 (0/1, binary sets),
+                        float32 (partial credit, every value exact in float32:
+                        0.5, 0.25, ...) or float64 (any other partial credit:
+                        kept exact, so scores never move); 0 where not observed
         observed/       (n_questions, n_models) bool, True = observed
     <EIP_STORE_DIR>/.tmp/response-set-<pk>-<token>.zarr   while a load writes it
 
@@ -44,7 +46,7 @@ attributes lets a reader skip reading it.
 A missing cell is neither a success nor a failure (EIP paper, section 2.2):
 its credit byte is 0 and must always be read together with the mask
 (:func:`read_dense` gives float64 with NaN; :func:`read_compact` gives uint8
-when fully observed, else float32 with NaN).
+when fully observed, else float32 or float64 with NaN).
 
 Atomicity: a load writes into a temporary directory under ``.tmp/`` and
 :func:`store_publish` renames it into place (one ``os.replace`` on the same
@@ -78,13 +80,14 @@ CREDIT = "credit"
 OBSERVED = "observed"
 BINARY_DTYPE = np.dtype(np.uint8)
 PARTIAL_DTYPE = np.dtype(np.float32)
+EXACT_DTYPE = np.dtype(np.float64)
 TEMP_FOLDER = ".tmp"
 
 ERR_SHAPE = "{what} has shape {shape}; the store's matrix is {expected}"
 ERR_NOT_BINARY = "credit dtype uint8 holds 0/1 only; got the value {value!r}"
 ERR_CREDIT = "credit {value!r} is not in [0, 1]"
 ERR_MISSING = "no matrix store at {path} (response set {pk})"
-ERR_DTYPE = "credit dtype must be uint8 (binary) or float32 (partial credit); got {dtype}"
+ERR_DTYPE = "credit dtype must be uint8 (binary), float32 or float64 (partial credit); got {dtype}"
 
 
 def store_root() -> Path:
@@ -110,11 +113,14 @@ def temp_store_path(response_set: Any) -> Path:
 
 
 def credit_dtype(credits: np.ndarray) -> np.dtype:
-    """uint8 when every credit is 0 or 1, else float32."""
+    """The smallest lossless dtype: uint8 when every credit is 0 or 1, float32 when
+    every credit is a float32 exactly (0.5, 0.25, ...), else float64."""
     values = np.asarray(credits)
     if values.size == 0 or bool(np.all((values == 0) | (values == 1))):
         return BINARY_DTYPE
-    return PARTIAL_DTYPE
+    if bool(np.all(values.astype(PARTIAL_DTYPE).astype(values.dtype) == values)):
+        return PARTIAL_DTYPE
+    return EXACT_DTYPE
 
 
 class MatrixWriter:
@@ -127,7 +133,8 @@ class MatrixWriter:
     n_questions, n_models : int
         The matrix shape.
     dtype : numpy dtype
-        ``uint8`` (binary) or ``float32`` (partial credit).
+        ``uint8`` (binary), ``float32`` or ``float64`` (partial credit; see
+        :func:`credit_dtype`).
     response_set : int, optional
         Recorded in the attributes.
     """
@@ -136,7 +143,7 @@ class MatrixWriter:
                  response_set: int | None = None) -> None:
         import zarr
         self.dtype = np.dtype(dtype)
-        if self.dtype not in (BINARY_DTYPE, PARTIAL_DTYPE):
+        if self.dtype not in (BINARY_DTYPE, PARTIAL_DTYPE, EXACT_DTYPE):
             raise ValueError(ERR_DTYPE.format(dtype=self.dtype))
         self.path = Path(path)
         self.shape = (int(n_questions), int(n_models))
@@ -186,7 +193,7 @@ class MatrixWriter:
             if bad.any():
                 raise ValueError(ERR_NOT_BINARY.format(value=credit[bad].flat[0].item()))
             return credit.astype(BINARY_DTYPE, copy=False)
-        values = credit.astype(PARTIAL_DTYPE, copy=False)
+        values = credit.astype(self.dtype, copy=False)
         bad = ~((values >= 0) & (values <= 1))
         if bad.any():
             raise ValueError(ERR_CREDIT.format(value=values[bad].flat[0].item()))
@@ -314,7 +321,7 @@ class StoredMatrix:
 def read_matrix(path: Path, *, rows: np.ndarray | None = None, columns: np.ndarray | None = None) -> StoredMatrix:
     """Read a store (or the given rows and columns of it, in the given order).
 
-    Returns the credit in its stored dtype (uint8 or float32) and the
+    Returns the credit in its stored dtype (uint8, float32 or float64) and the
     observed mask (None when the selection is fully observed).
     """
     group = _open_group(path)
@@ -341,12 +348,13 @@ def read_compact(path: Path, *, rows: np.ndarray | None = None, columns: np.ndar
 
     uint8 0/1 when the selection is binary and fully observed (``scoring.eip``
     streams it in blocks); otherwise float32 with NaN where not observed
-    (``eip`` treats NaN as not observed; integer dtypes cannot say "missing").
+    (``eip`` treats NaN as not observed; integer dtypes cannot say "missing"),
+    or float64 when the stored credit is float64.
     """
     stored = read_matrix(path, rows=rows, columns=columns)
     if stored.observed is None:
         return stored.credit
-    compact = stored.credit.astype(np.float32)
+    compact = stored.credit.astype(np.result_type(stored.credit.dtype, np.float32))
     compact[~stored.observed] = np.nan
     return compact
 
