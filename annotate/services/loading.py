@@ -595,8 +595,9 @@ def _cell_diagnostics(responses: pd.DataFrame) -> dict[str, int]:
     import pandas as pd
     if responses.empty:
         return {"n_cells": 0, "n_missing": 0, "n_low_coverage": 0, "n_components": 0}
-    questions = pd.MultiIndex.from_frame(responses[["dataset", "external_id"]])
-    question_index, question_keys = pd.factorize(questions)
+    dataset_index, _ = pd.factorize(responses["dataset"])
+    external_index, external_keys = pd.factorize(responses["external_id"])
+    question_index, question_keys = pd.factorize(dataset_index.astype(np.int64) * len(external_keys) + external_index)
     model_index, model_keys = pd.factorize(responses["model"])
     d = cell_diagnostics(question_index, model_index, n_questions=len(question_keys), n_models=len(model_keys))
     return {"n_cells": d.n_cells, "n_missing": d.n_missing, "n_low_coverage": d.n_low_coverage,
