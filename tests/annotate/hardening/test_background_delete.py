@@ -101,9 +101,9 @@ def test_responses_go_in_batches_and_the_counts_are_exact(catalog):
     AnalysisRun.objects.create(kind="pools", response_set=catalog.response_set, params_key="k" * 64)
     with CaptureQueriesContext(connection) as queries:
         outcome = response_set_delete(response_set_id=catalog.response_set.pk, batch=7)
-    bounded = [q["sql"] for q in queries if q["sql"].startswith('DELETE FROM "annotate_response"')
-               and '"annotate_response"."id" <=' in q["sql"]]
-    assert len(bounded) == 4  # 30 responses in batches of 7: four bounded by a highest id, then the last 2
+    bounded = [q["sql"] for q in queries if q["sql"].startswith('DELETE FROM "annotate_responsesetquestion"')
+               and '"annotate_responsesetquestion"."id" <=' in q["sql"]]
+    assert len(bounded) == 1  # 10 question rows (30 responses) in batches of 7: one bounded by a highest id, then 3
     assert (outcome.response_set, outcome.n_responses) == (str(catalog.response_set), 30)
     assert n_stored_responses(other.response_set) == 12
     assert n_stored_responses() == 12

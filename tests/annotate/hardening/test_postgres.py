@@ -120,7 +120,7 @@ def test_a_load_refreshes_the_planner_statistics_of_the_membership_table(tmp_pat
 
 def test_the_response_set_question_index_exists():
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'response_set_question'")
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'response_set_question_unique'")
         (definition,) = cursor.fetchone()
     assert definition.endswith("(response_set_id, question_id)")
 
