@@ -23,7 +23,9 @@ Rules
 - Cells are never database rows: the matrix (uint8 for 0/1 credit, float32
   for partial credit, plus the observed mask) is written a block of rows at a
   time. Row order is the order in which the file first names each question
-  (a wide file's row order), column order the order of its models.
+  (a wide file's row order), column order the order of its models. The
+  parsers still hand over the whole long form (a pandas table, checked as a
+  whole): only the writing is in blocks; streaming the parse is not done yet.
 - A plan is checked once: a load given the preview's plan writes it as is
   while the catalog stamp (count and highest id of datasets, subjects,
   questions, models and response sets) is unchanged, and checks again
