@@ -16,7 +16,7 @@ creates its questions:
 
 Columns: ``parse s`` (read and check the files), ``load s``
 (:func:`annotate.services.loading.response_set_load`: every check, catalog
-rows, response set and responses in one transaction), ``rows/s`` = observed
+rows, response set, membership rows and its matrix store), ``rows/s`` = observed
 rows / (parse + load) and ``write rows/s`` = rows / load. Medians over the
 repeats (2 of each; ``--quick``: 100,000 rows, one repeat).
 """

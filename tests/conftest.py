@@ -25,3 +25,15 @@ def shared_data() -> Path:
             pytest.fail(f"shared data folder {path} is missing in CI (set EIP_SHARED_DATA)")
         pytest.skip(f"shared data folder {path} not found; set EIP_SHARED_DATA to run this test")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _matrix_store_dir(tmp_path_factory, monkeypatch):
+    """Every test writes response-set matrix stores into its own folder (setting
+    ``EIP_STORE_DIR``; also in the environment, for subprocesses)."""
+    from django.conf import settings
+
+    path = tmp_path_factory.mktemp("store")
+    monkeypatch.setattr(settings, "EIP_STORE_DIR", path, raising=False)
+    monkeypatch.setenv("EIP_STORE_DIR", str(path))
+    return path

@@ -24,7 +24,7 @@ from annotate.forms.uploads import ConfirmLoadForm, ResponseUploadForm, ScoreNow
 from annotate.jsonsafe import BoundedJSONDecoder
 from annotate.loaders.base import LoadError, Problem
 from annotate.loaders.tabular import shorten_quoted
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject, UploadState
+from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject, UploadState
 from annotate.selectors.uploads import response_set_models, upload_job_get
 from annotate.services.human import response_set_mark_human
 from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
@@ -89,21 +89,6 @@ class LanguageModelAdmin(admin.ModelAdmin):
     @admin.display(description="guessed from the name")
     def inferred(self, obj: LanguageModel) -> str:
         return ", ".join(obj.metadata.get("inferred", [])) if isinstance(obj.metadata, dict) else ""
-
-
-@admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
-    list_display = ["response_set", "model", "question", "credit"]
-    list_filter = ["response_set"]
-    list_select_related = ["response_set", "model", "question"]
-    raw_id_fields = ["response_set", "model", "question"]
-    show_full_result_count = False
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 @admin.register(ResponseSet)

@@ -1,4 +1,8 @@
-"""What admins load: benchmarks, questions, language models and their responses."""
+"""What admins load: benchmarks, questions, language models and their responses.
+
+A response set's cells live in its matrix store
+(:mod:`annotate.services.matrix_store`), not in rows; the database keeps which
+question is which row and which model which column."""
 from __future__ import annotations
 
 from django.conf import settings
@@ -92,8 +96,8 @@ class ResponseSetStatus(models.TextChoices):
 
 
 class ResponseSet(models.Model):
-    """One upload of model responses. A load writes its responses in batches while
-    the set is ``loading``; every selector hides it until one short final
+    """One upload of model responses. A load writes its matrix store and membership
+    rows while the set is ``loading``; every selector hides it until one short final
     transaction marks it ``loaded``, and a failed load removes it. A re-upload
     of identical bytes is refused by ``checksum``; a changed file under the
     same name is an explicit new ``version``."""
@@ -110,7 +114,7 @@ class ResponseSet(models.Model):
     status = models.CharField(max_length=20, choices=ResponseSetStatus.choices, default=ResponseSetStatus.LOADED)
     n_questions = models.PositiveIntegerField(default=0)
     n_models = models.PositiveIntegerField(default=0)
-    n_responses = models.PositiveIntegerField(default=0)
+    n_responses = models.PositiveBigIntegerField(default=0, help_text="observed cells of the matrix")
     options = models.JSONField(default=dict, blank=True, help_text="Loader options (columns, metric, ...)")
     summary = models.JSONField(default=dict, blank=True, help_text="Warnings and counts from the load")
     loader = models.CharField(max_length=120, blank=True, help_text="host:pid of the process loading it")
@@ -130,26 +134,40 @@ class ResponseSet(models.Model):
         return f"{self.name} v{self.version}"
 
 
-class Response(models.Model):
-    """Credit in [0, 1] that a model got on a question, within one response set.
-    A missing row means "not observed", never a failure."""
+class ResponseSetQuestion(models.Model):
+    """Question ``question`` is row ``row`` of the matrix of ``response_set``.
 
-    response_set = models.ForeignKey(ResponseSet, on_delete=models.CASCADE, related_name="responses")
-    model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="responses")
-    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="responses")
-    credit = models.FloatField()
+    The cells themselves live in the set's matrix store
+    (:mod:`annotate.services.matrix_store`); a question has a row when the set
+    holds at least one response to it."""
+
+    response_set = models.ForeignKey(ResponseSet, on_delete=models.CASCADE, related_name="question_rows")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="response_set_rows")
+    row = models.PositiveIntegerField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["response_set", "model", "question"], name="response_unique_per_set"
-            ),
-            models.CheckConstraint(
-                condition=Q(credit__gte=0.0) & Q(credit__lte=1.0), name="response_credit_in_unit_interval"
-            ),
+            models.UniqueConstraint(fields=["response_set", "question"], name="response_set_question_unique"),
+            models.UniqueConstraint(fields=["response_set", "row"], name="response_set_row_unique"),
         ]
-        # The matrix of a response set reads its responses by question.
-        indexes = [models.Index(fields=["response_set", "question"], name="response_set_question")]
 
     def __str__(self) -> str:
-        return f"{self.model_id}/{self.question_id}={self.credit}"
+        return f"{self.response_set_id}[{self.row}]={self.question_id}"
+
+
+class ResponseSetModel(models.Model):
+    """Model ``model`` is column ``column`` of the matrix of ``response_set``
+    (it has at least one response in the set)."""
+
+    response_set = models.ForeignKey(ResponseSet, on_delete=models.CASCADE, related_name="model_columns")
+    model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="response_set_columns")
+    column = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["response_set", "model"], name="response_set_model_unique"),
+            models.UniqueConstraint(fields=["response_set", "column"], name="response_set_column_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.response_set_id}[:, {self.column}]={self.model_id}"

@@ -118,7 +118,7 @@ def distinct_groups(*, response_set: ResponseSet, group_by: str) -> int:
     (``"subject"``, questions without one count as one group) the questions
     answered in ``response_set`` fall in."""
     field = {"dataset": "dataset_id", "subject": "subject_id"}[group_by]
-    return (Question.objects.filter(responses__response_set=response_set)
+    return (Question.objects.filter(response_set_rows__response_set=response_set)
             .values_list(field, flat=True).distinct().order_by().count())
 
 

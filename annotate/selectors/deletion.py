@@ -17,7 +17,7 @@ class DeleteCounts:
         Questions and models with a response in the set (as loaded). The
         questions and models themselves are kept: they belong to the catalog.
     n_responses : int
-        Response rows deleted.
+        Responses (observed cells of its matrix store) deleted.
     n_scoring_runs, n_analysis_runs : int
         Runs on the set, deleted with their results.
     blocking_studies : tuple of str

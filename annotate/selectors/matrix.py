@@ -1,20 +1,24 @@
-"""Read a response set out of the database as the response matrix of :mod:`scoring`.
+"""Read a response set as the response matrix of :mod:`scoring`.
 
-This is where database rows become numbers: everything in :mod:`scoring`
-takes the ``(n_questions, n_models)`` float64 matrix built here.
+This is where stored responses become numbers: the cells come from the set's
+matrix store (:mod:`annotate.services.matrix_store`), the ids of its rows and
+columns from the membership rows (``ResponseSetQuestion``,
+``ResponseSetModel``). Everything in :mod:`scoring` takes the
+``(n_questions, n_models)`` float64 matrix of :func:`response_matrix`;
+:func:`response_matrix_compact` gives the same matrix as uint8 (or float32
+with NaN) for EIP on large sets.
 """
 from __future__ import annotations
 
 import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 from django.conf import settings
 from django.db import connection
 
-from annotate.models import Question, Response, ResponseSet
+from annotate.models import ResponseSet, ResponseSetModel, ResponseSetQuestion
 
 ERR_RESPONSE_SET = "response_set must be a saved ResponseSet; got {value!r}"
 ERR_IDS = "{name} must be a sequence of integer ids or None; got {value}"
@@ -41,7 +45,7 @@ class ResponseMatrix:
     ----------
     R : ndarray of float64, shape (n_questions, n_models)
         ``R[i, j]`` is the credit in [0, 1] model ``model_ids[j]`` got on
-        question ``question_ids[i]``; NaN = not observed (no Response row).
+        question ``question_ids[i]``; NaN = not observed.
     question_ids : ndarray of int64, shape (n_questions,)
         ``Question.id`` of each row, strictly ascending: every question with
         at least one response in the set (within the filters).
@@ -53,6 +57,32 @@ class ResponseMatrix:
     question_subjects : ndarray of int64, shape (n_questions,)
         ``Subject.id`` of each row's question; ``NO_SUBJECT`` (-1) when it
         has none.
+    """
+
+    R: np.ndarray
+    question_ids: np.ndarray
+    model_ids: np.ndarray
+    question_datasets: np.ndarray
+    question_subjects: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.R.shape
+
+
+@dataclass(frozen=True)
+class CompactMatrix:
+    """:class:`ResponseMatrix` without the float64 copy (see :func:`response_matrix_compact`).
+
+    Attributes
+    ----------
+    R : ndarray of uint8 or float32, shape (n_questions, n_models)
+        uint8 0/1 when the selection is binary and fully observed; otherwise
+        float32 credit with NaN = not observed (float64 when the set's partial
+        credits are not all exact in float32). ``scoring.eip`` takes either
+        and streams it in blocks.
+    question_ids, model_ids, question_datasets, question_subjects : ndarray of int64
+        As in :class:`ResponseMatrix`.
     """
 
     R: np.ndarray
@@ -136,14 +166,18 @@ def response_matrix(
         If ``response_set`` is not a saved ResponseSet, ``model_ids`` or
         ``dataset_ids`` is not a non-empty sequence of integers, or no
         response is left after filtering.
+    FileNotFoundError
+        If the set's matrix store is missing (see
+        :mod:`annotate.services.matrix_store`).
 
     Notes
     -----
-    The responses come back in one query (question id, model id, credit),
-    streamed from the database cursor into numpy: about a second for a
-    million responses on SQLite. Row and column indices are ``np.unique`` inverses (a
-    binary search into the sorted ids). A second, small query reads each
-    question's dataset and subject.
+    Two queries read the membership rows (row index, question id, dataset,
+    subject; column index, model id); the selected rows and columns are then
+    read from the matrix store (whole when nothing is filtered and the
+    stored order is already ascending ids, which is the case for a file whose
+    questions were new) and converted to float64 once. For a large binary
+    set, :func:`response_matrix_compact` avoids that 8-bytes-per-cell copy.
 
     References
     ----------
@@ -157,55 +191,115 @@ def response_matrix(
     >>> m.R.shape == (len(m.question_ids), len(m.model_ids))  # doctest: +SKIP
     True
     """
+    selection = _selection(response_set, model_ids, dataset_ids)
+    stored = selection.read()
+    R = stored.credit.astype(np.float64)
+    if stored.observed is not None:
+        R[~stored.observed] = np.nan
+    return ResponseMatrix(*selection.finish(R, stored.observed))
+
+
+def response_matrix_compact(
+    *,
+    response_set: ResponseSet,
+    model_ids: Sequence[int] | None = None,
+    dataset_ids: Sequence[int] | None = None,
+) -> CompactMatrix:
+    """The matrix of :func:`response_matrix` in its compact form (no float64 copy).
+
+    Same parameters, ids, order and errors as :func:`response_matrix`; ``R``
+    is the stored uint8 matrix when the selection is binary and fully
+    observed (1 byte per cell: 2 GB for 1,000,000 x 2,000), otherwise float32
+    (float64 when the stored credit is float64) with NaN = not observed (an integer matrix cannot say "missing"; see
+    ``scoring.eip``, which treats NaN as not observed and streams either dtype
+    in blocks). ``np.asarray(compact.R, dtype=float)`` equals
+    ``response_matrix(...).R`` cell for cell.
+    """
+    selection = _selection(response_set, model_ids, dataset_ids)
+    stored = selection.read()
+    R = stored.credit
+    if stored.observed is not None:
+        R = R.astype(np.result_type(R.dtype, np.float32))
+        R[~stored.observed] = np.nan
+    return CompactMatrix(*selection.finish(R, stored.observed))
+
+
+@dataclass
+class _Selection:
+    """Which stored rows and columns a matrix reads, in ascending-id order."""
+
+    path: object
+    rows: np.ndarray  # store row of each result row
+    columns: np.ndarray
+    question_ids: np.ndarray
+    model_ids: np.ndarray
+    datasets: np.ndarray
+    subjects: np.ndarray
+    n_rows: int
+    n_columns: int
+    message: str
+
+    def read(self):
+        from annotate.services.matrix_store import read_matrix
+        rows = None if _is_identity(self.rows, self.n_rows) else self.rows
+        columns = None if _is_identity(self.columns, self.n_columns) else self.columns
+        return read_matrix(self.path, rows=rows, columns=columns)  # type: ignore[arg-type]
+
+    def finish(self, R: np.ndarray, observed: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        """The result arrays, rows and columns without an observed cell dropped, read-only."""
+        question_ids, model_ids, datasets, subjects = self.question_ids, self.model_ids, self.datasets, self.subjects
+        if observed is not None:
+            keep_rows, keep_columns = observed.any(axis=1), observed.any(axis=0)
+            if not keep_rows.all() or not keep_columns.all():
+                R = R[np.ix_(keep_rows, keep_columns)]
+                question_ids, datasets, subjects = question_ids[keep_rows], datasets[keep_rows], subjects[keep_rows]
+                model_ids = model_ids[keep_columns]
+        if R.size == 0:
+            raise ValueError(self.message)
+        arrays = (R, question_ids, model_ids, datasets, subjects)
+        for array in arrays:  # read-only views, not copies: R can be large
+            array.setflags(write=False)
+        return arrays
+
+
+def _is_identity(index: np.ndarray, n: int) -> bool:
+    return index.size == n and bool(np.array_equal(index, np.arange(n)))
+
+
+def _selection(response_set: ResponseSet, model_ids: Sequence[int] | None,
+               dataset_ids: Sequence[int] | None) -> _Selection:
+    from annotate.services.matrix_store import store_path
     if not isinstance(response_set, ResponseSet) or response_set.pk is None:
         raise ValueError(ERR_RESPONSE_SET.format(value=response_set))
     models = check_ids(model_ids, name="model_ids")
     datasets = check_ids(dataset_ids, name="dataset_ids")
+    message = ERR_NO_RESPONSES.format(
+        response_set=str(response_set), model_ids=ids_shown(models), dataset_ids=ids_shown(datasets))
 
-    responses = Response.objects.filter(response_set_id=response_set.pk)
-    if models is not None:
-        responses = responses.filter(model_id__in=models)
+    question_rows = ResponseSetQuestion.objects.filter(response_set_id=response_set.pk)
+    n_rows = question_rows.count() if datasets is not None else None
     if datasets is not None:
-        responses = responses.filter(question__dataset_id__in=datasets)
-    rows = _fetch_float64(responses.values_list("question_id", "model_id", "credit"))
-    if rows.shape[0] == 0:
-        raise ValueError(ERR_NO_RESPONSES.format(
-            response_set=str(response_set), model_ids=ids_shown(models), dataset_ids=ids_shown(datasets)))
-    question_of = rows[:, 0].astype(np.int64)
-    model_of = rows[:, 1].astype(np.int64)
-    question_ids, row_index = np.unique(question_of, return_inverse=True)
-    column_ids, column_index = np.unique(model_of, return_inverse=True)
-    R = np.full((question_ids.size, column_ids.size), np.nan)
-    R[row_index, column_index] = rows[:, 2]
-
-    attributes = np.array(
-        [
-            (pk, dataset, NO_SUBJECT if subject is None else subject)
-            for pk, dataset, subject in _fetch_rows(
-                Question.objects.filter(pk__in=responses.values("question_id"))
-                .order_by("pk")
-                .values_list("pk", "dataset_id", "subject_id")
-            )
-        ],
+        question_rows = question_rows.filter(question__dataset_id__in=datasets)
+    table = np.array(
+        [(q, row, d, NO_SUBJECT if s is None else s) for row, q, d, s in _fetch_rows(
+            question_rows.order_by("question_id").values_list(
+                "row", "question_id", "question__dataset_id", "question__subject_id"))],
         dtype=np.int64,
+    ).reshape(-1, 4)
+    model_columns = ResponseSetModel.objects.filter(response_set_id=response_set.pk)
+    n_columns = model_columns.count() if models is not None else None
+    if models is not None:
+        model_columns = model_columns.filter(model_id__in=models)
+    columns = np.array(_fetch_rows(model_columns.order_by("model_id").values_list("column", "model_id")),
+                       dtype=np.int64).reshape(-1, 2)
+    if table.shape[0] == 0 or columns.shape[0] == 0:
+        raise ValueError(message)
+    return _Selection(
+        path=store_path(response_set.pk), rows=table[:, 1], columns=columns[:, 0],
+        question_ids=table[:, 0], model_ids=columns[:, 1], datasets=table[:, 2], subjects=table[:, 3],
+        n_rows=table.shape[0] if n_rows is None else n_rows,
+        n_columns=columns.shape[0] if n_columns is None else n_columns, message=message,
     )
-    position = np.searchsorted(attributes[:, 0], question_ids)
-    arrays = (R, question_ids, column_ids, attributes[position, 1], attributes[position, 2])
-    for array in arrays:  # read-only views, not copies: R can be large
-        array.setflags(write=False)
-    return ResponseMatrix(*arrays)
-
-
-def _fetch_float64(queryset) -> np.ndarray:
-    """A ``values_list`` queryset of numbers as a float64 array (rows, columns),
-    streamed from the raw cursor into numpy (ids are exact below 2**53).
-    Skips Django's per-row conversion and the list of tuples."""
-    sql, params = queryset.query.sql_with_params()
-    n_columns = len(queryset.query.values_select)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        flat = np.fromiter(chain.from_iterable(cursor), dtype=np.float64)
-    return flat.reshape(-1, n_columns)
 
 
 def _fetch_rows(queryset) -> list[tuple]:

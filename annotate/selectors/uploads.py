@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from annotate.models import LanguageModel, Response, ResponseSet, UploadJob
+from annotate.models import LanguageModel, ResponseSet, UploadJob
 
 
 def upload_job_get(*, job_id: int) -> UploadJob | None:
@@ -13,5 +13,4 @@ def upload_job_get(*, job_id: int) -> UploadJob | None:
 
 def response_set_models(*, response_set: ResponseSet) -> QuerySet[LanguageModel]:
     """The models with a response in ``response_set``, by name."""
-    in_set = Response.objects.filter(response_set=response_set).values("model_id").distinct()
-    return LanguageModel.objects.filter(pk__in=in_set).order_by("name")
+    return LanguageModel.objects.filter(response_set_columns__response_set=response_set).order_by("name")

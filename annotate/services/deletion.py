@@ -12,10 +12,13 @@ Rules
 - A response set whose scoring runs a study uses is never deleted (the study
   PROTECTs its run): the request is refused naming the studies, and the task
   checks again before deleting anything.
-- Responses are deleted in batches of ``DELETE_BATCH`` rows, each batch in its
-  own short transaction (SQLite's write lock is never held for long); the set
-  itself, its runs and their results go last, in one transaction. A set whose
-  deletion stopped half-way keeps its row and can be deleted again.
+- The set's question rows (which question is which row of its matrix) are
+  deleted in batches of ``DELETE_BATCH`` rows, each batch in its own short
+  transaction (SQLite's write lock is never held for long); the set itself,
+  its model columns, runs and results go last, in one transaction, and its
+  matrix store (:mod:`annotate.services.matrix_store`) is removed once that
+  transaction commits. A set whose deletion stopped half-way keeps its row
+  and can be deleted again.
 - Questions and models are catalog rows shared by response sets: they stay.
 """
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotate.models import Response, ResponseSet, Study
+from annotate.models import ResponseSet, ResponseSetQuestion, Study
 
 DELETE_BATCH = 50_000
 USED_BY_STUDIES = (
@@ -85,12 +88,12 @@ def response_set_delete(*, response_set_id: int, batch: int = DELETE_BATCH) -> D
     ----------
     response_set_id : int
     batch : int, default DELETE_BATCH
-        Responses deleted per transaction.
+        Question rows deleted per transaction.
 
     Returns
     -------
     DeleteOutcome
-        The set's label and how many responses were deleted.
+        The set's label and how many responses (observed cells) it held.
 
     Raises
     ------
@@ -102,14 +105,13 @@ def response_set_delete(*, response_set_id: int, batch: int = DELETE_BATCH) -> D
     if response_set is None:
         raise ValueError(UNKNOWN_SET.format(pk=response_set_id))
     _refuse_if_used(response_set)
-    label, deleted = str(response_set), 0
-    responses = Response.objects.filter(response_set_id=response_set_id)
+    label, deleted = str(response_set), response_set.n_responses
+    rows = ResponseSetQuestion.objects.filter(response_set_id=response_set_id)
     while True:
         with transaction.atomic():
             # the batch's highest id bounds the delete (no list of ids as SQL parameters)
-            cut = list(responses.order_by("pk").values_list("pk", flat=True)[batch - 1:batch])
-            n = (responses.filter(pk__lte=cut[0]) if cut else responses).delete()[0]
-            deleted += n
+            cut = list(rows.order_by("pk").values_list("pk", flat=True)[batch - 1:batch])
+            (rows.filter(pk__lte=cut[0]) if cut else rows).delete()
             if not cut:
                 break
     with transaction.atomic():

@@ -9,12 +9,23 @@ Rules
 -----
 - A load lands completely or not at all, without holding the database's
   write lock for long (SQLite has one for the whole database): every check
-  runs before the first write; one short transaction writes the catalog rows
-  and the response set, status ``loading`` (hidden by every selector); each
-  batch of ``RESPONSE_BATCH_SIZE`` responses is its own transaction (retried
-  on a transient "database is locked"); one short final transaction marks the
-  set ``loaded`` (and earlier versions superseded). A failure removes the
-  set, its responses and the catalog rows this load created.
+  runs before the first write; one short transaction writes the catalog rows,
+  the response set, status ``loading`` (hidden by every selector), and its
+  model columns; then each batch of ``RESPONSE_BATCH_SIZE`` questions (rows of
+  the matrix) is its own transaction (retried on a transient "database is
+  locked"): their membership rows, and their block of the matrix written to
+  a temporary Zarr store (:mod:`annotate.services.matrix_store`); one short
+  final transaction marks the set ``loaded`` (and earlier versions
+  superseded) and, as its last step, renames the temporary store into place.
+  A failure removes the set, its membership rows, its store (temporary or
+  not) and the catalog rows this load created; the sweep of abandoned loads
+  does the same for a load that was killed.
+- Cells are never database rows: the matrix (uint8 for 0/1 credit, float32
+  for partial credit, plus the observed mask) is written a block of rows at a
+  time. Row order is the order in which the file first names each question
+  (a wide file's row order), column order the order of its models. The
+  parsers still hand over the whole long form (a pandas table, checked as a
+  whole): only the writing is in blocks; streaming the parse is not done yet.
 - A plan is checked once: a load given the preview's plan writes it as is
   while the catalog stamp (count and highest id of datasets, subjects,
   questions, models and response sets) is unchanged, and checks again
@@ -34,9 +45,8 @@ Rules
   by (dataset, external_id). Existing rows are never changed by a load: if the
   file gives an existing question another subject or text, or an existing
   model another family/access/size, the load is refused naming it.
-- Responses are inserted in batches of ``RESPONSE_BATCH_SIZE`` with the
-  fastest path of the backend: ``executemany`` on SQLite, ``COPY FROM STDIN``
-  on PostgreSQL, ``bulk_create`` elsewhere.
+- Membership rows (question -> row) are inserted in batches of
+  ``RESPONSE_BATCH_SIZE`` with ``bulk_create``.
 """
 from __future__ import annotations
 
@@ -49,7 +59,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,8 +84,9 @@ from annotate.models import (
     LanguageModel,
     ModelAccess,
     Question,
-    Response,
     ResponseSet,
+    ResponseSetModel,
+    ResponseSetQuestion,
     ResponseSetStatus,
     Subject,
 )
@@ -89,6 +99,7 @@ from annotate.selectors.catalog import (
     response_set_latest,
     subject_ids_by_name,
 )
+from annotate.services import matrix_store
 from annotate.services.database import load_lock, responses_analyze
 from annotate.services.name_variants import case_variants_resolve
 from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
@@ -96,7 +107,7 @@ from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
 if TYPE_CHECKING:
     import pandas as pd
 
-RESPONSE_BATCH_SIZE = 20_000
+RESPONSE_BATCH_SIZE = matrix_store.ROW_CHUNK  # questions (rows of the matrix) per batch
 LOCKED_RETRIES = 10
 LOCKED_WAIT_S = 0.5
 DELETE_BATCH_SIZE = 500
@@ -586,8 +597,9 @@ def _cell_diagnostics(responses: pd.DataFrame) -> dict[str, int]:
     import pandas as pd
     if responses.empty:
         return {"n_cells": 0, "n_missing": 0, "n_low_coverage": 0, "n_components": 0}
-    questions = pd.MultiIndex.from_frame(responses[["dataset", "external_id"]])
-    question_index, question_keys = pd.factorize(questions)
+    dataset_index, _ = pd.factorize(responses["dataset"])
+    external_index, external_keys = pd.factorize(responses["external_id"])
+    question_index, question_keys = pd.factorize(dataset_index.astype(np.int64) * len(external_keys) + external_index)
     model_index, model_keys = pd.factorize(responses["model"])
     d = cell_diagnostics(question_index, model_index, n_questions=len(question_keys), n_models=len(model_keys))
     return {"n_cells": d.n_cells, "n_missing": d.n_missing, "n_low_coverage": d.n_low_coverage,
@@ -740,7 +752,8 @@ def response_set_load(
         Load as version ``latest + 1`` of an existing name and mark earlier
         versions superseded. Without it an existing name is refused.
     progress : callable (done, total) -> None, optional
-        Called after each batch of responses is written.
+        Called after each batch is written, with the responses (observed
+        cells) written so far and their total.
     plan : LoadPlan, optional
         The plan :func:`response_set_plan` made for this ``parsed`` (e.g. for
         its preview). It is written as is when it was made for the same
@@ -765,8 +778,8 @@ def response_set_load(
 
     References
     ----------
-    The stored responses are the matrix :math:`A` (Section 2.2) or
-    :math:`A_c` (Section 2.4) of the EIP paper, in long form.
+    The stored matrix is :math:`A` (Section 2.2) or :math:`A_c` (Section
+    2.4) of the EIP paper.
     """
     _check_name(name, required=True)
     plan = _usable(plan, parsed, name, new_version) or _plan(parsed, name=name, new_version=new_version)
@@ -796,11 +809,9 @@ def response_set_load(
         stored_models = model_table(names=models["name"].tolist())[["name", "id"]].rename(columns={"name": "model"})
         model_ids = _ids(responses[["model"]], stored_models, ["model"])
         credits = responses["credit"].to_numpy(dtype=np.float64)
-        # Question-major order: each index of the table grows at its end or at a few hot pages.
-        order = np.lexsort((model_ids, question_ids))
-        model_ids, question_ids, credits = model_ids[order], question_ids[order], credits[order]
-        _write_responses(response_set.pk, model_ids, question_ids, credits, progress)
+        _write_matrix(response_set.pk, question_ids, model_ids, credits, progress)
         with_lock_retries(lambda: _publish(response_set, plan.superseded_name))
+        _temp_stores.pop(response_set.pk, None)
     except BaseException:
         _remove_partial(response_set, created)
         raise
@@ -983,14 +994,21 @@ def _publish(response_set: ResponseSet, superseded_name: str | None) -> None:
     response_set.summary = summary
     ResponseSet.objects.filter(pk=response_set.pk).update(status=ResponseSetStatus.LOADED, summary=summary,
                                                           loader="", heartbeat_at=None)
+    # Last step: the store goes into place (a rename). A commit that fails after it leaves the set
+    # "loading", and its removal (the caller's, or the sweep of abandoned loads) removes the store.
+    temp = _temp_stores.get(response_set.pk)
+    if temp is not None and temp.exists():
+        matrix_store.store_publish(temp, response_set.pk)
 
 
 def _remove_partial(response_set: ResponseSet | None, created: dict[type, list[int]]) -> None:
-    """Remove what a failed load wrote: its responses (in batches), the set, and the
-    catalog rows it created that nothing else uses meanwhile."""
+    """Remove what a failed load wrote: its membership rows (in batches), its matrix
+    store, the set, and the catalog rows it created that nothing else uses meanwhile."""
     try:
         if response_set is not None and response_set.pk is not None:
-            rows = Response.objects.filter(response_set_id=response_set.pk)
+            _temp_stores.pop(response_set.pk, None)
+            matrix_store.store_remove(response_set.pk)
+            rows = ResponseSetQuestion.objects.filter(response_set_id=response_set.pk)
             while True:  # one short transaction per batch, as they were written
                 last = rows.order_by("id").values_list("id", flat=True)[RESPONSE_BATCH_SIZE - 1:RESPONSE_BATCH_SIZE]
                 top = list(last)
@@ -1005,51 +1023,63 @@ def _remove_partial(response_set: ResponseSet | None, created: dict[type, list[i
         logger.exception("could not remove the rows of a failed load")
 
 
-def _write_responses(
-    response_set_id: int, model_ids: np.ndarray, question_ids: np.ndarray, credits: np.ndarray,
+#: The temporary store of each load in progress in this process, by response set id.
+_temp_stores: dict[int, Path] = {}
+
+
+def _write_matrix(
+    response_set_id: int, question_ids: np.ndarray, model_ids: np.ndarray, credits: np.ndarray,
     progress: Progress | None,
 ) -> None:
-    total = len(credits)
-    for start in range(0, total, RESPONSE_BATCH_SIZE):
-        stop = min(start + RESPONSE_BATCH_SIZE, total)
-        with_lock_retries(lambda start=start, stop=stop: _write_batch_and_beat(
-            response_set_id, model_ids[start:stop], question_ids[start:stop], credits[start:stop]))
+    """The membership rows and the matrix store of a loading set, a batch of rows at a time.
+
+    Rows are questions in the order the file first names them, columns models
+    likewise; the model columns go in one transaction, then each batch of
+    ``RESPONSE_BATCH_SIZE`` questions writes its membership rows, its block of
+    the (temporary) store and the heartbeat in one transaction.
+    """
+    import pandas as pd
+    row_of, row_questions = pd.factorize(question_ids)
+    column_of, column_models = pd.factorize(model_ids)
+    n_questions, n_models = len(row_questions), len(column_models)
+    temp = matrix_store.temp_store_path(response_set_id)
+    _temp_stores[response_set_id] = temp
+    with_lock_retries(lambda: ResponseSetModel.objects.bulk_create(
+        [ResponseSetModel(response_set_id=response_set_id, model_id=int(m), column=j)
+         for j, m in enumerate(column_models.tolist())], batch_size=2000))
+    writer = matrix_store.MatrixWriter(temp, n_questions=n_questions, n_models=n_models,
+                                       dtype=matrix_store.credit_dtype(credits), response_set=response_set_id)
+    total, done = len(credits), 0
+    for start, credit, observed, n_cells in matrix_store.row_blocks(
+            row_of, column_of, credits, n_questions=n_questions, n_models=n_models, dtype=writer.dtype,
+            block_rows=RESPONSE_BATCH_SIZE):
+        questions = np.asarray(row_questions[start:start + credit.shape[0]], dtype=np.int64)
+        with_lock_retries(lambda start=start, questions=questions, credit=credit, observed=observed: (
+            _write_batch_and_beat(response_set_id, start, questions, credit, observed, writer)))
+        done += n_cells
         if progress is not None:
-            progress(stop, total)
+            progress(done, total)
+    writer.close()
 
 
 def _write_batch_and_beat(
-    response_set_id: int, model_ids: np.ndarray, question_ids: np.ndarray, credits: np.ndarray
+    response_set_id: int, start: int, questions: np.ndarray, credit: np.ndarray, observed: np.ndarray,
+    writer: matrix_store.MatrixWriter,
 ) -> None:
-    _write_response_batch(response_set_id, model_ids, question_ids, credits)
+    _write_response_batch(response_set_id, start, questions, credit, observed, writer)
     ResponseSet.objects.filter(pk=response_set_id).update(heartbeat_at=timezone.now())
 
 
 def _write_response_batch(
-    response_set_id: int, model_ids: np.ndarray, question_ids: np.ndarray, credits: np.ndarray
+    response_set_id: int, start: int, questions: np.ndarray, credit: np.ndarray, observed: np.ndarray,
+    writer: matrix_store.MatrixWriter,
 ) -> None:
-    """Insert one batch with the backend's fastest path (inside :func:`with_lock_retries`' transaction)."""
-    table = connection.ops.quote_name(Response._meta.db_table)
-    columns = ", ".join(
-        connection.ops.quote_name(Response._meta.get_field(f).column)
-        for f in ("response_set", "model", "question", "credit")
+    """One batch of rows (inside :func:`with_lock_retries`' transaction): the questions'
+    membership rows and their block of the store (rewriting a block is harmless, so a
+    retried batch is written again whole)."""
+    ResponseSetQuestion.objects.bulk_create(
+        [ResponseSetQuestion(response_set_id=response_set_id, question_id=q, row=start + i)
+         for i, q in enumerate(questions.tolist())],
+        batch_size=2000,
     )
-    if connection.vendor == "sqlite":
-        rows = zip(repeat(response_set_id), model_ids.tolist(), question_ids.tolist(), credits.tolist())
-        with connection.cursor() as cursor:
-            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s)", rows)
-    elif connection.vendor == "postgresql":
-        prefix = f"{response_set_id}\t"
-        block = "".join(
-            f"{prefix}{m}\t{q}\t{c!r}\n" for m, q, c in zip(model_ids.tolist(), question_ids.tolist(), credits.tolist())
-        )
-        with connection.cursor() as cursor, cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-            copy.write(block)
-    else:
-        Response.objects.bulk_create(
-            [
-                Response(response_set_id=response_set_id, model_id=m, question_id=q, credit=c)
-                for m, q, c in zip(model_ids.tolist(), question_ids.tolist(), credits.tolist())
-            ],
-            batch_size=5000,
-        )
+    writer.write_rows(start, credit, observed)

@@ -101,8 +101,8 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
     responses = parsed.responses
     r_source = responses["source"] if "source" in responses.columns else pd.Series(None, index=responses.index)
     # A row without its own source is placed at its first response (e.g. a model of a long file).
-    first_q = _first(zip(zip(responses["dataset"], responses["external_id"]), r_source))
-    first_m = _first(zip(responses["model"], r_source))
+    first_q = _first(responses, ["dataset", "external_id"], r_source)
+    first_m = _first(responses, ["model"], r_source)
     q_source = _sources(questions, list(zip(questions["dataset"], questions["external_id"])), first_q)
     m_source = _sources(models, list(models["name"]), first_m)
     problems: list[Problem] = []
@@ -142,11 +142,13 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
     parsed.notes.append(MERGED_NOTE.format(count=len(merged), examples=examples))
 
 
-def _first(pairs: Iterable[tuple[object, object]]) -> dict[object, object]:
-    out: dict[object, object] = {}
-    for key, source in pairs:
-        out.setdefault(key, source)
-    return out
+def _first(responses: pd.DataFrame, key: list[str], sources: pd.Series) -> dict[object, object]:
+    """The source of the first response of each ``key`` value (a tuple for two columns):
+    one hashed pass in pandas, then a dict of the distinct keys only."""
+    first = ~responses.duplicated(key, keep="first").to_numpy()
+    columns = [responses[c].to_numpy(dtype=object)[first] for c in key]
+    keys = columns[0] if len(columns) == 1 else zip(*columns)
+    return dict(zip(keys, sources.to_numpy(dtype=object)[first]))
 
 
 def _sources(frame: pd.DataFrame, keys: list[object], fallback: dict[object, object]) -> pd.Series:

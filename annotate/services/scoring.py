@@ -40,8 +40,9 @@ from annotate.models import (
     MethodResult,
     ModelResult,
     QuestionResult,
-    Response,
     ResponseSet,
+    ResponseSetModel,
+    ResponseSetQuestion,
     ResponseSetStatus,
     RunStatus,
     ScoringRun,
@@ -211,8 +212,11 @@ def scoring_run_create(
     checked = _check_params(params)
     models = check_ids(model_ids, name="model_ids")
     datasets = check_ids(dataset_ids, name="dataset_ids")
-    in_set = Response.objects.filter(response_set=response_set)
-    for name, ids, column in (("model_ids", models, "model_id"), ("dataset_ids", datasets, "question__dataset_id")):
+    for name, ids, in_set, column in (
+        ("model_ids", models, ResponseSetModel.objects.filter(response_set=response_set), "model_id"),
+        ("dataset_ids", datasets, ResponseSetQuestion.objects.filter(response_set=response_set),
+         "question__dataset_id"),
+    ):
         if ids is None:
             continue
         present = set(in_set.filter(**{f"{column}__in": ids}).values_list(column, flat=True).distinct())

@@ -20,8 +20,9 @@ from annotate.models import (
     Participation,
     Question,
     QuestionResult,
-    Response,
     ResponseSet,
+    ResponseSetModel,
+    ResponseSetQuestion,
     RunStatus,
     ScoringRun,
     Study,
@@ -94,11 +95,8 @@ def make_catalog(
         name=f"responses-{n}", file_name="r.csv", checksum=f"{n:064d}", file_format="csv",
         n_questions=len(questions), n_models=len(models),
     )
-    Response.objects.bulk_create(
-        Response(response_set=response_set, model=m, question=q, credit=float((i + j) % 2))
-        for i, q in enumerate(questions)
-        for j, m in enumerate(models)
-    )
+    write_responses(response_set, [(q, m, float((i + j) % 2)) for i, q in enumerate(questions)
+                                   for j, m in enumerate(models)])
     run = ScoringRun.objects.create(
         response_set=response_set, status=RunStatus.DONE, progress=1.0, finished_at=timezone.now()
     )
@@ -114,6 +112,66 @@ def make_catalog(
         for j, m in enumerate(models)
     )
     return Catalog(dataset, subject_rows, questions, models, response_set, run)
+
+
+def write_responses(response_set: ResponseSet, cells) -> ResponseSet:
+    """Give ``response_set`` these responses, as a load would: its matrix store and
+    membership rows (what ``Response.objects.bulk_create`` did before the store).
+
+    ``cells`` is an iterable of ``(question, model, credit)`` with Question and
+    LanguageModel rows (or their ids); rows of the matrix in ascending question
+    id, columns in ascending model id. Replaces any matrix the set had.
+    """
+    import numpy as np
+
+    from annotate.services import matrix_store
+
+    triples = [(getattr(q, "pk", q), getattr(m, "pk", m), float(c)) for q, m, c in cells]
+    question_ids = sorted({q for q, _, _ in triples})
+    model_ids = sorted({m for _, m, _ in triples})
+    row = {q: i for i, q in enumerate(question_ids)}
+    column = {m: j for j, m in enumerate(model_ids)}
+    ResponseSetQuestion.objects.filter(response_set=response_set).delete()
+    ResponseSetModel.objects.filter(response_set=response_set).delete()
+    ResponseSetQuestion.objects.bulk_create(
+        ResponseSetQuestion(response_set=response_set, question_id=q, row=i) for q, i in row.items())
+    ResponseSetModel.objects.bulk_create(
+        ResponseSetModel(response_set=response_set, model_id=m, column=j) for m, j in column.items())
+    matrix_store.store_remove(response_set.pk)
+    temp = matrix_store.temp_store_path(response_set.pk)
+    matrix_store.write_cells(
+        temp, np.array([row[q] for q, _, _ in triples], dtype=np.int64),
+        np.array([column[m] for _, m, _ in triples], dtype=np.int64),
+        np.array([c for _, _, c in triples], dtype=np.float64),
+        n_questions=len(row), n_models=len(column), response_set=response_set.pk)
+    matrix_store.store_publish(temp, response_set.pk)
+    ResponseSet.objects.filter(pk=response_set.pk).update(
+        n_questions=len(row), n_models=len(column), n_responses=len(triples))
+    response_set.n_questions, response_set.n_models, response_set.n_responses = len(row), len(column), len(triples)
+    return response_set
+
+
+def stored_responses(response_set: ResponseSet) -> list[tuple[str, str, float]]:
+    """Every observed cell of ``response_set`` as (question external id, model name,
+    credit), sorted: read back from its matrix store and membership rows."""
+    import numpy as np
+
+    from annotate.services import matrix_store
+
+    questions = dict(ResponseSetQuestion.objects.filter(response_set=response_set)
+                     .values_list("row", "question__external_id"))
+    models = dict(ResponseSetModel.objects.filter(response_set=response_set).values_list("column", "model__name"))
+    if not questions:
+        return []
+    dense = matrix_store.read_dense(matrix_store.store_path(response_set.pk))
+    rows, columns = np.nonzero(~np.isnan(dense))
+    return sorted((questions[i], models[j], float(dense[i, j])) for i, j in zip(rows.tolist(), columns.tolist()))
+
+
+def n_stored_responses(response_set: ResponseSet | None = None) -> int:
+    """Observed cells in the stores of ``response_set`` (default: every set)."""
+    sets = [response_set] if response_set is not None else list(ResponseSet.objects.all())
+    return sum(len(stored_responses(rs)) for rs in sets)
 
 
 def make_study(catalog: Catalog, *, n_pairs: int = 8, seed: int = 1, target: int = 20, name: str | None = None,
@@ -156,3 +214,8 @@ def make_evaluator(study: Study, username: str, *, ready: bool = True) -> Partic
         )
         participation_accept_guidelines(participation=participation)
     return participation
+
+
+def all_stored_responses() -> list[tuple[str, str, float]]:
+    """:func:`stored_responses` of every response set, together, sorted."""
+    return sorted(cell for rs in ResponseSet.objects.all() for cell in stored_responses(rs))

@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
-from annotate.models import LanguageModel, ModelResult, Question, Response, ResponseSet, RunStatus, Subject
+from annotate.models import LanguageModel, ModelResult, Question, ResponseSet, RunStatus, Subject
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
 from scoring.eip import eip
+from tests.annotate.factories import n_stored_responses
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -35,7 +36,7 @@ def test_mmlu_pro_loads_and_the_stored_eip_equals_eip_on_the_csv(shared_data):
     assert Question.objects.count() == 12_032
     assert Subject.objects.count() == 14
     assert LanguageModel.objects.count() == 32 == len(header) - 1
-    assert Response.objects.count() == observed
+    assert n_stored_responses() == observed
 
     run = scoring_run_create(response_set=ResponseSet.objects.get(), params={"methods": FAST_METHODS})
     run = scoring_run_execute(run=run)

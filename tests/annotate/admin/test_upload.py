@@ -7,12 +7,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotate.loaders import tabular as t
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject, UploadJob
+from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetQuestion, Subject, UploadJob
 from annotate.services import uploads as upload_service
+from tests.annotate.factories import all_stored_responses
 
 pytestmark = pytest.mark.django_db
 
-TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, Response)
+TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, ResponseSetQuestion)
 RESPONSES = b"question_id,m1,m2\nq1,1,0\nq2,,0.5\n"
 QUESTIONS = b"question_id,category,question\nq1,math,What is 2+2?\nq2,law,Is it legal?\n"
 
@@ -98,7 +99,7 @@ def test_upload_preview_confirm_creates_the_response_set(client, uploader, uploa
     assert (response_set.name, response_set.version, response_set.n_responses) == ("scores", 1, 3)
     assert (response_set.summary["n_cells"], response_set.summary["n_missing"]) == (4, 1)
     assert response_set.uploaded_by == uploader
-    assert sorted(Response.objects.values_list("question__external_id", "model__name", "credit")) == [
+    assert all_stored_responses() == [
         ("q1", "m1", 1.0), ("q1", "m2", 0.0), ("q2", "m2", 0.5)]
     assert not (upload_root / token).exists()  # files are removed after the load
     # the token is spent: confirming again is a 404, not a second load

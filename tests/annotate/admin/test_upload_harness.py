@@ -16,7 +16,7 @@ from django.utils.datastructures import MultiValueDict
 from annotate.forms import uploads as upload_forms
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject, UploadJob
+from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetQuestion, Subject, UploadJob
 from annotate.services import loading, uploads as upload_service
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
@@ -31,7 +31,7 @@ from tests.annotate.harness_fixtures import (
 
 pytestmark = pytest.mark.django_db
 
-TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, Response)
+TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, ResponseSetQuestion)
 
 
 def counts() -> dict[str, int]:

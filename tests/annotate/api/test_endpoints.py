@@ -27,7 +27,6 @@ from annotate.models import (
     Participation,
     Question,
     QuestionResult,
-    Response,
     ResponseSet,
     RunStatus,
     ScoringRun,
@@ -37,7 +36,7 @@ from annotate.models import (
 from annotate.services.api_tokens import api_token_create
 from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.studies import ensure_role_groups
-from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
+from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user, stored_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -100,8 +99,7 @@ def test_a_staff_script_uploads_a_response_set(cast):
     assert (body["name"], body["version"], body["n_responses"], body["n_questions"], body["n_models"]) == (
         "nightly", 1, 5, 3, 2)
     stored = ResponseSet.objects.get(pk=job["response_set"])
-    credits = {(r.model.name, r.question.external_id): r.credit
-               for r in Response.objects.filter(response_set=stored).select_related("model", "question")}
+    credits = {(m, q): c for q, m, c in stored_responses(stored)}
     assert credits == {("m1", "q1"): 1.0, ("m1", "q2"): 0.0, ("m1", "q3"): 0.5, ("m2", "q1"): 1.0, ("m2", "q2"): 1.0}
     assert body["checksum"] == stored.checksum
     listed = staff.get(reverse("annotate:api_response_sets")).json()["response_sets"]

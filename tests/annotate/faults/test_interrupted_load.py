@@ -1,6 +1,8 @@
 """A response-set load interrupted halfway leaves nothing behind.
 
-Two interruptions of a 600-row load written in batches of 100:
+Two interruptions of a 600-row load (100 questions x 6 models) written in
+batches of 20 questions (120 cells: membership rows and a block of the
+temporary matrix store):
 
 * an exception raised after three of the six batches, inside the process;
 * ``manage.py load_responses`` killed with SIGKILL after its first batch was
@@ -12,7 +14,8 @@ long), while the set stays ``loading`` and hidden. After the exception
 nothing remains at once; after the kill the committed batch stays hidden
 until the next load (or ``reap_stale_runs``) finds the set abandoned (its
 loader process is gone) and removes it. Either way no response set,
-response, question, model, dataset or subject of the file remains, and
+response, matrix store (temporary or final), question, model, dataset or
+subject of the file remains, and
 loading the same file again works (its checksum is not taken, nothing is
 locked).
 """
@@ -30,11 +33,12 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
 from annotate.services import loading
 from bench.bench_load_study import PREPARE, ROOT, run_django
+from tests.annotate.factories import n_stored_responses
 
-N_QUESTIONS, N_MODELS, BATCH = 100, 6, 100  # 600 responses = 6 batches
+N_QUESTIONS, N_MODELS, BATCH = 100, 6, 20  # 600 responses = 5 batches of 20 questions
 DATASET = "interrupted-bench"
 
 
@@ -48,9 +52,11 @@ def write_long_csv(path: Path) -> Path:
 
 
 def leftovers() -> tuple[int, ...]:
+    from django.conf import settings
     return (
         ResponseSet.objects.count(),
-        Response.objects.count(),
+        n_stored_responses(),
+        len(list(Path(settings.EIP_STORE_DIR).rglob("*.zarr"))),  # stores, temporary ones included
         Question.objects.filter(dataset__name=DATASET).count(),
         LanguageModel.objects.filter(name__startswith="llm-").count(),
         Dataset.objects.filter(name=DATASET).count(),
@@ -64,23 +70,23 @@ def test_an_exception_after_half_the_batches_leaves_nothing(tmp_path, monkeypatc
     written = []
     real_batch = loading._write_response_batch
 
-    def failing_batch(response_set_id, model_ids, question_ids, credits):
+    def failing_batch(response_set_id, start, questions, credit, observed, writer):
         if len(written) == 3:
-            raise OSError("the disk is full")  # after batches 1-3 of 6 were inserted
-        real_batch(response_set_id, model_ids, question_ids, credits)
-        written.append(len(credits))
+            raise OSError("the disk is full")  # after batches 1-3 of 5 were written
+        real_batch(response_set_id, start, questions, credit, observed, writer)
+        written.append(int(observed.sum()))
 
     monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", BATCH)
     monkeypatch.setattr(loading, "_write_response_batch", failing_batch)
     with pytest.raises(OSError, match="the disk is full"):
         call_command("load_responses", responses=source, dataset=DATASET, verbosity=0)
-    assert written == [100, 100, 100]
-    assert leftovers() == (0, 0, 0, 0, 0, 0)
+    assert written == [120, 120, 120]
+    assert leftovers() == (0, 0, 0, 0, 0, 0, 0)
 
     monkeypatch.setattr(loading, "_write_response_batch", real_batch)
     call_command("load_responses", responses=source, dataset=DATASET, verbosity=0)
-    # 1 set, 600 responses, 100 questions, 6 models, 1 dataset, 3 subjects
-    assert leftovers() == (1, 600, 100, 6, 1, 3)
+    # 1 set, 600 responses, 1 store, 100 questions, 6 models, 1 dataset, 3 subjects
+    assert leftovers() == (1, 600, 1, 100, 6, 1, 3)
 
 
 KILLED_LOAD = f"""
@@ -159,6 +165,6 @@ def test_a_load_killed_mid_write_leaves_nothing(tmp_path):
         child.stderr.close()
     assert child.returncode == -signal.SIGKILL
     # no set listed, none loaded; the sweep removes one abandoned set, and then nothing of the file remains
-    assert json.loads(run_django(HIDDEN_THEN_SWEPT, env)) == [0, 0, 1, 0, 0, 0, 0, 0, 0]
+    assert json.loads(run_django(HIDDEN_THEN_SWEPT, env)) == [0, 0, 1, 0, 0, 0, 0, 0, 0, 0]
     run_django(LOAD, env, str(source))  # the same file loads cleanly afterwards
-    assert json.loads(run_django(COUNT, env)) == [1, 600, 100, 6, 1, 3]
+    assert json.loads(run_django(COUNT, env)) == [1, 600, 1, 100, 6, 1, 3]

@@ -9,10 +9,11 @@ from django.core.management import CommandError, call_command
 
 from annotate.loaders.names import clean_name
 from annotate.loaders.tabular import parse_files
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
 from annotate.services import name_variants as nv
 from annotate.services.loading import response_set_load
 from annotate.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
+from tests.annotate.factories import all_stored_responses, n_stored_responses, stored_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +53,8 @@ def test_look_alike_model_dataset_subject_and_question_names_load_as_the_existin
     assert (Dataset.objects.count(), Subject.objects.count(), LanguageModel.objects.count(),
             Question.objects.count()) == (1, 1, 1, 1)
     assert LanguageModel.objects.get().name == "caf\u00e9" and Question.objects.get().external_id == "q\u00e9"
-    assert sorted(Response.objects.values_list("response_set__name", "credit")) == [("one", 1.0), ("two", 0.0)]
+    assert sorted((rs.name, c) for rs in ResponseSet.objects.all() for _, _, c in stored_responses(rs)) == [
+        ("one", 1.0), ("two", 0.0)]
     assert first.pk != second.pk
     # two distinct changed spellings: the variant (dataset, subject, model) and the NFD question id
     assert any(note.startswith("2 name(s) were normalised") for note in second.summary["notes"])
@@ -61,7 +63,7 @@ def test_look_alike_model_dataset_subject_and_question_names_load_as_the_existin
 def test_a_no_break_space_in_a_model_name_is_the_same_model(tmp_path):
     load_long(tmp_path, "D,q1,,Llama 3,1\nD,q2,,Llama\u00a03,0\n")
     assert list(LanguageModel.objects.values_list("name", flat=True)) == ["Llama 3"]
-    assert Response.objects.count() == 2
+    assert n_stored_responses() == 2
 
 
 def test_case_variants_in_one_file_are_refused_naming_both_rows(tmp_path):
@@ -97,7 +99,7 @@ def test_merge_case_variants_keeps_the_stored_spelling_and_says_so(tmp_path):
     assert list(Subject.objects.values_list("name", flat=True)) == ["Math"]
     assert sorted(LanguageModel.objects.values_list("name", flat=True)) == ["GPT-4", "Gpt-4o"]
     assert sorted(Question.objects.values_list("external_id", flat=True)) == ["q1", "q2"]
-    assert sorted(loaded.responses.values_list("question__external_id", "model__name", "credit")) == [
+    assert stored_responses(loaded) == [
         ("q1", "GPT-4", 0.0), ("q2", "Gpt-4o", 1.0)]
     assert loaded.options["merge_case_variants"] is True
     assert nv.MERGED_NOTE.format(count=5, examples="'bench' -> 'Bench', 'MATH' -> 'Math', 'math' -> 'Math', "
@@ -117,7 +119,7 @@ def test_the_command_flag_merges_case_variants(tmp_path):
                      stderr=io.StringIO())
     call_command("load_responses", "--responses", str(path), "--dataset", "D", "--merge-case-variants",
                  stdout=io.StringIO(), stderr=io.StringIO())
-    assert sorted(Response.objects.values_list("question__external_id", "model__name", "credit")) == [
+    assert all_stored_responses() == [
         ("q1", "GPT-4", 1.0), ("q2", "GPT-4", 0.0)]
 
 
@@ -151,11 +153,11 @@ def test_the_admin_form_and_the_api_carry_the_merge_option(tmp_path, settings):
     status = client.get(refused["Location"]).json()
     assert status["state"] == "failed"
     assert "model 'gpt-4' differs only by case from 'GPT-4'" in str(status)
-    assert LanguageModel.objects.count() == 0 and Response.objects.count() == 0
+    assert LanguageModel.objects.count() == 0 and n_stored_responses() == 0
     merged = client.post(reverse("annotate:api_response_sets"),
                          {"responses": SimpleUploadedFile("w.csv", content), "dataset": "D",
                           "merge_case_variants": "true"})
     assert merged.status_code == 202, merged.content
     assert client.get(merged["Location"]).json()["state"] == "done"
     assert list(LanguageModel.objects.values_list("name", flat=True)) == ["GPT-4"]
-    assert Response.objects.count() == 2
+    assert n_stored_responses() == 2

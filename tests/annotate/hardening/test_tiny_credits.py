@@ -9,6 +9,7 @@ import pytest
 from annotate.loaders.names import CREDITS_SNAPPED_NOTE, snap_credits
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
 from annotate.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
+from tests.annotate.factories import stored_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -31,8 +32,7 @@ def test_a_5e_324_credit_loads_as_0_with_a_note_and_scores_without_nan(tmp_path:
     checked = upload_check(source=UploadSource(responses=path), options=UploadOptions(file_format="wide",
                                                                                       dataset="D", name="tiny"))
     response_set = upload_load(checked=checked)
-    stored = {(q, m): c for q, m, c in response_set.responses.values_list(
-        "question__external_id", "model__name", "credit")}
+    stored = {(q, m): c for q, m, c in stored_responses(response_set)}
     assert stored[("q2", "m1")] == 0.0 and stored[("q3", "m3")] == 1.0
     assert CREDITS_SNAPPED_NOTE.format(count=2, low=1, high=1) in response_set.summary["notes"]
     run = scoring_run_execute(run=scoring_run_create(response_set=response_set,

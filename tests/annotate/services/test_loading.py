@@ -13,17 +13,18 @@ from annotate.models import (
     Dataset,
     LanguageModel,
     Question,
-    Response,
     ResponseSet,
+    ResponseSetQuestion,
     ResponseSetStatus,
     Subject,
 )
 from annotate.services import loading
 from annotate.services.loading import response_set_load, response_set_preview
+from tests.annotate.factories import n_stored_responses, stored_responses
 
 pytestmark = pytest.mark.django_db
 
-TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, Response)
+TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, ResponseSetQuestion)
 WIDE = "question_id,m1,m2,m3\nq1,1,0,\nq2,0,1,1\nq3,,0.5,1\n"  # 7 non-blank cells
 QUESTIONS = (
     "question_id,category,question,options_json,answer,level\n"
@@ -52,7 +53,7 @@ def parse_wide(tmp_path: Path, text: str = WIDE, name: str = "r.csv"):
 
 def test_it_stores_questions_models_and_credits_as_given(tmp_path):
     response_set = response_set_load(parsed=parse_wide(tmp_path), name="set")
-    stored = sorted(response_set.responses.values_list("question__external_id", "model__name", "credit"))
+    stored = stored_responses(response_set)
     assert stored == [("q1", "m1", 1.0), ("q1", "m2", 0.0), ("q2", "m1", 0.0), ("q2", "m2", 1.0), ("q2", "m3", 1.0),
                       ("q3", "m2", 0.5), ("q3", "m3", 1.0)]
     q1 = Question.objects.get(external_id="q1")
@@ -122,7 +123,7 @@ def test_it_loads_a_new_version_and_supersedes_the_old_one_keeping_its_responses
     v1.refresh_from_db()
     assert (v2.version, v2.status, v2.n_responses) == (2, ResponseSetStatus.LOADED, 8)
     assert v1.status == ResponseSetStatus.SUPERSEDED
-    assert v1.responses.count() == 7 and v2.responses.count() == 8
+    assert n_stored_responses(v1) == 7 and n_stored_responses(v2) == 8
     assert v2.summary["supersedes"] == "set v1"
     # questions and models are shared, not duplicated
     assert (Question.objects.count(), LanguageModel.objects.count()) == (3, 3)
@@ -136,19 +137,19 @@ def test_it_refuses_a_new_version_of_a_name_that_does_not_exist(tmp_path):
     assert counts() == before
 
 
-def test_a_failure_in_the_middle_of_writing_leaves_nothing_behind(tmp_path, monkeypatch):
-    response_set_load(parsed=parse_wide(tmp_path, "question_id,m1\nq1,1\n", name="seed.csv"), name="seed")
+def test_a_failure_in_the_middle_of_writing_leaves_nothing_behind(tmp_path, monkeypatch, settings):
+    seed = response_set_load(parsed=parse_wide(tmp_path, "question_id,m1\nq1,1\n", name="seed.csv"), name="seed")
     before = counts()
     calls = []
     original = loading._write_response_batch
 
     def fail_on_second_batch(*args):
-        calls.append(len(args[3]))
+        calls.append(args[3].size)  # cells of the batch's block
         if len(calls) == 2:
             raise RuntimeError("disk full")
         original(*args)
 
-    monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", 3)
+    monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", 1)  # one question (3 cells) per batch
     monkeypatch.setattr(loading, "_write_response_batch", fail_on_second_batch)
     parsed = parse_wide(tmp_path, "question_id,m1,m2,n1\nq1,1,0,1\nq2,0,1,1\nq3,1,1,0\n", name="big.csv")
     with pytest.raises(RuntimeError, match="disk full"):
@@ -156,13 +157,16 @@ def test_a_failure_in_the_middle_of_writing_leaves_nothing_behind(tmp_path, monk
     assert calls == [3, 3]  # the first batch of 3 responses was written before the failure
     assert counts() == before
     assert not LanguageModel.objects.filter(name="n1").exists()
+    # no store file of the failed load, temporary or final: only the seed's store is left
+    assert sorted(str(p.relative_to(settings.EIP_STORE_DIR)) for p in settings.EIP_STORE_DIR.rglob("*.zarr")) == [
+        f"response-set-{seed.pk}.zarr"]
 
 
 def test_it_reports_progress_after_every_batch(tmp_path, monkeypatch):
-    monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", 3)
+    monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", 1)  # one question per batch: q1, q2, q3 hold 2, 3, 2 cells
     seen = []
     response_set_load(parsed=parse_wide(tmp_path), name="set", progress=lambda done, total: seen.append((done, total)))
-    assert seen == [(3, 7), (6, 7), (7, 7)]
+    assert seen == [(2, 7), (5, 7), (7, 7)]
 
 
 def _contract(responses: list[tuple], questions: list[tuple] | None = None, models: list[str] | None = None):
@@ -182,7 +186,7 @@ def _contract(responses: list[tuple], questions: list[tuple] | None = None, mode
 def test_it_loads_a_hand_built_parse_from_another_parser():
     parsed = _contract([("D", "q1", "m1", 1.0, "log.json:3"), ("D", "q2", "m2", 0.25, "log.json:4")])
     response_set = response_set_load(parsed=parsed, name="harness")
-    assert sorted(response_set.responses.values_list("question__external_id", "model__name", "credit")) == [
+    assert stored_responses(response_set) == [
         ("q1", "m1", 1.0), ("q2", "m2", 0.25)]
     assert len(response_set.checksum) == 64
 

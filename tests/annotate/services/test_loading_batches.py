@@ -5,21 +5,23 @@ from __future__ import annotations
 import pytest
 from django.db import OperationalError
 
-from annotate.models import Response, ResponseSet, ResponseSetStatus
+from annotate.models import ResponseSet, ResponseSetQuestion, ResponseSetStatus
 from annotate.selectors.api import response_set_get, response_sets_list
 from annotate.selectors.catalog import response_set_by_key, response_set_labels, response_sets_loaded
 from annotate.selectors.results import response_sets_with_runs
 from annotate.services import loading
+from annotate.services.matrix_store import store_path
 from annotate.services.scoring import ERR_STILL_LOADING, scoring_run_create
 from annotate.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
+from tests.annotate.factories import n_stored_responses
 
-# 3 models x 4 questions, all observed: 12 responses, written in batches of 5 (5, 5, 2)
+# 3 models x 4 questions, all observed: 12 responses, written in batches of 2 questions (6 cells each)
 CSV = "model,question_id,credit\n" + "".join(f"m{m},q{q},{(m + q) % 2}\n" for q in range(4) for m in range(3))
 
 
 @pytest.fixture
 def checked(tmp_path, monkeypatch):
-    monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", 5)
+    monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", 2)
     path = tmp_path / "batches.csv"
     path.write_text(CSV)
     return upload_check(source=UploadSource(responses=path), options=UploadOptions(dataset="batches"))
@@ -31,17 +33,20 @@ def test_a_loading_set_is_hidden_from_every_selector_until_its_last_commit(check
 
     def progress(done, total):
         loading_set = ResponseSet.objects.get(name="batches")
-        seen.append((done, total, loading_set.status, Response.objects.filter(response_set=loading_set).count(),
+        seen.append((done, total, loading_set.status,
+                     ResponseSetQuestion.objects.filter(response_set=loading_set).count(),
                      response_sets_list(), response_set_get(response_set_id=loading_set.pk),
                      list(response_sets_loaded()), response_set_by_key(key="batches"), response_set_labels(),
                      response_sets_with_runs()))
+        assert not store_path(loading_set).exists()  # still a temporary store
         with pytest.raises(ValueError, match="still loading") as error:
             scoring_run_create(response_set=loading_set)
         assert str(error.value) == ERR_STILL_LOADING.format(value=loading_set)
 
     response_set = upload_load(checked=checked, progress=progress)
-    assert seen == [(done, 12, ResponseSetStatus.LOADING, done, [], None, [], None, [], [])
-                    for done in (5, 10, 12)]
+    assert seen == [(done, 12, ResponseSetStatus.LOADING, done // 3, [], None, [], None, [], [])
+                    for done in (6, 12)]
+    assert store_path(response_set).is_dir()  # in place once loaded
     assert response_set.status == ResponseSetStatus.LOADED
     assert response_set_by_key(key="batches") == response_set and response_sets_list() == [response_set]
     assert "created_by_load" not in ResponseSet.objects.get().summary  # the bookkeeping is gone once loaded
@@ -53,15 +58,15 @@ def test_a_batch_that_meets_a_locked_database_is_written_again(checked, monkeypa
     real, calls = loading._write_response_batch, []
 
     def locked_once(*args):
-        calls.append(len(args[3]))
+        calls.append(len(args[2]))  # questions of the batch
         if len(calls) == 2:
             raise OperationalError("database is locked")
         real(*args)
 
     monkeypatch.setattr(loading, "_write_response_batch", locked_once)
     response_set = upload_load(checked=checked)
-    assert calls == [5, 5, 5, 2]  # the second batch twice
-    assert Response.objects.filter(response_set=response_set).count() == 12
+    assert calls == [2, 2, 2]  # the second batch twice
+    assert n_stored_responses(response_set) == 12
     assert ResponseSet.objects.get().status == ResponseSetStatus.LOADED
 
 

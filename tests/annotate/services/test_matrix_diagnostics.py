@@ -12,22 +12,13 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import (
-    Dataset,
-    LanguageModel,
-    Question,
-    QuestionResult,
-    Response,
-    ResponseSet,
-    Study,
-    Subject,
-)
+from annotate.models import Dataset, LanguageModel, Question, QuestionResult, ResponseSet, Study, Subject
 from annotate.selectors.scoring import scoring_run_diagnostics
 from annotate.services import scoring as service
 from annotate.services.loading import response_set_preview
 from annotate.services.studies import study_create
 from scoring.pair_sampling import ERR_TOO_FEW_PAIRS
-from tests.annotate.factories import make_user
+from tests.annotate.factories import make_user, write_responses
 from tests.annotate.services.alignment.test_report import build_study
 from tests.annotate.services.test_loading import parse_wide
 
@@ -46,8 +37,7 @@ def _scored(cells: dict[tuple[int, int], float], *, n_questions: int, n_models: 
                  for i in range(n_questions)]
     models = [LanguageModel.objects.create(name=f"m{j + 1}") for j in range(n_models)]
     rs = ResponseSet.objects.create(name="bench", file_name="b.csv", checksum="b" * 64, file_format="wide")
-    Response.objects.bulk_create(Response(response_set=rs, question=questions[i], model=models[j], credit=c)
-                                 for (i, j), c in cells.items())
+    write_responses(rs, [(questions[i], models[j], c) for (i, j), c in cells.items()])
     run = service.scoring_run_execute(
         run=service.scoring_run_create(response_set=rs, params={**FAST, **(params or {})})
     )

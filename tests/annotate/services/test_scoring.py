@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, Subject
+from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
 from annotate.selectors.matrix import ERR_NO_RESPONSES, NO_SUBJECT, response_matrix
+from tests.annotate.factories import write_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -39,12 +40,10 @@ def tiny():
     m3 = LanguageModel.objects.create(name="a-first")
     rs, other = _response_set("tiny"), _response_set("other")
     cells = {(q1, m1): 1.0, (q1, m2): 0.0, (q1, m3): 1.0, (q2, m2): 0.5, (q3, m1): 0.0, (q3, m3): 0.25}
-    Response.objects.bulk_create(
-        Response(response_set=rs, question=q, model=m, credit=c) for (q, m), c in cells.items()
-    )
-    Response.objects.bulk_create([
-        Response(response_set=other, question=q_other, model=m_other, credit=1.0),
-        Response(response_set=other, question=q2, model=m1, credit=1.0),  # (q2, m1) stays NaN in "tiny"
+    write_responses(rs, [(q, m, c) for (q, m), c in cells.items()])
+    write_responses(other, [
+        (q_other, m_other, 1.0),
+        (q2, m1, 1.0),  # (q2, m1) stays NaN in "tiny"
     ])
     return {"rs": rs, "q": (q1, q2, q3), "m": (m1, m2, m3), "d": (d1, d2), "algebra": algebra}
 

@@ -21,10 +21,10 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.loaders.harness.inspect_ai import MEMBER_TOO_LARGE
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, UploadJob
+from annotate.models import Dataset, LanguageModel, Question, ResponseSet, UploadJob
 from annotate.services import uploads as upload_service
 from annotate.services.api_tokens import api_token_create
-from tests.annotate.factories import make_user
+from tests.annotate.factories import make_user, n_stored_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -120,7 +120,7 @@ def post_logs(client: Client, name: str, content: bytes):
 
 
 def nothing_left(upload_root, tmp_path) -> None:
-    assert (ResponseSet.objects.count(), Response.objects.count(), Question.objects.count(),
+    assert (ResponseSet.objects.count(), n_stored_responses(), Question.objects.count(),
             LanguageModel.objects.count(), Dataset.objects.count()) == (0, 0, 0, 0, 0)
     assert not upload_root.exists() or list(upload_root.iterdir()) == []
     assert list((tmp_path / "django-tmp").iterdir()) == []

@@ -24,11 +24,20 @@ from django.urls import reverse
 
 from annotate.loaders.base import LoadError
 from annotate.loaders.harness import _common
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, ScoringRun, Subject, UploadJob
+from annotate.models import (
+    Dataset,
+    LanguageModel,
+    Question,
+    ResponseSet,
+    ResponseSetQuestion,
+    ScoringRun,
+    Subject,
+    UploadJob,
+)
 from annotate.services import loading, uploads as service
 from annotate.services.api_tokens import api_token_create
 from scoring.methods import methods as registered_methods
-from tests.annotate.factories import make_user
+from tests.annotate.factories import all_stored_responses, make_user, stored_responses
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
     lm_expected_for,
@@ -41,7 +50,7 @@ from tests.annotate.harness_fixtures import (
 
 pytestmark = pytest.mark.django_db
 
-TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, Response)
+TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, ResponseSetQuestion)
 EMPTY = {model.__name__: 0 for model in TABLES}
 RESPONSES = b"question_id,m1,m2\nq1,1,0\nq2,,0.5\n"
 
@@ -119,8 +128,10 @@ def content(response_set: ResponseSet) -> dict:
                 response_set.n_questions, response_set.n_models, response_set.n_responses),
         "questions": sorted(Question.objects.values_list("dataset__name", "external_id", "subject__name", "text")),
         "models": sorted(LanguageModel.objects.values_list("name", "family", "parameters_b", "access")),
-        "cells": sorted(Response.objects.filter(response_set=response_set).values_list(
-            "question__dataset__name", "question__external_id", "model__name", "credit")),
+        "cells": sorted((question.dataset.name, question.external_id, model, credit)
+                        for external_id, model, credit in stored_responses(response_set)
+                        for question in Question.objects.filter(
+                            external_id=external_id, response_set_rows__response_set=response_set)),
     }
 
 
@@ -330,7 +341,7 @@ def test_confirm_parses_again_when_the_stored_bytes_changed(admin_client, calls,
     (upload_root / token / "responses" / "scores.csv").write_bytes(RESPONSES.replace(b"q1,1,0", b"q1,0,0"))
     assert admin_client.post(posted["Location"], {"token": token}).status_code == 302
     assert calls == {"parse": 2, "plan": 2}  # the kept parse no longer matches the checksum
-    assert sorted(Response.objects.values_list("question__external_id", "model__name", "credit")) == [
+    assert all_stored_responses() == [
         ("q1", "m1", 0.0), ("q1", "m2", 0.0), ("q2", "m2", 0.5)]
 
 

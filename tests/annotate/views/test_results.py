@@ -11,20 +11,10 @@ from django.contrib.auth.models import Group
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from annotate.models import (
-    Dataset,
-    LanguageModel,
-    ModelResult,
-    Question,
-    Response,
-    ResponseSet,
-    RunStatus,
-    ScoringRun,
-    Subject,
-)
+from annotate.models import Dataset, LanguageModel, ModelResult, Question, ResponseSet, RunStatus, ScoringRun, Subject
 from annotate.services import scoring as service
 from annotate.views import results as views
-from tests.annotate.factories import make_user
+from tests.annotate.factories import make_user, write_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -49,11 +39,12 @@ def scored():
     subjects = {name: Subject.objects.create(name=name) for name in ("algebra", "biology")}
     models = [LanguageModel.objects.create(name=f"m{k}", family="Fam", parameters_b=7.0 * k) for k in (1, 2, 3)]
     rs = ResponseSet.objects.create(name="bench", file_name="b.csv", checksum="b" * 64, file_format="wide")
+    cells = []
     for (external_id, subject), credits in CELLS.items():
         text = f"{SCRIPT} question {external_id}" if external_id == "q4" else f"Plain question {external_id}"
         q = Question.objects.create(dataset=dataset, subject=subjects[subject], external_id=external_id, text=text)
-        Response.objects.bulk_create(Response(response_set=rs, question=q, model=m, credit=c)
-                                     for m, c in zip(models, credits))
+        cells += [(q, m, c) for m, c in zip(models, credits)]
+    write_responses(rs, cells)
     run = service.scoring_run_create(response_set=rs, params={"mirt_epochs": 30})
     service.scoring_run_execute(run=run)
     return run, subjects

@@ -31,7 +31,6 @@ from annotate.models import (
     ModelResult,
     Question,
     QuestionResult,
-    Response,
     ResponseSet,
     ScoringRun,
     Subject,
@@ -41,7 +40,7 @@ from annotate.services import scoring as service
 from annotate.services.loading import response_set_load
 from annotate.services.studies import ensure_role_groups
 from scoring.methods import DifficultyMethod, iter_columns, register_method, unregister_method
-from tests.annotate.factories import make_user
+from tests.annotate.factories import make_user, write_responses
 from tests.annotate.test_toy_method import TOY, _expected
 
 pytestmark = pytest.mark.django_db
@@ -70,10 +69,11 @@ def small_run():
               LanguageModel.objects.create(name="=m2", family="Fam", parameters_b=70.0, access="proprietary"),
               LanguageModel.objects.create(name="m3")]
     rs = ResponseSet.objects.create(name="Bench Set", file_name="b.csv", checksum="d" * 64, file_format="wide")
+    cells = []
     for (external_id, subject), credits in CELLS.items():
         q = Question.objects.create(dataset=dataset, subject=subjects.get(subject), external_id=external_id)
-        Response.objects.bulk_create(Response(response_set=rs, question=q, model=m, credit=c)
-                                     for m, c in zip(models, credits) if c is not None)
+        cells += [(q, m, c) for m, c in zip(models, credits) if c is not None]
+    write_responses(rs, cells)
     run = service.scoring_run_create(response_set=rs, params={"mirt_epochs": 30})
     return service.scoring_run_execute(run=run)
 

@@ -11,11 +11,20 @@ from django.core.management import CommandError, call_command
 
 from annotate.loaders import tabular as t
 from annotate.management.commands import load_responses as command
-from annotate.models import Dataset, LanguageModel, Question, Response, ResponseSet, ResponseSetStatus, Subject
+from annotate.models import (
+    Dataset,
+    LanguageModel,
+    Question,
+    ResponseSet,
+    ResponseSetQuestion,
+    ResponseSetStatus,
+    Subject,
+)
+from tests.annotate.factories import all_stored_responses, n_stored_responses
 
 pytestmark = pytest.mark.django_db
 
-TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, Response)
+TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, ResponseSetQuestion)
 DEMO = Path(__file__).resolve().parents[4] / "annotate" / "demo_data"
 
 
@@ -117,7 +126,7 @@ def test_it_loads_the_project_demo_folder_with_family_and_access_columns():
     with open(DEMO / "models.csv", newline="", encoding="utf-8") as handle:
         declared = {row["model"]: (row.get("family", ""), row.get("access", "")) for row in csv.DictReader(handle)}
     run("--folder", str(DEMO), "--dataset", "Demo", "--subject-column", "category")
-    assert Response.objects.count() == cells
+    assert n_stored_responses() == cells
     assert LanguageModel.objects.count() == len(header) - 1
     for model in LanguageModel.objects.all():
         family, access = declared[model.name]
@@ -143,12 +152,12 @@ def test_it_loads_mmlu_pro_through_the_command(shared_data):
     assert Question.objects.count() == 12_032
     assert Subject.objects.count() == 14
     assert LanguageModel.objects.count() == 32
-    assert Response.objects.count() == observed
+    assert n_stored_responses() == observed
     response_set = ResponseSet.objects.get()
     assert (response_set.n_questions, response_set.n_models, response_set.n_responses) == (12_032, 32, observed)
     # every 1,000th cell of the file, blank or not, against the database
     stored = {
-        (q, m): c for q, m, c in Response.objects.values_list("question__external_id", "model__name", "credit")
+        (q, m): c for q, m, c in all_stored_responses()
     }
     sample = 0
     for i in range(0, len(matrix) * len(models), 1000):
@@ -176,7 +185,7 @@ def test_it_loads_evaluation_harness_logs(shared_data):
     # SOURCE.md: 3 gsm8k docs x 2 models, exact_match per (doc, model) = (1,1), (0,0), (1,0)
     assert output.startswith("Loaded gsm8k-pair v1: 6 responses (3 questions x 2 models with a response); ")
     assert set(LanguageModel.objects.values_list("name", flat=True)) == {"gemma3:12b-u1", "gemma3:12b-it-q4_K_M"}
-    assert sum(Response.objects.values_list("credit", flat=True)) == 3.0
+    assert sum(c for _, _, c in all_stored_responses()) == 3.0
     assert ResponseSet.objects.get().file_format == "lm-eval"
 
 

@@ -20,8 +20,8 @@ from annotate.models import (
     LanguageModel,
     Question,
     QuestionResult,
-    Response,
     ResponseSet,
+    ResponseSetQuestion,
     RunStatus,
     Subject,
 )
@@ -41,7 +41,7 @@ from tests.annotate.harness_fixtures import (
 
 pytestmark = pytest.mark.django_db
 
-TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, Response)
+TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, ResponseSetQuestion)
 
 
 def counts() -> dict[str, int]:

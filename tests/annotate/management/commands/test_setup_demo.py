@@ -10,17 +10,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotate.models import (
-    Invitation,
-    Pair,
-    Participation,
-    Question,
-    Response,
-    ResponseSet,
-    RunStatus,
-    ScoringRun,
-    Study,
-)
+from annotate.models import Invitation, Pair, Participation, Question, ResponseSet, RunStatus, ScoringRun, Study
+from tests.annotate.factories import n_stored_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +36,7 @@ def logins(output: str) -> dict[str, str]:
 
 def counts() -> tuple[int, ...]:
     User = get_user_model()
-    return (ResponseSet.objects.count(), Question.objects.count(), Response.objects.count(),
+    return (ResponseSet.objects.count(), Question.objects.count(), n_stored_responses(),
             ScoringRun.objects.count(), Study.objects.count(), Pair.objects.count(), User.objects.count(),
             Participation.objects.count(), Invitation.objects.count())
 

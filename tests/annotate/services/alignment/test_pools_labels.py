@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from annotate.models import LanguageModel, Question, Response
+from annotate.models import LanguageModel, Question
 from annotate.services.alignment import study_alignment_report
 from annotate.services.analyses import analysis_run_create, analysis_run_execute
 from scoring import eip
-from tests.annotate.factories import MODEL_NAMES
+from tests.annotate.factories import MODEL_NAMES, write_responses
 from tests.annotate.services.alignment.test_report import EIP, SIMPLE_RANK, build_study
 
 pytestmark = pytest.mark.django_db
@@ -40,9 +40,7 @@ def study():
         model.parameters_b, model.access = size, access
         model.save()
     questions = list(Question.objects.filter(dataset__in=study.datasets.all()).order_by("pk"))  # q0..q7
-    Response.objects.filter(response_set=run.response_set).delete()
-    Response.objects.bulk_create(Response(response_set=run.response_set, model=m, question=q, credit=R[i, j])
-                                 for i, q in enumerate(questions) for j, m in enumerate(models))
+    write_responses(run.response_set, [(q, m, R[i, j]) for i, q in enumerate(questions) for j, m in enumerate(models)])
     for q, level in zip(questions, LEVELS):
         q.metadata = {"level": level}
         q.save()

@@ -23,12 +23,12 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import AnalysisKind, AnalysisRun, LanguageModel, Question, Response, RunStatus
+from annotate.models import AnalysisKind, AnalysisRun, LanguageModel, Question, RunStatus
 from annotate.services.alignment import AlignmentReport, alignment_report_compute, study_alignment_report
 from annotate.services.analyses import analysis_run_create, analysis_run_execute
 from scoring import FIRST, SECOND, harder_of_pairs, method_agreement
 from scoring.analyses import access_pools, pool_analysis, size_pools
-from tests.annotate.factories import MODEL_NAMES, make_user
+from tests.annotate.factories import MODEL_NAMES, make_user, write_responses
 from tests.annotate.services.alignment.test_pools_labels import R
 from tests.annotate.services.alignment.test_report import build_study
 from tests.annotate.services.alignment.test_schema import SCHEMA, errors
@@ -48,9 +48,7 @@ def pool_study():
         model.parameters_b, model.access = size, access
         model.save()
     questions = list(Question.objects.filter(dataset__in=study.datasets.all()).order_by("pk"))
-    Response.objects.filter(response_set=run.response_set).delete()
-    Response.objects.bulk_create(Response(response_set=run.response_set, model=m, question=q, credit=R[i, j])
-                                 for i, q in enumerate(questions) for j, m in enumerate(models))
+    write_responses(run.response_set, [(q, m, R[i, j]) for i, q in enumerate(questions) for j, m in enumerate(models)])
     return study
 
 

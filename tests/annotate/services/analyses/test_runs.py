@@ -18,7 +18,7 @@ import pytest
 from django.test import override_settings
 
 from annotate.downloads import product_version
-from annotate.models import AnalysisRun, Dataset, LanguageModel, Question, Response, ResponseSet, RunStatus, Subject
+from annotate.models import AnalysisRun, Dataset, LanguageModel, Question, ResponseSet, RunStatus, Subject
 from annotate.services import analyses as service
 from annotate.services.analyses import params as params_module, runs as runs_module
 from scoring.analyses import (
@@ -37,6 +37,7 @@ from scoring.analyses import (
 )
 from scoring.baselines import accuracy
 from scoring.eip import eip
+from tests.annotate.factories import write_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -71,8 +72,8 @@ def load_matrix(R, *, name: str, datasets, subjects=None, models=None, families=
                                                  metadata=(metadata or [{}] * n_q)[i]))
     rs = ResponseSet.objects.create(name=name, file_name=f"{name}.csv", checksum=name.ljust(64, "0")[:64],
                                     file_format="wide", n_questions=n_q, n_models=n_m)
-    Response.objects.bulk_create(Response(response_set=rs, question=questions[i], model=rows[j], credit=R[i, j])
-                                 for i in range(n_q) for j in range(n_m) if not np.isnan(R[i, j]))
+    write_responses(rs, [(questions[i], rows[j], R[i, j]) for i in range(n_q) for j in range(n_m)
+                         if not np.isnan(R[i, j])])
     return rs
 
 

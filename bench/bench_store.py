@@ -1,0 +1,232 @@
+"""Loading into the compact matrix store (issue 16, point 1): ``python -m bench store [--quick]``.
+
+Each case runs in its own child process (SQLite test database and matrix
+store in a temporary folder), so ``peak MiB`` is that process's peak resident
+memory (``ru_maxrss``), imports included. Product and reference runs are
+interleaved; figures are medians.
+
+* ``mmlu-pro``: ``../shared/data/mmlu-pro`` through the site path
+  (``parse_folder`` + ``response_set_load``: every check, catalog rows,
+  membership rows, Zarr store). Target < 2 s. 3 repeats.
+* ``wide 100k x 200``: a wide CSV of 100,000 questions x 200 models (20M
+  cells, 0/1, generated here) through ``parse_files`` + ``response_set_load``.
+  Targets < 60 s and < 1 GiB. 1 repeat (``--quick``: 10,000 x 200).
+
+* ``huge`` (``--huge`` only): a 1,000,000 x 2,000 uint8 Parquet file
+  generated here, streamed into a matrix store with ``pyarrow``
+  ``iter_batches`` (8,192 rows at a time) through
+  :class:`~annotate.services.matrix_store.MatrixWriter`, then read back with
+  ``read_compact`` (uint8, no float64 copy) and scored with ``scoring.eip``.
+  This is the store and the scoring kernel, **not** the site path: the
+  upload parsers still build the long form in memory, which 2e9 cells do not
+  fit in. Target (for the site path) < 4 GiB peak.
+
+Reference for each (same run, same cells): the old layout, one row per cell
+``(response_set, model, question, credit)`` inserted with ``executemany`` in
+batches of 20,000 into a plain SQLite table with the old unique index
+(without parsing or any check): what storing the cells alone cost before.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = 20261201
+BATCH = 20_000
+
+
+def _wide_csv(path: Path, n_questions: int, n_models: int) -> None:
+    rng = np.random.default_rng(SEED)
+    models = [f"model-{j:03d}" for j in range(n_models)]
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write("question_id," + ",".join(models) + "\n")
+        for start in range(0, n_questions, 10_000):
+            block = (rng.random((min(10_000, n_questions - start), n_models)) < 0.5).astype(np.uint8)
+            handle.writelines(f"q{start + i}," + ",".join("1" if c else "0" for c in row) + "\n"
+                              for i, row in enumerate(block.tolist()))
+
+
+def _setup(work: Path):
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "eipsite.settings")
+    os.environ["EIP_STORE_DIR"] = str(work / "store")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+
+    settings.EIP_STORE_DIR = work / "store"
+    test_name = str(work / "bench.sqlite3")
+    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = test_name
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = test_name
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    return connection
+
+
+def _cells(case: str, work: Path, n_questions: int):
+    """(parse callable, file) of a case."""
+    from annotate.loaders.tabular import parse_files, parse_folder
+    if case == "mmlu-pro":
+        shared = Path(os.environ.get("EIP_SHARED_DATA", ROOT.parent / "shared" / "data")) / "mmlu-pro"
+        return lambda: parse_folder(shared, dataset="MMLU-Pro", subject_column="category",
+                                    keep_columns=["src", "source_dataset", "mmlu_subject", "mmlu_level"])
+    path = work / "wide.csv"
+    return lambda: parse_files(responses=path, file_format="wide", dataset="bench-wide")
+
+
+def _reference(connection, parsed) -> float:
+    """The old layout: executemany of every cell into a plain table with the old unique index."""
+    responses = parsed.responses
+    q_codes = responses.groupby(["dataset", "external_id"], sort=False).ngroup().to_numpy(dtype=np.int64) + 1
+    m_codes = responses["model"].astype("category").cat.codes.to_numpy(dtype=np.int64) + 1
+    credits = responses["credit"].to_numpy(dtype=np.float64)
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE old_response (id INTEGER PRIMARY KEY, response_set_id INTEGER NOT NULL, "
+                       "model_id INTEGER NOT NULL, question_id INTEGER NOT NULL, credit REAL NOT NULL)")
+        cursor.execute("CREATE UNIQUE INDEX old_response_unique ON old_response (response_set_id, model_id, "
+                       "question_id)")
+    t0 = time.perf_counter()
+    with connection.cursor() as cursor:
+        for start in range(0, len(credits), BATCH):
+            stop = start + BATCH
+            cursor.executemany(
+                "INSERT INTO old_response (response_set_id, model_id, question_id, credit) VALUES (%s, %s, %s, %s)",
+                zip([1] * (stop - start), m_codes[start:stop].tolist(), q_codes[start:stop].tolist(),
+                    credits[start:stop].tolist()))
+    return time.perf_counter() - t0
+
+
+def _huge(n_questions: int, n_models: int = 2_000) -> dict:
+    """The 1M x 2,000 uint8 Parquet case (see the module docstring)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "eipsite.settings")
+    import django
+    django.setup()
+    from annotate.services import matrix_store as ms
+    from scoring import eip
+
+    work = Path(tempfile.mkdtemp(prefix="eip-bench-huge-"))
+    try:
+        path = work / "huge.parquet"
+        rng = np.random.default_rng(SEED)
+        skill = rng.random(n_models)
+        names = [f"model-{j:04d}" for j in range(n_models)]
+        schema = pa.schema([pa.field(name, pa.uint8()) for name in names])
+        t0 = time.perf_counter()
+        with pq.ParquetWriter(path, schema) as writer:
+            for start in range(0, n_questions, 20_000):
+                rows = min(20_000, n_questions - start)
+                block = (rng.random((rows, n_models), dtype=np.float32) < skill).astype(np.uint8)
+                writer.write_table(pa.Table.from_arrays([pa.array(block[:, j]) for j in range(n_models)],
+                                                        schema=schema))
+        generate_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        store = work / "store.zarr"
+        matrix = ms.MatrixWriter(store, n_questions=n_questions, n_models=n_models, dtype=np.uint8)
+        start = 0
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=ms.ROW_CHUNK):
+            block = np.column_stack([column.to_numpy(zero_copy_only=False) for column in batch.columns])
+            matrix.write_rows(start, block)
+            start += block.shape[0]
+        matrix.close()
+        load_s = time.perf_counter() - t0
+        load_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.perf_counter()
+        R = ms.read_compact(store)
+        read_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        result = eip(R)
+        eip_s = time.perf_counter() - t0
+    finally:
+        subprocess.run(["rm", "-rf", str(work)], check=False)
+    return {"case": "huge", "cells": n_questions * n_models, "generate_s": generate_s, "load_s": load_s,
+            "load_peak_mib": load_peak, "read_s": read_s, "eip_s": eip_s, "n_iter": result.n_iter,
+            "dtype": str(R.dtype), "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _child(case: str, variant: str, n_questions: int) -> dict:
+    if case == "huge":
+        return _huge(n_questions)
+    work = Path(tempfile.mkdtemp(prefix="eip-bench-store-"))
+    if case == "wide":
+        _wide_csv(work / "wide.csv", n_questions, 200)
+    connection = _setup(work)
+    try:
+        parse = _cells(case, work, n_questions)
+        t0 = time.perf_counter()
+        parsed = parse()
+        t1 = time.perf_counter()
+        n = len(parsed.responses)
+        if variant == "product":
+            from annotate.services.loading import response_set_load
+            response_set_load(parsed=parsed, name="bench")
+            t2 = time.perf_counter()
+            seconds, parse_s = t2 - t0, t1 - t0
+        else:
+            seconds, parse_s = _reference(connection, parsed), 0.0
+    finally:
+        connection.creation.destroy_test_db(str(work / "bench.sqlite3"), verbosity=0)
+        subprocess.run(["rm", "-rf", str(work)], check=False)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"case": case, "variant": variant, "cells": n, "seconds": seconds, "parse_s": parse_s, "peak_mib": peak}
+
+
+def run(args: argparse.Namespace) -> None:
+    quick = getattr(args, "quick", False)
+    shared = Path(os.environ.get("EIP_SHARED_DATA", ROOT.parent / "shared" / "data")) / "mmlu-pro"
+    plan = []
+    if shared.is_dir():
+        plan += [("mmlu-pro", v, 0) for _ in range(1 if quick else 3) for v in ("product", "reference")]
+    plan += [("wide", v, 10_000 if quick else 100_000) for v in ("product", "reference")]
+    if getattr(args, "huge", False):
+        plan.append(("huge", "product", 1_000_000))
+    results: list[dict] = []
+    for case, variant, n_questions in plan:
+        env = {**os.environ, "DATABASE_URL": "sqlite:///" + str(Path(tempfile.gettempdir()) / "eip-unused.sqlite3")}
+        command = [sys.executable, "-m", "bench.bench_store", "--child", case, variant, str(n_questions)]
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"{case} {variant}: failed ({(done.stderr.strip().splitlines() or ['?'])[-1]})", flush=True)
+            continue
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for r in results:
+        if r["case"] == "huge":
+            print(f"huge {r['cells']:,} cells ({r['dtype']}): Parquet -> store {r['load_s']:.1f} s "
+                  f"(peak {r['load_peak_mib']:,.0f} MiB), read {r['read_s']:.1f} s, EIP {r['eip_s']:.1f} s "
+                  f"({r['n_iter']} iterations), peak {r['peak_mib']:,.0f} MiB (target < 4,096 MiB); "
+                  f"generating the file took {r['generate_s']:.1f} s", flush=True)
+    results = [r for r in results if r["case"] != "huge"]
+    print(f"{'case':<10} {'cells':>11} {'product s':>10} {'(parse s)':>10} {'peak MiB':>9} "
+          f"{'reference s':>12} {'ref peak MiB':>13} {'ratio':>6}  target")
+    for case in dict.fromkeys(r["case"] for r in results):
+        product = [r for r in results if r["case"] == case and r["variant"] == "product"]
+        reference = [r for r in results if r["case"] == case and r["variant"] == "reference"]
+        if not product or not reference:
+            continue
+        p_s = statistics.median(r["seconds"] for r in product)
+        r_s = statistics.median(r["seconds"] for r in reference)
+        target = "< 2 s" if case == "mmlu-pro" else "< 60 s, < 1,024 MiB"
+        print(f"{case:<10} {product[0]['cells']:>11,} {p_s:>10.2f} "
+              f"{statistics.median(r['parse_s'] for r in product):>10.2f} "
+              f"{statistics.median(r['peak_mib'] for r in product):>9,.0f} {r_s:>12.2f} "
+              f"{statistics.median(r['peak_mib'] for r in reference):>13,.0f} {p_s / r_s:>6.2f}  {target}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        print(json.dumps(_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+    else:
+        run(argparse.Namespace(quick="--quick" in sys.argv, huge="--huge" in sys.argv))
