@@ -13,6 +13,7 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
@@ -57,6 +58,11 @@ class ResponseMatrix:
     question_subjects : ndarray of int64, shape (n_questions,)
         ``Subject.id`` of each row's question; ``NO_SUBJECT`` (-1) when it
         has none.
+    store : Path or None
+        The set's matrix store (:mod:`annotate.services.matrix_store`).
+    store_rows, store_columns : ndarray of int64 or None
+        The store row of each row and the store column of each column (what
+        a reader of the store, such as EIP on Dask, selects to get ``R``).
     """
 
     R: np.ndarray
@@ -64,6 +70,9 @@ class ResponseMatrix:
     model_ids: np.ndarray
     question_datasets: np.ndarray
     question_subjects: np.ndarray
+    store: Path | None = None
+    store_rows: np.ndarray | None = None
+    store_columns: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -83,6 +92,8 @@ class CompactMatrix:
         and streams it in blocks.
     question_ids, model_ids, question_datasets, question_subjects : ndarray of int64
         As in :class:`ResponseMatrix`.
+    store, store_rows, store_columns
+        As in :class:`ResponseMatrix`.
     """
 
     R: np.ndarray
@@ -90,6 +101,9 @@ class CompactMatrix:
     model_ids: np.ndarray
     question_datasets: np.ndarray
     question_subjects: np.ndarray
+    store: Path | None = None
+    store_rows: np.ndarray | None = None
+    store_columns: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -228,7 +242,7 @@ def response_matrix_compact(
 class _Selection:
     """Which stored rows and columns a matrix reads, in ascending-id order."""
 
-    path: object
+    path: Path
     rows: np.ndarray  # store row of each result row
     columns: np.ndarray
     question_ids: np.ndarray
@@ -243,23 +257,24 @@ class _Selection:
         from annotate.services.matrix_store import read_matrix
         rows = None if _is_identity(self.rows, self.n_rows) else self.rows
         columns = None if _is_identity(self.columns, self.n_columns) else self.columns
-        return read_matrix(self.path, rows=rows, columns=columns)  # type: ignore[arg-type]
+        return read_matrix(self.path, rows=rows, columns=columns)
 
-    def finish(self, R: np.ndarray, observed: np.ndarray | None) -> tuple[np.ndarray, ...]:
-        """The result arrays, rows and columns without an observed cell dropped, read-only."""
+    def finish(self, R: np.ndarray, observed: np.ndarray | None) -> tuple:
+        """The result's fields, rows and columns without an observed cell dropped, arrays read-only."""
         question_ids, model_ids, datasets, subjects = self.question_ids, self.model_ids, self.datasets, self.subjects
+        rows, columns = self.rows, self.columns
         if observed is not None:
             keep_rows, keep_columns = observed.any(axis=1), observed.any(axis=0)
             if not keep_rows.all() or not keep_columns.all():
                 R = R[np.ix_(keep_rows, keep_columns)]
                 question_ids, datasets, subjects = question_ids[keep_rows], datasets[keep_rows], subjects[keep_rows]
-                model_ids = model_ids[keep_columns]
+                model_ids, rows, columns = model_ids[keep_columns], rows[keep_rows], columns[keep_columns]
         if R.size == 0:
             raise ValueError(self.message)
         arrays = (R, question_ids, model_ids, datasets, subjects)
-        for array in arrays:  # read-only views, not copies: R can be large
+        for array in (*arrays, rows, columns):  # read-only views, not copies: R can be large
             array.setflags(write=False)
-        return arrays
+        return (*arrays, self.path, rows, columns)
 
 
 def _is_identity(index: np.ndarray, n: int) -> bool:

@@ -446,7 +446,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
         keys = params.get("methods", list(method_keys()))
         total = sum(get_method(k).cost for k in keys)
         data = MethodInput(R=matrix.R, question_groups=matrix.question_datasets,
-                           params={**params, **eip_engine_params(matrix.R.size)})
+                           params={**params, **eip_engine_params(matrix.R.size, matrix=matrix)})
         done = 0.0
         outcomes: dict[str, MethodOutput] = {}
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
@@ -467,13 +467,17 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     return run
 
 
-def eip_engine_params(n_cells: int) -> dict:
+def eip_engine_params(n_cells: int, *, matrix: ResponseMatrix | None = None) -> dict:
     """Method parameters that send EIP to a Dask cluster, or ``{}`` for the in-memory kernel.
 
     Dask is used when the setting ``EIP_DASK_SCHEDULER`` is on ("local" or a
     scheduler address) and the matrix has at least ``EIP_DASK_MIN_CELLS``
     cells; the run's EIP MethodResult notes then hold ``engine: "dask"``,
-    the scheduler, its address, the worker count and the row blocks.
+    the scheduler, its address and the worker count. Given the run's
+    ``matrix`` (read from a response set's store), the workers read the
+    store themselves (``eip_dask_store`` with the matrix's store rows and
+    columns; notes ``dask_store``) instead of receiving the matrix from this
+    process (notes ``dask_blocks``).
 
     Raises
     ------
@@ -486,7 +490,11 @@ def eip_engine_params(n_cells: int) -> dict:
     scheduler = check_scheduler(getattr(settings, "EIP_DASK_SCHEDULER", ""))
     if not scheduler or n_cells < getattr(settings, "EIP_DASK_MIN_CELLS", 0):
         return {}
-    return {"eip_dask_scheduler": scheduler, "eip_dask_timeout": float(getattr(settings, "EIP_DASK_TIMEOUT_S", 10))}
+    params = {"eip_dask_scheduler": scheduler, "eip_dask_timeout": float(getattr(settings, "EIP_DASK_TIMEOUT_S", 10))}
+    if matrix is not None and matrix.store is not None and matrix.store_rows is not None:
+        params.update(eip_dask_store=str(matrix.store), eip_dask_rows=matrix.store_rows,
+                      eip_dask_columns=matrix.store_columns)
+    return params
 
 
 def diagnose(R: np.ndarray, *, min_models: int = DEFAULT_MIN_MODELS) -> MatrixDiagnostics:

@@ -12,11 +12,12 @@ from annotate.models import (
     MethodResult,
     Question,
     QuestionResult,
-    Response,
     ResponseSet,
     RunStatus,
 )
+from annotate.services.matrix_store import store_path
 from annotate.services.scoring import eip_engine_params, scoring_run_create, scoring_run_execute
+from tests.annotate.factories import write_responses
 
 pytestmark = pytest.mark.django_db
 distributed = pytest.importorskip("distributed")
@@ -40,15 +41,13 @@ def response_set():
     questions = Question.objects.bulk_create(Question(dataset=dataset, external_id=str(i)) for i in range(60))
     models = LanguageModel.objects.bulk_create(LanguageModel(name=f"m{j}") for j in range(7))
     rs = ResponseSet.objects.create(name="s", file_name="s.csv", checksum="s".ljust(64, "0"), file_format="wide")
-    Response.objects.bulk_create(
-        Response(response_set=rs, question=questions[i], model=models[j], credit=float(credit[i, j]))
-        for i, j in zip(*np.nonzero(~np.isnan(credit)))
-    )
+    write_responses(rs, [(questions[i], models[j], float(credit[i, j]))
+                         for j, i in zip(*np.nonzero(~np.isnan(credit.T)))])
     return rs
 
 
-def _run(response_set):
-    run = scoring_run_create(response_set=response_set, params={"methods": ["eip", "accuracy"]})
+def _run(response_set, model_ids=None):
+    run = scoring_run_create(response_set=response_set, model_ids=model_ids, params={"methods": ["eip", "accuracy"]})
     scoring_run_execute(run=run)
     eip = MethodResult.objects.get(run=run, method="eip")
     scores = {r.question_id: r.scores.get("eip") for r in QuestionResult.objects.filter(run=run)}
@@ -69,9 +68,19 @@ def test_a_run_on_the_configured_cluster_stores_the_in_memory_scores_and_says_da
     run, dask, dask_scores = _run(response_set)
     assert run.status == RunStatus.DONE
     assert dask.notes["engine"] == "dask" and dask.notes["dask_scheduler"] == address
-    assert dask.notes["dask_workers"] == 2 and dask.notes["dask_blocks"] == 1
+    # the workers read the set's matrix store themselves (nothing sent from this process)
+    assert dask.notes["dask_workers"] == 2 and dask.notes["dask_store"] == str(store_path(response_set.pk))
     assert (dask.notes["kept"], dask.notes["all_solved"], dask.notes["all_failed"]) == (58, 1, 1)
     assert dask.n_iter == memory.n_iter and _same_scores(dask_scores, memory_scores)
+    # a subset of the models: the workers read only the store columns the run selected
+    models = sorted(LanguageModel.objects.values_list("pk", flat=True))[1:6]
+    settings.EIP_DASK_SCHEDULER = ""
+    _, memory, memory_scores = _run(response_set, model_ids=models)
+    settings.EIP_DASK_SCHEDULER, settings.EIP_DASK_MIN_CELLS = address, 300  # 60 x 5 cells
+    _, dask, dask_scores = _run(response_set, model_ids=models)
+    assert dask.notes["engine"] == "dask" and dask.notes["dask_store"] == str(store_path(response_set.pk))
+    assert dask.n_iter == memory.n_iter and _same_scores(dask_scores, memory_scores)
+    assert memory_scores != _run(response_set)[2]  # the subset really scores differently
     settings.EIP_DASK_MIN_CELLS = 421  # one cell too many: in memory again
     assert eip_engine_params(420) == {}
 
