@@ -76,8 +76,8 @@ def run(args) -> None:
           "every draw refitted")
     print(f"{'case':>9} {'votes':>8} {'items':>6} {'ref s':>8} {'product s':>10} {'ratio':>6} "
           f"{'max|draw diff|':>15} {'split diff':>10} {'spearman diff':>14}")
-    kw = dict(penalty=0.1, n_boot=200, n_splits=100, ci_level=0.95, misfit_threshold=1.3, tol=1e-9, max_iter=100,
-              rng=0)
+    kw = {"penalty": 0.1, "n_boot": 200, "n_splits": 100, "ci_level": 0.95, "misfit_threshold": 1.3,
+          "tol": 1e-9, "max_iter": 100, "rng": 0}
     for case in cases:
         h, o, e, n, m = judgments(case)
         times: dict[str, list[float]] = {"ref": [], "new": []}

@@ -193,8 +193,8 @@ def test_warm_started_refits_agree_with_cold_ones_within_the_tolerance_bound():
     from scoring.human_scale import _human_scale
 
     _, h, o, e = _simulate(seed=5, n_items=30, n_evaluators=6, per_evaluator=40)
-    kw = dict(n_items=30, n_evaluators=6, penalty=0.1, n_boot=25, n_splits=10, ci_level=0.9, misfit_threshold=1.3,
-              tol=1e-9, max_iter=100, rng=3)
+    kw = {"n_items": 30, "n_evaluators": 6, "penalty": 0.1, "n_boot": 25, "n_splits": 10, "ci_level": 0.9,
+          "misfit_threshold": 1.3, "tol": 1e-9, "max_iter": 100, "rng": 3}
     cold = _human_scale(h, o, e, **kw, warm_start=False, reuse=False)
     warm = human_scale(h, o, e, **{k: v for k, v in kw.items() if k not in ("ci_level", "misfit_threshold")},
                        ci_level=0.9)
@@ -216,8 +216,8 @@ def test_a_repeated_draw_of_evaluators_reuses_its_fit_with_the_same_figures():
 
     # 3 evaluators: 10 distinct bootstrap draws and 3 distinct splits, so most of the 40 + 2 x 20 refits repeat
     _, h, o, e = _simulate(seed=6, n_items=15, n_evaluators=3, per_evaluator=40)
-    kw = dict(n_items=15, n_evaluators=3, penalty=0.1, n_boot=40, n_splits=20, ci_level=0.95, misfit_threshold=1.3,
-              tol=1e-9, max_iter=100, rng=1)
+    kw = {"n_items": 15, "n_evaluators": 3, "penalty": 0.1, "n_boot": 40, "n_splits": 20, "ci_level": 0.95,
+          "misfit_threshold": 1.3, "tol": 1e-9, "max_iter": 100, "rng": 1}
     again = _human_scale(h, o, e, **kw, reuse=False)
     reused = _human_scale(h, o, e, **kw)
     for name in ("draws", "ci_low", "ci_high"):
