@@ -235,22 +235,29 @@ def _components(h: _IntArray, o: _IntArray, n_items: int) -> tuple[_IntArray, in
 DENSE_MAX = 300
 
 
+#: Components of at most this many items start from 0 even in a warm-started refit: small components with
+#: the same judgments (common when few evaluators are drawn) then get bit-identical values, so rank ties
+#: between them stay ties (a warm start would split them by ~tol and move a Spearman figure), at no cost.
+WARM_MIN = 3
+
+
 def _fit_component(
     wi: _IntArray, wj: _IntArray, count: _FloatArray, n: int, penalty: float, *, tol: float, max_iter: int,
-    with_cov: bool = True,
+    with_cov: bool = True, start: _FloatArray | None = None,
 ) -> tuple[_FloatArray, _FloatArray, int, float, bool]:
     """Penalised Bradley-Terry on one connected component of ``n`` items.
 
     ``count[k]`` judgments called item ``wi[k]`` harder than item ``wj[k]``
     (distinct ordered pairs). Maximises
     ``sum_k count_k log sigma(b_wi - b_wj) - penalty/2 * sum b**2`` by Newton's
-    method with step halving, starting from 0; every iterate sums to zero.
+    method with step halving, starting from 0 or from ``start`` (a warm start;
+    it must sum to zero); every iterate sums to zero.
     The Newton system is solved densely up to :data:`DENSE_MAX` items, by
     conjugate gradients on the sparse Laplacian above. Returns ``(b,
     covariance, n_iter, max |gradient|, converged)`` (covariance NaN unless
     ``with_cov``).
     """
-    b = np.zeros(n)
+    b = np.zeros(n) if start is None else np.array(start, dtype=np.float64)
     dense = n <= DENSE_MAX
 
     def objective(x: _FloatArray) -> float:
@@ -345,12 +352,14 @@ def _fit(
 
 def _fit_codes(
     codes: _IntArray, count: NDArray[np.integer] | _FloatArray, n_items: int, penalty: float, *, tol: float,
-    max_iter: int, raise_on_fail: bool, with_cov: bool = True,
+    max_iter: int, raise_on_fail: bool, with_cov: bool = True, start: _FloatArray | None = None,
 ) -> tuple[_FloatArray, _FloatArray, _IntArray, int, int, float, bool]:
     """:func:`_fit` on the judgments as ascending distinct codes ``harder * n_items + other``.
 
     With their (positive, whole) counts. Local indices keep the order of global ones, so a
     component's codes stay ascending and distinct: the same system :func:`_fit` always solved.
+    ``start`` (shape ``(n_items,)``, finite on every item judged here): each component's Newton
+    iteration starts from its values there, re-centred to sum to zero (a warm start).
     """
     h, o = codes // n_items, codes % n_items
     component, n_comp = _components(h, o, n_items)
@@ -363,9 +372,13 @@ def _fit_codes(
         local[members] = np.arange(members.size)
         keep = local[h] >= 0
         size = members.size
+        x0 = None
+        if start is not None and size > WARM_MIN:
+            x0 = start[members]
+            x0 = x0 - x0.mean()
         bc, cov, n_iter, residual, converged = _fit_component(
             local[h[keep]], local[o[keep]], np.asarray(count[keep], dtype=np.float64), size, penalty, tol=tol,
-            max_iter=max_iter, with_cov=with_cov,
+            max_iter=max_iter, with_cov=with_cov, start=x0,
         )
         if not converged and raise_on_fail:
             raise ConvergenceError("Bradley-Terry", n_iter=n_iter, residual=residual, tol=tol)
@@ -379,18 +392,18 @@ def _fit_codes(
 
 def _fit_weighted(
     codes: _IntArray, inverse: _IntArray, weights: _FloatArray, n_items: int, penalty: float, *, tol: float,
-    max_iter: int,
+    max_iter: int, start: _FloatArray | None = None,
 ) -> tuple[_FloatArray, bool]:
     """Refit on the judgments repeated ``weights`` times each; returns ``(b, converged)``.
 
     ``weights`` are whole numbers (a resampled or split set of evaluators); the counts come
     from the distinct ``codes`` and each judgment's index into them, the counts of the
-    concatenated rows without concatenating them.
+    concatenated rows without concatenating them. ``start``: warm start (see :func:`_fit_codes`).
     """
     count = np.bincount(inverse, weights=weights, minlength=codes.size)
     used = count > 0
     bb, *rest = _fit_codes(codes[used], count[used], n_items, penalty, tol=tol, max_iter=max_iter,
-                           raise_on_fail=False, with_cov=False)
+                           raise_on_fail=False, with_cov=False, start=start)
     return bb, bool(rest[-1])
 
 
@@ -511,6 +524,7 @@ def human_scale(
     tol: float = 1e-9,
     max_iter: int = 100,
     rng: np.random.Generator | int | None = None,
+    warm_start: bool = True,
 ) -> HumanScale:
     """A Bradley-Terry human difficulty scale with its reliability and misfit.
 
@@ -546,6 +560,16 @@ def human_scale(
         Newton iterations per component.
     rng : numpy.random.Generator, int or None
         Randomness of the bootstrap and the splits.
+    warm_start : bool, default True
+        Start every bootstrap and split-half refit's Newton iteration from
+        the full fit (restricted to each of the refit's components and
+        re-centred), not from 0: about half the iterations. Each refit still
+        stops at ``max |gradient| <= tol``, so a figure differs from the
+        cold start (``False``, kept as the reference) only within that
+        tolerance: the penalised objective's curvature is at least
+        ``penalty`` on the sum-to-zero subspace, so two solutions meeting
+        ``tol`` lie within ``2 * sqrt(n) * tol / penalty`` of each other
+        (Euclidean norm over a component of ``n`` items).
 
     Returns
     -------
@@ -569,6 +593,8 @@ def human_scale(
 
     Notes
     -----
+    A refit whose set of evaluators (with multiplicities) was already
+    fitted reuses that fit: with few evaluators, most draws repeat.
     SSR (scale separation reliability) is ``(v - mean(se**2)) / v`` with
     ``v`` the sample variance of the estimates, the share of observed
     variance that is not measurement error. Split-half reliability: the
@@ -598,7 +624,7 @@ def human_scale(
     with _one_blas_thread():
         return _human_scale(harder, other, evaluator, n_items=n_items, n_evaluators=n_evaluators, penalty=penalty,
                             n_boot=n_boot, n_splits=n_splits, ci_level=ci_level, misfit_threshold=misfit_threshold,
-                            tol=tol, max_iter=max_iter, rng=rng)
+                            tol=tol, max_iter=max_iter, rng=rng, warm_start=warm_start)
 
 
 def _one_blas_thread() -> AbstractContextManager[object]:
@@ -620,8 +646,9 @@ def _one_blas_thread() -> AbstractContextManager[object]:
 def _human_scale(
     harder: ArrayLike, other: ArrayLike, evaluator: ArrayLike, *, n_items: int | None, n_evaluators: int | None,
     penalty: float, n_boot: int, n_splits: int, ci_level: float, misfit_threshold: float, tol: float, max_iter: int,
-    rng: np.random.Generator | int | None,
+    rng: np.random.Generator | int | None, warm_start: bool = True, reuse: bool = True,
 ) -> HumanScale:
+    """:func:`human_scale` without the BLAS limit; ``reuse=False`` refits a repeated draw (bench reference)."""
     h, o, e, n, m = _check_inputs(harder, other, evaluator, n_items, n_evaluators)
     penalty = _check_float(penalty, name="penalty", low=0.0, high=None)
     n_boot = _check_positive_int(n_boot, name="n_boot", minimum=0)
@@ -660,11 +687,25 @@ def _human_scale(
     # refits count each evaluator's judgments as often as the evaluator is drawn (weights)
     codes, inverse = np.unique(h * n + o, return_inverse=True)
     inverse = inverse.reshape(-1)
+    start = b if warm_start else None
+    refits: dict[bytes, tuple[_FloatArray, bool]] = {}
+
+    def refit(times: _FloatArray) -> tuple[_FloatArray, bool]:
+        """The fit with evaluator ``k``'s judgments counted ``times[k]`` times.
+
+        A fit is a deterministic function of ``times``, so a set of evaluators drawn again (few
+        evaluators give few distinct draws) reuses it: the same figures, fitted once.
+        """
+        key = times.tobytes()
+        if not reuse or key not in refits:
+            refits[key] = _fit_weighted(codes, inverse, times[e], n, penalty, tol=tol, max_iter=max_iter,
+                                        start=start)
+        return refits[key]
+
     if n_boot and active.size:
         for r in range(n_boot):
             pick = gen.choice(active, size=active.size, replace=True)
-            weight = np.bincount(pick, minlength=m).astype(np.float64)[e]
-            bb, ok = _fit_weighted(codes, inverse, weight, n, penalty, tol=tol, max_iter=max_iter)
+            bb, ok = refit(np.bincount(pick, minlength=m).astype(np.float64))
             if ok:
                 draws[r] = bb
         alpha = (1.0 - ci_level) / 2.0
@@ -680,8 +721,7 @@ def _human_scale(
             perm = gen.permutation(active)
             scales = []
             for part in (perm[:half], perm[half:]):
-                weight = np.bincount(part, minlength=m).astype(np.float64)[e]
-                bb, ok = _fit_weighted(codes, inverse, weight, n, penalty, tol=tol, max_iter=max_iter)
+                bb, ok = refit(np.bincount(part, minlength=m).astype(np.float64))
                 scales.append(bb if ok else np.full(n, np.nan))
             both = np.isfinite(scales[0]) & np.isfinite(scales[1])
             x, y = scales[0][both], scales[1][both]

@@ -187,3 +187,40 @@ def test_the_sparse_conjugate_gradient_steps_give_the_dense_fit(monkeypatch):
     sparse, sparse_se = bradley_terry(h, o)
     np.testing.assert_allclose(sparse, dense, atol=1e-8)
     np.testing.assert_allclose(sparse_se, dense_se, atol=1e-10)
+
+
+def test_warm_started_refits_agree_with_cold_ones_within_the_tolerance_bound():
+    from scoring.human_scale import _human_scale
+
+    _, h, o, e = _simulate(seed=5, n_items=30, n_evaluators=6, per_evaluator=40)
+    kw = {"n_items": 30, "n_evaluators": 6, "penalty": 0.1, "n_boot": 25, "n_splits": 10, "ci_level": 0.9,
+          "misfit_threshold": 1.3, "tol": 1e-9, "max_iter": 100, "rng": 3}
+    cold = _human_scale(h, o, e, **kw, warm_start=False, reuse=False)
+    warm = human_scale(h, o, e, **{k: v for k, v in kw.items() if k not in ("ci_level", "misfit_threshold")},
+                       ci_level=0.9)
+    # the full fit does not change; each refit meets max|gradient| <= tol from either start, and the objective's
+    # curvature is >= penalty on the sum-to-zero subspace: |warm - cold| <= 2 sqrt(n) tol / penalty (n = 30)
+    bound = 2 * math.sqrt(30) * 1e-9 / 0.1
+    assert np.array_equal(warm.difficulty, cold.difficulty) and np.array_equal(warm.se, cold.se)
+    assert np.array_equal(np.isfinite(warm.draws), np.isfinite(cold.draws))
+    assert np.nanmax(np.abs(warm.draws - cold.draws)) <= bound
+    assert np.nanmax(np.abs(warm.draws - cold.draws)) > 0  # really another start (not the cold path again)
+    np.testing.assert_allclose(warm.ci_low, cold.ci_low, rtol=0, atol=bound)
+    np.testing.assert_allclose(warm.ci_high, cold.ci_high, rtol=0, atol=bound)
+    assert warm.split_half == pytest.approx(cold.split_half, abs=1e-6)
+    assert warm.n_splits_defined == cold.n_splits_defined == 10
+
+
+def test_a_repeated_draw_of_evaluators_reuses_its_fit_with_the_same_figures():
+    from scoring.human_scale import _human_scale
+
+    # 3 evaluators: 10 distinct bootstrap draws and 3 distinct splits, so most of the 40 + 2 x 20 refits repeat
+    _, h, o, e = _simulate(seed=6, n_items=15, n_evaluators=3, per_evaluator=40)
+    kw = {"n_items": 15, "n_evaluators": 3, "penalty": 0.1, "n_boot": 40, "n_splits": 20, "ci_level": 0.95,
+          "misfit_threshold": 1.3, "tol": 1e-9, "max_iter": 100, "rng": 1}
+    again = _human_scale(h, o, e, **kw, reuse=False)
+    reused = _human_scale(h, o, e, **kw)
+    for name in ("draws", "ci_low", "ci_high"):
+        assert np.array_equal(getattr(reused, name), getattr(again, name), equal_nan=True)
+    assert reused.split_half == again.split_half and reused.split_half_spearman == again.split_half_spearman
+    assert len({row.tobytes() for row in reused.draws}) <= 10
