@@ -15,7 +15,7 @@ interleaved; figures are medians.
 * ``huge`` (``--huge`` only): a 1,000,000 x 2,000 uint8 Parquet file
   generated here, streamed into a matrix store with ``pyarrow``
   ``iter_batches`` (8,192 rows at a time) through
-  :class:`~annotate.services.matrix_store.MatrixWriter`, then read back with
+  :class:`~annotate.matrix_store.MatrixWriter`, then read back with
   ``read_compact`` (uint8, no float64 copy) and scored with ``scoring.eip``.
   This is the store and the scoring kernel, **not** the site path: the
   upload parsers still build the long form in memory, which 2e9 cells do not
@@ -114,7 +114,7 @@ def _huge(n_questions: int, n_models: int = 2_000) -> dict:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "eipsite.settings")
     import django
     django.setup()
-    from annotate.services import matrix_store as ms
+    from annotate import matrix_store as ms
     from scoring import eip
 
     work = Path(tempfile.mkdtemp(prefix="eip-bench-huge-"))

@@ -366,7 +366,7 @@ if EIP_DASK_SCHEDULER:
 if EIP_DASK_MIN_CELLS < 0 or EIP_DASK_TIMEOUT_S < 1:
     raise ImproperlyConfigured("EIP_DASK_MIN_CELLS must be >= 0 and EIP_DASK_TIMEOUT_S >= 1")
 
-# Response-set matrices (annotate/services/matrix_store.py): one Zarr v3 store per
+# Response-set matrices (annotate/matrix_store.py): one Zarr v3 store per
 # response set under this folder; the database keeps questions, models and which
 # row/column of the matrix each one is. Back it up with the database.
 EIP_STORE_DIR = Path(env_str("EIP_STORE_DIR", str(BASE_DIR / "response_store")))

@@ -1,7 +1,7 @@
 """Read a response set as the response matrix of :mod:`scoring`.
 
 This is where stored responses become numbers: the cells come from the set's
-matrix store (:mod:`annotate.services.matrix_store`), the ids of its rows and
+matrix store (:mod:`annotate.matrix_store`), the ids of its rows and
 columns from the membership rows (``ResponseSetQuestion``,
 ``ResponseSetModel``). Everything in :mod:`scoring` takes the
 ``(n_questions, n_models)`` float64 matrix of :func:`response_matrix`;
@@ -59,7 +59,7 @@ class ResponseMatrix:
         ``Subject.id`` of each row's question; ``NO_SUBJECT`` (-1) when it
         has none.
     store : Path or None
-        The set's matrix store (:mod:`annotate.services.matrix_store`).
+        The set's matrix store (:mod:`annotate.matrix_store`).
     store_rows, store_columns : ndarray of int64 or None
         The store row of each row and the store column of each column (what
         a reader of the store, such as EIP on Dask, selects to get ``R``).
@@ -182,7 +182,7 @@ def response_matrix(
         response is left after filtering.
     FileNotFoundError
         If the set's matrix store is missing (see
-        :mod:`annotate.services.matrix_store`).
+        :mod:`annotate.matrix_store`).
 
     Notes
     -----
@@ -254,7 +254,7 @@ class _Selection:
     message: str
 
     def read(self):
-        from annotate.services.matrix_store import read_matrix
+        from annotate.matrix_store import read_matrix
         rows = None if _is_identity(self.rows, self.n_rows) else self.rows
         columns = None if _is_identity(self.columns, self.n_columns) else self.columns
         return read_matrix(self.path, rows=rows, columns=columns)
@@ -283,7 +283,7 @@ def _is_identity(index: np.ndarray, n: int) -> bool:
 
 def _selection(response_set: ResponseSet, model_ids: Sequence[int] | None,
                dataset_ids: Sequence[int] | None) -> _Selection:
-    from annotate.services.matrix_store import store_path
+    from annotate.matrix_store import store_path
     if not isinstance(response_set, ResponseSet) or response_set.pk is None:
         raise ValueError(ERR_RESPONSE_SET.format(value=response_set))
     models = check_ids(model_ids, name="model_ids")

@@ -16,7 +16,7 @@ Rules
   deleted in batches of ``DELETE_BATCH`` rows, each batch in its own short
   transaction (SQLite's write lock is never held for long); the set itself,
   its model columns, runs and results go last, in one transaction, and its
-  matrix store (:mod:`annotate.services.matrix_store`) is removed once that
+  matrix store (:mod:`annotate.matrix_store`) is removed once that
   transaction commits. A set whose deletion stopped half-way keeps its row
   and can be deleted again.
 - Questions and models are catalog rows shared by response sets: they stay.

@@ -14,7 +14,7 @@ Rules
   model columns; then each batch of ``RESPONSE_BATCH_SIZE`` questions (rows of
   the matrix) is its own transaction (retried on a transient "database is
   locked"): their membership rows, and their block of the matrix written to
-  a temporary Zarr store (:mod:`annotate.services.matrix_store`); one short
+  a temporary Zarr store (:mod:`annotate.matrix_store`); one short
   final transaction marks the set ``loaded`` (and earlier versions
   superseded) and, as its last step, renames the temporary store into place.
   A failure removes the set, its membership rows, its store (temporary or
@@ -68,6 +68,7 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
+from annotate import matrix_store
 from annotate.loaders.base import (
     MODEL_COLUMNS,
     QUESTION_COLUMNS,
@@ -99,7 +100,6 @@ from annotate.selectors.catalog import (
     response_set_latest,
     subject_ids_by_name,
 )
-from annotate.services import matrix_store
 from annotate.services.database import load_lock, responses_analyze
 from annotate.services.name_variants import case_variants_resolve
 from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics

@@ -315,6 +315,12 @@ def test_a_violation_in_a_real_module_would_fail_the_house_test(tmp_path, monkey
     assert f"annotate/views/home.py:{n_lines}: .delete() writes to the database outside a service" in str(info.value)
 
 
+def _is_overload(node: ast.stmt) -> bool:
+    decorators = getattr(node, "decorator_list", [])
+    return any((isinstance(d, ast.Name) and d.id == "overload")
+               or (isinstance(d, ast.Attribute) and d.attr == "overload") for d in decorators)
+
+
 def _redefinitions(source: str, path: str) -> list[str]:
     """Functions or classes defined twice in one body (the later one silently wins:
     a merge that keeps both halves of a conflict does exactly this)."""
@@ -324,8 +330,9 @@ def _redefinitions(source: str, path: str) -> list[str]:
         seen: dict[str, int] = {}
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if node.name in seen and not any(isinstance(d, ast.Name) and d.id == "overload"
-                                                 for d in node.decorator_list):
+                if _is_overload(node):  # typing.overload signatures precede the one real definition
+                    continue
+                if node.name in seen:
                     found.append(f"{path}:{node.lineno}: {where}{node.name} already defined at line {seen[node.name]}")
                 seen.setdefault(node.name, node.lineno)
                 if isinstance(node, ast.ClassDef):
@@ -347,3 +354,11 @@ def test_the_redefinition_check_names_file_and_line():
     source = "def a():\n    pass\n\n\nclass K:\n    def m(self): ...\n    def m(self): ...\n\n\ndef a():\n    pass\n"
     assert _redefinitions(source, "x.py") == ["x.py:7: K.m already defined at line 6",
                                               "x.py:10: a already defined at line 1"]
+
+
+@pytest.mark.parametrize("decorator", ["overload", "typing.overload"])
+def test_overload_signatures_are_not_redefinitions_but_a_second_body_is(decorator):
+    source = (f"class K:\n    @{decorator}\n    def m(self, i: int) -> int: ...\n"
+              f"    @{decorator}\n    def m(self, i: str) -> str: ...\n"
+              "    def m(self, i): return i\n    def m(self, i): return 2 * i\n")
+    assert _redefinitions(source, "x.py") == ["x.py:7: K.m already defined at line 6"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.db import OperationalError
 
+from annotate.matrix_store import store_path
 from annotate.models import ResponseSet, ResponseSetQuestion, ResponseSetStatus
 from annotate.selectors.api import response_set_get, response_sets_list
 from annotate.selectors.catalog import response_set_by_key, response_set_labels, response_sets_loaded
 from annotate.selectors.results import response_sets_with_runs
 from annotate.services import loading
-from annotate.services.matrix_store import store_path
 from annotate.services.scoring import ERR_STILL_LOADING, scoring_run_create
 from annotate.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
 from tests.annotate.factories import n_stored_responses

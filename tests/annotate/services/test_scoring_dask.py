@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from annotate.matrix_store import store_path
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -15,7 +16,6 @@ from annotate.models import (
     ResponseSet,
     RunStatus,
 )
-from annotate.services.matrix_store import store_path
 from annotate.services.scoring import eip_engine_params, scoring_run_create, scoring_run_execute
 from tests.annotate.factories import write_responses
 

@@ -298,7 +298,8 @@ def test_import_refuses_a_file_that_is_not_utf8_with_a_command_error(tmp_path):
 #: placeholder response set) and ``pools.analysis_run`` (the id of the re-created pools analysis). Notes and
 #: reasons that name the run ("run 7 has no irt_mirt value") have its id replaced by a placeholder.
 DIFFERING = ("generated_at", "timing", "study.id", "study.name", "study.scoring_run", "run.id", "run.response_set",
-             "pools.analysis_run", "parameters.study", "parameters.scoring_run")
+             "pools.analysis_run", "parameters.study", "parameters.scoring_run", "labels.analysis.response_set",
+             "labels.analysis.run")
 #: In each row of ``pairs``, ``pair_id`` (checked to be the study's pair at that position, then dropped) and
 #: the ``id`` of ``question_a`` and ``question_b`` (replaced by the question's [dataset, external id]); in each
 #: row of ``evaluators``, ``id`` (the participation: checked to be the pseudonym's, then dropped).

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from annotate import matrix_store as ms
 from annotate.loaders.tabular import parse_files
 from annotate.models import ResponseSet, ResponseSetModel, ResponseSetQuestion
 from annotate.selectors.matrix import response_matrix, response_matrix_compact
-from annotate.services import matrix_store as ms
 from annotate.services.loading import response_set_load
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
 
