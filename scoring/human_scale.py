@@ -241,6 +241,23 @@ DENSE_MAX = 300
 WARM_MIN = 3
 
 
+def _ties_within(values: _FloatArray, close: float) -> _FloatArray:
+    """``values`` with runs of sorted neighbours at most ``close`` apart replaced by the run's first value.
+
+    Two fits of the same judgments that each stop at gradient ``tol`` (a warm
+    and a cold start, say) differ by at most ``2 sqrt(n) tol / penalty``; values
+    that close are equal within what the fit resolves, so a rank statistic
+    must treat them as ties rather than rank them by round-off.
+    """
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new_run = np.concatenate([[True], np.diff(ordered) > close])
+    firsts = ordered[new_run][np.cumsum(new_run) - 1]
+    out = np.empty_like(values)
+    out[order] = firsts
+    return out
+
+
 def _fit_component(
     wi: _IntArray, wj: _IntArray, count: _FloatArray, n: int, penalty: float, *, tol: float, max_iter: int,
     with_cov: bool = True, start: _FloatArray | None = None,
@@ -727,7 +744,10 @@ def _human_scale(
             x, y = scales[0][both], scales[1][both]
             if both.sum() >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
                 split_p.append(spearman_brown(float(np.corrcoef(x, y)[0, 1])))
-                split_s.append(spearman_brown(float(stats.spearmanr(x, y).statistic)))
+                # two fits to ``tol`` differ by at most this (no such bound without a penalty: exact ties only)
+                close = 2.0 * np.sqrt(n) * tol / penalty if penalty > 0 else 0.0
+                split_s.append(spearman_brown(float(stats.spearmanr(_ties_within(x, close),
+                                                                    _ties_within(y, close)).statistic)))
 
     if h.size:
         ev_infit, ev_outfit = _misfit(b, h, o, e, m)

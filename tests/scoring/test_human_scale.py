@@ -224,3 +224,38 @@ def test_a_repeated_draw_of_evaluators_reuses_its_fit_with_the_same_figures():
         assert np.array_equal(getattr(reused, name), getattr(again, name), equal_nan=True)
     assert reused.split_half == again.split_half and reused.split_half_spearman == again.split_half_spearman
     assert len({row.tobytes() for row in reused.draws}) <= 10
+
+
+def test_tied_items_stay_tied_in_the_split_half_spearman_whatever_the_start():
+    """Items with the same judgments against the same items have equal scale values; a warm and a cold
+    start give them values that differ by round-off only, and the split-half Spearman must not rank them
+    by it: both starts give the same Spearman figure."""
+    from scoring.human_scale import _human_scale
+
+    # a chain 0 > 1 > ... > 9 judged by 4 evaluators, and 6 "leaf" items 10..15, each judged easier than item 0
+    # and harder than item 9 once by every evaluator: the leaves are exact ties in every (half) fit
+    h, o, e = [], [], []
+    for ev in range(4):
+        for i in range(9):
+            h.append(i), o.append(i + 1), e.append(ev)
+        h.append(ev % 9), o.append((ev % 9) + 1), e.append(ev)  # evaluators differ a little
+        for leaf in range(10, 16):
+            h += [0, leaf]
+            o += [leaf, 9]
+            e += [ev, ev]
+    kw = {"n_items": 16, "n_evaluators": 4, "penalty": 0.1, "n_boot": 0, "n_splits": 6, "ci_level": 0.9,
+          "misfit_threshold": 1.3, "tol": 1e-9, "max_iter": 100, "rng": 2}
+    cold = _human_scale(np.array(h), np.array(o), np.array(e), **kw, warm_start=False, reuse=False)
+    warm = _human_scale(np.array(h), np.array(o), np.array(e), **kw)
+    assert warm.n_splits_defined == cold.n_splits_defined == 6
+    assert warm.split_half_spearman == cold.split_half_spearman
+
+
+def test_values_within_the_fit_resolution_are_ties():
+    from scoring.human_scale import _ties_within
+
+    values = np.array([0.5, 0.1, 0.1 + 1e-10, 0.3, -0.2, 0.1 - 1e-10, 0.3 + 1e-3])
+    out = _ties_within(values, 1e-8)
+    assert out[1] == out[2] == out[5]  # the three within 1e-8 of each other
+    assert len(set(out.tolist())) == 5  # 0.5, the 0.1 run, 0.3, -0.2, 0.301 stay distinct
+    assert out[3] != out[6] and out[0] == 0.5 and out[4] == -0.2
