@@ -440,11 +440,14 @@ def choose_next_pair(
     + se_j**2)`` (the previous rule), it sees the covariances: a pair whose
     difference is already pinned down by other comparisons, or a pair
     judged many times, gains little, and a vote linking poorly connected
-    parts of the comparison graph gains much. In the bench's simulation (8
-    seeds, 200 questions) it cut the judgments to Spearman 0.9 by about 10
-    % against that rule (median per-seed ratio to uniform pairs 0.82
-    against 0.91); ``w V^2 / (1 + w V)`` with the diagonal ``V`` (0.89) and
-    Thompson sampling of ``b`` (worse than the rule) did not. Subjects of
+    parts of the comparison graph gains much. In the bench's simulation (20
+    seeds, 200 questions) adaptive pairs reached Spearman 0.9 after a
+    median 1,808 judgments against 2,016 with that rule and 2,366 for
+    uniform pairs (median per-seed ratio to uniform 0.78 against 0.84). On
+    8 seeds ``w V^2 / (1 + w V)`` with the diagonal ``V`` (ratio 0.89
+    against 0.91 for the old rule on the same seeds), Thompson sampling of
+    ``b`` (worse on the small screen) and a floor of 3 (0.86 against 0.82)
+    did not help. Subjects of
     more than ``_DENSE_MAX`` (300) eligible questions use the diagonal
     approximation ``S = diag(se**2)`` (numerator ``se_i**4 + se_j**4``; the
     pair's own votes lower ``a' S a`` as a parallel link) to bound the
@@ -462,7 +465,8 @@ def choose_next_pair(
     eligible questions), then the focal rows against the subject's
     questions in blocks. The random draw uses rejection sampling,
     enumerating a subject only when the evaluator has seen most of its
-    pairs. About 15-30 ms at 1,000 questions in 10 subjects (``python -m
+    pairs. About 28 ms (plus 17 ms for :func:`scale_estimate`) at 1,000
+    questions in 10 subjects (``python -m
     bench adaptive`` prints the figure); a single subject of 300 questions
     costs a few tens of milliseconds more.
 
