@@ -32,15 +32,24 @@ def _estimate(n, b, se, n_comparisons):
                          n_comparisons=np.asarray(n_comparisons, np.int64))
 
 
-def _criterion(est, i, j):
-    """p (1 - p) V_ij, with the pair's own information as a parallel link (the documented formula)."""
+def _criterion(est, i, j, subjects):
+    """Brute force of the documented criterion: the drop of the subject's total (centred) posterior variance.
+
+    The subject's precision ``diag(1 / se**2) - W`` (W the pair information) before and after one vote on
+    ``(i, j)`` with information ``p (1 - p)``, each inverted on its own (no rank-one update formula).
+    """
+    members = np.flatnonzero(np.asarray(subjects) == subjects[i])
+    m = members.size
+    precision = np.diag(1 / np.asarray(est.se, float)[members] ** 2)
+    if est.pair_information is not None:
+        precision -= est.pair_information.toarray()[np.ix_(members, members)]
     p = 1 / (1 + math.exp(-(est.b[i] - est.b[j])))
-    v_i, v_j = est.se[i] ** 2, est.se[j] ** 2
-    w = 0.0 if est.pair_information is None else est.pair_information[i, j]
-    if w == 0:
-        return p * (1 - p) * (v_i + v_j)
-    rest = 1 / (1 / v_i - w) + 1 / (1 / v_j - w)
-    return p * (1 - p) * rest / (1 + w * rest)
+    a = np.zeros(m)
+    a[members == i], a[members == j] = 1.0, -1.0
+    centre = np.eye(m) - 1.0 / m
+    before = np.trace(centre @ np.linalg.inv(precision) @ centre)
+    after = np.trace(centre @ np.linalg.inv(precision + p * (1 - p) * np.outer(a, a)) @ centre)
+    return before - after
 
 
 # --- scale_estimate ---------------------------------------------------------------------
@@ -206,7 +215,7 @@ def test_the_choice_maximises_the_criterion_like_a_brute_force_search():
                       if subjects[i] == subjects[j] and (i, j) not in taken]
         if any(below[i] or below[j] for i, j in candidates):
             candidates = [(i, j) for i, j in candidates if below[i] or below[j]]
-        best = max(candidates, key=lambda p: _criterion(est, *p))
+        best = max(candidates, key=lambda p: _criterion(est, *p, subjects))
         assert pair == best, seed
 
 
@@ -225,14 +234,15 @@ def test_the_choice_on_real_estimates_matches_a_brute_force_search():
         taken = {(min(a, b), max(a, b)) for a, b in seen}
         candidates = [(i, j) for i, j in itertools.combinations(range(n), 2)
                       if subjects[i] == subjects[j] and (i, j) not in taken]
-        best = max(candidates, key=lambda p: _criterion(est, *p))
-        assert _criterion(est, *pair) == pytest.approx(_criterion(est, *best), rel=1e-9), seed
+        best = max(candidates, key=lambda p: _criterion(est, *p, subjects))
+        assert _criterion(est, *pair, subjects) == pytest.approx(_criterion(est, *best, subjects), rel=1e-9), seed
 
 
 def test_a_pair_judged_many_times_gives_way_to_a_fresh_one():
     # All at b = 0 with equal se = 1/sqrt(2.5 + 0.1) (penalty 0.1); (0, 1) and (2, 3) were each judged 10 times,
-    # split 5-5 (information 10 * 0.25 = 2.5 each). Fresh pairs: V = 2 / 2.6 = 0.769. Judged pairs:
-    # r = 1 / (2.6 - 2.5) = 10 per side, R = 20, V = 20 / (1 + 2.5 * 20) = 0.392. Only the 4 cross pairs qualify.
+    # split 5-5 (information 10 * 0.25 = 2.5 each). Covariance: blocks inv([[2.6, -2.5], [-2.5, 2.6]]), so
+    # var(b_0 - b_1) = 2 / (2.6 + 2.5) = 0.392 against 2 * 2.6 / (2.6**2 - 2.5**2) = 10.2 for a cross pair:
+    # only the 4 cross pairs qualify.
     h = [0] * 5 + [1] * 5 + [2] * 5 + [3] * 5
     e = [1] * 5 + [0] * 5 + [3] * 5 + [2] * 5
     est = scale_estimate(4, h, e, penalty=0.1)
@@ -248,14 +258,36 @@ def test_a_pair_judged_many_times_gives_way_to_a_fresh_one():
 
 
 def test_it_prefers_close_estimates_and_large_uncertainty():
-    # Hand-worked, p (1 - p) (se_i^2 + se_j^2): (0, 1) close and uncertain: sigma(0.1) -> 0.2494 * 2 = 0.4988;
-    # (2, 3) close but certain: sigma(0.2) -> 0.2475 * 0.02 = 0.0050; (1, 2): sigma(2.9) -> 0.0494 * 1.01 = 0.0499;
-    # (1, 3): sigma(3.1) -> 0.0412 * 1.01 = 0.0416; (0, 2): sigma(3.0) -> 0.0452 * 1.01 = 0.0457.
+    # Hand-worked with a diagonal covariance (no pair information), w = p (1 - p), criterion
+    # w (v_i^2 + v_j^2 - (v_i - v_j)^2 / 4) / (1 + w (v_i + v_j)): (0, 1) close and uncertain:
+    # 0.2494 * 2 / 1.4988 = 0.3328; (2, 3) close but certain: 0.2475 * 0.0002 / 1.005 = 0.00005;
+    # (1, 2): 0.0494 * 0.7551 / 1.0499 = 0.0355; (0, 2): 0.0452 * 0.7551 / 1.0457 = 0.0326; (1, 3): 0.0412 * ... less.
     est = _estimate(4, [0.0, 0.1, 3.0, 3.2], [1.0, 1.0, 0.1, 0.1], [10] * 4)
     assert choose_next_pair(subjects=[0] * 4, estimate=est, seen=[], rng=np.random.default_rng(0),
                             config=GREEDY) == (0, 1)
     assert choose_next_pair(subjects=[0] * 4, estimate=est, seen=[(1, 0)], rng=np.random.default_rng(0),
                             config=GREEDY) == (1, 2)
+
+
+def test_a_large_subject_uses_the_diagonal_covariance(monkeypatch):
+    # Above _DENSE_MAX the covariance is diag(se**2): criterion w (v_i^2 + v_j^2) / (1 + w (v_i + v_j)),
+    # checked against that formula over all pairs (no pair information, so no parallel-link term).
+    import scoring.adaptive_pairs as adaptive
+
+    monkeypatch.setattr(adaptive, "_DENSE_MAX", 5)
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        n = 12
+        est = _estimate(n, rng.normal(0, 1, n), rng.uniform(0.2, 2.0, n), [9] * n)
+        pair = choose_next_pair(subjects=[0] * n, estimate=est, seen=[], rng=rng, config=GREEDY)
+
+        def diagonal(p, est=est):
+            w = 1 / (1 + math.exp(-(est.b[p[0]] - est.b[p[1]])))
+            w *= 1 - w
+            v_i, v_j = est.se[p[0]] ** 2, est.se[p[1]] ** 2
+            return w * (v_i ** 2 + v_j ** 2) / (1 + w * (v_i + v_j))
+
+        assert pair == max(itertools.combinations(range(n), 2), key=diagonal), seed
 
 
 def test_the_exposure_floor_comes_first():
