@@ -1,6 +1,7 @@
 """Fixtures shared by every test folder."""
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -37,3 +38,23 @@ def _matrix_store_dir(tmp_path_factory, monkeypatch):
     monkeypatch.setattr(settings, "EIP_STORE_DIR", path, raising=False)
     monkeypatch.setenv("EIP_STORE_DIR", str(path))
     return path
+
+
+_RATE_WINDOWS = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _rate_limit_clock(monkeypatch):
+    """The rate limiter's clock stands still during a test, 20 s into a window of its own.
+
+    Limits count failures per fixed window (``RATELIMIT_WINDOW_S``); with the real clock a
+    test that crossed a window boundary between its attempts and its check saw its counts
+    reset and failed at random. Each test gets a different day, so no count carries over
+    from another test whatever the cache keeps. Tests that move time set ``ratelimit.now``
+    themselves (their monkeypatch wins).
+    """
+    from annotate import ratelimit
+
+    frozen = 1_000_000_040.0 + 86_400.0 * next(_RATE_WINDOWS)  # 1,000,000,040 = 16,666,667 * 60 + 20
+    monkeypatch.setattr(ratelimit, "now", lambda: frozen)
+    return frozen
