@@ -732,6 +732,7 @@ def response_set_load(
     new_version: bool = False,
     progress: Progress | None = None,
     plan: LoadPlan | None = None,
+    published: Callable[[ResponseSet], None] | None = None,
 ) -> ResponseSet:
     """Write a parsed upload: catalog rows, the response set and its responses.
 
@@ -760,6 +761,10 @@ def response_set_load(
         ``name`` and ``new_version`` and the catalog stamp is unchanged (no
         dataset, subject, question, model or response set added or deleted
         since); otherwise every check runs again. Default: check now.
+    published : callable (ResponseSet) -> None, optional
+        Called inside the final transaction that makes the set visible, so
+        that what it writes (e.g. an upload job marked done) becomes visible
+        at the same instant as the set, never before or after it.
 
     Returns
     -------
@@ -810,7 +815,7 @@ def response_set_load(
         model_ids = _ids(responses[["model"]], stored_models, ["model"])
         credits = responses["credit"].to_numpy(dtype=np.float64)
         _write_matrix(response_set.pk, question_ids, model_ids, credits, progress)
-        with_lock_retries(lambda: _publish(response_set, plan.superseded_name))
+        with_lock_retries(lambda: _publish(response_set, plan.superseded_name, published))
         _temp_stores.pop(response_set.pk, None)
     except BaseException:
         _remove_partial(response_set, created)
@@ -984,8 +989,10 @@ def _delete_ids(model: type, ids: list[int]) -> None:
             logger.warning("kept %s rows another load uses meanwhile", model.__name__)
 
 
-def _publish(response_set: ResponseSet, superseded_name: str | None) -> None:
-    """The one short final transaction: earlier versions superseded, this set visible."""
+def _publish(response_set: ResponseSet, superseded_name: str | None,
+             published: Callable[[ResponseSet], None] | None = None) -> None:
+    """The one short final transaction: earlier versions superseded, this set visible
+    (and whatever ``published`` writes, in the same transaction)."""
     if superseded_name is not None:
         ResponseSet.objects.filter(name=superseded_name, status=ResponseSetStatus.LOADED).update(
             status=ResponseSetStatus.SUPERSEDED
@@ -994,6 +1001,8 @@ def _publish(response_set: ResponseSet, superseded_name: str | None) -> None:
     response_set.summary = summary
     ResponseSet.objects.filter(pk=response_set.pk).update(status=ResponseSetStatus.LOADED, summary=summary,
                                                           loader="", heartbeat_at=None)
+    if published is not None:
+        published(response_set)
     # Last step: the store goes into place (a rename). A commit that fails after it leaves the set
     # "loading", and its removal (the caller's, or the sweep of abandoned loads) removes the store.
     temp = _temp_stores.get(response_set.pk)

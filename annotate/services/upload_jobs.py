@@ -138,8 +138,10 @@ def upload_job_run(*, job: UploadJob) -> UploadJob:
         total = checked.preview.n_responses
         _update(job, state=UploadState.LOADING, n_total=total, n_done=0)
         try:
-            response_set = upload_load(checked=checked, user=job.created_by,
-                                       progress=lambda done, _total: _update(job, n_done=done))
+            # "done" is written in the transaction that makes the set visible: never listed while "loading"
+            response_set = upload_load(
+                checked=checked, user=job.created_by, progress=lambda done, _total: _update(job, n_done=done),
+                published=lambda loaded: _update(job, state=UploadState.DONE, n_done=total, response_set=loaded))
         except (LoadError, ValueError) as error:
             raise relabeled_error(error, upload) from None
         _update(job, state=UploadState.DONE, n_done=total, response_set=response_set)

@@ -45,7 +45,7 @@ import stat
 import tempfile
 import time
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -523,7 +523,8 @@ def upload_check(*, source: UploadSource, options: UploadOptions) -> CheckedUplo
 
 
 def upload_load(
-    *, checked: CheckedUpload, user: AbstractBaseUser | None = None, progress: Progress | None = None
+    *, checked: CheckedUpload, user: AbstractBaseUser | None = None, progress: Progress | None = None,
+    published: Callable[[ResponseSet], None] | None = None,
 ) -> ResponseSet:
     """Write a checked upload in one transaction, reusing its plan.
 
@@ -535,6 +536,9 @@ def upload_load(
         Stored as ``uploaded_by``.
     progress : callable (done, total) -> None, optional
         Called after each batch of responses is written.
+    published : callable (ResponseSet) -> None, optional
+        Called inside the transaction that makes the set visible (see
+        :func:`~annotate.services.loading.response_set_load`).
 
     Returns
     -------
@@ -548,7 +552,7 @@ def upload_load(
     """
     plan = checked.plan
     return response_set_load(parsed=checked.parsed, name=plan.name, user=user, new_version=plan.new_version,
-                             progress=progress, plan=plan)
+                             progress=progress, plan=plan, published=published)
 
 
 # -- storing uploaded files ------------------------------------------------------------

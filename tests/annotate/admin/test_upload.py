@@ -213,3 +213,20 @@ def test_the_problem_page_cuts_a_long_column_name(client, uploader):
     # the model column holds credit 2, outside [0, 1]; its 1,000-character name is cut to 80
     assert str(problem) == ("scores.csv, row 2, column '" + "m" * 80 + "… (1,000 characters)': "
                             + t.CREDIT_OUT_OF_RANGE.format(value="2"))
+
+
+def test_the_job_reads_done_in_the_same_transaction_that_makes_the_set_visible(client, uploader, monkeypatch):
+    """No reader ever sees the set listed while its job still says "loading" (or the reverse)."""
+    from annotate.services import loading
+
+    real, seen = loading.matrix_store.store_publish, []
+
+    def publish(temp, pk):  # runs last inside the publish transaction
+        seen.append((ResponseSet.objects.get(pk=pk).status, UploadJob.objects.get().state,
+                     UploadJob.objects.get().response_set_id))
+        real(temp, pk)
+
+    monkeypatch.setattr(loading.matrix_store, "store_publish", publish)
+    posted = upload(client)
+    client.post(posted["Location"], {"token": posted["Location"].rstrip("/").rsplit("/", 1)[1]})
+    assert seen == [("loaded", "done", ResponseSet.objects.get().pk)]

@@ -93,9 +93,10 @@ def main(folder: str) -> None:
     state = job.get("state")
     while status_url and state not in ("done", "failed") and time.monotonic() - started < DEADLINE_S:
         time.sleep(0.5)
+        # the list first, then the job: a set listed at the first read must show "done" at the second
+        listed = [rs["name"] for rs in staff.get(list_url).json()["response_sets"]]
         body = staff.get(status_url).json()
         state = body["state"]
-        listed = [rs["name"] for rs in staff.get(list_url).json()["response_sets"]]
         seen["polls"] += 1
         seen["states"].append(state)
         if state != "done" and "bulk" in listed:

@@ -88,3 +88,14 @@ def test_an_upload_whose_worker_died_is_marked_failed(tmp_path):
     assert list(UploadJob.objects.order_by("pk").values_list("state", flat=True)) == [
         "failed", "failed", "queued", "done", "loading"]
     assert UploadJob.objects.filter(state="failed").first().error == ERR_ABANDONED.format(minutes=15)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failure_in_what_is_published_with_the_set_leaves_nothing_loaded(checked):
+    def published(response_set):
+        raise RuntimeError("the job row could not be written")
+
+    with pytest.raises(RuntimeError, match="job row"):
+        upload_load(checked=checked, published=published)
+    assert ResponseSet.objects.count() == 0 and ResponseSetQuestion.objects.count() == 0
+    assert response_sets_list() == []
