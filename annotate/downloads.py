@@ -33,8 +33,6 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 from django.utils.text import slugify
 
 if TYPE_CHECKING:
@@ -285,6 +283,9 @@ def parquet_bytes(frame: pd.DataFrame, *, table: TidyTable | None = None,
     its parameters) and, when ``table`` is given, its title and codebook
     columns. ``pandas.read_parquet`` gives back the same frame.
     """
+    import pyarrow as pa  # heavy (pyarrow.parquet loads its file systems): imported where used
+    import pyarrow.parquet as pq
+
     arrow = pa.Table.from_pandas(frame, preserve_index=False)
     arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
                                            **_codebook_metadata(table, provenance)})

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from scoring._typing import FloatArray
 from scoring.analyses._common import Correlation, correlation
@@ -431,6 +430,8 @@ def compare_with_label(
 
 def _spearman_ci(x: FloatArray, y: FloatArray, *, n_boot: int, level: float,
                  gen: np.random.Generator) -> tuple[float, float] | None:
+    from scipy import stats  # scipy.stats costs ~1 s at import: loaded where used, not at site start
+
     both = np.isfinite(x) & np.isfinite(y)
     x, y = x[both], y[both]
     n = x.size

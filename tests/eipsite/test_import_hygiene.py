@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("matplotlib", "statsmodels", "pandas", "dask", "distributed")
+# top-level packages, and submodules whose import is heavy on its own (scipy itself is light)
+HEAVY = ("matplotlib", "statsmodels", "pandas", "dask", "distributed", "zarr", "sklearn",
+         "pyarrow.parquet")
 
 PROBE = """
 import importlib, json, pkgutil, sys
@@ -26,7 +28,7 @@ import annotate.urls
 import annotate.management.commands as commands
 for info in pkgutil.iter_modules(commands.__path__):
     importlib.import_module(f"annotate.management.commands.{info.name}")
-print(json.dumps(sorted({name.split('.')[0] for name in sys.modules} & set(sys.argv[1:]))))
+print(json.dumps(sorted(h for h in sys.argv[1:] if any(n == h or n.startswith(h + ".") for n in sys.modules))))
 """
 
 
