@@ -26,7 +26,10 @@ irt_2pl: 1e-9). A ratio line compares product and mirt medians.
 Then the other fits on the simulated matrix: ``irt_1pl`` and MIRT (D = 3) at
 ``MIRT_EPOCHS`` epochs, one seed (``irt_mirt``) against the five seeds of a
 scoring run (the registry runner, ``mirt_seeds = 5``), with ms per epoch per
-seed.
+seed. The MIRT rows are measured for the product and for the reference
+commit ``MIRT_REFERENCE`` (the last commit before issue 16's MIRT epoch
+work; ``git archive`` into a temporary folder, run in a child process on the
+same matrix), interleaved, so the per-epoch cut is a same-run ratio.
 
 These machines are shared: the 1-minute load average is printed; compare
 rows of the same run.
@@ -45,6 +48,7 @@ SEED = 20240601
 FULL = (35_550, 30)
 QUICK = (3_555, 30)
 MIRT_EPOCHS = 100
+MIRT_REFERENCE = "5ed7ebc"  # parent of a789948 "MIRT epoch: sigmoid without a masked copy, ..."
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -151,8 +155,7 @@ def _two_pl_table(name: str, R: np.ndarray, quick: bool) -> None:
 
 
 def _other_fits(R: np.ndarray, quick: bool) -> None:
-    from scoring.irt import irt_1pl, irt_mirt
-    from scoring.methods import MethodInput, run_method
+    from scoring.irt import irt_1pl
 
     epochs = 50 if quick else MIRT_EPOCHS
     header = f"{'other fits (simulated)':<34} {'reps':>4} {'median s':>9} {'iters':>6} {'ms/iter/seed':>12}"
@@ -160,13 +163,73 @@ def _other_fits(R: np.ndarray, quick: bool) -> None:
     print("-" * len(header))
     res, med = _timed(lambda: irt_1pl(R), 3)
     print(f"{'irt_1pl (L-BFGS-B)':<34} {3:>4} {med:>9.3f} {res.n_iter:>6} {1e3 * med / max(res.n_iter, 1):>12.2f}")
-    _, med1 = _timed(lambda: irt_mirt(R, epochs=epochs, rng=0), 1)
-    print(f"{'irt_mirt D=3, 1 seed':<34} {1:>4} {med1:>9.3f} {epochs:>6} {1e3 * med1 / epochs:>12.2f}")
-    params = {"mirt_epochs": epochs, "mirt_seeds": 5}
-    data = MethodInput(R=R, question_groups=np.zeros(len(R), dtype=int), params=params)
-    _, med5 = _timed(lambda: run_method("irt_mirt", data), 1)
-    print(f"{'irt_mirt D=3, 5 seeds (run)':<34} {1:>4} {med5:>9.3f} {epochs:>6} {1e3 * med5 / epochs / 5:>12.2f}")
-    print(f"5 seeds / 1 seed: {med5 / med1:.2f}x", flush=True)
+    reference = _reference_tree()
+    rows: dict[str, list[float]] = {}
+    for _ in range(1 if quick else 2):  # product and reference interleaved
+        for label, root in (("product", ROOT), ("reference", reference)):
+            if root is None:
+                continue
+            for seeds in (1, 5):
+                rows.setdefault(f"{label} {seeds}", []).append(_mirt_child(root, R, epochs, seeds))
+    for key, times in rows.items():
+        label, seeds = key.rsplit(" ", 1)
+        name = f"irt_mirt D=3, {seeds} seed{'s' if seeds != '1' else ''} ({label})"
+        med = statistics.median(times)
+        print(f"{name:<34} {len(times):>4} {med:>9.3f} {epochs:>6} {1e3 * med / epochs / int(seeds):>12.2f}")
+    med = {k: statistics.median(v) for k, v in rows.items()}
+    print(f"product: 5 seeds / 1 seed {med['product 5'] / med['product 1']:.2f}x", flush=True)
+    if reference is not None:
+        print(f"per-epoch cost, product / reference {MIRT_REFERENCE}: {med['product 1'] / med['reference 1']:.2f}x "
+              f"(1 seed), {med['product 5'] / med['reference 5']:.2f}x (5 seeds); product 5 seeds / reference "
+              f"1 seed: {med['product 5'] / med['reference 1']:.2f}x (target < 5)", flush=True)
+
+
+_MIRT_CHILD = """
+import sys, time, numpy as np
+from scoring.irt import irt_mirt
+from scoring.methods import MethodInput, run_method
+R = np.load(sys.argv[1]); epochs, seeds = int(sys.argv[2]), int(sys.argv[3])
+t0 = time.perf_counter()
+if seeds == 1:
+    irt_mirt(R, epochs=epochs, rng=0)
+else:
+    run_method("irt_mirt", MethodInput(R=R, question_groups=np.zeros(len(R), dtype=int),
+                                       params={"mirt_epochs": epochs, "mirt_seeds": seeds}))
+print(time.perf_counter() - t0)
+"""
+
+
+def _mirt_child(root: Path, R: np.ndarray, epochs: int, seeds: int) -> float:
+    """Seconds of one MIRT fit (``seeds`` = 1: ``irt_mirt``; else a run's seeds) in a child on ``root``."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "R.npy"
+        np.save(path, R)
+        done = subprocess.run([sys.executable, "-c", _MIRT_CHILD, str(path), str(epochs), str(seeds)],
+                              cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True,
+                              text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def _reference_tree() -> Path | None:
+    """``scoring/`` of MIRT_REFERENCE in a temporary folder (kept for the process), or None."""
+    import atexit
+    import shutil
+    import subprocess
+    import tempfile
+
+    archive = subprocess.run(["git", "archive", MIRT_REFERENCE, "scoring"], cwd=ROOT, capture_output=True,
+                             check=False)
+    if archive.returncode != 0:
+        print(f"no MIRT reference: git archive {MIRT_REFERENCE} failed", flush=True)
+        return None
+    target = Path(tempfile.mkdtemp(prefix="eip-bench-irt-ref-"))
+    atexit.register(shutil.rmtree, target, True)
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target
 
 
 def run(args) -> None:

@@ -189,3 +189,20 @@ def test_mirt_runs_the_seeds_asked_for_and_leaves_the_other_seed_columns_blank()
     assert out.params["seeds"] == 2 and out.params["seed"] == 3
     with pytest.raises(ValueError, match="mirt_seeds must be an integer from 1 to 5; got 6"):
         run_method("irt_mirt", MethodInput(R=R, question_groups=np.array(["A"] * 60), params={"mirt_seeds": 6}))
+
+
+def test_mirt_seeds_fitted_side_by_side_equal_the_fits_one_after_the_other_and_leave_blas_as_it_was(monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    from scoring import methods
+
+    monkeypatch.setattr("os.cpu_count", lambda: 3)  # three threads even on a one-core machine
+    R = _with_twins(5)
+    before = [(pool["internal_api"], pool["num_threads"]) for pool in threadpool_info()]
+    fits = methods._mirt_fits(R, epochs=20, seeds=[7, 8, 9, 10, 11])
+    assert [(pool["internal_api"], pool["num_threads"]) for pool in threadpool_info()] == before
+    for seed, fit in zip([7, 8, 9, 10, 11], fits):
+        alone = irt_mirt(R, epochs=20, rng=seed)
+        np.testing.assert_array_equal(fit.difficulty, alone.difficulty)
+        np.testing.assert_array_equal(fit.ability, alone.ability)
+        np.testing.assert_array_equal(fit.elbo_trace, alone.elbo_trace)
