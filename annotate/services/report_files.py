@@ -249,6 +249,60 @@ def report_zip(report: AlignmentReport | dict, judgments: Sequence[dict]) -> byt
     return buffer.getvalue()
 
 
+class _Pipe(io.RawIOBase):
+    """A write-only, non-seekable file whose bytes are taken out as they come (for a streamed zip)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._chunks: list[bytes] = []
+        self._written = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[override]
+        self._chunks.append(bytes(data))
+        self._written += len(data)
+        return len(data)
+
+    def tell(self) -> int:  # zipfile asks where it is to record member offsets; seeking stays unsupported
+        return self._written
+
+    def take(self) -> bytes:
+        out, self._chunks = b"".join(self._chunks), []
+        return out
+
+
+def report_zip_stream(report: AlignmentReport | dict, judgments: Iterable[dict]) -> Iterator[bytes]:
+    """:func:`report_zip` as a stream of chunks, for a download that never holds the whole zip.
+
+    The same members with the same contents (``zipfile`` writes to a
+    non-seekable stream with data descriptors, so the bytes of the archive
+    differ from :func:`report_zip`'s, its unpacked files do not). The CSV
+    tables and judgments.csv are deflated chunk by chunk as they are
+    written; at any time this holds one chunk of rows and what the
+    compressor has not yet given out.
+    """
+    typed = as_report(report)
+    pipe = _Pipe()
+    with zipfile.ZipFile(pipe, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        members: list[tuple[str, Iterable[bytes]]] = [
+            (t.file_name, rows_csv_lines(t.csv_rows())) for t in csv_tables(typed)]
+        members.append(("judgments.csv", judgments_csv_stream(judgments)))
+        members += [("report.json", [report_json(typed)]), ("parameters.json", [parameters_json(typed)]),
+                    ("codebook.md", [codebook(typed)])]
+        for name, chunks in members:
+            with archive.open(name, "w", force_zip64=True) as member:
+                for chunk in chunks:
+                    member.write(chunk)
+                    if out := pipe.take():
+                        yield out
+            if out := pipe.take():
+                yield out
+    if out := pipe.take():  # the central directory
+        yield out
+
+
 # --------------------------------------------------------------------------- plots
 
 

@@ -19,7 +19,7 @@ from annotate.forms.reports import ReportParamsForm
 from annotate.http import file_response, streamed_file_response
 from annotate.labels import report_parameters_text
 from annotate.models import ScoringRun, Study
-from annotate.selectors.alignment import study_judgment_rows, study_judgment_rows_iter
+from annotate.selectors.alignment import study_judgment_rows_iter
 from annotate.selectors.scoring import scoring_run_diagnostics, study_report_runs
 from annotate.services.alignment import AlignmentReport, report_pools_start
 from annotate.services.alignment.cache import study_alignment_report_cached
@@ -35,7 +35,7 @@ from annotate.services.report_files import (
     report_file_name,
     report_json,
     report_plot_names,
-    report_zip,
+    report_zip_stream,
 )
 from annotate.views.access import study_access_required
 
@@ -128,8 +128,8 @@ def study_report_zip(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, study)
     if isinstance(report, HttpResponse):
         return report
-    return file_response(report_zip(report, study_judgment_rows(study=study)),
-                         file_name=report_file_name(report, "report", ext="zip"))
+    return streamed_file_response(report_zip_stream(report, study_judgment_rows_iter(study=study)),
+                                  file_name=report_file_name(report, "report", ext="zip"))
 
 
 @study_access_required

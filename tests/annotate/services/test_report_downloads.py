@@ -41,7 +41,7 @@ def downloaded():
     assert response["Content-Type"] == "application/zip"
     stem = f"study-{study.pk}_run-{study.scoring_run_id}_minvotes-1_ties-evaluator-weight_boot-40-seed-0_label-none"
     assert response["Content-Disposition"] == f'attachment; filename="{stem}_report.zip"'
-    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     csv = client.get(reverse("annotate:study_report_csv", kwargs=kw), {"n_boot": 40}).content
     return study, stored, archive, csv
 

@@ -21,6 +21,8 @@ from annotate.services.report_files import (
     report_csv,
     report_files,
     report_json,
+    report_zip,
+    report_zip_stream,
 )
 from tests.annotate.services.alignment.test_report import build_study
 
@@ -200,3 +202,17 @@ def test_the_command_names_user_mistakes(study, tmp_path):
         call_command("alignment_report", study="Nope", out=str(tmp_path))
     with pytest.raises(CommandError, match="min_votes must be an integer >= 1; got 0"):
         call_command("alignment_report", study=study.name, out=str(tmp_path), min_votes=0)
+
+
+def test_the_streamed_zip_holds_the_files_of_the_zip_byte_for_byte_and_comes_in_chunks(study, report):
+    import zipfile
+
+    judgments = study_judgment_rows(study=study)
+    chunks = list(report_zip_stream(report, iter(judgments)))
+    streamed = zipfile.ZipFile(io.BytesIO(b"".join(chunks)))
+    whole = zipfile.ZipFile(io.BytesIO(report_zip(report, judgments)))
+    assert streamed.testzip() is None
+    assert sorted(streamed.namelist()) == sorted(whole.namelist()) == sorted(report_files(report, judgments))
+    for name in whole.namelist():
+        assert streamed.read(name) == whole.read(name), name
+    assert len(chunks) > len(whole.namelist()) and all(chunks)  # one or more chunks per member, none empty

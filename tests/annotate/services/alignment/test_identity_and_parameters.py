@@ -208,7 +208,7 @@ def test_two_report_downloads_with_different_parameters_get_different_names_and_
         assert frame[PARAMETER_KEYS].drop_duplicates().to_dict("records") == [expected]
         as_zip = staff.get(reverse("annotate:study_report_zip", kwargs=kw), query)
         assert as_zip["Content-Disposition"] == f'attachment; filename="{stem}_report.zip"'
-        archive = zipfile.ZipFile(io.BytesIO(as_zip.content))
+        archive = zipfile.ZipFile(io.BytesIO(b"".join(as_zip.streaming_content)))
         assert json.loads(archive.read("parameters.json")) == expected
         for name in ("consensus.csv", "pairs.csv", "labels.csv", "evaluators.csv"):
             table = pd.read_csv(io.BytesIO(archive.read(name)), keep_default_na=False)
