@@ -131,15 +131,18 @@ def test_question_results_are_stored_in_batches(monkeypatch):
     rs = _set("binary", n_questions=23, n_models=5)
     monkeypatch.setattr(service, "STORE_BATCH", 10)
     calls = []
-    original = service.QuestionResult.objects.bulk_create
+    original = service._insert_question_results
 
-    def counting(objs, **kwargs):
-        objs = list(objs)
-        calls.append(len(objs))
-        return original(objs, **kwargs)
+    def counting(rows):
+        calls.append(len(rows))
+        return original(rows)
 
-    monkeypatch.setattr(service.QuestionResult.objects, "bulk_create", counting)
+    monkeypatch.setattr(service, "_insert_question_results", counting)
     run = scoring_run_create(response_set=rs, params={"methods": ["eip", "accuracy"]})
     scoring_run_execute(run=run)
     assert calls == [10, 10, 3]
-    assert run.question_results.count() == 23
+    stored = list(run.question_results.order_by("question_id"))
+    assert len(stored) == 23
+    first = stored[0]
+    assert isinstance(first.scores, dict) and set(first.scores) >= {"accuracy_difficulty"}
+    assert isinstance(first.kept, bool) and first.n_observed == 5 and first.component == 0
