@@ -242,12 +242,15 @@ def _blockwise(R: NDArray[np.generic], min_models: int) -> MatrixDiagnostics:
         has = observed.any(axis=1)
         lead = np.where(has, observed.argmax(axis=1), -1)
         first[start:start + step] = lead
-        r, c = np.nonzero(observed)
-        join = lead[r] != c
-        if not join.any():
-            continue
-        a = np.concatenate([lead[r[join]], models])
-        b = np.concatenate([c[join], root])
+        if observed.all():  # every model meets every other: a star around model 0 says as much
+            a, b = np.concatenate([np.zeros(n_m, dtype=np.int64), models]), np.concatenate([models, root])
+        else:
+            r, c = np.nonzero(observed)
+            join = lead[r] != c
+            if not join.any():
+                continue
+            a = np.concatenate([lead[r[join]], models])
+            b = np.concatenate([c[join], root])
         graph = coo_matrix((np.ones(a.size, dtype=np.float32), (a, b)), shape=(n_m, n_m))  # duplicates add up
         _, label = connected_components(graph, directed=False)
         lowest = np.full(int(label.max()) + 1, n_m, dtype=np.int64)

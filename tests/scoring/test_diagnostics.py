@@ -179,3 +179,17 @@ def test_an_integer_matrix_is_one_component_without_reading_its_cells():
                                           "n_components": 1}
     assert d.question_component.tolist() == dense.question_component.tolist() == [0, 0, 0, 0]
     assert d.n_observed_models.tolist() == dense.n_observed_models.tolist() == [4, 4, 4]
+
+
+def test_fully_observed_blocks_join_their_models_with_the_rest(monkeypatch):
+    """A fully observed block (a shortcut) next to blocks with gaps: the same as the cell diagnostics."""
+    import scoring.diagnostics as diagnostics
+
+    monkeypatch.setattr(diagnostics, "BLOCK_CELLS", 8)  # two rows of 4 models a block
+    R = np.array([[1, nan, nan, nan], [nan, 0, nan, nan], [1, 1, 0, 0], [0, 1, 1, 0],
+                  [nan, nan, nan, nan], [nan, nan, 1, nan]])
+    rows, cols = np.nonzero(~np.isnan(R))
+    d, cells = matrix_diagnostics(R), cell_diagnostics(rows, cols, n_questions=6, n_models=4)
+    assert d.question_component.tolist() == cells.question_component.tolist() == [0, 0, 0, 0, 1, 0]
+    assert d.model_component.tolist() == cells.model_component.tolist() == [0, 0, 0, 0]
+    assert d.n_components == 2

@@ -146,3 +146,17 @@ def test_question_results_are_stored_in_batches(monkeypatch):
     first = stored[0]
     assert isinstance(first.scores, dict) and set(first.scores) >= {"accuracy_difficulty"}
     assert isinstance(first.kept, bool) and first.n_observed == 5 and first.component == 0
+
+
+def test_the_scores_text_is_what_json_writes():
+    import json
+    import math
+
+    lists = {"eip": [0.1, None, 1e-300, -0.0, 5e-324], "eip_scaled": [None, None, 99.0, 1 / 3, math.pi],
+             "odd \"key\"": [1.0, 2.5, None, None, 0.0]}
+    keys = {column: json.dumps(column) + ": " for column in lists}
+    for i in range(5):
+        text = service._scores_json(lists, keys, i)
+        assert text == json.dumps(service._scores(lists, i))
+        assert json.loads(text) == service._scores(lists, i)
+    assert service._scores_json(lists, keys, 1) == '{"odd \\"key\\"": 2.5}'
