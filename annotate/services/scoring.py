@@ -578,17 +578,25 @@ _QUESTION_RESULT_FIELDS = ("run", "question", "kept", "n_observed", "component",
 def _insert_question_results(rows: list[tuple]) -> None:
     """Insert QuestionResult rows ``(run_id, question_id, kept, n_observed, component, scores JSON text)``.
 
-    One ``executemany`` on the database cursor: a million rows through
-    ``bulk_create`` cost minutes of per-object preparation (and SQLite
-    batches of 166 rows); this stores the same values (``scores`` is the
-    text ``JSONField`` would write).
+    PostgreSQL: one ``COPY ... FROM STDIN`` (psycopg 3); otherwise one
+    ``executemany``. A million rows through ``bulk_create`` cost minutes of
+    per-object preparation (and SQLite batches of 166 rows), and PostgreSQL's
+    ``executemany`` about 150 s; this stores the same values (``scores`` is
+    the text ``JSONField`` would write).
     """
     meta = QuestionResult._meta
     quote = connection.ops.quote_name
+    table = quote(meta.db_table)
     columns = ", ".join(quote(meta.get_field(name).column) for name in _QUESTION_RESULT_FIELDS)
-    placeholders = ", ".join(["%s"] * len(_QUESTION_RESULT_FIELDS))
     with connection.cursor() as cursor:
-        cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders})", rows)
+        raw = cursor.cursor
+        if connection.vendor == "postgresql" and hasattr(raw, "copy"):
+            with raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        placeholders = ", ".join(["%s"] * len(_QUESTION_RESULT_FIELDS))
+        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
 
 
 @transaction.atomic
