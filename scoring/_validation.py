@@ -18,6 +18,8 @@ from numpy.typing import ArrayLike
 from scoring._typing import ResponseArray
 
 _INTEGER_KINDS = "buil"
+#: Cells per block of rows when a matrix with missing cells is checked.
+_BLOCK_CELLS = 2**20
 
 
 def check_response_matrix(R: ArrayLike, *, name: str = "R", min_models: int = 1) -> ResponseArray:
@@ -82,21 +84,29 @@ def check_response_matrix(R: ArrayLike, *, name: str = "R", min_models: int = 1)
     lo, hi = arr.min(), arr.max()
     if lo >= 0 and hi <= 1:
         return arr
-    finite_or_nan = np.isfinite(arr) | np.isnan(arr)
-    if not finite_or_nan.all():
-        bad = np.argwhere(~finite_or_nan)[0]
-        raise ValueError(
-            f"{name} has an infinite value at (question {bad[0]}, model {bad[1]})"
-        )
-    with np.errstate(invalid="ignore"):
-        out_of_range = (arr < 0) | (arr > 1)
-    if out_of_range.any():
-        bad = np.argwhere(out_of_range)[0]
-        raise ValueError(
-            f"{name} has credit {float(arr[tuple(bad)])!r} at (question {bad[0]}, model {bad[1]});"
-            " credit must lie in [0, 1]"
-        )
-    observed_per_model = (~np.isnan(arr)).sum(axis=0)
+    # Slow path (missing cells or a bad value), block by block of rows so that
+    # no mask is as large as the matrix: first any infinity, then the range.
+    step = max(1, _BLOCK_CELLS // n_models)
+    for start in range(0, n_questions, step):
+        block = arr[start:start + step]
+        infinite = np.isinf(block)
+        if infinite.any():
+            bad = np.argwhere(infinite)[0]
+            raise ValueError(
+                f"{name} has an infinite value at (question {start + bad[0]}, model {bad[1]})"
+            )
+    observed_per_model = np.zeros(n_models, dtype=np.int64)
+    for start in range(0, n_questions, step):
+        block = arr[start:start + step]
+        with np.errstate(invalid="ignore"):
+            out_of_range = (block < 0) | (block > 1)
+        if out_of_range.any():
+            bad = np.argwhere(out_of_range)[0]
+            raise ValueError(
+                f"{name} has credit {float(block[tuple(bad)])!r} at (question {start + bad[0]}, model {bad[1]});"
+                " credit must lie in [0, 1]"
+            )
+        observed_per_model += block.shape[0] - np.isnan(block).sum(axis=0)
     if (observed_per_model == 0).any():
         empty = np.flatnonzero(observed_per_model == 0)
         raise ValueError(

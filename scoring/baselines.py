@@ -55,15 +55,39 @@ class DatasetWeights:
     per_model_accuracy: FloatArray
 
 
+#: Cells per block of rows when a float matrix is summed: only the block is
+#: copied (to float64, NaN -> 0), never the whole matrix.
+_BLOCK_CELLS = 2**20
+
+
 def _observed_sums(R: ResponseArray, axis: int) -> tuple[FloatArray, FloatArray]:
-    """Sum of credit and count of observed cells along ``axis`` (float64)."""
+    """Sum of credit and count of observed cells along ``axis`` (float64).
+
+    Integer input is summed as int64 (exact); float input block by block of
+    rows, each block cast to float64 with NaN -> 0, so a compact float32
+    matrix gives the same sums as its float64 copy and no temporary is as
+    large as the matrix.
+    """
     if R.dtype.kind in "buil":
         total = R.sum(axis=axis, dtype=np.int64).astype(np.float64)
         count = np.full(total.shape, R.shape[axis], dtype=np.float64)
         return total, count
-    observed = ~np.isnan(R)
-    total = np.nansum(R, axis=axis, dtype=np.float64)
-    count = observed.sum(axis=axis).astype(np.float64)
+    n_rows, n_columns = R.shape
+    if axis == 1:
+        total, count = np.empty(n_rows), np.empty(n_rows)
+    else:
+        total, count = np.zeros(n_columns), np.zeros(n_columns)
+    step = max(1, _BLOCK_CELLS // max(1, n_columns))
+    for start in range(0, n_rows, step):
+        block = R[start:start + step].astype(np.float64)
+        missing = np.isnan(block)
+        block[missing] = 0.0
+        if axis == 1:
+            total[start:start + step] = block.sum(axis=1)
+            count[start:start + step] = n_columns - missing.sum(axis=1)
+        else:
+            total += block.sum(axis=0)
+            count += block.shape[0] - missing.sum(axis=0)
     return total, count
 
 
@@ -256,8 +280,14 @@ def _dataset_weights_kernel(
 ) -> DatasetWeights:
     n_models = R.shape[1]
     acc = np.full((len(labels), n_models), np.nan)
+    order = np.argsort(idx, kind="stable")
+    bounds = np.searchsorted(idx[order], np.arange(len(labels) + 1))
     for d in range(len(labels)):
-        total, count = _observed_sums(R[idx == d], axis=0)
+        rows = order[bounds[d]:bounds[d + 1]]
+        if rows.size == R.shape[0]:
+            total, count = _observed_sums(R, axis=0)  # one dataset: no copy of R
+        else:
+            total, count = _group_sums(R, rows)
         seen = count > 0
         acc[d, seen] = total[seen] / count[seen]
     defined = ~np.isnan(acc)
@@ -268,6 +298,18 @@ def _dataset_weights_kernel(
     return DatasetWeights(
         labels=labels, mean_accuracy=abar, weights=1.0 - abar, per_model_accuracy=acc
     )
+
+
+def _group_sums(R: ResponseArray, rows: NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
+    """:func:`_observed_sums` (axis 0) of the rows ``rows`` (ascending), gathered a block at a time."""
+    n_columns = R.shape[1]
+    total, count = np.zeros(n_columns), np.zeros(n_columns)
+    step = max(1, _BLOCK_CELLS // max(1, n_columns))
+    for start in range(0, rows.size, step):
+        block_total, block_count = _observed_sums(R[rows[start:start + step]], axis=0)
+        total += block_total
+        count += block_count
+    return total, count
 
 
 def weighted_accuracy(R: ArrayLike, groups: ArrayLike | Sequence[Hashable]) -> FloatArray:

@@ -46,6 +46,8 @@ class MatrixDiagnostics:
     n_components : int
         Connected components of the model-question graph, counting a
         question or model with no observed cell as a component of its own.
+    n_observed_models : ndarray of shape (n_models,), int64
+        Questions each model answered.
     """
 
     n_cells: int
@@ -56,6 +58,7 @@ class MatrixDiagnostics:
     question_component: NDArray[np.int64]
     model_component: NDArray[np.int64]
     n_components: int
+    n_observed_models: NDArray[np.int64]
 
     @property
     def n_low_coverage(self) -> int:
@@ -103,6 +106,14 @@ def matrix_diagnostics(R: ArrayLike, *, min_models: int = DEFAULT_MIN_MODELS) ->
     :func:`scipy.sparse.csgraph.connected_components`. Labels are renumbered
     by first appearance so that they do not depend on scipy's internals.
 
+    The matrix is read in blocks of rows of about ``BLOCK_CELLS`` cells and
+    no temporary is as large as ``R`` (a compact uint8 or float32 matrix of
+    a million questions stays as it is). Within a block, every observed model
+    of a question is joined to the question's first observed model, and the
+    model components found so far carry over to the next block; a question
+    then belongs to the component of its first observed model. Integer input
+    is fully observed: one component, without reading the cells.
+
     Examples
     --------
     >>> import numpy as np
@@ -111,10 +122,11 @@ def matrix_diagnostics(R: ArrayLike, *, min_models: int = DEFAULT_MIN_MODELS) ->
     >>> d.n_missing, d.n_components, d.question_component.tolist(), d.low_coverage.tolist()
     (4, 2, [0, 0, 1], [False, False, True])
     """
-    observed = _check_observed(R)
+    arr = _check_matrix(R)
     min_models = check_positive_int(min_models, name="min_models")
-    rows, cols = np.nonzero(observed)
-    return _diagnostics(rows, cols, observed.shape, min_models)
+    if arr.dtype.kind != "f":
+        return _fully_observed(arr.shape, min_models)
+    return _blockwise(arr, min_models)
 
 
 def cell_diagnostics(
@@ -176,8 +188,8 @@ def cell_diagnostics(
     return _diagnostics(rows, cols, (n_q, n_m), min_models)
 
 
-def _check_observed(R: ArrayLike) -> BoolArray:
-    """The observed-cell mask of ``R``.
+def _check_matrix(R: ArrayLike) -> NDArray[np.generic]:
+    """``R`` as a non-empty 2-D numeric ndarray (not copied when it already is one).
 
     Unlike the scoring methods, rows or columns with no observed cell are
     accepted (they are what is diagnosed).
@@ -190,12 +202,82 @@ def _check_observed(R: ArrayLike) -> BoolArray:
             raise ValueError("R must hold numbers; got non-numeric values") from None
     if arr.ndim != 2 or arr.size == 0:
         raise ValueError(f"R must be a non-empty 2-dimensional array (n_questions, n_models); got shape {arr.shape}")
-    if arr.dtype.kind == "f":
-        mask: BoolArray = ~np.isnan(arr)
-        return mask
-    if arr.dtype.kind in "buil":
-        return np.ones(arr.shape, dtype=bool)
-    raise ValueError(f"R must have a numeric dtype; got {arr.dtype}")
+    if arr.dtype.kind not in "fbuil":
+        raise ValueError(f"R must have a numeric dtype; got {arr.dtype}")
+    return arr
+
+
+#: Cells per block of rows read by :func:`matrix_diagnostics`.
+BLOCK_CELLS = 2**22
+
+
+def _fully_observed(shape: tuple[int, ...], min_models: int) -> MatrixDiagnostics:
+    """The diagnostics of a matrix with every cell observed: one component."""
+    n_q, n_m = shape
+    n_observed = np.full(n_q, n_m, dtype=np.int64)
+    return MatrixDiagnostics(
+        n_cells=int(n_q * n_m), n_missing=0, min_models=min_models, n_observed=n_observed,
+        low_coverage=n_observed < min_models, question_component=np.zeros(n_q, dtype=np.int64),
+        model_component=np.zeros(n_m, dtype=np.int64), n_components=1,
+        n_observed_models=np.full(n_m, n_q, dtype=np.int64),
+    )
+
+
+def _blockwise(R: NDArray[np.generic], min_models: int) -> MatrixDiagnostics:
+    """:func:`matrix_diagnostics` of a float matrix, a block of rows at a time."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n_q, n_m = R.shape
+    n_observed = np.empty(n_q, dtype=np.int64)
+    n_observed_models = np.zeros(n_m, dtype=np.int64)
+    first = np.full(n_q, -1, dtype=np.int64)  # each question's first observed model
+    models = np.arange(n_m, dtype=np.int64)
+    root = models.copy()  # a representative model of each model's component so far
+    step = max(1, BLOCK_CELLS // n_m)
+    for start in range(0, n_q, step):
+        observed = ~np.isnan(R[start:start + step])
+        n_observed[start:start + step] = observed.sum(axis=1)
+        n_observed_models += observed.sum(axis=0)
+        has = observed.any(axis=1)
+        lead = np.where(has, observed.argmax(axis=1), -1)
+        first[start:start + step] = lead
+        if observed.all():  # every model meets every other: a star around model 0 says as much
+            a, b = np.concatenate([np.zeros(n_m, dtype=np.int64), models]), np.concatenate([models, root])
+        else:
+            r, c = np.nonzero(observed)
+            join = lead[r] != c
+            if not join.any():
+                continue
+            a = np.concatenate([lead[r[join]], models])
+            b = np.concatenate([c[join], root])
+        graph = coo_matrix((np.ones(a.size, dtype=np.float32), (a, b)), shape=(n_m, n_m))  # duplicates add up
+        _, label = connected_components(graph, directed=False)
+        lowest = np.full(int(label.max()) + 1, n_m, dtype=np.int64)
+        np.minimum.at(lowest, label, models)
+        root = lowest[label]
+    raw = np.concatenate([np.where(first >= 0, root[np.maximum(first, 0)], n_m + np.arange(n_q)), root])
+    labels, n_components = _by_first_appearance(raw)
+    return MatrixDiagnostics(
+        n_cells=int(n_q * n_m),
+        n_missing=int(n_q * n_m - n_observed.sum()),
+        min_models=min_models,
+        n_observed=n_observed,
+        low_coverage=n_observed < min_models,
+        question_component=labels[:n_q],
+        model_component=labels[n_q:],
+        n_components=n_components,
+        n_observed_models=n_observed_models,
+    )
+
+
+def _by_first_appearance(raw: NDArray[np.integer]) -> tuple[NDArray[np.int64], int]:
+    """Component labels ``raw`` renumbered 0, 1, ... by first appearance, and their count."""
+    _, first, inverse = np.unique(raw, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # components by first node
+    relabel = np.empty(order.size, dtype=np.int64)
+    relabel[order] = np.arange(order.size, dtype=np.int64)
+    return relabel[inverse.reshape(-1)], int(order.size)
 
 
 def _diagnostics(
@@ -209,11 +291,7 @@ def _diagnostics(
         (np.ones(rows.size, dtype=np.int8), (rows, n_q + cols)), shape=(n_q + n_m, n_q + n_m)
     )
     _, raw = connected_components(graph, directed=False)
-    _, first = np.unique(raw, return_index=True)
-    order = np.argsort(first, kind="stable")  # components by first node
-    relabel = np.empty(order.size, dtype=np.int64)
-    relabel[order] = np.arange(order.size, dtype=np.int64)
-    labels = relabel[np.unique(raw, return_inverse=True)[1]]
+    labels, n_components = _by_first_appearance(raw)
     n_observed = np.bincount(rows, minlength=n_q).astype(np.int64)
     return MatrixDiagnostics(
         n_cells=int(n_q * n_m),
@@ -223,5 +301,6 @@ def _diagnostics(
         low_coverage=n_observed < min_models,
         question_component=labels[:n_q],
         model_component=labels[n_q:],
-        n_components=int(order.size),
+        n_components=n_components,
+        n_observed_models=np.bincount(cols, minlength=n_m).astype(np.int64),
     )

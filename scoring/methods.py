@@ -194,6 +194,11 @@ class DifficultyMethod:
     column_units : mapping of str to str, optional
         Units or scale of each stored column, for codebooks (default: the
         difficulty column's is ``description``, the others' empty).
+    compact : bool, default False
+        The runner takes a compact matrix (uint8 0/1, or float32 with NaN)
+        as it is and never copies it to float64 whole, and gives the same
+        results as on the float64 matrix. A scoring run whose methods are
+        all compact reads the compact matrix (1 byte a cell for a binary set).
     """
 
     key: str
@@ -215,6 +220,7 @@ class DifficultyMethod:
     column_labels: Mapping[str, str] = field(default_factory=dict)
     column_decimals: Mapping[str, int] = field(default_factory=dict)
     column_units: Mapping[str, str] = field(default_factory=dict)
+    compact: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, str) or not self.key.isidentifier():
@@ -464,7 +470,7 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
     DifficultyMethod(
         key="eip", label="EIP", runner=_run_eip,
         question_columns=("eip", "eip_scaled"), model_columns=("eip", "eip_scaled"),
-        difficulty_column="eip_scaled", competency_column="eip", required=True, cost=1.0,
+        difficulty_column="eip_scaled", competency_column="eip", required=True, cost=1.0, compact=True,
         residual_label="L1 residual",
         column_labels={"eip": "EIP π", "eip_scaled": "EIP 0–100"},
         column_decimals={"eip": 6, "eip_scaled": 1},
@@ -477,6 +483,7 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
     DifficultyMethod(
         key="simple_rank", label="Simple rank", runner=_run_simple_rank,
         question_columns=("simple_rank",), difficulty_column="simple_rank", cost=0.1, tie_tolerance=1e-12,
+        compact=True,
         column_decimals={"simple_rank": 2},
         column_units={"simple_rank": "failures: sum over observed models of (1 - credit), in [0, n_models]"},
         description="sum over observed models of (1 - credit): with 0/1 credit, the number of models that failed",
@@ -485,13 +492,14 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         key="accuracy", label="Accuracy", runner=_run_accuracy,
         question_columns=("accuracy_difficulty",), model_columns=("accuracy",),
         difficulty_column="accuracy_difficulty", competency_column="accuracy", required=True, cost=0.1,
+        compact=True,
         tie_tolerance=1e-12, description="1 - mean credit over observed models, in [0, 1]",
         column_labels={"accuracy_difficulty": "Accuracy (1 − mean credit)"},
         column_units={"accuracy": "mean credit over observed questions, in [0, 1]"},
     ),
     DifficultyMethod(
         key="weighted_accuracy", label="Dataset-weighted accuracy", runner=_run_weighted_accuracy,
-        model_columns=("weighted_accuracy",), competency_column="weighted_accuracy", cost=0.1,
+        model_columns=("weighted_accuracy",), competency_column="weighted_accuracy", cost=0.1, compact=True,
         description="model competency only: accuracy with datasets weighted",
         column_units={"weighted_accuracy": "mean over datasets of the accuracy within each, in [0, 1]"},
     ),

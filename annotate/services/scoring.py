@@ -9,6 +9,12 @@ Rules
 -----
 - The matrix comes from :func:`annotate.selectors.matrix.response_matrix`;
   the methods are called on it exactly as :mod:`scoring` documents them.
+  When every method of the run is ``compact`` in the registry (EIP, simple
+  rank, accuracy, dataset-weighted accuracy) it comes from
+  :func:`~annotate.selectors.matrix.response_matrix_compact` instead: uint8
+  for a binary fully observed set (1 byte a cell, no float64 copy), float32
+  with NaN otherwise; the results are the same to the last digit. The
+  diagnostics and the stored counts are computed from it block by block.
 - Results land in one transaction: the run is "done" with every
   MethodResult, QuestionResult and ModelResult row, or it has none.
 - A failure leaves the run "failed" with the error text and no result rows;
@@ -26,13 +32,14 @@ Rules
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from threadpoolctl import threadpool_limits
 
@@ -47,7 +54,14 @@ from annotate.models import (
     RunStatus,
     ScoringRun,
 )
-from annotate.selectors.matrix import ResponseMatrix, check_ids, ids_shown, response_matrix
+from annotate.selectors.matrix import (
+    CompactMatrix,
+    ResponseMatrix,
+    check_ids,
+    ids_shown,
+    response_matrix,
+    response_matrix_compact,
+)
 from annotate.services.database import backend_pid
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
@@ -59,6 +73,9 @@ from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, m
 BLAS_THREADS = 1
 #: Share of ``progress`` spent reading the matrix and writing the results.
 READ_SHARE, WRITE_SHARE = 0.05, 0.05
+#: QuestionResult rows built and inserted at a time (a million-question run
+#: never holds more than this many rows in Python).
+STORE_BATCH = 5000
 
 #: Run parameters other than ``methods`` (whose default is every registered method).
 DEFAULT_PARAMS = {
@@ -440,10 +457,11 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     run.status, run.progress, run.error = RunStatus.RUNNING, 0.0, ""
     try:
         params = run.params
-        matrix = response_matrix(
+        keys = params.get("methods", list(method_keys()))
+        read = response_matrix_compact if reads_compact(keys) else response_matrix
+        matrix = read(
             response_set=run.response_set, model_ids=params.get("model_ids"), dataset_ids=params.get("dataset_ids")
         )
-        keys = params.get("methods", list(method_keys()))
         total = sum(get_method(k).cost for k in keys)
         data = MethodInput(R=matrix.R, question_groups=matrix.question_datasets,
                            params={**params, **eip_engine_params(matrix.R.size, matrix=matrix)})
@@ -467,7 +485,18 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     return run
 
 
-def eip_engine_params(n_cells: int, *, matrix: ResponseMatrix | None = None) -> dict:
+def reads_compact(keys: Sequence[str]) -> bool:
+    """Does a run of these methods read the compact matrix (every method ``compact`` in the registry)?
+
+    Raises
+    ------
+    KeyError
+        For an unknown method key.
+    """
+    return all(get_method(key).compact for key in keys)
+
+
+def eip_engine_params(n_cells: int, *, matrix: ResponseMatrix | CompactMatrix | None = None) -> dict:
     """Method parameters that send EIP to a Dask cluster, or ``{}`` for the in-memory kernel.
 
     Dask is used when the setting ``EIP_DASK_SCHEDULER`` is on ("local" or a
@@ -498,7 +527,8 @@ def eip_engine_params(n_cells: int, *, matrix: ResponseMatrix | None = None) -> 
 
 
 def diagnose(R: np.ndarray, *, min_models: int = DEFAULT_MIN_MODELS) -> MatrixDiagnostics:
-    """:func:`scoring.diagnostics.matrix_diagnostics` of a run's matrix."""
+    """:func:`scoring.diagnostics.matrix_diagnostics` of a run's matrix (float64 or compact; read
+    block by block)."""
     return matrix_diagnostics(R, min_models=min_models)
 
 
@@ -514,18 +544,65 @@ def diagnostics_summary(d: MatrixDiagnostics) -> dict:
     return {**d.summary, "warnings": warnings}
 
 
-def _row_scores(columns: dict[str, np.ndarray], i: int) -> dict[str, float]:
-    """Row ``i`` of every column as ``{column: value}``, undefined values left out."""
+def _finite_lists(columns: dict[str, np.ndarray], rows: slice) -> dict[str, list[float | None]]:
+    """Rows ``rows`` of every column as Python floats, None for NaN/inf (never stored)."""
     out = {}
     for column, values in columns.items():
-        value = _optional(values[i])
-        if value is not None:
-            out[column] = value
+        part = np.asarray(values[rows], dtype=np.float64)
+        listed = part.tolist()
+        if not np.isfinite(part).all():
+            listed = [v if math.isfinite(v) else None for v in listed]
+        out[column] = listed
     return out
 
 
+def _scores(lists: dict[str, list[float | None]], i: int) -> dict[str, float]:
+    """Entry ``i`` of every column as ``{column: value}``, undefined values left out."""
+    return {column: values[i] for column, values in lists.items() if values[i] is not None}
+
+
+def _scores_json(lists: dict[str, list[float | None]], keys: dict[str, str], i: int) -> str:
+    """``json.dumps(_scores(lists, i))``, built directly (json.dumps per row was most of the Python time of a store).
+
+    ``keys`` maps each column to its JSON key and separator (``'"eip": '``);
+    a float prints as ``float.__repr__``, exactly as :mod:`json` prints it.
+    """
+    return "{" + ", ".join(keys[column] + repr(values[i]) for column, values in lists.items()
+                           if values[i] is not None) + "}"
+
+
+#: The QuestionResult fields :func:`_insert_question_results` fills, in its row order.
+_QUESTION_RESULT_FIELDS = ("run", "question", "kept", "n_observed", "component", "scores")
+
+
+def _insert_question_results(rows: list[tuple]) -> None:
+    """Insert QuestionResult rows ``(run_id, question_id, kept, n_observed, component, scores JSON text)``.
+
+    PostgreSQL: one ``COPY ... FROM STDIN`` (psycopg 3); otherwise one
+    ``executemany``. A million rows through ``bulk_create`` cost minutes of
+    per-object preparation (and SQLite batches of 166 rows), and PostgreSQL's
+    ``executemany`` about 150 s; this stores the same values (``scores`` is
+    the text ``JSONField`` would write).
+    """
+    meta = QuestionResult._meta
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    columns = ", ".join(quote(meta.get_field(name).column) for name in _QUESTION_RESULT_FIELDS)
+    with connection.cursor() as cursor:
+        raw = cursor.cursor
+        if connection.vendor == "postgresql" and hasattr(raw, "copy"):
+            with raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        placeholders = ", ".join(["%s"] * len(_QUESTION_RESULT_FIELDS))
+        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
+
+
 @transaction.atomic
-def _store(run: ScoringRun, m: ResponseMatrix, outcomes: dict[str, MethodOutput], diag: MatrixDiagnostics) -> None:
+def _store(run: ScoringRun, m: ResponseMatrix | CompactMatrix, outcomes: dict[str, MethodOutput],
+           diag: MatrixDiagnostics) -> None:
+    """Write the run's results; QuestionResult rows ``STORE_BATCH`` at a time (counts come from ``diag``)."""
     MethodResult.objects.bulk_create(
         MethodResult(
             run=run, method=key, params=o.params, n_iter=o.n_iter, converged=o.converged,
@@ -533,25 +610,25 @@ def _store(run: ScoringRun, m: ResponseMatrix, outcomes: dict[str, MethodOutput]
         )
         for key, o in outcomes.items()
     )
-    observed = ~np.isnan(m.R)
-    n_per_question = observed.sum(axis=1)
+    n_questions = m.shape[0]
     kept_masks = [o.kept for o in outcomes.values() if o.kept is not None]
-    kept = np.logical_and.reduce(kept_masks) if kept_masks else np.ones(m.R.shape[0], dtype=bool)
+    kept = np.logical_and.reduce(kept_masks) if kept_masks else np.ones(n_questions, dtype=bool)
     question_columns = {k: v for o in outcomes.values() for k, v in o.question_columns.items()}
-    QuestionResult.objects.bulk_create(
-        (
-            QuestionResult(
-                run=run, question_id=int(qid), kept=bool(kept[i]), n_observed=int(n_per_question[i]),
-                component=int(diag.question_component[i]), scores=_row_scores(question_columns, i),
-            )
-            for i, qid in enumerate(m.question_ids.tolist())
-        ),
-        batch_size=2000,
-    )
+    keys = {column: json.dumps(column) + ": " for column in question_columns}
+    for start in range(0, n_questions, STORE_BATCH):
+        rows = slice(start, start + STORE_BATCH)
+        scores = _finite_lists(question_columns, rows)
+        _insert_question_results([
+            (run.pk, qid, k, n, c, _scores_json(scores, keys, i))
+            for i, (qid, k, n, c) in enumerate(zip(
+                m.question_ids[rows].tolist(), kept[rows].tolist(), diag.n_observed[rows].tolist(),
+                diag.question_component[rows].tolist()))
+        ])
     model_columns = {k: v for o in outcomes.values() for k, v in o.model_columns.items()}
-    n_per_model = observed.sum(axis=0)
+    model_scores = _finite_lists(model_columns, slice(None))
     ModelResult.objects.bulk_create(
-        ModelResult(run=run, model_id=int(mid), n_observed=int(n_per_model[j]), scores=_row_scores(model_columns, j))
+        ModelResult(run=run, model_id=int(mid), n_observed=int(diag.n_observed_models[j]),
+                    scores=_scores(model_scores, j))
         for j, mid in enumerate(m.model_ids.tolist())
     )
     run.models_used.set(m.model_ids.tolist())

@@ -162,3 +162,23 @@ def test_it_matches_pandas_on_mmlu_pro(mmlu_pro):
     expected = acc_md.mul(w, axis=0).sum() / acc_md.notna().mul(w, axis=0).sum()
     np.testing.assert_allclose(weighted_accuracy(R, category.to_numpy()), expected.to_numpy(),
                                rtol=0, atol=1e-12)
+
+
+def test_blockwise_sums_of_a_float32_matrix_equal_those_of_its_float64_copy(monkeypatch):
+    """Blocks of a few rows: float32 with NaN gives bit-for-bit the float64 sums."""
+    import scoring.baselines as baselines
+    from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
+
+    monkeypatch.setattr(baselines, "_BLOCK_CELLS", 20)
+    rng = np.random.default_rng(4)
+    R = (rng.integers(0, 5, (50, 6)) / 4).astype(np.float32)
+    R[rng.random(R.shape) < 0.3] = np.nan
+    groups = rng.integers(0, 3, 50)
+    wide = R.astype(np.float64)
+    for f in (accuracy, question_accuracy_difficulty, simple_rank):
+        np.testing.assert_array_equal(f(R), f(wide))
+    np.testing.assert_array_equal(weighted_accuracy(R, groups), weighted_accuracy(wide, groups))
+    observed = ~np.isnan(wide)
+    np.testing.assert_allclose(accuracy(R), np.nansum(wide, axis=0) / observed.sum(axis=0), rtol=1e-15)
+    expected_rank = observed.sum(axis=1) - np.nansum(wide, axis=1)
+    np.testing.assert_allclose(simple_rank(R), expected_rank, rtol=1e-15, atol=1e-15)

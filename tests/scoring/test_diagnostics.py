@@ -135,3 +135,61 @@ def test_cell_diagnostics_refuse_a_repeated_or_outside_cell():
         cell_diagnostics([0, 0], [1, 1], n_questions=1, n_models=2)
     with pytest.raises(ValueError, match="outside"):
         cell_diagnostics([0, 1], [0, 0], n_questions=1, n_models=2)
+
+
+@pytest.mark.parametrize("block_cells", [1, 7, 40, 2**22])
+def test_blockwise_diagnostics_equal_the_cell_ones_whatever_the_block(block_cells, monkeypatch):
+    """Blocks of 1 row, a few rows or the whole matrix: the same components, in the same order."""
+    import scoring.diagnostics as diagnostics
+
+    monkeypatch.setattr(diagnostics, "BLOCK_CELLS", block_cells)
+    rng = np.random.default_rng(1)
+    n_components = set()
+    for density in (0.05, 0.1, 0.2, 0.4):
+        for _ in range(10):
+            R = np.where(rng.random((30, 8)) < density, rng.random((30, 8)), nan).astype(np.float32)
+            rows, cols = np.nonzero(~np.isnan(R))
+            dense, cells = matrix_diagnostics(R), cell_diagnostics(rows, cols, n_questions=30, n_models=8)
+            assert dense.summary == cells.summary
+            assert dense.question_component.tolist() == cells.question_component.tolist()
+            assert dense.model_component.tolist() == cells.model_component.tolist()
+            assert dense.n_observed.tolist() == cells.n_observed.tolist()
+            assert dense.n_observed_models.tolist() == (~np.isnan(R)).sum(axis=0).tolist()
+            n_components.add(dense.n_components)
+    assert len(n_components) > 5  # the cases span from one component to many
+
+
+def test_a_chain_of_questions_joins_models_across_blocks(monkeypatch):
+    """Model 0-1 meet in the first row, 1-2 in the last: one component only when blocks carry over."""
+    import scoring.diagnostics as diagnostics
+
+    monkeypatch.setattr(diagnostics, "BLOCK_CELLS", 3)  # one row a block
+    R = np.array([[1, 0, nan], [nan, nan, nan], [nan, 1, 1], [nan, nan, 0]])
+    d = matrix_diagnostics(R)
+    assert d.n_components == 2  # the empty question is a component of its own
+    assert d.question_component.tolist() == [0, 1, 0, 0]
+    assert d.model_component.tolist() == [0, 0, 0]
+    assert d.n_observed_models.tolist() == [1, 2, 2]
+
+
+def test_an_integer_matrix_is_one_component_without_reading_its_cells():
+    R = np.zeros((4, 3), dtype=np.uint8)
+    d, dense = matrix_diagnostics(R, min_models=4), matrix_diagnostics(R.astype(np.float64), min_models=4)
+    assert d.summary == dense.summary == {"n_cells": 12, "n_missing": 0, "min_models": 4, "n_low_coverage": 4,
+                                          "n_components": 1}
+    assert d.question_component.tolist() == dense.question_component.tolist() == [0, 0, 0, 0]
+    assert d.n_observed_models.tolist() == dense.n_observed_models.tolist() == [4, 4, 4]
+
+
+def test_fully_observed_blocks_join_their_models_with_the_rest(monkeypatch):
+    """A fully observed block (a shortcut) next to blocks with gaps: the same as the cell diagnostics."""
+    import scoring.diagnostics as diagnostics
+
+    monkeypatch.setattr(diagnostics, "BLOCK_CELLS", 8)  # two rows of 4 models a block
+    R = np.array([[1, nan, nan, nan], [nan, 0, nan, nan], [1, 1, 0, 0], [0, 1, 1, 0],
+                  [nan, nan, nan, nan], [nan, nan, 1, nan]])
+    rows, cols = np.nonzero(~np.isnan(R))
+    d, cells = matrix_diagnostics(R), cell_diagnostics(rows, cols, n_questions=6, n_models=4)
+    assert d.question_component.tolist() == cells.question_component.tolist() == [0, 0, 0, 0, 1, 0]
+    assert d.model_component.tolist() == cells.model_component.tolist() == [0, 0, 0, 0]
+    assert d.n_components == 2

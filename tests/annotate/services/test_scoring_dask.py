@@ -108,3 +108,22 @@ def test_a_bad_or_unreachable_scheduler_fails_the_run_with_the_setting_named(res
         "SchedulerUnreachableError: EIP_DASK_SCHEDULER='tcp://127.0.0.1:9': no Dask scheduler answered within 1 s"
     )
     assert not MethodResult.objects.filter(run=run).exists()
+
+
+@pytest.mark.parametrize("kind", ["binary", "partial-missing"])
+def test_a_compact_run_on_the_cluster_stores_the_in_memory_scores(kind, address, settings):
+    """The run reads the compact matrix (uint8; float32 with NaN) and the workers read the store:
+    the same scores as in memory, and the same as the float64 path's."""
+    from annotate.selectors.matrix import response_matrix_compact
+    from tests.annotate.services.test_scoring_compact import _set
+
+    rs = _set(kind, n_questions=50, n_models=6, seed=11)
+    assert response_matrix_compact(response_set=rs).R.dtype == (np.uint8 if kind == "binary" else np.float32)
+    settings.EIP_DASK_SCHEDULER = ""
+    _, memory, memory_scores = _run(rs)
+    settings.EIP_DASK_SCHEDULER, settings.EIP_DASK_MIN_CELLS = address, 0
+    run, dask, dask_scores = _run(rs)
+    assert run.status == RunStatus.DONE and dask.notes["engine"] == "dask"
+    assert dask.notes["dask_store"] == str(store_path(rs.pk))
+    assert dask.n_iter == memory.n_iter and _same_scores(dask_scores, memory_scores)
+    assert sum(v is not None for v in dask_scores.values()) > 40
