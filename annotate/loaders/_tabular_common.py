@@ -321,10 +321,20 @@ def _cell(frame: pd.DataFrame, position: int, column: str) -> object:
 
 
 def _parse_credit_strings(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Credits from stripped strings -> (float array, blank mask, bad mask)."""
+    """Credits from stripped strings -> (float array, blank mask, bad mask).
+
+    Each distinct string is parsed once (a column of credits repeats a few
+    strings: "0", "1", "")."""
+    import pandas as pd
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
+    number, blank, bad = _parse_unique_credits(np.asarray(uniques, dtype=object))
+    return number[codes], blank[codes], bad[codes]
+
+
+def _parse_unique_credits(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import pandas as pd
     series = pd.Series(values, dtype=object)
-    blank = (series == "").to_numpy()
+    blank = (series == "").to_numpy(dtype=bool)
     number = pd.to_numeric(series.where(~blank, None), errors="coerce").to_numpy(dtype=np.float64)
     bad = ~blank & ~np.isfinite(number)
     bad |= np.isfinite(number) & ((number < 0.0) | (number > 1.0))

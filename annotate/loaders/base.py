@@ -141,8 +141,7 @@ class ParsedResponseSet:
         self.notes = list(notes or [])
         self.options = dict(options or {})
 
-    @property
-    def responses(self) -> pd.DataFrame:
+    def _get_responses(self) -> pd.DataFrame:
         if self._responses is None:
             if self.cells is None:  # pragma: no cover - excluded by __init__ and the setter
                 raise AssertionError("no responses and no cells")
@@ -150,10 +149,11 @@ class ParsedResponseSet:
             self.cells = None
         return self._responses
 
-    @responses.setter
-    def responses(self, value: pd.DataFrame) -> None:
+    def _set_responses(self, value: pd.DataFrame) -> None:
         self._responses = value
         self.cells = None
+
+    responses = property(_get_responses, _set_responses, doc="The long form (see the class notes).")
 
     def observed_counts(self) -> tuple[int, int, int]:
         """(observed cells, questions with one or more, models with one or more), from

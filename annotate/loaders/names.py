@@ -55,6 +55,15 @@ _NAME_COLUMNS = (
 )
 
 
+# A str that cleaning leaves alone for sure: printable ASCII, single spaces, none at either end.
+_PLAIN = re.compile(r"[!-~]+(?: [!-~]+)*")
+
+
+def _clean(value: str) -> str:
+    """:func:`clean_name` of a str, with a quick exit for the common plain ASCII name."""
+    return value if _PLAIN.fullmatch(value) else clean_name(value)  # type: ignore[return-value]
+
+
 def clean_name(value: object) -> object:
     """A name in its canonical form; anything but a str is returned unchanged.
 
@@ -81,7 +90,7 @@ def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:
     mapping = {}
     for value in uniques:
         if isinstance(value, str):
-            cleaned = clean_name(value)
+            cleaned = _clean(value)
             if cleaned != value:
                 mapping[value] = cleaned
                 changed.setdefault(value, cleaned)
@@ -99,7 +108,7 @@ def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:
 def _any_changed(values: np.ndarray) -> bool:
     """True when cleaning would change one of ``values`` (each distinct value cleaned once)."""
     import pandas as pd
-    return any(isinstance(v, str) and clean_name(v) != v for v in pd.unique(pd.Series(values, dtype=object)))
+    return any(isinstance(v, str) and _clean(v) != v for v in pd.unique(np.asarray(values, dtype=object)))
 
 
 def _merge_rows(frame: pd.DataFrame, before: pd.DataFrame, key: list[str]) -> pd.DataFrame:

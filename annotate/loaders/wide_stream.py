@@ -149,8 +149,8 @@ def _read_csv_chunks(path: Path, problems: _Problems, *, dataset: str, id_column
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            reader = pd.read_csv(io.StringIO(head.text), chunksize=max(1, CHUNK_CELLS // len(header)),
-                                 **_csv_options(head))
+            options = {**_csv_options(head), "dtype": object}  # Python str cells, no string-array copies
+            reader = pd.read_csv(io.StringIO(head.text), chunksize=max(1, CHUNK_CELLS // len(header)), **options)
             for chunk in reader:
                 rows = np.arange(len(chunk), dtype=np.int64) + offset + 2
                 offset += len(chunk)
@@ -170,24 +170,29 @@ def _read_csv_chunks(path: Path, problems: _Problems, *, dataset: str, id_column
 def _csv_chunk(chunk: pd.DataFrame, rows: np.ndarray, cells: DenseCells, seen: set[str],
                model_names: np.ndarray, id_column: str, problems: _Problems, *, add: bool) -> bool:
     """Check one chunk and, when ``add``, add it to ``cells``; False when a credit is bad."""
+    import pandas as pd
     if len(chunk):
         blank_row = (chunk == "").to_numpy().all(axis=1)
         if blank_row.any():
             chunk, rows = chunk.loc[~blank_row], rows[~blank_row]
     if not len(chunk):
         return True
-    ids = chunk[id_column].str.strip().to_numpy(dtype=object)
+    ids = np.array([v.strip() for v in chunk[id_column].tolist()], dtype=object)
     _check_ids(ids, seen)
-    texts = np.column_stack([chunk[m].str.strip().to_numpy(dtype=object) for m in model_names])
-    flat = texts.ravel()
-    number, blank, bad = _parse_credit_strings(flat)
+    raw = chunk.iloc[:, 1:].to_numpy(dtype=object)
+    shape = raw.shape
+    # Each distinct cell text is stripped and parsed once.
+    codes, uniques = pd.factorize(raw.ravel(), use_na_sentinel=False)
+    stripped = np.array([v.strip() for v in uniques.tolist()], dtype=object)
+    number, blank, bad = (a[codes] for a in _parse_credit_strings(stripped))
+    del raw
     if bad.any():
         n_models = len(model_names)
-        _report_credits(problems, cells.file, bad, flat, number, np.repeat(rows, n_models),
+        _report_credits(problems, cells.file, bad, stripped[codes], number, np.repeat(rows, n_models),
                         np.tile(model_names, len(rows)))
         return False
     if add:
-        number, observed = number.reshape(texts.shape), ~blank.reshape(texts.shape)
+        number, observed = number.reshape(shape), ~blank.reshape(shape)
         _snap(number, observed, cells)
         cells.add(ids, rows, number, observed)
     return True
