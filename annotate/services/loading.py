@@ -328,7 +328,9 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
     import pandas as pd
     if not isinstance(parsed, ParsedResponseSet):
         raise ValueError(f"parsed must be a ParsedResponseSet, got {type(parsed).__name__}")
-    contract = (("questions", QUESTION_COLUMNS), ("models", MODEL_COLUMNS), ("responses", RESPONSE_COLUMNS))
+    contract = [("questions", QUESTION_COLUMNS), ("models", MODEL_COLUMNS)]
+    if parsed.cells is None:  # the compact form has no columns to check
+        contract.append(("responses", RESPONSE_COLUMNS))
     for attribute, columns in contract:
         frame = getattr(parsed, attribute)
         missing = [c for c in columns if c not in getattr(frame, "columns", [])]
