@@ -83,6 +83,8 @@ def decode_block(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(credit, observed) of an encoded block; credit in the block's dtype, 0 where not observed."""
     if block.dtype == BINARY:
         observed = block != MISSING_UINT8
+        if bool(observed.all()):
+            return block, observed
         return np.where(observed, block, 0).astype(BINARY), observed
     observed = ~np.isnan(block)
     return np.where(observed, block, 0.0).astype(block.dtype), observed
@@ -103,20 +105,32 @@ class _UnionFind:
             parent[i], i = root, int(parent[i])
         return root
 
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
     def union_rows(self, observed: np.ndarray) -> None:
-        """Join the models observed on one question, for every row of ``observed``."""
+        """Join the models observed on one question, for every row of ``observed``.
+
+        Each row joins its first observed model to the others; rows are grouped by
+        that first model, so the work is one pass over the block plus a few joins
+        per distinct first model (one, for a fully observed block)."""
         if observed.size == 0:
+            return
+        if bool(observed.all()):
+            for j in range(1, observed.shape[1]):
+                self.union(0, j)
             return
         has = observed.any(axis=1)
         if not has.any():
             return
-        first = observed.argmax(axis=1)[has]
-        rows, cols = np.nonzero(observed[has])
-        pairs = np.unique(first[rows] * observed.shape[1] + cols)
-        for a, b in zip(*np.divmod(pairs, observed.shape[1])):
-            ra, rb = self.find(int(a)), self.find(int(b))
-            if ra != rb:
-                self.parent[max(ra, rb)] = min(ra, rb)
+        observed = observed[has]
+        first = observed.argmax(axis=1)
+        for f in np.unique(first).tolist():
+            for j in np.flatnonzero(observed[first == f].any(axis=0)).tolist():
+                if j != f:
+                    self.union(f, j)
 
 
 class DenseCells:
@@ -195,6 +209,24 @@ class DenseCells:
         self.row_counts = np.concatenate(self._row_counts) if self._row_counts else np.empty(0, dtype=np.int64)
         self._ids, self._rows, self._row_counts = [], [], []
         return self
+
+    def __getstate__(self) -> dict:
+        """For pickling (an upload's parse is kept beside its files): the blocks go into the
+        pickle, since the folder they are in goes with this object."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("folder", "_finalizer", "_blocks")}
+        state["_block_data"] = [(start, np.load(path, allow_pickle=False)) for start, _, path, _ in self._blocks]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        data = state.pop("_block_data")
+        self.__dict__.update(state)
+        self.folder = Path(tempfile.mkdtemp(prefix="eip-wide-"))
+        self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.folder), True)
+        self._blocks = []
+        for start, block in data:
+            path = self.folder / f"block-{len(self._blocks):06d}.npy"
+            np.save(path, block, allow_pickle=False)
+            self._blocks.append((start, block.shape[0], path, block.dtype))
 
     def discard(self) -> None:
         """Remove the block files now (they are removed with the object otherwise)."""

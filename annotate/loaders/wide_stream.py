@@ -309,15 +309,17 @@ def _parquet_block(batch: object, kinds: list[str]):
     columns = [batch.column(j + 1) for j in range(len(kinds))]  # type: ignore[attr-defined]
     n = batch.num_rows  # type: ignore[attr-defined]
     if all(k == "int" for k in kinds) and all(c.null_count == 0 for c in columns):
-        block = np.empty((n, len(kinds)), dtype=np.uint8)
-        bad = np.zeros((n, len(kinds)), dtype=bool)
+        block = np.empty((n, len(kinds)), dtype=np.uint8, order="F")  # column writes are contiguous
+        any_bad = False
         for j, column in enumerate(columns):
             values = column.to_numpy(zero_copy_only=False)
-            bad[:, j] = (values < 0) | (values > 1)
+            if values.size and (values.max() > 1 or values.min() < 0):
+                any_bad = True
             block[:, j] = values
         observed = np.ones(block.shape, dtype=bool)
-        if bad.any():
+        if any_bad:
             numbers = np.column_stack([c.to_numpy(zero_copy_only=False).astype(np.float64) for c in columns])
+            bad = (numbers < 0) | (numbers > 1)
             return numbers, observed, bad, lambda flat_bad: _number_texts(numbers.ravel(), flat_bad)
         return block, observed, None, None
     number = np.empty((n, len(kinds)), dtype=np.float64)

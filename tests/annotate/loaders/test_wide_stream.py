@@ -215,3 +215,20 @@ def test_bad_parquet_cells_are_located_in_a_later_batch(tmp_path, small_chunks):
         (7, "question_id", wide_stream.PARQUET_DUPLICATE_ID.format(question_id="q3", first=4)),  # ids first
         (6, "b", "credit 'inf' is NaN or infinite; leave the cell blank for 'not observed'"),  # then credits
     ]
+
+
+def test_a_pickled_compact_parse_keeps_its_blocks_after_the_original_is_gone(tmp_path, small_chunks):
+    import gc
+    import pickle
+    path = tmp_path / "wide.csv"
+    path.write_text(WIDE["binary with missing cells and a blank row"], encoding="utf-8")
+    parsed = parse_wide(path, dataset="d")
+    expected = parsed.cells.long_form()
+    folder = parsed.cells.folder
+    kept = pickle.dumps(parsed)
+    del parsed
+    gc.collect()
+    assert not folder.exists()  # the original's blocks went with it
+    again = pickle.loads(kept)
+    assert again.cells is not None and again.cells.folder != folder
+    pd.testing.assert_frame_equal(again.responses, expected)
