@@ -69,6 +69,7 @@ def _setup(work: Path):
     from django.db import connection
 
     settings.EIP_STORE_DIR = work / "store"
+    settings.DEBUG = False  # no SQL log (DEBUG keeps every query's text: a million rows' worth)
     test_name = str(work / "bench.sqlite3")
     settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = test_name
     connection.settings_dict.setdefault("TEST", {})["NAME"] = test_name

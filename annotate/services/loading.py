@@ -118,6 +118,7 @@ LOAD_STALE_S = 15 * 60  # a loading set without a batch for this long is abandon
 
 logger = logging.getLogger(__name__)
 PREVIEW_ROWS = 10
+QUESTION_BATCH_SIZE = 20_000  # new Question instances built (and bulk-created) at a time
 
 ALREADY_LOADED = "these files were already loaded as response set {existing!r} (id {pk}); nothing was written"
 NAME_EXISTS = (
@@ -922,22 +923,24 @@ def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, cre
         created[model] = [row.pk for row in rows if row.pk is not None]
     dataset_ids = dataset_ids_by_name(names=questions["dataset"].unique().tolist())
     subject_ids = subject_ids_by_name(names=plan.subject_names)
-    new_questions = Question.objects.bulk_create(
-        [
-            Question(
-                dataset_id=dataset_ids[q.dataset],
-                subject_id=subject_ids.get(q.subject) if isinstance(q.subject, str) else None,
-                external_id=q.external_id,
-                text=q.text if isinstance(q.text, str) else "",
-                options=list(q.options) if isinstance(q.options, (list, tuple)) else [],
-                reference_answer=q.reference_answer if isinstance(q.reference_answer, str) else "",
-                metadata=q.metadata if isinstance(q.metadata, dict) else {},
-            )
-            for q in plan.new_questions.itertuples(index=False)
-        ],
-        batch_size=2000,
-    )
-    created[Question] = [q.pk for q in new_questions if q.pk is not None]
+    created[Question] = []
+    for start in range(0, len(plan.new_questions), QUESTION_BATCH_SIZE):  # a batch of instances in memory at a time
+        new_questions = Question.objects.bulk_create(
+            [
+                Question(
+                    dataset_id=dataset_ids[q.dataset],
+                    subject_id=subject_ids.get(q.subject) if isinstance(q.subject, str) else None,
+                    external_id=q.external_id,
+                    text=q.text if isinstance(q.text, str) else "",
+                    options=list(q.options) if isinstance(q.options, (list, tuple)) else [],
+                    reference_answer=q.reference_answer if isinstance(q.reference_answer, str) else "",
+                    metadata=q.metadata if isinstance(q.metadata, dict) else {},
+                )
+                for q in plan.new_questions.iloc[start:start + QUESTION_BATCH_SIZE].itertuples(index=False)
+            ],
+            batch_size=2000,
+        )
+        created[Question] += [q.pk for q in new_questions if q.pk is not None]
     new_models = LanguageModel.objects.bulk_create(
         [
             LanguageModel(
