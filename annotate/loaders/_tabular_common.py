@@ -225,9 +225,16 @@ def _decode(path: Path, problems: _Problems) -> str | None:
     return text
 
 
-def _read_csv(path: Path, problems: _Problems) -> _Table | None:
-    """Read a CSV/TSV into strings, checking encoding, separator and header."""
-    import pandas as pd
+@dataclass(frozen=True)
+class _CsvHead:
+    file: str
+    text: str  # the whole file, decoded
+    sep: str
+    header: list[str]
+
+
+def _read_csv_head(path: Path, problems: _Problems) -> _CsvHead | None:
+    """Decode a CSV/TSV and check its encoding, separator and header (the rows are not read)."""
     file = path.name
     text = _decode(path, problems)
     if text is None:
@@ -269,21 +276,26 @@ def _read_csv(path: Path, problems: _Problems) -> _Table | None:
             ok = False
     if not ok:
         return None
+    return _CsvHead(file=file, text=text, sep=sep, header=header)
+
+
+def _csv_options(head: _CsvHead) -> dict:
+    """The ``pandas.read_csv`` options every cell read as a str (the chunked reader uses them too)."""
+    return {"sep": head.sep, "names": head.header, "header": 0, "index_col": False, "dtype": str,
+            "keep_default_na": False, "na_filter": False, "skip_blank_lines": False, "engine": "c"}
+
+
+def _read_csv(path: Path, problems: _Problems) -> _Table | None:
+    """Read a CSV/TSV into strings, checking encoding, separator and header."""
+    import pandas as pd
+    head = _read_csv_head(path, problems)
+    if head is None:
+        return None
+    file, text, header = head.file, head.text, head.header
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            frame = pd.read_csv(
-                io.StringIO(text),
-                sep=sep,
-                names=header,
-                header=0,
-                index_col=False,
-                dtype=str,
-                keep_default_na=False,
-                na_filter=False,
-                skip_blank_lines=False,
-                engine="c",
-            )
+            frame = pd.read_csv(io.StringIO(text), **_csv_options(head))
     except pd.errors.ParserWarning:
         problems.add(file, LONGER_THAN_HEADER, row=2)
         return None
@@ -309,10 +321,20 @@ def _cell(frame: pd.DataFrame, position: int, column: str) -> object:
 
 
 def _parse_credit_strings(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Credits from stripped strings -> (float array, blank mask, bad mask)."""
+    """Credits from stripped strings -> (float array, blank mask, bad mask).
+
+    Each distinct string is parsed once (a column of credits repeats a few
+    strings: "0", "1", "")."""
+    import pandas as pd
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=False)
+    number, blank, bad = _parse_unique_credits(np.asarray(uniques, dtype=object))
+    return number[codes], blank[codes], bad[codes]
+
+
+def _parse_unique_credits(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import pandas as pd
     series = pd.Series(values, dtype=object)
-    blank = (series == "").to_numpy()
+    blank = (series == "").to_numpy(dtype=bool)
     number = pd.to_numeric(series.where(~blank, None), errors="coerce").to_numpy(dtype=np.float64)
     bad = ~blank & ~np.isfinite(number)
     bad |= np.isfinite(number) & ((number < 0.0) | (number > 1.0))

@@ -6,12 +6,14 @@ previews it and writes it in one transaction.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from annotate.loaders.dense import DenseCells
 
 
 QUESTION_COLUMNS = ["dataset", "external_id", "subject", "text", "options", "reference_answer", "metadata"]
@@ -84,7 +86,6 @@ def problems_text(error: LoadError, limit: int = MAX_SHOWN_PROBLEMS) -> str:
     return "Nothing was loaded:\n" + "\n".join(lines)
 
 
-@dataclass
 class ParsedResponseSet:
     """Everything one upload contains, in plain tables (no database ids).
 
@@ -99,7 +100,9 @@ class ParsedResponseSet:
     responses : DataFrame with columns RESPONSE_COLUMNS
         One row per observed (dataset, external_id, model) cell; ``credit`` float
         in [0, 1]; ``source`` "file:row" for error messages. Unobserved cells
-        have no row (never a 0).
+        have no row (never a 0). A wide file is parsed into ``cells`` instead,
+        and this table is built from them on first access (then kept);
+        setting it drops ``cells``.
     file_format : str
         "wide", "long", "jsonl", "lm-eval", "inspect", "helm", "opencompass", ...
     source_files : list of Path
@@ -109,12 +112,60 @@ class ParsedResponseSet:
         rows ignored", "epochs averaged into partial credit").
     options : dict
         Parser options to store with the response set (columns chosen, metric, ...).
+    cells : DenseCells or None
+        The compact form of a wide file (:mod:`annotate.loaders.dense`): the
+        matrix in dense blocks on disk, question ids and model names once
+        each. The loading service checks and writes from it without the long
+        form. None: ``responses`` is the only form.
     """
 
-    questions: pd.DataFrame
-    models: pd.DataFrame
-    responses: pd.DataFrame
-    file_format: str
-    source_files: list[Path] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    options: dict = field(default_factory=dict)
+    def __init__(
+        self,
+        questions: pd.DataFrame,
+        models: pd.DataFrame,
+        responses: pd.DataFrame | None = None,
+        file_format: str = "",
+        source_files: list[Path] | None = None,
+        notes: list[str] | None = None,
+        options: dict | None = None,
+        cells: DenseCells | None = None,
+    ) -> None:
+        if responses is None and cells is None:
+            raise ValueError("a ParsedResponseSet needs responses or cells, got neither")
+        self.questions = questions
+        self.models = models
+        self._responses = responses
+        self.cells = cells if responses is None else None
+        self.file_format = file_format
+        self.source_files = list(source_files or [])
+        self.notes = list(notes or [])
+        self.options = dict(options or {})
+
+    def _get_responses(self) -> pd.DataFrame:
+        if self._responses is None:
+            if self.cells is None:  # pragma: no cover - excluded by __init__ and the setter
+                raise AssertionError("no responses and no cells")
+            self._responses = self.cells.long_form()
+            self.cells = None
+        return self._responses
+
+    def _set_responses(self, value: pd.DataFrame) -> None:
+        self._responses = value
+        self.cells = None
+
+    responses = property(_get_responses, _set_responses, doc="The long form (see the class notes).")
+
+    def observed_counts(self) -> tuple[int, int, int]:
+        """(observed cells, questions with one or more, models with one or more), from
+        whichever form the set holds (never builds the long form)."""
+        if self.cells is not None:
+            cells = self.cells
+            return (cells.n_observed, int((cells.row_counts > 0).sum()), int((cells.col_counts > 0).sum()))
+        responses = self.responses
+        return (len(responses), int(responses[["dataset", "external_id"]].drop_duplicates().shape[0]),
+                int(responses["model"].nunique()))
+
+    def __repr__(self) -> str:
+        form = "cells" if self.cells is not None else f"{len(self.responses)} responses"
+        return (f"ParsedResponseSet({self.file_format!r}, {len(self.questions)} questions, "
+                f"{len(self.models)} models, {form})")

@@ -55,6 +55,15 @@ _NAME_COLUMNS = (
 )
 
 
+# A str that cleaning leaves alone for sure: printable ASCII, single spaces, none at either end.
+_PLAIN = re.compile(r"[!-~]+(?: [!-~]+)*")
+
+
+def _clean(value: str) -> str:
+    """:func:`clean_name` of a str, with a quick exit for the common plain ASCII name."""
+    return value if _PLAIN.fullmatch(value) else clean_name(value)  # type: ignore[return-value]
+
+
 def clean_name(value: object) -> object:
     """A name in its canonical form; anything but a str is returned unchanged.
 
@@ -72,18 +81,34 @@ def clean_name(value: object) -> object:
 
 
 def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:
+    """``series`` with every str cleaned; ``changed`` receives each changed value (first
+    seen first). Each distinct value is cleaned once (a column of a long form repeats a
+    name on every row)."""
     import pandas as pd
     values = series.astype(object)
-    unique = pd.unique(values[values.map(lambda v: isinstance(v, str))])
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
     mapping = {}
-    for value in unique:
-        cleaned = clean_name(value)
-        if cleaned != value:
-            mapping[value] = cleaned
-            changed.setdefault(value, cleaned)
+    for value in uniques:
+        if isinstance(value, str):
+            cleaned = _clean(value)
+            if cleaned != value:
+                mapping[value] = cleaned
+                changed.setdefault(value, cleaned)
     if not mapping:
         return series
-    return values.map(lambda v: mapping.get(v, v) if isinstance(v, str) else v)
+    is_changed = np.array([isinstance(v, str) and v in mapping for v in uniques], dtype=bool)
+    new_values = np.array([mapping.get(v, v) if isinstance(v, str) else v for v in uniques], dtype=object)
+    out = values.to_numpy(dtype=object, copy=True)
+    take = codes >= 0
+    take[take] = is_changed[codes[take]]
+    out[take] = new_values[codes[take]]
+    return pd.Series(out, index=series.index, dtype=object, name=series.name)
+
+
+def _any_changed(values: np.ndarray) -> bool:
+    """True when cleaning would change one of ``values`` (each distinct value cleaned once)."""
+    import pandas as pd
+    return any(isinstance(v, str) and _clean(v) != v for v in pd.unique(np.asarray(values, dtype=object)))
 
 
 def _merge_rows(frame: pd.DataFrame, before: pd.DataFrame, key: list[str]) -> pd.DataFrame:
@@ -127,8 +152,17 @@ def finish_parsed(parsed: ParsedResponseSet) -> ParsedResponseSet:
 
     Adds a note for each kind of change, with counts (see the module notes).
     """
+    cells = parsed.cells
+    snapped = None
+    if cells is not None:  # a wide file's compact form: credits were snapped while reading
+        snapped = (cells.snapped_low, cells.snapped_high)
+        if (_any_changed(np.array([cells.dataset], dtype=object)) or _any_changed(cells.ids)
+                or _any_changed(cells.models)):
+            parsed.responses = cells.long_form()  # names to clean: the long form, as before (rare)
     changed: dict[str, str] = {}
     for attribute, columns in _NAME_COLUMNS:
+        if attribute == "responses" and parsed.cells is not None:
+            continue
         frame = getattr(parsed, attribute)
         before = frame.copy() if attribute != "responses" else None
         for column in columns:
@@ -139,7 +173,11 @@ def finish_parsed(parsed: ParsedResponseSet) -> ParsedResponseSet:
     if changed:
         example, cleaned = next(iter(changed.items()))
         parsed.notes.append(NAMES_CLEANED_NOTE.format(count=len(changed), example=example, cleaned=cleaned))
-    if "credit" in parsed.responses.columns:
+    if snapped is not None:
+        n_low, n_high = snapped
+        if n_low or n_high:
+            parsed.notes.append(CREDITS_SNAPPED_NOTE.format(count=n_low + n_high, low=n_low, high=n_high))
+    elif "credit" in parsed.responses.columns:
         credit, n_low, n_high = snap_credits(parsed.responses["credit"])
         if n_low or n_high:
             parsed.responses["credit"] = credit

@@ -148,6 +148,7 @@ from annotate.loaders.base import (
     ParsedResponseSet,
     Problem,
 )
+from annotate.loaders.dense import DenseCells
 from annotate.loaders.metadata import (
     _model_rows,
     _read_models,
@@ -156,6 +157,7 @@ from annotate.loaders.metadata import (
     read_questions_file,
 )
 from annotate.loaders.names import finish_parsed
+from annotate.loaders.wide_stream import is_parquet, read_wide_stream
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -234,13 +236,46 @@ class _Responses:
     """Observed responses of one file, before cross-file checks."""
 
     file: str
-    frame: pd.DataFrame  # dataset, external_id, model, credit, row
+    frame: pd.DataFrame | None  # dataset, external_id, model, credit, row (None: see cells)
     questions: pd.DataFrame | None  # QUESTION_COLUMNS + source, from attributes in the file (long/jsonl)
     model_first_row: dict[str, int]  # model -> first row (wide: header row 1) for error messages
     model_column: bool  # True: models are values of a "model" column; False: header names (wide)
+    cells: DenseCells | None = None  # a wide file read a chunk at a time (frame is None)
+
+
+def _wide_questions(dataset: str, ids: np.ndarray, file: str, rows: np.ndarray) -> pd.DataFrame:
+    """The questions of a wide file: ids only (a questions file gives the rest)."""
+    import pandas as pd
+    return pd.DataFrame(
+        {
+            "dataset": dataset,
+            "external_id": ids,
+            "subject": None,
+            "text": "",
+            "options": [[] for _ in range(len(ids))],
+            "reference_answer": "",
+            "metadata": [{} for _ in range(len(ids))],
+            "source": _source(file, rows).to_numpy(dtype=object),
+        }
+    )
 
 
 def _read_wide(path: Path, problems: _Problems, notes: list[str], *, dataset: str, id_column: str) -> _Responses | None:
+    """A wide file, streamed into dense blocks (:mod:`annotate.loaders.wide_stream`) unless only
+    the whole-file reader below reports its problem exactly."""
+    streamed = read_wide_stream(path, problems, dataset=dataset, id_column=id_column)
+    if streamed is None:
+        return None
+    if isinstance(streamed, DenseCells):
+        questions = _wide_questions(dataset, streamed.ids, streamed.file, streamed.rows)
+        models = streamed.models.tolist()
+        return _Responses(streamed.file, None, questions, dict.fromkeys(models, 1), model_column=False,
+                          cells=streamed)
+    return _read_wide_whole(path, problems, notes, dataset=dataset, id_column=id_column)
+
+
+def _read_wide_whole(path: Path, problems: _Problems, notes: list[str], *, dataset: str,
+                     id_column: str) -> _Responses | None:
     import pandas as pd
     table = _read_csv(path, problems)
     if table is None:
@@ -285,18 +320,7 @@ def _read_wide(path: Path, problems: _Problems, notes: list[str], *, dataset: st
             "row": rows[q_index],
         }
     )
-    questions = pd.DataFrame(
-        {
-            "dataset": dataset,
-            "external_id": ids,
-            "subject": None,
-            "text": "",
-            "options": [[] for _ in range(len(ids))],
-            "reference_answer": "",
-            "metadata": [{} for _ in range(len(ids))],
-            "source": _source(file, rows).to_numpy(dtype=object),
-        }
-    )
+    questions = _wide_questions(dataset, ids, file, rows)
     return _Responses(file, responses, questions, dict.fromkeys(header[1:], 1), model_column=False)
 
 
@@ -555,7 +579,7 @@ def _combine(
     id_column: str,
     problems: _Problems,
     notes: list[str],
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
     file = responses.file
     frame = responses.frame
     # Questions.
@@ -609,6 +633,10 @@ def _combine(
         models = models_file
     else:
         models = _model_rows(names, {}, file=file, rows=None, params_column=None, problems=problems, notes=notes)
+    if responses.cells is not None:
+        if responses.cells.n_observed == 0:
+            problems.add(file, NO_RESPONSES)
+        return questions.reset_index(drop=True), models.reset_index(drop=True), None
     if len(frame) == 0:
         problems.add(file, NO_RESPONSES)
     out = frame[["dataset", "external_id", "model", "credit"]].copy()
@@ -663,6 +691,7 @@ def _parse(
         questions=question_table,
         models=model_table,
         responses=response_table,
+        cells=parsed.cells,
         file_format=file_format,
         source_files=[p for p in (responses_path, questions_path, models_path) if p is not None],
         notes=notes,
@@ -819,6 +848,8 @@ def detect_format(path: Path | str) -> tuple[str, str]:
     path = Path(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return "jsonl", "file extension"
+    if is_parquet(path):
+        return "wide", "file extension (Parquet)"
     try:
         with path.open(encoding="utf-8-sig", errors="replace") as handle:
             first = handle.readline()

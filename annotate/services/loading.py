@@ -107,6 +107,8 @@ from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
 if TYPE_CHECKING:
     import pandas as pd
 
+    from annotate.loaders.dense import DenseCells
+
 RESPONSE_BATCH_SIZE = matrix_store.ROW_CHUNK  # questions (rows of the matrix) per batch
 LOCKED_RETRIES = 10
 LOCKED_WAIT_S = 0.5
@@ -116,6 +118,7 @@ LOAD_STALE_S = 15 * 60  # a loading set without a batch for this long is abandon
 
 logger = logging.getLogger(__name__)
 PREVIEW_ROWS = 10
+QUESTION_BATCH_SIZE = 20_000  # new Question instances built (and bulk-created) at a time
 
 ALREADY_LOADED = "these files were already loaded as response set {existing!r} (id {pk}); nothing was written"
 NAME_EXISTS = (
@@ -326,7 +329,9 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
     import pandas as pd
     if not isinstance(parsed, ParsedResponseSet):
         raise ValueError(f"parsed must be a ParsedResponseSet, got {type(parsed).__name__}")
-    contract = (("questions", QUESTION_COLUMNS), ("models", MODEL_COLUMNS), ("responses", RESPONSE_COLUMNS))
+    contract = [("questions", QUESTION_COLUMNS), ("models", MODEL_COLUMNS)]
+    if parsed.cells is None:  # the compact form has no columns to check
+        contract.append(("responses", RESPONSE_COLUMNS))
     for attribute, columns in contract:
         frame = getattr(parsed, attribute)
         missing = [c for c in columns if c not in getattr(frame, "columns", [])]
@@ -339,7 +344,9 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
         file, row = _where(source, label)
         problems.append(Problem(file=file, message=message, row=row, column=column))
 
-    questions, models, responses = parsed.questions, parsed.models, parsed.responses
+    cells = parsed.cells
+    questions, models = parsed.questions, parsed.models
+    responses = parsed.responses if cells is None else None
     q_source = questions["source"] if "source" in questions.columns else pd.Series(None, index=questions.index)
     m_source = models["source"] if "source" in models.columns else pd.Series(None, index=models.index)
     for frame, column, what, sources in (
@@ -370,12 +377,14 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
     for index in np.flatnonzero(~np.isnan(params) & ~(params > 0)):
         add(m_source.iloc[index], BAD_PARAMETERS.format(value=params[index]), "parameters_b")
     # (table, key columns, names of the key's fields in the message, sources, message)
-    for frame, key, names, sources, template in (
+    key_checks = [
         (questions, ["dataset", "external_id"], ["dataset", "question_id"], q_source, DUPLICATE_QUESTION),
         (models, ["name"], ["model"], m_source, DUPLICATE_MODEL),
-        (responses, ["dataset", "external_id", "model"], ["dataset", "question_id", "model"], responses["source"],
-         DUPLICATE_RESPONSE),
-    ):
+    ]
+    if cells is None:  # the compact form of a wide file names each question and model once, credits checked
+        key_checks.append((responses, ["dataset", "external_id", "model"], ["dataset", "question_id", "model"],
+                           responses["source"], DUPLICATE_RESPONSE))
+    for frame, key, names, sources, template in key_checks:
         dup = frame.duplicated(key, keep=False)
         first: dict[tuple, object] = {}
         for index in frame.index[dup.to_numpy()]:
@@ -384,6 +393,11 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
                 first[k] = sources[index]
             else:
                 add(sources[index], template.format(first=first[k], **dict(zip(names, k))))
+    if cells is not None:
+        _check_cells(cells, questions, models, add)
+        if problems:
+            raise _load_error(problems)
+        return
     credit = pd.to_numeric(responses["credit"], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(credit) | (credit < 0.0) | (credit > 1.0)
     for index in np.flatnonzero(bad)[:200]:
@@ -400,6 +414,28 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
         problems.append(Problem(file=label, message=NO_RESPONSES))
     if problems:
         raise _load_error(problems)
+
+
+def _check_cells(cells: DenseCells, questions: pd.DataFrame, models: pd.DataFrame,
+                 add: Callable[..., None]) -> None:
+    """The checks of the long form that the compact form of a wide file still needs: every
+    question and model with a response is in the upload's tables (each placed at its
+    first response, as the long form places it)."""
+    import pandas as pd
+    used = np.flatnonzero(cells.row_counts > 0)
+    keys = pd.DataFrame({"dataset": cells.dataset, "external_id": cells.ids[used], "position": used})
+    known_q = questions[["dataset", "external_id"]].drop_duplicates().assign(_known=True)
+    check = keys.merge(known_q, on=["dataset", "external_id"], how="left")
+    for record in check.loc[check["_known"].isna()].head(200).itertuples():
+        add(f"{cells.file}:{int(cells.rows[record.position])}",
+            UNKNOWN_QUESTION.format(question_id=record.external_id, dataset=record.dataset))
+    names = set(models["name"])
+    unknown = [j for j in cells.model_order().tolist() if cells.models[j] not in names]
+    first = cells.col_first
+    for j in sorted(unknown, key=lambda j: (first[j], j))[:200]:
+        add(f"{cells.file}:{int(cells.rows[first[j]])}", UNKNOWN_MODEL.format(model=cells.models[j]), "model")
+    if cells.n_observed == 0:
+        add(None, NO_RESPONSES)
 
 
 def _check_text_lengths(questions: pd.DataFrame, sources: pd.Series, add: Callable[..., None]) -> None:
@@ -491,7 +527,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         if latest is not None:
             version, supersedes = latest.version + 1, str(latest)
 
-    questions, models, responses = parsed.questions, parsed.models, parsed.responses
+    questions, models = parsed.questions, parsed.models
     if parsed.file_format in HARNESS_FORMATS:
         models = _guess_from_names(models)
     q_source = questions["source"] if "source" in questions.columns else pd.Series(None, index=questions.index)
@@ -538,28 +574,36 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         raise _load_error(problems)
 
     subjects_by_question = questions.set_index(["dataset", "external_id"])["subject"]
-    first = responses.head(PREVIEW_ROWS)
+    cells = parsed.cells
+    if cells is None:
+        first = parsed.responses.head(PREVIEW_ROWS)
+        first_cells = [(r.dataset, r.external_id, r.model, r.credit) for r in first.itertuples(index=False)]
+        diagnostics = _cell_diagnostics(parsed.responses)
+    else:
+        first_cells = [(cells.dataset, cells.ids[q], cells.models[m], credit)
+                       for q, m, credit in cells.first_cells(PREVIEW_ROWS)]
+        diagnostics = _dense_diagnostics(cells)
     first_rows = tuple(
         PreviewRow(
-            dataset=str(r.dataset), question_id=str(r.external_id),
-            subject=_subject_or_none(subjects_by_question.get((r.dataset, r.external_id))),
-            model=str(r.model), credit=float(r.credit),
+            dataset=str(dataset), question_id=str(external_id),
+            subject=_subject_or_none(subjects_by_question.get((dataset, external_id))),
+            model=str(model), credit=float(credit),
         )
-        for r in first.itertuples(index=False)
+        for dataset, external_id, model, credit in first_cells
     )
     new_datasets = [d for d in dataset_names if d not in known_datasets]
     new_subjects = [s for s in subject_names if s not in known_subjects]
     new_models = models.loc[~model_is_existing]
-    diagnostics = _cell_diagnostics(responses)
+    n_responses, n_questions, n_models = parsed.observed_counts()
     preview = LoadPreview(
         name=name,
         version=version,
         supersedes=supersedes,
         checksum=checksum,
         file_format=parsed.file_format,
-        n_responses=len(responses),
-        n_questions=int(responses[["dataset", "external_id"]].drop_duplicates().shape[0]),
-        n_models=int(responses["model"].nunique()),
+        n_responses=n_responses,
+        n_questions=n_questions,
+        n_models=n_models,
         **diagnostics,
         datasets_new=len(new_datasets),
         datasets_existing=len(known_datasets),
@@ -604,6 +648,18 @@ def _cell_diagnostics(responses: pd.DataFrame) -> dict[str, int]:
     d = cell_diagnostics(question_index, model_index, n_questions=len(question_keys), n_models=len(model_keys))
     return {"n_cells": d.n_cells, "n_missing": d.n_missing, "n_low_coverage": d.n_low_coverage,
             "n_components": d.n_components}
+
+
+def _dense_diagnostics(cells: DenseCells, min_models: int = DEFAULT_MIN_MODELS) -> dict[str, int]:
+    """:func:`_cell_diagnostics` of a wide file's compact form, from the counts kept while
+    reading (the questions and models with a response make the matrix)."""
+    used = cells.row_counts[cells.row_counts > 0]
+    n_models = int((cells.col_counts > 0).sum())
+    if not used.size:
+        return {"n_cells": 0, "n_missing": 0, "n_low_coverage": 0, "n_components": 0}
+    n_cells = int(used.size) * n_models
+    return {"n_cells": n_cells, "n_missing": n_cells - cells.n_observed,
+            "n_low_coverage": int((used < min_models).sum()), "n_components": cells.n_components()}
 
 
 def diagnostics_line(
@@ -788,7 +844,7 @@ def response_set_load(
     """
     _check_name(name, required=True)
     plan = _usable(plan, parsed, name, new_version) or _plan(parsed, name=name, new_version=new_version)
-    questions, models, responses = parsed.questions, parsed.models, parsed.responses
+    questions, models = parsed.questions, parsed.models
 
     response_sets_abandoned_remove()
     created: dict[type, list[int]] = {model: [] for model in _CATALOG}
@@ -810,11 +866,15 @@ def response_set_load(
         response_set = with_lock_retries(lock_and_create)
         plan = planned["plan"]
         stored_questions = question_table(dataset_ids=_dataset_ids(questions))[["dataset", "external_id", "id"]]
-        question_ids = _ids(responses[["dataset", "external_id"]], stored_questions, ["dataset", "external_id"])
         stored_models = model_table(names=models["name"].tolist())[["name", "id"]].rename(columns={"name": "model"})
-        model_ids = _ids(responses[["model"]], stored_models, ["model"])
-        credits = responses["credit"].to_numpy(dtype=np.float64)
-        _write_matrix(response_set.pk, question_ids, model_ids, credits, progress)
+        if parsed.cells is not None:
+            _write_dense(response_set.pk, parsed.cells, stored_questions, stored_models, progress)
+        else:
+            responses = parsed.responses
+            question_ids = _ids(responses[["dataset", "external_id"]], stored_questions, ["dataset", "external_id"])
+            model_ids = _ids(responses[["model"]], stored_models, ["model"])
+            credits = responses["credit"].to_numpy(dtype=np.float64)
+            _write_matrix(response_set.pk, question_ids, model_ids, credits, progress)
         with_lock_retries(lambda: _publish(response_set, plan.superseded_name, published))
         _temp_stores.pop(response_set.pk, None)
     except BaseException:
@@ -863,22 +923,24 @@ def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, cre
         created[model] = [row.pk for row in rows if row.pk is not None]
     dataset_ids = dataset_ids_by_name(names=questions["dataset"].unique().tolist())
     subject_ids = subject_ids_by_name(names=plan.subject_names)
-    new_questions = Question.objects.bulk_create(
-        [
-            Question(
-                dataset_id=dataset_ids[q.dataset],
-                subject_id=subject_ids.get(q.subject) if isinstance(q.subject, str) else None,
-                external_id=q.external_id,
-                text=q.text if isinstance(q.text, str) else "",
-                options=list(q.options) if isinstance(q.options, (list, tuple)) else [],
-                reference_answer=q.reference_answer if isinstance(q.reference_answer, str) else "",
-                metadata=q.metadata if isinstance(q.metadata, dict) else {},
-            )
-            for q in plan.new_questions.itertuples(index=False)
-        ],
-        batch_size=2000,
-    )
-    created[Question] = [q.pk for q in new_questions if q.pk is not None]
+    created[Question] = []
+    for start in range(0, len(plan.new_questions), QUESTION_BATCH_SIZE):  # a batch of instances in memory at a time
+        new_questions = Question.objects.bulk_create(
+            [
+                Question(
+                    dataset_id=dataset_ids[q.dataset],
+                    subject_id=subject_ids.get(q.subject) if isinstance(q.subject, str) else None,
+                    external_id=q.external_id,
+                    text=q.text if isinstance(q.text, str) else "",
+                    options=list(q.options) if isinstance(q.options, (list, tuple)) else [],
+                    reference_answer=q.reference_answer if isinstance(q.reference_answer, str) else "",
+                    metadata=q.metadata if isinstance(q.metadata, dict) else {},
+                )
+                for q in plan.new_questions.iloc[start:start + QUESTION_BATCH_SIZE].itertuples(index=False)
+            ],
+            batch_size=2000,
+        )
+        created[Question] += [q.pk for q in new_questions if q.pk is not None]
     new_models = LanguageModel.objects.bulk_create(
         [
             LanguageModel(
@@ -1071,8 +1133,72 @@ def _write_matrix(
     writer.close()
 
 
+def _write_dense(
+    response_set_id: int, cells: DenseCells, stored_questions: pd.DataFrame, stored_models: pd.DataFrame,
+    progress: Progress | None,
+) -> None:
+    """:func:`_write_matrix` from the compact form of a wide file, a block of rows at a time.
+
+    The same matrix as from the long form: rows are the questions with a
+    response in file order, columns the models with a response in the order
+    the long form first names them; memory beyond the stored blocks is one
+    batch of rows.
+    """
+    import pandas as pd
+    used = np.flatnonzero(cells.row_counts > 0)
+    keys = pd.DataFrame({"dataset": cells.dataset, "external_id": cells.ids[used]})
+    question_ids = _ids(keys, stored_questions, ["dataset", "external_id"])
+    columns = cells.model_order()
+    model_ids = _ids(pd.DataFrame({"model": cells.models[columns]}), stored_models, ["model"])
+    temp = matrix_store.temp_store_path(response_set_id)
+    _temp_stores[response_set_id] = temp
+    with_lock_retries(lambda: ResponseSetModel.objects.bulk_create(
+        [ResponseSetModel(response_set_id=response_set_id, model_id=int(m), column=j)
+         for j, m in enumerate(model_ids.tolist())], batch_size=2000))
+    writer = matrix_store.MatrixWriter(temp, n_questions=len(used), n_models=len(columns), dtype=cells.dtype,
+                                       response_set=response_set_id)
+    total, done = cells.n_observed, 0
+    for start, credit, observed in _dense_batches(cells, columns, RESPONSE_BATCH_SIZE):
+        questions = question_ids[start:start + credit.shape[0]]
+        n_cells = int(observed.sum())
+        mask = None if n_cells == observed.size else observed
+        with_lock_retries(lambda start=start, questions=questions, credit=credit, mask=mask: (
+            _write_batch_and_beat(response_set_id, start, questions, credit, mask, writer)))
+        done += n_cells
+        if progress is not None:
+            progress(done, total)
+    writer.close()
+
+
+def _dense_batches(cells: DenseCells, columns: np.ndarray, batch_rows: int):
+    """(start, credit, observed) of each batch of ``batch_rows`` matrix rows: the blocks of
+    ``cells`` without their unobserved questions, columns in ``columns`` order."""
+    identity = columns.size == len(cells.models) and bool(np.all(columns == np.arange(columns.size)))
+    credits: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    pending, start = 0, 0
+    for block_start, credit, observed in cells.blocks():
+        keep = cells.row_counts[block_start:block_start + credit.shape[0]] > 0
+        if not keep.all():
+            credit, observed = credit[keep], observed[keep]
+        if not identity:
+            credit, observed = credit[:, columns], observed[:, columns]
+        credits.append(credit)
+        masks.append(observed)
+        pending += credit.shape[0]
+        while pending >= batch_rows:
+            credit_all = credits[0] if len(credits) == 1 else np.concatenate(credits)
+            mask_all = masks[0] if len(masks) == 1 else np.concatenate(masks)
+            yield start, credit_all[:batch_rows], mask_all[:batch_rows]
+            credits, masks = [credit_all[batch_rows:]], [mask_all[batch_rows:]]
+            pending -= batch_rows
+            start += batch_rows
+    if pending:
+        yield start, np.concatenate(credits), np.concatenate(masks)
+
+
 def _write_batch_and_beat(
-    response_set_id: int, start: int, questions: np.ndarray, credit: np.ndarray, observed: np.ndarray,
+    response_set_id: int, start: int, questions: np.ndarray, credit: np.ndarray, observed: np.ndarray | None,
     writer: matrix_store.MatrixWriter,
 ) -> None:
     _write_response_batch(response_set_id, start, questions, credit, observed, writer)
@@ -1080,7 +1206,7 @@ def _write_batch_and_beat(
 
 
 def _write_response_batch(
-    response_set_id: int, start: int, questions: np.ndarray, credit: np.ndarray, observed: np.ndarray,
+    response_set_id: int, start: int, questions: np.ndarray, credit: np.ndarray, observed: np.ndarray | None,
     writer: matrix_store.MatrixWriter,
 ) -> None:
     """One batch of rows (inside :func:`with_lock_retries`' transaction): the questions'

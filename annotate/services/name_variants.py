@@ -25,11 +25,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from annotate.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.selectors.catalog import catalog_names, question_ids_by_dataset
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from annotate.loaders.dense import DenseCells
 
 #: ``parsed.options`` key set by the upload service when variants are to be merged.
 MERGE_OPTION = "merge_case_variants"
@@ -98,11 +102,14 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
     questions, models = parsed.questions, parsed.models
     if not {"dataset", "external_id", "subject"} <= set(questions.columns) or "name" not in models.columns:
         return  # the loading service reports the broken parser contract
-    responses = parsed.responses
-    r_source = responses["source"] if "source" in responses.columns else pd.Series(None, index=responses.index)
     # A row without its own source is placed at its first response (e.g. a model of a long file).
-    first_q = _first(responses, ["dataset", "external_id"], r_source)
-    first_m = _first(responses, ["model"], r_source)
+    if parsed.cells is not None:
+        first_q, first_m = _first_of_cells(parsed.cells)
+    else:
+        responses = parsed.responses
+        r_source = responses["source"] if "source" in responses.columns else pd.Series(None, index=responses.index)
+        first_q = _first(responses, ["dataset", "external_id"], r_source)
+        first_m = _first(responses, ["model"], r_source)
     q_source = _sources(questions, list(zip(questions["dataset"], questions["external_id"])), first_q)
     m_source = _sources(models, list(models["name"]), first_m)
     problems: list[Problem] = []
@@ -149,6 +156,16 @@ def _first(responses: pd.DataFrame, key: list[str], sources: pd.Series) -> dict[
     columns = [responses[c].to_numpy(dtype=object)[first] for c in key]
     keys = columns[0] if len(columns) == 1 else zip(*columns)
     return dict(zip(keys, sources.to_numpy(dtype=object)[first]))
+
+
+def _first_of_cells(cells: DenseCells) -> tuple[dict[object, object], dict[object, object]]:
+    """:func:`_first` of the questions and models of a wide file's compact form."""
+    used = np.flatnonzero(cells.row_counts > 0)
+    rows = cells.rows
+    first_q = {(cells.dataset, cells.ids[i]): f"{cells.file}:{int(rows[i])}" for i in used.tolist()}
+    first = cells.col_first
+    first_m = {cells.models[j]: f"{cells.file}:{int(rows[first[j]])}" for j in cells.model_order().tolist()}
+    return first_q, first_m
 
 
 def _sources(frame: pd.DataFrame, keys: list[object], fallback: dict[object, object]) -> pd.Series:

@@ -336,8 +336,7 @@ def _parse_checked(source: UploadSource, options: UploadOptions) -> ParsedRespon
     _check_source(source)
     upload_check_limits(source=source, options=options)
     parsed = _parse(source, options)
-    n_questions = int(parsed.responses[["dataset", "external_id"]].drop_duplicates().shape[0])
-    n_models = int(parsed.responses["model"].nunique())
+    _, n_questions, n_models = parsed.observed_counts()
     if n_questions * n_models > max_cells():
         raise LoadError([Problem(file=_source_label(source), message=TOO_MANY_CELLS.format(
             cells=n_questions * n_models, questions=n_questions, models=n_models, limit=max_cells()))])

@@ -134,7 +134,7 @@ class Command(BaseCommand):
         return UploadOptions.of({**options, "keep_columns": keep})
 
     def _load(self, checked: CheckedUpload, options: dict):
-        bar = tqdm(total=len(checked.parsed.responses), unit="rows", file=TqdmStream(self.stderr),
+        bar = tqdm(total=checked.parsed.observed_counts()[0], unit="rows", file=TqdmStream(self.stderr),
                    disable=options["verbosity"] == 0, mininterval=0.5)
 
         def progress(done: int, total: int) -> None:

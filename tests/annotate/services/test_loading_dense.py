@@ -1,0 +1,89 @@
+"""A wide file loaded from its compact form (dense blocks, issue 16 point 1) stores what the
+long form stored: the same preview, membership rows and matrix, batch by batch."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from annotate import matrix_store
+from annotate.loaders import tabular, wide_stream
+from annotate.loaders.tabular import parse_wide
+from annotate.models import ResponseSetModel, ResponseSetQuestion
+from annotate.services import loading
+from annotate.services.loading import response_set_load, response_set_preview
+
+# Question q3 has no response (not a row of the matrix); m3 is first observed on q4 (the last column).
+WIDE = (
+    "question_id,m1,m2,m3,m4\n"
+    "q1,1,,,0\n"
+    "q2,0.5,1,,\n"
+    "q3,,,,\n"
+    "q4,,0,1,\n"
+    "q5,1,1,0.25,1\n"
+    "q6,,,,1\n"
+    "q7,0,0,,\n"
+)
+
+
+def _parse(path, *, whole: bool, monkeypatch):
+    with monkeypatch.context() as patch:
+        if whole:
+            patch.setattr(tabular, "read_wide_stream", lambda *a, **k: wide_stream.FALLBACK)
+        return parse_wide(path, dataset="dense")
+
+
+def _stored(response_set):
+    rows = list(ResponseSetQuestion.objects.filter(response_set=response_set).order_by("row")
+                .values_list("row", "question__external_id"))
+    columns = list(ResponseSetModel.objects.filter(response_set=response_set).order_by("column")
+                   .values_list("column", "model__name"))
+    return rows, columns, matrix_store.read_dense(matrix_store.store_path(response_set))
+
+
+@pytest.mark.django_db
+def test_the_compact_form_loads_the_matrix_the_long_form_loaded(tmp_path, monkeypatch):
+    monkeypatch.setattr(wide_stream, "CHUNK_CELLS", 10)  # 2 rows per block
+    monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", 3)  # batches straddle blocks
+    path = tmp_path / "wide.csv"
+    path.write_text(WIDE, encoding="utf-8")
+    compact = _parse(path, whole=False, monkeypatch=monkeypatch)
+    long = _parse(path, whole=True, monkeypatch=monkeypatch)
+    assert compact.cells is not None and long.cells is None
+    preview_compact = response_set_preview(parsed=compact)
+    preview_long = response_set_preview(parsed=long)
+    assert preview_compact == preview_long
+    assert (preview_compact.n_responses, preview_compact.n_questions, preview_compact.n_models) == (13, 6, 4)
+    assert (preview_compact.n_cells, preview_compact.n_missing, preview_compact.n_components) == (24, 11, 1)
+    progress: list[tuple[int, int]] = []
+    loaded = response_set_load(parsed=compact, name="compact", progress=lambda d, t: progress.append((d, t)))
+    assert compact.cells is not None  # never built the long form
+    assert progress == [(6, 13), (13, 13)]
+    rows, columns, matrix = _stored(loaded)
+    assert rows == [(0, "q1"), (1, "q2"), (2, "q4"), (3, "q5"), (4, "q6"), (5, "q7")]
+    assert columns == [(0, "m1"), (1, "m4"), (2, "m2"), (3, "m3")]
+    nan = np.nan
+    assert np.array_equal(matrix, [[1, 0, nan, nan], [0.5, nan, 1, nan], [nan, nan, 0, 1],
+                                   [1, 1, 1, 0.25], [nan, 1, nan, nan], [0, nan, 0, nan]], equal_nan=True)
+    assert matrix_store.store_info(matrix_store.store_path(loaded))["credit_dtype"] == "float32"
+    # The same file through the long form (another dataset name: the catalog rows are shared otherwise).
+    (tmp_path / "copy").mkdir()
+    copy = tmp_path / "copy" / "wide.csv"
+    copy.write_text(WIDE + "q8,,,,\n", encoding="utf-8")  # another checksum; q8 has no response
+    reference = response_set_load(parsed=_parse(copy, whole=True, monkeypatch=monkeypatch), name="long")
+    rows_long, columns_long, matrix_long = _stored(reference)
+    assert (rows_long, columns_long) == (rows, columns)
+    assert np.array_equal(matrix_long, matrix, equal_nan=True)
+
+
+@pytest.mark.django_db
+def test_a_binary_wide_file_is_stored_as_uint8_from_its_blocks(tmp_path, monkeypatch):
+    monkeypatch.setattr(wide_stream, "CHUNK_CELLS", 8)
+    rng = np.random.default_rng(3)
+    values = (rng.random((11, 3)) < 0.5).astype(int)
+    path = tmp_path / "binary.csv"
+    path.write_text("question_id,a,b,c\n" + "".join(f"q{i}," + ",".join(map(str, row)) + "\n"
+                                                   for i, row in enumerate(values.tolist())), encoding="utf-8")
+    loaded = response_set_load(parsed=parse_wide(path, dataset="binary"), name="binary")
+    path_store = matrix_store.store_path(loaded)
+    assert matrix_store.store_info(path_store)["credit_dtype"] == "uint8"
+    assert np.array_equal(matrix_store.read_compact(path_store), values)
