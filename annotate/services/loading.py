@@ -100,7 +100,7 @@ from annotate.selectors.catalog import (
     response_set_latest,
     subject_ids_by_name,
 )
-from annotate.services.database import load_lock, responses_analyze
+from annotate.services.database import load_lock, responses_analyze, rows_insert
 from annotate.services.name_variants import case_variants_resolve
 from scoring.diagnostics import DEFAULT_MIN_MODELS, cell_diagnostics
 
@@ -908,6 +908,39 @@ def with_lock_retries(write: Callable[[], object], *, retries: int = LOCKED_RETR
     raise AssertionError("unreachable")
 
 
+_QUESTION_FIELDS = ("dataset", "subject", "external_id", "text", "options", "reference_answer", "metadata")
+
+
+def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_ids: dict[str, int]) -> list[int]:
+    """Insert the plan's new questions (:func:`~annotate.services.database.rows_insert`,
+    ``QUESTION_BATCH_SIZE`` rows built at a time) and return their ids.
+
+    The values are those the model fields would write (blank text for a
+    missing one, ``[]``/``{}`` for missing options and metadata, JSON as
+    ``json.dumps`` text); the ids are read back by (dataset, external id),
+    which is unique.
+    """
+    import json
+
+    if new.empty:
+        return []
+    for start in range(0, len(new), QUESTION_BATCH_SIZE):
+        rows = [
+            (dataset_ids[q.dataset], subject_ids.get(q.subject) if isinstance(q.subject, str) else None,
+             q.external_id, q.text if isinstance(q.text, str) else "",
+             json.dumps(list(q.options) if isinstance(q.options, (list, tuple)) else []),
+             q.reference_answer if isinstance(q.reference_answer, str) else "",
+             json.dumps(q.metadata if isinstance(q.metadata, dict) else {}))
+            for q in new.iloc[start:start + QUESTION_BATCH_SIZE].itertuples(index=False)
+        ]
+        rows_insert(model=Question, fields=_QUESTION_FIELDS, rows=rows)
+    wanted = {(dataset_ids[d], e) for d, e in zip(new["dataset"].tolist(), new["external_id"].tolist())}
+    stored = Question.objects.filter(dataset_id__in={d for d, _ in wanted}).values_list("id", "dataset_id",
+                                                                                       "external_id")
+    return [pk for pk, dataset_id, external_id in stored.iterator(chunk_size=20_000)
+            if (dataset_id, external_id) in wanted]
+
+
 def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, created: dict) -> ResponseSet:
     """The catalog rows and the response set (status ``loading``), in one short transaction.
 
@@ -923,24 +956,7 @@ def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, cre
         created[model] = [row.pk for row in rows if row.pk is not None]
     dataset_ids = dataset_ids_by_name(names=questions["dataset"].unique().tolist())
     subject_ids = subject_ids_by_name(names=plan.subject_names)
-    created[Question] = []
-    for start in range(0, len(plan.new_questions), QUESTION_BATCH_SIZE):  # a batch of instances in memory at a time
-        new_questions = Question.objects.bulk_create(
-            [
-                Question(
-                    dataset_id=dataset_ids[q.dataset],
-                    subject_id=subject_ids.get(q.subject) if isinstance(q.subject, str) else None,
-                    external_id=q.external_id,
-                    text=q.text if isinstance(q.text, str) else "",
-                    options=list(q.options) if isinstance(q.options, (list, tuple)) else [],
-                    reference_answer=q.reference_answer if isinstance(q.reference_answer, str) else "",
-                    metadata=q.metadata if isinstance(q.metadata, dict) else {},
-                )
-                for q in plan.new_questions.iloc[start:start + QUESTION_BATCH_SIZE].itertuples(index=False)
-            ],
-            batch_size=2000,
-        )
-        created[Question] += [q.pk for q in new_questions if q.pk is not None]
+    created[Question] = _insert_questions(plan.new_questions, dataset_ids, subject_ids)
     new_models = LanguageModel.objects.bulk_create(
         [
             LanguageModel(
@@ -1212,9 +1228,6 @@ def _write_response_batch(
     """One batch of rows (inside :func:`with_lock_retries`' transaction): the questions'
     membership rows and their block of the store (rewriting a block is harmless, so a
     retried batch is written again whole)."""
-    ResponseSetQuestion.objects.bulk_create(
-        [ResponseSetQuestion(response_set_id=response_set_id, question_id=q, row=start + i)
-         for i, q in enumerate(questions.tolist())],
-        batch_size=2000,
-    )
+    rows_insert(model=ResponseSetQuestion, fields=("response_set", "question", "row"),
+                rows=[(response_set_id, q, start + i) for i, q in enumerate(questions.tolist())])
     writer.write_rows(start, credit, observed)

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 from threadpoolctl import threadpool_limits
 
@@ -62,7 +62,7 @@ from annotate.selectors.matrix import (
     response_matrix,
     response_matrix_compact,
 )
-from annotate.services.database import backend_pid
+from annotate.services.database import backend_pid, rows_insert
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
@@ -576,27 +576,9 @@ _QUESTION_RESULT_FIELDS = ("run", "question", "kept", "n_observed", "component",
 
 
 def _insert_question_results(rows: list[tuple]) -> None:
-    """Insert QuestionResult rows ``(run_id, question_id, kept, n_observed, component, scores JSON text)``.
-
-    PostgreSQL: one ``COPY ... FROM STDIN`` (psycopg 3); otherwise one
-    ``executemany``. A million rows through ``bulk_create`` cost minutes of
-    per-object preparation (and SQLite batches of 166 rows), and PostgreSQL's
-    ``executemany`` about 150 s; this stores the same values (``scores`` is
-    the text ``JSONField`` would write).
-    """
-    meta = QuestionResult._meta
-    quote = connection.ops.quote_name
-    table = quote(meta.db_table)
-    columns = ", ".join(quote(meta.get_field(name).column) for name in _QUESTION_RESULT_FIELDS)
-    with connection.cursor() as cursor:
-        raw = cursor.cursor
-        if connection.vendor == "postgresql" and hasattr(raw, "copy"):
-            with raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            return
-        placeholders = ", ".join(["%s"] * len(_QUESTION_RESULT_FIELDS))
-        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
+    """Insert QuestionResult rows ``(run_id, question_id, kept, n_observed, component, scores JSON text)``
+    (:func:`~annotate.services.database.rows_insert`: ``scores`` is the text ``JSONField`` would write)."""
+    rows_insert(model=QuestionResult, fields=_QUESTION_RESULT_FIELDS, rows=rows)
 
 
 @transaction.atomic
