@@ -1,4 +1,5 @@
 """The Bradley-Terry human difficulty scale (issue 15, point 1)."""
+import dataclasses
 import math
 import warnings
 
@@ -259,3 +260,45 @@ def test_values_within_the_fit_resolution_are_ties():
     assert out[1] == out[2] == out[5]  # the three within 1e-8 of each other
     assert len(set(out.tolist())) == 5  # 0.5, the 0.1 run, 0.3, -0.2, 0.301 stay distinct
     assert out[3] != out[6] and out[0] == 0.5 and out[4] == -0.2
+
+
+def test_scale_correlations_equal_one_scale_correlation_per_method_and_kind():
+    """The batched correlations (shared draws, ranks and Kendall by counts) give every figure of the single calls
+    bit for bit: ties in the scale and the methods, NaN in the draws, a method with missing values (its own
+    resampling) and a constant one (undefined)."""
+    from scoring.human_scale import scale_correlation, scale_correlations
+
+    rng = np.random.default_rng(8)
+    n = 40
+    comp = np.repeat([0, 1, 2, -1], 10)
+    human = np.round(rng.normal(size=n), 1)
+    human[comp < 0] = np.nan
+    draws = np.round(rng.normal(size=(7, n)), 1)
+    draws[rng.random(draws.shape) < 0.03] = np.nan
+    methods = [rng.normal(size=n), np.round(rng.normal(size=n)), rng.normal(size=n), np.ones(n)]
+    methods[2][[3, 17]] = np.nan
+    batched = scale_correlations(human, methods, comp, draws=draws, n_boot=150, seed=4)
+    for method, got in zip(methods, batched, strict=True):
+        for kind in ("spearman", "kendall"):
+            one = scale_correlation(human, method, comp, kind=kind, draws=draws, n_boot=150, rng=4)
+            assert np.array_equal(np.array(dataclasses.astuple(got[kind])[:3]),
+                                  np.array(dataclasses.astuple(one)[:3]), equal_nan=True)
+            assert dataclasses.astuple(got[kind])[3:] == dataclasses.astuple(one)[3:]
+    assert batched[0]["kendall"].n_boot_defined > 100 and math.isfinite(batched[0]["kendall"].ci_low)
+    assert batched[3]["spearman"].undefined_reason is not None
+
+
+def test_kendall_of_counts_equals_kendall_of_the_written_out_sample():
+    from scoring.human_scale import _kendall_of_counts, _row_kendall
+
+    rng = np.random.default_rng(2)
+    n, rows = 9, 30
+    x = np.round(rng.normal(size=(rows, n)), 1)
+    ys = [np.round(rng.normal(size=n), 1), rng.normal(size=n)]
+    local = rng.integers(0, n, size=(rows, n))
+    counts = np.stack([np.bincount(r, minlength=n) for r in local]).astype(float)
+    got = _kendall_of_counts(x, counts, ys)
+    for m, y in enumerate(ys):
+        want = _row_kendall(np.take_along_axis(x, local, axis=1), y[local])
+        assert np.array_equal(got[:, m], want, equal_nan=True)
+    assert np.isfinite(got).sum() > rows  # real values, not all undefined

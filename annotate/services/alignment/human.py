@@ -42,7 +42,6 @@ from scoring import (
     SKIP,
     UNDEFINED,
     ConsensusResult,
-    bootstrap_agreement_ci,
     consensus,
     fleiss_kappa,
     krippendorff_alpha,
@@ -52,6 +51,7 @@ from scoring import (
     pair_kappa,
     with_reversed_pairs,
 )
+from scoring.pairs import paired_bootstrap_agreement_cis
 
 REASON_NOT_JUDGED = "no judgment yet"
 REASON_NO_OTHERS = "no pair this evaluator voted on has a consensus of the other evaluators"
@@ -218,10 +218,13 @@ def consensus_methods(
     resample the same pairs for every method (a paired bootstrap).
     """
     per_method = {}
-    for k, v in method_verdicts.items():
-        a = method_agreement(v, cons)
-        ci = None if a.n_pairs == 0 else bootstrap_agreement_ci(v, cons, n_boot=n_boot, rng=seed)
-        per_method[k] = MethodConsensus(**agreement_fields(a), ci=interval_of(ci, REASON_NO_SCORED_PAIR))
+    agreements = {k: method_agreement(v, cons) for k, v in method_verdicts.items()}
+    scored = [k for k, a in agreements.items() if a.n_pairs]
+    # one draw of resampled pairs for every method (the same as one bootstrap per method with this seed)
+    cis = dict(zip(scored, paired_bootstrap_agreement_cis([method_verdicts[k] for k in scored], cons,
+                                                          n_boot=n_boot, seed=seed), strict=True))
+    for k, a in agreements.items():
+        per_method[k] = MethodConsensus(**agreement_fields(a), ci=interval_of(cis.get(k), REASON_NO_SCORED_PAIR))
     tests = []
     decided = np.isin(cons, (FIRST, SECOND))
     if REFERENCE_METHOD in method_verdicts:

@@ -6,7 +6,7 @@ attention-check pairs are already left out by
 Bradley-Terry scale (:func:`scoring.human_scale.human_scale`); each registry
 method's difficulty is then correlated with it (Spearman and Kendall, with
 bootstrap intervals), overall and per subject
-(:func:`scoring.human_scale.scale_correlation`). Pure functions of
+(:func:`scoring.human_scale.scale_correlations`). Pure functions of
 :class:`~annotate.selectors.alignment.StudyData`.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from scoring.human_scale import (
     ScaleCorrelation,
     human_scale,
     oriented_judgments,
-    scale_correlation,
+    scale_correlations,
 )
 
 MODEL = "Bradley-Terry, penalised maximum likelihood (ridge penalty on the logits), sum to zero per component"
@@ -146,16 +146,17 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     subject_of = np.array(subjects, dtype=object)
     scopes = [(SCOPE_OVERALL, np.ones(subject_of.size, dtype=bool))]
     scopes += [(s, subject_of == s) for s in sorted({subjects[i] for i in np.flatnonzero(judged)})]
-    methods = []
-    for k in available:
-        for scope, mask in scopes:
-            human = np.where(mask, scale.difficulty, np.nan)
-            methods.append(HumanScaleMethod(
-                method=k, scope=scope,
-                **{kind: _row(scale_correlation(human, difficulty[k], scale.component, kind=kind,
-                                                draws=scale.draws, n_boot=n_boot, ci_level=ci_level, rng=seed))
-                   for kind in ("spearman", "kendall")},
-            ))
+    # every method and both kinds of a scope at once (the same figures as one scale_correlation each)
+    by_scope = {
+        scope: scale_correlations(np.where(mask, scale.difficulty, np.nan), [difficulty[k] for k in available],
+                                  scale.component, draws=scale.draws, n_boot=n_boot, ci_level=ci_level, seed=seed)
+        for scope, mask in scopes
+    }
+    methods = [
+        HumanScaleMethod(method=k, scope=scope,
+                         **{kind: _row(by_scope[scope][j][kind]) for kind in ("spearman", "kendall")})
+        for j, k in enumerate(available) for scope, _ in scopes
+    ]
     return HumanScaleSection(
         available=True, undefined_reason=None, **common, n_questions=int(judged.sum()),
         n_components=scale.n_components,
