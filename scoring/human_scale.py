@@ -426,6 +426,164 @@ def _fit_weighted(
     return bb, bool(rest[-1])
 
 
+#: Refits fitted together by :func:`_fit_weighted_many` (its stacked dense systems: rows x n**2 floats).
+_BATCH_CELLS = 1 << 23
+
+
+def _fit_weighted_many(
+    codes: _IntArray, inverse: _IntArray, e: _IntArray, times: list[_FloatArray], n_items: int, penalty: float, *,
+    tol: float, max_iter: int, start: _FloatArray | None, component: _IntArray, n_comp: int,
+) -> list[tuple[_FloatArray, bool]]:
+    """:func:`_fit_weighted` of every evaluator weighting in ``times``, the dense ones stacked.
+
+    A refit whose comparison graph has the full fit's components (``component``,
+    ``n_comp``: every judged item judged again, as connected) is fitted with
+    the others of its kind: each component's Newton iterations run on all such
+    refits at once (stacked dense solves, the same step halving and stopping
+    rule per refit, which leaves the loop when it meets ``tol``). The rest
+    (another graph, or a component above :data:`DENSE_MAX` items) are fitted
+    one by one by :func:`_fit_weighted`. Each refit meets ``max |gradient| <=
+    tol`` either way, so the two paths agree within the fit's resolution
+    (:func:`human_scale`, ``warm_start``); in practice they agree to round-off.
+    """
+    out: list[tuple[_FloatArray, bool] | None] = [None] * len(times)
+    h_all, o_all = codes // n_items, codes % n_items
+    judged_full = component >= 0
+    sizes = np.bincount(component[judged_full], minlength=n_comp)
+    regular: list[int] = []
+    counts: list[_FloatArray] = []
+    for r, t in enumerate(times):
+        count = np.asarray(np.bincount(inverse, weights=t[e], minlength=codes.size), dtype=np.float64)
+        used = count > 0
+        ok = sizes.size > 0 and int(sizes.max()) <= DENSE_MAX
+        if ok:
+            hu, ou = h_all[used], o_all[used]
+            judged = np.zeros(n_items, dtype=bool)
+            judged[hu] = True
+            judged[ou] = True
+            ok = bool(np.array_equal(judged, judged_full))
+            if ok:
+                graph = coo_matrix((np.ones(hu.size), (hu, ou)), shape=(n_items, n_items))
+                n_raw = connected_components(graph, directed=False)[0]
+                ok = n_raw - int((~judged_full).sum()) == n_comp  # unjudged items are singletons
+        if ok:
+            regular.append(r)
+            counts.append(count)
+        else:
+            out[r] = _fit_weighted(codes, inverse, t[e], n_items, penalty, tol=tol, max_iter=max_iter, start=start)
+    if regular:
+        block = max(1, _BATCH_CELLS // max(int(sizes.max()) ** 2, 1))
+        for lo in range(0, len(regular), block):
+            rows = regular[lo:lo + block]
+            b_rows, ok_rows = _fit_stacked(h_all, o_all, np.stack(counts[lo:lo + block]), n_items, penalty,
+                                           tol=tol, max_iter=max_iter, start=start, component=component,
+                                           n_comp=n_comp)
+            for j, r in enumerate(rows):
+                out[r] = (b_rows[j], bool(ok_rows[j]))
+    return [x for x in out if x is not None]
+
+
+def _fit_stacked(
+    h: _IntArray, o: _IntArray, count: _FloatArray, n_items: int, penalty: float, *, tol: float, max_iter: int,
+    start: _FloatArray | None, component: _IntArray, n_comp: int,
+) -> tuple[_FloatArray, NDArray[np.bool_]]:
+    """Penalised Bradley-Terry of ``R`` weightings of the same codes, every row at once.
+
+    ``count`` has shape (R, n_codes); per component of ``component``, Newton's method as
+    :func:`_fit_component` (dense) on every row at once.
+    """
+    n_rows = count.shape[0]
+    b = np.full((n_rows, n_items), np.nan)
+    converged = np.ones(n_rows, dtype=bool)
+    for c in range(n_comp):
+        members = np.flatnonzero(component == c)
+        size = members.size
+        local = np.full(n_items, -1, dtype=np.int64)
+        local[members] = np.arange(size)
+        keep = local[h] >= 0
+        wi, wj = local[h[keep]], local[o[keep]]
+        cnt = count[:, keep]
+        # the sequential fit sees only the codes a refit used; a code with count 0 adds exactly 0 to every sum
+        x = np.zeros((n_rows, size))
+        if start is not None and size > WARM_MIN:
+            x0 = start[members]
+            x[:] = x0 - x0.mean()
+        bc, ok = _newton_stacked(wi, wj, cnt, size, penalty, x, tol=tol, max_iter=max_iter)
+        b[:, members] = bc
+        converged &= ok
+    return b, converged
+
+
+def _newton_stacked(
+    wi: _IntArray, wj: _IntArray, count: _FloatArray, n: int, penalty: float, b: _FloatArray, *, tol: float,
+    max_iter: int,
+) -> tuple[_FloatArray, NDArray[np.bool_]]:
+    """Rows of ``b`` (shape (R, n), each summing to zero) to the penalised optimum of their ``count`` row."""
+    n_rows = b.shape[0]
+    flat_ij, flat_ji = wi * n + wj, wj * n + wi
+    row_cells = (np.arange(n_rows, dtype=np.int64) * (n * n))[:, None]
+    row_items = (np.arange(n_rows, dtype=np.int64) * n)[:, None]
+
+    def objective(x: _FloatArray, rows: NDArray[np.intp]) -> _FloatArray:
+        d = x[:, wi] - x[:, wj]
+        lik = (count[rows] * np.logaddexp(0.0, -d)).sum(axis=1)
+        out: _FloatArray = -lik - 0.5 * penalty * np.array([v @ v for v in x])
+        return out
+
+    def gradient(x: _FloatArray, rows: NDArray[np.intp]) -> tuple[_FloatArray, _FloatArray]:
+        k = x.shape[0]
+        p = _sigmoid(x[:, wi] - x[:, wj])
+        q = count[rows] * (1.0 - p)
+        off = row_items[:k]
+        g = (np.bincount((wi + off).ravel(), weights=q.ravel(), minlength=k * n)
+             - np.bincount((wj + off).ravel(), weights=q.ravel(), minlength=k * n)).reshape(k, n) - penalty * x
+        return g, count[rows] * p * (1.0 - p)
+
+    def newton_step(g: _FloatArray, w: _FloatArray) -> _FloatArray:
+        k = g.shape[0]
+        off = row_cells[:k]
+        lap: _FloatArray = np.asarray(
+            np.bincount((flat_ij + off).ravel(), weights=-w.ravel(), minlength=k * n * n)
+            + np.bincount((flat_ji + off).ravel(), weights=-w.ravel(), minlength=k * n * n), dtype=np.float64,
+        ).reshape(k, n, n)
+        idx = np.arange(n)
+        lap[:, idx, idx] = -lap.sum(axis=2)
+        lap[:, idx, idx] += penalty
+        lap += 1.0 / n
+        out = np.linalg.solve(lap, g[:, :, None])[:, :, 0]
+        centred: _FloatArray = out - out.mean(axis=1, keepdims=True)
+        return centred
+
+    everyone = np.arange(n_rows)
+    grad, w = gradient(b, everyone)
+    residual = np.abs(grad).max(axis=1) if n else np.zeros(n_rows)
+    value = objective(b, everyone)
+    converged = residual <= tol
+    n_iter = 0
+    while n_iter < max_iter and not converged.all():
+        n_iter += 1
+        rows = np.flatnonzero(~converged)
+        step = newton_step(grad[rows], w[rows])
+        t = np.ones(rows.size)
+        trial = b[rows] + step
+        new_value = objective(trial, rows)
+        pending = ~((new_value >= value[rows] - 1e-12 * np.abs(value[rows])) | (t < 1e-10))
+        while pending.any():
+            t[pending] *= 0.5
+            sub = np.flatnonzero(pending)
+            trial[sub] = b[rows[sub]] + t[sub, None] * step[sub]
+            new_value[sub] = objective(trial[sub], rows[sub])
+            pending[sub] = ~((new_value[sub] >= value[rows[sub]] - 1e-12 * np.abs(value[rows[sub]]))
+                             | (t[sub] < 1e-10))
+        b[rows] = trial
+        value[rows] = new_value
+        g_new, w_new = gradient(trial, rows)
+        grad[rows], w[rows] = g_new, w_new
+        residual[rows] = np.abs(g_new).max(axis=1)
+        converged[rows] = (residual[rows] <= tol) & np.all(np.isfinite(trial), axis=1)
+    return b, converged
+
+
 def spearman_brown(r: float, *, factor: float = 2.0) -> float:
     """Spearman-Brown prophecy: the reliability of a test ``factor`` times as long.
 
@@ -665,9 +823,13 @@ def _one_blas_thread() -> AbstractContextManager[object]:
 def _human_scale(
     harder: ArrayLike, other: ArrayLike, evaluator: ArrayLike, *, n_items: int | None, n_evaluators: int | None,
     penalty: float, n_boot: int, n_splits: int, ci_level: float, misfit_threshold: float, tol: float, max_iter: int,
-    rng: np.random.Generator | int | None, warm_start: bool = True, reuse: bool = True,
+    rng: np.random.Generator | int | None, warm_start: bool = True, reuse: bool = True, batch: bool = True,
 ) -> HumanScale:
-    """:func:`human_scale` without the BLAS limit; ``reuse=False`` refits a repeated draw (bench reference)."""
+    """:func:`human_scale` without the BLAS limit (reference switches for the bench and tests).
+
+    ``reuse=False`` refits a repeated draw (bench reference), ``batch=False`` fits the refits one at a
+    time (the reference of :func:`_fit_weighted_many`).
+    """
     h, o, e, n, m = _check_inputs(harder, other, evaluator, n_items, n_evaluators)
     penalty = _check_float(penalty, name="penalty", low=0.0, high=None)
     n_boot = _check_positive_int(n_boot, name="n_boot", minimum=0)
@@ -721,10 +883,31 @@ def _human_scale(
                                         start=start)
         return refits[key]
 
+    # Every refit's weights are drawn first (the generator is consumed as by fitting in turn: a fit
+    # draws nothing), then the distinct ones fitted together (:func:`_fit_weighted_many`).
+    boot_times = []
     if n_boot and active.size:
-        for r in range(n_boot):
+        for _ in range(n_boot):
             pick = gen.choice(active, size=active.size, replace=True)
-            bb, ok = refit(np.bincount(pick, minlength=m).astype(np.float64))
+            boot_times.append(np.bincount(pick, minlength=m).astype(np.float64))
+    split_times = []
+    if n_splits and active.size >= 2:
+        half = active.size // 2
+        for _ in range(n_splits):
+            perm = gen.permutation(active)
+            split_times.append([np.bincount(part, minlength=m).astype(np.float64)
+                                for part in (perm[:half], perm[half:])])
+    if reuse and batch:
+        wanted: dict[bytes, _FloatArray] = {}
+        for t in boot_times + [t for pair in split_times for t in pair]:
+            wanted.setdefault(t.tobytes(), t)
+        fitted = _fit_weighted_many(codes, inverse, e, list(wanted.values()), n, penalty, tol=tol, max_iter=max_iter,
+                                    start=start, component=component, n_comp=n_comp)
+        refits.update(zip(wanted, fitted, strict=True))
+
+    if boot_times:
+        for r, t in enumerate(boot_times):
+            bb, ok = refit(t)
             if ok:
                 draws[r] = bb
         alpha = (1.0 - ci_level) / 2.0
@@ -734,13 +917,11 @@ def _human_scale(
             ci_high[seen] = np.nanquantile(draws[:, seen], 1.0 - alpha, axis=0)
 
     split_p, split_s = [], []
-    if n_splits and active.size >= 2:
-        half = active.size // 2
-        for _ in range(n_splits):
-            perm = gen.permutation(active)
+    if split_times:
+        for pair in split_times:
             scales = []
-            for part in (perm[:half], perm[half:]):
-                bb, ok = refit(np.bincount(part, minlength=m).astype(np.float64))
+            for t in pair:
+                bb, ok = refit(t)
                 scales.append(bb if ok else np.full(n, np.nan))
             both = np.isfinite(scales[0]) & np.isfinite(scales[1])
             x, y = scales[0][both], scales[1][both]

@@ -302,3 +302,28 @@ def test_kendall_of_counts_equals_kendall_of_the_written_out_sample():
         want = _row_kendall(np.take_along_axis(x, local, axis=1), y[local])
         assert np.array_equal(got[:, m], want, equal_nan=True)
     assert np.isfinite(got).sum() > rows  # real values, not all undefined
+
+
+def test_refits_fitted_together_equal_refits_fitted_one_by_one():
+    """The stacked refits (bootstrap and split halves) give the sequential fits' figures: three subjects (three
+    components; a refit whose graph differs is fitted one by one either way)."""
+    from scoring.human_scale import _human_scale
+
+    rng = np.random.default_rng(21)
+    n_pairs, n_items = 240, 45
+    subject = rng.integers(0, 3, n_pairs)
+    pairs = np.array([rng.choice(15, 2, replace=False) + 15 * s for s in subject])
+    evaluator = rng.integers(0, 6, n_pairs)
+    first = rng.random(n_pairs) < 0.5 + 0.04 * (pairs[:, 0] % 15 - pairs[:, 1] % 15)
+    harder = np.where(first, pairs[:, 0], pairs[:, 1])
+    other = np.where(first, pairs[:, 1], pairs[:, 0])
+    kw = {"n_items": n_items, "n_evaluators": 6, "penalty": 0.1, "n_boot": 60, "n_splits": 20, "ci_level": 0.9,
+              "misfit_threshold": 1.3, "tol": 1e-9, "max_iter": 100, "rng": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = _human_scale(harder, other, evaluator, batch=False, **kw)
+        together = _human_scale(harder, other, evaluator, **kw)
+    assert np.array_equal(one.draws, together.draws, equal_nan=True)
+    assert np.array_equal(one.ci_low, together.ci_low, equal_nan=True)
+    assert one.split_half == together.split_half and one.split_half_spearman == together.split_half_spearman
+    assert np.isfinite(together.draws).any() and 0.0 < together.split_half < 1.0
