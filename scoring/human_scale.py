@@ -29,6 +29,7 @@ from scipy.sparse import coo_matrix, csr_matrix, diags
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import cg
 
+from scoring._bradley_terry import newton_ascent, penalised_loglik, sigmoid as _sigmoid
 from scoring.exceptions import ConvergenceError
 from scoring.pairs import FIRST, SECOND
 
@@ -213,11 +214,6 @@ def _check_float(value: object, *, name: str, low: float, high: float | None, op
 # --- kernel ---------------------------------------------------------------------------
 
 
-def _sigmoid(x: _FloatArray) -> _FloatArray:
-    out: _FloatArray = 0.5 * (1.0 + np.tanh(0.5 * x))
-    return out
-
-
 def _components(h: _IntArray, o: _IntArray, n_items: int) -> tuple[_IntArray, int]:
     """Component label per item, numbered by decreasing size (ties: smallest item first); -1 unjudged."""
     judged = np.zeros(n_items, dtype=bool)
@@ -280,7 +276,7 @@ def _fit_component(
     dense = n <= DENSE_MAX
 
     def objective(x: _FloatArray) -> float:
-        return float(-(count * np.logaddexp(0.0, -(x[wi] - x[wj]))).sum() - 0.5 * penalty * x @ x)
+        return penalised_loglik(x, wi, wj, count, penalty)
 
     def gradient(x: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
         p = _sigmoid(x[wi] - x[wj])
@@ -317,7 +313,7 @@ def _fit_component(
         slot, indices, indptr, size = structure
         return csr_matrix((np.bincount(slot, weights=vals, minlength=size), indices, indptr), shape=(n, n))
 
-    def newton_step(g: _FloatArray, w: _FloatArray) -> _FloatArray:
+    def newton_step(g: _FloatArray, w: _FloatArray, residual: float) -> _FloatArray:
         if dense:
             system = laplacian(w)
             system[np.diag_indices(n)] += penalty  # L + penalty * I, then + 1/n everywhere, in place
@@ -333,25 +329,13 @@ def _fit_component(
         centred: _FloatArray = out - out.mean()
         return centred
 
-    n_iter = 0
-    grad, w = gradient(b)
-    residual = float(np.abs(grad).max()) if n else 0.0
-    value = objective(b)
-    converged = residual <= tol
-    while not converged and n_iter < max_iter:
-        n_iter += 1
-        step = newton_step(grad, w)
-        t = 1.0
-        while True:
-            trial = b + t * step
-            new_value = objective(trial)
-            if new_value >= value - 1e-12 * abs(value) or t < 1e-10:
-                break
-            t *= 0.5
-        b, value = trial, new_value
-        grad, w = gradient(b)
-        residual = float(np.abs(grad).max())
-        converged = residual <= tol and bool(np.all(np.isfinite(b)))
+    def done(residual: float, x: _FloatArray) -> bool:
+        return residual <= tol and bool(np.all(np.isfinite(x)))
+
+    fit = newton_ascent(b, objective=objective, gradient=gradient, solve=newton_step, done=done,
+                        max_iter=max_iter, min_step=1e-10)
+    b, w, n_iter, residual = fit.b, fit.w, fit.n_iter, fit.residual
+    converged = done(residual, b)
     cov: _FloatArray = np.full((n, n), np.nan)
     if n > 1 and with_cov:
         cov = np.asarray(np.linalg.pinv(laplacian(w) + penalty * (np.eye(n) - 1.0 / n), hermitian=True),
