@@ -85,11 +85,10 @@ def pair_rows(
     n = len(data.pairs)
     names = {e.participation_id: e.pseudonym for e in data.evaluators}
     columns: dict[str, list] = {k: [] for k in (*PairRows.INT, *PairRows.TEXT, *PairRows.FLOAT)}
-    for p in data.pairs:
-        for k, v in (("pair_id", p.pair_id), ("position", p.position), ("question_a", p.question_a_id),
-                     ("question_b", p.question_b_id), ("subject", p.subject), ("dataset_a", p.dataset_a),
-                     ("external_a", p.external_a), ("dataset_b", p.dataset_b), ("external_b", p.external_b)):
-            columns[k].append(v)
+    for k, attr in (("pair_id", "pair_id"), ("position", "position"), ("question_a", "question_a_id"),
+                    ("question_b", "question_b_id"), ("subject", "subject"), ("dataset_a", "dataset_a"),
+                    ("external_a", "external_a"), ("dataset_b", "dataset_b"), ("external_b", "external_b")):
+        columns[k] = [getattr(p, attr) for p in data.pairs]  # one column at a time (a pass per column)
     votes_a, votes_b, skips = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     verdict = np.full(n, None, dtype=object)
     method = np.full(n, "no_consensus", dtype=object)

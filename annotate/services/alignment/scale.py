@@ -65,10 +65,18 @@ def _question_refs(data: StudyData) -> tuple[list[QuestionRef | None], list[str]
     n = data.question_ids.size
     refs: list[QuestionRef | None] = [None] * n
     subjects = [""] * n
-    for p, (ia, ib) in zip(data.pairs, data.pair_index.tolist(), strict=True):
-        refs[ia] = QuestionRef(id=p.question_a_id, dataset=p.dataset_a, external_id=p.external_a)
-        refs[ib] = QuestionRef(id=p.question_b_id, dataset=p.dataset_b, external_id=p.external_b)
-        subjects[ia] = subjects[ib] = p.subject
+    # each question from the last pair that holds it (as a pass over every pair would leave it): the pairs
+    # in reverse, side b before side a, first occurrence of each question
+    flat = np.asarray(data.pair_index, dtype=np.int64).reshape(-1, 2)[::-1, ::-1].ravel()
+    questions, first = np.unique(flat, return_index=True)
+    n_pairs = len(data.pairs)
+    for q, k in zip(questions.tolist(), first.tolist(), strict=True):
+        p = data.pairs[n_pairs - 1 - k // 2]
+        if k % 2 == 0:  # side b
+            refs[q] = QuestionRef(id=p.question_b_id, dataset=p.dataset_b, external_id=p.external_b)
+        else:
+            refs[q] = QuestionRef(id=p.question_a_id, dataset=p.dataset_a, external_id=p.external_a)
+        subjects[q] = p.subject
     return refs, subjects
 
 
