@@ -755,7 +755,12 @@ def human_scale(
     Notes
     -----
     A refit whose set of evaluators (with multiplicities) was already
-    fitted reuses that fit: with few evaluators, most draws repeat.
+    fitted reuses that fit: with few evaluators, most draws repeat. The
+    distinct refits whose comparison graph has the full fit's components
+    (components of at most :data:`DENSE_MAX` items) are fitted together, one
+    stacked Newton iteration for all of them (:func:`_fit_weighted_many`);
+    each still stops at its own ``tol``, and the figures equal those of
+    fitting them one by one.
     SSR (scale separation reliability) is ``(v - mean(se**2)) / v`` with
     ``v`` the sample variance of the estimates, the share of observed
     variance that is not measurement error. Split-half reliability: the
