@@ -52,9 +52,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scoring import bootstrap_agreement_ci, consensus, leave_one_out_consensus
+from scoring import consensus, leave_one_out_consensus
 from scoring.consensus import leave_one_out_verdicts
-from scoring.pairs import SKIP, UNDEFINED, _bootstrap_kernel, _scored
+from scoring.pairs import SKIP, UNDEFINED, _bootstrap_kernel, _scored, paired_bootstrap_agreement_cis
 
 SEED = 16
 FULL = ((3_600, 27, 0.5), (50_000, 5, 1.0))
@@ -148,7 +148,7 @@ def steps(quick: bool) -> None:
                    for _ in range(N_METHODS)]
 
         def product(ms=methods, c=cons):
-            return [bootstrap_agreement_ci(v, c, n_boot=N_BOOT, rng=0) for v in ms]
+            return paired_bootstrap_agreement_cis(ms, c, n_boot=N_BOOT, seed=0)  # one draw for every method
 
         def reference(ms=methods, c=cons):
             return [bootstrap_reference(v, c, n_boot=N_BOOT, seed=0) for v in ms]
