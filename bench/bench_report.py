@@ -15,9 +15,11 @@ reference):
   over the judgment list, as the report did. The verdicts are checked equal.
 * ``bootstrap``: the percentile intervals of six methods against the
   consensus, 2,000 replicates, seed 0. Product:
-  :func:`scoring.bootstrap_agreement_ci` (rows drawn in blocks, both counts
-  from one gather and one row sum); reference: the one ``(n_boot, n)`` index
-  matrix and its bincount. The intervals are checked equal.
+  :func:`scoring.pairs.paired_bootstrap_agreement_cis` (as the report: the
+  resampled pairs drawn once for all six methods, in blocks of rows, each
+  pair's draws counted once and every method's two counts taken by one
+  matrix product); reference: one ``(n_boot, n)`` index matrix and its
+  bincount per method. The intervals are checked equal.
 
 Figures: median wall seconds over repeats, and the peak of memory allocated
 during one call (``tracemalloc``, which sees numpy's buffers).
