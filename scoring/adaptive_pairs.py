@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.sparse import csr_matrix
 
+from scoring._bradley_terry import newton_ascent, penalised_loglik, sigmoid as _sigmoid
 from scoring.exceptions import ConvergenceError
 
 __all__ = ["AdaptiveConfig", "ScaleEstimate", "choose_next_pair", "scale_estimate"]
@@ -295,7 +296,7 @@ def _fit(n: int, h: _IntArray, e: _IntArray, pen: float, b: _FloatArray, *, tol:
     src = np.concatenate([np.arange(ucodes.size), np.arange(ucodes.size)])[perm]
 
     def objective(x: _FloatArray) -> float:
-        return float(-(count * np.logaddexp(0.0, -(x[wi] - x[wj]))).sum() - 0.5 * pen * (x @ x))
+        return penalised_loglik(x, wi, wj, count, pen)
 
     def gradient(x: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
         q = count * _sigmoid(-(x[wi] - x[wj]))  # count * (1 - p)
@@ -306,7 +307,9 @@ def _fit(n: int, h: _IntArray, e: _IntArray, pen: float, b: _FloatArray, *, tol:
         both = np.bincount(ulo, weights=w, minlength=n) + np.bincount(uhi, weights=w, minlength=n)
         return np.asarray(both, dtype=np.float64)
 
-    def step(g: _FloatArray, w: _FloatArray, rtol: float) -> _FloatArray:
+    def step(g: _FloatArray, w: _FloatArray, residual: float) -> _FloatArray:
+        # Inexact Newton: the linear solve is only as accurate as the step needs (forcing term).
+        rtol = min(0.1, residual)
         degree = information(w) + pen
         if ulo.size == 0:
             out: _FloatArray = g / degree
@@ -314,24 +317,9 @@ def _fit(n: int, h: _IntArray, e: _IntArray, pen: float, b: _FloatArray, *, tol:
         adjacency = csr_matrix((w[src], indices, indptr), shape=(n, n))
         return _pcg(lambda v: degree * v - adjacency @ v, g, 1.0 / degree, rtol=rtol, max_iter=10 * n + 50)
 
-    grad, w = gradient(b)
-    residual = float(np.abs(grad).max())
-    value = objective(b)
-    n_iter = 0
-    while residual > tol and n_iter < max_iter:
-        n_iter += 1
-        # Inexact Newton: the linear solve is only as accurate as the step needs (forcing term).
-        s = step(grad, w, rtol=min(0.1, residual))
-        t = 1.0
-        while True:
-            trial = b + t * s
-            new_value = objective(trial)
-            if new_value >= value - 1e-12 * abs(value) or t < 1e-8:
-                break
-            t *= 0.5
-        b, value = trial, new_value
-        grad, w = gradient(b)
-        residual = float(np.abs(grad).max())
+    fit = newton_ascent(b, objective=objective, gradient=gradient, solve=step,
+                        done=lambda residual, _: not residual > tol, max_iter=max_iter, min_step=1e-8)
+    b, w, n_iter, residual = fit.b, fit.w, fit.n_iter, fit.residual
     if not residual <= tol:
         raise ConvergenceError("Bradley-Terry (adaptive estimate)", n_iter=n_iter, residual=residual, tol=tol)
     se = 1.0 / np.sqrt(information(w) + pen)
@@ -364,11 +352,6 @@ def _pcg(
         p = z + (rz_new / rz) * p
         rz = rz_new
     return x
-
-
-def _sigmoid(x: _FloatArray) -> _FloatArray:
-    out: _FloatArray = 0.5 * (1.0 + np.tanh(0.5 * x))
-    return out
 
 
 def _pq(d: _FloatArray) -> _FloatArray:

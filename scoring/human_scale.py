@@ -17,6 +17,7 @@ not judgments (leave them out).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from scipy.sparse import coo_matrix, csr_matrix, diags
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import cg
 
+from scoring._bradley_terry import newton_ascent, penalised_loglik, sigmoid as _sigmoid
 from scoring.exceptions import ConvergenceError
 from scoring.pairs import FIRST, SECOND
 
@@ -41,6 +43,7 @@ __all__ = [
     "oriented_judgments",
     "ScaleCorrelation",
     "scale_correlation",
+    "scale_correlations",
     "spearman_brown",
 ]
 
@@ -211,11 +214,6 @@ def _check_float(value: object, *, name: str, low: float, high: float | None, op
 # --- kernel ---------------------------------------------------------------------------
 
 
-def _sigmoid(x: _FloatArray) -> _FloatArray:
-    out: _FloatArray = 0.5 * (1.0 + np.tanh(0.5 * x))
-    return out
-
-
 def _components(h: _IntArray, o: _IntArray, n_items: int) -> tuple[_IntArray, int]:
     """Component label per item, numbered by decreasing size (ties: smallest item first); -1 unjudged."""
     judged = np.zeros(n_items, dtype=bool)
@@ -278,7 +276,7 @@ def _fit_component(
     dense = n <= DENSE_MAX
 
     def objective(x: _FloatArray) -> float:
-        return float(-(count * np.logaddexp(0.0, -(x[wi] - x[wj]))).sum() - 0.5 * penalty * x @ x)
+        return penalised_loglik(x, wi, wj, count, penalty)
 
     def gradient(x: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
         p = _sigmoid(x[wi] - x[wj])
@@ -315,7 +313,7 @@ def _fit_component(
         slot, indices, indptr, size = structure
         return csr_matrix((np.bincount(slot, weights=vals, minlength=size), indices, indptr), shape=(n, n))
 
-    def newton_step(g: _FloatArray, w: _FloatArray) -> _FloatArray:
+    def newton_step(g: _FloatArray, w: _FloatArray, residual: float) -> _FloatArray:
         if dense:
             system = laplacian(w)
             system[np.diag_indices(n)] += penalty  # L + penalty * I, then + 1/n everywhere, in place
@@ -331,25 +329,13 @@ def _fit_component(
         centred: _FloatArray = out - out.mean()
         return centred
 
-    n_iter = 0
-    grad, w = gradient(b)
-    residual = float(np.abs(grad).max()) if n else 0.0
-    value = objective(b)
-    converged = residual <= tol
-    while not converged and n_iter < max_iter:
-        n_iter += 1
-        step = newton_step(grad, w)
-        t = 1.0
-        while True:
-            trial = b + t * step
-            new_value = objective(trial)
-            if new_value >= value - 1e-12 * abs(value) or t < 1e-10:
-                break
-            t *= 0.5
-        b, value = trial, new_value
-        grad, w = gradient(b)
-        residual = float(np.abs(grad).max())
-        converged = residual <= tol and bool(np.all(np.isfinite(b)))
+    def done(residual: float, x: _FloatArray) -> bool:
+        return residual <= tol and bool(np.all(np.isfinite(x)))
+
+    fit = newton_ascent(b, objective=objective, gradient=gradient, solve=newton_step, done=done,
+                        max_iter=max_iter, min_step=1e-10)
+    b, w, n_iter, residual = fit.b, fit.w, fit.n_iter, fit.residual
+    converged = done(residual, b)
     cov: _FloatArray = np.full((n, n), np.nan)
     if n > 1 and with_cov:
         cov = np.asarray(np.linalg.pinv(laplacian(w) + penalty * (np.eye(n) - 1.0 / n), hermitian=True),
@@ -422,6 +408,164 @@ def _fit_weighted(
     bb, *rest = _fit_codes(codes[used], count[used], n_items, penalty, tol=tol, max_iter=max_iter,
                            raise_on_fail=False, with_cov=False, start=start)
     return bb, bool(rest[-1])
+
+
+#: Refits fitted together by :func:`_fit_weighted_many` (its stacked dense systems: rows x n**2 floats).
+_BATCH_CELLS = 1 << 23
+
+
+def _fit_weighted_many(
+    codes: _IntArray, inverse: _IntArray, e: _IntArray, times: list[_FloatArray], n_items: int, penalty: float, *,
+    tol: float, max_iter: int, start: _FloatArray | None, component: _IntArray, n_comp: int,
+) -> list[tuple[_FloatArray, bool]]:
+    """:func:`_fit_weighted` of every evaluator weighting in ``times``, the dense ones stacked.
+
+    A refit whose comparison graph has the full fit's components (``component``,
+    ``n_comp``: every judged item judged again, as connected) is fitted with
+    the others of its kind: each component's Newton iterations run on all such
+    refits at once (stacked dense solves, the same step halving and stopping
+    rule per refit, which leaves the loop when it meets ``tol``). The rest
+    (another graph, or a component above :data:`DENSE_MAX` items) are fitted
+    one by one by :func:`_fit_weighted`. Each refit meets ``max |gradient| <=
+    tol`` either way, so the two paths agree within the fit's resolution
+    (:func:`human_scale`, ``warm_start``); in practice they agree to round-off.
+    """
+    out: list[tuple[_FloatArray, bool] | None] = [None] * len(times)
+    h_all, o_all = codes // n_items, codes % n_items
+    judged_full = component >= 0
+    sizes = np.bincount(component[judged_full], minlength=n_comp)
+    regular: list[int] = []
+    counts: list[_FloatArray] = []
+    for r, t in enumerate(times):
+        count = np.asarray(np.bincount(inverse, weights=t[e], minlength=codes.size), dtype=np.float64)
+        used = count > 0
+        ok = sizes.size > 0 and int(sizes.max()) <= DENSE_MAX
+        if ok:
+            hu, ou = h_all[used], o_all[used]
+            judged = np.zeros(n_items, dtype=bool)
+            judged[hu] = True
+            judged[ou] = True
+            ok = bool(np.array_equal(judged, judged_full))
+            if ok:
+                graph = coo_matrix((np.ones(hu.size), (hu, ou)), shape=(n_items, n_items))
+                n_raw = connected_components(graph, directed=False)[0]
+                ok = n_raw - int((~judged_full).sum()) == n_comp  # unjudged items are singletons
+        if ok:
+            regular.append(r)
+            counts.append(count)
+        else:
+            out[r] = _fit_weighted(codes, inverse, t[e], n_items, penalty, tol=tol, max_iter=max_iter, start=start)
+    if regular:
+        block = max(1, _BATCH_CELLS // max(int(sizes.max()) ** 2, 1))
+        for lo in range(0, len(regular), block):
+            rows = regular[lo:lo + block]
+            b_rows, ok_rows = _fit_stacked(h_all, o_all, np.stack(counts[lo:lo + block]), n_items, penalty,
+                                           tol=tol, max_iter=max_iter, start=start, component=component,
+                                           n_comp=n_comp)
+            for j, r in enumerate(rows):
+                out[r] = (b_rows[j], bool(ok_rows[j]))
+    return [x for x in out if x is not None]
+
+
+def _fit_stacked(
+    h: _IntArray, o: _IntArray, count: _FloatArray, n_items: int, penalty: float, *, tol: float, max_iter: int,
+    start: _FloatArray | None, component: _IntArray, n_comp: int,
+) -> tuple[_FloatArray, NDArray[np.bool_]]:
+    """Penalised Bradley-Terry of ``R`` weightings of the same codes, every row at once.
+
+    ``count`` has shape (R, n_codes); per component of ``component``, Newton's method as
+    :func:`_fit_component` (dense) on every row at once.
+    """
+    n_rows = count.shape[0]
+    b = np.full((n_rows, n_items), np.nan)
+    converged = np.ones(n_rows, dtype=bool)
+    for c in range(n_comp):
+        members = np.flatnonzero(component == c)
+        size = members.size
+        local = np.full(n_items, -1, dtype=np.int64)
+        local[members] = np.arange(size)
+        keep = local[h] >= 0
+        wi, wj = local[h[keep]], local[o[keep]]
+        cnt = count[:, keep]
+        # the sequential fit sees only the codes a refit used; a code with count 0 adds exactly 0 to every sum
+        x = np.zeros((n_rows, size))
+        if start is not None and size > WARM_MIN:
+            x0 = start[members]
+            x[:] = x0 - x0.mean()
+        bc, ok = _newton_stacked(wi, wj, cnt, size, penalty, x, tol=tol, max_iter=max_iter)
+        b[:, members] = bc
+        converged &= ok
+    return b, converged
+
+
+def _newton_stacked(
+    wi: _IntArray, wj: _IntArray, count: _FloatArray, n: int, penalty: float, b: _FloatArray, *, tol: float,
+    max_iter: int,
+) -> tuple[_FloatArray, NDArray[np.bool_]]:
+    """Rows of ``b`` (shape (R, n), each summing to zero) to the penalised optimum of their ``count`` row."""
+    n_rows = b.shape[0]
+    flat_ij, flat_ji = wi * n + wj, wj * n + wi
+    row_cells = (np.arange(n_rows, dtype=np.int64) * (n * n))[:, None]
+    row_items = (np.arange(n_rows, dtype=np.int64) * n)[:, None]
+
+    def objective(x: _FloatArray, rows: NDArray[np.intp]) -> _FloatArray:
+        d = x[:, wi] - x[:, wj]
+        lik = (count[rows] * np.logaddexp(0.0, -d)).sum(axis=1)
+        out: _FloatArray = -lik - 0.5 * penalty * np.array([v @ v for v in x])
+        return out
+
+    def gradient(x: _FloatArray, rows: NDArray[np.intp]) -> tuple[_FloatArray, _FloatArray]:
+        k = x.shape[0]
+        p = _sigmoid(x[:, wi] - x[:, wj])
+        q = count[rows] * (1.0 - p)
+        off = row_items[:k]
+        g = (np.bincount((wi + off).ravel(), weights=q.ravel(), minlength=k * n)
+             - np.bincount((wj + off).ravel(), weights=q.ravel(), minlength=k * n)).reshape(k, n) - penalty * x
+        return g, count[rows] * p * (1.0 - p)
+
+    def newton_step(g: _FloatArray, w: _FloatArray) -> _FloatArray:
+        k = g.shape[0]
+        off = row_cells[:k]
+        lap: _FloatArray = np.asarray(
+            np.bincount((flat_ij + off).ravel(), weights=-w.ravel(), minlength=k * n * n)
+            + np.bincount((flat_ji + off).ravel(), weights=-w.ravel(), minlength=k * n * n), dtype=np.float64,
+        ).reshape(k, n, n)
+        idx = np.arange(n)
+        lap[:, idx, idx] = -lap.sum(axis=2)
+        lap[:, idx, idx] += penalty
+        lap += 1.0 / n
+        out = np.linalg.solve(lap, g[:, :, None])[:, :, 0]
+        centred: _FloatArray = out - out.mean(axis=1, keepdims=True)
+        return centred
+
+    everyone = np.arange(n_rows)
+    grad, w = gradient(b, everyone)
+    residual = np.abs(grad).max(axis=1) if n else np.zeros(n_rows)
+    value = objective(b, everyone)
+    converged = residual <= tol
+    n_iter = 0
+    while n_iter < max_iter and not converged.all():
+        n_iter += 1
+        rows = np.flatnonzero(~converged)
+        step = newton_step(grad[rows], w[rows])
+        t = np.ones(rows.size)
+        trial = b[rows] + step
+        new_value = objective(trial, rows)
+        pending = ~((new_value >= value[rows] - 1e-12 * np.abs(value[rows])) | (t < 1e-10))
+        while pending.any():
+            t[pending] *= 0.5
+            sub = np.flatnonzero(pending)
+            trial[sub] = b[rows[sub]] + t[sub, None] * step[sub]
+            new_value[sub] = objective(trial[sub], rows[sub])
+            pending[sub] = ~((new_value[sub] >= value[rows[sub]] - 1e-12 * np.abs(value[rows[sub]]))
+                             | (t[sub] < 1e-10))
+        b[rows] = trial
+        value[rows] = new_value
+        g_new, w_new = gradient(trial, rows)
+        grad[rows], w[rows] = g_new, w_new
+        residual[rows] = np.abs(g_new).max(axis=1)
+        converged[rows] = (residual[rows] <= tol) & np.all(np.isfinite(trial), axis=1)
+    return b, converged
 
 
 def spearman_brown(r: float, *, factor: float = 2.0) -> float:
@@ -611,7 +755,12 @@ def human_scale(
     Notes
     -----
     A refit whose set of evaluators (with multiplicities) was already
-    fitted reuses that fit: with few evaluators, most draws repeat.
+    fitted reuses that fit: with few evaluators, most draws repeat. The
+    distinct refits whose comparison graph has the full fit's components
+    (components of at most :data:`DENSE_MAX` items) are fitted together, one
+    stacked Newton iteration for all of them (:func:`_fit_weighted_many`);
+    each still stops at its own ``tol``, and the figures equal those of
+    fitting them one by one.
     SSR (scale separation reliability) is ``(v - mean(se**2)) / v`` with
     ``v`` the sample variance of the estimates, the share of observed
     variance that is not measurement error. Split-half reliability: the
@@ -663,9 +812,13 @@ def _one_blas_thread() -> AbstractContextManager[object]:
 def _human_scale(
     harder: ArrayLike, other: ArrayLike, evaluator: ArrayLike, *, n_items: int | None, n_evaluators: int | None,
     penalty: float, n_boot: int, n_splits: int, ci_level: float, misfit_threshold: float, tol: float, max_iter: int,
-    rng: np.random.Generator | int | None, warm_start: bool = True, reuse: bool = True,
+    rng: np.random.Generator | int | None, warm_start: bool = True, reuse: bool = True, batch: bool = True,
 ) -> HumanScale:
-    """:func:`human_scale` without the BLAS limit; ``reuse=False`` refits a repeated draw (bench reference)."""
+    """:func:`human_scale` without the BLAS limit (reference switches for the bench and tests).
+
+    ``reuse=False`` refits a repeated draw (bench reference), ``batch=False`` fits the refits one at a
+    time (the reference of :func:`_fit_weighted_many`).
+    """
     h, o, e, n, m = _check_inputs(harder, other, evaluator, n_items, n_evaluators)
     penalty = _check_float(penalty, name="penalty", low=0.0, high=None)
     n_boot = _check_positive_int(n_boot, name="n_boot", minimum=0)
@@ -719,10 +872,31 @@ def _human_scale(
                                         start=start)
         return refits[key]
 
+    # Every refit's weights are drawn first (the generator is consumed as by fitting in turn: a fit
+    # draws nothing), then the distinct ones fitted together (:func:`_fit_weighted_many`).
+    boot_times = []
     if n_boot and active.size:
-        for r in range(n_boot):
+        for _ in range(n_boot):
             pick = gen.choice(active, size=active.size, replace=True)
-            bb, ok = refit(np.bincount(pick, minlength=m).astype(np.float64))
+            boot_times.append(np.bincount(pick, minlength=m).astype(np.float64))
+    split_times = []
+    if n_splits and active.size >= 2:
+        half = active.size // 2
+        for _ in range(n_splits):
+            perm = gen.permutation(active)
+            split_times.append([np.bincount(part, minlength=m).astype(np.float64)
+                                for part in (perm[:half], perm[half:])])
+    if reuse and batch:
+        wanted: dict[bytes, _FloatArray] = {}
+        for t in boot_times + [t for pair in split_times for t in pair]:
+            wanted.setdefault(t.tobytes(), t)
+        fitted = _fit_weighted_many(codes, inverse, e, list(wanted.values()), n, penalty, tol=tol, max_iter=max_iter,
+                                    start=start, component=component, n_comp=n_comp)
+        refits.update(zip(wanted, fitted, strict=True))
+
+    if boot_times:
+        for r, t in enumerate(boot_times):
+            bb, ok = refit(t)
             if ok:
                 draws[r] = bb
         alpha = (1.0 - ci_level) / 2.0
@@ -732,13 +906,11 @@ def _human_scale(
             ci_high[seen] = np.nanquantile(draws[:, seen], 1.0 - alpha, axis=0)
 
     split_p, split_s = [], []
-    if n_splits and active.size >= 2:
-        half = active.size // 2
-        for _ in range(n_splits):
-            perm = gen.permutation(active)
+    if split_times:
+        for pair in split_times:
             scales = []
-            for part in (perm[:half], perm[half:]):
-                bb, ok = refit(np.bincount(part, minlength=m).astype(np.float64))
+            for t in pair:
+                bb, ok = refit(t)
                 scales.append(bb if ok else np.full(n, np.nan))
             both = np.isfinite(scales[0]) & np.isfinite(scales[1])
             x, y = scales[0][both], scales[1][both]
@@ -854,16 +1026,24 @@ REASON_CONSTANT = "the human scale or the method is constant within every usable
 _KINDS = ("spearman", "kendall")
 
 
-def _row_spearman(x: _FloatArray, y: _FloatArray) -> _FloatArray:
-    """Spearman per row of two (n_rows, n) arrays (average ranks for ties); NaN for a constant row."""
-    rx = stats.rankdata(x, axis=1)
-    ry = stats.rankdata(y, axis=1)
-    rx = rx - rx.mean(axis=1, keepdims=True)
-    ry = ry - ry.mean(axis=1, keepdims=True)
+def _centred_ranks(x: _FloatArray) -> _FloatArray:
+    """Average ranks per row of an (n_rows, n) array, minus the row mean (NaN propagates)."""
+    r = stats.rankdata(x, axis=1)
+    out: _FloatArray = r - r.mean(axis=1, keepdims=True)
+    return out
+
+
+def _spearman_of_ranks(rx: _FloatArray, ry: _FloatArray) -> _FloatArray:
+    """Spearman per row from centred ranks (:func:`_centred_ranks`); NaN for a constant row."""
     den = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         out: _FloatArray = np.where(den > 0, (rx * ry).sum(axis=1) / den, np.nan)
     return out
+
+
+def _row_spearman(x: _FloatArray, y: _FloatArray) -> _FloatArray:
+    """Spearman per row of two (n_rows, n) arrays (average ranks for ties); NaN for a constant row."""
+    return _spearman_of_ranks(_centred_ranks(x), _centred_ranks(y))
 
 
 def _row_kendall(x: _FloatArray, y: _FloatArray, chunk: int = 64) -> _FloatArray:
@@ -878,6 +1058,191 @@ def _row_kendall(x: _FloatArray, y: _FloatArray, chunk: int = 64) -> _FloatArray
         with np.errstate(invalid="ignore", divide="ignore"):
             out[start:start + chunk] = np.where(den > 0, (sx * sy).sum(axis=1) / den, np.nan)
     return out
+
+
+#: Cells (rows x items**2) of the sign matrices :func:`_kendall_of_counts` holds at once (4 MiB of float32).
+_KENDALL_CELLS = 1 << 20
+
+
+def _dense_ranks(x: _FloatArray) -> NDArray[np.int64]:
+    """Per row, 1 + the number of distinct smaller values (equal values, equal rank)."""
+    order = np.argsort(x, axis=1, kind="stable")
+    ordered = np.take_along_axis(x, order, axis=1)
+    new = np.ones(x.shape, dtype=bool)
+    new[:, 1:] = np.diff(ordered, axis=1) > 0
+    out = np.empty(x.shape, dtype=np.int64)
+    np.put_along_axis(out, order, np.cumsum(new, axis=1), axis=1)
+    return out
+
+
+def _untied_pairs(ranks: NDArray[np.int64], counts: _FloatArray) -> _FloatArray:
+    """Per row, pairs of the sample (item ``k`` held ``counts[r, k]`` times) whose values differ.
+
+    ``(N**2 - sum over groups of equal values of (group size)**2) / 2`` with ``N`` the row's sample
+    size: whole numbers, exact in float64.
+    """
+    n_rows, n = counts.shape
+    offsets = (np.arange(n_rows, dtype=np.int64) * (n + 1))[:, None]
+    sizes = np.bincount((ranks + offsets).ravel(), weights=counts.ravel(), minlength=n_rows * (n + 1))
+    total = counts.sum(axis=1)
+    out: _FloatArray = (total * total - (sizes * sizes).reshape(n_rows, n + 1).sum(axis=1)) / 2.0
+    return out
+
+
+def _kendall_of_counts(x: _FloatArray, counts: _FloatArray, ys: list[_FloatArray]) -> _FloatArray:
+    """Kendall's tau-b of bootstrap samples given as counts, for several ``y`` at once.
+
+    Row ``r``'s sample holds item ``k`` ``counts[r, k]`` times, with values
+    ``x[r, k]`` and ``ys[m][k]`` (``x`` finite on every item with a count; an
+    item without a count never enters). Returns shape ``(n_rows, len(ys))``,
+    equal to :func:`_row_kendall` of the samples written out: tau-b is
+    ``S / sqrt(n_x n_y)`` with ``S`` (concordant minus discordant pairs) and
+    ``n_x``, ``n_y`` (pairs untied in ``x``, in ``y``) whole numbers, counted
+    here exactly as ``sum_{k<l} c_k c_l sign(x_k - x_l) sign(y_k - y_l)`` and
+    the tie-group formula (float32 products summed by a matrix product:
+    exact while ``(sum c)**2 < 2**24``, float64 above), in
+    ``O(n_rows n**2)`` for every ``y`` together, not per ``y`` and per pair of
+    sample positions.
+    """
+    n_rows, n = counts.shape
+    exact32 = float(counts.sum(axis=1).max(initial=0.0)) ** 2 < 2.0**24
+    dtype = np.float32 if exact32 else np.float64
+    rank_type: type[np.signedinteger[Any]] = np.int16 if n < 2**15 else np.int64
+    signs_y: NDArray[Any] = np.stack([np.sign(y[:, None] - y[None, :]).ravel() for y in ys], axis=1).astype(dtype)
+    y_ranks = [_dense_ranks(y[None, :])[0] for y in ys]
+    ranks = _dense_ranks(x)
+    n_x = _untied_pairs(ranks, counts)
+    s_full = np.empty((n_rows, len(ys)))
+    block = max(1, _KENDALL_CELLS // max(n * n, 1))
+    for start in range(0, n_rows, block):
+        r: NDArray[Any] = ranks[start:start + block].astype(rank_type)
+        c: NDArray[Any] = counts[start:start + block].astype(dtype)
+        cells: NDArray[Any] = np.sign(r[:, :, None] - r[:, None, :]).astype(dtype)
+        cells *= c[:, :, None]
+        cells *= c[:, None, :]
+        s_full[start:start + block] = cells.reshape(r.shape[0], n * n) @ signs_y
+    out = np.empty((n_rows, len(ys)))
+    for m, yr in enumerate(y_ranks):
+        n_y = _untied_pairs(np.broadcast_to(yr, counts.shape), counts)
+        den = np.sqrt(n_x * n_y)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, m] = np.where(den > 0, (s_full[:, m] / 2.0) / den, np.nan)
+    return out
+
+
+def _component_groups(hv: _FloatArray, mv: _FloatArray, comp: _IntArray) -> list[_IntArray]:
+    usable = np.isfinite(hv) & np.isfinite(mv) & (comp >= 0)
+    groups = [np.flatnonzero(usable & (comp == c)) for c in np.unique(comp[usable])]
+    return [g for g in groups if g.size >= 3]
+
+
+def _correlations(
+    hv: _FloatArray, methods: list[_FloatArray], comp: _IntArray, kinds: tuple[str, ...], dr: _FloatArray | None,
+    n_boot: int, ci_level: float, new_gen: Callable[[], np.random.Generator],
+) -> list[dict[str, ScaleCorrelation]]:
+    """:func:`scale_correlations` on checked arrays.
+
+    ``new_gen()`` gives the generator of each set of methods with the same usable questions (called
+    once per set, when a bootstrap is drawn).
+    """
+    nan = float("nan")
+    results: list[dict[str, ScaleCorrelation]] = [{} for _ in methods]
+    buckets: dict[tuple[bytes, ...], list[int]] = {}
+    group_sets: dict[tuple[bytes, ...], list[_IntArray]] = {}
+    for i, mv in enumerate(methods):
+        groups = _component_groups(hv, mv, comp)
+        key = tuple(g.tobytes() for g in groups)
+        buckets.setdefault(key, []).append(i)
+        group_sets[key] = groups
+    for key, members in buckets.items():
+        groups = group_sets[key]
+        points: dict[tuple[int, str], tuple[float, int, int]] = {}
+        for i in members:
+            for kind in kinds:
+                if not groups:
+                    results[i][kind] = ScaleCorrelation(nan, nan, nan, 0, 0, 0, REASON_FEW_QUESTIONS)
+                    continue
+                row = _row_spearman if kind == "spearman" else _row_kendall
+                values, weights = [], []
+                for g in groups:
+                    r = float(row(hv[g][None, :], methods[i][g][None, :])[0])
+                    if np.isfinite(r):
+                        values.append(r)
+                        weights.append(g.size)
+                if not values:
+                    results[i][kind] = ScaleCorrelation(nan, nan, nan, int(sum(g.size for g in groups)), 0, 0,
+                                                        REASON_CONSTANT)
+                    continue
+                points[(i, kind)] = (float(np.average(values, weights=weights)), int(sum(weights)), len(values))
+        intervals: dict[tuple[int, str], tuple[float, float, int]] = {}
+        if n_boot and points:
+            gen = new_gen()
+            total = {ik: np.zeros(n_boot) for ik in points}
+            mass = {ik: np.zeros(n_boot) for ik in points}
+            spearman = [i for i in members if (i, "spearman") in points]
+            kendall = [i for i in members if (i, "kendall") in points]
+            for g in groups:
+                local = gen.integers(0, g.size, size=(n_boot, g.size))
+                pick = g[local]
+                if dr is not None and dr.shape[0]:
+                    scale = dr[np.arange(n_boot) % dr.shape[0]]
+                    hb = np.take_along_axis(scale, pick, axis=1)
+                    x = scale[:, g]
+                else:
+                    hb = hv[pick]
+                    x = np.broadcast_to(hv[g], (n_boot, g.size))
+                finite = np.isfinite(hb).all(axis=1)
+                rb: dict[tuple[int, str], _FloatArray] = {}
+                if spearman:
+                    rx = _centred_ranks(hb)
+                    for i in spearman:
+                        rb[(i, "spearman")] = _spearman_of_ranks(rx, _centred_ranks(methods[i][pick]))
+                if kendall:
+                    offsets = (np.arange(n_boot, dtype=np.int64) * g.size)[:, None]
+                    drawn = np.bincount((local + offsets).ravel(), minlength=n_boot * g.size)
+                    counts = drawn.reshape(n_boot, g.size).astype(np.float64)
+                    # rows with a drawn item the replicate's scale lacks are dropped below (finite);
+                    # an item not drawn has count 0 and never enters
+                    taus = _kendall_of_counts(np.where(np.isfinite(x), x, 0.0), counts,
+                                              [methods[i][g] for i in kendall])
+                    for m, i in enumerate(kendall):
+                        rb[(i, "kendall")] = taus[:, m]
+                for ik, values_b in rb.items():
+                    ok = np.isfinite(values_b) & finite
+                    total[ik][ok] += g.size * values_b[ok]
+                    mass[ik][ok] += g.size
+            alpha = (1.0 - ci_level) / 2.0
+            for ik in points:
+                defined = mass[ik] > 0
+                n_defined = int(defined.sum())
+                low = high = nan
+                if n_defined:
+                    reps = total[ik][defined] / mass[ik][defined]
+                    low, high = (float(q) for q in np.quantile(reps, [alpha, 1.0 - alpha]))
+                intervals[ik] = (low, high, n_defined)
+        for (i, kind), (value, n_used, n_comp) in points.items():
+            low, high, n_defined = intervals.get((i, kind), (nan, nan, 0))
+            results[i][kind] = ScaleCorrelation(value, low, high, n_used, n_comp, n_defined, None)
+    return results
+
+
+def _check_correlation_inputs(
+    human: ArrayLike, methods: list[ArrayLike], component: ArrayLike, draws: ArrayLike | None, n_boot: int,
+    ci_level: float,
+) -> tuple[_FloatArray, list[_FloatArray], _IntArray, _FloatArray | None, int, float]:
+    hv = np.asarray(human, dtype=np.float64)
+    mvs = [np.asarray(m, dtype=np.float64) for m in methods]
+    comp = np.asarray(component, dtype=np.int64)
+    for mv in mvs:
+        if hv.ndim != 1 or hv.shape != mv.shape or hv.shape != comp.shape:
+            raise ValueError(
+                f"human, method and component must be 1-D of equal length; got shapes {hv.shape}, {mv.shape}, "
+                f"{comp.shape}"
+            )
+    n_boot = _check_positive_int(n_boot, name="n_boot", minimum=0)
+    ci_level = _check_float(ci_level, name="ci_level", low=0.0, high=1.0, open_low=True)
+    dr = None if draws is None else np.asarray(draws, dtype=np.float64).reshape(-1, hv.size)
+    return hv, mvs, comp, dr, n_boot, ci_level
 
 
 def scale_correlation(
@@ -932,54 +1297,64 @@ def scale_correlation(
     """
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}")
-    hv = np.asarray(human, dtype=np.float64)
-    mv = np.asarray(method, dtype=np.float64)
-    comp = np.asarray(component, dtype=np.int64)
-    if hv.ndim != 1 or hv.shape != mv.shape or hv.shape != comp.shape:
-        raise ValueError(
-            f"human, method and component must be 1-D of equal length; got shapes {hv.shape}, {mv.shape}, {comp.shape}"
-        )
-    n_boot = _check_positive_int(n_boot, name="n_boot", minimum=0)
-    ci_level = _check_float(ci_level, name="ci_level", low=0.0, high=1.0, open_low=True)
-    dr = None if draws is None else np.asarray(draws, dtype=np.float64).reshape(-1, hv.size)
+    hv, mvs, comp, dr, n_boot, ci_level = _check_correlation_inputs(human, [method], component, draws, n_boot,
+                                                                    ci_level)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    row = _row_spearman if kind == "spearman" else _row_kendall
-    usable = np.isfinite(hv) & np.isfinite(mv) & (comp >= 0)
-    groups = [np.flatnonzero(usable & (comp == c)) for c in np.unique(comp[usable])]
-    groups = [g for g in groups if g.size >= 3]
-    if not groups:
-        nan = float("nan")
-        return ScaleCorrelation(nan, nan, nan, 0, 0, 0, REASON_FEW_QUESTIONS)
-    values, weights = [], []
-    for g in groups:
-        r = float(row(hv[g][None, :], mv[g][None, :])[0])
-        if np.isfinite(r):
-            values.append(r)
-            weights.append(g.size)
-    if not values:
-        nan = float("nan")
-        return ScaleCorrelation(nan, nan, nan, int(sum(g.size for g in groups)), 0, 0, REASON_CONSTANT)
-    value = float(np.average(values, weights=weights))
-    low = high = float("nan")
-    n_defined = 0
-    if n_boot:
-        total = np.zeros(n_boot)
-        mass = np.zeros(n_boot)
-        for g in groups:
-            pick = g[gen.integers(0, g.size, size=(n_boot, g.size))]
-            if dr is not None and dr.shape[0]:
-                scale = dr[np.arange(n_boot) % dr.shape[0]]
-                hb = np.take_along_axis(scale, pick, axis=1)
-            else:
-                hb = hv[pick]
-            rb = row(hb, mv[pick])
-            ok = np.isfinite(rb) & np.isfinite(hb).all(axis=1)
-            total[ok] += g.size * rb[ok]
-            mass[ok] += g.size
-        defined = mass > 0
-        n_defined = int(defined.sum())
-        if n_defined:
-            reps = total[defined] / mass[defined]
-            alpha = (1.0 - ci_level) / 2.0
-            low, high = (float(q) for q in np.quantile(reps, [alpha, 1.0 - alpha]))
-    return ScaleCorrelation(value, low, high, int(sum(weights)), len(values), n_defined, None)
+    return _correlations(hv, mvs, comp, (kind,), dr, n_boot, ci_level, lambda: gen)[0][kind]
+
+
+def scale_correlations(
+    human: ArrayLike,
+    methods: Sequence[ArrayLike],
+    component: ArrayLike,
+    *,
+    draws: ArrayLike | None = None,
+    n_boot: int = 200,
+    ci_level: float = 0.95,
+    seed: int = 0,
+) -> list[dict[str, ScaleCorrelation]]:
+    """:func:`scale_correlation` of several methods, Spearman and Kendall, with shared work.
+
+    Parameters
+    ----------
+    human : array-like of float, shape (n_items,)
+    methods : sequence of array-like of float, each shape (n_items,)
+    component : array-like of int, shape (n_items,)
+    draws : array-like of float, shape (n_draws, n_items), optional
+    n_boot : int, default 200
+    ci_level : float, default 0.95
+    seed : int, default 0
+        Seed (>= 0) of the question resampling.
+
+    Returns
+    -------
+    list of dict
+        Per method, ``{"spearman": ScaleCorrelation, "kendall": ScaleCorrelation}``,
+        each equal to ``scale_correlation(human, method, component, kind=kind,
+        draws=draws, n_boot=n_boot, ci_level=ci_level, rng=seed)``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`scale_correlation`; also if ``seed`` is not an integer >= 0.
+
+    Notes
+    -----
+    Calls with the same seed and the same usable questions resample the same
+    questions, so they are drawn once for every such method and both kinds;
+    the human scale's ranks are taken once per replicate; and Kendall's tau
+    of a replicate is counted from how often each question was drawn (one
+    sign matrix per replicate for every method; :func:`_kendall_of_counts`)
+    rather than over every pair of drawn positions, per method.
+
+    Examples
+    --------
+    >>> [c] = scale_correlations([0.0, 1.0, 2.0, 3.0], [[1.0, 3.0, 2.0, 4.0]], [0, 0, 0, 0], n_boot=0)
+    >>> round(c["spearman"].value, 4), round(c["kendall"].value, 4)
+    (0.8, 0.6667)
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
+    hv, mvs, comp, dr, n_boot, ci_level = _check_correlation_inputs(human, list(methods), component, draws, n_boot,
+                                                                    ci_level)
+    return _correlations(hv, mvs, comp, _KINDS, dr, n_boot, ci_level, lambda: np.random.default_rng(int(seed)))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,7 @@ __all__ = [
     "Verdict",
     "VerdictCounts",
     "bootstrap_agreement_ci",
+    "paired_bootstrap_agreement_cis",
     "harder_of_pairs",
     "flip_verdicts",
     "mcnemar_exact",
@@ -658,6 +660,10 @@ def pair_kappa(verdicts_x: ArrayLike, verdicts_y: ArrayLike) -> KappaResult:
 
 #: Resample indices held at once by :func:`bootstrap_agreement_ci` (32 MiB of int64).
 BOOT_CHUNK_CELLS = 1 << 22
+#: :func:`paired_bootstrap_agreement_cis` counts draws per pair (one pass for every method) from this many
+#: methods on; fewer gather each method's codes (measured: 6 methods x 50,000 pairs, 0.18 s a block vs 0.37 s).
+_COUNT_FROM = 3
+ERR_SEED = "seed must be an integer >= 0; got {value!r}"
 
 
 def bootstrap_agreement_ci(
@@ -721,33 +727,115 @@ def bootstrap_agreement_ci(
     level = check_in_open_interval(level, name="level", low=0.0, high=1.0)
     gen = as_rng(rng)
     m, h, _ = _scored(verdicts_method, verdicts_human)
-    n = int(m.size)
-    if n == 0:
+    if m.size == 0:
         raise ValueError(f"cannot bootstrap: {REASON_NO_DECIDED_HUMAN_PAIR}")
-    # Replicates are drawn and scored a block of rows at a time (memory ~ BOOT_CHUNK_CELLS, not n_boot x n);
-    # row-wise blocks consume the generator exactly as the whole (n_boot, n) matrix would.
+    return _bootstrap_cis([_bootstrap_codes(m, h)], n_boot=n_boot, level=level, gen=gen)[0]
+
+
+def paired_bootstrap_agreement_cis(
+    verdicts_methods: Sequence[ArrayLike],
+    verdicts_human: ArrayLike,
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> list[AgreementCI]:
+    """:func:`bootstrap_agreement_ci` of several methods against the same human verdicts, drawn once.
+
+    Parameters
+    ----------
+    verdicts_methods : sequence of array-like of int, each shape (n_pairs,)
+        Each method's verdicts (as for :func:`method_agreement`).
+    verdicts_human : array-like of int, shape (n_pairs,)
+    n_boot : int, default 2000
+    level : float, default 0.95
+    seed : int, default 0
+        Seed (>= 0) of the resampling.
+
+    Returns
+    -------
+    list of AgreementCI
+        One per method, equal to ``bootstrap_agreement_ci(v, verdicts_human,
+        n_boot=n_boot, level=level, rng=seed)``: every method's replicate
+        ``r`` resamples the same pairs (a paired bootstrap), so the indices
+        are drawn once and scored for every method (one draw instead of one
+        per method).
+
+    Raises
+    ------
+    ValueError
+        As :func:`bootstrap_agreement_ci`; also if ``seed`` is not an integer >= 0.
+
+    Examples
+    --------
+    >>> a, b = paired_bootstrap_agreement_cis([[0, 1, 0], [1, 1, 0]], [0, 1, 1], n_boot=100, seed=3)
+    >>> a == bootstrap_agreement_ci([0, 1, 0], [0, 1, 1], n_boot=100, rng=3)
+    True
+    """
+    n_boot = check_positive_int(n_boot, name="n_boot")
+    level = check_in_open_interval(level, name="level", low=0.0, high=1.0)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(ERR_SEED.format(value=seed))
+    codes = []
+    for v in verdicts_methods:
+        m, h, _ = _scored(v, verdicts_human)
+        if m.size == 0:
+            raise ValueError(f"cannot bootstrap: {REASON_NO_DECIDED_HUMAN_PAIR}")
+        codes.append(_bootstrap_codes(m, h))
+    if not codes:
+        return []
+    return _bootstrap_cis(codes, n_boot=n_boot, level=level, gen=np.random.default_rng(int(seed)))
+
+
+def _bootstrap_cis(codes: list[NDArray[np.int64]], *, n_boot: int, level: float,
+                   gen: np.random.Generator) -> list[AgreementCI]:
+    """Intervals of every ``codes`` (equal lengths n) from one set of resampled indices.
+
+    Replicates are drawn and scored a block of rows at a time (memory ~ BOOT_CHUNK_CELLS, not n_boot x n);
+    row-wise blocks consume the generator exactly as the whole (n_boot, n) matrix would.
+    """
+    n = int(codes[0].size)
     rows = max(1, BOOT_CHUNK_CELLS // n)
-    code = _bootstrap_codes(m, h)
-    agreement = np.empty(n_boot)
-    kappa = np.empty(n_boot)
+    agreement = np.empty((len(codes), n_boot))
+    kappa = np.empty((len(codes), n_boot))
+    # With several methods, count how often each pair is drawn in a row once and take every method's two
+    # counts by one product with their 0/1 columns (exact: whole numbers <= n); with one or two, gather.
+    fields = None
+    if len(codes) >= _COUNT_FROM:
+        fields = np.column_stack([np.column_stack([c & (_AGREE_UNIT - 1), c >> np.int64(32)]) for c in codes])
+        fields = fields.astype(np.float64)
     for start in range(0, n_boot, rows):
         stop = min(n_boot, start + rows)
         idx = gen.integers(0, n, size=(stop - start, n))
-        agreement[start:stop], kappa[start:stop] = _bootstrap_rows(code, idx)
+        if fields is None:
+            for k, code in enumerate(codes):
+                agreement[k, start:stop], kappa[k, start:stop] = _bootstrap_rows(code, idx)
+            continue
+        offsets = (np.arange(stop - start, dtype=np.int64) * n)[:, None]
+        drawn = np.bincount((idx + offsets).ravel(), minlength=(stop - start) * n).reshape(stop - start, n)
+        sums = drawn.astype(np.float64) @ fields
+        for k in range(len(codes)):
+            n_decided, n_agree = sums[:, 2 * k], sums[:, 2 * k + 1]
+            agreement[k, start:stop] = n_agree / n
+            with np.errstate(divide="ignore", invalid="ignore"):
+                kappa[k, start:stop] = np.where(n_decided == 0, np.nan, (2 * n_agree - n_decided) / n_decided)
     q = ((1.0 - level) / 2.0, (1.0 + level) / 2.0)
-    a_lo, a_hi = np.quantile(agreement, q)
-    defined = ~np.isnan(kappa)
-    kappa_ci = None
-    if defined.any():
-        k_lo, k_hi = np.quantile(kappa[defined], q)
-        kappa_ci = (float(k_lo), float(k_hi))
-    return AgreementCI(
-        agreement=(float(a_lo), float(a_hi)),
-        kappa=kappa_ci,
-        level=level,
-        n_boot=n_boot,
-        n_kappa_undefined=int((~defined).sum()),
-    )
+    out = []
+    for k in range(len(codes)):
+        a_lo, a_hi = np.quantile(agreement[k], q)
+        defined = ~np.isnan(kappa[k])
+        kappa_ci = None
+        if defined.any():
+            k_lo, k_hi = np.quantile(kappa[k][defined], q)
+            kappa_ci = (float(k_lo), float(k_hi))
+        out.append(AgreementCI(
+            agreement=(float(a_lo), float(a_hi)),
+            kappa=kappa_ci,
+            level=level,
+            n_boot=n_boot,
+            n_kappa_undefined=int((~defined).sum()),
+        ))
+    return out
 
 
 _AGREE_UNIT = np.int64(1) << np.int64(32)

@@ -259,8 +259,10 @@ class ReportQuery(FormatQuery):
     min_votes: int = Field(1, ge=1, le=1000, description="fewest votes a pair needs for a consensus")
     tie_rule: Literal["evaluator_weight", "none"] = "evaluator_weight"
     n_boot: int = Field(2000, ge=1, le=20000, description="bootstrap replicates for the 95% intervals")
+    pairs_offset: int = Field(0, ge=0, description="first pair (0-based) of the page of pairs the JSON holds "
+                              "(pairs_page says which; the CSV and pairs.csv hold every pair)")
 
-    @field_validator("run", "min_votes", "n_boot", mode="before")
+    @field_validator("run", "min_votes", "n_boot", "pairs_offset", mode="before")
     @classmethod
     def an_integer(cls, value: Any, info: ValidationInfo) -> Any:
         if value is None or isinstance(value, int):

@@ -29,10 +29,16 @@ from annotate.selectors.human_labels import analysis_run_get
 from annotate.selectors.results import run_table_file
 from annotate.selectors.studies import study_for_researcher
 from annotate.selectors.uploads import upload_job_get
-from annotate.services.alignment import study_alignment_report
+from annotate.services.alignment import alignment_report_compute
 from annotate.services.analyses import analysis_run_start
 from annotate.services.human import response_set_mark_human
-from annotate.services.report_files import judgments_csv, judgments_file_name, report_csv, report_file_name
+from annotate.services.report_files import (
+    JSON_PAIRS_LIMIT,
+    judgments_csv,
+    judgments_file_name,
+    report_csv,
+    report_file_name,
+)
 from annotate.services.scoring import scoring_run_request
 
 ERR_LOAD = "nothing was loaded"
@@ -245,13 +251,14 @@ def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_
         if run is None:
             raise ApiError(400, ERR_RUN.format(value=query.run))
     try:
-        report = study_alignment_report(study=study, run=run, min_votes=query.min_votes, tie_rule=query.tie_rule,
-                                        n_boot=query.n_boot)
+        report = alignment_report_compute(study=study, run=run, min_votes=query.min_votes,
+                                          tie_rule=query.tie_rule, n_boot=query.n_boot)
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     if query.format == "csv":
         return file_response(report_csv(report), file_name=report_file_name(report, "report", ext="csv"))
-    return report
+    # one page of pairs, as the report.json download (pairs_page says which; pairs.csv has them all)
+    return report.to_json(pairs_offset=query.pairs_offset, pairs_limit=JSON_PAIRS_LIMIT)
 
 
 @router.get("/studies/{int:study_id}/judgments/", auth=RESEARCHER,

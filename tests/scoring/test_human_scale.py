@@ -1,4 +1,5 @@
 """The Bradley-Terry human difficulty scale (issue 15, point 1)."""
+import dataclasses
 import math
 import warnings
 
@@ -259,3 +260,70 @@ def test_values_within_the_fit_resolution_are_ties():
     assert out[1] == out[2] == out[5]  # the three within 1e-8 of each other
     assert len(set(out.tolist())) == 5  # 0.5, the 0.1 run, 0.3, -0.2, 0.301 stay distinct
     assert out[3] != out[6] and out[0] == 0.5 and out[4] == -0.2
+
+
+def test_scale_correlations_equal_one_scale_correlation_per_method_and_kind():
+    """The batched correlations (shared draws, ranks and Kendall by counts) give every figure of the single calls
+    bit for bit: ties in the scale and the methods, NaN in the draws, a method with missing values (its own
+    resampling) and a constant one (undefined)."""
+    from scoring.human_scale import scale_correlation, scale_correlations
+
+    rng = np.random.default_rng(8)
+    n = 40
+    comp = np.repeat([0, 1, 2, -1], 10)
+    human = np.round(rng.normal(size=n), 1)
+    human[comp < 0] = np.nan
+    draws = np.round(rng.normal(size=(7, n)), 1)
+    draws[rng.random(draws.shape) < 0.03] = np.nan
+    methods = [rng.normal(size=n), np.round(rng.normal(size=n)), rng.normal(size=n), np.ones(n)]
+    methods[2][[3, 17]] = np.nan
+    batched = scale_correlations(human, methods, comp, draws=draws, n_boot=150, seed=4)
+    for method, got in zip(methods, batched, strict=True):
+        for kind in ("spearman", "kendall"):
+            one = scale_correlation(human, method, comp, kind=kind, draws=draws, n_boot=150, rng=4)
+            assert np.array_equal(np.array(dataclasses.astuple(got[kind])[:3]),
+                                  np.array(dataclasses.astuple(one)[:3]), equal_nan=True)
+            assert dataclasses.astuple(got[kind])[3:] == dataclasses.astuple(one)[3:]
+    assert batched[0]["kendall"].n_boot_defined > 100 and math.isfinite(batched[0]["kendall"].ci_low)
+    assert batched[3]["spearman"].undefined_reason is not None
+
+
+def test_kendall_of_counts_equals_kendall_of_the_written_out_sample():
+    from scoring.human_scale import _kendall_of_counts, _row_kendall
+
+    rng = np.random.default_rng(2)
+    n, rows = 9, 30
+    x = np.round(rng.normal(size=(rows, n)), 1)
+    ys = [np.round(rng.normal(size=n), 1), rng.normal(size=n)]
+    local = rng.integers(0, n, size=(rows, n))
+    counts = np.stack([np.bincount(r, minlength=n) for r in local]).astype(float)
+    got = _kendall_of_counts(x, counts, ys)
+    for m, y in enumerate(ys):
+        want = _row_kendall(np.take_along_axis(x, local, axis=1), y[local])
+        assert np.array_equal(got[:, m], want, equal_nan=True)
+    assert np.isfinite(got).sum() > rows  # real values, not all undefined
+
+
+def test_refits_fitted_together_equal_refits_fitted_one_by_one():
+    """The stacked refits (bootstrap and split halves) give the sequential fits' figures: three subjects (three
+    components; a refit whose graph differs is fitted one by one either way)."""
+    from scoring.human_scale import _human_scale
+
+    rng = np.random.default_rng(21)
+    n_pairs, n_items = 240, 45
+    subject = rng.integers(0, 3, n_pairs)
+    pairs = np.array([rng.choice(15, 2, replace=False) + 15 * s for s in subject])
+    evaluator = rng.integers(0, 6, n_pairs)
+    first = rng.random(n_pairs) < 0.5 + 0.04 * (pairs[:, 0] % 15 - pairs[:, 1] % 15)
+    harder = np.where(first, pairs[:, 0], pairs[:, 1])
+    other = np.where(first, pairs[:, 1], pairs[:, 0])
+    kw = {"n_items": n_items, "n_evaluators": 6, "penalty": 0.1, "n_boot": 60, "n_splits": 20, "ci_level": 0.9,
+              "misfit_threshold": 1.3, "tol": 1e-9, "max_iter": 100, "rng": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = _human_scale(harder, other, evaluator, batch=False, **kw)
+        together = _human_scale(harder, other, evaluator, **kw)
+    assert np.array_equal(one.draws, together.draws, equal_nan=True)
+    assert np.array_equal(one.ci_low, together.ci_low, equal_nan=True)
+    assert one.split_half == together.split_half and one.split_half_spearman == together.split_half_spearman
+    assert np.isfinite(together.draws).any() and 0.0 < together.split_half < 1.0

@@ -423,3 +423,21 @@ def test_reversing_any_subset_of_pairs_changes_no_pair_statistic(seed):
         assert again[:5] == base[:5]
         # alpha and Fleiss sum the same terms in another order: equal up to rounding
         assert again[5:] == pytest.approx(base[5:], abs=1e-12)
+
+
+def test_paired_bootstrap_equals_one_bootstrap_per_method():
+    """Indices drawn once for every method (counted per pair from 3 methods on, gathered below) give each
+    method's intervals exactly as its own bootstrap with the same seed."""
+    from scoring.pairs import paired_bootstrap_agreement_cis
+
+    rng = np.random.default_rng(4)
+    human = rng.integers(-1, 2, size=300)  # UNDEFINED, FIRST, SECOND
+    for n_methods in (1, 2, 5):
+        methods = [rng.integers(-1, 3, size=300) for _ in range(n_methods)]
+        got = paired_bootstrap_agreement_cis(methods, human, n_boot=700, seed=9)
+        want = [bootstrap_agreement_ci(m, human, n_boot=700, rng=9) for m in methods]
+        assert got == want
+        assert all(0.0 < c.agreement[0] < c.agreement[1] < 1.0 for c in got)
+    with pytest.raises(ValueError, match="seed must be an integer >= 0"):
+        paired_bootstrap_agreement_cis([[0]], [0], seed=-1)
+    assert paired_bootstrap_agreement_cis([], [0, 1]) == []

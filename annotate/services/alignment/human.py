@@ -42,7 +42,6 @@ from scoring import (
     SKIP,
     UNDEFINED,
     ConsensusResult,
-    bootstrap_agreement_ci,
     consensus,
     fleiss_kappa,
     krippendorff_alpha,
@@ -52,6 +51,7 @@ from scoring import (
     pair_kappa,
     with_reversed_pairs,
 )
+from scoring.pairs import paired_bootstrap_agreement_cis
 
 REASON_NOT_JUDGED = "no judgment yet"
 REASON_NO_OTHERS = "no pair this evaluator voted on has a consensus of the other evaluators"
@@ -85,11 +85,10 @@ def pair_rows(
     n = len(data.pairs)
     names = {e.participation_id: e.pseudonym for e in data.evaluators}
     columns: dict[str, list] = {k: [] for k in (*PairRows.INT, *PairRows.TEXT, *PairRows.FLOAT)}
-    for p in data.pairs:
-        for k, v in (("pair_id", p.pair_id), ("position", p.position), ("question_a", p.question_a_id),
-                     ("question_b", p.question_b_id), ("subject", p.subject), ("dataset_a", p.dataset_a),
-                     ("external_a", p.external_a), ("dataset_b", p.dataset_b), ("external_b", p.external_b)):
-            columns[k].append(v)
+    for k, attr in (("pair_id", "pair_id"), ("position", "position"), ("question_a", "question_a_id"),
+                    ("question_b", "question_b_id"), ("subject", "subject"), ("dataset_a", "dataset_a"),
+                    ("external_a", "external_a"), ("dataset_b", "dataset_b"), ("external_b", "external_b")):
+        columns[k] = [getattr(p, attr) for p in data.pairs]  # one column at a time (a pass per column)
     votes_a, votes_b, skips = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     verdict = np.full(n, None, dtype=object)
     method = np.full(n, "no_consensus", dtype=object)
@@ -218,10 +217,13 @@ def consensus_methods(
     resample the same pairs for every method (a paired bootstrap).
     """
     per_method = {}
-    for k, v in method_verdicts.items():
-        a = method_agreement(v, cons)
-        ci = None if a.n_pairs == 0 else bootstrap_agreement_ci(v, cons, n_boot=n_boot, rng=seed)
-        per_method[k] = MethodConsensus(**agreement_fields(a), ci=interval_of(ci, REASON_NO_SCORED_PAIR))
+    agreements = {k: method_agreement(v, cons) for k, v in method_verdicts.items()}
+    scored = [k for k, a in agreements.items() if a.n_pairs]
+    # one draw of resampled pairs for every method (the same as one bootstrap per method with this seed)
+    cis = dict(zip(scored, paired_bootstrap_agreement_cis([method_verdicts[k] for k in scored], cons,
+                                                          n_boot=n_boot, seed=seed), strict=True))
+    for k, a in agreements.items():
+        per_method[k] = MethodConsensus(**agreement_fields(a), ci=interval_of(cis.get(k), REASON_NO_SCORED_PAIR))
     tests = []
     decided = np.isin(cons, (FIRST, SECOND))
     if REFERENCE_METHOD in method_verdicts:

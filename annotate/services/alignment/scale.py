@@ -6,7 +6,7 @@ attention-check pairs are already left out by
 Bradley-Terry scale (:func:`scoring.human_scale.human_scale`); each registry
 method's difficulty is then correlated with it (Spearman and Kendall, with
 bootstrap intervals), overall and per subject
-(:func:`scoring.human_scale.scale_correlation`). Pure functions of
+(:func:`scoring.human_scale.scale_correlations`). Pure functions of
 :class:`~annotate.selectors.alignment.StudyData`.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from scoring.human_scale import (
     ScaleCorrelation,
     human_scale,
     oriented_judgments,
-    scale_correlation,
+    scale_correlations,
 )
 
 MODEL = "Bradley-Terry, penalised maximum likelihood (ridge penalty on the logits), sum to zero per component"
@@ -65,10 +65,18 @@ def _question_refs(data: StudyData) -> tuple[list[QuestionRef | None], list[str]
     n = data.question_ids.size
     refs: list[QuestionRef | None] = [None] * n
     subjects = [""] * n
-    for p, (ia, ib) in zip(data.pairs, data.pair_index.tolist(), strict=True):
-        refs[ia] = QuestionRef(id=p.question_a_id, dataset=p.dataset_a, external_id=p.external_a)
-        refs[ib] = QuestionRef(id=p.question_b_id, dataset=p.dataset_b, external_id=p.external_b)
-        subjects[ia] = subjects[ib] = p.subject
+    # each question from the last pair that holds it (as a pass over every pair would leave it): the pairs
+    # in reverse, side b before side a, first occurrence of each question
+    flat = np.asarray(data.pair_index, dtype=np.int64).reshape(-1, 2)[::-1, ::-1].ravel()
+    questions, first = np.unique(flat, return_index=True)
+    n_pairs = len(data.pairs)
+    for q, k in zip(questions.tolist(), first.tolist(), strict=True):
+        p = data.pairs[n_pairs - 1 - k // 2]
+        if k % 2 == 0:  # side b
+            refs[q] = QuestionRef(id=p.question_b_id, dataset=p.dataset_b, external_id=p.external_b)
+        else:
+            refs[q] = QuestionRef(id=p.question_a_id, dataset=p.dataset_a, external_id=p.external_a)
+        subjects[q] = p.subject
     return refs, subjects
 
 
@@ -146,16 +154,17 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     subject_of = np.array(subjects, dtype=object)
     scopes = [(SCOPE_OVERALL, np.ones(subject_of.size, dtype=bool))]
     scopes += [(s, subject_of == s) for s in sorted({subjects[i] for i in np.flatnonzero(judged)})]
-    methods = []
-    for k in available:
-        for scope, mask in scopes:
-            human = np.where(mask, scale.difficulty, np.nan)
-            methods.append(HumanScaleMethod(
-                method=k, scope=scope,
-                **{kind: _row(scale_correlation(human, difficulty[k], scale.component, kind=kind,
-                                                draws=scale.draws, n_boot=n_boot, ci_level=ci_level, rng=seed))
-                   for kind in ("spearman", "kendall")},
-            ))
+    # every method and both kinds of a scope at once (the same figures as one scale_correlation each)
+    by_scope = {
+        scope: scale_correlations(np.where(mask, scale.difficulty, np.nan), [difficulty[k] for k in available],
+                                  scale.component, draws=scale.draws, n_boot=n_boot, ci_level=ci_level, seed=seed)
+        for scope, mask in scopes
+    }
+    methods = [
+        HumanScaleMethod(method=k, scope=scope,
+                         **{kind: _row(by_scope[scope][j][kind]) for kind in ("spearman", "kendall")})
+        for j, k in enumerate(available) for scope, _ in scopes
+    ]
     return HumanScaleSection(
         available=True, undefined_reason=None, **common, n_questions=int(judged.sum()),
         n_components=scale.n_components,

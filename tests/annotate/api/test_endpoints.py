@@ -320,6 +320,22 @@ def test_a_researcher_downloads_the_report(cast):
     assert as_csv.status_code == 200 and as_csv["Content-Type"] == "text/csv; charset=utf-8"
 
 
+def test_the_api_report_pages_its_pairs_like_the_json_download(cast, monkeypatch):
+    """The API's JSON holds one page of pairs (``?pairs_offset=``, ``pairs_page``), as report.json does."""
+    _, study, _, researcher = cast
+    url = reverse("annotate:api_study_report", kwargs={"study_id": study.pk})
+    whole = researcher.get(url, {"n_boot": 20}).json()
+    total = len(whole["pairs"])
+    assert total >= 3 and whole["pairs_page"] == {"offset": 0, "count": total, "total": total}
+    monkeypatch.setattr("annotate.api.views.JSON_PAIRS_LIMIT", 2)
+    page = researcher.get(url, {"n_boot": 20, "pairs_offset": 1}).json()
+    assert page["pairs_page"] == {"offset": 1, "count": 2, "total": total}
+    assert page["pairs"] == whole["pairs"][1:3]
+    assert page["human_scale"] == whole["human_scale"]  # the rest of the report is whole
+    bad = researcher.get(url, {"pairs_offset": "-1"})
+    assert bad.status_code == 400 and "pairs_offset" in bad.json()["error"]
+
+
 @pytest.mark.parametrize(
     ("query", "message"),
     [
