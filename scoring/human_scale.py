@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 from scipy.sparse import coo_matrix, csr_matrix, diags
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import cg
@@ -907,6 +906,8 @@ def _human_scale(
 
     split_p, split_s = [], []
     if split_times:
+        from scipy import stats  # ~1 s at import: loaded where used, not when the site starts
+
         for pair in split_times:
             scales = []
             for t in pair:
@@ -1028,6 +1029,8 @@ _KINDS = ("spearman", "kendall")
 
 def _centred_ranks(x: _FloatArray) -> _FloatArray:
     """Average ranks per row of an (n_rows, n) array, minus the row mean (NaN propagates)."""
+    from scipy import stats
+
     r = stats.rankdata(x, axis=1)
     out: _FloatArray = r - r.mean(axis=1, keepdims=True)
     return out

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 # top-level packages, and submodules whose import is heavy on its own (scipy itself is light)
 HEAVY = ("matplotlib", "statsmodels", "pandas", "dask", "distributed", "zarr", "sklearn",
-         "pyarrow.parquet")
+         "scipy.stats", "scipy.optimize", "pyarrow.parquet")
 
 PROBE = """
 import importlib, json, pkgutil, sys
