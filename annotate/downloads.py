@@ -24,6 +24,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 import zipfile
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -210,35 +211,53 @@ def csv_cell(value: Any) -> str | int | float:
     return _guard(str(value))
 
 
+def _csv_cells(row: Iterable[Any]) -> list[str | int | float]:
+    """``[csv_cell(v) for v in row]``, the same cells, with the common exact types
+    (``int``, ``float``, ``str``, ``None``) converted without the generic checks."""
+    out: list[str | int | float] = []
+    append = out.append
+    for v in row:
+        t = type(v)
+        if t is int:
+            append(v)
+        elif t is str:
+            append(_guard(v) if v.startswith(FORMULA_PREFIXES) else v)
+        elif t is float:
+            append(v if math.isfinite(v) else "")
+        elif v is None:
+            append("")
+        else:
+            append(csv_cell(v))
+    return out
+
+
 def rows_csv_bytes(rows: Iterable[Sequence[Any]]) -> bytes:
     """Rows (the first one the header) as a tidy CSV, in the same format as
     :func:`csv_bytes`: UTF-8 without BOM, CRLF line ends, cells through :func:`csv_cell`."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator=LINE_END)
     for row in rows:
-        writer.writerow([csv_cell(v) for v in row])
+        writer.writerow(_csv_cells(row))
     return buffer.getvalue().encode("utf-8")
-
-
-class _Echo:
-    """A file-like object whose ``write`` returns what it is given (csv writer -> one line)."""
-
-    def write(self, value: str) -> str:
-        return value
 
 
 def rows_csv_lines(rows: Iterable[Sequence[Any]], *, chunk_rows: int = 1000) -> Iterator[bytes]:
     """:func:`rows_csv_bytes` as a stream: the same bytes, ``chunk_rows`` lines at a time
     (for a streamed download that never holds the whole file)."""
-    writer = csv.writer(_Echo(), lineterminator=LINE_END)
-    chunk: list[str] = []
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator=LINE_END)
+    chunk: list[list[str | int | float]] = []
     for row in rows:
-        chunk.append(writer.writerow([csv_cell(v) for v in row]))
+        chunk.append(_csv_cells(row))
         if len(chunk) >= chunk_rows:
-            yield "".join(chunk).encode("utf-8")
+            writer.writerows(chunk)
+            yield buffer.getvalue().encode("utf-8")
+            buffer.seek(0)
+            buffer.truncate()
             chunk = []
     if chunk:
-        yield "".join(chunk).encode("utf-8")
+        writer.writerows(chunk)
+        yield buffer.getvalue().encode("utf-8")
 
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:

@@ -167,6 +167,10 @@ def _normalise_label(x: object, *, name: str) -> Hashable | None:
     return x
 
 
+#: Label types :func:`_normalise_label` returns unchanged (exact types: a subclass goes through it).
+_PLAIN_LABEL_TYPES = frozenset({int, str, bool})
+
+
 def _label_sort_key(x: Hashable) -> tuple[int, float, str]:
     """Order labels deterministically: numbers, then strings, then anything else."""
     if isinstance(x, (bool, int, float)):
@@ -189,7 +193,12 @@ def _as_label_matrix(a: LabelMatrixLike, *, name: str, shape_doc: str) -> list[l
         raise ValueError(f"{name} must be 2-dimensional {shape_doc}; got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} is empty: shape {arr.shape}")
-    return [[_normalise_label(x, name=name) for x in row] for row in arr.tolist()]
+    if arr.dtype == object and isinstance(a, np.ndarray) and a.dtype.kind in "iub":
+        plain: list[list[Hashable | None]] = arr.tolist()
+        return plain  # Python ints/bools: _normalise_label returns them unchanged
+    # None and exact int/str/bool are returned unchanged by _normalise_label: skip the call for them
+    return [[x if x is None or type(x) in _PLAIN_LABEL_TYPES else _normalise_label(x, name=name) for x in row]
+            for row in arr.tolist()]
 
 
 def _paired_labels(a: LabelsLike, b: LabelsLike) -> tuple[list[Hashable], list[Hashable]]:
@@ -415,11 +424,10 @@ def _alpha_kernel(rows: list[list[Hashable | None]], *, level: str) -> AlphaResu
     values = sorted({x for row in rows for x in row if x is not None}, key=_label_sort_key)
     index = {v: i for i, v in enumerate(values)}
     k = len(values)
-    counts = np.zeros((n_units, max(k, 1)), dtype=np.int64)  # n_uc
-    for row in rows:
-        for u, x in enumerate(row):
-            if x is not None:
-                counts[u, index[x]] += 1
+    width = max(k, 1)
+    flat = [u * width + index[x] for row in rows for u, x in enumerate(row) if x is not None]
+    counts = np.bincount(np.asarray(flat, dtype=np.int64), minlength=n_units * width).reshape(
+        n_units, width)  # n_uc
     m_u = counts.sum(axis=1)
     pairable = m_u >= 2
     n_units_pairable = int(pairable.sum())
@@ -458,9 +466,11 @@ def _alpha_kernel(rows: list[list[Hashable | None]], *, level: str) -> AlphaResu
 def fleiss_kappa(ratings: LabelMatrixLike) -> FleissResult:
     """Fleiss' kappa for items each rated by the same number of raters.
 
-    Wraps ``statsmodels.stats.inter_rater.fleiss_kappa`` (after
-    ``aggregate_raters``) so that degenerate input gives an explained
-    undefined value instead of ``NaN`` or a bare ``AssertionError``.
+    Computes what ``statsmodels.stats.inter_rater.fleiss_kappa`` (after
+    ``aggregate_raters``) computes, with the same floating-point operations
+    (:func:`_fleiss_kappa_of_table`), without importing statsmodels, and so
+    that degenerate input gives an explained undefined value instead of
+    ``NaN`` or a bare ``AssertionError``.
 
     Parameters
     ----------
@@ -497,9 +507,6 @@ def fleiss_kappa(ratings: LabelMatrixLike) -> FleissResult:
     >>> r.kappa, r.p_o, r.p_e
     (1.0, 1.0, 0.5)
     """
-    # Imported here, not at module level: statsmodels costs ~0.8 s, and scoring is imported at app load.
-    from statsmodels.stats.inter_rater import aggregate_raters as _sm_aggregate_raters, fleiss_kappa as _sm_fleiss_kappa
-
     rows = _as_label_matrix(ratings, name="ratings", shape_doc="(n_items, n_raters)")
     n_items, n_raters = len(rows), len(rows[0])
 
@@ -520,12 +527,29 @@ def fleiss_kappa(ratings: LabelMatrixLike) -> FleissResult:
     if len(cats) == 1:
         return undefined(REASON_FLEISS_SINGLE_LABEL.format(label=cats[0]))
     index = {c: i for i, c in enumerate(cats)}
-    codes = np.array([[index[x] for x in row] for row in rows], dtype=np.int64)
-    table, _ = _sm_aggregate_raters(codes, n_cat=len(cats))  # (n_items, n_cats) counts
-    table = table.astype(np.float64)
+    n_cat = len(cats)
+    flat = [i * n_cat + index[x] for i, row in enumerate(rows) for x in row]
+    # (n_items, n_cats) counts, as statsmodels' aggregate_raters
+    table = np.bincount(np.asarray(flat, dtype=np.int64), minlength=n_items * n_cat).reshape(
+        n_items, n_cat).astype(np.float64)
     p_items = ((table * table).sum(axis=1) - n_raters) / (n_raters * (n_raters - 1.0))
     p_o = float(p_items.mean())
     p_cat = table.sum(axis=0) / (n_items * n_raters)
     p_e = float(p_cat @ p_cat)
-    kappa = float(_sm_fleiss_kappa(table, method="fleiss"))
+    kappa = _fleiss_kappa_of_table(table)
     return FleissResult(kappa=kappa, p_o=p_o, p_e=p_e, n_items=n_items, n_raters=n_raters)
+
+
+def _fleiss_kappa_of_table(table: NDArray[np.float64]) -> float:
+    """Fleiss' kappa of an ``(n_items, n_cats)`` table of complete counts.
+
+    The operations of ``statsmodels.stats.inter_rater.fleiss_kappa(table,
+    method="fleiss")`` (statsmodels 0.14), so the value is the same to the last bit.
+    """
+    n_total = table.sum()
+    n_rat = table.sum(1).max()
+    p_cat = table.sum(0) / n_total
+    p_rat = ((table * table).sum(1) - n_rat) / (n_rat * (n_rat - 1.0))
+    p_mean = p_rat.mean()
+    p_mean_exp = (p_cat * p_cat).sum()
+    return float((p_mean - p_mean_exp) / (1 - p_mean_exp))

@@ -239,6 +239,9 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
     excluded_ids = {row[0] for row in excluded_rows}
     n_excluded_judgments = dict.fromkeys(excluded_ids, 0)
     judgments = []
+    # the verdict depends only on the choice and whether the left question is a and/or b: translate each
+    # combination once (an invalid one raises on its first occurrence, as it did for every judgment)
+    verdict_of: dict[tuple[str, bool, bool], int] = {}
     for pair_id, part_id, choice, left_id in Judgment.objects.filter(
         pair__study=study, pair__attention_check=False
     ).values_list("pair_id", "participation_id", "choice", "left_question_id"):
@@ -246,10 +249,14 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
             n_excluded_judgments[part_id] += 1
             continue
         p = pair_by_id[pair_id]
-        verdict = verdict_from_display(
-            choice=choice, left_question_id=left_id, question_a_id=p.question_a_id, question_b_id=p.question_b_id
-        )
-        judgments.append((pair_id, part_id, int(verdict)))
+        key = (choice, left_id == p.question_a_id, left_id == p.question_b_id)
+        verdict = verdict_of.get(key)
+        if verdict is None:
+            verdict = verdict_of[key] = int(verdict_from_display(
+                choice=choice, left_question_id=left_id, question_a_id=p.question_a_id,
+                question_b_id=p.question_b_id,
+            ))
+        judgments.append((pair_id, part_id, verdict))
     judgments.sort()
     judged_by = {part_id for _, part_id, _ in judgments}
     evaluators = tuple(
@@ -265,8 +272,9 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
     row_of = {e.participation_id: i for i, e in enumerate(evaluators)}
     col_of = {p.pair_id: j for j, p in enumerate(pairs)}
     human = np.full((len(evaluators), len(pairs)), int(UNDEFINED), dtype=np.int8)
-    for pair_id, part_id, verdict in judgments:
-        human[row_of[part_id], col_of[pair_id]] = verdict
+    if judgments:  # one judgment per evaluator and pair (a unique constraint): no cell is written twice
+        pair_col, part_col, verdict_col = zip(*judgments, strict=True)
+        human[[row_of[e] for e in part_col], [col_of[p] for p in pair_col]] = verdict_col
 
     pair_questions = np.array([[p.question_a_id, p.question_b_id] for p in pairs], dtype=np.int64).reshape(-1, 2)
     question_ids = np.unique(pair_questions)

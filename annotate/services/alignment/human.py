@@ -63,7 +63,7 @@ REASON_METHOD_MISSING = "run {run_id} has no {column} value for any question of 
 
 def _votes_only(v: np.ndarray) -> list:
     """Verdict codes with anything but FIRST/SECOND as None (for kappa and alpha)."""
-    return [int(x) if x in (FIRST, SECOND) else None for x in v.tolist()]
+    return np.where(np.isin(v, (FIRST, SECOND)), v.astype(object), None).tolist()
 
 
 def study_consensus(data: StudyData, *, min_votes: int, tie_rule: str) -> tuple[ConsensusResult, np.ndarray]:
@@ -268,7 +268,7 @@ def inter_rater(data: StudyData) -> InterRater:
     elif not complete.any():
         fleiss = FleissKappa(**empty, undefined_reason=REASON_NO_COMPLETE.format(n=n_raters))
     else:
-        f = fleiss_kappa(with_reversed_pairs(data.human[raters][:, complete].T, axis=0).tolist())
+        f = fleiss_kappa(with_reversed_pairs(data.human[raters][:, complete].T, axis=0))
         fleiss = FleissKappa(value=f.kappa, p_o=f.p_o, p_e=f.p_e, n_items=f.n_items // 2, n_raters=f.n_raters,
                              scope=scope, undefined_reason=f.undefined_reason)
     return InterRater(n_raters=n_raters, krippendorff_alpha=alpha, fleiss_kappa=fleiss)
