@@ -466,11 +466,11 @@ def _alpha_kernel(rows: list[list[Hashable | None]], *, level: str) -> AlphaResu
 def fleiss_kappa(ratings: LabelMatrixLike) -> FleissResult:
     """Fleiss' kappa for items each rated by the same number of raters.
 
-    Computes what ``statsmodels.stats.inter_rater.fleiss_kappa`` (after
-    ``aggregate_raters``) computes, with the same floating-point operations
-    (:func:`_fleiss_kappa_of_table`), without importing statsmodels, and so
-    that degenerate input gives an explained undefined value instead of
-    ``NaN`` or a bare ``AssertionError``.
+    Wraps ``statsmodels.stats.inter_rater.fleiss_kappa`` so that degenerate
+    input gives an explained undefined value instead of ``NaN`` or a bare
+    ``AssertionError``. Its table of counts (what statsmodels'
+    ``aggregate_raters`` makes, one item at a time) is counted here with one
+    ``np.bincount``.
 
     Parameters
     ----------
@@ -536,20 +536,9 @@ def fleiss_kappa(ratings: LabelMatrixLike) -> FleissResult:
     p_o = float(p_items.mean())
     p_cat = table.sum(axis=0) / (n_items * n_raters)
     p_e = float(p_cat @ p_cat)
-    kappa = _fleiss_kappa_of_table(table)
+    # Imported here, not at module level: statsmodels costs ~0.8 s, and scoring is imported at app load.
+    from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss_kappa
+
+    kappa = float(_sm_fleiss_kappa(table, method="fleiss"))
     return FleissResult(kappa=kappa, p_o=p_o, p_e=p_e, n_items=n_items, n_raters=n_raters)
 
-
-def _fleiss_kappa_of_table(table: NDArray[np.float64]) -> float:
-    """Fleiss' kappa of an ``(n_items, n_cats)`` table of complete counts.
-
-    The operations of ``statsmodels.stats.inter_rater.fleiss_kappa(table,
-    method="fleiss")`` (statsmodels 0.14), so the value is the same to the last bit.
-    """
-    n_total = table.sum()
-    n_rat = table.sum(1).max()
-    p_cat = table.sum(0) / n_total
-    p_rat = ((table * table).sum(1) - n_rat) / (n_rat * (n_rat - 1.0))
-    p_mean = p_rat.mean()
-    p_mean_exp = (p_cat * p_cat).sum()
-    return float((p_mean - p_mean_exp) / (1 - p_mean_exp))
