@@ -32,6 +32,7 @@ from annotate.loaders._tabular_common import (
     _source,
     _validate_common,
 )
+from annotate.jsonsafe import max_json_depth
 from annotate.loaders.base import MODEL_COLUMNS
 from annotate.loaders.model_names import UNKNOWN, infer_from_model_name
 
@@ -86,8 +87,9 @@ def _read_questions(
     n = len(frame)
     options: list[list[str]] = [[] for _ in range(n)]
     if "options_json" in table.header:
-        for i, text in enumerate(frame["options_json"].to_numpy(dtype=object)):
-            parsed = _parse_options(text.strip())
+        limit = max_json_depth()  # read once, not once a row
+        for i, text in enumerate(frame["options_json"].to_numpy(dtype=object).tolist()):
+            parsed = _parse_options(text.strip(), limit)
             if parsed is None:
                 problems.add(table.file, BAD_OPTIONS.format(value=text), row=int(rows[i]), column="options_json")
             else:
