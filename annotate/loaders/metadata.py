@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from annotate.jsonsafe import max_json_depth
 from annotate.loaders._tabular_common import (
     ACCESS_VALUES,
     BAD_ACCESS,
@@ -32,7 +33,6 @@ from annotate.loaders._tabular_common import (
     _source,
     _validate_common,
 )
-from annotate.jsonsafe import max_json_depth
 from annotate.loaders.base import MODEL_COLUMNS
 from annotate.loaders.model_names import UNKNOWN, infer_from_model_name
 
