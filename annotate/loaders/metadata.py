@@ -95,8 +95,8 @@ def _read_questions(
             else:
                 options[i] = parsed
     if keep_columns:
-        kept = frame[list(keep_columns)].to_numpy(dtype=object)
-        metadata = [{c: (v if v != "" else None) for c, v in zip(keep_columns, values)} for values in kept]
+        kept = [[v if v != "" else None for v in frame[c].to_numpy(dtype=object).tolist()] for c in keep_columns]
+        metadata = [dict(zip(keep_columns, values)) for values in zip(*kept)]
     else:
         metadata = [{} for _ in range(n)]
     return pd.DataFrame(
