@@ -452,11 +452,14 @@ def _note_ignored(table: _Table, used: Sequence[str], notes: list[str]) -> None:
         notes.append(IGNORED_COLUMNS_NOTE.format(file=table.file, columns=_fmt_list(ignored)))
 
 
-def _parse_options(text: str) -> list[str] | None:
+def _parse_options(text: str, max_depth: int | None = None) -> list[str] | None:
+    """The options of one ``options_json`` cell ([] when blank), None when it is not a
+    JSON array; ``max_depth`` as in :func:`~annotate.jsonsafe.loads_bounded` (a caller
+    parsing many cells passes the setting, read once)."""
     if text == "":
         return []
     try:
-        value = loads_bounded(text)
+        value = loads_bounded(text, max_depth=max_depth)
     except json.JSONDecodeError:
         return None
     if not isinstance(value, list):

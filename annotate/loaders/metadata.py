@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from annotate.jsonsafe import max_json_depth
 from annotate.loaders._tabular_common import (
     ACCESS_VALUES,
     BAD_ACCESS,
@@ -86,15 +87,16 @@ def _read_questions(
     n = len(frame)
     options: list[list[str]] = [[] for _ in range(n)]
     if "options_json" in table.header:
-        for i, text in enumerate(frame["options_json"].to_numpy(dtype=object)):
-            parsed = _parse_options(text.strip())
+        limit = max_json_depth()  # read once, not once a row
+        for i, text in enumerate(frame["options_json"].to_numpy(dtype=object).tolist()):
+            parsed = _parse_options(text.strip(), limit)
             if parsed is None:
                 problems.add(table.file, BAD_OPTIONS.format(value=text), row=int(rows[i]), column="options_json")
             else:
                 options[i] = parsed
     if keep_columns:
-        kept = frame[list(keep_columns)].to_numpy(dtype=object)
-        metadata = [{c: (v if v != "" else None) for c, v in zip(keep_columns, values)} for values in kept]
+        kept = [[v if v != "" else None for v in frame[c].to_numpy(dtype=object).tolist()] for c in keep_columns]
+        metadata = [dict(zip(keep_columns, values)) for values in zip(*kept)]
     else:
         metadata = [{} for _ in range(n)]
     return pd.DataFrame(

@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from annotate.jsonsafe import loads_bounded
+from annotate.jsonsafe import loads_bounded, max_json_depth
 from annotate.loaders._tabular_common import (
     ACCESS_VALUES,
     ATTRIBUTE_CONFLICT,
@@ -400,8 +400,9 @@ def _assemble_long(
     n = len(questions)
     options: list[list[str]] = [[] for _ in range(n)]
     if "options_json" in consolidated:
+        limit = max_json_depth()  # read once, not once a row
         for i, text in enumerate(consolidated["options_json"].tolist()):
-            parsed = _parse_options(text)
+            parsed = _parse_options(text, limit)
             if parsed is None:
                 problems.add(file, BAD_OPTIONS.format(value=text), row=int(first_rows[i]), column="options_json")
             else:

@@ -357,8 +357,13 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
         (models, "family", "family", m_source),
     ):
         limit = _LIMITS["model" if column == "name" else column]
-        values = frame[column].astype(object)
-        for index, value in values.items():
+        required = column in ("dataset", "external_id", "name")
+        values = frame[column].to_numpy(dtype=object).tolist()
+        # Only values that can be a problem are looked at one by one (a short non-blank string cannot).
+        suspects = [i for i, value in enumerate(values)
+                    if not (isinstance(value, str) and len(value) <= limit and (not required or value.strip()))]
+        for position in suspects:
+            index, value = frame.index[position], values[position]
             if value is None or (isinstance(value, float) and np.isnan(value)):
                 if column in ("dataset", "external_id", "name"):
                     add(sources[index], BLANK_VALUE.format(what=what), column)
@@ -444,7 +449,9 @@ def _check_text_lengths(questions: pd.DataFrame, sources: pd.Series, add: Callab
     a problem at its row."""
     limit = settings.QUESTION_TEXT_MAX_CHARS
     for column in ("text", "options", "reference_answer"):
-        lengths = questions[column].map(_text_length).to_numpy(dtype=np.int64)
+        values = questions[column].to_numpy(dtype=object).tolist()
+        lengths = np.fromiter((len(v) if isinstance(v, str) else _text_length(v) for v in values),
+                              dtype=np.int64, count=len(values))
         for position in np.flatnonzero(lengths > limit)[:200]:
             index = questions.index[position]
             add(sources[index], TEXT_TOO_LONG.format(question_id=questions.at[index, "external_id"], column=column,
@@ -455,7 +462,7 @@ def _text_length(value: object) -> int:
     if isinstance(value, str):
         return len(value)
     if isinstance(value, (list, tuple)):
-        return sum(len(item) for item in value if isinstance(item, str))
+        return sum([len(item) for item in value if isinstance(item, str)])
     return 0
 
 
@@ -924,14 +931,21 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
 
     if new.empty:
         return []
+    # Whole columns as Python lists (the values row iteration gives, without iterating Arrow strings one by one).
+    columns = {c: new[c].to_numpy(dtype=object).tolist()
+               for c in ("dataset", "subject", "external_id", "text", "options", "reference_answer", "metadata")}
+    dumps = json.JSONEncoder().encode  # what json.dumps does with its default arguments
     for start in range(0, len(new), QUESTION_BATCH_SIZE):
+        batch = slice(start, start + QUESTION_BATCH_SIZE)
         rows = [
-            (dataset_ids[q.dataset], subject_ids.get(q.subject) if isinstance(q.subject, str) else None,
-             q.external_id, q.text if isinstance(q.text, str) else "",
-             json.dumps(list(q.options) if isinstance(q.options, (list, tuple)) else []),
-             q.reference_answer if isinstance(q.reference_answer, str) else "",
-             json.dumps(q.metadata if isinstance(q.metadata, dict) else {}))
-            for q in new.iloc[start:start + QUESTION_BATCH_SIZE].itertuples(index=False)
+            (dataset_ids[dataset], subject_ids.get(subject) if isinstance(subject, str) else None,
+             external_id, text if isinstance(text, str) else "",
+             dumps(list(options) if isinstance(options, (list, tuple)) else []),
+             answer if isinstance(answer, str) else "",
+             dumps(metadata if isinstance(metadata, dict) else {}))
+            for dataset, subject, external_id, text, options, answer, metadata in zip(
+                *(columns[c][batch] for c in ("dataset", "subject", "external_id", "text", "options",
+                                              "reference_answer", "metadata")))
         ]
         rows_insert(model=Question, fields=_QUESTION_FIELDS, rows=rows)
     wanted = {(dataset_ids[d], e) for d, e in zip(new["dataset"].tolist(), new["external_id"].tolist())}

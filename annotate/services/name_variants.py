@@ -110,8 +110,9 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
         r_source = responses["source"] if "source" in responses.columns else pd.Series(None, index=responses.index)
         first_q = _first(responses, ["dataset", "external_id"], r_source)
         first_m = _first(responses, ["model"], r_source)
-    q_source = _sources(questions, list(zip(questions["dataset"], questions["external_id"])), first_q)
-    m_source = _sources(models, list(models["name"]), first_m)
+    q_source = _sources(questions, list(zip(_values(questions["dataset"]), _values(questions["external_id"]))),
+                        first_q)
+    m_source = _sources(models, _values(models["name"]), first_m)
     problems: list[Problem] = []
     merged: list[tuple[str, str]] = []
 
@@ -126,17 +127,18 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
                                                           where=_where(other_source, label)))
             problems.append(Problem(file=file, row=row, message=message))
 
-    datasets, clashes = _spellings(questions["dataset"], q_source, catalog_names(kind="dataset"))
+    q_places = _values(q_source)
+    datasets, clashes = _spellings(_values(questions["dataset"]), q_places, catalog_names(kind="dataset"))
     handle("dataset", clashes)
-    subjects, clashes = _spellings(questions["subject"], q_source, catalog_names(kind="subject"))
+    subjects, clashes = _spellings(_values(questions["subject"]), q_places, catalog_names(kind="subject"))
     handle("subject", clashes)
-    model_names, clashes = _spellings(models["name"], m_source, catalog_names(kind="model"))
+    model_names, clashes = _spellings(_values(models["name"]), _values(m_source), catalog_names(kind="model"))
     handle("model", clashes)
     dataset_of = questions["dataset"].map(lambda d: datasets.get(d, d) if isinstance(d, str) else d)
     stored_ids = question_ids_by_dataset(dataset_names=[d for d in dataset_of.unique() if isinstance(d, str)])
     question_ids: dict[tuple[object, str], str] = {}
     for dataset, rows in questions.groupby(dataset_of, sort=False).groups.items():
-        rewrite, clashes = _spellings(questions.loc[rows, "external_id"], q_source.loc[rows],
+        rewrite, clashes = _spellings(_values(questions.loc[rows, "external_id"]), _values(q_source.loc[rows]),
                                       stored_ids.get(dataset, []))
         handle(f"question id (dataset {dataset!r})", clashes)
         question_ids.update({(dataset, old): new for old, new in rewrite.items()})
@@ -171,8 +173,14 @@ def _first_of_cells(cells: DenseCells) -> tuple[dict[object, object], dict[objec
 def _sources(frame: pd.DataFrame, keys: list[object], fallback: dict[object, object]) -> pd.Series:
     import pandas as pd
     own = frame["source"] if "source" in frame.columns else pd.Series(None, index=frame.index, dtype=object)
-    values = [s if isinstance(s, str) and s.strip() else fallback.get(k) for s, k in zip(own, keys)]
+    values = [s if isinstance(s, str) and s.strip() else fallback.get(k) for s, k in zip(_values(own), keys)]
     return pd.Series(values, index=frame.index, dtype=object)
+
+
+def _values(series: pd.Series) -> list[object]:
+    """The values of ``series`` as a list: what iterating it gives (NaN for a missing string),
+    without iterating an Arrow string column one element at a time."""
+    return series.to_numpy(dtype=object).tolist()
 
 
 def _rename(series: pd.Series, mapping: dict[str, str]) -> pd.Series:
