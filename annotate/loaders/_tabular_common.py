@@ -262,18 +262,7 @@ def _read_csv_head(path: Path, problems: _Problems) -> _CsvHead | None:
         else:
             problems.add(file, CSV_ERROR.format(detail=str(exc).strip()), row=1)
         return None
-    ok = True
-    positions: dict[str, list[int]] = {}
-    for position, name in enumerate(header, start=1):
-        if not name:
-            problems.add(file, BLANK_COLUMN_NAME.format(position=position), row=1)
-            ok = False
-        positions.setdefault(name, []).append(position)
-    for name, where in positions.items():
-        if name and len(where) > 1:
-            message = DUPLICATE_COLUMN.format(name=name, positions=", ".join(map(str, where)))
-            problems.add(file, message, row=1, column=name)
-            ok = False
+    ok = header_names_ok(header, file, problems)
     if not ok:
         return None
     return _CsvHead(file=file, text=text, sep=sep, header=header)
@@ -493,3 +482,20 @@ def _validate_common(
     if clash:
         raise ValueError(f"keep_columns must not repeat a column the loader already reads, got {clash!r}")
     return keep
+
+
+def header_names_ok(header: Sequence[str], file: str, problems: _Problems) -> bool:
+    """Add a problem (row 1) for every blank column name and every name given twice; True if none."""
+    ok = True
+    positions: dict[str, list[int]] = {}
+    for position, name in enumerate(header, start=1):
+        if not name:
+            problems.add(file, BLANK_COLUMN_NAME.format(position=position), row=1)
+            ok = False
+        positions.setdefault(name, []).append(position)
+    for name, where in positions.items():
+        if name and len(where) > 1:
+            message = DUPLICATE_COLUMN.format(name=name, positions=", ".join(map(str, where)))
+            problems.add(file, message, row=1, column=name)
+            ok = False
+    return ok

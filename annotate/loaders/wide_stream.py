@@ -35,9 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from annotate.loaders._tabular_common import (
-    BLANK_COLUMN_NAME,
     BLANK_QUESTION_ID,
-    DUPLICATE_COLUMN,
     EMPTY_FILE,
     FILE_NOT_FOUND,
     NO_MODEL_COLUMNS,
@@ -48,6 +46,7 @@ from annotate.loaders._tabular_common import (
     _Problems,
     _read_csv_head,
     _report_credits,
+    header_names_ok,
 )
 from annotate.loaders.dense import DenseCells
 from annotate.loaders.names import CREDIT_SNAP
@@ -228,18 +227,7 @@ def _read_parquet(path: Path, problems: _Problems, *, dataset: str, id_column: s
     if not header:
         problems.add(file, EMPTY_FILE)
         return None
-    ok = True
-    positions: dict[str, list[int]] = {}
-    for position, name in enumerate(header, start=1):
-        if not name:
-            problems.add(file, BLANK_COLUMN_NAME.format(position=position), row=1)
-            ok = False
-        positions.setdefault(name, []).append(position)
-    for name, where in positions.items():
-        if name and len(where) > 1:
-            problems.add(file, DUPLICATE_COLUMN.format(name=name, positions=", ".join(map(str, where))),
-                         row=1, column=name)
-            ok = False
+    ok = header_names_ok(header, file, problems)
     if not ok or not _check_header(file, header, id_column, problems):
         return None
     models = header[1:]
