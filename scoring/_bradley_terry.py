@@ -30,6 +30,45 @@ def penalised_loglik(x: _FloatArray, wi: _IntArray, wj: _IntArray, count: _Float
     return float(-(count * np.logaddexp(0.0, -(x[wi] - x[wj]))).sum() - 0.5 * penalty * (x @ x))
 
 
+def merge_directions(
+    wi: _IntArray, wj: _IntArray, count: _FloatArray, n: int
+) -> tuple[_IntArray, _IntArray, _FloatArray, _FloatArray]:
+    """Distinct ordered pairs ``(wi, wj)`` as unordered pairs ``ui < uj`` with a count per direction.
+
+    ``count`` has shape (n_codes,) or (n_rows, n_codes). Returns ``(ui, uj, a, c)``:
+    ``a`` judgments called ``ui`` harder than ``uj``, ``c`` the other way (0 where a
+    direction has no code). With ``d = x[ui] - x[uj]`` the log-likelihood of a pair is
+    ``a log sigma(d) + c log sigma(-d) = -(a + c) softplus(-d) - c d``: one exponential
+    per unordered pair instead of one per direction.
+    """
+    lo, hi = np.minimum(wi, wj), np.maximum(wi, wj)
+    keys, u = np.unique(lo * n + hi, return_inverse=True)
+    u = u.reshape(-1)
+    fwd = wi < wj
+    shape = (*count.shape[:-1], keys.size)
+    a, c = np.zeros(shape), np.zeros(shape)
+    a[..., u[fwd]] = count[..., fwd]
+    c[..., u[~fwd]] = count[..., ~fwd]
+    return keys // n, keys % n, a, c
+
+
+def pair_terms(d: _FloatArray) -> tuple[_FloatArray, _FloatArray, _FloatArray]:
+    """``softplus(-d) = -log sigma(d)``, ``sigma(d)`` and ``sigma(d) (1 - sigma(d))`` from one exp and one log1p.
+
+    With ``t = exp(-|d|)`` (never overflows) and ``r = 1 / (1 + t)``: ``softplus(-d) =
+    max(-d, 0) + log1p(t)``, ``sigma(d) = r`` for ``d >= 0`` and ``t r`` below, and
+    ``sigma(d) (1 - sigma(d)) = t r**2`` on both sides.
+    """
+    t = np.exp(-np.abs(d))
+    r = 1.0 / (1.0 + t)
+    softplus = np.log1p(t)
+    softplus += np.maximum(-d, 0.0)
+    p = np.where(d >= 0.0, r, t * r)
+    t *= r
+    t *= r
+    return softplus, p, t
+
+
 @dataclass(frozen=True)
 class NewtonResult:
     """Where :func:`newton_ascent` stopped.

@@ -183,10 +183,11 @@ def _id_sort_key(x: Hashable) -> tuple[int, float, str]:
     return (2, 0.0, repr(x))
 
 
-def _check_judgment_array(judgments: np.ndarray) -> list[tuple[Hashable, Hashable, int]]:
+def _check_judgment_array(judgments: np.ndarray, *, as_list: bool = True) -> list[tuple[Hashable, Hashable, int]]:
     """The checks of :func:`_check_judgments` for an integer array of shape (n, 3), vectorised.
 
-    The same messages for the first offending row.
+    The same messages for the first offending row. Returns the rows as triples (an empty
+    list when ``as_list`` is false: the caller reads the array itself).
     """
     if judgments.ndim != 2 or judgments.shape[1] != 3:
         raise ValueError(f"judgments must be a (n_judgments, 3) array of (pair_id, evaluator_id, verdict); "
@@ -208,7 +209,7 @@ def _check_judgment_array(judgments: np.ndarray) -> list[tuple[Hashable, Hashabl
             shown = ", ".join(f"(pair {p!r}, evaluator {e!r})" for p, e in dup)
             more = f" and {same.size - 5} more" if same.size > 5 else ""
             raise ValueError(f"judgments has more than one judgment for {shown}{more}")
-    return [(p, e, v) for p, e, v in judgments.tolist()]
+    return [(p, e, v) for p, e, v in judgments.tolist()] if as_list else []
 
 
 def _check_judgments(judgments: object) -> list[tuple[Hashable, Hashable, int]]:
@@ -319,6 +320,9 @@ def consensus(
     min_votes = check_positive_int(min_votes, name="min_votes")
     if tie_rule not in TIE_RULES:
         raise ValueError(f"tie_rule must be one of {TIE_RULES}; got {tie_rule!r}")
+    if isinstance(judgments, np.ndarray) and judgments.dtype.kind in "iu":
+        _check_judgment_array(judgments, as_list=False)
+        return _consensus_array_kernel(judgments, min_votes=min_votes, tie_rule=tie_rule)
     clean = _check_judgments(judgments)
     return _consensus_kernel(clean, min_votes=min_votes, tie_rule=tie_rule)
 
@@ -392,6 +396,65 @@ def _consensus_kernel(
     n_evaluators = len({e for ev in votes.values() for e in ev})
     return ConsensusResult(pairs=tuple(records), tie_rule=tie_rule, min_votes=min_votes,
                            n_evaluators=n_evaluators)
+
+
+def _consensus_array_kernel(judgments: np.ndarray, *, min_votes: int, tie_rule: str) -> ConsensusResult:
+    """:func:`_consensus_kernel` of a checked (n, 3) integer array, with array operations.
+
+    The same records: counts, majorities and the informative/agreeing flags
+    are array sums over the judgments; only the voters of a tied pair are
+    weighed in Python, as exact fractions (the floats reported are those of
+    the exact sums, as in the per-judgment kernel).
+    """
+    j = np.asarray(judgments, dtype=np.int64)
+    pair_ids, p_idx = np.unique(j[:, 0], return_inverse=True)
+    eval_ids, e_idx = np.unique(j[:, 1], return_inverse=True)
+    p_idx, e_idx = p_idx.reshape(-1), e_idx.reshape(-1)
+    n_p, n_e = pair_ids.size, eval_ids.size
+    is_f, is_s = j[:, 2] == int(FIRST), j[:, 2] == int(SECOND)
+    f = np.bincount(p_idx, weights=is_f, minlength=n_p).astype(np.int64)
+    s = np.bincount(p_idx, weights=is_s, minlength=n_p).astype(np.int64)
+    k = np.bincount(p_idx, weights=j[:, 2] == int(SKIP), minlength=n_p).astype(np.int64)
+    enough = (f + s) >= min_votes
+    tied = enough & (f == s)
+    if tie_rule == "evaluator_weight" and tied.any():
+        # others' strict majority on each voted judgment (the voter's own vote taken out)
+        of, os_ = f[p_idx] - is_f, s[p_idx] - is_s
+        informative = (is_f | is_s) & (of != os_)
+        agree = informative & ((is_f & (of > os_)) | (is_s & (os_ > of)))
+        n_inf = np.bincount(e_idx, weights=informative, minlength=n_e).astype(np.int64)
+        n_agree = np.bincount(e_idx, weights=agree, minlength=n_e).astype(np.int64)
+        on_tie = np.flatnonzero(tied[p_idx] & (is_f | is_s))
+        on_tie = on_tie[np.lexsort((e_idx[on_tie], p_idx[on_tie]))]  # by pair, then evaluator id
+        num = (n_agree[e_idx[on_tie]] - agree[on_tie]).tolist()
+        den = (n_inf[e_idx[on_tie]] - informative[on_tie]).tolist()
+        tie_rows: Iterable[tuple[Any, Any, Any, Any, Any]] = zip(
+            p_idx[on_tie].tolist(), eval_ids[e_idx[on_tie]].tolist(), is_f[on_tie].tolist(), num, den, strict=True)
+    else:
+        tie_rows = ()
+    ties: dict[int, list[tuple[Hashable, Verdict, Fraction]]] = defaultdict(list)
+    for p, e, first, a, c in tie_rows:
+        ties[p].append((e, FIRST if first else SECOND, Fraction(a, c) if c else DEFAULT_WEIGHT))
+    records: list[PairConsensus] = []
+    for p, (pid, nf, ns, nk, ok) in enumerate(zip(pair_ids.tolist(), f.tolist(), s.tolist(), k.tolist(),
+                                                   enough.tolist(), strict=True)):
+        if not ok:
+            records.append(PairConsensus(pid, nf, ns, nk, None, METHOD_NO_CONSENSUS, REASON_FEW_VOTES))
+        elif nf != ns:
+            records.append(PairConsensus(pid, nf, ns, nk, FIRST if nf > ns else SECOND, METHOD_MAJORITY))
+        elif tie_rule == "none":
+            records.append(PairConsensus(pid, nf, ns, nk, None, METHOD_NO_CONSENSUS, REASON_TIE_RULE_NONE))
+        else:
+            w = ties[p]
+            wf = sum((x for _, v, x in w if v == FIRST), Fraction(0))
+            ws = sum((x for _, v, x in w if v == SECOND), Fraction(0))
+            winner = None if wf == ws else (FIRST if wf > ws else SECOND)
+            records.append(PairConsensus(
+                pid, nf, ns, nk, winner, METHOD_NO_CONSENSUS if winner is None else METHOD_TIE_RESOLVED,
+                REASON_TIE_UNRESOLVED if winner is None else None, float(wf), float(ws),
+                tuple((e, v, float(x)) for e, v, x in w),
+            ))
+    return ConsensusResult(pairs=tuple(records), tie_rule=tie_rule, min_votes=min_votes, n_evaluators=n_e)
 
 
 def leave_one_out_consensus(
@@ -537,7 +600,16 @@ def _loo_kernel(h: NDArray[np.int8], *, min_votes: int, tie_rule: str) -> NDArra
         informative[x] = False
         agree = informative & (((first == 1) & (of > os_)) | ((second == 1) & (os_ > of)))
         n_inf, n_agree = informative.sum(axis=1), agree.sum(axis=1)
-        for p in tied:
+        # each voter's weight as a float; a tie whose two sums are too close to call in floats
+        # (relative gap <= 1e-9, far above the rounding of a sum of n_e correctly rounded ratios)
+        # is weighed again exactly below
+        den = n_inf[:, None] - informative[:, tied]
+        approx = np.where(den > 0, (n_agree[:, None] - agree[:, tied]) / np.maximum(den, 1), float(DEFAULT_WEIGHT))
+        approx[x] = 0.0
+        wf_t, ws_t = (approx * first[:, tied]).sum(axis=0), (approx * second[:, tied]).sum(axis=0)
+        sure = np.abs(wf_t - ws_t) > 1e-9 * (wf_t + ws_t)
+        out[x, tied[sure]] = np.where(wf_t[sure] > ws_t[sure], int(FIRST), int(SECOND))
+        for p in tied[~sure]:
             voters = np.flatnonzero(voted[:, p])
             wf, ws = Fraction(0), Fraction(0)
             for e in voters:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from scoring._quantiles import column_nanquantile
 from scoring._typing import FloatArray
 from scoring.analyses._common import Correlation, correlation
 from scoring.pairs import FIRST, SECOND, TIE, UNDEFINED, merge_ties
@@ -584,7 +585,7 @@ def human_difficulty(
                          for _ in range(n_boot)])
         ok = np.isfinite(reps).any(axis=0)
         if ok.any():
-            low[ok], high[ok] = np.nanquantile(reps[:, ok], [(1 - level) / 2, (1 + level) / 2], axis=0)
+            low[ok], high[ok] = column_nanquantile(reps[:, ok], np.array([(1 - level) / 2, (1 + level) / 2]))
     return HumanDifficulty(method=method, difficulty=point, low=low, high=high, n_persons=int(arr.shape[1]),
                            n_boot=n_boot, level=level)
 

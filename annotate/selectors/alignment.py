@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from django.db.models import Count, Max
@@ -108,8 +108,9 @@ def verdict_from_display(*, choice: str, left_question_id: int, question_a_id: i
     return FIRST if a_on_left == pressed_left else SECOND
 
 
-@dataclass(frozen=True)
-class PairInfo:
+class PairInfo(NamedTuple):
+    """One study pair as the report reads it (a named tuple: a study can have 10**5-10**6 pairs)."""
+
     pair_id: int
     position: int
     question_a_id: int
@@ -221,16 +222,13 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
     Attention-check pairs and the judgments of excluded evaluators are left
     out here, once, so no statistic of the report can count them; the
     excluded evaluators are listed in :attr:`StudyData.excluded`."""
-    pairs = tuple(
-        PairInfo(*row)
-        for row in Pair.objects.filter(study=study, attention_check=False)
-        .order_by("position")
-        .values_list(
-            "pk", "position", "question_a_id", "question_b_id", "question_a__external_id",
-            "question_b__external_id", "question_a__subject__name", "question_a__dataset__name",
-            "question_b__dataset__name",
-        )
-    )
+    pairs = tuple(map(PairInfo._make, Pair.objects.filter(study=study, attention_check=False)
+                      .order_by("position")
+                      .values_list(
+                          "pk", "position", "question_a_id", "question_b_id", "question_a__external_id",
+                          "question_b__external_id", "question_a__subject__name", "question_a__dataset__name",
+                          "question_b__dataset__name",
+                      )))
     pair_by_id = {p.pair_id: p for p in pairs}
     excluded_rows = list(
         Participation.objects.filter(study=study, excluded_at__isnull=False).order_by("created_at", "pk")
@@ -276,7 +274,8 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
         pair_col, part_col, verdict_col = zip(*judgments, strict=True)
         human[[row_of[e] for e in part_col], [col_of[p] for p in pair_col]] = verdict_col
 
-    pair_questions = np.array([[p.question_a_id, p.question_b_id] for p in pairs], dtype=np.int64).reshape(-1, 2)
+    pair_questions = np.column_stack([np.fromiter((p.question_a_id for p in pairs), np.int64, len(pairs)),
+                                      np.fromiter((p.question_b_id for p in pairs), np.int64, len(pairs))])
     question_ids = np.unique(pair_questions)
     pair_index = np.searchsorted(question_ids, pair_questions)
     specs = report_methods()

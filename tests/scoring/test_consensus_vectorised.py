@@ -108,3 +108,63 @@ def test_an_integer_array_is_checked_like_a_list():
         consensus(np.array([[4, 9, 0], [5, 9, 1], [4, 9, 1]]))
     with pytest.raises(ValueError, match=r"must be a \(n_judgments, 3\) array"):
         consensus(np.array([[4, 9]]))
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("min_votes", [1, 2, 3])
+@pytest.mark.parametrize("tie_rule", ["evaluator_weight", "none"])
+def test_the_array_kernel_gives_the_records_of_the_list_kernel(seed, min_votes, tie_rule):
+    """Every record (counts, winner, method, reason, tie weights) of the array path equals
+    the per-judgment path's, for scattered ids given in any order."""
+    from scoring.consensus import consensus
+
+    rng = np.random.default_rng(100 + seed)
+    n_e, n_p = int(rng.integers(2, 9)), int(rng.integers(1, 30))
+    human = _random_study(rng, n_e, n_p, p_missing=rng.uniform(0, 0.5), p_skip=rng.uniform(0, 0.3))
+    pair_ids = rng.choice(10**9, size=n_p, replace=False) - 5 * 10**8  # negative ids too
+    eval_ids = rng.choice(10**6, size=n_e, replace=False)
+    e, p = np.nonzero(human != UNDEFINED)
+    triples = [(int(pair_ids[pp]), int(eval_ids[ee]), int(human[ee, pp])) for ee, pp in zip(e, p, strict=True)]
+    order = rng.permutation(len(triples))
+    from_list = consensus([triples[k] for k in order], min_votes=min_votes, tie_rule=tie_rule)
+    from_array = consensus(np.array(triples, dtype=np.int64).reshape(-1, 3)[order], min_votes=min_votes,
+                           tie_rule=tie_rule)
+    assert from_array.pairs == from_list.pairs
+    assert from_array.n_evaluators == from_list.n_evaluators == len({t[1] for t in triples})
+
+
+def _float_trap() -> np.ndarray:
+    """A study whose pair 0 is an exact tie of weights 1/10 + 2/10 against 3/10 + 0/10.
+
+    Evaluators A, B, C, D (rows 0-3) each judge a block of ten other pairs on which
+    two helpers (rows 4, 5) vote FIRST; A agrees with them on 1 of 10, B on 2, C on 3,
+    D on none. On pair 0, A and B vote FIRST and C and D SECOND; row 6 judges nothing.
+    In floats 0.1 + 0.2 > 0.3 + 0.0, so a float comparison calls FIRST.
+    """
+    n_p = 41
+    human = np.full((7, n_p), int(UNDEFINED), dtype=np.int8)
+    human[:4, 0] = [int(FIRST), int(FIRST), int(SECOND), int(SECOND)]
+    for e, agree in enumerate((1, 2, 3, 0)):
+        block = np.arange(1 + 10 * e, 11 + 10 * e)
+        human[4:6, block] = int(FIRST)
+        human[e, block] = int(SECOND)
+        human[e, block[:agree]] = int(FIRST)
+    return human
+
+
+def test_float_rounding_never_decides_a_tie():
+    from scoring.consensus import consensus
+
+    assert 0.1 + 0.2 > 0.3 + 0.0  # the trap is real
+    human = _float_trap()
+    e, p = np.nonzero(human != UNDEFINED)
+    triples = [(int(pp), int(ee), int(human[ee, pp])) for ee, pp in zip(e, p, strict=True)]
+    for judgments in (triples, np.array(triples, dtype=np.int64)):
+        rec = consensus(judgments)[0]
+        assert (rec.votes_first, rec.votes_second) == (2, 2)
+        assert rec.winner is None and rec.reason == "tie not resolved by weights"
+        assert [w for _, _, w in rec.tie_weights] == [0.1, 0.2, 0.3, 0.0]
+    # row 6 judged nothing: its leave-one-out consensus is everyone's consensus
+    loo = leave_one_out_verdicts(human)
+    assert loo[6, 0] == UNDEFINED
+    np.testing.assert_array_equal(loo[:6], _slow_reference(human, min_votes=1, tie_rule="evaluator_weight")[:6])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotate.selectors.alignment import REFERENCE_METHOD, StudyData, report_methods
+from annotate.selectors.alignment import REFERENCE_METHOD, PairInfo, StudyData, report_methods
 from annotate.services.alignment._stats import (
     REASON_NO_SCORED_PAIR,
     agreement_fields,
@@ -85,10 +85,13 @@ def pair_rows(
     n = len(data.pairs)
     names = {e.participation_id: e.pseudonym for e in data.evaluators}
     columns: dict[str, list] = {k: [] for k in (*PairRows.INT, *PairRows.TEXT, *PairRows.FLOAT)}
+    # PairInfo is a named tuple: zip(*pairs) gives its fields as columns in one pass
+    fields = dict(zip(PairInfo._fields, zip(*data.pairs, strict=True) if n else ((),) * len(PairInfo._fields),
+                      strict=True))
     for k, attr in (("pair_id", "pair_id"), ("position", "position"), ("question_a", "question_a_id"),
                     ("question_b", "question_b_id"), ("subject", "subject"), ("dataset_a", "dataset_a"),
                     ("external_a", "external_a"), ("dataset_b", "dataset_b"), ("external_b", "external_b")):
-        columns[k] = [getattr(p, attr) for p in data.pairs]  # one column at a time (a pass per column)
+        columns[k] = fields[attr]
     votes_a, votes_b, skips = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
     verdict = np.full(n, None, dtype=object)
     method = np.full(n, "no_consensus", dtype=object)
