@@ -382,7 +382,26 @@ def _fit_codes(
     b = np.full(n_items, np.nan)
     se = np.full(n_items, np.nan)
     n_iter_total, worst, all_converged = 0, 0.0, True
-    for c in range(n_comp):
+    sizes = np.bincount(component[component >= 0], minlength=n_comp)
+    alone = np.ones(n_comp, dtype=bool)
+    for size in np.unique(sizes[sizes <= SMALL_MAX]).tolist():
+        same = np.flatnonzero(sizes == size)
+        if same.size < 2:
+            continue
+        alone[same] = False
+        bs, ses, iters, residuals, oks = _fit_small_components(
+            h, o, np.asarray(count, dtype=np.float64), component, same, size, penalty, tol=tol, max_iter=max_iter,
+            with_cov=with_cov, start=start)
+        if not oks.all() and raise_on_fail:
+            bad = int(np.flatnonzero(~oks)[0])
+            raise ConvergenceError("Bradley-Terry", n_iter=int(iters[bad]), residual=float(residuals[bad]), tol=tol)
+        for r, c in enumerate(same.tolist()):
+            members = np.flatnonzero(component == c)
+            b[members], se[members] = bs[r], ses[r]
+        n_iter_total += int(iters.sum())
+        worst = max(worst, float(residuals.max()))
+        all_converged = all_converged and bool(oks.all())
+    for c in np.flatnonzero(alone).tolist():
         members = np.flatnonzero(component == c)
         local = np.full(n_items, -1, dtype=np.int64)
         local[members] = np.arange(members.size)
@@ -404,6 +423,57 @@ def _fit_codes(
         worst = max(worst, residual)
         all_converged = all_converged and converged
     return b, se, component, n_comp, n_iter_total, worst, all_converged
+
+
+#: Components of at most this many items that share their size with another component are fitted
+#: together (:func:`_fit_small_components`): a sparse study has hundreds of 2-3 item components, and one
+#: Newton fit each costs more in Python than in arithmetic.
+SMALL_MAX = 32
+
+
+def _fit_small_components(
+    h: _IntArray, o: _IntArray, count: _FloatArray, component: _IntArray, which: _IntArray, size: int,
+    penalty: float, *, tol: float, max_iter: int, with_cov: bool, start: _FloatArray | None,
+) -> tuple[_FloatArray, _FloatArray, NDArray[np.int64], _FloatArray, NDArray[np.bool_]]:
+    """:func:`_fit_component` of the components ``which`` (each of ``size`` items), all at once.
+
+    Each component's codes in local indices (members in ascending order, as
+    :func:`_fit_codes` numbers them) go into one row of a count matrix over the
+    union of the local codes (a code a component lacks has count 0, which adds
+    exactly 0 to every sum); the rows take their Newton steps together
+    (:func:`_newton_stacked`, the same step halving and stopping rule per
+    row). Returns per component (rows in the order of ``which``): values,
+    standard errors, iterations, final ``max |gradient|`` and convergence.
+    """
+    row_of = np.full(int(component.max(initial=-1)) + 1, -1, dtype=np.int64)
+    row_of[which] = np.arange(which.size)
+    row_of_item = np.where(component >= 0, row_of[np.maximum(component, 0)], -1)
+    # each component's members, ascending, get the local indices 0..size-1 (as in _fit_codes)
+    items = np.flatnonzero(row_of_item >= 0)
+    members = items[np.argsort(row_of_item[items], kind="stable")].reshape(which.size, size)
+    local = np.full(component.size, -1, dtype=np.int64)
+    local[members.ravel()] = np.tile(np.arange(size), which.size)
+    keep = row_of_item[h] >= 0
+    union, slot = np.unique(local[h[keep]] * size + local[o[keep]], return_inverse=True)
+    cnt = np.zeros((which.size, union.size))
+    cnt[row_of_item[h[keep]], slot.reshape(-1)] = count[keep]
+    x = np.zeros((which.size, size))
+    if start is not None and size > WARM_MIN:
+        x0 = start[members]
+        x[:] = x0 - x0.mean(axis=1, keepdims=True)
+    wi, wj = union // size, union % size
+    bs, converged, n_iter, residual, w = _newton_stacked(wi, wj, cnt, size, penalty, x, tol=tol, max_iter=max_iter)
+    se = np.full((which.size, size), np.nan)
+    if size > 1 and with_cov:
+        ui, uj, *_ = merge_directions(wi, wj, cnt, size)
+        lap = np.zeros((which.size, size, size))
+        lap[:, ui, uj] = -w
+        lap[:, uj, ui] = -w
+        idx = np.arange(size)
+        lap[:, idx, idx] = -lap.sum(axis=2)
+        cov = np.linalg.pinv(lap + penalty * (np.eye(size) - 1.0 / size), hermitian=True)
+        se = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 0.0, None))
+    return bs, se, n_iter, residual, converged
 
 
 def _fit_weighted(
@@ -505,7 +575,7 @@ def _fit_stacked(
         if start is not None and size > WARM_MIN:
             x0 = start[members]
             x[:] = x0 - x0.mean()
-        bc, ok = _newton_stacked(wi, wj, cnt, size, penalty, x, tol=tol, max_iter=max_iter)
+        bc, ok, *_ = _newton_stacked(wi, wj, cnt, size, penalty, x, tol=tol, max_iter=max_iter)
         b[:, members] = bc
         converged &= ok
     return b, converged
@@ -514,8 +584,12 @@ def _fit_stacked(
 def _newton_stacked(
     wi: _IntArray, wj: _IntArray, count: _FloatArray, n: int, penalty: float, b: _FloatArray, *, tol: float,
     max_iter: int,
-) -> tuple[_FloatArray, NDArray[np.bool_]]:
-    """Rows of ``b`` (shape (R, n), each summing to zero) to the penalised optimum of their ``count`` row."""
+) -> tuple[_FloatArray, NDArray[np.bool_], NDArray[np.int64], _FloatArray, _FloatArray]:
+    """Rows of ``b`` (shape (R, n), each summing to zero) to the penalised optimum of their ``count`` row.
+
+    Returns ``(b, converged, n_iter, residual, w)`` per row (``w``: the curvature weights of the
+    unordered pairs :func:`merge_directions` gives, at the returned ``b``).
+    """
     n_rows = b.shape[0]
     ui, uj, a, c = merge_directions(wi, wj, count, n)
     tot = a + c
@@ -554,10 +628,12 @@ def _newton_stacked(
     value, grad, w = evaluate(b, everyone)
     residual = np.abs(grad).max(axis=1) if n else np.zeros(n_rows)
     converged = residual <= tol
+    iters = np.zeros(n_rows, dtype=np.int64)
     n_iter = 0
     while n_iter < max_iter and not converged.all():
         n_iter += 1
         rows = np.flatnonzero(~converged)
+        iters[rows] += 1
         step = newton_step(grad[rows], w[rows])
         t = np.ones(rows.size)
         trial = b[rows] + step
@@ -575,7 +651,7 @@ def _newton_stacked(
         grad[rows], w[rows] = g_new, w_new
         residual[rows] = np.abs(g_new).max(axis=1)
         converged[rows] = (residual[rows] <= tol) & np.all(np.isfinite(trial), axis=1)
-    return b, converged
+    return b, converged, iters, residual, w
 
 
 def spearman_brown(r: float, *, factor: float = 2.0) -> float:

@@ -798,12 +798,17 @@ def _bootstrap_cis(codes: list[NDArray[np.int64]], *, n_boot: int, level: float,
     rows = max(1, BOOT_CHUNK_CELLS // n)
     agreement = np.empty((len(codes), n_boot))
     kappa = np.empty((len(codes), n_boot))
-    # With several methods, count how often each pair is drawn in a row once and take every method's two
-    # counts by one product with their 0/1 columns (exact: whole numbers <= n); with one or two, gather.
+    # With several methods, a pair's 0/1 fields (decided, agree per method) take few distinct patterns:
+    # count how often each pattern is drawn in a row (one gather and one small bincount), then every
+    # method's two counts are one product of those counts with the patterns (exact: whole numbers <= n);
+    # with one or two methods, gather the codes.
     fields = None
     if len(codes) >= _COUNT_FROM:
         fields = np.column_stack([np.column_stack([c & (_AGREE_UNIT - 1), c >> np.int64(32)]) for c in codes])
+        fields, pattern = np.unique(fields, axis=0, return_inverse=True)
         fields = fields.astype(np.float64)
+        pattern = pattern.reshape(-1).astype(np.int64)
+        n_patterns = fields.shape[0]
     for start in range(0, n_boot, rows):
         stop = min(n_boot, start + rows)
         idx = gen.integers(0, n, size=(stop - start, n))
@@ -811,9 +816,9 @@ def _bootstrap_cis(codes: list[NDArray[np.int64]], *, n_boot: int, level: float,
             for k, code in enumerate(codes):
                 agreement[k, start:stop], kappa[k, start:stop] = _bootstrap_rows(code, idx)
             continue
-        offsets = (np.arange(stop - start, dtype=np.int64) * n)[:, None]
-        drawn = np.bincount((idx + offsets).ravel(), minlength=(stop - start) * n).reshape(stop - start, n)
-        sums = drawn.astype(np.float64) @ fields
+        offsets = (np.arange(stop - start, dtype=np.int64) * n_patterns)[:, None]
+        drawn = np.bincount((pattern[idx] + offsets).ravel(), minlength=(stop - start) * n_patterns)
+        sums = drawn.reshape(stop - start, n_patterns).astype(np.float64) @ fields
         for k in range(len(codes)):
             n_decided, n_agree = sums[:, 2 * k], sums[:, 2 * k + 1]
             agreement[k, start:stop] = n_agree / n

@@ -13,6 +13,7 @@ Selectors never import services.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -156,8 +157,11 @@ class StudyData:
     evaluators : tuple of EvaluatorInfo
         Participations with at least one judgment (vote or skip), in order
         of joining (``created_at``, then id).
-    judgments : tuple of (pair_id, participation_id, int verdict)
+    judgment_array : ndarray of int64, shape (n_judgments, 3)
+        Rows ``(pair_id, participation_id, verdict)``, verdicts
         ``FIRST``/``SECOND``/``SKIP`` in canonical order, sorted.
+    judgments : tuple of (pair_id, participation_id, int verdict)
+        The same rows as Python tuples (built when first asked for).
     human : ndarray of int8, shape (n_evaluators, n_pairs)
         The same as a matrix; ``UNDEFINED`` (-1) where the evaluator has no
         judgment on the pair.
@@ -185,7 +189,7 @@ class StudyData:
     run: ScoringRun
     pairs: tuple[PairInfo, ...]
     evaluators: tuple[EvaluatorInfo, ...]
-    judgments: tuple[tuple[int, int, int], ...]
+    judgment_array: np.ndarray
     human: np.ndarray
     question_ids: np.ndarray
     pair_index: np.ndarray
@@ -196,10 +200,21 @@ class StudyData:
     excluded: tuple[ExcludedEvaluator, ...] = ()
     n_attention_checks: int = 0
 
+    @functools.cached_property
+    def judgments(self) -> tuple[tuple[int, int, int], ...]:
+        """:attr:`judgment_array` as a tuple of ``(pair_id, participation_id, verdict)`` tuples."""
+        return tuple(map(tuple, self.judgment_array.tolist()))
+
     def align(self, question_ids: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Re-align ``values`` (one per id of the ascending ``question_ids``) to
         :attr:`question_ids`; NaN for a question missing from ``question_ids``."""
         return align_values(self.question_ids, question_ids, values)
+
+
+def index_of(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Position in ``ids`` (distinct, any order) of each of ``values`` (each must be among them)."""
+    order = np.argsort(ids, kind="stable")
+    return order[np.searchsorted(ids[order], values)]
 
 
 def align_values(target_ids: np.ndarray, source_ids: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -235,28 +250,35 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
         .values_list("pk", "user__username", "excluded_at", "excluded_by__username", "exclusion_reason")
     )
     excluded_ids = {row[0] for row in excluded_rows}
+    rows = list(Judgment.objects.filter(pair__study=study, pair__attention_check=False)
+                .values_list("pair_id", "participation_id", "choice", "left_question_id"))
     n_excluded_judgments = dict.fromkeys(excluded_ids, 0)
-    judgments = []
+    pair_col, part_col, choice_col, left_col = (
+        (np.array(c) for c in zip(*rows, strict=True)) if rows else (np.empty(0, np.int64) for _ in range(4)))
+    pair_col, part_col, left_col = (np.asarray(c, dtype=np.int64) for c in (pair_col, part_col, left_col))
+    if excluded_ids:
+        out = np.isin(part_col, np.fromiter(excluded_ids, np.int64, len(excluded_ids)))
+        for pk, k in zip(*np.unique(part_col[out], return_counts=True), strict=True):
+            n_excluded_judgments[int(pk)] = int(k)
+        pair_col, part_col, choice_col, left_col = pair_col[~out], part_col[~out], choice_col[~out], left_col[~out]
     # the verdict depends only on the choice and whether the left question is a and/or b: translate each
-    # combination once (an invalid one raises on its first occurrence, as it did for every judgment)
-    verdict_of: dict[tuple[str, bool, bool], int] = {}
-    for pair_id, part_id, choice, left_id in Judgment.objects.filter(
-        pair__study=study, pair__attention_check=False
-    ).values_list("pair_id", "participation_id", "choice", "left_question_id"):
-        if part_id in excluded_ids:
-            n_excluded_judgments[part_id] += 1
-            continue
-        p = pair_by_id[pair_id]
-        key = (choice, left_id == p.question_a_id, left_id == p.question_b_id)
-        verdict = verdict_of.get(key)
-        if verdict is None:
-            verdict = verdict_of[key] = int(verdict_from_display(
-                choice=choice, left_question_id=left_id, question_a_id=p.question_a_id,
-                question_b_id=p.question_b_id,
-            ))
-        judgments.append((pair_id, part_id, verdict))
-    judgments.sort()
-    judged_by = {part_id for _, part_id, _ in judgments}
+    # combination once, by the first judgment that has it (an invalid one raises, naming that judgment's ids)
+    pair_ids_sorted = np.array(sorted(pair_by_id), dtype=np.int64)
+    a_of = np.array([pair_by_id[p].question_a_id for p in pair_ids_sorted.tolist()], dtype=np.int64)
+    b_of = np.array([pair_by_id[p].question_b_id for p in pair_ids_sorted.tolist()], dtype=np.int64)
+    at = np.searchsorted(pair_ids_sorted, pair_col)
+    choices, choice_code = np.unique(choice_col.astype(str), return_inverse=True)
+    key = choice_code.reshape(-1) * 4 + (left_col == a_of[at]) * 2 + (left_col == b_of[at])
+    verdict_col = np.empty(key.size, dtype=np.int64)
+    distinct, first = np.unique(key, return_index=True)
+    for k, j in zip(distinct.tolist(), first.tolist(), strict=True):
+        verdict_col[key == k] = int(verdict_from_display(
+            choice=str(choices[k // 4]), left_question_id=int(left_col[j]), question_a_id=int(a_of[at[j]]),
+            question_b_id=int(b_of[at[j]]),
+        ))
+    order = np.lexsort((verdict_col, part_col, pair_col))  # sorted as (pair_id, participation_id, verdict)
+    judgment_array = np.column_stack([pair_col[order], part_col[order], verdict_col[order]]).reshape(-1, 3)
+    judged_by = set(np.unique(part_col).tolist())
     evaluators = tuple(
         EvaluatorInfo(pk, f"V{k}", username, field or "", level or "")
         for k, (pk, username, field, level) in enumerate(
@@ -267,12 +289,11 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
             start=1,
         )
     )
-    row_of = {e.participation_id: i for i, e in enumerate(evaluators)}
-    col_of = {p.pair_id: j for j, p in enumerate(pairs)}
     human = np.full((len(evaluators), len(pairs)), int(UNDEFINED), dtype=np.int8)
-    if judgments:  # one judgment per evaluator and pair (a unique constraint): no cell is written twice
-        pair_col, part_col, verdict_col = zip(*judgments, strict=True)
-        human[[row_of[e] for e in part_col], [col_of[p] for p in pair_col]] = verdict_col
+    if judgment_array.size:  # one judgment per evaluator and pair (a unique constraint): no cell is written twice
+        row_idx = index_of(np.array([e.participation_id for e in evaluators], dtype=np.int64), judgment_array[:, 1])
+        col_idx = index_of(np.array([p.pair_id for p in pairs], dtype=np.int64), judgment_array[:, 0])
+        human[row_idx, col_idx] = judgment_array[:, 2]
 
     pair_questions = np.column_stack([np.fromiter((p.question_a_id for p in pairs), np.int64, len(pairs)),
                                       np.fromiter((p.question_b_id for p in pairs), np.int64, len(pairs))])
@@ -297,7 +318,7 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
         for m in specs if m.replicate_columns
     }
     return StudyData(
-        study=study, run=run, pairs=pairs, evaluators=evaluators, judgments=tuple(judgments), human=human,
+        study=study, run=run, pairs=pairs, evaluators=evaluators, judgment_array=judgment_array, human=human,
         question_ids=question_ids, pair_index=pair_index, difficulty=difficulty, replicates=replicates,
         datasets=tuple(sorted(study.datasets.values_list("name", flat=True))),
         subjects=tuple(sorted(study.subjects.values_list("name", flat=True))),

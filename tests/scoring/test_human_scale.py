@@ -355,3 +355,44 @@ def test_the_fit_is_the_optimum_of_the_per_judgment_objective(seed, dense, monke
     ref = minimize(negative, np.zeros(25), jac=True, method="L-BFGS-B", options={"gtol": 1e-11, "ftol": 1e-15})
     np.testing.assert_allclose(b, ref.x, atol=1e-6)
     assert negative(b)[0] <= ref.fun + 1e-12
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_small_components_fitted_together_equal_one_fit_per_component(seed, monkeypatch):
+    """A sparse study (many 2-6 item components): the values, standard errors and every
+    bootstrap/split-half figure equal those of one Newton fit per component."""
+    import scoring.human_scale as hs
+
+    rng = np.random.default_rng(seed)
+    n_items = 90
+    pairs = [rng.choice(n_items, 2, replace=False) for _ in range(45)]
+    harder, other, who = [], [], []
+    for i, j in pairs:
+        for ev in rng.choice(4, size=int(rng.integers(1, 4)), replace=False):
+            win = rng.random() < 0.6
+            harder.append(i if win else j)
+            other.append(j if win else i)
+            who.append(ev)
+    args = (np.array(harder), np.array(other), np.array(who))
+    kwargs = {"n_items": n_items, "n_boot": 30, "n_splits": 10, "rng": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HumanScaleWarning)
+        together = human_scale(*args, **kwargs)
+        monkeypatch.setattr(hs, "SMALL_MAX", 0)
+        apart = human_scale(*args, **kwargs)
+    assert together.n_components >= 10
+    sizes = np.bincount(together.component[together.component >= 0])
+    assert (np.bincount(sizes)[2:] >= 2).any()  # some sizes are shared: the batched path ran
+    for field in ("difficulty", "se", "ci_low", "ci_high"):
+        np.testing.assert_allclose(getattr(together, field), getattr(apart, field), atol=1e-8, equal_nan=True)
+    assert together.split_half == pytest.approx(apart.split_half, abs=1e-8, nan_ok=True)
+    b_pair, se_pair = bradley_terry([0, 0, 1, 2, 3, 2], [1, 1, 0, 3, 2, 3], n_items=4)
+    # two components of two items: each is the closed form of its own pair (see the test above)
+    np.testing.assert_allclose(b_pair[:2], bradley_terry([0, 0, 1], [1, 1, 0], n_items=2)[0], atol=1e-10)
+    np.testing.assert_allclose(se_pair[2:], bradley_terry([0, 1, 1], [1, 0, 0], n_items=2)[1], atol=1e-10)
+
+
+def test_a_small_component_that_cannot_converge_raises_in_the_batched_path():
+    # two 2-item components, each with a perfect winner: no finite optimum without a penalty
+    with pytest.raises(ConvergenceError):
+        bradley_terry([0, 0, 2], [1, 1, 3], n_items=4, penalty=0.0, max_iter=5)

@@ -47,9 +47,9 @@ def study_live_counts(*, study: Study, min_votes: int = 1, tie_rule: str = "eval
     with the report's defaults (``min_votes`` 1, ``tie_rule`` "evaluator_weight")."""
     data = study_alignment_data(study=study, run=study.scoring_run)
     result, _ = human.study_consensus(data, min_votes=min_votes, tie_rule=tie_rule)
-    n_skips = sum(v == SKIP for _, _, v in data.judgments)
+    n_skips = int((data.judgment_array[:, 2] == SKIP).sum())
     return LiveCounts(
-        n_votes=len(data.judgments) - n_skips,
+        n_votes=len(data.judgment_array) - n_skips,
         n_skips=n_skips,
         n_pairs=len(data.pairs),
         n_consensus=sum(p.winner is not None for p in result.pairs),

@@ -238,9 +238,9 @@ def _study_info(data: StudyData) -> StudyInfo:
     s = data.study
     return StudyInfo(
         id=s.pk, name=s.name, status=s.status, strategy=s.strategy, seed=s.seed,
-        n_pairs=len(data.pairs), n_evaluators=len(data.evaluators), n_judgments=len(data.judgments),
-        n_votes=sum(v != SKIP for _, _, v in data.judgments),
-        n_skips=sum(v == SKIP for _, _, v in data.judgments),
+        n_pairs=len(data.pairs), n_evaluators=len(data.evaluators), n_judgments=len(data.judgment_array),
+        n_votes=int((data.judgment_array[:, 2] != SKIP).sum()),
+        n_skips=int((data.judgment_array[:, 2] == SKIP).sum()),
         scoring_run=s.scoring_run_id, datasets=data.datasets, subjects=data.subjects,
         n_attention_checks=data.n_attention_checks,
     )

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from annotate.models import PairStrategy
-from annotate.selectors.alignment import StudyData
+from annotate.selectors.alignment import StudyData, index_of
 from annotate.services.alignment.model import (
     HumanScaleEvaluator,
     HumanScaleMethod,
@@ -113,11 +113,11 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     refs = [refs_by_id[i] for i in order]
     subjects = [subjects_by_id[i] for i in order]
     difficulty = {k: np.asarray(data.difficulty[k], dtype=np.float64)[order] for k in available}
-    row_of_pair = {p.pair_id: j for j, p in enumerate(data.pairs)}
-    evaluator_of = {e.participation_id: i for i, e in enumerate(data.evaluators)}
-    pair_rows = np.array([row_of_pair[pid] for pid, _, _ in data.judgments], dtype=np.int64)
-    who = np.array([evaluator_of[eid] for _, eid, _ in data.judgments], dtype=np.int64)
-    verdicts = np.array([v for _, _, v in data.judgments], dtype=np.int64)
+    pair_ids = np.fromiter((p.pair_id for p in data.pairs), np.int64, len(data.pairs))
+    part_ids = np.fromiter((e.participation_id for e in data.evaluators), np.int64, len(data.evaluators))
+    pair_rows, who = (index_of(ids, column) for ids, column in ((pair_ids, data.judgment_array[:, 0]),
+                                                                (part_ids, data.judgment_array[:, 1])))
+    verdicts = data.judgment_array[:, 2]
     harder, other, kept = oriented_judgments(position[data.pair_index.reshape(-1, 2)], pair_rows, verdicts)
     common = {"model": MODEL, "penalty": PENALTY, "n_boot": n_boot, "n_splits": N_SPLITS, "ci_level": ci_level,
               "misfit_threshold": MISFIT_THRESHOLD, "n_votes": int(harder.size)}
