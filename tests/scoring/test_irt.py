@@ -162,6 +162,36 @@ def test_its_mirt_gradient_matches_finite_differences_for_a_fixed_sample(partial
     np.testing.assert_allclose(np.concatenate([g_t.ravel(), g_a.ravel(), g_b]), numeric, atol=2e-5)
 
 
+def test_its_mirt_elbo_and_gradient_in_float32_cells_are_the_float64_ones_to_float32_rounding(partial):
+    """irt_mirt keeps its per-cell arrays in float32 (_MIRT_CELL_DTYPE); the ELBO and gradient of a
+    fixed sample then equal the plain float64 formula's to float32 resolution."""
+    rng = np.random.default_rng(8)
+    n_questions, n_models = partial.shape
+    mu = (rng.normal(size=(n_models, 3)), rng.normal(size=(n_questions, 3)), rng.normal(size=n_questions))
+    eps = (rng.normal(size=(n_models, 3)), rng.normal(size=(n_questions, 3)), rng.normal(size=n_questions))
+    y, w = irt._targets_and_weights(partial)
+    exact = irt._mirt_elbo_and_grad(*mu, *eps, y, w)
+    single = irt._mirt_elbo_and_grad(*mu, *eps, y.astype(np.float32), w.astype(np.float32))
+    assert irt._MIRT_CELL_DTYPE is np.float32
+    assert single[0] == pytest.approx(exact[0], rel=1e-6)
+    for got, want in zip(single[1:], exact[1:], strict=True):
+        assert got.dtype == np.float64  # the parameters' gradients stay float64 for Adam
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
+def test_a_mirt_fit_with_float32_cells_is_the_float64_fit_to_float32_resolution(monkeypatch):
+    rng = np.random.default_rng(9)
+    theta, a, b = rng.normal(size=(25, 3)), 0.7 * rng.normal(size=(300, 3)), rng.normal(size=300)
+    R = (rng.random((300, 25)) < 1 / (1 + np.exp(-(a @ theta.T - b[:, None])))).astype(float)
+    R[rng.random(R.shape) < 0.05] = np.nan
+    single = irt.irt_mirt(R, epochs=150, rng=4)
+    monkeypatch.setattr(irt, "_MIRT_CELL_DTYPE", np.float64)
+    double = irt.irt_mirt(R, epochs=150, rng=4)
+    np.testing.assert_allclose(single.difficulty, double.difficulty, rtol=0, atol=1e-4)
+    np.testing.assert_allclose(single.elbo_trace, double.elbo_trace, rtol=1e-5)
+    assert np.corrcoef(single.difficulty, b)[0, 1] > 0.5  # and it is a fit of the simulated difficulty
+
+
 # ---------------------------------------------------------------------------
 # fits worked out independently
 
