@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from annotate.loaders.limits import scratch_dir
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -163,7 +165,7 @@ class DenseCells:
         self.file = file
         self.dataset = dataset
         self.models = np.array(models, dtype=object)
-        self.folder = Path(tempfile.mkdtemp(prefix="eip-wide-"))
+        self.folder = Path(tempfile.mkdtemp(prefix="eip-wide-", dir=scratch_dir()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.folder), True)
         self._blocks: list[tuple[int, int, Path, np.dtype]] = []  # (start, n_rows, path, dtype)
         self._ids: list[np.ndarray] = []
@@ -220,7 +222,7 @@ class DenseCells:
     def __setstate__(self, state: dict) -> None:
         data = state.pop("_block_data")
         self.__dict__.update(state)
-        self.folder = Path(tempfile.mkdtemp(prefix="eip-wide-"))
+        self.folder = Path(tempfile.mkdtemp(prefix="eip-wide-", dir=scratch_dir()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.folder), True)
         self._blocks = []
         for start, block in data:

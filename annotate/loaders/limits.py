@@ -1,10 +1,13 @@
-"""Upload size limits, read from settings (see ``eipsite/settings.py`` and docs/deploy.md).
+"""Upload size limits and the loaders' scratch folder, read from settings (see
+``eipsite/settings.py`` and docs/deploy.md).
 
 Parsers call these at read time, so a test's ``override_settings`` applies.
 Every limit is checked while bytes stream in or are decompressed, in bounded
 chunks, never after a whole file or member is in memory.
 """
 from __future__ import annotations
+
+from pathlib import Path
 
 from django.conf import settings
 
@@ -39,3 +42,14 @@ def max_unpacked_total_bytes() -> int:
 def max_member_bytes() -> int:
     """``EIP_UPLOAD_MAX_MEMBER_BYTES``: decompressed bytes of one archive member read into memory."""
     return int(getattr(settings, "EIP_UPLOAD_MAX_MEMBER_BYTES", DEFAULT_MAX_MEMBER_BYTES))
+
+
+def scratch_dir() -> Path:
+    """Folder for the dense blocks of a file being parsed: ``EIP_STORE_DIR/scratch`` (created if missing).
+
+    On the disk of the matrix store, which is sized for response sets, rather than the system's
+    temporary folder (often a small tmpfs): a 1,000,000 x 2,000 upload's blocks take ~2 GB.
+    """
+    folder = Path(settings.EIP_STORE_DIR) / "scratch"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -232,3 +232,20 @@ def test_a_pickled_compact_parse_keeps_its_blocks_after_the_original_is_gone(tmp
     again = pickle.loads(kept)
     assert again.cells is not None and again.cells.folder != folder
     pd.testing.assert_frame_equal(again.responses, expected)
+
+
+def test_the_dense_blocks_of_a_parse_lie_under_the_store_folder_and_go_with_it(tmp_path, small_chunks,
+                                                                             _matrix_store_dir):
+    """Blocks go to EIP_STORE_DIR/scratch (the disk sized for response sets), not the system's
+    temporary folder, and are removed when the parse is gone."""
+    import gc
+
+    path = tmp_path / "wide.csv"
+    path.write_text(WIDE["partial credit, spaces, credits near 0 and 1"], encoding="utf-8")
+    parsed = parse_wide(path, dataset="d")
+    folder = parsed.cells.folder
+    assert folder.parent == _matrix_store_dir / "scratch"
+    assert any(folder.iterdir())  # the blocks are there while the parse lives
+    del parsed
+    gc.collect()
+    assert not folder.exists()
