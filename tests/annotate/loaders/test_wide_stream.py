@@ -219,6 +219,9 @@ def test_bad_parquet_cells_are_located_in_a_later_batch(tmp_path, small_chunks):
 
 def test_a_pickled_compact_parse_keeps_its_blocks_after_the_original_is_gone(tmp_path, small_chunks):
     import gc
+    from pathlib import Path
+
+    from django.conf import settings
     import pickle
     path = tmp_path / "wide.csv"
     path.write_text(WIDE["binary with missing cells and a blank row"], encoding="utf-8")
@@ -234,17 +237,19 @@ def test_a_pickled_compact_parse_keeps_its_blocks_after_the_original_is_gone(tmp
     pd.testing.assert_frame_equal(again.responses, expected)
 
 
-def test_the_dense_blocks_of_a_parse_lie_under_the_store_folder_and_go_with_it(tmp_path, small_chunks,
-                                                                             _matrix_store_dir):
+def test_the_dense_blocks_of_a_parse_lie_under_the_store_folder_and_go_with_it(tmp_path, small_chunks):
     """Blocks go to EIP_STORE_DIR/scratch (the disk sized for response sets), not the system's
     temporary folder, and are removed when the parse is gone."""
     import gc
+    from pathlib import Path
+
+    from django.conf import settings
 
     path = tmp_path / "wide.csv"
     path.write_text(WIDE["partial credit, spaces, credits near 0 and 1"], encoding="utf-8")
     parsed = parse_wide(path, dataset="d")
     folder = parsed.cells.folder
-    assert folder.parent == _matrix_store_dir / "scratch"
+    assert folder.parent == Path(settings.EIP_STORE_DIR) / "scratch"
     assert any(folder.iterdir())  # the blocks are there while the parse lives
     del parsed
     gc.collect()
