@@ -219,9 +219,6 @@ def test_bad_parquet_cells_are_located_in_a_later_batch(tmp_path, small_chunks):
 
 def test_a_pickled_compact_parse_keeps_its_blocks_after_the_original_is_gone(tmp_path, small_chunks):
     import gc
-    from pathlib import Path
-
-    from django.conf import settings
     import pickle
     path = tmp_path / "wide.csv"
     path.write_text(WIDE["binary with missing cells and a blank row"], encoding="utf-8")
