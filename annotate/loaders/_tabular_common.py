@@ -418,7 +418,7 @@ def _check_datasets(datasets: pd.Series, rows: np.ndarray, *, file: str, problem
     return not blank.any()
 
 
-def _check_columns(table: _Table, required: list[str], optional: list[str], problems: _Problems) -> bool:
+def _check_columns(table: _Table | _CsvHead, required: list[str], optional: list[str], problems: _Problems) -> bool:
     missing = [c for c in required if c not in table.header]
     if missing:
         expected = ", ".join(repr(c) for c in required)
@@ -435,7 +435,7 @@ def _check_columns(table: _Table, required: list[str], optional: list[str], prob
     return True
 
 
-def _note_ignored(table: _Table, used: Sequence[str], notes: list[str]) -> None:
+def _note_ignored(table: _Table | _CsvHead, used: Sequence[str], notes: list[str]) -> None:
     ignored = [c for c in table.header if c not in used]
     if ignored:
         notes.append(IGNORED_COLUMNS_NOTE.format(file=table.file, columns=_fmt_list(ignored)))
