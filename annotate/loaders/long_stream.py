@@ -88,8 +88,8 @@ if TYPE_CHECKING:
 
 #: Records (rows of a CSV, lines of JSON Lines) read at a time.
 CHUNK_ROWS = 100_000
-#: Matrix rows per dense block.
-BLOCK_ROWS = 8192
+#: About this many cells per dense block (its temporaries are a few times its float64 size).
+BLOCK_CELLS = 1 << 18
 _SEP = "\x00"  # joins dataset and question id into one key (refused in the text of either)
 
 
@@ -413,9 +413,10 @@ class LongReader:
         ids = np.array(self.q_ids, dtype=object)
         datasets = np.array(self.q_datasets, dtype=object)
         rows = np.where(q_first >= 0, q_first, self.questions.first_row)
+        block_rows = max(1, BLOCK_CELLS // max(1, len(m_order)))
         try:
-            for start in range(0, len(q_order), BLOCK_ROWS):
-                order = q_order[start:start + BLOCK_ROWS]
+            for start in range(0, len(q_order), block_rows):
+                order = q_order[start:start + block_rows]
                 credit = value[order][:, m_order]
                 observed = ~np.isnan(credit)
                 _snap(credit, observed, cells)

@@ -128,7 +128,6 @@ from annotate.loaders._tabular_common import (
     UTF16_BOM,
     WRONG_FIRST_COLUMN,
     _check_columns,
-    _decode,
     _dedupe,
     _fmt_list,
     _fmt_names,
@@ -140,6 +139,7 @@ from annotate.loaders._tabular_common import (
     _report_credits,
     _source,
     _validate_common,
+    check_text,
     shorten_quoted,
 )
 from annotate.loaders.base import (
@@ -366,7 +366,7 @@ def _long_responses(result: LongResult | None, file: str) -> _Responses | None:
 def _read_long(path: Path, problems: _Problems, notes: list[str], *, dataset: str | None, id_column: str,
                subject_column: str | None, keep_columns: list[str], attributes_required: bool) -> _Responses | None:
     """A long CSV/TSV, read a chunk at a time (:mod:`annotate.loaders.long_stream`)."""
-    head = _read_csv_head(path, problems)
+    head = _read_csv_head(path, problems, keep_text=False)
     if head is None:
         return None
     subject, keep_columns, must = _attribute_columns(head.header, subject_column, keep_columns, attributes_required)
@@ -382,7 +382,6 @@ def _read_long(path: Path, problems: _Problems, notes: list[str], *, dataset: st
     reader = LongReader(csv_chunks(path, head, used), file=head.file, dataset=dataset, id_column=id_column,
                         candidates=[c for c, _ in attributes], problems=problems, notes=notes)
     file = head.file
-    del head  # the decoded text: the chunks are read from the file
     n_items, n_dropped = len(problems.items), problems.dropped
     try:
         reader.check()
@@ -398,7 +397,7 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
                 subject_column: str | None, keep_columns: list[str], attributes_required: bool) -> _Responses | None:
     """JSON Lines, read a batch of lines at a time (:mod:`annotate.loaders.long_stream`)."""
     file = path.name
-    if _decode(path, problems) is None:  # encoding, NUL and emptiness checked on the whole text once
+    if not check_text(path, problems):  # encoding, NUL and emptiness, a block at a time
         return None
     required = [id_column, "model", "credit"]
     must = ([subject_column] if (attributes_required and subject_column) else []) + (

@@ -19,9 +19,9 @@ from tests.annotate.loaders import _long_whole_reference as reference
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    """7 records per chunk and 3 matrix rows per block: every file spans several of each."""
+    """7 records per chunk and 2 or 3 matrix rows per block (of 5 models): every file spans several."""
     monkeypatch.setattr(long_stream, "CHUNK_ROWS", 7)
-    monkeypatch.setattr(long_stream, "BLOCK_ROWS", 3)
+    monkeypatch.setattr(long_stream, "BLOCK_CELLS", 12)
 
 
 def _whole(monkeypatch, function, *args, **kwargs):
@@ -282,3 +282,44 @@ def test_json_lines_split_as_the_whole_text_split(tmp_path, monkeypatch, small_c
     path.write_bytes(text.encode("utf-8"))
     problems = _compare(monkeypatch, parse_jsonl, path, dataset="d")
     assert problems[1] == [("long.jsonl", 11, "question_id")]  # 10 records on 10 lines (U+2028 breaks one)
+
+
+# --- the text checks, a block at a time ------------------------------------------------------
+
+TEXTS = {
+    "valid, multibyte characters across blocks": "id,model,credit\nq\u00e9,m\u20ac,1\nq\U0001f600,m,0\n".encode(),
+    "a UTF-8 byte-order mark": b"\xef\xbb\xbfquestion_id,model,credit\nq1,m,1\n",
+    "a bad byte after a byte-order mark": b"\xef\xbb\xbfquestion_id,model,credit\nq1,m\xff,1\n",
+    "a bad byte": b"question_id,model,credit\nq1,m,1\nq\xe9x,m,1\n",
+    "a multibyte character cut short at the end": b"question_id,model,credit\nq1,m,1\nq\xe2\x82",
+    "a NUL character on line 4": b"question_id,model,credit\nq1,m,1\nq2,m,0\nq3\x00,m,1\n",
+    "a NUL character then a bad byte": b"question_id,model,credit\nq\x00,m,1\nq\xff,m,1\n",
+    "blank": b" \n\t\r\n  ",
+    "empty": b"",
+    "a byte-order mark only": b"\xef\xbb\xbf",
+    "UTF-16": "question_id\n".encode("utf-16"),
+    "UTF-32": "question_id\n".encode("utf-32"),
+}
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 1 << 20])
+@pytest.mark.parametrize("raw", TEXTS.values(), ids=TEXTS.keys())
+def test_the_text_is_checked_a_block_at_a_time_as_whole(tmp_path, monkeypatch, raw, block):
+    from annotate.loaders import _tabular_common as common
+    monkeypatch.setattr(common, "TEXT_BLOCK_BYTES", block)
+    path = tmp_path / "long.csv"
+    path.write_bytes(raw)
+    whole, streamed = common._Problems(), common._Problems()
+    decoded = common._decode(path, whole)
+    assert common.check_text(path, streamed) is (decoded is not None)
+    assert streamed.items == whole.items
+    head_whole, head_streamed = common._read_csv_head(path, common._Problems()), common._read_csv_head(
+        path, common._Problems(), keep_text=False)
+    assert (head_whole is None) is (head_streamed is None)
+    if head_whole is not None:
+        assert (head_streamed.sep, head_streamed.header) == (head_whole.sep, head_whole.header)
+
+
+def test_a_missing_file_is_reported_as_before(tmp_path, monkeypatch):
+    _compare(monkeypatch, parse_long, tmp_path / "nothing.csv", dataset="d")
+    _compare(monkeypatch, parse_jsonl, tmp_path / "nothing.jsonl", dataset="d")

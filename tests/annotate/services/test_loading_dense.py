@@ -109,7 +109,7 @@ def test_a_long_file_read_in_chunks_loads_the_matrix_its_long_form_loaded(tmp_pa
     from annotate.loaders.tabular import parse_long
     from tests.annotate.loaders import _long_whole_reference as reference
     monkeypatch.setattr(long_stream, "CHUNK_ROWS", 2)
-    monkeypatch.setattr(long_stream, "BLOCK_ROWS", 2)
+    monkeypatch.setattr(long_stream, "BLOCK_CELLS", 6)  # 2 rows of 3 models per block
     monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", 2)
     path = tmp_path / "long.csv"
     path.write_text(LONG, encoding="utf-8")
