@@ -14,6 +14,11 @@ interleaved; figures are medians.
 * ``wide 100k x 200``: a wide CSV of 100,000 questions x 200 models (20M
   cells, 0/1, generated here) through ``parse_files`` + ``response_set_load``.
   Targets < 60 s and < 1 GiB. 1 repeat (``--quick``: 10,000 x 200).
+* ``long 20k x 200``: a long CSV (``question_id,model,credit``, one row per
+  cell: 4M rows, credits 0, 1 or 0.5, 5% blank) of 20,000 questions x 200
+  models through ``parse_files(file_format="long")`` + ``response_set_load``
+  (read a chunk of rows at a time, two passes). Product only. 1 repeat
+  (``--quick``: 2,000 x 200).
 
 * ``huge`` (``--huge`` only): a 1,000,000 x 2,000 uint8 wide Parquet file
   (question id column, then one uint8 column per model) generated here,
@@ -62,6 +67,18 @@ def _wide_csv(path: Path, n_questions: int, n_models: int) -> None:
                               for i, row in enumerate(block.tolist()))
 
 
+def _long_csv(path: Path, n_questions: int, n_models: int) -> None:
+    rng = np.random.default_rng(SEED)
+    texts = np.array(["0", "1", "0.5", ""], dtype=object)
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write("question_id,model,credit\n")
+        for start in range(0, n_questions, 1_000):
+            rows = min(1_000, n_questions - start)
+            codes = rng.choice(4, size=(rows, n_models), p=[0.45, 0.45, 0.05, 0.05])
+            handle.writelines(f"q{start + i},model-{j:03d},{texts[c]}\n"
+                              for i, row in enumerate(codes.tolist()) for j, c in enumerate(row))
+
+
 def _setup(work: Path):
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "eipsite.settings")
     os.environ["EIP_STORE_DIR"] = str(work / "store")
@@ -87,6 +104,8 @@ def _cells(case: str, work: Path, n_questions: int):
         shared = Path(os.environ.get("EIP_SHARED_DATA", ROOT.parent / "shared" / "data")) / "mmlu-pro"
         return lambda: parse_folder(shared, dataset="MMLU-Pro", subject_column="category",
                                     keep_columns=["src", "source_dataset", "mmlu_subject", "mmlu_level"])
+    if case == "long":
+        return lambda: parse_files(responses=work / "long.csv", file_format="long", dataset="bench-long")
     path = work / "wide.csv"
     return lambda: parse_files(responses=path, file_format="wide", dataset="bench-wide")
 
@@ -190,6 +209,8 @@ def _child(case: str, variant: str, n_questions: int) -> dict:
     work = Path(tempfile.mkdtemp(prefix="eip-bench-store-"))
     if case == "wide":
         _wide_csv(work / "wide.csv", n_questions, 200)
+    if case == "long":
+        _long_csv(work / "long.csv", n_questions, 200)
     connection = _setup(work)
     try:
         parse = _cells(case, work, n_questions)
@@ -214,7 +235,8 @@ def _child(case: str, variant: str, n_questions: int) -> dict:
         connection.creation.destroy_test_db(str(work / "bench.sqlite3"), verbosity=0)
         subprocess.run(["rm", "-rf", str(work)], check=False)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"case": case, "variant": variant, "cells": n, "seconds": seconds, "parse_s": parse_s, "peak_mib": peak}
+    return {"case": case, "variant": variant, "cells": n, "n_rows": n_questions * 200, "seconds": seconds,
+            "parse_s": parse_s, "peak_mib": peak}
 
 
 def run(args: argparse.Namespace) -> None:
@@ -224,6 +246,7 @@ def run(args: argparse.Namespace) -> None:
     if shared.is_dir():
         plan += [("mmlu-pro", v, 0) for _ in range(1 if quick else 3) for v in ("product", "warm", "reference")]
     plan += [("wide", v, 10_000 if quick else 100_000) for v in ("product", "reference")]
+    plan.append(("long", "product", 2_000 if quick else 20_000))
     if getattr(args, "huge", False):
         plan.append(("huge", "product", 1_000_000))
     results: list[dict] = []
@@ -242,7 +265,11 @@ def run(args: argparse.Namespace) -> None:
                   f"(peak {r.get('load_peak_mib', 0):,.0f} MiB), EIP scoring run {r.get('score_s', 0):.1f} s "
                   f"({r.get('score_status')}), peak {r['peak_mib']:,.0f} MiB (target < 4,096 MiB); "
                   f"generating the file took {r.get('generate_s', 0):.1f} s", flush=True)
-    results = [r for r in results if r["case"] != "huge"]
+        if r["case"] == "long":
+            print(f"long {r['cells']:,} observed cells ({r['n_rows']:,} rows), site path: "
+                  f"parse {r['parse_s']:.1f} s, parse + load {r['seconds']:.1f} s, peak {r['peak_mib']:,.0f} MiB",
+                  flush=True)
+    results = [r for r in results if r["case"] not in ("huge", "long")]
     print(f"{'case':<10} {'cells':>11} {'product s':>10} {'(parse s)':>10} {'peak MiB':>9} "
           f"{'reference s':>12} {'ref peak MiB':>13} {'ratio':>6}  target")
     for case in dict.fromkeys(r["case"] for r in results):

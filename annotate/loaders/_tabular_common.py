@@ -11,11 +11,12 @@ import ast
 import codecs
 import csv
 import io
+import itertools
 import json
 import math
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -195,6 +196,72 @@ def _short(text: str, limit: int = QUOTED_VALUE_LIMIT) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
+#: Bytes read at a time by :func:`check_text` (a test makes it small).
+TEXT_BLOCK_BYTES = 1 << 20
+
+
+def check_text(path: Path, problems: _Problems) -> bool:
+    """The checks of :func:`_decode` (missing file, UTF-16/32 byte-order mark, bytes that are
+    not UTF-8, a blank file, a NUL character), the file read a block at a time and never held.
+
+    Parameters
+    ----------
+    path : Path
+    problems : _Problems
+        Receives the problem found, exactly as :func:`_decode` words and locates it.
+
+    Returns
+    -------
+    bool
+        True when the file is UTF-8 text the parsers can read.
+    """
+    file = path.name
+    if not path.is_file():
+        problems.add(file, FILE_NOT_FOUND.format(path=path))
+        return False
+    with path.open("rb") as handle:
+        head = handle.read(4)
+        for bom, encoding in (
+            (codecs.BOM_UTF32_LE, "UTF-32"),
+            (codecs.BOM_UTF32_BE, "UTF-32"),
+            (codecs.BOM_UTF16_LE, "UTF-16"),
+            (codecs.BOM_UTF16_BE, "UTF-16"),
+        ):
+            if head.startswith(bom):
+                problems.add(file, UTF16_BOM.format(encoding=encoding))
+                return False
+        handle.seek(len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0)
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        fed, newlines, blank, nul_row = 0, 0, True, 0
+        while True:
+            block = handle.read(TEXT_BLOCK_BYTES)
+            pending = len(decoder.getstate()[0])
+            try:
+                text = decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                offset = fed - pending + exc.start  # from the end of a UTF-8 byte-order mark, as _decode gives it
+                handle.seek(offset)  # and the byte _decode names: raw[offset], from the file's start
+                problems.add(file, NOT_UTF8.format(byte=handle.read(1)[0], offset=offset))
+                return False
+            fed += len(block)
+            if blank and text and not text.isspace():
+                blank = False
+            if not nul_row:
+                nul = text.find("\x00")
+                if nul >= 0:
+                    nul_row = newlines + text.count("\n", 0, nul) + 1
+            newlines += text.count("\n")
+            if not block:
+                break
+    if blank:
+        problems.add(file, EMPTY_FILE)
+        return False
+    if nul_row:
+        problems.add(file, NUL_CHARACTER, row=nul_row)
+        return False
+    return True
+
+
 def _decode(path: Path, problems: _Problems) -> str | None:
     file = path.name
     if not path.is_file():
@@ -215,7 +282,7 @@ def _decode(path: Path, problems: _Problems) -> str | None:
     except UnicodeDecodeError as exc:
         problems.add(file, NOT_UTF8.format(byte=raw[exc.start], offset=exc.start))
         return None
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(): a copy of the file
         problems.add(file, EMPTY_FILE)
         return None
     nul = text.find("\x00")
@@ -233,13 +300,38 @@ class _CsvHead:
     header: list[str]
 
 
-def _read_csv_head(path: Path, problems: _Problems) -> _CsvHead | None:
-    """Decode a CSV/TSV and check its encoding, separator and header (the rows are not read)."""
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text``, ends kept, one at a time (as ``io.StringIO(text)`` gives them,
+    without its copy of the whole text, four bytes a character)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        stop = len(text) if end < 0 else end + 1
+        yield text[start:stop]
+        start = stop
+
+
+def _read_csv_head(path: Path, problems: _Problems, *, keep_text: bool = True) -> _CsvHead | None:
+    """Decode a CSV/TSV and check its encoding, separator and header (the rows are not read).
+
+    ``keep_text=False``: the file is checked a block at a time (:func:`check_text`) and
+    only its header is read; ``text`` is then "" (the caller reads the file itself)."""
     file = path.name
-    text = _decode(path, problems)
-    if text is None:
+    if keep_text:
+        text = _decode(path, problems)
+        if text is None:
+            return None
+        return _csv_head(file, text, _lines(text), problems)
+    if not check_text(path, problems):
         return None
-    first_line = text.split("\n", 1)[0]
+    with path.open(encoding="utf-8-sig", newline="\n") as handle:  # lines as io.StringIO(text) splits them
+        return _csv_head(file, "", handle, problems)
+
+
+def _csv_head(file: str, text: str, lines: Iterator[str], problems: _Problems) -> _CsvHead | None:
+    first = next(lines, "")
+    first_line = first[:-1] if first.endswith("\n") else first
+    lines = itertools.chain([first], lines)
     if "," in first_line:
         sep = ","
     elif "\t" in first_line:
@@ -250,7 +342,7 @@ def _read_csv_head(path: Path, problems: _Problems) -> _CsvHead | None:
     else:
         sep = ","
     try:
-        header = [name.strip() for name in next(csv.reader(io.StringIO(text), delimiter=sep))]
+        header = [name.strip() for name in next(csv.reader(lines, delimiter=sep))]
     except csv.Error as exc:
         if "field limit" in str(exc):
             long = [(i, len(p)) for i, p in enumerate(first_line.split(sep), start=1) if len(p) > CSV_FIELD_LIMIT]
@@ -418,7 +510,7 @@ def _check_datasets(datasets: pd.Series, rows: np.ndarray, *, file: str, problem
     return not blank.any()
 
 
-def _check_columns(table: _Table, required: list[str], optional: list[str], problems: _Problems) -> bool:
+def _check_columns(table: _Table | _CsvHead, required: list[str], optional: list[str], problems: _Problems) -> bool:
     missing = [c for c in required if c not in table.header]
     if missing:
         expected = ", ".join(repr(c) for c in required)
@@ -435,7 +527,7 @@ def _check_columns(table: _Table, required: list[str], optional: list[str], prob
     return True
 
 
-def _note_ignored(table: _Table, used: Sequence[str], notes: list[str]) -> None:
+def _note_ignored(table: _Table | _CsvHead, used: Sequence[str], notes: list[str]) -> None:
     ignored = [c for c in table.header if c not in used]
     if ignored:
         notes.append(IGNORED_COLUMNS_NOTE.format(file=table.file, columns=_fmt_list(ignored)))

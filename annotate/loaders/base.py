@@ -100,7 +100,8 @@ class ParsedResponseSet:
     responses : DataFrame with columns RESPONSE_COLUMNS
         One row per observed (dataset, external_id, model) cell; ``credit`` float
         in [0, 1]; ``source`` "file:row" for error messages. Unobserved cells
-        have no row (never a 0). A wide file is parsed into ``cells`` instead,
+        have no row (never a 0). A wide or long file (CSV, TSV, Parquet, JSON
+        Lines) is parsed into ``cells`` instead,
         and this table is built from them on first access (then kept);
         setting it drops ``cells``.
     file_format : str
@@ -113,7 +114,7 @@ class ParsedResponseSet:
     options : dict
         Parser options to store with the response set (columns chosen, metric, ...).
     cells : DenseCells or None
-        The compact form of a wide file (:mod:`annotate.loaders.dense`): the
+        The compact form of a wide or long file (:mod:`annotate.loaders.dense`): the
         matrix in dense blocks on disk, question ids and model names once
         each. The loading service checks and writes from it without the long
         form. None: ``responses`` is the only form.

@@ -1,11 +1,13 @@
-"""The compact parsed form of a wide file: dense blocks of the matrix, spilled to disk.
+"""The compact parsed form of a wide or long file: dense blocks of the matrix, spilled to disk.
 
 A wide file (CSV or Parquet, one row per question, one column per model) is
 read a chunk of rows at a time (:mod:`annotate.loaders.tabular`); each chunk's
 credits become one dense block, saved as a ``.npy`` file in a temporary
 folder, so that no more than one chunk of the file is in memory at once and
 the long form (one row and one Python string per cell) is never built for a
-large file.
+large file. A long file (CSV/TSV or JSON Lines, one record per cell) is read
+twice a chunk at a time into one dense matrix, then cut into the same blocks
+(:mod:`annotate.loaders.long_stream`).
 
 Block encoding (the narrowest that keeps every value)
     ``uint8``: 0 or 1, ``MISSING_UINT8`` (255) where not observed;
@@ -136,7 +138,7 @@ class _UnionFind:
 
 
 class DenseCells:
-    """The cells of a wide file as dense blocks on disk (see the module notes).
+    """The cells of a wide or long file as dense blocks on disk (see the module notes).
 
     Parameters
     ----------
@@ -148,6 +150,9 @@ class DenseCells:
     Attributes
     ----------
     dataset : str
+        Dataset of the questions added without their own (a wide file's).
+    datasets : ndarray of object, shape (n_questions,)
+        Dataset of each question (a long file may name several).
     ids : ndarray of object, shape (n_questions,)
         Question ids, in file order (the block rows).
     rows : ndarray of int64, shape (n_questions,)
@@ -157,6 +162,11 @@ class DenseCells:
         Observed cells per question and per model.
     col_first : ndarray of int64, shape (n_models,)
         Index of the first question observing each model (``n_questions`` if none).
+    column_rank : ndarray of int64, shape (n_models,), or None
+        When set (a long file), :meth:`model_order` orders the models by it.
+    response_rows : ndarray of int64, shape (n_models,), or None
+        When set (a long file), the row of each model's first response
+        (see :meth:`model_row`).
     snapped_low, snapped_high : int
         Credits within 1e-12 of 0 or 1 rounded to 0 or 1 while reading.
     """
@@ -169,6 +179,7 @@ class DenseCells:
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.folder), True)
         self._blocks: list[tuple[int, int, Path, np.dtype]] = []  # (start, n_rows, path, dtype)
         self._ids: list[np.ndarray] = []
+        self._datasets: list[np.ndarray] = []
         self._rows: list[np.ndarray] = []
         self._row_counts: list[np.ndarray] = []
         self.col_counts = np.zeros(len(models), dtype=np.int64)
@@ -178,13 +189,18 @@ class DenseCells:
         self.snapped_low = 0
         self.snapped_high = 0
         self.ids = np.empty(0, dtype=object)
+        self.datasets = np.empty(0, dtype=object)
         self.rows = np.empty(0, dtype=np.int64)
         self.row_counts = np.empty(0, dtype=np.int64)
+        self.column_rank: np.ndarray | None = None
+        self.response_rows: np.ndarray | None = None
 
     # -- building --------------------------------------------------------------
 
-    def add(self, ids: np.ndarray, rows: np.ndarray, credit: np.ndarray, observed: np.ndarray) -> None:
-        """Append a chunk of questions: ids, file rows, credits (float64) and observed mask."""
+    def add(self, ids: np.ndarray, rows: np.ndarray, credit: np.ndarray, observed: np.ndarray,
+            datasets: np.ndarray | None = None) -> None:
+        """Append a chunk of questions: ids, file rows, credits (float64) and observed mask, and
+        their datasets (default ``dataset``)."""
         start = self.n_questions
         n = len(ids)
         if n == 0:
@@ -194,6 +210,8 @@ class DenseCells:
         np.save(path, block, allow_pickle=False)
         self._blocks.append((start, n, path, block.dtype))
         self._ids.append(np.asarray(ids, dtype=object))
+        self._datasets.append(np.full(n, self.dataset, dtype=object) if datasets is None
+                              else np.asarray(datasets, dtype=object))
         self._rows.append(np.asarray(rows, dtype=np.int64))
         self._row_counts.append(observed.sum(axis=1).astype(np.int64))
         self.col_counts += observed.sum(axis=0)
@@ -207,9 +225,10 @@ class DenseCells:
     def finish(self) -> DenseCells:
         """Join the chunk-level arrays; returns self."""
         self.ids = np.concatenate(self._ids) if self._ids else np.empty(0, dtype=object)
+        self.datasets = np.concatenate(self._datasets) if self._datasets else np.empty(0, dtype=object)
         self.rows = np.concatenate(self._rows) if self._rows else np.empty(0, dtype=np.int64)
         self.row_counts = np.concatenate(self._row_counts) if self._row_counts else np.empty(0, dtype=np.int64)
-        self._ids, self._rows, self._row_counts = [], [], []
+        self._ids, self._datasets, self._rows, self._row_counts = [], [], [], []
         return self
 
     def __getstate__(self) -> dict:
@@ -264,9 +283,18 @@ class DenseCells:
         return len({self._components.find(int(j)) for j in used})
 
     def model_order(self) -> np.ndarray:
-        """Observed models in the order the long form first names them (by first question, then header)."""
+        """Observed models in the order the long form first names them (by first question, then
+        header; by ``column_rank`` when set)."""
         used = np.flatnonzero(self.col_counts > 0)
+        if self.column_rank is not None:
+            return used[np.argsort(self.column_rank[used], kind="stable")]
         return used[np.lexsort((used, self.col_first[used]))]
+
+    def model_row(self, j: int) -> int:
+        """File row of the first response of observed model ``j`` (a wide file: its first question's)."""
+        if self.response_rows is not None:
+            return int(self.response_rows[j])
+        return int(self.rows[self.col_first[j]])
 
     def first_cells(self, n: int) -> list[tuple[int, int, float]]:
         """The first ``n`` observed cells, row-major: (question index, model index, credit)."""
@@ -283,16 +311,18 @@ class DenseCells:
         import pandas as pd
 
         from annotate.loaders.base import RESPONSE_COLUMNS
-        ids, models, credits, rows = [], [], [], []
+        datasets, ids, models, credits, rows = [], [], [], [], []
         for start, credit, observed in self.blocks():
             q, m = np.nonzero(observed)
+            datasets.append(self.datasets[start + q])
             ids.append(self.ids[start + q])
             models.append(self.models[m])
             credits.append(credit[q, m].astype(np.float64))
             rows.append(self.rows[start + q])
         joined = [np.concatenate(p) if p else np.empty(0, dtype=dtype)
-                  for p, dtype in ((ids, object), (models, object), (credits, np.float64), (rows, np.int64))]
-        source = ((self.file + ":") + pd.Series(joined[3], dtype=np.int64).astype(str)).to_numpy(dtype=object)
-        frame = pd.DataFrame({"dataset": self.dataset, "external_id": joined[0], "model": joined[1],
-                              "credit": joined[2], "source": source})
+                  for p, dtype in ((datasets, object), (ids, object), (models, object), (credits, np.float64),
+                                   (rows, np.int64))]
+        source = ((self.file + ":") + pd.Series(joined[4], dtype=np.int64).astype(str)).to_numpy(dtype=object)
+        frame = pd.DataFrame({"dataset": joined[0], "external_id": joined[1], "model": joined[2],
+                              "credit": joined[3], "source": source})
         return frame[RESPONSE_COLUMNS]

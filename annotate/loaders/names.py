@@ -154,9 +154,9 @@ def finish_parsed(parsed: ParsedResponseSet) -> ParsedResponseSet:
     """
     cells = parsed.cells
     snapped = None
-    if cells is not None:  # a wide file's compact form: credits were snapped while reading
+    if cells is not None:  # a wide or long file's compact form: credits were snapped while reading
         snapped = (cells.snapped_low, cells.snapped_high)
-        if (_any_changed(np.array([cells.dataset], dtype=object)) or _any_changed(cells.ids)
+        if (_any_changed(cells.datasets) or _any_changed(cells.ids)
                 or _any_changed(cells.models)):
             parsed.responses = cells.long_form()  # names to clean: the long form, as before (rare)
     changed: dict[str, str] = {}

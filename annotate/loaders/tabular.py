@@ -47,6 +47,11 @@ Decisions (each has a test)
   with the exact count of the rest.
 - Questions without any subject load, with a note that no study can be made
   from them until subjects are loaded.
+- Long CSV/TSV and JSON Lines files are read a chunk of records at a time
+  (:mod:`annotate.loaders.long_stream`), wide files likewise
+  (:mod:`annotate.loaders.wide_stream`): the parse is the one a whole-file
+  reader would make, problems and notes included, without one Python object
+  per record.
 - ``Problem.row`` is the record number as a spreadsheet shows it: the header
   is row 1, the first data record row 2 (a quoted field spanning several lines
   counts once). In JSON Lines it is the line number.
@@ -60,8 +65,6 @@ subject (Section 3.3).
 """
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -70,7 +73,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from annotate.jsonsafe import loads_bounded, max_json_depth
 from annotate.loaders._tabular_common import (
     ACCESS_VALUES,
     ATTRIBUTE_CONFLICT,
@@ -126,29 +128,36 @@ from annotate.loaders._tabular_common import (
     UTF16_BOM,
     WRONG_FIRST_COLUMN,
     _check_columns,
-    _check_datasets,
-    _decode,
     _dedupe,
     _fmt_list,
     _fmt_names,
     _note_ignored,
     _parse_credit_strings,
-    _parse_options,
     _Problems,
     _read_csv,
+    _read_csv_head,
     _report_credits,
     _source,
     _validate_common,
+    check_text,
     shorten_quoted,
 )
 from annotate.loaders.base import (
-    QUESTION_COLUMNS,
     RESPONSE_COLUMNS,
     LoadError,
     ParsedResponseSet,
     Problem,
 )
 from annotate.loaders.dense import DenseCells
+from annotate.loaders.long_stream import (
+    CsvRefused,
+    JsonState,
+    LongReader,
+    LongResult,
+    csv_chunks,
+    csv_refused,
+    jsonl_chunks,
+)
 from annotate.loaders.metadata import (
     _model_rows,
     _read_models,
@@ -240,7 +249,7 @@ class _Responses:
     questions: pd.DataFrame | None  # QUESTION_COLUMNS + source, from attributes in the file (long/jsonl)
     model_first_row: dict[str, int]  # model -> first row (wide: header row 1) for error messages
     model_column: bool  # True: models are values of a "model" column; False: header names (wide)
-    cells: DenseCells | None = None  # a wide file read a chunk at a time (frame is None)
+    cells: DenseCells | None = None  # a wide or long file read a chunk at a time (frame is None)
 
 
 def _wide_questions(dataset: str, ids: np.ndarray, file: str, rows: np.ndarray) -> pd.DataFrame:
@@ -324,119 +333,6 @@ def _read_wide_whole(path: Path, problems: _Problems, notes: list[str], *, datas
     return _Responses(file, responses, questions, dict.fromkeys(header[1:], 1), model_column=False)
 
 
-def _consolidate(
-    keys: pd.DataFrame, values: np.ndarray, rows: np.ndarray, *, column: str, id_column: str, is_subject: bool,
-    file: str, problems: _Problems,
-) -> pd.DataFrame:
-    """First non-blank value per question key; report keys given two different values."""
-    sub = keys.assign(value=values, row=rows)
-    sub = sub.loc[sub["value"] != ""]
-    first = sub.drop_duplicates(["dataset", "external_id"])
-    variants = sub.drop_duplicates(["dataset", "external_id", "value"])
-    clash = variants.loc[variants.duplicated(["dataset", "external_id"])]
-    if len(clash):
-        clash = clash.merge(first, on=["dataset", "external_id"], suffixes=("", "_first"))
-        for record in clash.itertuples(index=False):
-            if is_subject:
-                message = TWO_SUBJECTS.format(
-                    question_id=record.external_id, a=record.value_first, b=record.value, first=record.row_first,
-                    row=record.row,
-                )
-            else:
-                message = ATTRIBUTE_CONFLICT.format(
-                    question_id=record.external_id, column=column, a=record.value_first, first=record.row_first,
-                    b=record.value, row=record.row,
-                )
-            problems.add(file, message, row=int(record.row), column=column)
-    return first[["dataset", "external_id", "value"]]
-
-
-def _assemble_long(
-    file: str,
-    frame: pd.DataFrame,
-    texts: np.ndarray,
-    number: np.ndarray,
-    blank: np.ndarray,
-    bad: np.ndarray,
-    rows: np.ndarray,
-    *,
-    dataset: str | None,
-    id_column: str,
-    subject: str | None,
-    keep_columns: list[str],
-    problems: _Problems,
-    notes: list[str],
-) -> _Responses | None:
-    """Shared by long CSV/TSV and JSON Lines: ``frame`` holds stripped strings."""
-    import pandas as pd
-    ok = True
-    for column, message in ((id_column, BLANK_QUESTION_ID), ("model", BLANK_MODEL)):
-        for position in np.flatnonzero((frame[column] == "").to_numpy()):
-            problems.add(file, message, row=int(rows[position]), column=column)
-            ok = False
-    ds = frame["dataset"] if "dataset" in frame.columns else pd.Series("", index=frame.index, dtype=object)
-    if dataset is not None:
-        ds = ds.where(ds != "", dataset)
-    ok = _check_datasets(ds, rows, file=file, problems=problems) and ok
-    _report_credits(problems, file, bad, texts, number, rows, np.full(len(rows), "credit", dtype=object))
-    if not ok or bad.any():
-        return None
-    keys = pd.DataFrame({"dataset": ds.to_numpy(dtype=object), "external_id": frame[id_column].to_numpy(dtype=object)})
-    # Question attributes repeated on every row must agree within a question.
-    attributes = [(subject, "subject")] if subject else []
-    attributes += [(c, c) for c in ("question", "options_json", "answer") if c in frame.columns]
-    attributes += [(c, c) for c in keep_columns]
-    questions = keys.drop_duplicates().reset_index(drop=True)
-    first_rows = keys.assign(row=rows).drop_duplicates(["dataset", "external_id"])["row"].to_numpy()
-    questions["source"] = _source(file, first_rows).to_numpy(dtype=object)
-    consolidated: dict[str, pd.Series] = {}
-    for column, role in attributes:
-        first = _consolidate(
-            keys, frame[column].to_numpy(dtype=object), rows, column=column, id_column=id_column,
-            is_subject=role == "subject", file=file, problems=problems,
-        )
-        merged = questions[["dataset", "external_id"]].merge(first, on=["dataset", "external_id"], how="left")
-        consolidated[role] = merged["value"].fillna("")
-    n = len(questions)
-    options: list[list[str]] = [[] for _ in range(n)]
-    if "options_json" in consolidated:
-        limit = max_json_depth()  # read once, not once a row
-        for i, text in enumerate(consolidated["options_json"].tolist()):
-            parsed = _parse_options(text, limit)
-            if parsed is None:
-                problems.add(file, BAD_OPTIONS.format(value=text), row=int(first_rows[i]), column="options_json")
-            else:
-                options[i] = parsed
-    questions["subject"] = consolidated["subject"].replace("", None).to_numpy(dtype=object) if subject else None
-    questions["text"] = consolidated["question"].to_numpy(dtype=object) if "question" in consolidated else ""
-    questions["options"] = options
-    questions["reference_answer"] = consolidated["answer"].to_numpy(dtype=object) if "answer" in consolidated else ""
-    if keep_columns:
-        kept = np.column_stack([consolidated[c].to_numpy(dtype=object) for c in keep_columns])
-        questions["metadata"] = [{c: (v if v != "" else None) for c, v in zip(keep_columns, values)} for values in kept]
-    else:
-        questions["metadata"] = [{} for _ in range(n)]
-    questions = questions[[*QUESTION_COLUMNS, "source"]]
-    observed = ~blank
-    responses = pd.DataFrame(
-        {
-            "dataset": keys["dataset"].to_numpy(dtype=object)[observed],
-            "external_id": keys["external_id"].to_numpy(dtype=object)[observed],
-            "model": frame["model"].to_numpy(dtype=object)[observed],
-            "credit": number[observed],
-            "row": rows[observed],
-        }
-    )
-    kept_rows = responses["row"].to_numpy()
-    responses, kept_rows = _dedupe(
-        responses, kept_rows, key=["dataset", "external_id", "model"], compare=["credit"], file=file,
-        problems=problems, notes=notes, key_label="question id and model",
-    )
-    first_model_rows = pd.Series(rows).groupby(frame["model"].to_numpy(dtype=object), sort=False).first()
-    model_first_row = {str(k): int(v) for k, v in first_model_rows.items()}
-    return _Responses(file, responses, questions, model_first_row, model_column=True)
-
-
 def _attribute_columns(
     available: Sequence[str], subject_column: str | None, keep_columns: list[str], required: bool
 ) -> tuple[str | None, list[str], list[str]]:
@@ -454,43 +350,54 @@ def _attribute_columns(
     return subject, keep, must
 
 
+def _long_attributes(columns: Sequence[str], subject: str | None, keep_columns: list[str]) -> list[tuple[str, str]]:
+    """(column, role) of the question attributes a long/jsonl file repeats on its records."""
+    attributes = [(subject, "subject")] if subject else []
+    attributes += [(c, c) for c in ("question", "options_json", "answer") if c in columns]
+    return attributes + [(c, c) for c in keep_columns]
+
+
+def _long_responses(result: LongResult | None, file: str) -> _Responses | None:
+    if result is None:
+        return None
+    return _Responses(file, None, result.questions, result.model_first_row, model_column=True, cells=result.cells)
+
+
 def _read_long(path: Path, problems: _Problems, notes: list[str], *, dataset: str | None, id_column: str,
                subject_column: str | None, keep_columns: list[str], attributes_required: bool) -> _Responses | None:
-    import pandas as pd
-    table = _read_csv(path, problems)
-    if table is None:
+    """A long CSV/TSV, read a chunk at a time (:mod:`annotate.loaders.long_stream`)."""
+    head = _read_csv_head(path, problems, keep_text=False)
+    if head is None:
         return None
-    subject, keep_columns, must = _attribute_columns(table.header, subject_column, keep_columns, attributes_required)
+    subject, keep_columns, must = _attribute_columns(head.header, subject_column, keep_columns, attributes_required)
     required = [id_column, "model", "credit", *must]
     optional = [c for c in ("dataset", "subject", "question", "options_json", "answer") if c not in required]
-    if not _check_columns(table, required, optional, problems):
+    if not _check_columns(head, required, optional, problems):
         return None
     used = [id_column, "model", "credit"] + ([subject] if subject else []) + keep_columns
-    used += [c for c in ("dataset", "question", "options_json", "answer") if c in table.header]
-    _note_ignored(table, used, notes)
-    frame = pd.DataFrame({c: table.frame[c].str.strip() for c in used if c in table.header})
-    texts = frame["credit"].to_numpy(dtype=object)
-    number, blank, bad = _parse_credit_strings(texts)
-    return _assemble_long(
-        table.file, frame, texts, number, blank, bad, table.rows, dataset=dataset, id_column=id_column,
-        subject=subject, keep_columns=keep_columns, problems=problems, notes=notes,
-    )
-
-
-def _json_text(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value.strip()
-    return json.dumps(value)
+    used += [c for c in ("dataset", "question", "options_json", "answer") if c in head.header]
+    used = list(dict.fromkeys(used))
+    _note_ignored(head, used, notes)
+    attributes = _long_attributes(used, subject, keep_columns)
+    reader = LongReader(csv_chunks(path, head, used), file=head.file, dataset=dataset, id_column=id_column,
+                        candidates=[c for c, _ in attributes], problems=problems, notes=notes)
+    file = head.file
+    n_items, n_dropped = len(problems.items), problems.dropped
+    try:
+        reader.check()
+        return _long_responses(reader.read(attributes, subject, keep_columns), file)
+    except CsvRefused as exc:
+        del problems.items[n_items:]
+        problems.dropped = n_dropped
+        csv_refused(path, problems, str(exc))
+        return None
 
 
 def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: str | None, id_column: str,
                 subject_column: str | None, keep_columns: list[str], attributes_required: bool) -> _Responses | None:
-    import pandas as pd
+    """JSON Lines, read a batch of lines at a time (:mod:`annotate.loaders.long_stream`)."""
     file = path.name
-    text = _decode(path, problems)
-    if text is None:
+    if not check_text(path, problems):  # encoding, NUL and emptiness, a block at a time
         return None
     required = [id_column, "model", "credit"]
     must = ([subject_column] if (attributes_required and subject_column) else []) + (
@@ -499,72 +406,21 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
     subject = subject_column or "subject"
     known = [id_column, "model", "dataset", subject, "question", "options_json", "answer"]
     wanted = list(dict.fromkeys(known + keep_columns))
-    columns: dict[str, list[str]] = {c: [] for c in wanted}
-    credit_texts: list[str] = []
-    credit_numbers: list[float] = []
-    credit_bad: list[bool] = []
-    rows: list[int] = []
-    seen_keys: set[str] = set()
-    ok = True
-    for line_number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = loads_bounded(line)
-        except json.JSONDecodeError as exc:
-            problems.add(file, JSON_INVALID.format(detail=exc.msg), row=line_number)
-            ok = False
-            continue
-        if not isinstance(record, dict):
-            problems.add(file, JSON_NOT_OBJECT.format(kind=type(record).__name__), row=line_number)
-            ok = False
-            continue
-        if any(isinstance(v, str) and "\x00" in v for v in record.values()):  # a \u0000 escape
-            problems.add(file, NUL_CHARACTER, row=line_number)
-            ok = False
-            continue
-        missing = [k for k in required + must if k not in record]
-        for key in missing:
-            expected = ", ".join(repr(k) for k in required + must)
-            problems.add(file, JSON_MISSING_KEY.format(key=key, expected=expected), row=line_number, column=key)
-        if missing:
-            ok = False
-            continue
-        seen_keys.update(record)
-        for key in (id_column, "model"):
-            value = record[key]
-            if isinstance(value, bool) or not isinstance(value, (str, int)):
-                problems.add(file, JSON_BAD_ID.format(key=key, value=value), row=line_number, column=key)
-                ok = False
-        for column in wanted:
-            columns[column].append(_json_text(record.get(column)))
-        credit = record["credit"]
-        if credit is None:
-            text, number, bad = "", math.nan, False
-        elif isinstance(credit, bool) or not isinstance(credit, (int, float)):
-            text, number, bad = _json_text(credit), math.nan, True
-        else:
-            text, number = repr(credit), float(credit)
-            bad = not math.isfinite(number) or number < 0.0 or number > 1.0
-        credit_texts.append(text)
-        credit_numbers.append(number)
-        credit_bad.append(bad)
-        rows.append(line_number)
-    if not ok:
+    state = JsonState()
+    chunks = jsonl_chunks(path, file=file, wanted=wanted, required=required + must, problems=problems, state=state)
+    candidates = [c for c in wanted if c not in (id_column, "model", "dataset")]
+    reader = LongReader(chunks, file=file, dataset=dataset, id_column=id_column, candidates=candidates,
+                        problems=problems, notes=notes)
+    reader.check()
+    if not state.ok:
         return None
-    ignored = sorted(seen_keys - set(wanted) - {"credit"})
+    ignored = sorted(state.seen_keys - set(wanted) - {"credit"})
     if ignored:
         notes.append(IGNORED_COLUMNS_NOTE.format(file=file, columns=_fmt_list(ignored)))
-    frame = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in columns.items()})
-    number = np.asarray(credit_numbers, dtype=np.float64)
-    bad = np.asarray(credit_bad, dtype=bool)
-    texts = np.asarray(credit_texts, dtype=object)
-    blank = (texts == "") & ~bad
-    subject, keep_columns, _ = _attribute_columns(sorted(seen_keys), subject_column, keep_columns, attributes_required)
-    return _assemble_long(
-        file, frame, texts, number, blank, bad, np.asarray(rows, dtype=np.int64), dataset=dataset,
-        id_column=id_column, subject=subject, keep_columns=keep_columns, problems=problems, notes=notes,
-    )
+    subject_used, keep_columns, _ = _attribute_columns(sorted(state.seen_keys), subject_column, keep_columns,
+                                                       attributes_required)
+    attributes = _long_attributes(wanted, subject_used, keep_columns)
+    return _long_responses(reader.read(attributes, subject_used, keep_columns), file)
 
 
 # --- putting files together -----------------------------------------------------

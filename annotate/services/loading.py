@@ -386,7 +386,7 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
         (questions, ["dataset", "external_id"], ["dataset", "question_id"], q_source, DUPLICATE_QUESTION),
         (models, ["name"], ["model"], m_source, DUPLICATE_MODEL),
     ]
-    if cells is None:  # the compact form of a wide file names each question and model once, credits checked
+    if cells is None:  # the compact form names each question and model once, credits checked
         key_checks.append((responses, ["dataset", "external_id", "model"], ["dataset", "question_id", "model"],
                            responses["source"], DUPLICATE_RESPONSE))
     for frame, key, names, sources, template in key_checks:
@@ -423,22 +423,21 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
 
 def _check_cells(cells: DenseCells, questions: pd.DataFrame, models: pd.DataFrame,
                  add: Callable[..., None]) -> None:
-    """The checks of the long form that the compact form of a wide file still needs: every
+    """The checks of the long form that the compact form (of a wide or long file) still needs: every
     question and model with a response is in the upload's tables (each placed at its
     first response, as the long form places it)."""
     import pandas as pd
     used = np.flatnonzero(cells.row_counts > 0)
-    keys = pd.DataFrame({"dataset": cells.dataset, "external_id": cells.ids[used], "position": used})
+    keys = pd.DataFrame({"dataset": cells.datasets[used], "external_id": cells.ids[used], "position": used})
     known_q = questions[["dataset", "external_id"]].drop_duplicates().assign(_known=True)
     check = keys.merge(known_q, on=["dataset", "external_id"], how="left")
     for record in check.loc[check["_known"].isna()].head(200).itertuples():
         add(f"{cells.file}:{int(cells.rows[record.position])}",
             UNKNOWN_QUESTION.format(question_id=record.external_id, dataset=record.dataset))
     names = set(models["name"])
-    unknown = [j for j in cells.model_order().tolist() if cells.models[j] not in names]
-    first = cells.col_first
-    for j in sorted(unknown, key=lambda j: (first[j], j))[:200]:
-        add(f"{cells.file}:{int(cells.rows[first[j]])}", UNKNOWN_MODEL.format(model=cells.models[j]), "model")
+    unknown = [j for j in cells.model_order().tolist() if cells.models[j] not in names]  # first named first
+    for j in unknown[:200]:
+        add(f"{cells.file}:{cells.model_row(j)}", UNKNOWN_MODEL.format(model=cells.models[j]), "model")
     if cells.n_observed == 0:
         add(None, NO_RESPONSES)
 
@@ -587,7 +586,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         first_cells = [(r.dataset, r.external_id, r.model, r.credit) for r in first.itertuples(index=False)]
         diagnostics = _cell_diagnostics(parsed.responses)
     else:
-        first_cells = [(cells.dataset, cells.ids[q], cells.models[m], credit)
+        first_cells = [(cells.datasets[q], cells.ids[q], cells.models[m], credit)
                        for q, m, credit in cells.first_cells(PREVIEW_ROWS)]
         diagnostics = _dense_diagnostics(cells)
     first_rows = tuple(
@@ -658,7 +657,7 @@ def _cell_diagnostics(responses: pd.DataFrame) -> dict[str, int]:
 
 
 def _dense_diagnostics(cells: DenseCells, min_models: int = DEFAULT_MIN_MODELS) -> dict[str, int]:
-    """:func:`_cell_diagnostics` of a wide file's compact form, from the counts kept while
+    """:func:`_cell_diagnostics` of the compact form (wide or long file), from the counts kept while
     reading (the questions and models with a response make the matrix)."""
     used = cells.row_counts[cells.row_counts > 0]
     n_models = int((cells.col_counts > 0).sum())
@@ -1167,7 +1166,7 @@ def _write_dense(
     response_set_id: int, cells: DenseCells, stored_questions: pd.DataFrame, stored_models: pd.DataFrame,
     progress: Progress | None,
 ) -> None:
-    """:func:`_write_matrix` from the compact form of a wide file, a block of rows at a time.
+    """:func:`_write_matrix` from the compact form (of a wide or long file), a block of rows at a time.
 
     The same matrix as from the long form: rows are the questions with a
     response in file order, columns the models with a response in the order
@@ -1176,7 +1175,7 @@ def _write_dense(
     """
     import pandas as pd
     used = np.flatnonzero(cells.row_counts > 0)
-    keys = pd.DataFrame({"dataset": cells.dataset, "external_id": cells.ids[used]})
+    keys = pd.DataFrame({"dataset": cells.datasets[used], "external_id": cells.ids[used]})
     question_ids = _ids(keys, stored_questions, ["dataset", "external_id"])
     columns = cells.model_order()
     model_ids = _ids(pd.DataFrame({"model": cells.models[columns]}), stored_models, ["model"])

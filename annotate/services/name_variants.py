@@ -161,12 +161,11 @@ def _first(responses: pd.DataFrame, key: list[str], sources: pd.Series) -> dict[
 
 
 def _first_of_cells(cells: DenseCells) -> tuple[dict[object, object], dict[object, object]]:
-    """:func:`_first` of the questions and models of a wide file's compact form."""
+    """:func:`_first` of the questions and models of a wide or long file's compact form."""
     used = np.flatnonzero(cells.row_counts > 0)
     rows = cells.rows
-    first_q = {(cells.dataset, cells.ids[i]): f"{cells.file}:{int(rows[i])}" for i in used.tolist()}
-    first = cells.col_first
-    first_m = {cells.models[j]: f"{cells.file}:{int(rows[first[j]])}" for j in cells.model_order().tolist()}
+    first_q = {(cells.datasets[i], cells.ids[i]): f"{cells.file}:{int(rows[i])}" for i in used.tolist()}
+    first_m = {cells.models[j]: f"{cells.file}:{cells.model_row(j)}" for j in cells.model_order().tolist()}
     return first_q, first_m
 
 

@@ -87,3 +87,52 @@ def test_a_binary_wide_file_is_stored_as_uint8_from_its_blocks(tmp_path, monkeyp
     path_store = matrix_store.store_path(loaded)
     assert matrix_store.store_info(path_store)["credit_dtype"] == "uint8"
     assert np.array_equal(matrix_store.read_compact(path_store), values)
+
+
+# Records out of order: mC is first named on q1 (the first question) but after mB, so the column
+# order of the long form (first response) is not the order of the first question observing each model.
+LONG = (
+    "question_id,model,credit\n"
+    "q1,mA,1\n"
+    "q2,mB,0\n"
+    "q1,mC,0.5\n"
+    "q3,mA,\n"
+    "q2,mA,1\n"
+    "q4,mC,0\n"
+    "q1,mA,1\n"
+)
+
+
+@pytest.mark.django_db
+def test_a_long_file_read_in_chunks_loads_the_matrix_its_long_form_loaded(tmp_path, monkeypatch):
+    from annotate.loaders import long_stream
+    from annotate.loaders.tabular import parse_long
+    from tests.annotate.loaders import _long_whole_reference as reference
+    monkeypatch.setattr(long_stream, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(long_stream, "BLOCK_CELLS", 6)  # 2 rows of 3 models per block
+    monkeypatch.setattr(loading, "RESPONSE_BATCH_SIZE", 2)
+    path = tmp_path / "long.csv"
+    path.write_text(LONG, encoding="utf-8")
+    compact = parse_long(path, dataset="dense-long")
+    assert compact.cells is not None
+    preview = response_set_preview(parsed=compact)
+    assert (preview.n_responses, preview.n_questions, preview.n_models, preview.n_cells, preview.n_missing) == (
+        5, 3, 3, 9, 4)
+    loaded = response_set_load(parsed=compact, name="compact-long")
+    assert compact.cells is not None  # never built the long form
+    rows, columns, matrix = _stored(loaded)
+    assert rows == [(0, "q1"), (1, "q2"), (2, "q4")]
+    assert columns == [(0, "mA"), (1, "mB"), (2, "mC")]
+    nan = np.nan
+    assert np.array_equal(matrix, [[1, nan, 0.5], [1, 0, nan], [nan, nan, 0]], equal_nan=True)
+    (tmp_path / "copy").mkdir()
+    copy = tmp_path / "copy" / "long.csv"
+    copy.write_text(LONG + "q5,mB,\n", encoding="utf-8")  # another checksum; q5 has no response
+    with monkeypatch.context() as patch:
+        patch.setattr(tabular, "_read_long", reference._read_long)
+        whole = parse_long(copy, dataset="dense-long")
+    assert whole.cells is None
+    assert response_set_preview(parsed=whole).n_responses == 5
+    rows_long, columns_long, matrix_long = _stored(response_set_load(parsed=whole, name="whole-long"))
+    assert (rows_long, columns_long) == (rows, columns)
+    assert np.array_equal(matrix_long, matrix, equal_nan=True)
