@@ -298,3 +298,16 @@ def test_it_explains_degenerate_fleiss_input_instead_of_nan(ratings, reason):
 def test_it_rejects_a_fleiss_matrix_that_is_not_two_dimensional():
     with pytest.raises(ValueError, match=r"ratings must be 2-dimensional \(n_items, n_raters\)"):
         fleiss_kappa([1, 2, 3])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_units_with_fewer_than_two_values_change_no_alpha_figure(seed):
+    """The report hands alpha only the pairs with two or more votes: dropping the others leaves
+    every figure (alpha, d_o, d_e, pairable counts) exactly equal."""
+    rng = np.random.default_rng(seed)
+    data = rng.choice([0, 1], size=(4, 300)).astype(object)
+    data[rng.random(data.shape) < 0.7] = None  # many units with 0 or 1 value
+    full = krippendorff_alpha(data.tolist())
+    keep = (data != None).sum(axis=0) >= 2  # noqa: E711 (element-wise on an object array)
+    assert 0 < keep.sum() < data.shape[1]
+    assert krippendorff_alpha(data[:, keep].tolist()) == full

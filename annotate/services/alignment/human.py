@@ -260,7 +260,10 @@ def inter_rater(data: StudyData) -> InterRater:
         alpha = KrippendorffAlpha(value=None, d_o=None, d_e=None, n_pairable=0, n_units_pairable=0,
                                   level="nominal", undefined_reason=REASON_NO_VOTES)
     else:
-        r = krippendorff_alpha([_votes_only(row) for row in with_reversed_pairs(data.human[raters], axis=1)])
+        # a pair with fewer than two votes is no pairable unit: leaving it out changes no sum (a study of 364k
+        # pairs with 6,000 judged ones hands alpha 6,000 units, not 364k)
+        units = voted[raters].sum(axis=0) >= 2
+        r = krippendorff_alpha([_votes_only(row) for row in with_reversed_pairs(data.human[raters][:, units], axis=1)])
         alpha = KrippendorffAlpha(value=r.alpha, d_o=r.d_o, d_e=r.d_e, n_pairable=r.n_pairable // 2,
                                   n_units_pairable=r.n_units_pairable // 2, level=r.level,
                                   undefined_reason=r.undefined_reason)
