@@ -263,6 +263,8 @@ def inter_rater(data: StudyData) -> InterRater:
         # a pair with fewer than two votes is no pairable unit: leaving it out changes no sum (a study of 364k
         # pairs with 6,000 judged ones hands alpha 6,000 units, not 364k)
         units = voted[raters].sum(axis=0) >= 2
+        if not units.any():
+            units[:] = True  # nothing is pairable: alpha says why from the whole matrix
         r = krippendorff_alpha([_votes_only(row) for row in with_reversed_pairs(data.human[raters][:, units], axis=1)])
         alpha = KrippendorffAlpha(value=r.alpha, d_o=r.d_o, d_e=r.d_e, n_pairable=r.n_pairable // 2,
                                   n_units_pairable=r.n_units_pairable // 2, level=r.level,
