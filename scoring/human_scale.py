@@ -44,6 +44,7 @@ __all__ = [
     "ScaleCorrelation",
     "scale_correlation",
     "scale_correlations",
+    "scale_correlations_by_scope",
     "spearman_brown",
 ]
 
@@ -1227,13 +1228,18 @@ def _component_groups(hv: _FloatArray, mv: _FloatArray, comp: _IntArray) -> list
 
 def _correlations(
     hv: _FloatArray, methods: list[_FloatArray], comp: _IntArray, kinds: tuple[str, ...], dr: _FloatArray | None,
-    n_boot: int, ci_level: float, new_gen: Callable[[], np.random.Generator],
+    n_boot: int, ci_level: float, group_gen: Callable[[_IntArray], np.random.Generator],
+    cache: dict[tuple[bytes, int, str], _FloatArray] | None = None,
 ) -> list[dict[str, ScaleCorrelation]]:
     """:func:`scale_correlations` on checked arrays.
 
-    ``new_gen()`` gives the generator of each set of methods with the same usable questions (called
-    once per set, when a bootstrap is drawn).
+    ``group_gen(g)`` gives the generator that resamples the questions ``g`` (one usable component);
+    it must depend only on ``g``, so that a component's replicates are the same in every call.
+    ``cache`` (optional, shared by calls with the same ``methods``, ``draws`` and ``n_boot``) keeps
+    each component's replicate correlations per (component, method index, kind), NaN where undefined.
     """
+    if cache is None:
+        cache = {}
     nan = float("nan")
     results: list[dict[str, ScaleCorrelation]] = [{} for _ in methods]
     buckets: dict[tuple[bytes, ...], list[int]] = {}
@@ -1265,41 +1271,19 @@ def _correlations(
                 points[(i, kind)] = (float(np.average(values, weights=weights)), int(sum(weights)), len(values))
         intervals: dict[tuple[int, str], tuple[float, float, int]] = {}
         if n_boot and points:
-            gen = new_gen()
             total = {ik: np.zeros(n_boot) for ik in points}
             mass = {ik: np.zeros(n_boot) for ik in points}
-            spearman = [i for i in members if (i, "spearman") in points]
-            kendall = [i for i in members if (i, "kendall") in points]
             for g in groups:
-                local = gen.integers(0, g.size, size=(n_boot, g.size))
-                pick = g[local]
-                if dr is not None and dr.shape[0]:
-                    scale = dr[np.arange(n_boot) % dr.shape[0]]
-                    hb = np.take_along_axis(scale, pick, axis=1)
-                    x = scale[:, g]
-                else:
-                    hb = hv[pick]
-                    x = np.broadcast_to(hv[g], (n_boot, g.size))
-                finite = np.isfinite(hb).all(axis=1)
-                rb: dict[tuple[int, str], _FloatArray] = {}
-                if spearman:
-                    rx = _centred_ranks(hb)
-                    for i in spearman:
-                        rb[(i, "spearman")] = _spearman_of_ranks(rx, _centred_ranks(methods[i][pick]))
-                if kendall:
-                    offsets = (np.arange(n_boot, dtype=np.int64) * g.size)[:, None]
-                    drawn = np.bincount((local + offsets).ravel(), minlength=n_boot * g.size)
-                    counts = drawn.reshape(n_boot, g.size).astype(np.float64)
-                    # rows with a drawn item the replicate's scale lacks are dropped below (finite);
-                    # an item not drawn has count 0 and never enters
-                    taus = _kendall_of_counts(np.where(np.isfinite(x), x, 0.0), counts,
-                                              [methods[i][g] for i in kendall])
-                    for m, i in enumerate(kendall):
-                        rb[(i, "kendall")] = taus[:, m]
-                for ik, values_b in rb.items():
-                    ok = np.isfinite(values_b) & finite
-                    total[ik][ok] += g.size * values_b[ok]
-                    mass[ik][ok] += g.size
+                gk = g.tobytes()
+                spearman = [i for i in members if (i, "spearman") in points and (gk, i, "spearman") not in cache]
+                kendall = [i for i in members if (i, "kendall") in points and (gk, i, "kendall") not in cache]
+                if spearman or kendall:
+                    cache.update(_group_replicates(g, hv, methods, spearman, kendall, dr, n_boot, group_gen(g), gk))
+                for i, kind in points:
+                    values_b = cache[(gk, i, kind)]
+                    ok = np.isfinite(values_b)
+                    total[(i, kind)][ok] += g.size * values_b[ok]
+                    mass[(i, kind)][ok] += g.size
             alpha = (1.0 - ci_level) / 2.0
             for ik in points:
                 defined = mass[ik] > 0
@@ -1313,6 +1297,47 @@ def _correlations(
             low, high, n_defined = intervals.get((i, kind), (nan, nan, 0))
             results[i][kind] = ScaleCorrelation(value, low, high, n_used, n_comp, n_defined, None)
     return results
+
+
+def _group_replicates(
+    g: _IntArray, hv: _FloatArray, methods: list[_FloatArray], spearman: list[int], kendall: list[int],
+    dr: _FloatArray | None, n_boot: int, gen: np.random.Generator, gk: bytes,
+) -> dict[tuple[bytes, int, str], _FloatArray]:
+    """Bootstrap replicates of one component's correlations (NaN where a replicate is undefined).
+
+    The component's questions ``g`` are resampled ``n_boot`` times from ``gen``; the human side of
+    replicate ``r`` is the scale's bootstrap draw ``r mod n_draws`` when ``dr`` is given.
+    """
+    out: dict[tuple[bytes, int, str], _FloatArray] = {}
+    local = gen.integers(0, g.size, size=(n_boot, g.size))
+    pick = g[local]
+    if dr is not None and dr.shape[0]:
+        scale = dr[np.arange(n_boot) % dr.shape[0]]
+        hb = np.take_along_axis(scale, pick, axis=1)
+        x = scale[:, g]
+    else:
+        hb = hv[pick]
+        x = np.broadcast_to(hv[g], (n_boot, g.size))
+    finite = np.isfinite(hb).all(axis=1)
+    if spearman:
+        rx = _centred_ranks(hb)
+        for i in spearman:
+            out[(gk, i, "spearman")] = _spearman_of_ranks(rx, _centred_ranks(methods[i][pick]))
+    if kendall:
+        offsets = (np.arange(n_boot, dtype=np.int64) * g.size)[:, None]
+        drawn = np.bincount((local + offsets).ravel(), minlength=n_boot * g.size)
+        counts = drawn.reshape(n_boot, g.size).astype(np.float64)
+        # rows with a drawn item the replicate's scale lacks are dropped (finite); an item not drawn has
+        # count 0 and never enters
+        taus = _kendall_of_counts(np.where(np.isfinite(x), x, 0.0), counts, [methods[i][g] for i in kendall])
+        for m, i in enumerate(kendall):
+            out[(gk, i, "kendall")] = taus[:, m]
+    return {key: np.where(finite, values, np.nan) for key, values in out.items()}
+
+
+def _group_generator(seed: int) -> Callable[[_IntArray], np.random.Generator]:
+    """The generator of a component's resampling: seeded by ``seed``, its first question and its size."""
+    return lambda g: np.random.default_rng([seed, int(g[0]), int(g.size)])
 
 
 def _check_correlation_inputs(
@@ -1388,8 +1413,13 @@ def scale_correlation(
         raise ValueError(f"kind must be one of {_KINDS}; got {kind!r}")
     hv, mvs, comp, dr, n_boot, ci_level = _check_correlation_inputs(human, [method], component, draws, n_boot,
                                                                     ci_level)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    return _correlations(hv, mvs, comp, (kind,), dr, n_boot, ci_level, lambda: gen)[0][kind]
+    if isinstance(rng, np.random.Generator):
+        base = int(rng.integers(0, 2**63))
+    elif rng is None:
+        base = int(np.random.default_rng().integers(0, 2**63))
+    else:
+        base = int(rng)
+    return _correlations(hv, mvs, comp, (kind,), dr, n_boot, ci_level, _group_generator(base))[0][kind]
 
 
 def scale_correlations(
@@ -1429,7 +1459,11 @@ def scale_correlations(
 
     Notes
     -----
-    Calls with the same seed and the same usable questions resample the same
+    Each usable component's questions are resampled by a generator seeded
+    with ``seed``, the component's first question and its size, so a
+    component's replicates do not depend on the other components (a
+    subject's interval is the same alone or within all subjects). Calls with
+    the same seed and the same usable questions resample the same
     questions, so they are drawn once for every such method and both kinds;
     the human scale's ranks are taken once per replicate; and Kendall's tau
     of a replicate is counted from how often each question was drawn (one
@@ -1446,4 +1480,51 @@ def scale_correlations(
         raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
     hv, mvs, comp, dr, n_boot, ci_level = _check_correlation_inputs(human, list(methods), component, draws, n_boot,
                                                                     ci_level)
-    return _correlations(hv, mvs, comp, _KINDS, dr, n_boot, ci_level, lambda: np.random.default_rng(int(seed)))
+    return _correlations(hv, mvs, comp, _KINDS, dr, n_boot, ci_level, _group_generator(int(seed)))
+
+
+def scale_correlations_by_scope(
+    human: ArrayLike,
+    methods: Sequence[ArrayLike],
+    component: ArrayLike,
+    scopes: Sequence[ArrayLike],
+    *,
+    draws: ArrayLike | None = None,
+    n_boot: int = 200,
+    ci_level: float = 0.95,
+    seed: int = 0,
+) -> list[list[dict[str, ScaleCorrelation]]]:
+    """:func:`scale_correlations` of several scopes (subsets of the questions) at once.
+
+    Parameters
+    ----------
+    human, methods, component, draws, n_boot, ci_level, seed
+        As for :func:`scale_correlations`.
+    scopes : sequence of array-like of bool, each shape (n_items,)
+        The questions of each scope (e.g. all, then one subject each).
+
+    Returns
+    -------
+    list of list of dict
+        Per scope, ``scale_correlations(np.where(scope, human, nan), methods, component, ...)``.
+        A component lying in several scopes (a subject's components are also
+        the overall scope's) is resampled and correlated once.
+
+    Raises
+    ------
+    ValueError
+        As :func:`scale_correlations`; also if a scope's shape is not ``human``'s.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0; got {seed!r}")
+    hv, mvs, comp, dr, n_boot, ci_level = _check_correlation_inputs(human, list(methods), component, draws, n_boot,
+                                                                    ci_level)
+    cache: dict[tuple[bytes, int, str], _FloatArray] = {}
+    out = []
+    for k, scope in enumerate(scopes):
+        mask = np.asarray(scope, dtype=bool)
+        if mask.shape != hv.shape:
+            raise ValueError(f"scopes[{k}] must have shape {hv.shape}; got {mask.shape}")
+        out.append(_correlations(np.where(mask, hv, np.nan), mvs, comp, _KINDS, dr, n_boot, ci_level,
+                                 _group_generator(int(seed)), cache))
+    return out

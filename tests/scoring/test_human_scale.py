@@ -396,3 +396,33 @@ def test_a_small_component_that_cannot_converge_raises_in_the_batched_path():
     # two 2-item components, each with a perfect winner: no finite optimum without a penalty
     with pytest.raises(ConvergenceError):
         bradley_terry([0, 0, 2], [1, 1, 3], n_items=4, penalty=0.0, max_iter=5)
+
+
+def test_correlations_by_scope_equal_one_call_per_scope_and_a_subject_alone_equals_it_within_all():
+    """Scopes computed together (components resampled once) give each scope's figures bit for bit;
+    and a component's intervals do not depend on the other components in the scope."""
+    from scoring.human_scale import scale_correlations, scale_correlations_by_scope
+
+    rng = np.random.default_rng(11)
+    n = 60
+    comp = np.repeat([0, 1, 2, 3, -1, -1], 10)
+    subject = np.repeat(["a", "a", "b", "c", "a", "b"], 10)
+    human = np.round(rng.normal(size=n), 1)
+    human[comp < 0] = np.nan
+    draws = np.round(rng.normal(size=(9, n)), 1)
+    methods = [rng.normal(size=n), np.round(rng.normal(size=n)), np.ones(n)]
+    scopes = [np.ones(n, dtype=bool)] + [subject == s for s in ("a", "b", "c")]
+    together = scale_correlations_by_scope(human, methods, comp, scopes, draws=draws, n_boot=120, seed=2)
+
+    def figures(results):
+        return [[dataclasses.astuple(r[kind]) for kind in ("spearman", "kendall")] for r in results]
+
+    for scope, got in zip(scopes, together, strict=True):
+        alone = scale_correlations(np.where(scope, human, np.nan), methods, comp, draws=draws, n_boot=120, seed=2)
+        np.testing.assert_equal(figures(got), figures(alone))
+    # subject "c" is component 3 alone; restricted to component 3, the whole study gives the same interval
+    only_c = scale_correlations(np.where(comp == 3, human, np.nan), methods, comp, draws=draws, n_boot=120, seed=2)
+    np.testing.assert_equal(figures(together[3]), figures(only_c))
+    assert together[0][0]["kendall"].n_components == 4 and together[3][0]["kendall"].n_components == 1
+    with pytest.raises(ValueError, match=r"scopes\[1\] must have shape \(60,\)"):
+        scale_correlations_by_scope(human, methods, comp, [scopes[0], np.ones(3, dtype=bool)])

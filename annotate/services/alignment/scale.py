@@ -32,7 +32,7 @@ from scoring.human_scale import (
     ScaleCorrelation,
     human_scale,
     oriented_judgments,
-    scale_correlations,
+    scale_correlations_by_scope,
 )
 
 MODEL = "Bradley-Terry, penalised maximum likelihood (ridge penalty on the logits), sum to zero per component"
@@ -155,11 +155,10 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     scopes = [(SCOPE_OVERALL, np.ones(subject_of.size, dtype=bool))]
     scopes += [(s, subject_of == s) for s in sorted({subjects[i] for i in np.flatnonzero(judged)})]
     # every method and both kinds of a scope at once (the same figures as one scale_correlation each)
-    by_scope = {
-        scope: scale_correlations(np.where(mask, scale.difficulty, np.nan), [difficulty[k] for k in available],
-                                  scale.component, draws=scale.draws, n_boot=n_boot, ci_level=ci_level, seed=seed)
-        for scope, mask in scopes
-    }
+    # a subject's components are also the overall scope's: each is resampled and correlated once
+    by_scope = dict(zip((scope for scope, _ in scopes), scale_correlations_by_scope(
+        scale.difficulty, [difficulty[k] for k in available], scale.component, [mask for _, mask in scopes],
+        draws=scale.draws, n_boot=n_boot, ci_level=ci_level, seed=seed), strict=True))
     methods = [
         HumanScaleMethod(method=k, scope=scope,
                          **{kind: _row(by_scope[scope][j][kind]) for kind in ("spearman", "kendall")})
