@@ -18,6 +18,7 @@ from annotate.models import (
     MethodResult,
     ModelResult,
     QuestionResult,
+    QuestionSortKey,
     ResponseSet,
     RunStatus,
     ScoringRun,
@@ -228,6 +229,10 @@ def run_questions(
     -------
     QuerySet of QuestionResult
         Undefined values last whatever the direction; ties by question id.
+        A score column or ``n_observed`` is ordered by the run's
+        :class:`~annotate.models.QuestionSortKey` positions (an index
+        range: a page of a million questions needs no sort); a run stored
+        without them by its stored values (:func:`order_by_stored_value`).
     """
     results = QuestionResult.objects.filter(run=run).select_related("question__dataset", "question__subject")
     if dataset is not None:
@@ -246,6 +251,27 @@ def run_questions(
     descending = (direction or ("asc" if sort == "question" else "desc")) == "desc"
     if sort == "question":
         return results.order_by("-question_id" if descending else "question_id")
+    keys = QuestionSortKey.objects.filter(run=run)
+    if not keys.filter(column=SORT_KEY_ALWAYS).exists():  # stored without sort keys: sort the stored values
+        return order_by_stored_value(results, sort=sort, descending=descending)
+    if not keys.filter(column=sort).exists():  # undefined for every question: the question order
+        return results.order_by("question_id")
+    position = "descending" if descending else "ascending"
+    return results.filter(question__sort_keys__run=run, question__sort_keys__column=sort).order_by(
+        f"question__sort_keys__{position}")
+
+
+#: The sort key every run with questions has (:class:`~annotate.models.QuestionSortKey`).
+SORT_KEY_ALWAYS = "n_observed"
+
+
+def order_by_stored_value(results: QuerySet[QuestionResult], *, sort: str, descending: bool) -> QuerySet[QuestionResult]:
+    """``results`` sorted by the stored value of ``sort`` (a score column or ``"n_observed"``) in the
+    database: undefined last whatever the direction, ties by question id.
+
+    The order of :func:`run_questions` for a run without sort keys; every
+    row's JSON value is read and sorted, 9.5 s a page at a million questions.
+    """
     key = F("n_observed") if sort == "n_observed" else Cast(KT(f"scores__{sort}"), FloatField())
     return results.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "question_id")
 
