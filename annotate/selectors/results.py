@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
+from django.core.paginator import Page, Paginator
 from django.db.models import F, FloatField, Prefetch, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
@@ -234,6 +236,56 @@ def run_questions(
         range: a page of a million questions needs no sort); a run stored
         without them by its stored values (:func:`order_by_stored_value`).
     """
+    results = _run_results(run=run, dataset=dataset, subject=subject, search=search, status=status,
+                           coverage=coverage)
+    sort = sort or get_method("eip").difficulty_column
+    descending = (direction or ("asc" if sort == "question" else "desc")) == "desc"
+    if sort == "question":
+        return results.order_by("-question_id" if descending else "question_id")
+    firsts = QuestionSortKey.objects.filter(run=run, ascending=0)  # one lookup in a unique index per column
+    if not firsts.filter(column=SORT_KEY_ALWAYS).exists():  # stored without sort keys: sort the stored values
+        return order_by_stored_value(results, sort=sort, descending=descending)
+    if not firsts.filter(column=sort).exists():  # undefined for every question: the question order
+        return results.order_by("question_id")
+    position = "descending" if descending else "ascending"
+    return results.filter(question__sort_keys__run=run, question__sort_keys__column=sort).order_by(
+        f"question__sort_keys__{position}")
+
+
+class _CountedPaginator(Paginator):
+    """A Paginator told its count (the sort keys' join would make the database count through it)."""
+
+    def __init__(self, object_list: QuerySet[QuestionResult], per_page: int, *, count: int) -> None:
+        super().__init__(object_list, per_page)
+        self._known_count = count
+
+    @cached_property
+    def count(self) -> int:
+        return self._known_count
+
+
+def run_questions_page(
+    *, run: ScoringRun, page: object, per_page: int, dataset: Dataset | None = None,
+    subject: Subject | None = None, search: str = "", status: str = "", coverage: str = "", sort: str = "",
+    direction: str = "",
+) -> Page:
+    """Page ``page`` of :func:`run_questions` (same filters and sort), ``per_page`` rows a page.
+
+    ``page`` is read as :meth:`django.core.paginator.Paginator.get_page`
+    reads it (blank or invalid: the first page; past the end: the last).
+    The count is that of the filtered results, without the join to the
+    sort keys (every question of a run with keys has one per sorted
+    column): at a million questions the join alone made it take a second.
+    """
+    filters = {"dataset": dataset, "subject": subject, "search": search, "status": status, "coverage": coverage}
+    ordered = run_questions(run=run, sort=sort, direction=direction, **filters)
+    return _CountedPaginator(ordered, per_page, count=_run_results(run=run, **filters).count()).get_page(page)
+
+
+def _run_results(
+    *, run: ScoringRun, dataset: Dataset | None, subject: Subject | None, search: str, status: str, coverage: str,
+) -> QuerySet[QuestionResult]:
+    """A run's question results with the filters of :func:`run_questions`, in no order."""
     results = QuestionResult.objects.filter(run=run).select_related("question__dataset", "question__subject")
     if dataset is not None:
         results = results.filter(question__dataset=dataset)
@@ -247,25 +299,16 @@ def run_questions(
         results = results.filter(n_observed__lt=run_min_models(run=run))
     elif coverage == "ok":
         results = results.filter(n_observed__gte=run_min_models(run=run))
-    sort = sort or get_method("eip").difficulty_column
-    descending = (direction or ("asc" if sort == "question" else "desc")) == "desc"
-    if sort == "question":
-        return results.order_by("-question_id" if descending else "question_id")
-    keys = QuestionSortKey.objects.filter(run=run)
-    if not keys.filter(column=SORT_KEY_ALWAYS).exists():  # stored without sort keys: sort the stored values
-        return order_by_stored_value(results, sort=sort, descending=descending)
-    if not keys.filter(column=sort).exists():  # undefined for every question: the question order
-        return results.order_by("question_id")
-    position = "descending" if descending else "ascending"
-    return results.filter(question__sort_keys__run=run, question__sort_keys__column=sort).order_by(
-        f"question__sort_keys__{position}")
+    return results
 
 
 #: The sort key every run with questions has (:class:`~annotate.models.QuestionSortKey`).
 SORT_KEY_ALWAYS = "n_observed"
 
 
-def order_by_stored_value(results: QuerySet[QuestionResult], *, sort: str, descending: bool) -> QuerySet[QuestionResult]:
+def order_by_stored_value(
+    results: QuerySet[QuestionResult], *, sort: str, descending: bool,
+) -> QuerySet[QuestionResult]:
     """``results`` sorted by the stored value of ``sort`` (a score column or ``"n_observed"``) in the
     database: undefined last whatever the direction, ties by question id.
 

@@ -95,15 +95,15 @@ def sort_key_rows(*, run_id: int, question_ids: np.ndarray,
         for every question.
     """
     q = np.asarray(question_ids, dtype=np.int64)
-    ids = q.tolist()
     wanted = set(sort_key_columns())
     for column, values in columns.items():
         v = np.asarray(values, dtype=np.float64)
         if column not in wanted or not np.isfinite(v).any():
             continue
         ascending, descending = sort_positions(v, q)
-        yield from zip(itertools.repeat(run_id), ids, itertools.repeat(column), ascending.tolist(),
-                       descending.tolist())
+        order = np.argsort(ascending)  # rows in list order: the position indexes grow at their ends
+        yield from zip(itertools.repeat(run_id), q[order].tolist(), itertools.repeat(column),
+                       ascending[order].tolist(), descending[order].tolist())
 
 
 def sort_keys_write(*, run_id: int, question_ids: np.ndarray, columns: Mapping[str, np.ndarray]) -> None:

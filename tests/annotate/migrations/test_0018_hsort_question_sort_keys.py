@@ -48,8 +48,7 @@ def test_stored_runs_get_keys_in_the_order_of_their_values():
         q = {name: question.pk for name, question in questions.items()}  # a has the largest id
 
         _migrate(AFTER)
-        from annotate.models import QuestionSortKey
-        from annotate.models import ScoringRun as Current
+        from annotate.models import QuestionSortKey, ScoringRun as Current
         from annotate.selectors.results import run_questions
 
         def listed(label, sort, direction):

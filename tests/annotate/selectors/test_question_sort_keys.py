@@ -15,12 +15,24 @@ import random
 
 import numpy as np
 import pytest
-from django.core.paginator import Paginator
 from django.utils import timezone
 
-from annotate.models import Dataset, Question, QuestionResult, QuestionSortKey, ResponseSet, RunStatus, ScoringRun
-from annotate.models import Subject as SubjectRow
-from annotate.selectors.results import order_by_stored_value, question_sort_choices, run_questions
+from annotate.models import (
+    Dataset,
+    Question,
+    QuestionResult,
+    QuestionSortKey,
+    ResponseSet,
+    RunStatus,
+    ScoringRun,
+    Subject,
+)
+from annotate.selectors.results import (
+    order_by_stored_value,
+    question_sort_choices,
+    run_questions,
+    run_questions_page,
+)
 from annotate.services.sort_keys import sort_keys_rebuild, sort_positions
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +47,7 @@ SCORE_COLUMNS = [key for key in SORTS if key not in ("question", "n_observed")]
 def run_with_ties():
     rng = random.Random(16)
     datasets = [Dataset.objects.create(name=name) for name in ("Alpha", "Beta")]
-    subjects = [SubjectRow.objects.create(name=name) for name in ("algebra", "biology", "chemistry")]
+    subjects = [Subject.objects.create(name=name) for name in ("algebra", "biology", "chemistry")]
     specs = list(range(60))
     rng.shuffle(specs)
     rs = ResponseSet.objects.create(name="ties", file_name="t.csv", checksum="t" * 64, file_format="wide")
@@ -113,13 +125,19 @@ def test_blank_sort_and_direction_are_eip_scaled_descending(run_with_ties):
     assert [r.question_id for r in run_questions(run=run)] == _expected_order(rows, "eip_scaled", True)
 
 
-@pytest.mark.parametrize("sort", ["eip_scaled", "irt_1pl", "n_observed"])
+@pytest.mark.parametrize("sort", ["eip_scaled", "irt_1pl", "n_observed", "question"])
 def test_pages_count_every_question_once_and_slice_the_order(run_with_ties, sort):
-    run, _, _, rows = run_with_ties
-    paginator = Paginator(run_questions(run=run, sort=sort, direction="asc"), 7)
-    assert paginator.count == len(rows)
-    pages = [r.question_id for n in paginator.page_range for r in paginator.page(n).object_list]
-    assert pages == _expected_order(rows, sort, False)
+    run, datasets, subjects, rows = run_with_ties
+    for keywords, keep in _filters(datasets, subjects):
+        chosen = [r for r in rows if keep(r)]
+        first = run_questions_page(run=run, page="", per_page=7, sort=sort, direction="asc", **keywords)
+        assert first.number == 1 and first.paginator.count == len(chosen), keywords
+        pages = [r.question_id for n in first.paginator.page_range
+                 for r in run_questions_page(run=run, page=n, per_page=7, sort=sort, direction="asc",
+                                             **keywords).object_list]
+        assert pages == _expected_order(chosen, sort, False), keywords
+    last = run_questions_page(run=run, page=999, per_page=7, sort=sort)
+    assert last.number == last.paginator.num_pages == 9  # 60 questions, 7 a page; past the end: the last
 
 
 @pytest.mark.parametrize("sort", [s for s in SORTS if s != "question"])
