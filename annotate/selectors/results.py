@@ -269,13 +269,27 @@ def run_questions_page(
     subject: Subject | None = None, search: str = "", status: str = "", coverage: str = "", sort: str = "",
     direction: str = "",
 ) -> Page:
-    """Page ``page`` of :func:`run_questions` (same filters and sort), ``per_page`` rows a page.
+    """One page of :func:`run_questions`.
 
-    ``page`` is read as :meth:`django.core.paginator.Paginator.get_page`
-    reads it (blank or invalid: the first page; past the end: the last).
-    The count is that of the filtered results, without the join to the
-    sort keys (every question of a run with keys has one per sorted
-    column): at a million questions the join alone made it take a second.
+    Parameters
+    ----------
+    run : ScoringRun
+    page : str, int or None
+        The page number, read as :meth:`django.core.paginator.Paginator.get_page`
+        reads it (blank or invalid: the first page; past the end: the last).
+    per_page : int
+        Rows a page.
+    dataset, subject, search, status, coverage, sort, direction
+        As :func:`run_questions`.
+
+    Returns
+    -------
+    django.core.paginator.Page
+        Its ``object_list`` holds the page's QuestionResults in the list's
+        order; ``paginator.count`` is the number of filtered results,
+        counted without the join to the sort keys (every question of a run
+        with keys has one for each column with keys, so the join changes no
+        count, but made the database count through a million key rows).
     """
     filters = {"dataset": dataset, "subject": subject, "search": search, "status": status, "coverage": coverage}
     ordered = run_questions(run=run, sort=sort, direction=direction, **filters)

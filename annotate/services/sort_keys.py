@@ -149,8 +149,18 @@ def sort_key_arrays(rows: Iterable[tuple[int, int, dict]], *, n: int) -> tuple[n
 def sort_keys_fill(*, run_id: int, result_model: type[models.Model], key_model: type[models.Model]) -> None:
     """Write the sort keys of one run from its stored results (no transaction of its own).
 
-    ``result_model`` / ``key_model`` are QuestionResult and QuestionSortKey,
-    or their historical versions inside a migration.
+    Parameters
+    ----------
+    run_id : int
+        The run; it must have no keys yet (the unique indexes refuse a second set).
+    result_model, key_model : Django model classes
+        QuestionResult and QuestionSortKey, or their historical versions
+        inside a migration.
+
+    Raises
+    ------
+    django.db.IntegrityError
+        If the run already has keys.
     """
     results = result_model.objects.filter(run_id=run_id)  # type: ignore[attr-defined]
     n = results.count()
@@ -162,10 +172,13 @@ def sort_keys_fill(*, run_id: int, result_model: type[models.Model], key_model: 
 
 @transaction.atomic
 def sort_keys_rebuild(*, run: ScoringRun) -> None:
-    """Replace the sort keys of ``run`` by keys computed from its stored results.
+    """Replace the sort keys of ``run`` by keys computed from its stored results, in one transaction.
 
-    For runs whose results were written without them (an imported study's
-    run); :func:`annotate.services.scoring` writes them as it stores a run.
+    Parameters
+    ----------
+    run : ScoringRun
+        A run whose results were written without keys (an imported study's
+        run); :mod:`annotate.services.scoring` writes them as it stores a run.
     """
     QuestionSortKey.objects.filter(run=run).delete()
     sort_keys_fill(run_id=run.pk, result_model=QuestionResult, key_model=QuestionSortKey)
