@@ -37,7 +37,7 @@ class Migration(migrations.Migration):
                 ('run', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='annotate.scoringrun')),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('run', 'column', 'question'), name='question_sort_key_unique'), models.UniqueConstraint(fields=('run', 'column', 'ascending'), name='question_sort_key_ascending'), models.UniqueConstraint(fields=('run', 'column', 'descending'), name='question_sort_key_descending')],
+                'constraints': [models.UniqueConstraint(fields=('run', 'column', 'ascending'), name='question_sort_key_ascending'), models.UniqueConstraint(fields=('run', 'column', 'descending'), name='question_sort_key_descending')],
             },
         ),
         migrations.RunPython(fill_sort_keys, migrations.RunPython.noop),
