@@ -13,7 +13,14 @@ from annotate.models.catalog import (
     ResponseSetStatus,
     Subject,
 )
-from annotate.models.scoring import MethodResult, ModelResult, QuestionResult, RunStatus, ScoringRun
+from annotate.models.scoring import (
+    MethodResult,
+    ModelResult,
+    QuestionResult,
+    QuestionSortKey,
+    RunStatus,
+    ScoringRun,
+)
 from annotate.models.studies import (
     AdaptivePoolQuestion,
     Assignment,
@@ -59,6 +66,7 @@ __all__ = [
     "Participation",
     "Question",
     "QuestionResult",
+    "QuestionSortKey",
     "ResponseSet",
     "ResponseSetModel",
     "ResponseSetQuestion",

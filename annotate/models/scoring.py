@@ -99,6 +99,41 @@ class QuestionResult(models.Model):
         return self.scores.get(column)
 
 
+class QuestionSortKey(models.Model):
+    """Where one question of a run stands when the run's question list is
+    sorted by one column, in either direction (issue 16).
+
+    ``ascending`` / ``descending`` are the question's 0-based positions in
+    the list sorted by ``column`` (a stored question column, or
+    ``"n_observed"``) ascending / descending: undefined values last
+    whatever the direction, ties by question id, exactly the order of the
+    stored values. They are computed once, when the run's results are
+    stored, so a page of a million-question run is an index range scan
+    instead of a sort of every JSON value. A column the run left undefined
+    for every question has no rows (its order is the question order).
+    """
+
+    # Two indexes only, both filled in order as a run's keys are written (rows
+    # come in ascending position): a third one on (run, column, question),
+    # filled at random, tripled the write time of a million-question run.
+    # Neither foreign key gets an index of its own: both indexes start with
+    # the run (run deletes), and questions are catalog rows that stay.
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="+", db_index=False)
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="sort_keys", db_index=False)
+    column = models.CharField(max_length=40)
+    ascending = models.PositiveIntegerField(help_text="position in the list sorted ascending (0 = first)")
+    descending = models.PositiveIntegerField(help_text="position in the list sorted descending (0 = first)")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "column", "ascending"], name="question_sort_key_ascending"),
+            models.UniqueConstraint(fields=["run", "column", "descending"], name="question_sort_key_descending"),
+        ]
+
+    def __str__(self) -> str:
+        return f"q{self.question_id} by {self.column} in run {self.run_id}"
+
+
 class ModelResult(models.Model):
     """Every method's competency (ability) for one model in a run; ``scores``
     as in :class:`QuestionResult` (model columns of :mod:`scoring.methods`)."""

@@ -22,6 +22,9 @@ Rules
 - Only a queued run can be executed; claiming it is one conditional UPDATE,
   so two workers never execute the same run.
 - NaN is never stored: a value a method leaves undefined is NULL.
+- With the results go the question list's sort keys
+  (:mod:`annotate.services.sort_keys`): each question's position when the
+  list is sorted by each column, so a page of a huge run needs no sort.
 - Every run records its response-matrix diagnostics
   (:func:`scoring.diagnostics.matrix_diagnostics`): ``run.diagnostics``
   holds the counts (missing cells, low-coverage questions, components) and
@@ -63,6 +66,7 @@ from annotate.selectors.matrix import (
     response_matrix_compact,
 )
 from annotate.services.database import backend_pid, rows_insert
+from annotate.services.sort_keys import N_OBSERVED, sort_keys_write
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
@@ -584,7 +588,8 @@ def _insert_question_results(rows: list[tuple]) -> None:
 @transaction.atomic
 def _store(run: ScoringRun, m: ResponseMatrix | CompactMatrix, outcomes: dict[str, MethodOutput],
            diag: MatrixDiagnostics) -> None:
-    """Write the run's results; QuestionResult rows ``STORE_BATCH`` at a time (counts come from ``diag``)."""
+    """Write the run's results; QuestionResult rows ``STORE_BATCH`` at a time (counts come from ``diag``),
+    then the question list's sort keys (:mod:`annotate.services.sort_keys`)."""
     MethodResult.objects.bulk_create(
         MethodResult(
             run=run, method=key, params=o.params, n_iter=o.n_iter, converged=o.converged,
@@ -606,6 +611,8 @@ def _store(run: ScoringRun, m: ResponseMatrix | CompactMatrix, outcomes: dict[st
                 m.question_ids[rows].tolist(), kept[rows].tolist(), diag.n_observed[rows].tolist(),
                 diag.question_component[rows].tolist()))
         ])
+    sort_keys_write(run_id=run.pk, question_ids=m.question_ids,
+                    columns={**question_columns, N_OBSERVED: diag.n_observed})
     model_columns = {k: v for o in outcomes.values() for k, v in o.model_columns.items()}
     model_scores = _finite_lists(model_columns, slice(None))
     ModelResult.objects.bulk_create(

@@ -150,6 +150,7 @@ from annotate.selectors.transfer import (
 from annotate.services.alignment.pools import run_alpha
 from annotate.services.analyses.params import params_key
 from annotate.services.judging import pair_votes_recount
+from annotate.services.sort_keys import sort_keys_rebuild
 from annotate.services.studies import username_check
 
 SCHEMA_VERSION = 4
@@ -770,6 +771,7 @@ def _write_run(plan: _Plan, source: object) -> ScoringRun:
         (QuestionResult(run=run, question=q, **fields) for q, fields in plan.results),
         batch_size=2000,
     )
+    sort_keys_rebuild(run=run)
     stored = models_by_name(names=[m["name"] for m in plan.models])
     run.models_used.set([
         stored.get(m["name"]) or LanguageModel.objects.create(**{f: m[f] for f in MODEL_FIELDS if f in m})

@@ -34,7 +34,7 @@ from annotate.selectors.results import (
     run_min_models,
     run_models_table,
     run_provenance,
-    run_questions,
+    run_questions_page,
     run_questions_table,
     run_table_file,
     runs_active,
@@ -99,11 +99,11 @@ def run_questions_list(request: HttpRequest, run_id: int) -> HttpResponse:
     form = QuestionFilterForm(request.GET or None, datasets=datasets, subjects=subjects,
                               sorts=question_sort_choices())
     chosen = form.cleaned_data if form.is_valid() else {}
-    results = run_questions(run=run, dataset=chosen.get("dataset"), subject=chosen.get("subject"),
-                            search=chosen.get("q", ""), status=chosen.get("status", ""),
-                            coverage=chosen.get("coverage", ""), sort=chosen.get("sort", ""),
-                            direction=chosen.get("direction", ""))
-    page = Paginator(results, QUESTIONS_PER_PAGE).get_page(request.GET.get("page"))
+    page = run_questions_page(run=run, page=request.GET.get("page"), per_page=QUESTIONS_PER_PAGE,
+                              dataset=chosen.get("dataset"), subject=chosen.get("subject"),
+                              search=chosen.get("q", ""), status=chosen.get("status", ""),
+                              coverage=chosen.get("coverage", ""), sort=chosen.get("sort", ""),
+                              direction=chosen.get("direction", ""))
     query = request.GET.copy()
     query.pop("page", None)
     min_models = run_min_models(run=run)

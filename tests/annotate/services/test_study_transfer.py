@@ -558,3 +558,21 @@ def test_it_refuses_a_pseudonym_that_is_not_a_valid_username(transfer_study, tmp
     with pytest.raises(ValueError, match=re.escape("username 'evaluator <ada>' is not allowed")):
         study_import(document=document, rename="Bad names", reuse_evaluators=True)
     assert get_user_model().objects.count() == users and not Study.objects.filter(name="Bad names").exists()
+
+
+def test_the_imported_run_gets_sort_keys_in_the_order_of_its_stored_values(transfer_study, tmp_path):
+    from annotate.models import QuestionSortKey
+    from annotate.selectors.results import run_questions
+
+    study, _, _ = transfer_study
+    export_to(tmp_path / "first.json", study)
+    wipe_everything(study)
+    call_command("import_study", file=str(tmp_path / "first.json"))
+    run = Study.objects.get(name="Transfer").scoring_run
+    assert QuestionSortKey.objects.filter(run=run, column="n_observed").exists()
+    stored = list(QuestionResult.objects.filter(run=run))
+    for sort in ("eip_scaled", "n_observed"):
+        values = {r.question_id: r.n_observed if sort == "n_observed" else r.scores.get(sort) for r in stored}
+        defined = sorted((q for q in values if values[q] is not None), key=lambda q: (-values[q], q))
+        undefined = sorted(q for q in values if values[q] is None)
+        assert [r.question_id for r in run_questions(run=run, sort=sort)] == defined + undefined
