@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 DATA ?=
 HOST ?= 127.0.0.1:8000
 PYTEST_ARGS ?=
+# Test workers (pytest-xdist): one per core by default; TEST_WORKERS=0 runs the suite in this process.
+TEST_WORKERS ?= auto
 
 .PHONY: demo test bench install clean
 
@@ -25,9 +27,9 @@ demo: install
 	 trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	 $(PY) manage.py runserver --noreload $(HOST)
 
-## The whole test suite (SQLite by default; set DATABASE_URL for PostgreSQL).
+## The whole test suite (SQLite by default; set DATABASE_URL for PostgreSQL), one worker per core.
 test: install
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 ## Benchmarks: EIP scaling, IRT timing, loading, judging latency.
 bench: install
