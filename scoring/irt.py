@@ -17,6 +17,8 @@ likelihood term.
 """
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -528,6 +530,11 @@ _ACTIVE_BAND = 1e-3
 _RIDGES = (0.0, 1e-10, 1e-6, 1e-2)
 
 
+#: Threads of the 2PL fit's element-wise cell passes (row blocks), from this many cells up.
+_CELL_THREADS = 2
+_THREADED_CELLS = 1 << 18
+
+
 class _TwoPLCells:
     """Cell-level work of the 2PL fit: logits, probabilities and their sums.
 
@@ -541,18 +548,37 @@ class _TwoPLCells:
     def __init__(self, y: FloatArray, w: FloatArray | None, l2: float) -> None:
         self.y, self.w, self.l2 = y, w, l2
         self.d, self.z, self.e, self.s, self.v = (np.empty_like(y) for _ in range(5))
+        # Element-wise passes run on row blocks in threads (numpy releases the GIL in them); the
+        # values are those of one whole-array pass, and every sum stays one whole-array pass.
+        n_threads = min(_CELL_THREADS, os.cpu_count() or 1) if y.size >= _THREADED_CELLS else 1
+        bounds = np.linspace(0, y.shape[0], n_threads + 1).astype(int).tolist()
+        self.blocks = [slice(lo, hi) for lo, hi in itertools.pairwise(bounds)]
+
+    def _rowwise(self, work: Callable[[slice], None]) -> None:
+        if len(self.blocks) == 1:
+            work(self.blocks[0])
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=len(self.blocks)) as pool:
+            list(pool.map(work, self.blocks))
 
     def value(self, theta: FloatArray, beta: FloatArray, a: FloatArray) -> float:
         """Penalised negative log-likelihood (as :func:`_objective_2pl`)."""
-        d, z, e, s = self.d, self.z, self.e, self.s
-        np.subtract(theta[None, :], beta[:, None], out=d)
-        np.multiply(a[:, None], d, out=z)
-        np.abs(z, out=e)
-        np.negative(e, out=e)
-        np.exp(e, out=e)
-        np.log1p(e, out=s)
-        np.maximum(z, 0.0, out=self.v)
-        s += self.v  # softplus(z)
+
+        def cells(rows: slice) -> None:
+            d, z, e, s, v = self.d[rows], self.z[rows], self.e[rows], self.s[rows], self.v[rows]
+            np.subtract(theta[None, :], beta[rows, None], out=d)
+            np.multiply(a[rows, None], d, out=z)
+            np.abs(z, out=e)
+            np.negative(e, out=e)
+            np.exp(e, out=e)
+            np.log1p(e, out=s)
+            np.maximum(z, 0.0, out=v)
+            s += v  # softplus(z)
+
+        self._rowwise(cells)
+        s, z = self.s, self.z
         loss = _sum_product(s, self.w, s) - _sum_product(self.y, z, s)
         a_minus_1 = a - 1.0
         return loss + self.l2 * float(theta @ theta + beta @ beta + a_minus_1 @ a_minus_1)
@@ -568,20 +594,26 @@ class _TwoPLCells:
         gives the Gauss-Newton (Fisher) matrix, positive semi-definite.
         """
         d, z, e, s, v, y, w, l2 = self.d, self.z, self.e, self.s, self.v, self.y, self.w, self.l2
-        np.add(e, 1.0, out=s)
-        np.reciprocal(s, out=s)  # sigmoid(|z|)
-        np.multiply(e, s, out=v)  # sigmoid(-|z|)
-        v *= s  # p (1 - p) = sigmoid(|z|) sigmoid(-|z|)
-        r = e  # e is not needed any more
-        with np.errstate(over="ignore"):  # exp(-z) = inf gives p = 0, as it should
-            np.negative(z, out=r)
-            np.exp(r, out=r)
-        r += 1.0
-        np.reciprocal(r, out=r)  # p = sigmoid(z); see _nll_terms on why not a masked copy
-        r -= y
-        if w is not None:
-            r *= w
-            v *= w
+
+        def cells(rows: slice) -> None:
+            z_, e_, s_, v_, y_ = z[rows], e[rows], s[rows], v[rows], y[rows]
+            np.add(e_, 1.0, out=s_)
+            np.reciprocal(s_, out=s_)  # sigmoid(|z|)
+            np.multiply(e_, s_, out=v_)  # sigmoid(-|z|)
+            v_ *= s_  # p (1 - p) = sigmoid(|z|) sigmoid(-|z|)
+            r_ = e_  # e is not needed any more
+            with np.errstate(over="ignore"):  # exp(-z) = inf gives p = 0, as it should
+                np.negative(z_, out=r_)
+                np.exp(r_, out=r_)
+            r_ += 1.0
+            np.reciprocal(r_, out=r_)  # p = sigmoid(z); see _nll_terms on why not a masked copy
+            r_ -= y_
+            if w is not None:
+                r_ *= w[rows]
+                v_ *= w[rows]
+
+        self._rowwise(cells)
+        r = e
         r_sum = r.sum(axis=1)
         g = np.concatenate([
             a @ r + 2.0 * l2 * theta,
