@@ -221,15 +221,9 @@ def check_text(path: Path, problems: _Problems) -> bool:
         return False
     with path.open("rb") as handle:
         head = handle.read(4)
-        for bom, encoding in (
-            (codecs.BOM_UTF32_LE, "UTF-32"),
-            (codecs.BOM_UTF32_BE, "UTF-32"),
-            (codecs.BOM_UTF16_LE, "UTF-16"),
-            (codecs.BOM_UTF16_BE, "UTF-16"),
-        ):
-            if head.startswith(bom):
-                problems.add(file, UTF16_BOM.format(encoding=encoding))
-                return False
+        if (encoding := _unsupported_bom(head)) is not None:
+            problems.add(file, UTF16_BOM.format(encoding=encoding))
+            return False
         handle.seek(len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0)
         decoder = codecs.getincrementaldecoder("utf-8")()
         fed, newlines, blank, nul_row = 0, 0, True, 0
@@ -262,21 +256,31 @@ def check_text(path: Path, problems: _Problems) -> bool:
     return True
 
 
-def _decode(path: Path, problems: _Problems) -> str | None:
-    file = path.name
-    if not path.is_file():
-        problems.add(file, FILE_NOT_FOUND.format(path=path))
-        return None
-    raw = path.read_bytes()
+def _unsupported_bom(head: bytes) -> str | None:
+    """The encoding named by a UTF-16 or UTF-32 byte-order mark at the start of ``head``, else None.
+
+    UTF-32 first: its little-endian mark begins with UTF-16's.
+    """
     for bom, encoding in (
         (codecs.BOM_UTF32_LE, "UTF-32"),
         (codecs.BOM_UTF32_BE, "UTF-32"),
         (codecs.BOM_UTF16_LE, "UTF-16"),
         (codecs.BOM_UTF16_BE, "UTF-16"),
     ):
-        if raw.startswith(bom):
-            problems.add(file, UTF16_BOM.format(encoding=encoding))
-            return None
+        if head.startswith(bom):
+            return encoding
+    return None
+
+
+def _decode(path: Path, problems: _Problems) -> str | None:
+    file = path.name
+    if not path.is_file():
+        problems.add(file, FILE_NOT_FOUND.format(path=path))
+        return None
+    raw = path.read_bytes()
+    if (encoding := _unsupported_bom(raw[:4])) is not None:
+        problems.add(file, UTF16_BOM.format(encoding=encoding))
+        return None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
