@@ -204,9 +204,18 @@ def test_the_command_names_user_mistakes(study, tmp_path):
         call_command("alignment_report", study=study.name, out=str(tmp_path), min_votes=0)
 
 
-def test_the_streamed_zip_holds_the_files_of_the_zip_byte_for_byte_and_comes_in_chunks(study, report):
+def test_the_streamed_zip_holds_the_files_of_the_zip_byte_for_byte_and_comes_in_chunks(study, report, monkeypatch):
     import zipfile
+    from datetime import datetime
 
+    import annotate.services.report_files as report_files_module
+
+    class FixedClock(datetime):  # the codebook says when it was written: one instant for both zips
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2026, 12, 3, 12, 0, 0, tzinfo=tz)
+
+    monkeypatch.setattr(report_files_module, "datetime", FixedClock)
     judgments = study_judgment_rows(study=study)
     chunks = list(report_zip_stream(report, iter(judgments)))
     streamed = zipfile.ZipFile(io.BytesIO(b"".join(chunks)))
