@@ -21,13 +21,17 @@ with an estimated ability variance ``a^2``) and ``b_q`` per question.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from scoring._typing import BoolArray, FloatArray
+from scoring._typing import BoolArray, FloatArray, IndexArray
 from scoring._validation import check_positive, check_positive_int, check_response_matrix
 from scoring.exceptions import ConvergenceError, NonFiniteError
 from scoring.irt import _one_blas_thread, _targets_and_weights
@@ -47,6 +51,16 @@ _POSTERIOR_FLOOR = 1e-12
 _M_STEPS = 2
 #: Step halvings tried by the M-step's line search.
 _MAX_HALVINGS = 30
+#: Relative change of an M-step objective that counts as none (float64 rounding of its sum).
+_ROUNDING = 1e-13
+#: Threads of the E- and M-steps (question row blocks), from this many cell-nodes (cells x nodes) up.
+_THREADS = 2
+_THREADED_CELLS = 1 << 22
+
+_T = TypeVar("_T")
+
+#: Nodes whose posterior weight summed over the models is below this are left out of the M-step.
+_NODE_FLOOR = 1e-14
 
 
 @dataclass(frozen=True)
@@ -143,8 +157,20 @@ def _quadrature(n_quadrature: int, theta_range: tuple[float, float]) -> tuple[Fl
 
 
 def _softplus(z: FloatArray) -> FloatArray:
-    out: FloatArray = np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z)))
-    return out
+    """``log(1 + exp(z))`` as ``max(z, 0) + log(1 + exp(-|z|))``.
+
+    ``log(1 + e)`` rather than ``log1p(e)``: numpy's ``log`` is vectorised
+    and ``log1p`` is not (about 3x slower here); for ``e < 1e-16`` the sum
+    rounds to 1 and the term to 0 instead of ``e``, an absolute error below
+    1e-16 per cell.
+    """
+    s = np.abs(z)
+    np.negative(s, out=s)
+    np.exp(s, out=s)
+    s += 1.0
+    np.log(s, out=s)
+    s += np.maximum(z, 0.0)
+    return s
 
 
 def _sigmoid(z: FloatArray) -> FloatArray:
@@ -153,25 +179,59 @@ def _sigmoid(z: FloatArray) -> FloatArray:
     return out
 
 
+class _RowBlocks:
+    """Question row blocks worked on in threads (numpy releases the GIL in its array loops).
+
+    One block below ``_THREADED_CELLS`` cells or on one core; sums over the
+    blocks are taken in block order, so a fit is the same on every run.
+    """
+
+    def __init__(self, n_rows: int, n_cells: int) -> None:
+        n_threads = min(_THREADS, os.cpu_count() or 1) if n_cells >= _THREADED_CELLS else 1
+        edges = np.linspace(0, n_rows, n_threads + 1).astype(int).tolist()
+        self.slices = [slice(lo, hi) for lo, hi in itertools.pairwise(edges)]
+        self._pool: ThreadPoolExecutor | None = None
+
+    def map(self, work: Callable[[slice], _T]) -> list[_T]:
+        if len(self.slices) == 1:
+            return [work(self.slices[0])]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=len(self.slices))
+        return list(self._pool.map(work, self.slices))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+
+
 def _e_step(
-    y: FloatArray, w: FloatArray | None, a: FloatArray, b: FloatArray, nodes: FloatArray, log_weights: FloatArray
+    y: FloatArray, w: FloatArray | None, a: FloatArray, b: FloatArray, nodes: FloatArray, log_weights: FloatArray,
+    blocks: _RowBlocks | None = None,
 ) -> tuple[float, FloatArray]:
     """Marginal log-likelihood and the posterior weights of every model over the nodes.
 
     With logits ``z[q, k] = a_q (nodes_k - b_q)``, the log-likelihood of
     model m at node k is ``sum_q w y z - w softplus(z)`` (the Bernoulli
     log-likelihood, also for partial credit), i.e. ``y.T @ z - w.T @
-    softplus(z)``: two (n_models, n_questions) x (n_questions, K) products.
-    Returns ``(log_likelihood, posterior)``, posterior of shape (n_models, K)
-    with rows summing to 1.
+    softplus(z)``: two (n_models, n_questions) x (n_questions, K) products,
+    summed over the question row blocks. Returns ``(log_likelihood,
+    posterior)``, posterior of shape (n_models, K) with rows summing to 1.
     """
-    z = a[:, None] * (nodes[None, :] - b[:, None])
-    sp = _softplus(z)
-    loglik = y.T @ z
-    if w is None:
-        loglik -= sp.sum(axis=0)[None, :]
-    else:
-        loglik -= w.T @ sp
+
+    def part(rows: slice) -> FloatArray:
+        z = a[rows, None] * (nodes[None, :] - b[rows, None])
+        sp = _softplus(z)
+        out: FloatArray = y[rows].T @ z
+        if w is None:
+            out -= sp.sum(axis=0)[None, :]
+        else:
+            out -= w[rows].T @ sp
+        return out
+
+    parts = (blocks or _RowBlocks(len(y), 0)).map(part)
+    loglik = parts[0]
+    for extra in parts[1:]:
+        loglik += extra
     loglik += log_weights[None, :]
     top = loglik.max(axis=1, keepdims=True)
     loglik -= top
@@ -188,25 +248,58 @@ def _expected_counts(y: FloatArray, w: FloatArray | None, posterior: FloatArray)
     return n, r
 
 
-def _item_terms(
-    a: FloatArray, b: FloatArray, nodes: FloatArray, n: FloatArray, r: FloatArray
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """Per question: negative expected complete-data log-likelihood, and per-cell pieces.
+def _item_value(a: FloatArray, b: FloatArray, nodes: FloatArray, n: FloatArray, r: FloatArray) -> FloatArray:
+    """Per question ``sum_k n softplus(z) - r z`` with ``z = a (nodes - b)``: the M-step objective."""
+    z = nodes[None, :] - b[:, None]
+    z *= a[:, None]
+    s = _softplus(z)
+    s *= n
+    z *= r
+    s -= z
+    out: FloatArray = s.sum(axis=1)
+    return out
 
-    Returns ``f`` (n_questions,) ``= sum_k n softplus(z) - r z``, ``e = n p -
-    r``, ``v = n p (1 - p)`` and ``d = nodes - b`` (each (n_questions, K)).
+
+@dataclass(frozen=True)
+class _ItemDerivatives:
+    """Gradient and Gauss-Newton Hessian of :func:`_item_value` in (a, b), per question.
+
+    ``res = n p - r``, ``v = n p (1 - p)``, ``d = nodes - b``; ``g_a = sum
+    res d``, ``g_b = -a sum res``, ``h_aa = sum v d^2``, ``h_bb = a^2 sum
+    v``, ``h_ab = -a sum v d`` (the exact Hessian's cross term is ``h_ab -
+    res_sum``).
     """
+
+    g_a: FloatArray
+    g_b: FloatArray
+    h_aa: FloatArray
+    h_bb: FloatArray
+    h_ab: FloatArray
+    res_sum: FloatArray
+
+
+def _item_derivatives(
+    a: FloatArray, b: FloatArray, nodes: FloatArray, n: FloatArray, r: FloatArray
+) -> _ItemDerivatives:
     d = nodes[None, :] - b[:, None]
     z = a[:, None] * d
-    f = np.sum(n * _softplus(z) - r * z, axis=1)
-    p = _sigmoid(z)
-    return f, n * p - r, n * p * (1.0 - p), d
-
-
-def _item_value(a: FloatArray, b: FloatArray, nodes: FloatArray, n: FloatArray, r: FloatArray) -> FloatArray:
-    z = a[:, None] * (nodes[None, :] - b[:, None])
-    out: FloatArray = np.sum(n * _softplus(z) - r * z, axis=1)
-    return out
+    e = np.abs(z)
+    np.negative(e, out=e)
+    np.exp(e, out=e)  # exp(-|z|)
+    s = e + 1.0
+    np.reciprocal(s, out=s)  # sigmoid(|z|)
+    e *= s  # sigmoid(-|z|) = 1 - sigmoid(|z|)
+    p = np.where(z >= 0.0, s, e)
+    s *= e  # p (1 - p)
+    v = np.multiply(s, n, out=s)
+    res = np.multiply(p, n, out=p)
+    res -= r
+    vd = np.multiply(v, d, out=z)
+    res_sum = res.sum(axis=1)
+    return _ItemDerivatives(
+        g_a=np.einsum("qk,qk->q", res, d), g_b=-a * res_sum, h_aa=np.einsum("qk,qk->q", vd, d),
+        h_bb=a * a * v.sum(axis=1), h_ab=-a * vd.sum(axis=1), res_sum=res_sum,
+    )
 
 
 def _fixed(x: FloatArray, g: FloatArray, lo: float, hi: float) -> BoolArray:
@@ -218,21 +311,29 @@ def _fixed(x: FloatArray, g: FloatArray, lo: float, hi: float) -> BoolArray:
 def _backtrack(
     f0: FloatArray,
     slope: FloatArray,
-    trial: callable,  # type: ignore[valid-type]
-) -> FloatArray:
-    """Step fraction per question (0 where no decrease was found): Armijo halving from 1."""
+    trial: Callable[[IndexArray, FloatArray], FloatArray],
+) -> tuple[FloatArray, FloatArray]:
+    """Armijo halving from a full step, per question: step fractions and the new values.
+
+    A question whose direction is not a descent (``slope >= 0``, e.g. at the
+    optimum) keeps fraction 0, as does one where no decrease was found;
+    differences within ``_ROUNDING`` of ``|f0|`` count as no change.
+    """
     t = np.ones_like(f0)
-    pending = np.ones(f0.shape, dtype=bool)
+    f = f0.copy()
+    pending = slope < 0
+    t[~pending] = 0.0
     for _ in range(_MAX_HALVINGS):
         idx = np.flatnonzero(pending)
         if idx.size == 0:
             break
         f_new = trial(idx, t[idx])
-        ok = f_new <= f0[idx] + 1e-4 * t[idx] * slope[idx]
+        ok = f_new <= f0[idx] + 1e-4 * t[idx] * slope[idx] + _ROUNDING * np.abs(f0[idx])
+        f[idx[ok]] = f_new[ok]
         pending[idx[ok]] = False
         t[idx[~ok]] *= 0.5
     t[pending] = 0.0
-    return t
+    return t, f
 
 
 def _m_step_2pl(
@@ -240,34 +341,28 @@ def _m_step_2pl(
     a_bounds: tuple[float, float], b_bounds: tuple[float, float],
 ) -> tuple[FloatArray, FloatArray]:
     """Projected Gauss-Newton steps on every question's (a, b), each a decrease of its own term."""
+    f = _item_value(a, b, nodes, n, r)
     for _ in range(_M_STEPS):
-        f, e, v, d = _item_terms(a, b, nodes, n, r)
-        g_a = np.sum(e * d, axis=1)
-        g_b = -a * e.sum(axis=1)
-        h_aa = np.sum(v * d * d, axis=1)
-        h_bb = a * a * v.sum(axis=1)
-        h_ab = -a * np.sum(v * d, axis=1)
-        fix_a = _fixed(a, g_a, *a_bounds) | (h_aa <= 0)
-        fix_b = _fixed(b, g_b, *b_bounds) | (h_bb <= 0)
-        both = ~fix_a & ~fix_b
-        det = h_aa * h_bb - h_ab * h_ab
-        both &= det > 1e-12 * (h_aa * h_bb)
+        h = _item_derivatives(a, b, nodes, n, r)
+        fix_a = _fixed(a, h.g_a, *a_bounds) | (h.h_aa <= 0)
+        fix_b = _fixed(b, h.g_b, *b_bounds) | (h.h_bb <= 0)
+        det = h.h_aa * h.h_bb - h.h_ab * h.h_ab
+        both = ~fix_a & ~fix_b & (det > 1e-12 * (h.h_aa * h.h_bb))
         safe = np.where(both, det, 1.0)
-        step_a = np.where(both, -(h_bb * g_a - h_ab * g_b) / safe, 0.0)
-        step_b = np.where(both, -(h_aa * g_b - h_ab * g_a) / safe, 0.0)
+        step_a = np.where(both, -(h.h_bb * h.g_a - h.h_ab * h.g_b) / safe, 0.0)
+        step_b = np.where(both, -(h.h_aa * h.g_b - h.h_ab * h.g_a) / safe, 0.0)
         only_a = ~fix_a & ~both
         only_b = ~fix_b & ~both
-        step_a = np.where(only_a, -g_a / np.where(h_aa > 0, h_aa, 1.0), step_a)
-        step_b = np.where(only_b, -g_b / np.where(h_bb > 0, h_bb, 1.0), step_b)
-        slope = g_a * step_a + g_b * step_b
+        step_a = np.where(only_a, -h.g_a / np.where(h.h_aa > 0, h.h_aa, 1.0), step_a)
+        step_b = np.where(only_b, -h.g_b / np.where(h.h_bb > 0, h.h_bb, 1.0), step_b)
 
-        def trial(idx: np.ndarray, t: FloatArray, a0: FloatArray = a, b0: FloatArray = b,
+        def trial(idx: IndexArray, t: FloatArray, a0: FloatArray = a, b0: FloatArray = b,
                   sa: FloatArray = step_a, sb: FloatArray = step_b) -> FloatArray:
             a_new = np.clip(a0[idx] + t * sa[idx], *a_bounds)
             b_new = np.clip(b0[idx] + t * sb[idx], *b_bounds)
             return _item_value(a_new, b_new, nodes, n[idx], r[idx])
 
-        t = _backtrack(f, np.minimum(slope, 0.0), trial)
+        t, f = _backtrack(f, h.g_a * step_a + h.g_b * step_b, trial)
         a = np.clip(a + t * step_a, *a_bounds)
         b = np.clip(b + t * step_b, *b_bounds)
     return a, b
@@ -278,22 +373,21 @@ def _m_step_1pl(
     a_bounds: tuple[float, float], b_bounds: tuple[float, float],
 ) -> tuple[float, FloatArray]:
     """Newton on each difficulty (common slope fixed), then on the common slope; each a decrease."""
+    slopes = np.full(len(b), a)
+    f = _item_value(slopes, b, nodes, n, r)
     for _ in range(_M_STEPS):
-        slopes = np.full(len(b), a)
-        f, e, v, d = _item_terms(slopes, b, nodes, n, r)
-        g_b = -a * e.sum(axis=1)
-        h_bb = a * a * v.sum(axis=1)
-        free = ~_fixed(b, g_b, *b_bounds) & (h_bb > 0)
-        step_b = np.where(free, -g_b / np.where(h_bb > 0, h_bb, 1.0), 0.0)
+        h = _item_derivatives(slopes, b, nodes, n, r)
+        free = ~_fixed(b, h.g_b, *b_bounds) & (h.h_bb > 0)
+        step_b = np.where(free, -h.g_b / np.where(h.h_bb > 0, h.h_bb, 1.0), 0.0)
 
-        def trial(idx: np.ndarray, t: FloatArray, b0: FloatArray = b, sb: FloatArray = step_b) -> FloatArray:
-            return _item_value(slopes[idx], np.clip(b0[idx] + t * sb[idx], *b_bounds), nodes, n[idx], r[idx])
+        def trial(idx: IndexArray, t: FloatArray, b0: FloatArray = b, sb: FloatArray = step_b,
+                  s0: FloatArray = slopes) -> FloatArray:
+            return _item_value(s0[idx], np.clip(b0[idx] + t * sb[idx], *b_bounds), nodes, n[idx], r[idx])
 
-        t = _backtrack(f, np.minimum(step_b * g_b, 0.0), trial)
+        t, f = _backtrack(f, h.g_b * step_b, trial)
         b = np.clip(b + t * step_b, *b_bounds)
-        f, e, v, d = _item_terms(slopes, b, nodes, n, r)
-        g_a = float(np.sum(e * d))
-        h_aa = float(np.sum(v * d * d))
+        h = _item_derivatives(slopes, b, nodes, n, r)
+        g_a, h_aa = float(h.g_a.sum()), float(h.h_aa.sum())
         if h_aa <= 0 or _fixed(np.array([a]), np.array([g_a]), *a_bounds)[0]:
             continue
         step = -g_a / h_aa
@@ -301,8 +395,10 @@ def _m_step_1pl(
         frac = 1.0
         for _ in range(_MAX_HALVINGS):
             a_new = float(np.clip(a + frac * step, *a_bounds))
-            if float(_item_value(np.full(len(b), a_new), b, nodes, n, r).sum()) <= total + 1e-4 * frac * step * g_a:
-                a = a_new
+            f_new = _item_value(np.full(len(b), a_new), b, nodes, n, r)
+            if float(f_new.sum()) <= total + 1e-4 * frac * step * g_a + _ROUNDING * abs(total):
+                a, f = a_new, f_new
+                slopes = np.full(len(b), a)
                 break
             frac *= 0.5
     return a, b
@@ -330,13 +426,12 @@ def _louis_standard_errors(
     """
     n_questions, n_models = y.shape
     n, r = _expected_counts(y, w, posterior)
-    f, e, v, d = _item_terms(a, b, nodes, n, r)
+    h = _item_derivatives(a, b, nodes, n, r)
+    d = nodes[None, :] - b[:, None]
     p = _sigmoid(a[:, None] * d)
     nan_a, nan_b = np.full(n_questions, np.nan), np.full(n_questions, np.nan)
-    # Complete-data information (Hessian of sum n softplus(z) - r z in (a, b)).
-    c_aa = np.sum(v * d * d, axis=1)
-    c_bb = a * a * v.sum(axis=1)
-    c_ab = -a * np.sum(v * d, axis=1) - e.sum(axis=1)
+    # Complete-data information: the exact Hessian of sum n softplus(z) - r z in (a, b).
+    c_aa, c_bb, c_ab = h.h_aa, h.h_bb, h.h_ab - h.res_sum
     # Columns of U: sqrt(pi_mk) (s_mk - mean_k s_mk), s_mk = d(loglik_m at node k)/d(a, b).
     cols_a, cols_b = [], []
     for m in range(n_models):
@@ -495,6 +590,30 @@ def _start_difficulty(y: FloatArray, w: FloatArray | None, b_bounds: tuple[float
     return b0
 
 
+def _m_step(
+    y: FloatArray, w: FloatArray | None, a: FloatArray, b: FloatArray, nodes: FloatArray, posterior: FloatArray,
+    common_slope: bool, a_bounds: tuple[float, float], b_bounds: tuple[float, float], blocks: _RowBlocks,
+) -> tuple[FloatArray, FloatArray]:
+    """One generalised M-step on the nodes some model's posterior reaches (``_NODE_FLOOR``).
+
+    The 2PL's questions are independent given the posterior: each row block
+    is stepped in its own thread. The 1PL's common slope couples them.
+    """
+    live = posterior.sum(axis=0) >= _NODE_FLOOR
+    post, at = posterior[:, live], nodes[live]
+    if common_slope:
+        n, r = _expected_counts(y, w, post)
+        slope, b_new = _m_step_1pl(float(a[0]), b, at, n, r, a_bounds, b_bounds)
+        return np.full(len(b), slope), b_new
+
+    def part(rows: slice) -> tuple[FloatArray, FloatArray]:
+        n, r = _expected_counts(y[rows], None if w is None else w[rows], post)
+        return _m_step_2pl(a[rows], b[rows], at, n, r, a_bounds, b_bounds)
+
+    parts = blocks.map(part)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
 def _fit(
     method: str, R: ArrayLike, *, common_slope: bool, n_quadrature: object, theta_range: Iterable[float],
     difficulty_bounds: Iterable[float], discrimination_bounds: Iterable[float], tol: float, ll_tol: float,
@@ -509,37 +628,37 @@ def _fit(
     b = _start_difficulty(y, w, b_bounds)
     a = np.full(n_questions, float(np.clip(1.0, *a_bounds)))
     ll_change = param_change = np.inf
-    with _one_blas_thread():
-        ll, posterior = _e_step(y, w, a, b, nodes, log_weights)
-        n_iter = 0
-        while n_iter < max_iter:
-            n_iter += 1
-            n, r = _expected_counts(y, w, posterior)
-            if common_slope:
-                slope, b_new = _m_step_1pl(float(a[0]), b, nodes, n, r, a_bounds, b_bounds)
-                a_new = np.full(n_questions, slope)
+    blocks = _RowBlocks(n_questions, y.size * k)
+    try:
+        with _one_blas_thread():
+            ll, posterior = _e_step(y, w, a, b, nodes, log_weights, blocks)
+            n_iter = 0
+            while n_iter < max_iter:
+                n_iter += 1
+                a_new, b_new = _m_step(y, w, a, b, nodes, posterior, common_slope, a_bounds, b_bounds, blocks)
+                ll_new, posterior = _e_step(y, w, a_new, b_new, nodes, log_weights, blocks)
+                if not (np.isfinite(ll_new) and np.all(np.isfinite(a_new)) and np.all(np.isfinite(b_new))):
+                    raise NonFiniteError(method, quantity="the marginal log-likelihood or the item parameters",
+                                         n_iter=n_iter)
+                ll_change = abs(ll_new - ll)
+                param_change = float(max(np.max(np.abs(a_new - a), initial=0.0),
+                                         np.max(np.abs(b_new - b), initial=0.0)))
+                a, b, ll = a_new, b_new, ll_new
+                if ll_change <= ll_tol and param_change <= tol:
+                    break
             else:
-                a_new, b_new = _m_step_2pl(a, b, nodes, n, r, a_bounds, b_bounds)
-            ll_new, posterior = _e_step(y, w, a_new, b_new, nodes, log_weights)
-            if not (np.isfinite(ll_new) and np.all(np.isfinite(a_new)) and np.all(np.isfinite(b_new))):
-                raise NonFiniteError(method, quantity="the marginal log-likelihood or the item parameters",
-                                     n_iter=n_iter)
-            ll_change = abs(ll_new - ll)
-            param_change = float(max(np.max(np.abs(a_new - a), initial=0.0), np.max(np.abs(b_new - b), initial=0.0)))
-            a, b, ll = a_new, b_new, ll_new
-            if ll_change <= ll_tol and param_change <= tol:
-                break
-        else:
-            raise ConvergenceError(method, n_iter=n_iter, residual=param_change, tol=tol)
-        n_obs = np.full(n_questions, y.shape[1], dtype=float) if w is None else w.sum(axis=1)
-        b_at = (b <= b_bounds[0] + AT_BOUND_ATOL) | (b >= b_bounds[1] - AT_BOUND_ATOL)
-        a_at = (a <= a_bounds[0] + AT_BOUND_ATOL) | (a >= a_bounds[1] - AT_BOUND_ATOL)
-        if standard_errors:
-            free_b = ~b_at & (n_obs > 0)
-            free_a = ~a_at & (n_obs > 0)
-            a_se, b_se = _louis_standard_errors(y, w, a, b, common_slope, nodes, posterior, free_a, free_b)
-        else:
-            a_se = b_se = np.full(n_questions, np.nan)
+                raise ConvergenceError(method, n_iter=n_iter, residual=param_change, tol=tol)
+            n_obs = np.full(n_questions, y.shape[1], dtype=float) if w is None else w.sum(axis=1)
+            b_at = (b <= b_bounds[0] + AT_BOUND_ATOL) | (b >= b_bounds[1] - AT_BOUND_ATOL)
+            a_at = (a <= a_bounds[0] + AT_BOUND_ATOL) | (a >= a_bounds[1] - AT_BOUND_ATOL)
+            if standard_errors:
+                free_b = ~b_at & (n_obs > 0)
+                free_a = ~a_at & (n_obs > 0)
+                a_se, b_se = _louis_standard_errors(y, w, a, b, common_slope, nodes, posterior, free_a, free_b)
+            else:
+                a_se = b_se = np.full(n_questions, np.nan)
+    finally:
+        blocks.close()
     ability = posterior @ nodes
     ability_sd = np.sqrt(np.maximum(posterior @ (nodes * nodes) - ability * ability, 0.0))
     low, high = ability.min(), ability.max()
@@ -552,7 +671,27 @@ def _fit(
     )
 
 
-_SHARED_PARAMETERS = """
+
+
+def irt_2pl_mml(
+    R: ArrayLike,
+    *,
+    n_quadrature: int = 61,
+    theta_range: tuple[float, float] = (-6.0, 6.0),
+    difficulty_bounds: tuple[float, float] = (-6.0, 6.0),
+    discrimination_bounds: tuple[float, float] = (0.1, 5.0),
+    tol: float = 1e-5,
+    ll_tol: float = 1e-4,
+    max_iter: int = 5000,
+    standard_errors: bool = True,
+) -> MMLResult:
+    """Fit the 2PL model by marginal maximum likelihood (Bock-Aitkin EM).
+
+    ``P(model m answers question q) = sigmoid(a_q (theta_m - b_q))`` with
+    abilities ``theta_m ~ N(0, 1)`` integrated out by quadrature.
+
+    Parameters
+    ----------
     R : array-like of shape (n_questions, n_models)
         Credit in [0, 1]; NaN = not observed (float dtypes only). bool or
         integer 0/1 matrices are taken as fully observed. Questions are the
@@ -580,29 +719,7 @@ _SHARED_PARAMETERS = """
     standard_errors : bool, default True
         Compute Louis standard errors (costs about one EM iteration per
         model; False gives NaN).
-"""
 
-
-def irt_2pl_mml(
-    R: ArrayLike,
-    *,
-    n_quadrature: int = 61,
-    theta_range: tuple[float, float] = (-6.0, 6.0),
-    difficulty_bounds: tuple[float, float] = (-6.0, 6.0),
-    discrimination_bounds: tuple[float, float] = (0.1, 5.0),
-    tol: float = 1e-5,
-    ll_tol: float = 1e-4,
-    max_iter: int = 5000,
-    standard_errors: bool = True,
-) -> MMLResult:
-    """Fit the 2PL model by marginal maximum likelihood (Bock-Aitkin EM).
-
-    ``P(model m answers question q) = sigmoid(a_q (theta_m - b_q))`` with
-    abilities ``theta_m ~ N(0, 1)`` integrated out by quadrature.
-
-    Parameters
-    ----------
-    {params}
     Returns
     -------
     MMLResult
@@ -693,7 +810,34 @@ def irt_1pl_mml(
 
     Parameters
     ----------
-    {params}
+    R : array-like of shape (n_questions, n_models)
+        Credit in [0, 1]; NaN = not observed (float dtypes only). bool or
+        integer 0/1 matrices are taken as fully observed. Questions are the
+        items, models the persons whose abilities are integrated out.
+    n_quadrature : int, default 61
+        Quadrature nodes (>= 3), equally spaced over ``theta_range``, with
+        weights proportional to the N(0, 1) density (mirt's default rule).
+    theta_range : (float, float), default (-6.0, 6.0)
+        The ability interval the nodes cover, logits.
+    difficulty_bounds : (float, float), default (-6.0, 6.0)
+        Box for each ``b``, logits (the mirt package's; a difficulty beyond
+        the ability nodes is not identified). A question every observed
+        model solves (fails) ends on the lower (upper) bound.
+    discrimination_bounds : (float, float), default (0.1, 5.0)
+        Box for ``a`` (0 < low < high): the JML fits' and the mirt package's.
+    tol : float, default 1e-5
+        Largest change of any ``a`` or ``b`` in one EM iteration (logits,
+        absolute, not scaled by the problem size) below which the fit may stop.
+    ll_tol : float, default 1e-4
+        Largest change of the marginal log-likelihood in one EM iteration
+        (absolute, log-likelihood units) below which the fit may stop; both
+        tests must hold.
+    max_iter : int, default 5000
+        EM iterations before :class:`scoring.ConvergenceError`.
+    standard_errors : bool, default True
+        Compute Louis standard errors (costs about one EM iteration per
+        model; False gives NaN).
+
     Returns
     -------
     MMLResult
@@ -732,8 +876,6 @@ def irt_1pl_mml(
     )
 
 
-irt_2pl_mml.__doc__ = (irt_2pl_mml.__doc__ or "").replace("    {params}", _SHARED_PARAMETERS.strip("\n"))
-irt_1pl_mml.__doc__ = (irt_1pl_mml.__doc__ or "").replace("    {params}", _SHARED_PARAMETERS.strip("\n"))
 
 
 def _check_item_vector(value: ArrayLike, *, name: str, n: int, positive: bool) -> FloatArray:
