@@ -15,7 +15,8 @@ Adding a method is one :func:`register_method` call (or one entry in
 References
 ----------
 EIP paper, sections 2.2-2.4 (EIP), 3.3 (simple rank, accuracy), 4
-(dataset-weighted accuracy) and appendix H.4 (1PL, 2PL, multidimensional IRT).
+(dataset-weighted accuracy) and appendix H.4 (1PL, 2PL, multidimensional IRT); the
+marginal-ML 1PL and 2PL beside them are :mod:`scoring.irt_mml`'s (Bock and Aitkin 1981).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from scoring._typing import ResponseArray
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
 from scoring.eip import eip
 from scoring.irt import irt_1pl, irt_2pl, irt_mirt
+from scoring.irt_mml import irt_1pl_mml, irt_2pl_mml
 
 __all__ = [
     "MIRT_SEEDS",
@@ -366,6 +368,31 @@ def _run_jml(key: str) -> Runner:
     return run
 
 
+def _run_mml(key: str) -> Runner:
+    fit = irt_1pl_mml if key == "irt_1pl_mml" else irt_2pl_mml
+
+    def run(data: MethodInput) -> MethodOutput:
+        res = fit(data.R)  # mirt's defaults: 61 nodes on [-6, 6], N(0, 1) ability prior
+        questions = {key: res.difficulty, f"{key}_se": res.difficulty_se}
+        notes: dict[str, Any] = {
+            "marginal_log_likelihood": float(res.log_likelihood),
+            "log_likelihood_change": float(res.log_likelihood_change),
+            "difficulties_at_bound": int(res.difficulty_at_bound.sum()),
+            "discriminations_at_bound": int(res.discrimination_at_bound.sum()),
+        }
+        if key == "irt_1pl_mml":
+            notes["common_discrimination"] = float(res.discrimination[0])
+            notes["common_discrimination_se"] = _finite_or_none(res.discrimination_se[0])
+        else:
+            questions["irt_2pl_mml_discrimination"] = res.discrimination
+        return MethodOutput(
+            question_columns=questions, model_columns={key: res.ability}, params=_keyword_defaults(fit),
+            n_iter=res.n_iter, converged=res.converged, residual=float(res.parameter_change), notes=notes,
+        )
+
+    return run
+
+
 #: Seeds MIRT is fitted with by default (``mirt_seeds``); also the most a run may use.
 MIRT_SEEDS = 5
 #: The per-seed MIRT difficulty columns (``irt_mirt_s0`` = seed ``mirt_seed``, ...).
@@ -464,6 +491,12 @@ def _run_mirt(data: MethodInput) -> MethodOutput:
 
 
 _JML_RESIDUAL = "projected gradient (max-norm)"
+_MML_RESIDUAL = "largest change of a or b in the last EM iteration, logits"
+#: One line for codebooks: how the two IRT fits differ and when each is the right reading.
+JML_VS_MML = ("MML integrates each model's ability out over a N(0, 1) prior (EM, as mirt and ltm fit IRT: "
+              "the psychometric standard, the reading to compare with published IRT); the plain 1PL/2PL IRT "
+              "columns are joint ML, abilities estimated with the questions (the paper's, appendix H.4: the "
+              "reading that reproduces its figures)")
 
 #: The paper's methods, in display and execution order.
 _BUILTIN: tuple[DifficultyMethod, ...] = (
@@ -519,6 +552,34 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         column_decimals={"irt_2pl": 2, "irt_2pl_discrimination": 2},
         column_units={"irt_2pl": "logits (questions: difficulty b; models: ability theta)",
                       "irt_2pl_discrimination": "discrimination a, per logit"},
+    ),
+    DifficultyMethod(
+        key="irt_1pl_mml", label="1PL IRT (MML)", runner=_run_mml("irt_1pl_mml"),
+        question_columns=("irt_1pl_mml", "irt_1pl_mml_se"), model_columns=("irt_1pl_mml",),
+        difficulty_column="irt_1pl_mml", competency_column="irt_1pl_mml", cost=3.0, residual_label=_MML_RESIDUAL,
+        tie_tolerance=1e-6,
+        description=f"1PL difficulty b by marginal ML, logits. {JML_VS_MML}",
+        column_labels={"irt_1pl_mml_se": "1PL IRT (MML) standard error of b"},
+        column_decimals={"irt_1pl_mml": 2, "irt_1pl_mml_se": 2},
+        column_units={"irt_1pl_mml": "logits (questions: difficulty b, one common discrimination, N(0, 1) ability "
+                                     f"prior; models: EAP ability). {JML_VS_MML}",
+                      "irt_1pl_mml_se": "logits: standard error of b from the observed information (Louis); "
+                                        "blank at a bound or when undefined"},
+    ),
+    DifficultyMethod(
+        key="irt_2pl_mml", label="2PL IRT (MML)", runner=_run_mml("irt_2pl_mml"),
+        question_columns=("irt_2pl_mml", "irt_2pl_mml_discrimination", "irt_2pl_mml_se"),
+        model_columns=("irt_2pl_mml",), difficulty_column="irt_2pl_mml", competency_column="irt_2pl_mml",
+        cost=4.0, residual_label=_MML_RESIDUAL, tie_tolerance=1e-6,
+        description=f"2PL difficulty b by marginal ML, logits (irt_2pl_mml_discrimination: a). {JML_VS_MML}",
+        column_labels={"irt_2pl_mml_discrimination": "2PL IRT (MML) discrimination a",
+                       "irt_2pl_mml_se": "2PL IRT (MML) standard error of b"},
+        column_decimals={"irt_2pl_mml": 2, "irt_2pl_mml_discrimination": 2, "irt_2pl_mml_se": 2},
+        column_units={"irt_2pl_mml": "logits (questions: difficulty b, N(0, 1) ability prior; models: EAP "
+                                     f"ability). {JML_VS_MML}",
+                      "irt_2pl_mml_discrimination": "discrimination a, per logit, in [0.1, 5]",
+                      "irt_2pl_mml_se": "logits: standard error of b from the observed information (Louis); "
+                                        "blank at a bound or when undefined"},
     ),
     DifficultyMethod(
         key="irt_mirt", label="Multidimensional IRT", runner=_run_mirt,
