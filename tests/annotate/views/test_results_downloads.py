@@ -244,7 +244,7 @@ def test_the_zip_holds_the_same_csvs_and_the_codebook(small_run, rita):
     assert archive.read("models.csv") == _get(rita, "run_models_csv", small_run).content
     methods = pd.read_csv(io.BytesIO(archive.read("methods.csv")))
     assert methods["method"].tolist() == ["eip", "simple_rank", "accuracy", "weighted_accuracy", "irt_1pl",
-                                          "irt_2pl", "irt_mirt"]
+                                          "irt_2pl", "irt_1pl_mml", "irt_2pl_mml", "irt_mirt"]
     assert methods.loc[0, "converged"] == True  # noqa: E712 -- a numpy bool read from the CSV
     assert "## `methods.csv`: How each method's fit went" in archive.read("codebook.md").decode()
 
