@@ -372,35 +372,38 @@ def _m_step_1pl(
     a: float, b: FloatArray, nodes: FloatArray, n: FloatArray, r: FloatArray,
     a_bounds: tuple[float, float], b_bounds: tuple[float, float],
 ) -> tuple[float, FloatArray]:
-    """Newton on each difficulty (common slope fixed), then on the common slope; each a decrease."""
-    slopes = np.full(len(b), a)
-    f = _item_value(slopes, b, nodes, n, r)
+    """Projected Gauss-Newton steps on the common slope and every difficulty jointly, each a decrease.
+
+    The Gauss-Newton matrix is an arrowhead (the slope couples to every
+    difficulty, the difficulties not to each other): the slope's step comes
+    from its Schur complement, then each difficulty's. One step length for
+    all, by Armijo backtracking on the summed objective.
+    """
+    f = float(_item_value(np.full(len(b), a), b, nodes, n, r).sum())
     for _ in range(_M_STEPS):
-        h = _item_derivatives(slopes, b, nodes, n, r)
-        free = ~_fixed(b, h.g_b, *b_bounds) & (h.h_bb > 0)
-        step_b = np.where(free, -h.g_b / np.where(h.h_bb > 0, h.h_bb, 1.0), 0.0)
-
-        def trial(idx: IndexArray, t: FloatArray, b0: FloatArray = b, sb: FloatArray = step_b,
-                  s0: FloatArray = slopes) -> FloatArray:
-            return _item_value(s0[idx], np.clip(b0[idx] + t * sb[idx], *b_bounds), nodes, n[idx], r[idx])
-
-        t, f = _backtrack(f, h.g_b * step_b, trial)
-        b = np.clip(b + t * step_b, *b_bounds)
-        h = _item_derivatives(slopes, b, nodes, n, r)
+        h = _item_derivatives(np.full(len(b), a), b, nodes, n, r)
+        free_b = ~_fixed(b, h.g_b, *b_bounds) & (h.h_bb > 0)
+        inv_bb = np.divide(1.0, h.h_bb, out=np.zeros(len(b)), where=free_b)
         g_a, h_aa = float(h.g_a.sum()), float(h.h_aa.sum())
-        if h_aa <= 0 or _fixed(np.array([a]), np.array([g_a]), *a_bounds)[0]:
-            continue
-        step = -g_a / h_aa
-        total = float(f.sum())
+        schur = h_aa - float(np.sum(h.h_ab * h.h_ab * inv_bb))
+        step_a = 0.0
+        if not _fixed(np.array([a]), np.array([g_a]), *a_bounds)[0] and schur > 1e-12 * h_aa:
+            step_a = -(g_a - float(np.sum(h.h_ab * inv_bb * h.g_b))) / schur
+        step_b = -(h.g_b + h.h_ab * step_a) * inv_bb
+        slope = g_a * step_a + float(h.g_b @ step_b)
+        if not slope < 0:
+            break
         frac = 1.0
         for _ in range(_MAX_HALVINGS):
-            a_new = float(np.clip(a + frac * step, *a_bounds))
-            f_new = _item_value(np.full(len(b), a_new), b, nodes, n, r)
-            if float(f_new.sum()) <= total + 1e-4 * frac * step * g_a + _ROUNDING * abs(total):
-                a, f = a_new, f_new
-                slopes = np.full(len(b), a)
+            a_new = float(np.clip(a + frac * step_a, *a_bounds))
+            b_new = np.clip(b + frac * step_b, *b_bounds)
+            f_new = float(_item_value(np.full(len(b), a_new), b_new, nodes, n, r).sum())
+            if f_new <= f + 1e-4 * frac * slope + _ROUNDING * abs(f):
+                a, b, f = a_new, b_new, f_new
                 break
             frac *= 0.5
+        else:
+            break
     return a, b
 
 
@@ -851,9 +854,10 @@ def irt_1pl_mml(
 
     Notes
     -----
-    The E-step is :func:`irt_2pl_mml`'s; the M-step alternates a Newton step
-    with Armijo backtracking on every ``b_q`` (slope fixed) and one on the
-    common slope, twice per iteration. Standard errors (Louis) account for
+    The E-step is :func:`irt_2pl_mml`'s; the M-step takes two projected
+    Gauss-Newton steps on the common slope and every ``b_q`` jointly
+    (arrowhead matrix, solved through the slope's Schur complement) with
+    Armijo backtracking. Standard errors (Louis) account for
     the common slope's coupling to every difficulty.
 
     References
