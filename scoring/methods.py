@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from scoring._typing import ResponseArray
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
@@ -44,7 +44,9 @@ __all__ = [
     "MethodOutput",
     "competency_methods",
     "difficulty_methods",
+    "at_bound_flags",
     "get_method",
+    "iter_bounded_columns",
     "method_keys",
     "methods",
     "pool_identical_questions",
@@ -196,6 +198,13 @@ class DifficultyMethod:
     column_units : mapping of str to str, optional
         Units or scale of each stored column, for codebooks (default: the
         difficulty column's is ``description``, the others' empty).
+    question_bounds, model_bounds : mapping of str to str, optional
+        Stored question (model) columns whose values the fit confines to a
+        box, each mapped to the key of ``MethodOutput.params`` that holds
+        the box ``[low, high]`` (JML: ``"bounds"``). Downloads flag a value
+        within ``scoring.irt.AT_BOUND_ATOL`` of either end in a column
+        ``<column>_at_bound`` (:func:`at_bound_flags`), as the run page
+        counts them.
     compact : bool, default False
         The runner takes a compact matrix (uint8 0/1, or float32 with NaN)
         as it is and never copies it to float64 whole, and gives the same
@@ -222,6 +231,8 @@ class DifficultyMethod:
     column_labels: Mapping[str, str] = field(default_factory=dict)
     column_decimals: Mapping[str, int] = field(default_factory=dict)
     column_units: Mapping[str, str] = field(default_factory=dict)
+    question_bounds: Mapping[str, str] = field(default_factory=dict)
+    model_bounds: Mapping[str, str] = field(default_factory=dict)
     compact: bool = False
 
     def __post_init__(self) -> None:
@@ -242,6 +253,12 @@ class DifficultyMethod:
         for column in self.replicate_columns:
             if column not in self.question_columns or column == self.difficulty_column:
                 raise ValueError(ERR_REPLICATE.format(column=column, key=self.key))
+        for what, bounded, columns in (("question", self.question_bounds, self.question_columns),
+                                       ("model", self.model_bounds, self.model_columns)):
+            for column in bounded:
+                if column not in columns:
+                    raise ValueError(ERR_DECLARED.format(what=what, column=column, key=self.key,
+                                                         columns=list(columns)))
 
     @property
     def shown_question_columns(self) -> tuple[str, ...]:
@@ -540,6 +557,7 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         key="irt_1pl", label="1PL IRT", runner=_run_jml("irt_1pl"),
         question_columns=("irt_1pl",), model_columns=("irt_1pl",), difficulty_column="irt_1pl",
         competency_column="irt_1pl", cost=3.0, residual_label=_JML_RESIDUAL,
+        question_bounds={"irt_1pl": "bounds"}, model_bounds={"irt_1pl": "bounds"},
         description="Rasch difficulty b, logits", column_decimals={"irt_1pl": 2},
         column_units={"irt_1pl": "logits (questions: difficulty b; models: ability theta)"},
     ),
@@ -547,6 +565,8 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         key="irt_2pl", label="2PL IRT", runner=_run_jml("irt_2pl"),
         question_columns=("irt_2pl", "irt_2pl_discrimination"), model_columns=("irt_2pl",),
         difficulty_column="irt_2pl", competency_column="irt_2pl", cost=8.0, residual_label=_JML_RESIDUAL,
+        question_bounds={"irt_2pl": "bounds", "irt_2pl_discrimination": "discrimination_bounds"},
+        model_bounds={"irt_2pl": "bounds"},
         description="2PL difficulty b, logits (irt_2pl_discrimination: a)",
         column_labels={"irt_2pl_discrimination": "2PL IRT discrimination a"},
         column_decimals={"irt_2pl": 2, "irt_2pl_discrimination": 2},
@@ -557,7 +577,7 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         key="irt_1pl_mml", label="1PL IRT (MML)", runner=_run_mml("irt_1pl_mml"),
         question_columns=("irt_1pl_mml", "irt_1pl_mml_se"), model_columns=("irt_1pl_mml",),
         difficulty_column="irt_1pl_mml", competency_column="irt_1pl_mml", cost=3.0, residual_label=_MML_RESIDUAL,
-        tie_tolerance=1e-6,
+        tie_tolerance=1e-6, question_bounds={"irt_1pl_mml": "difficulty_bounds"},
         description=f"1PL difficulty b by marginal ML, logits. {JML_VS_MML}",
         column_labels={"irt_1pl_mml_se": "1PL IRT (MML) standard error of b"},
         column_decimals={"irt_1pl_mml": 2, "irt_1pl_mml_se": 2},
@@ -571,6 +591,7 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         question_columns=("irt_2pl_mml", "irt_2pl_mml_discrimination", "irt_2pl_mml_se"),
         model_columns=("irt_2pl_mml",), difficulty_column="irt_2pl_mml", competency_column="irt_2pl_mml",
         cost=4.0, residual_label=_MML_RESIDUAL, tie_tolerance=1e-6,
+        question_bounds={"irt_2pl_mml": "difficulty_bounds", "irt_2pl_mml_discrimination": "discrimination_bounds"},
         description=f"2PL difficulty b by marginal ML, logits (irt_2pl_mml_discrimination: a). {JML_VS_MML}",
         column_labels={"irt_2pl_mml_discrimination": "2PL IRT (MML) discrimination a",
                        "irt_2pl_mml_se": "2PL IRT (MML) standard error of b"},
@@ -716,6 +737,46 @@ def run_method(key: str, data: MethodInput) -> MethodOutput:
         params=out.params, n_iter=out.n_iter, converged=out.converged, residual=out.residual, notes=out.notes,
         seconds=seconds, kept=out.kept,
     )
+
+
+def iter_bounded_columns(kind: str) -> Iterator[tuple[DifficultyMethod, str, str]]:
+    """Every (method, column, params key of its bounds) of ``kind`` "question" or "model", in registry order."""
+    for m in _REGISTRY.values():
+        for column, key in (m.question_bounds if kind == "question" else m.model_bounds).items():
+            yield m, column, key
+
+
+def at_bound_flags(values: ArrayLike, bounds: object) -> NDArray[np.float64]:
+    """1.0 where a value lies within ``scoring.irt.AT_BOUND_ATOL`` of a bound, else 0.0; NaN where undefined.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        Stored values (NaN = undefined).
+    bounds : pair (low, high) or None
+        The box the fit used (a run's stored method parameter); None when
+        the method did not run, which gives NaN everywhere.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The same test as the fits' ``*_at_bound`` masks (``x <= low + atol``
+        or ``x >= high - atol``), so a table flags what the run page counts.
+
+    Examples
+    --------
+    >>> at_bound_flags([-5.0, 0.3, float("nan"), 4.9999999], [-5, 5]).tolist()
+    [1.0, 0.0, nan, 1.0]
+    """
+    from scoring.irt import AT_BOUND_ATOL
+
+    x = np.asarray(values, dtype=np.float64)
+    if bounds is None:
+        return np.full(x.shape, np.nan)
+    low, high = (float(b) for b in bounds)  # type: ignore[attr-defined]
+    flags = ((x <= low + AT_BOUND_ATOL) | (x >= high - AT_BOUND_ATOL)).astype(np.float64)
+    flags[np.isnan(x)] = np.nan
+    return flags
 
 
 def iter_columns(kind: str) -> Iterator[tuple[DifficultyMethod, str]]:

@@ -137,3 +137,33 @@ def test_the_report_and_every_download_show_the_mml_methods(scored):
     assert JML_VS_MML in codebook
     questions_page = client.get(reverse("annotate:run_questions", kwargs=run_args)).content.decode()
     assert "2PL IRT (MML)" in questions_page and "1PL IRT (MML) standard error of b" in questions_page
+
+
+def test_downloads_flag_every_irt_value_on_a_bound_as_the_run_page_counts_them(scored):
+    from scoring.irt import irt_1pl, irt_2pl
+
+    run, questions, models, R, _, _ = scored
+    rita = make_researcher("rita")
+    client = Client()
+    client.force_login(rita)
+    def table(name):
+        return pd.read_csv(io.BytesIO(client.get(reverse(name, kwargs={"run_id": run.pk})).content))
+
+    frame = table("annotate:run_questions_csv").set_index("question_pk").loc[[q.pk for q in questions]]
+    board = table("annotate:run_models_csv")
+    board = board.set_index("model_id").loc[[m.pk for m in models]]
+    one, two, mml = irt_1pl(R), irt_2pl(R), irt_2pl_mml(R)
+    expected = {"irt_1pl": one.difficulty_at_bound, "irt_2pl": two.difficulty_at_bound,
+                "irt_2pl_discrimination": two.discrimination_at_bound,
+                "irt_2pl_mml": mml.difficulty_at_bound, "irt_2pl_mml_discrimination": mml.discrimination_at_bound}
+    for column, mask in expected.items():
+        assert frame[f"{column}_at_bound"].tolist() == mask.astype(float).tolist(), column
+    assert board["irt_2pl_at_bound"].tolist() == two.ability_at_bound.astype(float).tolist()
+    assert board["irt_1pl_at_bound"].tolist() == one.ability_at_bound.astype(float).tolist()
+    # the same counts as the run page (the fits' notes)
+    notes = {m.method: m.notes for m in run.methods.all()}
+    assert frame["irt_2pl_at_bound"].sum() == notes["irt_2pl"]["difficulties_at_bound"]
+    assert frame["irt_2pl_discrimination_at_bound"].sum() == notes["irt_2pl"]["discriminations_at_bound"]
+    assert frame["irt_2pl_mml_at_bound"].sum() == notes["irt_2pl_mml"]["difficulties_at_bound"] > 0
+    codebook = client.get(reverse("annotate:run_codebook", kwargs={"run_id": run.pk})).content.decode()
+    assert "| `irt_2pl_at_bound` | number | 2PL IRT: 1 where the value lies on a bound of the fit" in codebook
