@@ -49,6 +49,8 @@ AT_BOUND_ATOL = 1e-6
 _POSTERIOR_FLOOR = 1e-12
 #: Newton steps on the item parameters per EM iteration (a generalised EM step).
 _M_STEPS = 2
+#: A question whose (a, b) moved more than this (logits) in an M-step's Newton step takes another.
+_STILL_MOVING = 1e-2
 #: Step halvings tried by the M-step's line search.
 _MAX_HALVINGS = 30
 #: Relative change of an M-step objective that counts as none (float64 rounding of its sum).
@@ -336,36 +338,55 @@ def _backtrack(
     return t, f
 
 
+def _newton_2pl(
+    a: FloatArray, b: FloatArray, f: FloatArray, nodes: FloatArray, n: FloatArray, r: FloatArray,
+    a_bounds: tuple[float, float], b_bounds: tuple[float, float],
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """One projected Gauss-Newton step with Armijo backtracking on each question's (a, b); new a, b, f."""
+    h = _item_derivatives(a, b, nodes, n, r)
+    fix_a = _fixed(a, h.g_a, *a_bounds) | (h.h_aa <= 0)
+    fix_b = _fixed(b, h.g_b, *b_bounds) | (h.h_bb <= 0)
+    det = h.h_aa * h.h_bb - h.h_ab * h.h_ab
+    both = ~fix_a & ~fix_b & (det > 1e-12 * (h.h_aa * h.h_bb))
+    safe = np.where(both, det, 1.0)
+    step_a = np.where(both, -(h.h_bb * h.g_a - h.h_ab * h.g_b) / safe, 0.0)
+    step_b = np.where(both, -(h.h_aa * h.g_b - h.h_ab * h.g_a) / safe, 0.0)
+    only_a = ~fix_a & ~both
+    only_b = ~fix_b & ~both
+    step_a = np.where(only_a, -h.g_a / np.where(h.h_aa > 0, h.h_aa, 1.0), step_a)
+    step_b = np.where(only_b, -h.g_b / np.where(h.h_bb > 0, h.h_bb, 1.0), step_b)
+
+    def trial(idx: IndexArray, t: FloatArray) -> FloatArray:
+        a_new = np.clip(a[idx] + t * step_a[idx], *a_bounds)
+        b_new = np.clip(b[idx] + t * step_b[idx], *b_bounds)
+        return _item_value(a_new, b_new, nodes, n[idx], r[idx])
+
+    t, f = _backtrack(f, h.g_a * step_a + h.g_b * step_b, trial)
+    return np.clip(a + t * step_a, *a_bounds), np.clip(b + t * step_b, *b_bounds), f
+
+
 def _m_step_2pl(
     a: FloatArray, b: FloatArray, nodes: FloatArray, n: FloatArray, r: FloatArray,
     a_bounds: tuple[float, float], b_bounds: tuple[float, float],
 ) -> tuple[FloatArray, FloatArray]:
-    """Projected Gauss-Newton steps on every question's (a, b), each a decrease of its own term."""
+    """Projected Gauss-Newton steps on every question's (a, b), each a decrease of its own term.
+
+    The first step moves every question; up to ``_M_STEPS - 1`` more move
+    only the questions whose last step changed ``a`` or ``b`` by more than
+    ``_STILL_MOVING`` (the rest are already near their M-step optimum, and
+    the next E-step moves it anyway).
+    """
     f = _item_value(a, b, nodes, n, r)
-    for _ in range(_M_STEPS):
-        h = _item_derivatives(a, b, nodes, n, r)
-        fix_a = _fixed(a, h.g_a, *a_bounds) | (h.h_aa <= 0)
-        fix_b = _fixed(b, h.g_b, *b_bounds) | (h.h_bb <= 0)
-        det = h.h_aa * h.h_bb - h.h_ab * h.h_ab
-        both = ~fix_a & ~fix_b & (det > 1e-12 * (h.h_aa * h.h_bb))
-        safe = np.where(both, det, 1.0)
-        step_a = np.where(both, -(h.h_bb * h.g_a - h.h_ab * h.g_b) / safe, 0.0)
-        step_b = np.where(both, -(h.h_aa * h.g_b - h.h_ab * h.g_a) / safe, 0.0)
-        only_a = ~fix_a & ~both
-        only_b = ~fix_b & ~both
-        step_a = np.where(only_a, -h.g_a / np.where(h.h_aa > 0, h.h_aa, 1.0), step_a)
-        step_b = np.where(only_b, -h.g_b / np.where(h.h_bb > 0, h.h_bb, 1.0), step_b)
-
-        def trial(idx: IndexArray, t: FloatArray, a0: FloatArray = a, b0: FloatArray = b,
-                  sa: FloatArray = step_a, sb: FloatArray = step_b) -> FloatArray:
-            a_new = np.clip(a0[idx] + t * sa[idx], *a_bounds)
-            b_new = np.clip(b0[idx] + t * sb[idx], *b_bounds)
-            return _item_value(a_new, b_new, nodes, n[idx], r[idx])
-
-        t, f = _backtrack(f, h.g_a * step_a + h.g_b * step_b, trial)
-        a = np.clip(a + t * step_a, *a_bounds)
-        b = np.clip(b + t * step_b, *b_bounds)
-    return a, b
+    a_new, b_new, f = _newton_2pl(a, b, f, nodes, n, r, a_bounds, b_bounds)
+    for _ in range(_M_STEPS - 1):
+        moving = np.flatnonzero(np.maximum(np.abs(a_new - a), np.abs(b_new - b)) > _STILL_MOVING)
+        if moving.size == 0:
+            break
+        a, b = a_new, b_new.copy()
+        a_new = a.copy()
+        a_new[moving], b_new[moving], f[moving] = _newton_2pl(
+            a[moving], b[moving], f[moving], nodes, n[moving], r[moving], a_bounds, b_bounds)
+    return a_new, b_new
 
 
 def _m_step_1pl(
