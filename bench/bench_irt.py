@@ -38,7 +38,9 @@ repeats: ``median s`` and the ratio product / mirt; ``marginal LL`` of each
 fit's item parameters on the *same* quadrature (ours; the package's own
 figure on its quadrature is printed beside it) and the difference, which
 must be >= -0.1; and, for linearity in cells, ``irt_2pl_mml`` on the first
-1/4, 1/2 and all of the simulated questions (seconds per million cells).
+1/4, 1/2 and all of the simulated questions (seconds per million cells, and
+per EM iteration: the iteration count depends on the data, the cost of an
+iteration on the cells).
 
 These machines are shared: the 1-minute load average is printed; compare
 rows of the same run.
@@ -298,13 +300,15 @@ def _mml_linearity(R: np.ndarray, quick: bool) -> None:
     """irt_2pl_mml on growing row prefixes: seconds per million cells should stay flat."""
     from scoring.irt_mml import irt_2pl_mml
 
-    print(f"\n{'irt_2pl_mml, simulated rows':<30} {'cells':>10} {'median s':>9} {'iters':>6} {'s / M cells':>12}")
+    print(f"\n{'irt_2pl_mml, simulated rows':<30} {'cells':>10} {'median s':>9} {'iters':>6} {'s / M cells':>12} "
+          f"{'ms / iter / M cells':>20}")
     reps = 1 if quick else 3
     n = len(R)
     for rows in (n // 4, n // 2, n):
         sub = R[:rows]
         fit, med = _timed(lambda sub=sub: irt_2pl_mml(sub, standard_errors=False), reps)
-        print(f"{rows:>30,} {sub.size:>10,} {med:>9.3f} {fit.n_iter:>6} {med / sub.size * 1e6:>12.3f}", flush=True)
+        print(f"{rows:>30,} {sub.size:>10,} {med:>9.3f} {fit.n_iter:>6} {med / sub.size * 1e6:>12.3f} "
+              f"{1e3 * med / fit.n_iter / sub.size * 1e6:>20.1f}", flush=True)
 
 
 def run(args) -> None:
