@@ -113,8 +113,19 @@ def test_the_report_and_every_download_show_the_mml_methods(scored):
         assert key in report["consensus_agreement"] and key in report["method_summary"]
     assert report["human_scale"]["available"], report["human_scale"]["undefined_reason"]
     assert set(MML) <= {row["method"] for row in report["human_scale"]["methods"]}
+    # Pairs whose verdict rests on a value at the fit's bound, counted by hand from the stored values.
+    stored = {r.question_id: r.scores for r in QuestionResult.objects.filter(run=run)}
+    study_pairs = [(p.question_a_id, p.question_b_id) for p in study.pairs.all()]
+    for key, low, high in (("irt_1pl", -5.0, 5.0), ("irt_2pl", -5.0, 5.0), ("irt_1pl_mml", -6.0, 6.0),
+                           ("irt_2pl_mml", -6.0, 6.0)):
+        on_bound = sum(any(stored[q][key] <= low + 1e-6 or stored[q][key] >= high - 1e-6 for q in pair)
+                       for pair in study_pairs)
+        assert listed[key].get("bound_verdicts", 0) == on_bound, key
+    assert listed["irt_2pl_mml"]["bound_verdicts"] > 0 and "bound_verdicts" not in listed["eip"]
     page = client.get(reverse("annotate:study_report", kwargs={"study_id": study.pk})).content.decode()
     assert "1PL IRT (MML)" in page and "2PL IRT (MML)" in page
+    assert (f"2PL IRT (MML): {listed['irt_2pl_mml']['bound_verdicts']} of {len(study_pairs)} pair verdicts involve "
+            "a question whose value lies on the fit&#x27;s bound") in page
 
     response = client.get(reverse("annotate:study_report_zip", kwargs={"study_id": study.pk}) + "?n_boot=50")
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
