@@ -31,6 +31,17 @@ commit ``MIRT_REFERENCE`` (the last commit before issue 16's MIRT epoch
 work; ``git archive`` into a temporary folder, run in a child process on the
 same matrix), interleaved, so the per-epoch cut is a same-run ratio.
 
+Last, marginal maximum likelihood (``scoring.irt_mml``, Bock-Aitkin EM on
+61 fixed nodes over [-6, 6]) against the ``mirt`` package's EM (21
+Gauss-Hermite nodes, no standard errors), both matrices, interleaved
+repeats: ``median s`` and the ratio product / mirt; ``marginal LL`` of each
+fit's item parameters on the *same* quadrature (ours; the package's own
+figure on its quadrature is printed beside it) and the difference, which
+must be >= -0.1; and, for linearity in cells, ``irt_2pl_mml`` on the first
+1/4, 1/2 and all of the simulated questions (seconds per million cells, and
+per EM iteration: the iteration count depends on the data, the cost of an
+iteration on the cells).
+
 These machines are shared: the 1-minute load average is printed; compare
 rows of the same run.
 """
@@ -232,6 +243,82 @@ def _reference_tree() -> Path | None:
     return target
 
 
+def _mirt_data(R: np.ndarray) -> np.ndarray:
+    """mirt's layout: (persons, items) = (models, questions), unobserved as -1."""
+    return np.where(np.isnan(R.T), -1, R.T).astype(np.int64) if R.dtype.kind == "f" else R.T.astype(np.int64)
+
+
+def _mml_table(name: str, R: np.ndarray, quick: bool) -> None:
+    """MML fits beside the mirt package's, interleaved; marginal log-likelihoods on one quadrature."""
+    from scoring.irt_mml import irt_1pl_mml, irt_2pl_mml, mml_log_likelihood
+
+    try:
+        from mirt import fit_mirt
+    except ImportError:
+        print("(mirt package not installed: MML comparison skipped)")
+        return
+    data = _mirt_data(R)
+    print(f"\nMML on {name}: {R.shape[0]:,} x {R.shape[1]}; load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} CPUs")
+    header = (f"{'fit':<30} {'reps':>4} {'median s':>9} {'iters':>6} {'marginal LL (ours)':>19} "
+              f"{'LL on own quad':>15}")
+    print(header)
+    print("-" * len(header))
+    reps = 1 if quick else 3
+    for model, ours_fn in (("2PL", irt_2pl_mml), ("1PL", irt_1pl_mml)):
+        times: dict[str, list[float]] = {"ours": [], "ours+SE": [], "mirt": []}
+        fit = fit_se = ref = None
+        for _ in range(reps):  # interleaved: the package, ours, ours with standard errors
+            t0 = time.perf_counter()
+            ref = fit_mirt(data, model=model, compute_standard_errors=False)
+            times["mirt"].append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            fit = ours_fn(R, standard_errors=False)
+            times["ours"].append(time.perf_counter() - t0)
+            if model == "2PL":
+                t0 = time.perf_counter()
+                fit_se = ours_fn(R)
+                times["ours+SE"].append(time.perf_counter() - t0)
+        assert fit is not None and ref is not None
+        a_ref = np.asarray(ref.model.parameters["discrimination"], dtype=float)
+        b_ref = np.asarray(ref.model.parameters["difficulty"], dtype=float)
+        ll_ref = mml_log_likelihood(R, b_ref, a_ref)
+        med = {k: statistics.median(v) for k, v in times.items() if v}
+        print(f"{'irt_' + model.lower() + '_mml':<30} {reps:>4} {med['ours']:>9.3f} {fit.n_iter:>6} "
+              f"{fit.log_likelihood:>19.3f} {fit.log_likelihood:>15.3f}")
+        if fit_se is not None:
+            print(f"{'irt_' + model.lower() + '_mml + Louis SEs':<30} {reps:>4} {med['ours+SE']:>9.3f} "
+                  f"{fit_se.n_iter:>6} {fit_se.log_likelihood:>19.3f}")
+        print(f"{'mirt pkg ' + model + ' (EM, GH 21)':<30} {reps:>4} {med['mirt']:>9.3f} {int(ref.n_iterations):>6} "
+              f"{ll_ref:>19.3f} {float(ref.log_likelihood):>15.3f}")
+        note = "" if model == "2PL" else " (mirt's 1PL fixes the slope at 1; ours estimates one common slope)"
+        print(f"{model}: product / mirt {med['ours'] / med['mirt']:.2f}x the time; marginal LL product - mirt "
+              f"{fit.log_likelihood - ll_ref:+.3f} on one quadrature (target >= -0.1){note}", flush=True)
+
+
+def _mml_linearity(R: np.ndarray, quick: bool) -> None:
+    """irt_2pl_mml on growing row prefixes, interleaved: time per EM iteration per cell should stay flat."""
+    from scoring.irt_mml import irt_2pl_mml
+
+    print(f"\n{'irt_2pl_mml, simulated rows':<30} {'cells':>10} {'median s':>9} {'iters':>6} {'s / M cells':>12} "
+          f"{'ms / iter / M cells':>20}")
+    reps = 1 if quick else 3
+    n = len(R)
+    sizes = (n // 4, n // 2, n)
+    times: dict[int, list[float]] = {rows: [] for rows in sizes}
+    iters: dict[int, int] = {}
+    for _ in range(reps):  # interleaved, so that the machine's load falls on every size alike
+        for rows in sizes:
+            fit, seconds = _timed(lambda rows=rows: irt_2pl_mml(R[:rows], standard_errors=False), 1)
+            times[rows].append(seconds)
+            iters[rows] = fit.n_iter
+    for rows in sizes:
+        cells = rows * R.shape[1]
+        med = statistics.median(times[rows])
+        print(f"{rows:>30,} {cells:>10,} {med:>9.3f} {iters[rows]:>6} {med / cells * 1e6:>12.3f} "
+              f"{1e3 * med / iters[rows] / cells * 1e6:>20.1f}", flush=True)
+
+
 def run(args) -> None:
     quick = getattr(args, "quick", False)
     n_questions, n_models = QUICK if quick else FULL
@@ -241,3 +328,7 @@ def run(args) -> None:
     if real is not None:
         _two_pl_table("MMLU-Pro", real, quick)
     _other_fits(R, quick)
+    _mml_table(f"simulated 2PL (seed {SEED})", R, quick)
+    if real is not None:
+        _mml_table("MMLU-Pro", real, quick)
+    _mml_linearity(R, quick)

@@ -6,7 +6,8 @@ for "not observed" (or a bool/integer 0/1 matrix, fully observed).
 
 Difficulty and competency
     eip, simple_rank, accuracy, question_accuracy_difficulty,
-    weighted_accuracy, dataset_difficulty_weights, irt_1pl, irt_2pl, irt_mirt
+    weighted_accuracy, dataset_difficulty_weights, irt_1pl, irt_2pl, irt_mirt,
+    irt_1pl_mml, irt_2pl_mml (marginal ML), mml_log_likelihood
 Agreement with people
     cohen_kappa, krippendorff_alpha, fleiss_kappa, agreement_rate,
     harder_of_pairs, tie_threshold, merge_ties, verdict_counts, method_agreement,
@@ -40,6 +41,7 @@ from scoring.consensus import (
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError, NonFiniteError
 from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt
+from scoring.irt_mml import MMLResult, irt_1pl_mml, irt_2pl_mml, mml_log_likelihood
 from scoring.pairs import (
     FIRST,
     SECOND,
@@ -78,6 +80,7 @@ __all__ = [
     "IRTResult",
     "KappaResult",
     "MIRTResult",
+    "MMLResult",
     "McNemarResult",
     "MethodAgreement",
     "PairConsensus",
@@ -93,13 +96,16 @@ __all__ = [
     "flip_verdicts",
     "harder_of_pairs",
     "irt_1pl",
+    "irt_1pl_mml",
     "irt_2pl",
+    "irt_2pl_mml",
     "irt_mirt",
     "krippendorff_alpha",
     "leave_one_out_consensus",
     "leave_one_out_verdicts",
     "mcnemar_exact",
     "merge_ties",
+    "mml_log_likelihood",
     "method_agreement",
     "pair_kappa",
     "question_accuracy_difficulty",

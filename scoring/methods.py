@@ -15,7 +15,8 @@ Adding a method is one :func:`register_method` call (or one entry in
 References
 ----------
 EIP paper, sections 2.2-2.4 (EIP), 3.3 (simple rank, accuracy), 4
-(dataset-weighted accuracy) and appendix H.4 (1PL, 2PL, multidimensional IRT).
+(dataset-weighted accuracy) and appendix H.4 (1PL, 2PL, multidimensional IRT); the
+marginal-ML 1PL and 2PL beside them are :mod:`scoring.irt_mml`'s (Bock and Aitkin 1981).
 """
 from __future__ import annotations
 
@@ -27,12 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from scoring._typing import ResponseArray
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
 from scoring.eip import eip
 from scoring.irt import irt_1pl, irt_2pl, irt_mirt
+from scoring.irt_mml import irt_1pl_mml, irt_2pl_mml
 
 __all__ = [
     "MIRT_SEEDS",
@@ -42,7 +44,9 @@ __all__ = [
     "MethodOutput",
     "competency_methods",
     "difficulty_methods",
+    "at_bound_flags",
     "get_method",
+    "iter_bounded_columns",
     "method_keys",
     "methods",
     "pool_identical_questions",
@@ -194,6 +198,13 @@ class DifficultyMethod:
     column_units : mapping of str to str, optional
         Units or scale of each stored column, for codebooks (default: the
         difficulty column's is ``description``, the others' empty).
+    question_bounds, model_bounds : mapping of str to str, optional
+        Stored question (model) columns whose values the fit confines to a
+        box, each mapped to the key of ``MethodOutput.params`` that holds
+        the box ``[low, high]`` (JML: ``"bounds"``). Downloads flag a value
+        within ``scoring.irt.AT_BOUND_ATOL`` of either end in a column
+        ``<column>_at_bound`` (:func:`at_bound_flags`), as the run page
+        counts them.
     compact : bool, default False
         The runner takes a compact matrix (uint8 0/1, or float32 with NaN)
         as it is and never copies it to float64 whole, and gives the same
@@ -220,6 +231,8 @@ class DifficultyMethod:
     column_labels: Mapping[str, str] = field(default_factory=dict)
     column_decimals: Mapping[str, int] = field(default_factory=dict)
     column_units: Mapping[str, str] = field(default_factory=dict)
+    question_bounds: Mapping[str, str] = field(default_factory=dict)
+    model_bounds: Mapping[str, str] = field(default_factory=dict)
     compact: bool = False
 
     def __post_init__(self) -> None:
@@ -240,6 +253,12 @@ class DifficultyMethod:
         for column in self.replicate_columns:
             if column not in self.question_columns or column == self.difficulty_column:
                 raise ValueError(ERR_REPLICATE.format(column=column, key=self.key))
+        for what, bounded, columns in (("question", self.question_bounds, self.question_columns),
+                                       ("model", self.model_bounds, self.model_columns)):
+            for column in bounded:
+                if column not in columns:
+                    raise ValueError(ERR_DECLARED.format(what=what, column=column, key=self.key,
+                                                         columns=list(columns)))
 
     @property
     def shown_question_columns(self) -> tuple[str, ...]:
@@ -366,6 +385,31 @@ def _run_jml(key: str) -> Runner:
     return run
 
 
+def _run_mml(key: str) -> Runner:
+    fit = irt_1pl_mml if key == "irt_1pl_mml" else irt_2pl_mml
+
+    def run(data: MethodInput) -> MethodOutput:
+        res = fit(data.R)  # mirt's defaults: 61 nodes on [-6, 6], N(0, 1) ability prior
+        questions = {key: res.difficulty, f"{key}_se": res.difficulty_se}
+        notes: dict[str, Any] = {
+            "marginal_log_likelihood": float(res.log_likelihood),
+            "log_likelihood_change": float(res.log_likelihood_change),
+            "difficulties_at_bound": int(res.difficulty_at_bound.sum()),
+            "discriminations_at_bound": int(res.discrimination_at_bound.sum()),
+        }
+        if key == "irt_1pl_mml":
+            notes["common_discrimination"] = float(res.discrimination[0])
+            notes["common_discrimination_se"] = _finite_or_none(res.discrimination_se[0])
+        else:
+            questions["irt_2pl_mml_discrimination"] = res.discrimination
+        return MethodOutput(
+            question_columns=questions, model_columns={key: res.ability}, params=_keyword_defaults(fit),
+            n_iter=res.n_iter, converged=res.converged, residual=float(res.parameter_change), notes=notes,
+        )
+
+    return run
+
+
 #: Seeds MIRT is fitted with by default (``mirt_seeds``); also the most a run may use.
 MIRT_SEEDS = 5
 #: The per-seed MIRT difficulty columns (``irt_mirt_s0`` = seed ``mirt_seed``, ...).
@@ -464,6 +508,12 @@ def _run_mirt(data: MethodInput) -> MethodOutput:
 
 
 _JML_RESIDUAL = "projected gradient (max-norm)"
+_MML_RESIDUAL = "largest change of a or b in the last EM iteration, logits"
+#: One line for codebooks: how the two IRT fits differ and when each is the right reading.
+JML_VS_MML = ("MML integrates each model's ability out over a N(0, 1) prior (EM, as mirt and ltm fit IRT: "
+              "the psychometric standard, the reading to compare with published IRT); the plain 1PL/2PL IRT "
+              "columns are joint ML, abilities estimated with the questions (the paper's, appendix H.4: the "
+              "reading that reproduces its figures)")
 
 #: The paper's methods, in display and execution order.
 _BUILTIN: tuple[DifficultyMethod, ...] = (
@@ -507,6 +557,7 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         key="irt_1pl", label="1PL IRT", runner=_run_jml("irt_1pl"),
         question_columns=("irt_1pl",), model_columns=("irt_1pl",), difficulty_column="irt_1pl",
         competency_column="irt_1pl", cost=3.0, residual_label=_JML_RESIDUAL,
+        question_bounds={"irt_1pl": "bounds"}, model_bounds={"irt_1pl": "bounds"},
         description="Rasch difficulty b, logits", column_decimals={"irt_1pl": 2},
         column_units={"irt_1pl": "logits (questions: difficulty b; models: ability theta)"},
     ),
@@ -514,11 +565,42 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         key="irt_2pl", label="2PL IRT", runner=_run_jml("irt_2pl"),
         question_columns=("irt_2pl", "irt_2pl_discrimination"), model_columns=("irt_2pl",),
         difficulty_column="irt_2pl", competency_column="irt_2pl", cost=8.0, residual_label=_JML_RESIDUAL,
+        question_bounds={"irt_2pl": "bounds", "irt_2pl_discrimination": "discrimination_bounds"},
+        model_bounds={"irt_2pl": "bounds"},
         description="2PL difficulty b, logits (irt_2pl_discrimination: a)",
         column_labels={"irt_2pl_discrimination": "2PL IRT discrimination a"},
         column_decimals={"irt_2pl": 2, "irt_2pl_discrimination": 2},
         column_units={"irt_2pl": "logits (questions: difficulty b; models: ability theta)",
                       "irt_2pl_discrimination": "discrimination a, per logit"},
+    ),
+    DifficultyMethod(
+        key="irt_1pl_mml", label="1PL IRT (MML)", runner=_run_mml("irt_1pl_mml"),
+        question_columns=("irt_1pl_mml", "irt_1pl_mml_se"), model_columns=("irt_1pl_mml",),
+        difficulty_column="irt_1pl_mml", competency_column="irt_1pl_mml", cost=3.0, residual_label=_MML_RESIDUAL,
+        tie_tolerance=1e-6, question_bounds={"irt_1pl_mml": "difficulty_bounds"},
+        description=f"1PL difficulty b by marginal ML, logits. {JML_VS_MML}",
+        column_labels={"irt_1pl_mml_se": "1PL IRT (MML) standard error of b"},
+        column_decimals={"irt_1pl_mml": 2, "irt_1pl_mml_se": 2},
+        column_units={"irt_1pl_mml": "logits (questions: difficulty b, one common discrimination, N(0, 1) ability "
+                                     f"prior; models: EAP ability). {JML_VS_MML}",
+                      "irt_1pl_mml_se": "logits: standard error of b from the observed information (Louis); "
+                                        "blank at a bound or when undefined"},
+    ),
+    DifficultyMethod(
+        key="irt_2pl_mml", label="2PL IRT (MML)", runner=_run_mml("irt_2pl_mml"),
+        question_columns=("irt_2pl_mml", "irt_2pl_mml_discrimination", "irt_2pl_mml_se"),
+        model_columns=("irt_2pl_mml",), difficulty_column="irt_2pl_mml", competency_column="irt_2pl_mml",
+        cost=4.0, residual_label=_MML_RESIDUAL, tie_tolerance=1e-6,
+        question_bounds={"irt_2pl_mml": "difficulty_bounds", "irt_2pl_mml_discrimination": "discrimination_bounds"},
+        description=f"2PL difficulty b by marginal ML, logits (irt_2pl_mml_discrimination: a). {JML_VS_MML}",
+        column_labels={"irt_2pl_mml_discrimination": "2PL IRT (MML) discrimination a",
+                       "irt_2pl_mml_se": "2PL IRT (MML) standard error of b"},
+        column_decimals={"irt_2pl_mml": 2, "irt_2pl_mml_discrimination": 2, "irt_2pl_mml_se": 2},
+        column_units={"irt_2pl_mml": "logits (questions: difficulty b, N(0, 1) ability prior; models: EAP "
+                                     f"ability). {JML_VS_MML}",
+                      "irt_2pl_mml_discrimination": "discrimination a, per logit, in [0.1, 5]",
+                      "irt_2pl_mml_se": "logits: standard error of b from the observed information (Louis); "
+                                        "blank at a bound or when undefined"},
     ),
     DifficultyMethod(
         key="irt_mirt", label="Multidimensional IRT", runner=_run_mirt,
@@ -655,6 +737,46 @@ def run_method(key: str, data: MethodInput) -> MethodOutput:
         params=out.params, n_iter=out.n_iter, converged=out.converged, residual=out.residual, notes=out.notes,
         seconds=seconds, kept=out.kept,
     )
+
+
+def iter_bounded_columns(kind: str) -> Iterator[tuple[DifficultyMethod, str, str]]:
+    """Every (method, column, params key of its bounds) of ``kind`` "question" or "model", in registry order."""
+    for m in _REGISTRY.values():
+        for column, key in (m.question_bounds if kind == "question" else m.model_bounds).items():
+            yield m, column, key
+
+
+def at_bound_flags(values: ArrayLike, bounds: object) -> NDArray[np.float64]:
+    """1.0 where a value lies within ``scoring.irt.AT_BOUND_ATOL`` of a bound, else 0.0; NaN where undefined.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        Stored values (NaN = undefined).
+    bounds : pair (low, high) or None
+        The box the fit used (a run's stored method parameter); None when
+        the method did not run, which gives NaN everywhere.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        The same test as the fits' ``*_at_bound`` masks (``x <= low + atol``
+        or ``x >= high - atol``), so a table flags what the run page counts.
+
+    Examples
+    --------
+    >>> at_bound_flags([-5.0, 0.3, float("nan"), 4.9999999], [-5, 5]).tolist()
+    [1.0, 0.0, nan, 1.0]
+    """
+    from scoring.irt import AT_BOUND_ATOL
+
+    x = np.asarray(values, dtype=np.float64)
+    if bounds is None:
+        return np.full(x.shape, np.nan)
+    low, high = (float(b) for b in bounds)  # type: ignore[attr-defined]
+    flags = ((x <= low + AT_BOUND_ATOL) | (x >= high - AT_BOUND_ATOL)).astype(np.float64)
+    flags[np.isnan(x)] = np.nan
+    return flags
 
 
 def iter_columns(kind: str) -> Iterator[tuple[DifficultyMethod, str]]:

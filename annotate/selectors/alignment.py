@@ -27,6 +27,7 @@ from annotate.models import (
     Choice,
     ExclusionEvent,
     Judgment,
+    MethodResult,
     Pair,
     Participation,
     Question,
@@ -53,20 +54,24 @@ class MethodSpec:
     tie tolerance (registry ``tie_tolerance``: two scores within
     ``tie_tolerance * spread`` of each other are a tie, see
     :func:`scoring.harder_of_pairs`), and for a stochastic method the columns
-    of its replicate fits (MIRT: one per seed)."""
+    of its replicate fits (MIRT: one per seed); ``bounds_param``: the key of
+    the fit's stored parameters holding the box its difficulty is confined to
+    (registry ``question_bounds``), None when unbounded."""
 
     key: str
     label: str
     column: str
     tie_tolerance: float = 0.0
     replicate_columns: tuple[str, ...] = ()
+    bounds_param: str | None = None
 
 
 def report_methods() -> tuple[MethodSpec, ...]:
     """The registry's difficulty methods (:func:`scoring.methods.difficulty_methods`)
     in report order. EIP reads ``eip_scaled``, so questions every model solved
     (0) or failed (100) still rank, at the ends of the scale."""
-    return tuple(MethodSpec(m.key, m.label, m.difficulty_column, m.tie_tolerance, m.replicate_columns)
+    return tuple(MethodSpec(m.key, m.label, m.difficulty_column, m.tie_tolerance, m.replicate_columns,
+                            m.question_bounds.get(m.difficulty_column))
                  for m in difficulty_methods())
 
 
@@ -175,6 +180,9 @@ class StudyData:
     replicates : dict of str to ndarray of float64, shape (n_questions, n_replicates)
         Per method key with replicate columns (MIRT), each replicate fit's
         value (columns in ``replicate_columns`` order; NaN where not stored).
+    bounds : dict of str to (float, float)
+        Per method key whose difficulty a fit confines to a box, the box the
+        run's fit stored (absent when the method did not run).
     datasets, subjects : tuple of str
         Names of the study's datasets and subjects, sorted.
     excluded : tuple of ExcludedEvaluator
@@ -197,6 +205,7 @@ class StudyData:
     datasets: tuple[str, ...] = ()
     subjects: tuple[str, ...] = ()
     replicates: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    bounds: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
     excluded: tuple[ExcludedEvaluator, ...] = ()
     n_attention_checks: int = 0
 
@@ -317,9 +326,13 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
         ]).reshape(question_ids.size, len(m.replicate_columns))
         for m in specs if m.replicate_columns
     }
+    stored_params = dict(MethodResult.objects.filter(run=run, method__in=[m.key for m in specs if m.bounds_param])
+                         .values_list("method", "params"))
+    bounds = {m.key: (float(box[0]), float(box[1])) for m in specs if m.bounds_param
+              for box in [(stored_params.get(m.key) or {}).get(m.bounds_param)] if box is not None}
     return StudyData(
         study=study, run=run, pairs=pairs, evaluators=evaluators, judgment_array=judgment_array, human=human,
-        question_ids=question_ids, pair_index=pair_index, difficulty=difficulty, replicates=replicates,
+        question_ids=question_ids, pair_index=pair_index, difficulty=difficulty, replicates=replicates, bounds=bounds,
         datasets=tuple(sorted(study.datasets.values_list("name", flat=True))),
         subjects=tuple(sorted(study.subjects.values_list("name", flat=True))),
         excluded=tuple(

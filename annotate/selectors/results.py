@@ -28,7 +28,15 @@ from annotate.models import (
 )
 from annotate.selectors.catalog import response_sets_visible
 from scoring.diagnostics import DEFAULT_MIN_MODELS
-from scoring.methods import DifficultyMethod, get_method, iter_columns, method_keys, methods as registered_methods
+from scoring.methods import (
+    DifficultyMethod,
+    at_bound_flags,
+    get_method,
+    iter_bounded_columns,
+    iter_columns,
+    method_keys,
+    methods as registered_methods,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -412,15 +420,33 @@ def _method_column(method: DifficultyMethod, column: str, *, kind: str) -> Colum
                   method.unit(column))
 
 
+def _bound_column(method: DifficultyMethod, column: str, params_key: str, *, kind: str) -> Column:
+    header = method.competency_header if kind == "model" and column == method.competency_column \
+        and method.competency_label else method.column_label(column)
+    return Column(f"{column}_at_bound", "number",
+                  f"{header}: 1 where the value lies on a bound of the fit (within 1e-6 of either end of the "
+                  f"method parameter {params_key}, as the run page counts them), else 0; blank where undefined: "
+                  "the value there is the bound, not an estimate", "flag (0 or 1)")
+
+
 def run_question_codebook() -> tuple[Column, ...]:
     """The columns of :func:`run_questions_frame`, each described (registry order)."""
-    return (*QUESTION_COLUMNS, *(_method_column(m, c, kind="question") for m, c in iter_columns("question")))
+    return (*QUESTION_COLUMNS, *(_method_column(m, c, kind="question") for m, c in iter_columns("question")),
+            *(_bound_column(m, c, k, kind="question") for m, c, k in iter_bounded_columns("question")))
 
 
 def run_model_codebook() -> tuple[Column, ...]:
     """The columns of :func:`run_models_frame`, each described (registry order)."""
     return (*MODEL_COLUMNS, *(_method_column(m, c, kind="model") for m, c in iter_columns("model")),
+            *(_bound_column(m, c, k, kind="model") for m, c, k in iter_bounded_columns("model")),
             *MODEL_RANK_COLUMNS)
+
+
+def _bound_flags(run: ScoringRun, kind: str, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``<column>_at_bound`` for every bounded column of ``kind``, from the bounds the run's fit stored."""
+    params = dict(MethodResult.objects.filter(run=run).values_list("method", "params"))
+    return {f"{column}_at_bound": at_bound_flags(values[column], (params.get(m.key) or {}).get(key))
+            for m, column, key in iter_bounded_columns(kind)}
 
 
 def _score_names(kind: str, fixed: tuple[Column, ...]) -> list[str]:
@@ -453,7 +479,10 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
         ``question_pk`` (int64, the database key), ``subject`` (text,
         missing when none), ``kept`` (bool), ``n_observed`` (int64), then
         every question column of :mod:`scoring.methods` in registry order
-        (float64, NaN where the stored ``scores`` lack it). See :func:`run_question_codebook`.
+        (float64, NaN where the stored ``scores`` lack it), then
+        ``<column>_at_bound`` for each bounded column of the registry
+        (float64 1/0, NaN where undefined: :func:`scoring.methods.at_bound_flags`).
+        See :func:`run_question_codebook`.
 
     Raises
     ------
@@ -473,6 +502,7 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
             column.append(value)
         for name in names:
             scores[name].append(stored.get(name))
+    arrays = {name: _score_array(values) for name, values in scores.items()}
     frame = pd.DataFrame({
         "scoring_run": np.full(len(fixed["question_pk"]), run.pk, dtype=np.int64),
         "dataset": pd.Series(fixed["dataset"], dtype=object),
@@ -481,7 +511,8 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
         "subject": pd.Series(fixed["subject"], dtype=object),
         "kept": np.array(fixed["kept"], dtype=bool),
         "n_observed": np.array(fixed["n_observed"], dtype=np.int64),
-        **{name: _score_array(values) for name, values in scores.items()},
+        **arrays,
+        **_bound_flags(run, "question", arrays),
     })
     return frame
 
@@ -498,7 +529,8 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
         blank), ``parameters_b`` (float64, NaN when unknown), ``access``
         (the stored code), ``n_observed`` (int64), every model
         column of :mod:`scoring.methods` in registry order (float64, NaN
-        where undefined), ``eip_rank`` and ``accuracy_rank`` (int64). See
+        where undefined), ``<column>_at_bound`` for each bounded model
+        column (1/0, NaN where undefined), ``eip_rank`` and ``accuracy_rank`` (int64). See
         :func:`run_model_codebook`.
 
     Raises
@@ -512,6 +544,7 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
     order = sorted(range(len(results)), key=lambda i: (eip_rank[i], results[i].model.name))
     results = [results[i] for i in order]
     models = [r.model for r in results]
+    arrays = {name: _score_array([r.score(name) for r in results]) for name in names}
     return pd.DataFrame({
         "scoring_run": np.full(len(models), run.pk, dtype=np.int64),
         "model_id": np.array([m.pk for m in models], dtype=np.int64),
@@ -520,7 +553,8 @@ def run_models_frame(*, run: ScoringRun) -> pd.DataFrame:
         "parameters_b": _score_array([m.parameters_b for m in models]),
         "access": pd.Series([m.access for m in models], dtype=object),
         "n_observed": np.array([r.n_observed for r in results], dtype=np.int64),
-        **{name: _score_array([r.score(name) for r in results]) for name in names},
+        **arrays,
+        **_bound_flags(run, "model", arrays),
         "eip_rank": np.array([eip_rank[i] for i in order], dtype=np.int64),
         "accuracy_rank": np.array([accuracy_rank[i] for i in order], dtype=np.int64),
     })

@@ -147,7 +147,8 @@ def test_recovery_is_reproducible_with_the_same_rng():
 
 def test_recovery_counts_shares_over_seeds_like_a_loop_over_rankings():
     res = case_study_recovery(2, rng=2, include_mirt=False)
-    assert list(res.methods) == ["accuracy", "weighted_accuracy", "irt_1pl", "irt_2pl", "eip"]
+    assert list(res.methods) == ["accuracy", "weighted_accuracy", "irt_1pl", "irt_2pl", "irt_1pl_mml", "irt_2pl_mml",
+                                 "eip"]
     expected_full, expected_pair = 0, 0
     for seed in res.seeds:
         data = simulate_case_study(seed)
@@ -175,7 +176,8 @@ def test_it_rejects_a_ground_truth_that_is_not_a_permutation():
         (
             {"methods": ("eip", "glm")},
             "methods must be distinct names from "
-            "('accuracy', 'weighted_accuracy', 'irt_1pl', 'irt_2pl', 'irt_mirt', 'eip'); got ('eip', 'glm')",
+            "('accuracy', 'weighted_accuracy', 'irt_1pl', 'irt_2pl', 'irt_1pl_mml', 'irt_2pl_mml', 'irt_mirt', 'eip'); "
+            "got ('eip', 'glm')",
         ),
         (
             {"methods": ("irt_mirt", "eip"), "include_mirt": False},

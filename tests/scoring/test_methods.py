@@ -36,11 +36,13 @@ CONSTANT = DifficultyMethod(key="constant", label="Constant", runner=_constant, 
 
 def test_the_paper_methods_are_registered_in_order_with_one_label_each():
     assert registry.method_keys() == (
-        "eip", "simple_rank", "accuracy", "weighted_accuracy", "irt_1pl", "irt_2pl", "irt_mirt")
+        "eip", "simple_rank", "accuracy", "weighted_accuracy", "irt_1pl", "irt_2pl", "irt_1pl_mml", "irt_2pl_mml",
+        "irt_mirt")
     assert [m.label for m in registry.difficulty_methods()] == [
-        "EIP", "Simple rank", "Accuracy", "1PL IRT", "2PL IRT", "Multidimensional IRT"]
+        "EIP", "Simple rank", "Accuracy", "1PL IRT", "2PL IRT", "1PL IRT (MML)", "2PL IRT (MML)",
+        "Multidimensional IRT"]
     assert [m.key for m in registry.competency_methods()] == [
-        "eip", "accuracy", "weighted_accuracy", "irt_1pl", "irt_2pl", "irt_mirt"]
+        "eip", "accuracy", "weighted_accuracy", "irt_1pl", "irt_2pl", "irt_1pl_mml", "irt_2pl_mml", "irt_mirt"]
     assert all(m.higher_is_harder for m in registry.methods())
     assert [m.key for m in registry.methods() if m.required] == ["eip", "accuracy"]
 
@@ -127,9 +129,10 @@ def test_every_header_starts_with_the_methods_label():
 
 def test_the_registry_declares_tie_tolerances_by_kind_of_method():
     tolerance = {m.key: m.tie_tolerance for m in registry.difficulty_methods()}
-    # deterministic fits 1e-9; exact counts 1e-12; MIRT's seeds are handled by replicates
+    # deterministic fits 1e-9; exact counts 1e-12; MIRT's seeds are handled by replicates; the MML fits
+    # stop at a parameter change of 1e-5 logits, so differences of 1e-6 of the spread are within their accuracy
     assert tolerance == {"eip": 1e-9, "simple_rank": 1e-12, "accuracy": 1e-12, "irt_1pl": 1e-9, "irt_2pl": 1e-9,
-                         "irt_mirt": 1e-9}
+                         "irt_1pl_mml": 1e-6, "irt_2pl_mml": 1e-6, "irt_mirt": 1e-9}
     mirt = get_method("irt_mirt")
     assert mirt.replicate_columns == registry.MIRT_SEED_COLUMNS == tuple(f"irt_mirt_s{k}" for k in range(5))
     assert mirt.shown_question_columns == ("irt_mirt",)
@@ -206,3 +209,35 @@ def test_mirt_seeds_fitted_side_by_side_equal_the_fits_one_after_the_other_and_l
         np.testing.assert_array_equal(fit.difficulty, alone.difficulty)
         np.testing.assert_array_equal(fit.ability, alone.ability)
         np.testing.assert_array_equal(fit.elbo_trace, alone.elbo_trace)
+
+
+# --- marginal-ML IRT beside the paper's joint-ML fits ---------------------------------
+
+
+def test_the_mml_runners_return_what_the_mml_fits_return():
+    from scoring.irt_mml import irt_1pl_mml, irt_2pl_mml
+
+    for key, fit in (("irt_1pl_mml", irt_1pl_mml), ("irt_2pl_mml", irt_2pl_mml)):
+        out, expected = run_method(key, DATA), fit(R)
+        np.testing.assert_array_equal(out.question_columns[key], expected.difficulty)
+        np.testing.assert_array_equal(out.question_columns[f"{key}_se"], expected.difficulty_se)
+        np.testing.assert_array_equal(out.model_columns[key], expected.ability)
+        assert out.notes["marginal_log_likelihood"] == expected.log_likelihood
+        assert (out.converged, out.n_iter, out.params["n_quadrature"]) == (True, expected.n_iter, 61)
+        method = get_method(key)
+        assert method.higher_is_harder and method.difficulty_column == key and method.label.endswith("(MML)")
+        assert "psychometric standard" in method.unit(key) and "the paper's" in method.unit(key)
+    np.testing.assert_array_equal(run_method("irt_2pl_mml", DATA).question_columns["irt_2pl_mml_discrimination"],
+                                  irt_2pl_mml(R).discrimination)
+
+
+def test_registering_the_mml_methods_leaves_the_jml_figures_unchanged():
+    # The paper's joint-ML runners still call irt_1pl / irt_2pl with the paper's defaults, bit for bit.
+    from scoring.irt import irt_1pl, irt_2pl
+
+    for key, fit in (("irt_1pl", irt_1pl), ("irt_2pl", irt_2pl)):
+        out, expected = run_method(key, DATA), fit(R)
+        np.testing.assert_array_equal(out.question_columns[key], expected.difficulty)
+        np.testing.assert_array_equal(out.model_columns[key], expected.ability)
+        assert out.params == {"l2": 0.01, "bounds": [-5.0, 5.0], "max_iter": 1000, "tol": 1e-9,
+                              **({"discrimination_bounds": [0.1, 5.0]} if key == "irt_2pl" else {})}

@@ -53,6 +53,7 @@ from scoring import (
     pair_kappa,
     with_reversed_pairs,
 )
+from scoring.methods import at_bound_flags
 from scoring.pairs import paired_bootstrap_agreement_cis
 
 REASON_NOT_JUDGED = "no judgment yet"
@@ -286,7 +287,9 @@ def inter_rater(data: StudyData) -> InterRater:
 def method_availability(data: StudyData) -> tuple[MethodInfo, ...]:
     """Each method with whether the run has any value for the study's
     questions, its tie tolerance and, for a method with replicate fits (MIRT
-    seeds) stored by the run, how many study pairs the fits disagree on."""
+    seeds) stored by the run, how many study pairs the fits disagree on; for
+    a method whose fit confines its difficulty to a box, how many study pairs
+    have a question on the bound (:func:`scoring.methods.at_bound_flags`)."""
     out = []
     for m in report_methods():
         has = bool(np.isfinite(data.difficulty[m.key]).any())
@@ -295,9 +298,14 @@ def method_availability(data: StudyData) -> tuple[MethodInfo, ...]:
         unstable = None
         if has and n_replicates:
             unstable = int(unstable_pairs(data, data.pair_index, m.key).sum())
+        on_bound = None
+        if has and m.key in data.bounds:
+            flags = at_bound_flags(data.difficulty[m.key], data.bounds[m.key])
+            on_bound = int((flags[data.pair_index] == 1.0).any(axis=1).sum()) if len(data.pair_index) else 0
         out.append(MethodInfo(
             key=m.key, label=m.label, column=m.column, available=has,
             undefined_reason=None if has else REASON_METHOD_MISSING.format(run_id=data.run.pk, column=m.column),
             tie_tolerance=m.tie_tolerance, unstable_verdicts=unstable, n_replicates=n_replicates if has else None,
+            bound_verdicts=on_bound,
         ))
     return tuple(out)

@@ -240,7 +240,11 @@ class Parameters(_Json):
 class MethodInfo(_Json):
     """A method of the report; ``unstable_verdicts``: for a stochastic method
     (MIRT, fitted with several seeds), how many study pairs' verdicts are a
-    tie because the seeds disagree on their order (None for other methods)."""
+    tie because the seeds disagree on their order (None for other methods);
+    ``bound_verdicts``: for a method whose fit confines its difficulty to a
+    box (the IRT fits), how many study pairs have a question whose value is
+    on the box's bound, i.e. the bound rather than an estimate (None for
+    other methods)."""
 
     key: str
     label: str
@@ -250,6 +254,7 @@ class MethodInfo(_Json):
     tie_tolerance: float = 0.0
     unstable_verdicts: int | None = field(default=None, metadata=OMIT_NONE)
     n_replicates: int | None = field(default=None, metadata=OMIT_NONE)
+    bound_verdicts: int | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True)

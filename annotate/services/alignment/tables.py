@@ -241,6 +241,10 @@ def tie_notes(report: AlignmentReport) -> tuple[str, ...]:
             notes.append(f"{m.label}: the mean of {m.n_replicates} fits with different seeds; "
                          f"{m.unstable_verdicts} of {len(report.pairs)} pair verdicts are ties because the seeds "
                          f"disagree on the order (unstable).")
+        if m.bound_verdicts:
+            notes.append(f"{m.label}: {m.bound_verdicts} of {len(report.pairs)} pair verdicts involve a question "
+                         f"whose value lies on the fit's bound (the bound, not an estimate; flagged per question "
+                         f"in the run's downloads, *_at_bound).")
     return tuple(notes)
 
 

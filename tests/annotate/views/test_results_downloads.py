@@ -39,7 +39,7 @@ from annotate.selectors.results import run_leaderboard, run_models_frame, run_qu
 from annotate.services import scoring as service
 from annotate.services.loading import response_set_load
 from annotate.services.studies import ensure_role_groups
-from scoring.methods import DifficultyMethod, iter_columns, register_method, unregister_method
+from scoring.methods import DifficultyMethod, iter_bounded_columns, iter_columns, register_method, unregister_method
 from tests.annotate.factories import make_user, write_responses
 from tests.annotate.test_toy_method import TOY, _expected
 
@@ -125,7 +125,8 @@ def _same(cell, stored) -> bool:
 def test_the_questions_csv_reads_back_as_the_stored_scores(small_run, rita):
     frame = _csv(rita, "run_questions_csv", small_run)
     score_columns = [c for _, c in iter_columns("question")]
-    assert list(frame.columns) == QUESTION_FIXED + score_columns
+    flags = [f"{c}_at_bound" for _, c, _ in iter_bounded_columns("question")]
+    assert list(frame.columns) == QUESTION_FIXED + score_columns + flags
     assert frame["question_pk"].dtype == np.int64 and frame["n_observed"].dtype == np.int64
     assert frame["kept"].dtype == bool
     assert frame["scoring_run"].tolist() == [small_run.pk] * len(frame)  # the run travels with the CSV
@@ -161,7 +162,8 @@ def test_the_questions_parquet_gives_back_the_csv_frame(small_run, rita):
 def test_the_models_csv_reads_back_as_the_stored_leaderboard(small_run, rita):
     frame = _csv(rita, "run_models_csv", small_run)
     score_columns = [c for _, c in iter_columns("model")]
-    assert list(frame.columns) == MODEL_FIXED + score_columns + ["eip_rank", "accuracy_rank"]
+    flags = [f"{c}_at_bound" for _, c, _ in iter_bounded_columns("model")]
+    assert list(frame.columns) == MODEL_FIXED + score_columns + flags + ["eip_rank", "accuracy_rank"]
     assert frame["scoring_run"].tolist() == [small_run.pk] * len(frame)
     for column in ("model_id", "n_observed", "eip_rank", "accuracy_rank"):
         assert frame[column].dtype == np.int64, column
@@ -199,14 +201,16 @@ def test_the_models_parquet_keeps_the_text_and_carries_the_codebook(small_run, r
 def test_a_registered_toy_method_is_a_column_of_both_tables(toy_run, rita):
     difficulty, competency = _expected(toy_run)
     questions = _csv(rita, "run_questions_csv", toy_run)
-    assert list(questions.columns)[-1] == "toy_difficulty"
+    assert [c for c in questions.columns if not c.endswith("_at_bound")][-1] == "toy_difficulty"
+    assert questions["irt_2pl_at_bound"].isna().all()  # no fit, no bound: blank
     got = dict(zip(questions["question_pk"], questions["toy_difficulty"]))
     assert got.keys() == difficulty.keys()
     assert max(abs(got[q] - v) for q, v in difficulty.items()) <= 1e-12
     assert questions["irt_2pl"].isna().all()  # a method the run did not execute: blank
     assert questions["question_id"].dtype == np.int64  # the demo's ids are numbers; read as such
     models = _csv(rita, "run_models_csv", toy_run)
-    assert list(models.columns)[-3:] == ["toy_competency", "eip_rank", "accuracy_rank"]
+    assert [c for c in models.columns if not c.endswith("_at_bound")][-3:] == [
+        "toy_competency", "eip_rank", "accuracy_rank"]
     got = dict(zip(models["model_id"], models["toy_competency"]))
     assert max(abs(got[m] - v) for m, v in competency.items()) <= 1e-12
     codebook = _get(rita, "run_codebook", toy_run).content.decode()
@@ -244,7 +248,7 @@ def test_the_zip_holds_the_same_csvs_and_the_codebook(small_run, rita):
     assert archive.read("models.csv") == _get(rita, "run_models_csv", small_run).content
     methods = pd.read_csv(io.BytesIO(archive.read("methods.csv")))
     assert methods["method"].tolist() == ["eip", "simple_rank", "accuracy", "weighted_accuracy", "irt_1pl",
-                                          "irt_2pl", "irt_mirt"]
+                                          "irt_2pl", "irt_1pl_mml", "irt_2pl_mml", "irt_mirt"]
     assert methods.loc[0, "converged"] == True  # noqa: E712 -- a numpy bool read from the CSV
     assert "## `methods.csv`: How each method's fit went" in archive.read("codebook.md").decode()
 
