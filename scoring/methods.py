@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from scoring._typing import ResponseArray
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
@@ -160,7 +160,12 @@ class DifficultyMethod:
         The model column that is the method's competency (ability), higher =
         better (None: none, e.g. simple rank).
     higher_is_harder : bool, default True
-        Direction of ``difficulty_column``.
+        Direction of ``difficulty_column`` (and of ``replicate_columns``):
+        True when a higher value means a harder question. Whatever compares
+        the method with people, labels, the human scale or another method
+        reads its difficulty through :meth:`as_harder`, so a method
+        registered higher = easier is compared the right way round; pages and
+        downloads show the stored values and say the direction in codebooks.
     tie_tolerance : float, default 1e-9
         Two difficulties ``x`` and ``y`` of this method count as a tie when
         ``|x - y| <= tie_tolerance * spread``, ``spread`` being the range of
@@ -240,6 +245,25 @@ class DifficultyMethod:
         for column in self.replicate_columns:
             if column not in self.question_columns or column == self.difficulty_column:
                 raise ValueError(ERR_REPLICATE.format(column=column, key=self.key))
+
+    def as_harder(self, values: ArrayLike) -> NDArray[np.float64]:
+        """The method's difficulty values signed so that higher = harder.
+
+        Parameters
+        ----------
+        values : array-like of float
+            Values of ``difficulty_column`` or of a replicate column, any
+            shape; NaN = no value.
+
+        Returns
+        -------
+        ndarray of float64, same shape
+            ``values`` unchanged when ``higher_is_harder``, negated
+            otherwise. Negation keeps every spread, so tie tolerances apply
+            unchanged.
+        """
+        arr = np.asarray(values, dtype=np.float64)
+        return arr if self.higher_is_harder else -arr
 
     @property
     def shown_question_columns(self) -> tuple[str, ...]:

@@ -206,3 +206,13 @@ def test_mirt_seeds_fitted_side_by_side_equal_the_fits_one_after_the_other_and_l
         np.testing.assert_array_equal(fit.difficulty, alone.difficulty)
         np.testing.assert_array_equal(fit.ability, alone.ability)
         np.testing.assert_array_equal(fit.elbo_trace, alone.elbo_trace)
+
+
+def test_as_harder_negates_only_a_method_registered_higher_is_easier():
+    values = np.array([0.25, -1.0, np.nan])
+    harder = registry.DifficultyMethod(key="h", label="H", runner=lambda d: None, question_columns=("h",),
+                                       difficulty_column="h")
+    easier = registry.DifficultyMethod(key="e", label="E", runner=lambda d: None, question_columns=("e",),
+                                       difficulty_column="e", higher_is_harder=False)
+    np.testing.assert_array_equal(harder.as_harder(values), [0.25, -1.0, np.nan])
+    np.testing.assert_array_equal(easier.as_harder(values), [-0.25, 1.0, np.nan])

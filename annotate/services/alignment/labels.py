@@ -136,7 +136,7 @@ def _all_pairs_scope(data: StudyData, labels: np.ndarray, available: list[str]) 
         if k in replicated:
             methods[k] = scope.methods[k]
             continue
-        m = compare_with_label(data.difficulty[k], labels, subjects, tie_tolerance=specs[k].tie_tolerance,
+        m = compare_with_label(data.harder(k), labels, subjects, tie_tolerance=specs[k].tie_tolerance,
                                n_boot=0).margins[0]
         n = m.n_pairs
         decided = m.n_agree + m.n_disagree
@@ -271,8 +271,8 @@ def _spearman(data: StudyData, key: str, available: list[str], *, sign: float = 
     out = {}
     for m in (m for m in report_methods() if m.key in available):
         # values within the method's tie tolerance rank as ties (noise never orders them)
-        values = merge_ties(np.array([scores.get(m.column, np.nan) for _, scores in rows], dtype=np.float64),
-                            tol=m.tie_tolerance)
+        values = merge_ties(m.as_harder(np.array([scores.get(m.column, np.nan) for _, scores in rows],
+                                                 dtype=np.float64)), tol=m.tie_tolerance)
         out[m.key] = correlation_of(correlation(values, labels, method="spearman")) if rows else Correlation(
             value=None, p_value=None, n=0, undefined_reason="no labelled question in the run")
     return out

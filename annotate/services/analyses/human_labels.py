@@ -96,9 +96,8 @@ def human_labels(response_set: ResponseSet, params: dict, progress: Progress) ->
     specs = [m for m in difficulty_methods() if any(m.difficulty_column in s for s in rq.scores)]
     for i, m in enumerate(specs):
         progress(0.05 + 0.95 * i / len(specs), f"{m.label} against the label")
-        values = np.array([s.get(m.difficulty_column, np.nan) for s in rq.scores], dtype=np.float64).reshape(-1)
-        if not m.higher_is_harder:
-            values = -values
+        values = m.as_harder(np.array([s.get(m.difficulty_column, np.nan) for s in rq.scores],
+                                      dtype=np.float64).reshape(-1))
         c = compare_with_label(values, labels, rq.subjects, margins=margins,
                                label_higher_is_harder=higher_is_harder, tie_tolerance=m.tie_tolerance,
                                n_boot=params["n_boot"], rng=params["seed"])
