@@ -258,15 +258,6 @@ def scoring_run_create(
     return run
 
 
-def scoring_run_repeat(*, run: ScoringRun, user=None) -> ScoringRun:
-    """A new queued run of the same response set, subset and parameters."""
-    params = {key: run.params[key] for key in PARAM_KEYS if key in run.params}
-    return scoring_run_create(
-        response_set=run.response_set, model_ids=run.params.get("model_ids"),
-        dataset_ids=run.params.get("dataset_ids"), params=params, user=user,
-    )
-
-
 @dataclass(frozen=True)
 class RunRequest:
     """The outcome of :func:`scoring_run_request`.
