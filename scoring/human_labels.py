@@ -1,4 +1,4 @@
-"""A difficulty method against an external human difficulty label (issue 15, point 4).
+"""A difficulty method against an external human difficulty label.
 
 A *label* is one number per question from outside the response matrix: an
 exam level, a human solve rate, a difficulty fitted on people's answers. This

@@ -1,4 +1,4 @@
-"""Database reads behind the alignment report (issue 5, issue 11 point 2).
+"""Database reads behind the alignment report.
 
 Turns a study into plain numbers once, so the statistics of
 :mod:`annotate.services.alignment` never touch the ORM: the study's pairs (in
@@ -132,7 +132,7 @@ class PairInfo(NamedTuple):
     external_a: str
     external_b: str
     subject: str
-    dataset_a: str  # each side's own dataset: two datasets may share external ids (issue 12, point 5)
+    dataset_a: str  # each side's own dataset: two datasets may share external ids
     dataset_b: str
 
 

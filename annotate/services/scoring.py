@@ -71,9 +71,8 @@ from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_di
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
 #: BLAS threads while the methods run. Response matrices are thin (tens of
-#: model columns), so extra BLAS threads mostly synchronise: on MMLU-Pro
-#: (12,032 x 32) on the shared 2-core machine, one thread took 2PL from 33-45 s
-#: to 5 s and MIRT (1000 epochs) from 50 s to 13 s.
+#: model columns), so extra BLAS threads mostly synchronise and one thread is
+#: several times faster for 2PL and MIRT (figures: docs/measurements.md).
 BLAS_THREADS = 1
 #: Share of ``progress`` spent reading the matrix and writing the results.
 READ_SHARE, WRITE_SHARE = 0.05, 0.05

@@ -1,4 +1,4 @@
-"""The human difficulty scale of a study and every method against it (issue 15, points 1-2).
+"""The human difficulty scale of a study and every method against it.
 
 Every vote of the study (skips are not votes; excluded evaluators and
 attention-check pairs are already left out by

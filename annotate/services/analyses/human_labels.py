@@ -1,4 +1,4 @@
-"""The human-label analysis (issue 15, points 4 and 5): every registry method of a
+"""The human-label analysis: every registry method of a
 scoring run against a human difficulty label.
 
 The label is a question metadata column (``label="metadata:<key>"``) or the
