@@ -67,6 +67,7 @@ from annotate.selectors.matrix import (
 )
 from annotate.services.database import backend_pid, rows_insert
 from annotate.services.sort_keys import N_OBSERVED, sort_keys_write
+from annotate.task_names import RUN_SCORING, task_enqueue
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
@@ -369,11 +370,9 @@ def scoring_run_enqueue(*, run: ScoringRun):
     run waits for ``manage.py run_worker``; with ``TASKS_BACKEND=immediate`` it
     runs before this returns (then reload ``run`` to see the outcome).
     """
-    from annotate.tasks import run_scoring  # the task module imports this one
-
     if run.status != RunStatus.QUEUED:
         raise ValueError(ERR_NOT_QUEUED.format(run_id=run.pk, status=str(run.status)))
-    return run_scoring.enqueue(run.pk)
+    return task_enqueue(RUN_SCORING, run.pk)
 
 
 # --- executing --------------------------------------------------------------------

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from annotate.labels import MMLU_LEVELS, label_value
 from annotate.models import ResponseSet
 from annotate.selectors.human_labels import human_matrix, human_response_set, run_questions, scoring_run_for_labels
-from annotate.services.alignment.labels import MMLU_LEVELS, label_value
 from scoring.human_labels import LabelComparison, MarginAgreement, compare_with_label, human_difficulty
 from scoring.methods import difficulty_methods
 
