@@ -16,12 +16,14 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from annotate.models import (
     Assignment,
     Choice,
+    Dataset,
     Invitation,
     Judgment,
     Pair,
     Participation,
     Study,
     StudyStatus,
+    Subject,
 )
 
 EVALUATOR_GROUP = "evaluator"
@@ -465,3 +467,39 @@ def completion_url_for(*, study: Study) -> str:
     when it is an http(s) address, else "" (no redirect)."""
     url = (study.completion_url or "").strip()
     return url if url.lower().startswith(("https://", "http://")) else ""
+
+
+# --- a study's related rows, for pages, forms and commands ------------------------
+
+
+def study_subjects(*, study: Study) -> QuerySet[Subject]:
+    """The study's subjects, by name."""
+    return study.subjects.order_by("name")
+
+
+def participation_qualified_subjects(*, participation: Participation) -> QuerySet[Subject]:
+    """The subjects an evaluator said they are qualified in (onboarding)."""
+    return participation.qualified_subjects.all()
+
+
+def study_pool_size(*, study: Study) -> int:
+    """Questions in an adaptive study's pool."""
+    return study.pool.count()
+
+
+def study_subject_count(*, study: Study) -> int:
+    return study.subjects.count()
+
+
+@dataclass(frozen=True)
+class StudyRelated:
+    """A study's datasets, subjects and co-researchers (as the edit form shows them)."""
+
+    datasets: list[Dataset]
+    subjects: list[Subject]
+    members: list[AbstractBaseUser]
+
+
+def study_related(*, study: Study) -> StudyRelated:
+    return StudyRelated(datasets=list(study.datasets.all()), subjects=list(study.subjects.all()),
+                        members=list(study.members.all()))

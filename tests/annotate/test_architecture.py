@@ -63,7 +63,13 @@ COMMANDS_PACKAGE = "annotate.management.commands"
 NO_WRITE_FOLDERS = ("annotate/views/", "annotate/admin/", "annotate/api/", "annotate/management/commands/",
                     "annotate/forms/", "annotate/templatetags/", "annotate/tasks.py")
 #: Folders whose modules read only through selectors (and get_object_or_404).
-NO_READ_FOLDERS = ("annotate/views/", "annotate/admin/", "annotate/management/commands/")
+NO_READ_FOLDERS = ("annotate/views/", "annotate/admin/", "annotate/management/commands/", "annotate/forms/",
+                   "annotate/templatetags/")
+#: Queryset calls on a related manager (``study.pairs.filter(...)``, ``run.models_used.order_by(...)``).
+RELATED_READ_CALLS = frozenset({
+    "all", "filter", "exclude", "order_by", "select_related", "prefetch_related", "annotate", "values_list",
+    "count", "exists", "aggregate", "first", "last", "in_bulk", "iterator", "only", "defer", "distinct",
+})
 
 # Exceptions that stay, each with its reason: (file, text on the line) -> reason. Empty today.
 ALLOWED: dict[tuple[str, str], str] = {}
@@ -149,8 +155,20 @@ def _manager_reads(tree: ast.AST) -> list[int]:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_object_or_404"
                 and node.args):
             allowed |= {id(inner) for inner in ast.walk(node.args[0])}
+        # ``X.objects.none()`` reads nothing: a form field's empty queryset until a selector fills it
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "none"
+                and not node.args):
+            allowed.add(id(node.func.value))
     return [node.lineno for node in ast.walk(tree)
             if isinstance(node, ast.Attribute) and node.attr == "objects" and id(node) not in allowed]
+
+
+def _related_reads(tree: ast.AST) -> list[tuple[int, str]]:
+    """Lines reading through a related manager: ``x.rel.<queryset call>(...)`` (``rel`` not ``objects``)."""
+    return [(node.lineno, f"{node.func.value.attr}.{node.func.attr}") for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in RELATED_READ_CALLS and isinstance(node.func.value, ast.Attribute)
+            and node.func.value.attr != "objects"]
 
 
 def check_source(source: str, path: str) -> list[Violation]:
@@ -184,6 +202,8 @@ def check_source(source: str, path: str) -> list[Violation]:
     if path.startswith(NO_READ_FOLDERS):
         for line in _manager_reads(tree):
             add(line, "reads through .objects outside a selector")
+        for line, call in _related_reads(tree):
+            add(line, f"reads through a related manager (.{call}) outside a selector")
     return sorted(set(violations), key=lambda v: (v.path, v.line, v.rule))
 
 
@@ -384,7 +404,13 @@ def test_it_reads_every_layer():
                             "        formset.save()\n", [(3, ".save() writes")]),
     ("annotate/forms/x.py", "class F:\n    def save(self):\n        self.instance.save()\n",
      [(3, ".save() writes")]),
-    ("annotate/templatetags/x.py", "def tag(study):\n    study.pairs.all().delete()\n", [(2, ".delete() writes")]),
+    ("annotate/templatetags/x.py", "def tag(study):\n    study.pairs.all().delete()\n",
+     [(2, ".delete() writes"), (2, "reads through a related manager (.pairs.all)")]),
+    ("annotate/views/x.py", "def v(request, study):\n    subjects = study.subjects.order_by('name')\n",
+     [(2, "reads through a related manager (.subjects.order_by) outside a selector")]),
+    ("annotate/forms/x.py", "def initial(study):\n    return list(study.members.all())\n",
+     [(2, "reads through a related manager (.members.all)")]),
+    ("annotate/management/commands/x.py", "n = study.pool.count()\n", [(1, "reads through a related manager")]),
     ("annotate/tasks.py", "def run(run_id):\n    ScoringRun.objects.filter(pk=run_id).update(status='done')\n",
      [(2, ".update() writes")]),
 ])
@@ -400,6 +426,10 @@ def test_the_checker_names_file_and_line_of_a_violation(path, source, expected):
     # selectors may use models, other selectors and scoring
     ("annotate/selectors/x.py", "from annotate.models import Study\nfrom annotate.selectors.catalog import f\n"
                                 "from scoring.methods import methods\n"),
+    # a request's parameters and a form's data are not related managers
+    ("annotate/forms/x.py", "run = forms.ModelChoiceField(queryset=ScoringRun.objects.none())\n"),
+    ("annotate/views/x.py", "page = request.GET.get('page')\nname = form.cleaned_data.get('name')\n"
+                            "rows = table.rows[:10]\n"),
     # a dict, a set and a progress bar are updated, not the database
     ("annotate/views/x.py", "context = {}\ncontext.update(a=1)\nseen = set()\nseen.update([1])\n"),
     ("annotate/management/commands/x.py", "bar.update(done - bar.n)\nbars[0].update(3)\n"),
