@@ -8,6 +8,8 @@ its underscores as spaces, never as a raw identifier.
 """
 from __future__ import annotations
 
+import math
+
 #: How a pair's consensus was reached (``PairConsensus.method``).
 CONSENSUS_LABELS = {
     "majority": "majority",
@@ -187,3 +189,31 @@ def report_parameters_text(parameters: dict) -> list[tuple[str, str]]:
             text = param_text(value)
         shown.append((label(key, "report_param"), text))
     return shown
+
+
+#: MMLU-Pro's level names as ordered difficulty labels (higher = harder).
+MMLU_LEVELS = {"elementary": 1, "high_school": 2, "college": 3, "professional": 4}
+
+
+def label_value(raw) -> float | None:
+    """A metadata value as an ordered label (higher = harder), or None.
+
+    Examples
+    --------
+    >>> label_value("college"), label_value("2"), label_value("other_mmlu")
+    (3.0, 2.0, None)
+    """
+    if isinstance(raw, bool) or raw is None:
+        return None
+    if isinstance(raw, (int, float)):
+        return float(raw) if math.isfinite(raw) else None
+    if isinstance(raw, str):
+        text = raw.strip().lower()
+        if text in MMLU_LEVELS:
+            return float(MMLU_LEVELS[text])
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        return value if math.isfinite(value) else None
+    return None

@@ -12,7 +12,7 @@ file loads, and read back either whole, by a block of rows, or by a subset of
 columns (a run on some models). Zarr stores exactly that: an n-d array cut
 into independently compressed chunks, each written once, any chunk readable
 without the others; Dask reads it natively (``dask.array.from_zarr``, one
-Dask chunk per Zarr chunk), so EIP on Dask (issue 16, point 2) points at the
+Dask chunk per Zarr chunk), so EIP on Dask points at the
 same files. Parquet is a table of columns: a 2,000-model matrix would be 2,000
 columns (or a long form three times larger), row groups are written whole,
 and a 2-D chunked read needs a layer of our own.

@@ -1,7 +1,7 @@
 """Task functions run by the django-tasks worker (``manage.py run_worker``).
 
 Arguments are JSON-serialisable ids; each task loads its rows and calls a
-service. Enqueue them through the services (e.g.
+service. Services enqueue them by name (:mod:`annotate.task_names`, e.g. through
 :func:`annotate.services.scoring.scoring_run_enqueue`), not directly.
 """
 from __future__ import annotations

@@ -8,7 +8,7 @@ from annotate.views.home import home
 
 app_name = "annotate"
 
-# Evaluators: invitation, onboarding, guidelines, judging (issue 4).
+# Evaluators: invitation, onboarding, guidelines, judging.
 judging_urls = [
     path("join/<str:token>/", judging.join, name="study_join"),
     path("join/<str:token>/fresh/", judging.join_fresh, name="study_join_fresh"),
@@ -41,7 +41,7 @@ study_urls = [
          name="study_evaluator_restore"),
 ]
 
-# A study's alignment report and its downloads (issue 5).
+# A study's alignment report and its downloads.
 report_urls = [
     path("studies/<int:study_id>/report/", reports.study_report, name="study_report"),
     path("studies/<int:study_id>/report/report.json", reports.study_report_json, name="study_report_json"),
@@ -54,7 +54,7 @@ report_urls = [
          name="study_report_plot"),
 ]
 
-# Scoring runs: list, start, a run's methods, leaderboard, questions and downloads (issue 3).
+# Scoring runs: list, start, a run's methods, leaderboard, questions and downloads.
 results_urls = [
     path("results/", results.results_index, name="results"),
     path("results/response-sets/<int:response_set_id>/score/", results.response_set_score, name="response_set_score"),
@@ -73,7 +73,7 @@ results_urls = [
     path("results/runs/<int:run_id>/tables.zip", results.run_tables_zip, name="run_tables_zip"),
 ]
 
-# The paper's analyses (issue 6).
+# The paper's analyses.
 analyses_urls = [
     path("analyses/", analyses.analyses_index, name="analyses"),
     path("analyses/runs/<int:analysis_id>/", analyses.analysis_run, name="analysis_run"),

@@ -1,4 +1,4 @@
-"""Adaptive pair selection, simulated (issue 15, point 3): ``python -m bench adaptive [--quick]``.
+"""Adaptive pair selection, simulated: ``python -m bench adaptive [--quick]``.
 
 A seeded world per seed: a true Bradley-Terry difficulty scale (200
 questions in 4 subjects of 50, logits ~ N(subject shift, 1.2**2)); a pool

@@ -1,4 +1,4 @@
-"""EIP in memory vs on Dask (issue 16, point 2): ``python -m bench eip_dask [--quick]``.
+"""EIP in memory vs on Dask: ``python -m bench eip_dask [--quick]``.
 
 For each size a simulated 2PL 0/1 matrix (``uint8``, see ``bench_eip``) is
 scored by the in-memory :func:`scoring.eip.eip` and by

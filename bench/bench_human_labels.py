@@ -1,4 +1,4 @@
-"""Human-label comparison (issue 15, point 4): ``python -m bench human_labels [--quick]``.
+"""Human-label comparison: ``python -m bench human_labels [--quick]``.
 
 Times :func:`scoring.human_labels.compare_with_label` (margins 0 and 0.2,
 200 bootstrap replicates) on seeded labels for 236 and 100,000 labelled

@@ -1,4 +1,4 @@
-"""The human-scale section of a report (issue 16, point 3): ``python -m bench human_scale [--quick]``.
+"""The human-scale section of a report: ``python -m bench human_scale [--quick]``.
 
 Times :func:`scoring.human_scale.human_scale` with the report's settings
 (penalty 0.1, 200 bootstrap refits resampling evaluators, 100 split-half

@@ -1,4 +1,4 @@
-"""Start-up cost (issue 16 point 6): ``python -m bench imports [--quick]``.
+"""Start-up cost: ``python -m bench imports [--quick]``.
 
 Each row starts a fresh interpreter ``reps`` times (10; ``--quick``: 3) and
 reports the median wall time, interleaving the rows so that load on this

@@ -1,4 +1,4 @@
-"""IRT timing (paper section 3.4, table 3; issue 16 point 5): ``python -m bench irt [--quick]``.
+"""IRT timing (paper section 3.4, table 3): ``python -m bench irt [--quick]``.
 
 Two matrices: a seeded binary 2PL simulation of 35,550 questions x 30 models
 (about 50% correct; ``--quick``: 3,555 x 30) and MMLU-Pro
@@ -27,8 +27,8 @@ Then the other fits on the simulated matrix: ``irt_1pl`` and MIRT (D = 3) at
 ``MIRT_EPOCHS`` epochs, one seed (``irt_mirt``) against the five seeds of a
 scoring run (the registry runner, ``mirt_seeds = 5``), with ms per epoch per
 seed. The MIRT rows are measured for the product and for the reference
-commit ``MIRT_REFERENCE`` (the last commit before issue 16's MIRT epoch
-work; ``git archive`` into a temporary folder, run in a child process on the
+commit ``MIRT_REFERENCE`` (the last commit before the per-epoch MIRT
+speed-ups; ``git archive`` into a temporary folder, run in a child process on the
 same matrix), interleaved, so the per-epoch cut is a same-run ratio.
 
 Last, marginal maximum likelihood (``scoring.irt_mml``, Bock-Aitkin EM on

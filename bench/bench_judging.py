@@ -378,7 +378,7 @@ def _run_database(label: str, database_url: str | None, settings_text: str | Non
         shutil.rmtree(folder, ignore_errors=True)
 
 
-#: Study sizes of the scale comparison (issue 16: the 50,000-pair figure within 1.5x of the 70-pair one).
+#: Study sizes of the scale comparison (target: the 50,000-pair figure within 1.5x of the 70-pair one).
 SCALE_PAIRS = (70, 50_000)
 SCALE_TARGET_RATIO = 1.5
 

@@ -1,4 +1,4 @@
-"""Loading response sets (issue 3): ``python -m bench load [--quick]``.
+"""Loading response sets: ``python -m bench load [--quick]``.
 
 For each backend (SQLite, then PostgreSQL) a child process creates a throwaway
 test database with Django's test-database utilities (SQLite: a file in a

@@ -1,4 +1,4 @@
-"""Alignment-report steps that grew with pairs x evaluators squared (issue 16):
+"""Alignment-report steps that grew with pairs x evaluators squared:
 ``python -m bench report [--quick]``.
 
 Builds two synthetic studies as the report sees them (the ``human`` matrix of
@@ -24,7 +24,7 @@ reference):
 Figures: median wall seconds over repeats, and the peak of memory allocated
 during one call (``tracemalloc``, which sees numpy's buffers).
 
-Then the **whole report** (issue 16 targets), built in-process by
+Then the **whole report** (with its targets), built in-process by
 :func:`annotate.services.alignment.alignment_report_compute` (2,000
 bootstrap replicates, seed 0) on synthetic studies written to a fresh SQLite
 file by ``bench/report_child.py``: 3,600 pairs x 27 evaluators (target < 3 s),
@@ -34,8 +34,8 @@ them (< 10 s, < 1 GiB; report.json must stay small: it holds one page of
 pairs, pairs.csv all of them). ``--quick``: 360 x 27, 5,000 x 5, 36k pairs.
 Each measurement is its own process (peak RSS over the interpreter's own is
 the memory figure). The reference is the same report of this project at
-commit ``BENCH_REPORT_REFERENCE`` (default: the commit before issue 16's
-report work; ``none`` skips it), checked out with ``git archive`` and run on
+commit ``BENCH_REPORT_REFERENCE`` (default: the commit before the whole-report
+speed-ups; ``none`` skips it), checked out with ``git archive`` and run on
 the same database, interleaved with the product; a reference run is cut at
 ``BENCH_REPORT_TIMEOUT`` seconds (default 900). ``BENCH_REPORT_STEPS=0``
 skips the step table and runs the whole reports only.
@@ -65,7 +65,7 @@ N_METHODS = 6
 N_BOOT = 2000
 ROOT = Path(__file__).resolve().parent.parent
 CHILD = ROOT / "bench" / "report_child.py"
-#: The project before issue 16's whole-report work (the reference of the whole-report table).
+#: The project before the whole-report speed-ups (the reference of the whole-report table).
 REFERENCE = "08a16eb5f98cf62dcc8337adb99d16245ac38bad"
 WHOLE = (("3600x27", 3, 3.0, None), ("50000x5", 1, 10.0, 1024), ("364k-labelled", 1, 10.0, 1024))
 WHOLE_QUICK = (("360x27", 1, 3.0, None), ("5000x5", 1, 10.0, 1024), ("36k-labelled", 1, 10.0, 1024))

@@ -1,4 +1,4 @@
-"""The first page of a huge run's question list (issue 16): ``python -m bench run_page [--quick]``.
+"""The first page of a huge run's question list: ``python -m bench run_page [--quick]``.
 
 A run of N questions (default 1,000,000; ``--quick`` 100,000) is built
 directly with bulk SQL (:func:`annotate.services.database.rows_insert`: COPY
@@ -28,19 +28,7 @@ Runs on SQLite (a temporary file) and, when ``DATABASE_URL`` points at
 PostgreSQL, on a scratch database ``<name>_bench_run_page`` there
 (created and dropped); each backend in a child process of its own.
 
-Measured 2026-12-03 on the shared 2-core machine (load average 3.5-6.7,
-other helpers' jobs running), 1,000,000 questions, medians of 3, seconds
-(product / reference):
-
-* PostgreSQL 15: eip_scaled desc 0.167 / 1.99; accuracy_difficulty asc
-  0.168 / 1.88; n_observed asc 0.156 / 1.69; eip_scaled desc kept 0.379 /
-  1.06 (the 5% excluded questions at 100 come first and are skipped).
-  Writing the 4,000,000 sort keys: 90 s (results 43 s).
-* SQLite: 0.066 / 3.87; 0.050 / 4.12; 0.062 / 2.97; 0.384 / 3.83. Sort
-  keys 46 s (results 70 s).
-
-First pages identical to the reference's in every case. What is left of
-the product's time is mostly the count of the run's results.
+Results measured so far: docs/measurements.md.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scoring a huge response set through the site path (issue 16): ``python -m bench score_store [--quick]``.
+"""Scoring a huge response set through the site path: ``python -m bench score_store [--quick]``.
 
 A response set of N questions x M models (default 1,000,000 x 2,000 binary
 uint8, the paper's table 4 size; ``--quick`` 100,000 x 200) is built once,
@@ -18,19 +18,14 @@ included): ``scoring_run_create`` + ``scoring_run_execute`` with methods
 * ``reference``: the same run forced through the float64 matrix
   (``response_matrix``, 8 bytes a cell), as every run was before. Skipped
   when its float64 copy alone would exceed ``REFERENCE_LIMIT_GIB`` (at
-  1,000,000 x 2,000 it is 14.9 GiB on a 23 GiB machine shared with others).
+  1,000,000 x 2,000 it is 14.9 GiB).
 
 Variants are interleaved (product, reference, product, reference);
 figures are medians. Target: product peak < 4,096 MiB at 1,000,000 x 2,000.
 Each child also saves the stored EIP difficulty of its run; the table says
 whether product and reference stored the same values (bit for bit).
 
-Measured 2026-12-03 on the shared 2-core machine (other benches running):
-1,000,000 x 2,000: product 193 s (read 37 s, EIP 58 s for 5 iterations,
-diagnostics + storing 1,000,000 rows 84 s), peak 2,147 MiB (target < 4,096);
-the question list page 9.5 s (the database sorts a million JSON values).
-``--quick`` (100,000 x 200, medians of 2): product 7.1 s / 133 MiB,
-reference 14.4 s / 636 MiB, identical stored EIP difficulty.
+Results measured so far: docs/measurements.md.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Loading into the compact matrix store (issue 16, point 1): ``python -m bench store [--quick]``.
+"""Loading into the compact matrix store: ``python -m bench store [--quick]``.
 
 Each case runs in its own child process (SQLite test database and matrix
 store in a temporary folder), so ``peak MiB`` is that process's peak resident

@@ -208,7 +208,7 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Wait for a lock instead of failing at once when two requests write
     # together; take the write lock at BEGIN (no failed lock upgrades), and use
-    # WAL so readers never block the writer (measured: judging p95 halves).
+    # WAL so readers never block the writer (judging latency: docs/measurements.md).
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         timeout=20,
         transaction_mode="IMMEDIATE",
@@ -300,7 +300,7 @@ if RATELIMIT_ATTEMPTS < 1 or RATELIMIT_WINDOW_S < 1:
     )
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
 
-# Bounds on what a request or an upload may hold (issue 13): nesting of JSON
+# Bounds on what a request or an upload may hold: nesting of JSON
 # (annotate/jsonsafe.py), ids in one list parameter (annotate/selectors/matrix.py
 # check_ids), characters of a question's text (annotate/services/loading.py).
 JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 100)

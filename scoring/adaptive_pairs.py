@@ -1,4 +1,4 @@
-"""Adaptive pair selection for human difficulty judging (issue 15, point 3).
+"""Adaptive pair selection for human difficulty judging.
 
 While a study runs, each evaluator's next pair is chosen from the
 same-subject candidates to be most informative for the human
@@ -538,7 +538,7 @@ def _choose(
     below = available & (n_comp < config.min_comparisons)
     if below.any():
         focal = below
-    # Many small dense products: one BLAS thread is several times faster than a pool on a loaded machine.
+    # Many small dense products: one BLAS thread beats a pool whose threads wait on each other.
     with _blas_controller().limit(limits=1, user_api="blas"):
         return _best_pair(group, b, se, info, focal, available, lo, hi, rng)
 

@@ -156,9 +156,8 @@ def eip(
     chunk_bytes : int, default 1 MiB
         Approximate size of the float64 block of rows processed at once
         (twice that when the block has missing cells). Blocks that stay in
-        the CPU cache between the two half-steps are fastest: on the 2-core
-        benchmark machine 1 MiB beat 4 and 16 MiB, which were up to 20 times
-        slower when other processes competed for the cores. Inputs whose
+        the CPU cache between the two half-steps are fastest, above all when
+        other processes compete for the cores (``python -m bench eip``). Inputs whose
         float64 form is at most 16 MiB are converted once, before the loop;
         larger ones are cast block by block and never copied to float whole.
 

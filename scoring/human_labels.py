@@ -1,4 +1,4 @@
-"""A difficulty method against an external human difficulty label (issue 15, point 4).
+"""A difficulty method against an external human difficulty label.
 
 A *label* is one number per question from outside the response matrix: an
 exam level, a human solve rate, a difficulty fitted on people's answers. This
@@ -533,9 +533,10 @@ def _difficulty_of(R: FloatArray, method: str) -> FloatArray:
     from scoring.methods import MethodInput, get_method, run_method
 
     out = run_method(method, MethodInput(R=R, question_groups=np.zeros(R.shape[0], dtype=np.int64)))
-    column = get_method(method).difficulty_column
+    spec = get_method(method)
+    column = spec.difficulty_column
     assert column is not None  # both human methods give a question difficulty
-    return np.asarray(out.question_columns[column], dtype=np.float64)
+    return spec.as_harder(out.question_columns[column])
 
 
 def human_difficulty(

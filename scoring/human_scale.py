@@ -1,4 +1,4 @@
-"""A human difficulty scale from pairwise judgments (Bradley-Terry; issue 15, point 1).
+"""A human difficulty scale from pairwise judgments (Bradley-Terry).
 
 Each judgment says which of two questions an evaluator found harder. The
 Bradley-Terry model puts every question on one logit scale,
@@ -885,10 +885,10 @@ def human_scale(
 def _one_blas_thread() -> AbstractContextManager[object]:
     """One BLAS thread for the many small solves of the fits (restored after).
 
-    On the project's 2-core shared machines a 200 x 200 solve took 22 ms with
-    OpenBLAS's default threads and 0.3 ms with one (the threads wait on each
-    other); see also :func:`scoring.irt._one_blas_thread`. Without
-    threadpoolctl this is a no-op.
+    Several BLAS threads wait on each other on such small solves, so one is
+    much faster (docs/measurements.md); see also
+    :func:`scoring.irt._one_blas_thread`. Without threadpoolctl this is a
+    no-op.
     """
     try:
         from threadpoolctl import threadpool_limits

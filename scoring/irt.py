@@ -211,11 +211,11 @@ def _one_blas_thread() -> AbstractContextManager[object]:
     """Limit BLAS to one thread for the duration of a fit (restored after).
 
     The fits make many small BLAS calls (L-BFGS-B's own linear algebra,
-    matrix-vector products with n_questions-long vectors). With OpenBLAS's
-    default threads on these 2-core shared machines they waited on each
-    other: 2PL on 35,550 x 30 took 54 s with threads and 12 s with one (same
-    iterations, same answer); 100 MIRT epochs 12 s against 4 s. Without
-    threadpoolctl this is a no-op and the fits are only slower.
+    matrix-vector products with n_questions-long vectors). With several
+    BLAS threads they wait on each other; one thread gives the same
+    iterations and the same answer several times faster
+    (docs/measurements.md). Without threadpoolctl this is a no-op and the
+    fits are only slower.
     """
     if threadpool_limits is None:  # pragma: no cover - depends on the environment
         return nullcontext()
@@ -254,8 +254,9 @@ def _sum_product(u: FloatArray, v: FloatArray | None, buffer: FloatArray) -> flo
     """``sum(u * v)`` (or ``sum(u)`` when v is None) by pairwise summation.
 
     Written as multiply-into-buffer and ``sum`` rather than a BLAS dot: a
-    threaded ``ddot`` over a million cells measured up to 30x slower on these
-    busy 2-core machines, and numpy's pairwise sum is the more accurate.
+    threaded ``ddot`` over a million cells is much slower when the cores are
+    busy (docs/measurements.md), and numpy's pairwise sum is the more
+    accurate.
     """
     if v is None:
         return float(u.sum(dtype=np.float64))
@@ -1120,7 +1121,7 @@ def irt_2pl(
 
 
 #: dtype of MIRT's per-cell arrays (logits, their loss terms and derivatives). float32, as the paper's
-#: PyTorch fit: on these AVX2 machines numpy's float32 exp and log are vectorised (8 lanes) and the
+#: PyTorch fit: with AVX2, numpy's float32 exp and log are vectorised (8 lanes) and the
 #: float64 ones are not, so an epoch costs about half; the ELBO of one sample is noisier than the
 #: rounding by orders of magnitude. Parameters, Adam's moments, gradients and every sum are float64.
 _MIRT_CELL_DTYPE = np.float32

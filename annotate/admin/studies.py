@@ -30,12 +30,15 @@ from annotate.models import (
 from annotate.selectors.studies import can_manage_study, studies_visible_to, study_scope_frozen
 from annotate.services.studies import (
     ERR_ONBOARDING,
+    STUDY_SETTINGS,
     StudyScopeFrozenError,
     invitation_revoke,
+    study_delete,
     study_scope_guard,
     study_scope_update,
     study_scope_validate,
     study_set_status,
+    study_settings_update,
 )
 
 SCOPE_FIELDS = ("datasets", "subjects")
@@ -145,7 +148,15 @@ class StudyAdmin(admin.ModelAdmin):
         return SCOPE_OPEN
 
     def save_model(self, request: HttpRequest, obj: Study, form: forms.ModelForm, change: bool) -> None:
-        super().save_model(request, obj, form, change)
+        """Save through the study service: a status change closes or reopens the
+        study as the manage page does (``closed_at`` stamped or cleared)."""
+        changed = set(form.changed_data)
+        study_settings_update(
+            study=obj, changes={f: form.cleaned_data[f] for f in STUDY_SETTINGS if f in changed},
+            members=form.cleaned_data["members"] if "members" in changed else None,
+            status=form.cleaned_data["status"] if "status" in changed else None,
+        )
+        obj.refresh_from_db()
         if change and not set(SCOPE_FIELDS) & set(form.fields) and self._posts_other_scope(request, obj):
             # The study was judged after this page was opened: the scope fields
             # are read-only now, so the posted change is ignored; say why.
@@ -165,14 +176,25 @@ class StudyAdmin(admin.ModelAdmin):
         return False
 
     def save_related(self, request: HttpRequest, form: forms.ModelForm, formsets, change: bool) -> None:
+        """The scope through :func:`study_scope_update` (which draws the pairs again);
+        co-researchers were saved with the settings; the pairs inline is read-only."""
         if change and set(SCOPE_FIELDS) & set(form.changed_data):
             study_scope_update(
                 study=form.instance, datasets=form.cleaned_data["datasets"], subjects=form.cleaned_data["subjects"]
             )
-        else:
-            form.save_m2m()
-        for formset in formsets:
-            self.save_formset(request, form, formset, change=change)
+        for formset in formsets:  # the read-only pairs inline: nothing is saved, nothing to log
+            formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+
+    def delete_model(self, request: HttpRequest, obj: Study) -> None:
+        self.delete_queryset(request, [obj])
+
+    def delete_queryset(self, request: HttpRequest, queryset) -> None:
+        """Delete through :func:`study_delete`, which refuses a study with evaluators."""
+        for study in queryset:
+            try:
+                study_delete(study=study)
+            except ValueError as error:
+                self.message_user(request, str(error), messages.ERROR)
 
     @admin.action(description="Close the selected studies")
     def close_studies(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
@@ -207,6 +229,20 @@ class ParticipationAdmin(admin.ModelAdmin):
     search_fields = ("user__username", "study__name")
     list_select_related = ("user", "study")
     actions = [delete_evaluator_personal_data]
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        """Viewed, never edited: onboarding, consent, exclusion and serving state change only through services."""
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        """Only the personal-data action (a service); a participation itself is never deleted here."""
+        return obj is None and super().has_delete_permission(request)
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
     readonly_fields = (
         "study", "user", "invitation", "seed", "onboarded_at", "guidelines_accepted_at", "finished_at", "created_at",
         "platform_participant_id", "platform_study_id", "platform_session_id", "excluded_at", "excluded_by",

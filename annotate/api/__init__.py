@@ -1,7 +1,7 @@
-"""A small JSON API for scripts (issue 7): upload a response set, start and poll
+"""A small JSON API for scripts: upload a response set, start and poll
 a scoring run, download a study's report and judgments.
 
-Built on django-ninja (issue 11): :mod:`annotate.api.app` (the API, its
+Built on django-ninja: :mod:`annotate.api.app` (the API, its
 generated OpenAPI document and the staff docs page), :mod:`~annotate.api.views`
 (endpoints), :mod:`~annotate.api.schemas` (pydantic request and response
 models), :mod:`~annotate.api.auth` (token and session auth with roles),

@@ -320,7 +320,7 @@ class JudgmentList(Schema):
     judgments: list[Judgment] = Field(description="one row per judgment or skip, by pair then evaluator")
 
 
-# --- human labels (issue 15) -----------------------------------------------------------------------
+# --- human labels -----------------------------------------------------------------------
 
 
 class HumanFlag(BaseModel):

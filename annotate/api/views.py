@@ -274,7 +274,7 @@ def study_judgments(request: HttpRequest, query: Query[schemas.FormatQuery], stu
     return schemas.JudgmentList(study=study.pk, judgments=rows)
 
 
-# --- human labels (issue 15) ---------------------------------------------------------------------
+# --- human labels ---------------------------------------------------------------------
 
 
 def _analysis_out(run) -> schemas.AnalysisRunOut:

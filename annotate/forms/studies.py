@@ -18,6 +18,7 @@ from annotate.models.studies import (
     PROLIFIC_SESSION_PARAM,
     PROLIFIC_STUDY_PARAM,
 )
+from annotate.selectors.studies import study_related
 from annotate.selectors.study_scope import (
     datasets_of_finished_runs,
     researchers_except,
@@ -135,9 +136,10 @@ class StudyForm(forms.Form):
     def initial_of(study: Study) -> dict:
         """The form's initial data for editing ``study``."""
         per_subject = study.pairs_per_subject is not None
+        related = study_related(study=study)
         return {
-            "name": study.name, "run": study.scoring_run_id, "datasets": list(study.datasets.all()),
-            "subjects": list(study.subjects.all()), "include_unkept": study.include_unkept,
+            "name": study.name, "run": study.scoring_run_id, "datasets": related.datasets,
+            "subjects": related.subjects, "include_unkept": study.include_unkept,
             "include_low_coverage": study.include_low_coverage,
             "pairs_mode": PAIRS_PER_SUBJECT if per_subject else PAIRS_TOTAL,
             "n_pairs": study.pairs_per_subject if per_subject else study.n_pairs, "strategy": study.strategy,
@@ -146,7 +148,7 @@ class StudyForm(forms.Form):
             "adaptive_min_comparisons": study.adaptive_min_comparisons,
             "adaptive_random_share": study.adaptive_random_share,
             "guidelines": study.guidelines, "consent_text": study.consent_text,
-            "onboarding_questions": list(study.onboarding_questions), "members": list(study.members.all()),
+            "onboarding_questions": list(study.onboarding_questions), "members": related.members,
             **{name: getattr(study, name) for name in CROWD_FIELDS},
         }
 

@@ -10,15 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from annotate.loaders.dense import (
+    RESPONSE_COLUMNS as RESPONSE_COLUMNS,  # the parsers' shared names
+    DenseCells,
+)
+
 if TYPE_CHECKING:
     import pandas as pd
-
-    from annotate.loaders.dense import DenseCells
 
 
 QUESTION_COLUMNS = ["dataset", "external_id", "subject", "text", "options", "reference_answer", "metadata"]
 MODEL_COLUMNS = ["name", "family", "parameters_b", "access", "metadata"]
-RESPONSE_COLUMNS = ["dataset", "external_id", "model", "credit", "source"]
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,9 @@ import numpy as np
 
 from annotate.loaders.limits import scratch_dir
 
+#: Columns of the responses table of a parsed response set (one row per observed cell).
+RESPONSE_COLUMNS = ["dataset", "external_id", "model", "credit", "source"]
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -310,7 +313,6 @@ class DenseCells:
         """The responses table (``RESPONSE_COLUMNS``), one row per observed cell, row-major."""
         import pandas as pd
 
-        from annotate.loaders.base import RESPONSE_COLUMNS
         datasets, ids, models, credits, rows = [], [], [], [], []
         for start, credit, observed in self.blocks():
             q, m = np.nonzero(observed)

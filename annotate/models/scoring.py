@@ -101,7 +101,7 @@ class QuestionResult(models.Model):
 
 class QuestionSortKey(models.Model):
     """Where one question of a run stands when the run's question list is
-    sorted by one column, in either direction (issue 16).
+    sorted by one column, in either direction.
 
     ``ascending`` / ``descending`` are the question's 0-based positions in
     the list sorted by ``column`` (a stored question column, or

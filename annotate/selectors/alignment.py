@@ -1,4 +1,4 @@
-"""Database reads behind the alignment report (issue 5, issue 11 point 2).
+"""Database reads behind the alignment report.
 
 Turns a study into plain numbers once, so the statistics of
 :mod:`annotate.services.alignment` never touch the ORM: the study's pairs (in
@@ -50,20 +50,28 @@ _CHOICES = frozenset(Choice.values)  # Choice.values rebuilds a list on every ac
 @dataclass(frozen=True)
 class MethodSpec:
     """A difficulty method of a scoring run: report key, display label, the
-    stored score it reads (higher = harder for every column) and its relative
-    tie tolerance (registry ``tie_tolerance``: two scores within
-    ``tie_tolerance * spread`` of each other are a tie, see
-    :func:`scoring.harder_of_pairs`), and for a stochastic method the columns
-    of its replicate fits (MIRT: one per seed); ``bounds_param``: the key of
-    the fit's stored parameters holding the box its difficulty is confined to
-    (registry ``question_bounds``), None when unbounded."""
+    stored score it reads, its relative tie tolerance (registry
+    ``tie_tolerance``: two scores within ``tie_tolerance * spread`` of each
+    other are a tie, see :func:`scoring.harder_of_pairs`), for a stochastic
+    method the columns of its replicate fits (MIRT: one per seed), the
+    direction of its scores (registry ``higher_is_harder``), and
+    ``bounds_param``: the key of the fit's stored parameters holding the box
+    its difficulty is confined to (registry ``question_bounds``), None when
+    unbounded."""
 
     key: str
     label: str
     column: str
     tie_tolerance: float = 0.0
     replicate_columns: tuple[str, ...] = ()
+    higher_is_harder: bool = True
     bounds_param: str | None = None
+
+    def as_harder(self, values: np.ndarray) -> np.ndarray:
+        """``values`` of this method signed so that higher = harder
+        (:meth:`scoring.methods.DifficultyMethod.as_harder`)."""
+        arr = np.asarray(values, dtype=np.float64)
+        return arr if self.higher_is_harder else -arr
 
 
 def report_methods() -> tuple[MethodSpec, ...]:
@@ -71,8 +79,13 @@ def report_methods() -> tuple[MethodSpec, ...]:
     in report order. EIP reads ``eip_scaled``, so questions every model solved
     (0) or failed (100) still rank, at the ends of the scale."""
     return tuple(MethodSpec(m.key, m.label, m.difficulty_column, m.tie_tolerance, m.replicate_columns,
-                            m.question_bounds.get(m.difficulty_column))
+                            m.higher_is_harder, m.question_bounds.get(m.difficulty_column))
                  for m in difficulty_methods())
+
+
+def _spec(key: str) -> MethodSpec:
+    """The report's spec of method ``key`` (:func:`report_methods`)."""
+    return next(m for m in report_methods() if m.key == key)
 
 
 def verdict_from_display(*, choice: str, left_question_id: int, question_a_id: int, question_b_id: int) -> Verdict:
@@ -124,7 +137,7 @@ class PairInfo(NamedTuple):
     external_a: str
     external_b: str
     subject: str
-    dataset_a: str  # each side's own dataset: two datasets may share external ids (issue 12, point 5)
+    dataset_a: str  # each side's own dataset: two datasets may share external ids
     dataset_b: str
 
 
@@ -175,11 +188,14 @@ class StudyData:
     pair_index : ndarray of int64, shape (n_pairs, 2)
         Rows of ``question_ids`` of each pair's ``(question_a, question_b)``.
     difficulty : dict of str to ndarray of float64, shape (n_questions,)
-        Per method key, the run's value for each question; NaN when the run
-        has none (no ``QuestionResult`` row, or no stored value).
+        Per method key, the run's value for each question as stored (in the
+        method's own direction); NaN when the run has none (no
+        ``QuestionResult`` row, or no stored value). Comparisons read
+        :meth:`harder`.
     replicates : dict of str to ndarray of float64, shape (n_questions, n_replicates)
         Per method key with replicate columns (MIRT), each replicate fit's
-        value (columns in ``replicate_columns`` order; NaN where not stored).
+        value as stored (columns in ``replicate_columns`` order; NaN where
+        not stored). Comparisons read :meth:`harder_replicates`.
     bounds : dict of str to (float, float)
         Per method key whose difficulty a fit confines to a box, the box the
         run's fit stored (absent when the method did not run).
@@ -213,6 +229,18 @@ class StudyData:
     def judgments(self) -> tuple[tuple[int, int, int], ...]:
         """:attr:`judgment_array` as a tuple of ``(pair_id, participation_id, verdict)`` tuples."""
         return tuple(map(tuple, self.judgment_array.tolist()))
+
+    def harder(self, key: str) -> np.ndarray:
+        """:attr:`difficulty` of method ``key`` signed so that higher = harder
+        (the registry's ``higher_is_harder``): what every comparison with
+        people, labels and the human scale reads."""
+        return _spec(key).as_harder(self.difficulty[key])
+
+    def harder_replicates(self, key: str) -> np.ndarray | None:
+        """:attr:`replicates` of method ``key`` signed so that higher = harder;
+        None for a method without replicate fits."""
+        replicates = self.replicates.get(key)
+        return None if replicates is None else _spec(key).as_harder(replicates)
 
     def align(self, question_ids: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Re-align ``values`` (one per id of the ascending ``question_ids``) to

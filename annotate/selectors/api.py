@@ -51,10 +51,6 @@ def scoring_run_get(*, run_id: int) -> ScoringRun | None:
     return ScoringRun.objects.prefetch_related("methods").filter(pk=run_id).first()
 
 
-def study_get(*, study_id: int) -> Study | None:
-    return Study.objects.filter(pk=study_id).first()
-
-
 def studies_list(*, user: AbstractBaseUser) -> list[Study]:
     """The studies ``user`` may see (:func:`annotate.selectors.studies.studies_visible_to`),
     newest first, with ``n_evaluators`` and ``n_judgments`` (votes, not skips)."""

@@ -1,4 +1,4 @@
-"""Reads of the human-label analysis (issue 15, points 4 and 5): the scoring run
+"""Reads of the human-label analysis: the scoring run
 to compare, its questions with their subjects, a metadata label and every
 method's stored values, and the matrix of a human response set."""
 from __future__ import annotations

@@ -652,3 +652,13 @@ def run_table_file(*, run: ScoringRun, table: str, fmt: str) -> tuple[bytes, str
     tidy, about = RUN_TABLES[table](run=run), run_provenance(run=run)
     content = render_table(tidy, fmt=fmt, provenance={**about.provenance, "parameters": about.parameters})
     return content, download_name(*about.file_stem, table, ext=fmt)
+
+
+def run_models_used(*, run: ScoringRun) -> QuerySet:
+    """The models a run scored, by name."""
+    return run.models_used.order_by("name")
+
+
+def run_datasets_used(*, run: ScoringRun) -> QuerySet[Dataset]:
+    """The datasets a run scored, by name."""
+    return run.datasets_used.order_by("name")

@@ -7,7 +7,6 @@ names or other evaluators' answers; only the staff report does.
 from __future__ import annotations
 
 import hashlib
-import statistics
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -17,12 +16,14 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from annotate.models import (
     Assignment,
     Choice,
+    Dataset,
     Invitation,
     Judgment,
     Pair,
     Participation,
     Study,
     StudyStatus,
+    Subject,
 )
 
 EVALUATOR_GROUP = "evaluator"
@@ -340,135 +341,6 @@ def participation_progress(*, participation: Participation) -> Progress:
     return participation_state(participation=participation).progress
 
 
-# --- staff report ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EvaluatorRow:
-    participation_id: int
-    username: str
-    field_of_study: str
-    education_level: str
-    judged: int
-    skipped: int
-    skip_rate: float | None  # skipped / (judged + skipped); None before any decision
-    median_seconds: float | None
-    finished: bool
-
-
-@dataclass(frozen=True)
-class PairRow:
-    pair_id: int
-    position: int
-    subject: str
-    question_a_id: int
-    question_b_id: int
-    question_a_external_id: str  # the dataset's own id, as in reports and exports
-    question_b_external_id: str
-    question_a_dataset: str  # each side's dataset: two datasets may share external ids
-    question_b_dataset: str
-    votes: int
-    skips: int
-    on_screen: int  # assigned, not yet decided
-    cells: tuple[str, ...]  # per evaluator (EvaluatorRow order): "L", "R", "S", "…" (on screen) or ""
-
-
-@dataclass(frozen=True)
-class StudyCoverage:
-    study: Study
-    evaluators: tuple[EvaluatorRow, ...]
-    pairs: tuple[PairRow, ...]
-    n_judgments: int
-    n_skips: int
-    median_seconds: float | None
-    pairs_at_target: int
-    invitations: tuple[Invitation, ...]
-
-
-def _median(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None
-
-
-def study_coverage(*, study: Study) -> StudyCoverage:
-    """Staff report: per evaluator counts, skip rate and median seconds; per pair
-    votes and skips; the pairs x evaluators matrix of what each did."""
-    participations = list(
-        Participation.objects.filter(study=study).select_related("user").order_by("created_at", "id")
-    )
-    judgments = list(
-        Judgment.objects.filter(pair__study=study).values_list(
-            "participation_id", "pair_id", "choice", "left_question_id", "pair__question_a_id", "seconds"
-        )
-    )
-    open_assign = _open_assignments(study)
-    seconds_by: dict[int, list[float]] = {p.pk: [] for p in participations}
-    counts = {p.pk: [0, 0] for p in participations}
-    cell: dict[tuple[int, int], str] = {}
-    for part_id, pair_id, choice, _left_id, _a_id, seconds in judgments:
-        if choice == Choice.SKIP:
-            counts[part_id][1] += 1
-            cell[(pair_id, part_id)] = "S"
-        else:
-            counts[part_id][0] += 1
-            seconds_by[part_id].append(seconds)
-            cell[(pair_id, part_id)] = "L" if choice == Choice.LEFT else "R"
-    for part_id, pair_id in open_assign:
-        cell.setdefault((pair_id, part_id), "…")
-    evaluators = tuple(
-        EvaluatorRow(
-            participation_id=p.pk,
-            username=p.user.get_username(),
-            field_of_study=p.get_field_of_study_display(),
-            education_level=p.get_education_level_display(),
-            judged=counts[p.pk][0],
-            skipped=counts[p.pk][1],
-            skip_rate=(counts[p.pk][1] / sum(counts[p.pk])) if sum(counts[p.pk]) else None,
-            median_seconds=_median(seconds_by[p.pk]),
-            finished=p.finished_at is not None,
-        )
-        for p in participations
-    )
-    pair_rows = []
-    pairs = (Pair.objects.filter(study=study)
-             .select_related("question_a__subject", "question_a__dataset", "question_b__dataset").order_by("position"))
-    for pair in pairs:
-        marks = tuple(cell.get((pair.pk, p.pk), "") for p in participations)
-        pair_rows.append(
-            PairRow(
-                pair_id=pair.pk,
-                position=pair.position,
-                subject=str(pair.question_a.subject or ""),
-                question_a_id=pair.question_a_id,
-                question_b_id=pair.question_b_id,
-                question_a_external_id=pair.question_a.external_id,
-                question_b_external_id=pair.question_b.external_id,
-                question_a_dataset=pair.question_a.dataset.name,
-                question_b_dataset=pair.question_b.dataset.name,
-                votes=sum(m in ("L", "R") for m in marks),
-                skips=marks.count("S"),
-                on_screen=marks.count("…"),
-                cells=marks,
-            )
-        )
-    all_seconds = [s for values in seconds_by.values() for s in values]
-    return StudyCoverage(
-        study=study,
-        evaluators=evaluators,
-        pairs=tuple(pair_rows),
-        n_judgments=sum(c[0] for c in counts.values()),
-        n_skips=sum(c[1] for c in counts.values()),
-        median_seconds=_median(all_seconds),
-        pairs_at_target=sum(r.votes >= study.target_judgments_per_pair for r in pair_rows),
-        invitations=tuple(Invitation.objects.filter(study=study).order_by("-created_at")),
-    )
-
-
-def _open_assignments(study: Study) -> set[tuple[int, int]]:
-    assigned = set(Assignment.objects.filter(pair__study=study).values_list("participation_id", "pair_id"))
-    decided = set(Judgment.objects.filter(pair__study=study).values_list("participation_id", "pair_id"))
-    return assigned - decided
-
-
 def study_scope_frozen(*, study: Study) -> bool:
     """Whether ``study``'s scope (datasets, subjects, pairs) is frozen.
 
@@ -595,3 +467,39 @@ def completion_url_for(*, study: Study) -> str:
     when it is an http(s) address, else "" (no redirect)."""
     url = (study.completion_url or "").strip()
     return url if url.lower().startswith(("https://", "http://")) else ""
+
+
+# --- a study's related rows, for pages, forms and commands ------------------------
+
+
+def study_subjects(*, study: Study) -> QuerySet[Subject]:
+    """The study's subjects, by name."""
+    return study.subjects.order_by("name")
+
+
+def participation_qualified_subjects(*, participation: Participation) -> QuerySet[Subject]:
+    """The subjects an evaluator said they are qualified in (onboarding)."""
+    return participation.qualified_subjects.all()
+
+
+def study_pool_size(*, study: Study) -> int:
+    """Questions in an adaptive study's pool."""
+    return study.pool.count()
+
+
+def study_subject_count(*, study: Study) -> int:
+    return study.subjects.count()
+
+
+@dataclass(frozen=True)
+class StudyRelated:
+    """A study's datasets, subjects and co-researchers (as the edit form shows them)."""
+
+    datasets: list[Dataset]
+    subjects: list[Subject]
+    members: list[AbstractBaseUser]
+
+
+def study_related(*, study: Study) -> StudyRelated:
+    return StudyRelated(datasets=list(study.datasets.all()), subjects=list(study.subjects.all()),
+                        members=list(study.members.all()))

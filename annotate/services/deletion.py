@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotate.models import ResponseSet, ResponseSetQuestion, Study
+from annotate.task_names import DELETE_RESPONSE_SET, task_enqueue
 
 DELETE_BATCH = 50_000
 USED_BY_STUDIES = (
@@ -71,13 +72,11 @@ def response_set_delete_request(*, response_sets: Iterable[ResponseSet]) -> list
         ``USED_BY_STUDIES`` for the first set a study uses; nothing is
         enqueued.
     """
-    from annotate.tasks import delete_response_set  # the task module imports this one
-
     chosen = list(response_sets)
     for response_set in chosen:
         _refuse_if_used(response_set)
     for response_set in chosen:
-        delete_response_set.enqueue(response_set.pk)
+        task_enqueue(DELETE_RESPONSE_SET, response_set.pk)
     return [rs.pk for rs in chosen]
 
 

@@ -1,4 +1,4 @@
-"""Response sets of people's answers (issue 15, point 5): the ``is_human`` flag.
+"""Response sets of people's answers: the ``is_human`` flag.
 
 A human response set holds one "model" per person. It is never scored as a
 set of LLMs (:func:`annotate.services.scoring.scoring_run_create` refuses

@@ -120,7 +120,7 @@ def _name_part(value: object) -> str:
 
 def report_file_stem(report: AlignmentReport | dict) -> str:
     """The parameters of a report download in its file name, so that two
-    downloads computed differently never share a name (issue 12, point 9).
+    downloads computed differently never share a name.
 
     Examples
     --------

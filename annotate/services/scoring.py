@@ -67,13 +67,13 @@ from annotate.selectors.matrix import (
 )
 from annotate.services.database import backend_pid, rows_insert
 from annotate.services.sort_keys import N_OBSERVED, sort_keys_write
+from annotate.task_names import RUN_SCORING, task_enqueue
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
 
 #: BLAS threads while the methods run. Response matrices are thin (tens of
-#: model columns), so extra BLAS threads mostly synchronise: on MMLU-Pro
-#: (12,032 x 32) on the shared 2-core machine, one thread took 2PL from 33-45 s
-#: to 5 s and MIRT (1000 epochs) from 50 s to 13 s.
+#: model columns), so extra BLAS threads mostly synchronise and one thread is
+#: several times faster for 2PL and MIRT (figures: docs/measurements.md).
 BLAS_THREADS = 1
 #: Share of ``progress`` spent reading the matrix and writing the results.
 READ_SHARE, WRITE_SHARE = 0.05, 0.05
@@ -258,15 +258,6 @@ def scoring_run_create(
     return run
 
 
-def scoring_run_repeat(*, run: ScoringRun, user=None) -> ScoringRun:
-    """A new queued run of the same response set, subset and parameters."""
-    params = {key: run.params[key] for key in PARAM_KEYS if key in run.params}
-    return scoring_run_create(
-        response_set=run.response_set, model_ids=run.params.get("model_ids"),
-        dataset_ids=run.params.get("dataset_ids"), params=params, user=user,
-    )
-
-
 @dataclass(frozen=True)
 class RunRequest:
     """The outcome of :func:`scoring_run_request`.
@@ -379,11 +370,9 @@ def scoring_run_enqueue(*, run: ScoringRun):
     run waits for ``manage.py run_worker``; with ``TASKS_BACKEND=immediate`` it
     runs before this returns (then reload ``run`` to see the outcome).
     """
-    from annotate.tasks import run_scoring  # the task module imports this one
-
     if run.status != RunStatus.QUEUED:
         raise ValueError(ERR_NOT_QUEUED.format(run_id=run.pk, status=str(run.status)))
-    return run_scoring.enqueue(run.pk)
+    return task_enqueue(RUN_SCORING, run.pk)
 
 
 # --- executing --------------------------------------------------------------------

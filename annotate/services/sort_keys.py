@@ -1,4 +1,4 @@
-"""The question list's sort keys (:class:`~annotate.models.QuestionSortKey`, issue 16).
+"""The question list's sort keys (:class:`~annotate.models.QuestionSortKey`).
 
 Sorting a million-question run by a value inside each row's ``scores`` JSON
 made the database read and sort every row for each page (9.5 s). Instead,

@@ -122,6 +122,12 @@ def _baseline_columns() -> tuple[str, ...]:
     return tuple(m.difficulty_column for m in difficulty_methods() if m.key != "eip" and m.difficulty_column)
 
 
+def _as_harder(column: str, values: np.ndarray) -> np.ndarray:
+    """A sampler column's values signed so that higher = harder (its method's registry ``higher_is_harder``)."""
+    method = next((m for m in difficulty_methods() if column in m.question_columns), None)
+    return values if method is None else method.as_harder(values)
+
+
 def _column_tolerances() -> dict[str, float]:
     """Each sampler column's relative tie tolerance, from the method registry."""
     out = {REFERENCE_COLUMN: get_method("eip").tie_tolerance}
@@ -599,7 +605,7 @@ def _draw(
     candidates: ScopeCandidates, mask: np.ndarray, *, n_pairs: int, strategy: str, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Sample ``n_pairs`` among the candidates in ``mask``; (pairs, stratum or disagreement labels)."""
-    difficulty = {column: values[mask] for column, values in candidates.difficulty.items()}
+    difficulty = {column: _as_harder(column, values[mask]) for column, values in candidates.difficulty.items()}
     sample = sample_pairs(
         candidates.question_ids[mask],
         candidates.subject_ids[mask],
@@ -747,6 +753,89 @@ def study_set_status(*, study: Study, status: str) -> Study:
     study.closed_at = timezone.now() if status == StudyStatus.CLOSED else None
     study.save(update_fields=["status", "closed_at"])
     return study
+
+
+#: Settings of a study that may change at any time, judged or not (the admin's change form edits them).
+STUDY_SETTINGS = ("name", "target_judgments_per_pair", "guidelines", "consent_text", "onboarding_questions")
+ERR_SETTING = "{field!r} is not a setting that can change here; these can: {fields}"
+ERR_STUDY_HAS_EVALUATORS = (
+    "study {name!r} (id {study_id}) has {n} evaluator(s) and is never deleted, so no judgment is lost; close it instead"
+)
+
+
+@transaction.atomic
+def study_settings_update(
+    *, study: Study, changes: Mapping[str, object], members: Sequence[AbstractBaseUser] | None = None,
+    status: str | None = None,
+) -> Study:
+    """Change a study's plain settings, its co-researchers and its status.
+
+    Parameters
+    ----------
+    study : Study
+    changes : mapping of str to object
+        New values of fields among :data:`STUDY_SETTINGS` (checked by the
+        caller's form: field types, lengths, the onboarding choices).
+    members : sequence of User, optional
+        The study's co-researchers; None leaves them as they are.
+    status : str, optional
+        A :class:`~annotate.models.StudyStatus` value; None or the current
+        status leaves it. A change goes through :func:`study_set_status`, so
+        closing stamps ``closed_at`` and reopening clears it, as on the
+        manage page.
+
+    Returns
+    -------
+    Study
+        The study as stored.
+
+    Raises
+    ------
+    ValueError
+        A field outside :data:`STUDY_SETTINGS` (:data:`ERR_SETTING`), an
+        empty or taken name, or an unknown status. Nothing changes.
+    """
+    stored = Study.objects.select_for_update().get(pk=study.pk)
+    for field_name in changes:
+        if field_name not in STUDY_SETTINGS:
+            raise ValueError(ERR_SETTING.format(field=field_name, fields=list(STUDY_SETTINGS)))
+    if "name" in changes:
+        name = str(changes["name"]).strip()
+        if not name:
+            raise ValueError(ERR_NAME_EMPTY)
+        if Study.objects.filter(name=name).exclude(pk=stored.pk).exists():
+            raise ValueError(ERR_NAME_TAKEN.format(name=name))
+        changes = {**changes, "name": name}
+    if status is not None and status not in StudyStatus.values:
+        raise ValueError(ERR_STATUS.format(choices=StudyStatus.values, status=status))
+    for field_name, value in changes.items():
+        setattr(stored, field_name, value)
+    if changes:
+        stored.save(update_fields=list(changes))
+    if members is not None:
+        stored.members.set(members)
+    if status is not None and status != stored.status:
+        study_set_status(study=stored, status=status)
+    return stored
+
+
+@transaction.atomic
+def study_delete(*, study: Study) -> None:
+    """Delete a study that no evaluator has joined, with its pairs, invitations and pool.
+
+    Raises
+    ------
+    ValueError
+        The study has evaluators (:data:`ERR_STUDY_HAS_EVALUATORS`): their
+        participations and judgments are kept, so the study is too. Nothing
+        changes.
+    """
+    stored = Study.objects.select_for_update().get(pk=study.pk)
+    n = Participation.objects.filter(study=stored).count()
+    if n:
+        raise ValueError(ERR_STUDY_HAS_EVALUATORS.format(name=stored.name, study_id=stored.pk, n=n))
+    _clear_scope(study=stored)
+    stored.delete()
 
 
 # --- invitations ----------------------------------------------------------------

@@ -547,7 +547,7 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
         _get(exported, field, "study", kind)
     if not isinstance(exported.get("include_low_coverage", False), bool):  # absent before schema 3's diagnostics
         raise MalformedExport(ERR_MALFORMED.format(detail="study.include_low_coverage must be true or false"))
-    # Absent before issue 14: no per-subject drawing, no consent step, every onboarding question.
+    # Absent from older exports: no per-subject drawing, no consent step, every onboarding question.
     per_subject = exported.get("pairs_per_subject")
     if per_subject is not None and (not isinstance(per_subject, int) or isinstance(per_subject, bool)
                                     or per_subject < 1):

@@ -31,6 +31,7 @@ from annotate.services.uploads import (
     upload_load,
     upload_refuse_loaded,
 )
+from annotate.task_names import LOAD_UPLOAD, task_enqueue
 
 logger = logging.getLogger(__name__)
 
@@ -98,8 +99,6 @@ def upload_job_submit(*, upload: StoredUpload, user: AbstractBaseUser | None = N
         (``ALREADY_LOADED``, naming the response set); the upload's files are
         removed.
     """
-    from annotate.tasks import load_upload  # the task module imports this one
-
     upload_jobs_reap_stale()
     try:
         upload_check_limits(source=stored_source(upload), options=upload.options)
@@ -111,7 +110,7 @@ def upload_job_submit(*, upload: StoredUpload, user: AbstractBaseUser | None = N
         raise
     job = UploadJob.objects.create(token=upload.token, files=upload.files, options=upload.options.as_dict(),
                                    checksum=checksum, created_by=user)
-    load_upload.enqueue(job.pk)
+    task_enqueue(LOAD_UPLOAD, job.pk)
     job.refresh_from_db()
     return job
 

@@ -20,13 +20,14 @@ private folder ``UPLOAD_ROOT/<token>/`` (mode 0700, one folder per role, base
 names only, each ``.zip`` unpacked safely by :func:`zip_unpack`), then
 :func:`upload_preview` parses and checks them once and keeps the parsed upload
 and its plan next to the files (``parsed.pickle``), keyed by the SHA-256 of the
-stored bytes and the options (``parsed.sha256``). :func:`upload_confirm`
-recomputes that checksum and, when it matches, loads the kept plan without
-parsing again (the loading service checks again only if the catalog changed
-meanwhile); otherwise it parses again. :func:`upload_receive` does store,
-preview and (unless a dry run) confirm in one call, for the API.
+stored bytes and the options (``parsed.sha256``). The confirmed load runs in
+the worker (:mod:`annotate.services.upload_jobs`, through
+:func:`checked_upload`), which recomputes that checksum and, when it matches,
+loads the kept plan without parsing again (the loading service checks again
+only if the catalog changed meanwhile); otherwise it parses again.
+:func:`upload_receive` stores, previews and (unless a dry run) loads in one call, for the API.
 
-Files are removed after a load, after any failed store, preview or confirm
+Files are removed after a load, after any failed store, preview or load
 (:func:`upload_discard`), and when older than ``UPLOAD_MAX_AGE_S`` (swept by
 :func:`uploads_sweep` on every new upload). Problems name the uploaded files,
 never the upload folder.
@@ -254,9 +255,9 @@ class CheckedUpload:
     ----------
     parsed : ParsedResponseSet
     plan : LoadPlan
-        What a load would write; :func:`upload_load` and
-        :func:`upload_confirm` write it without checking again while the
-        catalog is unchanged.
+        What a load would write; :func:`upload_load` and the worker's load
+        (:mod:`annotate.services.upload_jobs`) write it without checking
+        again while the catalog is unchanged.
     """
 
     parsed: ParsedResponseSet
@@ -848,46 +849,6 @@ def _checked(upload: StoredUpload, *, keep: bool) -> CheckedUpload:
         upload_discard(token=upload.token)
         raise
     return checked
-
-
-def upload_confirm(
-    *, upload: StoredUpload, user: AbstractBaseUser | None = None, progress: Progress | None = None
-) -> ResponseSet:
-    """Load a previewed upload; its files are removed whatever happens.
-
-    The parse and plan kept by :func:`upload_preview` are reused when the
-    stored files and options still have the checksum they were kept under;
-    otherwise the files are parsed again. The loading service checks the plan
-    again only if the catalog changed since the preview.
-
-    Parameters
-    ----------
-    upload : StoredUpload
-    user : User or None, default None
-        Stored as ``uploaded_by``.
-    progress : callable (done, total) -> None, optional
-
-    Returns
-    -------
-    ResponseSet
-
-    Raises
-    ------
-    LoadError
-        Nothing was written.
-    ValueError
-        An unknown upload or a malformed option.
-    """
-    folder = _folder(upload.token)
-    options = upload.options
-    try:
-        _, parsed, plan = _kept_or_parsed(upload, folder)
-        return response_set_load(parsed=parsed, name=options.name, user=user, new_version=options.new_version,
-                                 progress=progress, plan=plan)
-    except (LoadError, ValueError) as error:
-        raise _relabeled(error, folder) from None
-    finally:
-        upload_discard(token=upload.token)
 
 
 def upload_discard(*, token: str) -> None:

@@ -1,4 +1,4 @@
-"""Researcher pages for the paper's analyses (issue 6): pick an analysis and its
+"""Researcher pages for the paper's analyses: pick an analysis and its
 parameters, see the stored result for them or start a run, follow its progress,
 download its tables (one tidy CSV each, a codebook, a zip of all), result and plot.
 

@@ -27,6 +27,8 @@ from annotate.selectors.studies import (
     participation_get,
     participation_next_step,
     participation_progress,
+    participation_qualified_subjects,
+    study_subjects,
     user_is_evaluator,
 )
 from annotate.services.judging import (
@@ -225,11 +227,12 @@ def study_entry(request: HttpRequest, study_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def study_onboarding(request: HttpRequest, study_id: int) -> HttpResponse:
     participation = _participation_or_404(request, study_id)
-    subjects = participation.study.subjects.order_by("name")
+    subjects = study_subjects(study=participation.study)
     initial = {
         "field_of_study": participation.field_of_study,
         "education_level": participation.education_level,
-        "qualified_subjects": participation.qualified_subjects.all() if participation.onboarded_at else [],
+        "qualified_subjects": participation_qualified_subjects(participation=participation)
+        if participation.onboarded_at else [],
     }
     form = OnboardingForm(request.POST or None, subjects=subjects, initial=initial,
                           asked=participation.study.onboarding_questions)

@@ -28,11 +28,13 @@ from annotate.selectors.results import (
     question_sort_choices,
     response_sets_with_runs,
     run_datasets_and_subjects,
+    run_datasets_used,
     run_leaderboard,
     run_methods,
     run_methods_table,
     run_min_models,
     run_models_table,
+    run_models_used,
     run_provenance,
     run_questions_page,
     run_questions_table,
@@ -79,8 +81,8 @@ def response_set_score(request: HttpRequest, response_set_id: int) -> HttpRespon
 @researcher_required
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _run(run_id)
-    context = {"run": run, "methods": run_methods(run=run), "models_used": run.models_used.order_by("name"),
-               "datasets_used": run.datasets_used.order_by("name")}
+    context = {"run": run, "methods": run_methods(run=run), "models_used": run_models_used(run=run),
+               "datasets_used": run_datasets_used(run=run)}
     return render(request, "annotate/results/run_detail.html", context)
 
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate.forms.studies import MarkdownPreviewForm, ScopeCountsForm, StudyForm
 from annotate.models import Study, StudyStatus
 from annotate.rendering import render_markdown
-from annotate.selectors.studies import study_scope_frozen
+from annotate.selectors.studies import study_pool_size, study_scope_frozen
 from annotate.selectors.study_scope import study_scope_counts
 from annotate.services.studies import StudyScopeFrozenError, study_create, study_edit
 from annotate.views.access import researcher_required, study_access_required
@@ -20,7 +20,7 @@ from annotate.views.access import researcher_required, study_access_required
 
 def _pairs_text(study: Study) -> str:
     if study.is_adaptive:
-        return (f"a pool of {study.pool.count()} questions, pairs chosen adaptively, "
+        return (f"a pool of {study_pool_size(study=study)} questions, pairs chosen adaptively, "
                 f"{study.n_pairs} per evaluator")
     return f"{study.n_pairs} pairs"
 

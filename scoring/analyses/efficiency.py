@@ -9,8 +9,8 @@
   row chunks straight into ``uint8`` so that 1,000,000 x 2,000 needs about
   2 GB and no float copy.
 
-Timings are wall-clock (``time.perf_counter``) medians over repeats; these
-machines are shared and noisy, so report the median, not the minimum.
+Timings are wall-clock (``time.perf_counter``) medians over repeats: on a
+shared machine the median is robust to other processes, the minimum is not.
 """
 from __future__ import annotations
 

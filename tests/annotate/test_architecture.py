@@ -8,6 +8,13 @@ imported):
   database itself: it calls a service;
 * ``scoring/`` never imports Django (nor ``annotate``/``eipsite``): it is pure
   numpy/scipy;
+* no import circle anywhere in ``annotate/`` or ``scoring/``, counting imports
+  inside functions and ``if TYPE_CHECKING:`` blocks: two modules that need
+  each other meet through a third (services enqueue background tasks by name,
+  :mod:`annotate.task_names`);
+* forms, template tags and the task module do not write either (tasks call
+  services), and a ModelAdmin's ``save_model``/``delete_model``/actions call
+  services like the rest of ``annotate/admin/``;
 * a management command never imports another command module; shared command
   helpers live in ``annotate/management/`` (``progress.py``, ``lookups.py``).
 
@@ -52,10 +59,17 @@ QUERYSET_NAME = re.compile(r"^(queryset|qs|.*_queryset|.*_qs)$")
 SELECTOR_FORBIDDEN = ("annotate.services", "annotate.views", "annotate.admin", "annotate.api")
 SCORING_FORBIDDEN = ("django", "annotate", "eipsite")
 COMMANDS_PACKAGE = "annotate.management.commands"
-#: Folders (relative to the repository) whose modules must not write.
-NO_WRITE_FOLDERS = ("annotate/views/", "annotate/admin/", "annotate/api/", "annotate/management/commands/")
+#: Folders and modules (relative to the repository) that must not write: they call a service.
+NO_WRITE_FOLDERS = ("annotate/views/", "annotate/admin/", "annotate/api/", "annotate/management/commands/",
+                    "annotate/forms/", "annotate/templatetags/", "annotate/tasks.py")
 #: Folders whose modules read only through selectors (and get_object_or_404).
-NO_READ_FOLDERS = ("annotate/views/", "annotate/admin/", "annotate/management/commands/")
+NO_READ_FOLDERS = ("annotate/views/", "annotate/admin/", "annotate/management/commands/", "annotate/forms/",
+                   "annotate/templatetags/")
+#: Queryset calls on a related manager (``study.pairs.filter(...)``, ``run.models_used.order_by(...)``).
+RELATED_READ_CALLS = frozenset({
+    "all", "filter", "exclude", "order_by", "select_related", "prefetch_related", "annotate", "values_list",
+    "count", "exists", "aggregate", "first", "last", "in_bulk", "iterator", "only", "defer", "distinct",
+})
 
 # Exceptions that stay, each with its reason: (file, text on the line) -> reason. Empty today.
 ALLOWED: dict[tuple[str, str], str] = {}
@@ -141,8 +155,20 @@ def _manager_reads(tree: ast.AST) -> list[int]:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_object_or_404"
                 and node.args):
             allowed |= {id(inner) for inner in ast.walk(node.args[0])}
+        # ``X.objects.none()`` reads nothing: a form field's empty queryset until a selector fills it
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "none"
+                and not node.args):
+            allowed.add(id(node.func.value))
     return [node.lineno for node in ast.walk(tree)
             if isinstance(node, ast.Attribute) and node.attr == "objects" and id(node) not in allowed]
+
+
+def _related_reads(tree: ast.AST) -> list[tuple[int, str]]:
+    """Lines reading through a related manager: ``x.rel.<queryset call>(...)`` (``rel`` not ``objects``)."""
+    return [(node.lineno, f"{node.func.value.attr}.{node.func.attr}") for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in RELATED_READ_CALLS and isinstance(node.func.value, ast.Attribute)
+            and node.func.value.attr != "objects"]
 
 
 def check_source(source: str, path: str) -> list[Violation]:
@@ -176,6 +202,8 @@ def check_source(source: str, path: str) -> list[Violation]:
     if path.startswith(NO_READ_FOLDERS):
         for line in _manager_reads(tree):
             add(line, "reads through .objects outside a selector")
+        for line, call in _related_reads(tree):
+            add(line, f"reads through a related manager (.{call}) outside a selector")
     return sorted(set(violations), key=lambda v: (v.path, v.line, v.rule))
 
 
@@ -196,7 +224,112 @@ def _matches(violation: Violation, entries) -> bool:
     return any(violation.path == path and text in violation.text for path, text in entries)
 
 
+def import_graph(sources: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """Module -> the modules of ``sources`` it imports anywhere (functions and type-only blocks
+    included). ``sources`` maps a module name to ``(source, is_package)``. ``from a import b``
+    counts as importing ``a.b`` when that is a module of ``sources``, else ``a``."""
+    graph = {}
+    for module, (source, is_package) in sources.items():
+        package = module if is_package else module.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names if a.name in sources}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)] if node.level > 1 else anchor
+                    base = ".".join([*anchor, base] if base else anchor)
+                for alias in node.names:
+                    name = f"{base}.{alias.name}"
+                    if name in sources:
+                        targets.add(name)
+                    elif base in sources:
+                        targets.add(base)
+        targets.discard(module)
+        graph[module] = targets
+    return graph
+
+
+def import_circles(sources: dict[str, tuple[str, bool]]) -> list[list[str]]:
+    """The import circles (strongly connected components of :func:`import_graph`), each sorted."""
+    graph = import_graph(sources)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(circles)
+
+
+def _sources() -> dict[str, tuple[str, bool]]:
+    return {_module_name(p.relative_to(ROOT).as_posix()): (p.read_text(encoding="utf-8"), p.name == "__init__.py")
+            for p in _python_files()}
+
+
 # --- the house ---------------------------------------------------------------------------
+
+
+def test_no_import_circle_in_annotate_or_scoring():
+    circles = import_circles(_sources())
+    assert circles == [], "import circles (make the two meet through a third module):\n" + "\n".join(
+        " <-> ".join(c) for c in circles)
+
+
+@pytest.mark.parametrize(("sources", "expected"), [
+    # a top-level import one way, an import inside a function the other way
+    ({"annotate.tasks": ("from annotate.services.scoring import run\n", False),
+      "annotate.services.scoring": ("def enqueue():\n    from annotate.tasks import run_scoring\n", False)},
+     [["annotate.services.scoring", "annotate.tasks"]]),
+    # a type-only import closes a circle too; relative imports are resolved
+    ({"annotate.loaders.base": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                "    from annotate.loaders.dense import Cells\n", False),
+      "annotate.loaders.dense": ("from .base import COLUMNS\n", False)},
+     [["annotate.loaders.base", "annotate.loaders.dense"]]),
+    # three modules around
+    ({"scoring.a": ("import scoring.b\n", False), "scoring.b": ("from scoring import c\n", False),
+      "scoring": ("", True), "scoring.c": ("def f():\n    from scoring.a import g\n", False)},
+     [["scoring.a", "scoring.b", "scoring.c"]]),
+    # meeting through a name: no circle
+    ({"annotate.tasks": ("from annotate.services.scoring import run\n", False),
+      "annotate.services.scoring": ("from annotate.task_names import task_enqueue\n", False),
+      "annotate.task_names": ("from importlib import import_module\n", False)}, []),
+    # a package importing its submodule, which takes a sibling's name from the package's submodule: no circle
+    ({"annotate.services.alignment": ("from annotate.services.alignment.report import r\n", True),
+      "annotate.services.alignment.report": ("from annotate.services.alignment import labels\n", False),
+      "annotate.services.alignment.labels": ("", False)}, []),
+])
+def test_the_circle_check_finds_circles_through_functions_and_type_only_imports(sources, expected):
+    assert import_circles(sources) == expected
+
+
+# --- the layers ----------------------------------------------------------------------------
 
 
 def test_the_layers_are_kept():
@@ -265,6 +398,21 @@ def test_it_reads_every_layer():
      [(1, "reads through .objects outside a selector")]),
     ("annotate/admin/x.py", "x = get_object_or_404(Study, pk=Study.objects.count())\n",
      [(1, "reads through .objects outside a selector")]),
+    ("annotate/admin/x.py", "class A:\n    def save_model(self, request, obj, form, change):\n        obj.save()\n",
+     [(3, ".save() writes")]),
+    ("annotate/admin/x.py", "class A:\n    def save_formset(self, request, form, formset, change):\n"
+                            "        formset.save()\n", [(3, ".save() writes")]),
+    ("annotate/forms/x.py", "class F:\n    def save(self):\n        self.instance.save()\n",
+     [(3, ".save() writes")]),
+    ("annotate/templatetags/x.py", "def tag(study):\n    study.pairs.all().delete()\n",
+     [(2, ".delete() writes"), (2, "reads through a related manager (.pairs.all)")]),
+    ("annotate/views/x.py", "def v(request, study):\n    subjects = study.subjects.order_by('name')\n",
+     [(2, "reads through a related manager (.subjects.order_by) outside a selector")]),
+    ("annotate/forms/x.py", "def initial(study):\n    return list(study.members.all())\n",
+     [(2, "reads through a related manager (.members.all)")]),
+    ("annotate/management/commands/x.py", "n = study.pool.count()\n", [(1, "reads through a related manager")]),
+    ("annotate/tasks.py", "def run(run_id):\n    ScoringRun.objects.filter(pk=run_id).update(status='done')\n",
+     [(2, ".update() writes")]),
 ])
 def test_the_checker_names_file_and_line_of_a_violation(path, source, expected):
     found = check_source(source, path)
@@ -278,6 +426,10 @@ def test_the_checker_names_file_and_line_of_a_violation(path, source, expected):
     # selectors may use models, other selectors and scoring
     ("annotate/selectors/x.py", "from annotate.models import Study\nfrom annotate.selectors.catalog import f\n"
                                 "from scoring.methods import methods\n"),
+    # a request's parameters and a form's data are not related managers
+    ("annotate/forms/x.py", "run = forms.ModelChoiceField(queryset=ScoringRun.objects.none())\n"),
+    ("annotate/views/x.py", "page = request.GET.get('page')\nname = form.cleaned_data.get('name')\n"
+                            "rows = table.rows[:10]\n"),
     # a dict, a set and a progress bar are updated, not the database
     ("annotate/views/x.py", "context = {}\ncontext.update(a=1)\nseen = set()\nseen.update([1])\n"),
     ("annotate/management/commands/x.py", "bar.update(done - bar.n)\nbars[0].update(3)\n"),

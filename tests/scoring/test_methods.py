@@ -241,3 +241,13 @@ def test_registering_the_mml_methods_leaves_the_jml_figures_unchanged():
         np.testing.assert_array_equal(out.model_columns[key], expected.ability)
         assert out.params == {"l2": 0.01, "bounds": [-5.0, 5.0], "max_iter": 1000, "tol": 1e-9,
                               **({"discrimination_bounds": [0.1, 5.0]} if key == "irt_2pl" else {})}
+
+
+def test_as_harder_negates_only_a_method_registered_higher_is_easier():
+    values = np.array([0.25, -1.0, np.nan])
+    harder = registry.DifficultyMethod(key="h", label="H", runner=lambda d: None, question_columns=("h",),
+                                       difficulty_column="h")
+    easier = registry.DifficultyMethod(key="e", label="E", runner=lambda d: None, question_columns=("e",),
+                                       difficulty_column="e", higher_is_harder=False)
+    np.testing.assert_array_equal(harder.as_harder(values), [0.25, -1.0, np.nan])
+    np.testing.assert_array_equal(easier.as_harder(values), [-0.25, 1.0, np.nan])

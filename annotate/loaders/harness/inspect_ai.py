@@ -8,10 +8,11 @@
   a run is unfinished), one ``samples/<id>_epoch_<epoch>.json`` per sample and
   epoch, ``reductions.json`` and ``summaries.json``. Members are deflated, or
   Zstandard-compressed (zip method 93) when ``INSPECT_USE_ZSTD`` is set
-  (inspect_ai pull request #3145; issue #4553 notes that common unzip tools
-  cannot read them). Python's zipfile before 3.14 cannot either, so method-93
-  members are read here from the local file header and decompressed with
-  ``zstandard``.
+  (https://github.com/UKGovernmentBEIS/inspect_ai/pull/3145; common unzip
+  tools cannot read them,
+  https://github.com/UKGovernmentBEIS/inspect_ai/issues/4553). Python's
+  zipfile before 3.14 cannot either, so method-93 members are read here
+  from the local file header and decompressed with ``zstandard``.
 
 Each sample (EvalSample) holds ``id``, ``epoch``, ``input`` (a string or chat
 messages), ``choices``, ``target`` and ``scores``: scorer name -> Score, whose

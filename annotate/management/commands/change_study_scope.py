@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.lookups import datasets_from_option, study_from_option, subjects_from_option
+from annotate.selectors.studies import study_subject_count
 from annotate.services.studies import study_scope_update
 
 
@@ -29,6 +30,6 @@ class Command(BaseCommand):
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs drawn again from "
-                f"{len(datasets)} dataset(s), {study.subjects.count()} subject(s)")
+                f"{len(datasets)} dataset(s), {study_subject_count(study=study)} subject(s)")
 
 

@@ -10,7 +10,7 @@ from annotate.management.lookups import datasets_from_option, scoring_run_from_o
 from annotate.models import Dataset, PairStrategy, ScoringRun
 from annotate.models.studies import DEFAULT_ADAPTIVE_MIN_COMPARISONS, DEFAULT_ADAPTIVE_RANDOM_SHARE
 from annotate.selectors.scoring import scoring_run_latest_covering
-from annotate.selectors.studies import user_get_by_username
+from annotate.selectors.studies import study_pool_size, user_get_by_username
 from annotate.services.studies import invitation_create, study_create
 
 ERR_OWNER = "--owner must name an existing user; no user {value!r}"
@@ -90,7 +90,7 @@ class Command(BaseCommand):
             link = reverse("annotate:study_join", kwargs={"token": invitation.token})
             self.stdout.write(f"invitation link: {base}{link}")
         if study.is_adaptive:
-            return (f"study {study.pk} {study.name!r}: adaptive, a pool of {study.pool.count()} questions, "
+            return (f"study {study.pk} {study.name!r}: adaptive, a pool of {study_pool_size(study=study)} questions, "
                     f"{study.n_pairs} pairs per evaluator (at least {study.adaptive_min_comparisons} comparisons per "
                     f"question, random share {study.adaptive_random_share:g}, seed {study.seed}) from run {run.pk}")
         return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed})"

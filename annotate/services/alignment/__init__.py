@@ -1,4 +1,4 @@
-"""Alignment of difficulty methods with human judgment (issue 5; paper section 3.3).
+"""Alignment of difficulty methods with human judgment (paper section 3.3).
 
 :func:`alignment_report_compute` computes a study's report once into one typed
 structure (:class:`~annotate.services.alignment.model.AlignmentReport`):

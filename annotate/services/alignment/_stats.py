@@ -35,8 +35,10 @@ REASON_NO_SCORED_PAIR = "no pair with a human verdict (every pair was skipped, u
 def method_verdicts(data: StudyData, pairs: np.ndarray, keys: Sequence[str]) -> dict[str, np.ndarray]:
     """Each method's verdict on ``pairs`` (rows of ``data.question_ids``).
 
-    Two difficulties within the method's registry ``tie_tolerance * spread``
-    (spread over the study's questions) are a tie, so numerical noise never
+    Each method's difficulty is read with higher = harder
+    (:meth:`~annotate.selectors.alignment.StudyData.harder`). Two difficulties
+    within the method's registry ``tie_tolerance * spread`` (spread over the
+    study's questions) are a tie, so numerical noise never
     decides a verdict, a rank or a tie count of the report. A stochastic
     method (replicate fits: MIRT over several seeds) is judged on the mean of
     its fits, and its verdict is a tie wherever the fits disagree on the
@@ -45,7 +47,7 @@ def method_verdicts(data: StudyData, pairs: np.ndarray, keys: Sequence[str]) -> 
     specs = {m.key: m for m in report_methods()}
     out = {}
     for k in keys:
-        verdicts = harder_of_pairs(data.difficulty[k], pairs, tol=specs[k].tie_tolerance)
+        verdicts = harder_of_pairs(data.harder(k), pairs, tol=specs[k].tie_tolerance)
         unstable = unstable_pairs(data, pairs, k)
         verdicts[unstable & (verdicts != UNDEFINED)] = TIE
         out[k] = verdicts
@@ -62,7 +64,7 @@ def unstable_pairs(data: StudyData, pairs: np.ndarray, key: str) -> np.ndarray:
         different verdicts (each within the method's tie tolerance); all
         False for a method without replicates.
     """
-    replicates = data.replicates.get(key)
+    replicates = data.harder_replicates(key)
     unstable = np.zeros(len(pairs), dtype=bool)
     if replicates is None:
         return unstable

@@ -10,10 +10,9 @@ would need inverting first; that is not done here.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from annotate.labels import MMLU_LEVELS, label_value
 from annotate.selectors.alignment import (
     REFERENCE_METHOD,
     StudyData,
@@ -41,7 +40,6 @@ from scoring.human_labels import compare_with_label
 from scoring.methods import get_method
 from scoring.pairs import REASON_NO_PAIR_DECIDED_BY_BOTH
 
-MMLU_LEVELS = {"elementary": 1, "high_school": 2, "college": 3, "professional": 4}
 AUTO_KEYS = ("level", "mmlu_level")
 PROFILE_BINS = 20
 
@@ -60,30 +58,6 @@ REASON_NO_LABEL = "no question of the study has a usable {key!r} label in its me
 REASON_NO_LABEL_PAIR = "no pair in this scope has two labelled questions with different labels"
 HIGHER_HARDER = "higher = harder"  # the human-label analysis's words (annotate.services.analyses.human_labels)
 HIGHER_EASIER = "higher = easier"
-
-
-def label_value(raw) -> float | None:
-    """A metadata value as an ordered label (higher = harder), or None.
-
-    Examples
-    --------
-    >>> label_value("college"), label_value("2"), label_value("other_mmlu")
-    (3.0, 2.0, None)
-    """
-    if isinstance(raw, bool) or raw is None:
-        return None
-    if isinstance(raw, (int, float)):
-        return float(raw) if math.isfinite(raw) else None
-    if isinstance(raw, str):
-        text = raw.strip().lower()
-        if text in MMLU_LEVELS:
-            return float(MMLU_LEVELS[text])
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-        return value if math.isfinite(value) else None
-    return None
 
 
 def _labels_of(metadata: dict, key: str) -> float | None:
@@ -136,7 +110,7 @@ def _all_pairs_scope(data: StudyData, labels: np.ndarray, available: list[str]) 
         if k in replicated:
             methods[k] = scope.methods[k]
             continue
-        m = compare_with_label(data.difficulty[k], labels, subjects, tie_tolerance=specs[k].tie_tolerance,
+        m = compare_with_label(data.harder(k), labels, subjects, tie_tolerance=specs[k].tie_tolerance,
                                n_boot=0).margins[0]
         n = m.n_pairs
         decided = m.n_agree + m.n_disagree
@@ -271,8 +245,8 @@ def _spearman(data: StudyData, key: str, available: list[str], *, sign: float = 
     out = {}
     for m in (m for m in report_methods() if m.key in available):
         # values within the method's tie tolerance rank as ties (noise never orders them)
-        values = merge_ties(np.array([scores.get(m.column, np.nan) for _, scores in rows], dtype=np.float64),
-                            tol=m.tie_tolerance)
+        values = merge_ties(m.as_harder(np.array([scores.get(m.column, np.nan) for _, scores in rows],
+                                                 dtype=np.float64)), tol=m.tie_tolerance)
         out[m.key] = correlation_of(correlation(values, labels, method="spearman")) if rows else Correlation(
             value=None, p_value=None, n=0, undefined_reason="no labelled question in the run")
     return out

@@ -1,4 +1,4 @@
-"""The alignment report as one typed structure (issue 11, point 4).
+"""The alignment report as one typed structure.
 
 :func:`annotate.services.alignment.report.alignment_report_compute` fills an
 :class:`AlignmentReport` once; the page, the CSV tables and the JSON are
@@ -700,7 +700,7 @@ class AlignmentReport(_Json):
         return next(m.label for m in self.methods if m.key == key)
 
     def parameters(self) -> dict[str, Any]:
-        """What the report was computed with, flat (issue 12, point 9): every
+        """What the report was computed with, flat: every
         rendering carries it (JSON ``parameters``, a constant column per
         parameter in every CSV table, the page's parameters line, the
         download's file name).

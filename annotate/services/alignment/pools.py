@@ -51,14 +51,6 @@ NOTE_OLD_ANALYSIS = (
 NOTE_THRESHOLDS = "Size pools use the stored analysis's thresholds {stored} (the report asked for {asked})."
 
 
-def size_labels(thresholds: Sequence[float]) -> tuple[str, ...]:
-    """``small/medium/large`` for two cut points, else names by range ("<10B", "10-70B", ">=70B")."""
-    if len(thresholds) == 2:
-        return SIZE_LABELS
-    t = [f"{x:g}" for x in thresholds]
-    return (f"<{t[0]}B", *(f"{a}-{b}B" for a, b in itertools.pairwise(t)), f">={t[-1]}B")
-
-
 def run_alpha(run: ScoringRun) -> float:
     """The EIP damping factor the run used (``params["eip"]["alpha"]`` or
     ``params["alpha"]``), else the default 0.85."""

@@ -1,4 +1,4 @@
-"""The human difficulty scale of a study and every method against it (issue 15, points 1-2).
+"""The human difficulty scale of a study and every method against it.
 
 Every vote of the study (skips are not votes; excluded evaluators and
 attention-check pairs are already left out by
@@ -112,7 +112,8 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     position[order] = np.arange(len(order))
     refs = [refs_by_id[i] for i in order]
     subjects = [subjects_by_id[i] for i in order]
-    difficulty = {k: np.asarray(data.difficulty[k], dtype=np.float64)[order] for k in available}
+    difficulty = {k: np.asarray(data.difficulty[k], dtype=np.float64)[order] for k in available}  # as stored
+    compared = {k: data.harder(k)[order] for k in available}  # higher = harder: what is correlated with the scale
     pair_ids = np.fromiter((p.pair_id for p in data.pairs), np.int64, len(data.pairs))
     part_ids = np.fromiter((e.participation_id for e in data.evaluators), np.int64, len(data.evaluators))
     pair_rows, who = (index_of(ids, column) for ids, column in ((pair_ids, data.judgment_array[:, 0]),
@@ -157,7 +158,7 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     # every method and both kinds of a scope at once (the same figures as one scale_correlation each)
     # a subject's components are also the overall scope's: each is resampled and correlated once
     by_scope = dict(zip((scope for scope, _ in scopes), scale_correlations_by_scope(
-        scale.difficulty, [difficulty[k] for k in available], scale.component, [mask for _, mask in scopes],
+        scale.difficulty, [compared[k] for k in available], scale.component, [mask for _, mask in scopes],
         draws=scale.draws, n_boot=n_boot, ci_level=ci_level, seed=seed), strict=True))
     methods = [
         HumanScaleMethod(method=k, scope=scope,

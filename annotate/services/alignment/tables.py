@@ -26,7 +26,7 @@ UNDEFINED_TEXT = "undefined"
 FRACTION = "fraction in [0, 1]"
 COUNT = "count"
 KAPPA = "Cohen's kappa in [-1, 1]"
-#: The report's note on how kappa is computed on pairs (issue 12, point 2).
+#: The report's note on how kappa is computed on pairs.
 KAPPA_NOTE = ("kappa on pairs is orientation-free: each pair counts in both orders, so chance agreement is 1/2 and "
               "kappa = 2 p_o - 1 (over the pairs both sides decided; method ties and undefined verdicts are left out "
               "of kappa and counted).")

@@ -1,4 +1,4 @@
-"""The paper's analyses over stored data (issue 6): runs, results and files.
+"""The paper's analyses over stored data: runs, results and files.
 
 * :mod:`.params` -- each analysis's parameters, defaults and checks;
 * :mod:`.compute` -- each analysis as a call of :mod:`scoring.analyses` on a

@@ -1,4 +1,4 @@
-"""The human-label analysis (issue 15, points 4 and 5): every registry method of a
+"""The human-label analysis: every registry method of a
 scoring run against a human difficulty label.
 
 The label is a question metadata column (``label="metadata:<key>"``) or the
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from annotate.labels import MMLU_LEVELS, label_value
 from annotate.models import ResponseSet
 from annotate.selectors.human_labels import human_matrix, human_response_set, run_questions, scoring_run_for_labels
-from annotate.services.alignment.labels import MMLU_LEVELS, label_value
 from scoring.human_labels import LabelComparison, MarginAgreement, compare_with_label, human_difficulty
 from scoring.methods import difficulty_methods
 
@@ -96,9 +96,8 @@ def human_labels(response_set: ResponseSet, params: dict, progress: Progress) ->
     specs = [m for m in difficulty_methods() if any(m.difficulty_column in s for s in rq.scores)]
     for i, m in enumerate(specs):
         progress(0.05 + 0.95 * i / len(specs), f"{m.label} against the label")
-        values = np.array([s.get(m.difficulty_column, np.nan) for s in rq.scores], dtype=np.float64).reshape(-1)
-        if not m.higher_is_harder:
-            values = -values
+        values = m.as_harder(np.array([s.get(m.difficulty_column, np.nan) for s in rq.scores],
+                                      dtype=np.float64).reshape(-1))
         c = compare_with_label(values, labels, rq.subjects, margins=margins,
                                label_higher_is_harder=higher_is_harder, tie_tolerance=m.tie_tolerance,
                                n_boot=params["n_boot"], rng=params["seed"])

@@ -26,6 +26,7 @@ from annotate.selectors.analyses import analysis_data, analysis_run_by_params_ke
 from annotate.services.analyses.compute import COMPUTE, plain
 from annotate.services.analyses.params import NEEDS_RESPONSE_SET, READS_OWN_DATA, check_kind, check_params, params_key
 from annotate.services.database import backend_pid
+from annotate.task_names import RUN_ANALYSIS, task_enqueue
 
 Progress = Callable[[float, str], None]
 
@@ -97,11 +98,9 @@ def analysis_run_enqueue(*, run: AnalysisRun):
     ValueError
         If the run is not queued.
     """
-    from annotate.tasks import run_analysis  # the task module imports this one
-
     if run.status != RunStatus.QUEUED:
         raise ValueError(ERR_NOT_QUEUED.format(run_id=run.pk, status=str(run.status)))
-    return run_analysis.enqueue(run.pk)
+    return task_enqueue(RUN_ANALYSIS, run.pk)
 
 
 def analysis_run_start(

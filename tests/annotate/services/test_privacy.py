@@ -19,7 +19,7 @@ from django.urls import reverse
 from annotate.admin.privacy import delete_evaluator_personal_data
 from annotate.admin.studies import ParticipationAdmin
 from annotate.models import Judgment, Participation
-from annotate.selectors.studies import study_coverage
+from annotate.selectors.study_monitor import study_monitor
 from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.privacy import evaluator_delete_personal_data
 from annotate.services.studies import ensure_role_groups, invitation_create
@@ -79,13 +79,13 @@ def test_the_command_deletes_the_account_and_background_and_keeps_the_judgments(
 
 def test_reports_still_count_the_anonymous_judgments(cast):
     study, _, ada, _, _, _, _ = cast
-    before = study_coverage(study=study)
+    before = study_monitor(study=study)
     evaluator_delete_personal_data(user=ada.user)
-    after = study_coverage(study=study)
-    assert (after.n_judgments, after.n_skips) == (before.n_judgments, before.n_skips) == (5, 1)
+    after = study_monitor(study=study)
+    assert (after.n_votes, after.n_skips) == (before.n_votes, before.n_skips) == (5, 1)
     rows = {e.username: (e.judged, e.skipped) for e in after.evaluators}
     assert rows == {"deleted-evaluator-1": (3, 1), "evaluator-bob2": (2, 0)}
-    assert [p.votes for p in after.pairs] == [p.votes for p in before.pairs]
+    assert [(p.votes_a, p.votes_b) for p in after.pairs] == [(p.votes_a, p.votes_b) for p in before.pairs]
 
 
 def test_exports_show_the_placeholder_and_no_background(cast):

@@ -33,7 +33,7 @@ from annotate.models import (
     Study,
     Subject,
 )
-from annotate.selectors.studies import study_coverage
+from annotate.selectors.study_monitor import study_monitor
 from annotate.services import study_transfer
 from annotate.services.alignment import study_alignment_report
 from annotate.services.judging import judging_screen, judgment_submit
@@ -111,7 +111,7 @@ def wipe_everything(study: Study) -> None:
 def test_it_round_trips_a_study_into_a_fresh_database(transfer_study, tmp_path):
     study, _, _ = transfer_study
     first = export_to(tmp_path / "first.json", study)
-    coverage_before = study_coverage(study=study)
+    coverage_before = study_monitor(study=study)
     wipe_everything(study)
     assert Question.objects.count() == 0 and Judgment.objects.count() == 0
 
@@ -122,11 +122,11 @@ def test_it_round_trips_a_study_into_a_fresh_database(transfer_study, tmp_path):
     assert without(second, "source") == without(first, "source")
     assert second["source"]["study_id"] == imported.pk
     # The staff report counts the same votes and skips per evaluator and per pair.
-    coverage_after = study_coverage(study=imported)
+    coverage_after = study_monitor(study=imported)
     assert [(e.username, e.judged, e.skipped, e.median_seconds) for e in coverage_after.evaluators] == \
         [(e.username, e.judged, e.skipped, e.median_seconds) for e in coverage_before.evaluators]
-    assert [(p.position, p.votes, p.skips, p.on_screen) for p in coverage_after.pairs] == \
-        [(p.position, p.votes, p.skips, p.on_screen) for p in coverage_before.pairs]
+    assert [(p.position, p.votes_a, p.votes_b, p.skips, p.on_screen) for p in coverage_after.pairs] == \
+        [(p.position, p.votes_a, p.votes_b, p.skips, p.on_screen) for p in coverage_before.pairs]
 
 
 def test_a_renamed_copy_matches_except_the_name_and_source(transfer_study, tmp_path):
