@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+import scoring._irt_mml_em as irt_mml_em
+import scoring._irt_mml_information as irt_mml_information
 import scoring.irt_mml as irt_mml
 from scoring import ConvergenceError
 from scoring.irt_mml import irt_1pl_mml, irt_2pl_mml, mml_log_likelihood
@@ -127,18 +129,18 @@ def test_woodbury_standard_errors_equal_the_direct_inverse():
     R = rng.random(p.shape) < p
     fit = irt_2pl_mml(R)
     blocks_calls = []
-    original = irt_mml._diag_inverse_blocks
+    original = irt_mml_information._diag_inverse_blocks
 
     def direct(blocks, sizes, v, signs):
         blocks_calls.append(v.shape)
         pad = np.zeros((v.shape[0], v.shape[0] - v.shape[1] + 1))  # force the n x n branch
         return original(blocks, sizes, np.hstack([v, pad]), np.concatenate([signs, np.ones(pad.shape[1])]))
 
-    irt_mml._diag_inverse_blocks = direct
+    irt_mml_information._diag_inverse_blocks = direct
     try:
         again = irt_2pl_mml(R)
     finally:
-        irt_mml._diag_inverse_blocks = original
+        irt_mml_information._diag_inverse_blocks = original
     assert blocks_calls and blocks_calls[0][0] > blocks_calls[0][1]  # the fit's own call took Woodbury
     ok = np.isfinite(fit.discrimination_se)
     assert ok.sum() > 100
@@ -209,10 +211,10 @@ def test_permuting_models_changes_no_item_parameter(lsat7):
 def test_threaded_row_blocks_give_the_one_block_fit(monkeypatch):
     rng = np.random.default_rng(2)
     R = rng.random((400, 12)) < 0.6
-    monkeypatch.setattr(irt_mml, "_THREADED_CELLS", 1 << 40)
+    monkeypatch.setattr(irt_mml_em, "_THREADED_CELLS", 1 << 40)
     one = irt_2pl_mml(R)
-    monkeypatch.setattr(irt_mml, "_THREADED_CELLS", 1)
-    monkeypatch.setattr(irt_mml.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(irt_mml_em, "_THREADED_CELLS", 1)
+    monkeypatch.setattr(irt_mml_em.os, "cpu_count", lambda: 2)
     two = irt_2pl_mml(R)
     np.testing.assert_allclose(two.difficulty, one.difficulty, atol=1e-9)
     np.testing.assert_allclose(two.discrimination, one.discrimination, atol=1e-9)
