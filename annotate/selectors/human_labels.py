@@ -1,4 +1,4 @@
-"""Reads of the human-label analysis (issue 15, points 4 and 5): the scoring run
+"""Reads of the human-label analysis: the scoring run
 to compare, its questions with their subjects, a metadata label and every
 method's stored values, and the matrix of a human response set."""
 from __future__ import annotations
@@ -87,6 +87,19 @@ def human_matrix(*, response_set: ResponseSet) -> tuple[np.ndarray, np.ndarray]:
     dataset and external id, which is what a ``Question`` row is)."""
     m = response_matrix(response_set=response_set)
     return np.asarray(m.R), np.asarray(m.question_ids)
+
+
+def question_names(*, question_ids: np.ndarray) -> dict[int, tuple[str, str]]:
+    """``Question.id -> (dataset name, the dataset's own question id)`` for ``question_ids``."""
+    from annotate.models import Question
+
+    ids = [int(q) for q in question_ids]
+    found: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(ids), 10_000):
+        for pk, dataset, external in Question.objects.filter(pk__in=ids[start:start + 10_000]).values_list(
+                "pk", "dataset__name", "external_id"):
+            found[pk] = (dataset, external)
+    return found
 
 
 def response_sets_human() -> list[ResponseSet]:

@@ -170,12 +170,15 @@ class OthersAgreement(KappaAgreement):
     """An evaluator against the consensus of the other evaluators, with the
     shared pairs left out because one side skipped: ``n_skipped_by_evaluator``
     (this evaluator skipped, another voted), ``n_skipped_by_others`` (this
-    evaluator voted, every other judgment of the pair is a skip) and their sum
-    ``pairs_skipped_by_one``."""
+    evaluator voted, every other judgment of the pair is a skip),
+    ``n_skipped_by_both`` (this evaluator and every other who judged the pair
+    skipped it) and their sum ``pairs_skipped_by_one`` (every shared pair left
+    out because of skips)."""
 
     pairs_skipped_by_one: int = 0
     n_skipped_by_evaluator: int = 0
     n_skipped_by_others: int = 0
+    n_skipped_by_both: int = 0
 
 
 # --- sections ----------------------------------------------------------------------

@@ -471,18 +471,18 @@ def evaluator_table(report: AlignmentReport) -> Table:
                    "agreement with the consensus of every other evaluator (this one left out)"),
             Column("n_pairs_others", "Pairs vs others", COUNT, "pairs in that comparison"),
             Column("kappa_others", "κ vs others", KAPPA, "Cohen's kappa with the others' consensus"),
-            Column("pairs_skipped_by_one", "Skipped by one side", COUNT,
-                   "shared pairs left out of the comparison with the others because one side skipped: this "
-                   "evaluator skipped while another voted, or this evaluator voted while every other judgment "
-                   "of the pair is a skip", SKIPPED_BY_ONE_TITLE),
+            Column("pairs_skipped_by_one", "Left out by skips", COUNT,
+                   "shared pairs left out of the comparison with the others because of skips: this evaluator "
+                   "skipped while another voted, this evaluator voted while every other judgment of the pair is a "
+                   "skip, or both sides skipped", SKIPPED_BY_ONE_TITLE),
         ),
         rows=tuple(rows),
         notes=("'Others' consensus' = the consensus of every other evaluator (this one left out).",
                "Agreement with each method counts its ties as misses; the CSV adds the agreement excluding ties "
                "and the tie count per method (the page shows them in 'Agreement excluding the method's ties').",
-               "'Skipped by one side' counts the shared pairs (judged by this evaluator and by another) left out of "
-               "'Pairs vs others' because this evaluator skipped while another voted, or this evaluator voted while "
-               "the others only skipped.",
+               "'Left out by skips' counts the shared pairs (judged by this evaluator and by another) left out of "
+               "'Pairs vs others' because this evaluator skipped while another voted, this evaluator voted while "
+               "the others only skipped, or everyone who judged the pair skipped it.",
                KAPPA_NOTE),
     )
 

@@ -1,5 +1,5 @@
-"""The human-label analysis (issue 15, points 4 and 5): every registry method of a
-scoring run against a human difficulty label.
+"""The human-label analysis: every registry method of a scoring run against a
+human difficulty label.
 
 The label is a question metadata column (``label="metadata:<key>"``) or the
 difficulty of a response set marked as human (``label="human:<id>"``:
@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from annotate.models import ResponseSet
-from annotate.selectors.human_labels import human_matrix, human_response_set, run_questions, scoring_run_for_labels
+from annotate.selectors.human_labels import (
+    human_matrix,
+    human_response_set,
+    question_names,
+    run_questions,
+    scoring_run_for_labels,
+)
 from annotate.services.alignment.labels import MMLU_LEVELS, label_value
 from scoring.human_labels import LabelComparison, MarginAgreement, compare_with_label, human_difficulty
 from scoring.methods import difficulty_methods
@@ -59,12 +65,14 @@ def _human_label(params: dict, question_ids: np.ndarray, progress: Progress) -> 
     R, hq = human_matrix(response_set=human)
     hd = human_difficulty(R, method=params["human_method"], n_boot=params["n_boot"], rng=params["seed"])
     where = {int(q): i for i, q in enumerate(hq)}
+    names = question_names(question_ids=hq)
     rows = np.array([where.get(int(q), -1) for q in question_ids], dtype=np.int64)
     labels = np.where(rows >= 0, hd.difficulty[np.maximum(rows, 0)], np.nan) if rows.size else np.empty(0)
     info = {"human_response_set": str(human), "human_response_set_id": human.pk, "n_persons": hd.n_persons,
             "human_method": hd.method, "n_human_questions": int(R.shape[0]),
-            "questions": [{"question_id": int(q), "difficulty": hd.difficulty[i], "low": hd.low[i],
-                           "high": hd.high[i], "n_answered": int(np.isfinite(R[i]).sum())}
+            "questions": [{"question_id": int(q), "dataset": names.get(int(q), ("", ""))[0],
+                           "external_id": names.get(int(q), ("", ""))[1], "difficulty": hd.difficulty[i],
+                           "low": hd.low[i], "high": hd.high[i], "n_answered": int(np.isfinite(R[i]).sum())}
                           for i, q in enumerate(hq)]}
     return labels, info
 
@@ -149,10 +157,11 @@ def tables(r: dict, table_cls, display: dict) -> list:
     if r["human"] is not None:
         out.append(table_cls(
             "human_difficulty", "Difficulty of each question from the human response set",
-            ("question id", "difficulty", "low", "high", "persons answered"),
-            [[q["question_id"], q["difficulty"], q["low"], q["high"], q["n_answered"]]
-             for q in r["human"]["questions"]],
-            (f"method {r['human']['human_method']}; interval: percentile bootstrap resampling persons",), {}, {}))
+            ("dataset", "question id", "question pk", "difficulty", "low", "high", "persons answered"),
+            [[q.get("dataset", ""), q.get("external_id", ""), q["question_id"], q["difficulty"], q["low"],
+              q["high"], q["n_answered"]] for q in r["human"]["questions"]],
+            (f"method {r['human']['human_method']}; interval: percentile bootstrap resampling persons; "
+             "question id: the dataset's own id; question pk: the database key",), {}, {}))
     return out
 
 
