@@ -246,7 +246,7 @@ def _check_estimate_exists(h: _IntArray, o: _IntArray, n_items: int) -> None:
     if h.size == 0:
         return
     graph = coo_matrix((np.ones(h.size), (h, o)), shape=(n_items, n_items)).tocsr()
-    n_weak, weak = connected_components(graph, directed=False)
+    _, weak = connected_components(graph, directed=False)
     n_strong, strong = connected_components(graph, directed=True, connection="strong")
     judged = np.zeros(n_items, dtype=bool)
     judged[h] = True

@@ -45,7 +45,7 @@ def test_two_questions_one_always_harder_have_no_estimate():
 
 
 def test_a_penalty_keeps_that_case_finite():
-    b, se = bradley_terry([0] * 5, [1] * 5, penalty=0.1)
+    b, _ = bradley_terry([0] * 5, [1] * 5, penalty=0.1)
     assert np.isfinite(b).all() and b[0] > b[1]
 
 
