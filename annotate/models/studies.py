@@ -84,6 +84,14 @@ class StudyStatus(models.TextChoices):
     CLOSED = "closed", "closed"
 
 
+class StudyOrigin(models.TextChoices):
+    """Where a study's judgments come from."""
+
+    JUDGED = "judged", "judged on this site"
+    DERIVED = "derived", "derived from a human response set"
+    IMPORTED = "imported", "imported from elsewhere"
+
+
 class OnboardingQuestion(models.TextChoices):
     """The background questions a study may ask its evaluators before the guidelines."""
 
@@ -170,6 +178,14 @@ class Study(models.Model):
         default=DEFAULT_CONSENT, help_text="Shown to evaluators before they join; they agree or decline"
     )
     status = models.CharField(max_length=10, choices=StudyStatus.choices, default=StudyStatus.OPEN)
+    origin = models.CharField(
+        max_length=10, choices=StudyOrigin.choices, default=StudyOrigin.JUDGED,
+        help_text="Judged on this site, derived from people's answers, or imported",
+    )
+    derived_from = models.ForeignKey(
+        "annotate.ResponseSet", on_delete=models.PROTECT, null=True, blank=True, related_name="derived_studies",
+        help_text="The human response set whose answers gave a derived study's judgments",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
         help_text="The study's owner: sees and changes it, as do its members and staff",
