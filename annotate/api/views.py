@@ -31,6 +31,7 @@ from annotate.selectors.studies import study_for_researcher
 from annotate.selectors.uploads import upload_job_get
 from annotate.services.alignment import alignment_report_compute
 from annotate.services.analyses import analysis_run_start
+from annotate.services.derived import DerivedPreview, derived_study_create, derived_study_preview
 from annotate.services.human import response_set_mark_human
 from annotate.services.report_files import (
     JSON_PAIRS_LIMIT,
@@ -274,7 +275,7 @@ def study_judgments(request: HttpRequest, query: Query[schemas.FormatQuery], stu
     return schemas.JudgmentList(study=study.pk, judgments=rows)
 
 
-# --- human labels (issue 15) ---------------------------------------------------------------------
+# --- human labels -------------------------------------------------------------------------------
 
 
 def _analysis_out(run) -> schemas.AnalysisRunOut:
@@ -333,3 +334,39 @@ def analysis_run_detail(request: HttpRequest,
     if run is None:
         raise ApiError(404, ERR_NOT_FOUND.format(kind="analysis run", pk=analysis_id))
     return _analysis_out(run)
+
+
+# --- derived studies ----------------------------------------------------------------------------
+
+
+def _derived_out(preview: DerivedPreview, study: Study | None) -> schemas.DerivedStudyOut:
+    return schemas.DerivedStudyOut(
+        study=None if study is None else study.pk, rule=preview.rule, n_persons=preview.n_persons,
+        n_questions_shared=preview.n_questions_shared, n_subjects=preview.n_subjects,
+        n_possible_pairs=preview.n_possible_pairs, n_pairs=preview.n_pairs, n_votes=preview.n_votes,
+        n_no_information=preview.n_no_information, n_unanswered=preview.n_unanswered,
+        n_persons_with_judgments=preview.n_persons_with_judgments)
+
+
+@router.post("/studies/derived/", auth=RESEARCHER,
+             response={200: schemas.DerivedStudyOut, 201: schemas.DerivedStudyOut, **_errors(400, 401, 403)},
+             url_name="api_study_derive", operation_id="deriveStudy",
+             summary="Make a closed study whose judgments are derived from a human response set (per person, the "
+                     "one of two same-subject questions answered wrong is harder); dry_run previews the counts "
+                     "(200). Researchers and staff.",
+             openapi_extra=_location(201, "URL of the new study's report"))
+def study_derive(request: HttpRequest, response: HttpResponse, payload: schemas.DerivedStudyRequest) -> Any:
+    run = scoring_run_get(run_id=payload.run)
+    if run is None:
+        raise ApiError(400, ERR_RUN.format(value=payload.run))
+    try:
+        if payload.dry_run:
+            preview = derived_study_preview(human_set_id=payload.human_response_set, run=run,
+                                            n_pairs=payload.n_pairs, seed=payload.seed)
+            return Status(200, _derived_out(preview, None))
+        study, preview = derived_study_create(human_set_id=payload.human_response_set, run=run, name=payload.name,
+                                              n_pairs=payload.n_pairs, seed=payload.seed, created_by=request.auth)
+    except ValueError as error:
+        raise ApiError(400, str(error)) from None
+    response["Location"] = reverse("annotate:api_study_report", kwargs={"study_id": study.pk})
+    return Status(201, _derived_out(preview, study))

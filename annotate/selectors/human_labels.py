@@ -102,6 +102,11 @@ def question_names(*, question_ids: np.ndarray) -> dict[int, tuple[str, str]]:
     return found
 
 
+def response_sets_human_queryset():
+    """Loaded response sets marked as human, newest first (a queryset, for form choices)."""
+    return ResponseSet.objects.filter(is_human=True, status=ResponseSetStatus.LOADED).order_by("-created_at")
+
+
 def response_sets_human() -> list[ResponseSet]:
     """Loaded response sets marked as human, newest first."""
     return list(ResponseSet.objects.filter(is_human=True, status=ResponseSetStatus.LOADED).order_by("-created_at"))

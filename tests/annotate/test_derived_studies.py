@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from io import StringIO
 
-import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.models import Choice, Judgment, Participation, ResponseSet, Study, StudyOrigin, StudyStatus
 from annotate.services.alignment import alignment_report_compute
+from annotate.services.api_tokens import api_token_create
 from annotate.services.derived import ERR_NAME, ERR_NO_SHARED, derived_study_create, derived_study_preview
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from tests.annotate.factories import make_researcher
 
 pytestmark = pytest.mark.django_db
 
@@ -145,4 +146,27 @@ def test_no_shared_subject_pair_is_refused(sets, tmp_path):
     with pytest.raises(ValueError) as info:
         derived_study_preview(human_set_id=other.pk, run=run)
     assert str(info.value) == ERR_NO_SHARED.format(human=other, run=run.pk)
-    assert np.isfinite(1.0)
+
+
+def test_the_api_previews_then_creates(sets, client):
+    _, people, run, _ = sets
+    user = make_researcher("rosa")
+    _, key = api_token_create(user=user)
+    auth = {"HTTP_AUTHORIZATION": f"Token {key}"}
+    url = "/api/studies/derived/"
+    answer = client.post(url, data={"human_response_set": people.pk, "run": run.pk, "dry_run": True},
+                         content_type="application/json", **auth)
+    assert answer.status_code == 200, answer.content
+    body = answer.json()
+    assert body["study"] is None and (body["n_pairs"], body["n_votes"], body["n_no_information"]) == (6, VOTES, NO_INFO)
+    assert Study.objects.count() == 0
+    answer = client.post(url, data={"human_response_set": people.pk, "run": run.pk, "name": "api derived"},
+                         content_type="application/json", **auth)
+    assert answer.status_code == 201, answer.content
+    study = Study.objects.get(name="api derived")
+    assert answer.json()["study"] == study.pk and answer["Location"].endswith(f"/studies/{study.pk}/report/")
+    assert study.created_by == user
+    bad = client.post(url, data={"human_response_set": run.response_set_id, "run": run.pk, "name": "x"},
+                      content_type="application/json", **auth)
+    assert bad.status_code == 400 and "not a loaded response set marked as human" in bad.json()["error"]
+    assert Study.objects.count() == 1
