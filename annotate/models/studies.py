@@ -182,6 +182,10 @@ class Study(models.Model):
         max_length=10, choices=StudyOrigin.choices, default=StudyOrigin.JUDGED,
         help_text="Judged on this site, derived from people's answers, or imported",
     )
+    import_sha256 = models.CharField(
+        max_length=64, blank=True, db_index=True,
+        help_text="An imported study: SHA-256 of the imported bytes (the same bytes are not imported twice)",
+    )
     derived_from = models.ForeignKey(
         "annotate.ResponseSet", on_delete=models.PROTECT, null=True, blank=True, related_name="derived_studies",
         help_text="The human response set whose answers gave a derived study's judgments",
@@ -379,6 +383,10 @@ class Participation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     platform_participant_id = models.CharField(
         max_length=128, blank=True, help_text="Crowd platform participant id (e.g. PROLIFIC_PID) from the join URL"
+    )
+    group = models.CharField(
+        max_length=100, blank=True,
+        help_text="The evaluator's group in an imported study (e.g. crowd, experts, LLM judge); blank = none",
     )
     platform_study_id = models.CharField(max_length=128, blank=True, help_text="Crowd platform study id")
     platform_session_id = models.CharField(max_length=128, blank=True, help_text="Crowd platform session id")
