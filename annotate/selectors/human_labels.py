@@ -102,6 +102,14 @@ def question_names(*, question_ids: np.ndarray) -> dict[int, tuple[str, str]]:
     return found
 
 
+def question_metadata_of_set(*, response_set: ResponseSet) -> list[dict]:
+    """``Question.metadata`` of every question of ``response_set``."""
+    from annotate.models import Question
+
+    return list(Question.objects.filter(response_set_rows__response_set=response_set)
+                .values_list("metadata", flat=True))
+
+
 def response_sets_human_queryset():
     """Loaded response sets marked as human, newest first (a queryset, for form choices)."""
     return ResponseSet.objects.filter(is_human=True, status=ResponseSetStatus.LOADED).order_by("-created_at")

@@ -10,6 +10,7 @@ names and renders.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,6 +19,7 @@ from annotate.models import ResponseSet
 from annotate.selectors.human_labels import (
     human_matrix,
     human_response_set,
+    question_metadata_of_set,
     question_names,
     run_questions,
     scoring_run_for_labels,
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 Progress = Callable[[float, str], None]
 
 REASON_NO_LABEL = "no question of scoring run {run} has a usable {label!r} label"
+ERR_UNKNOWN_KEY = ("response set {response_set} has no question metadata column {key!r} with a usable label; "
+                   "valid: {valid}")
 HIGHER_HARDER = "higher = harder"
 HIGHER_EASIER = "higher = easier"
 
@@ -57,6 +61,60 @@ def comparison_dict(method: str, c: LabelComparison) -> dict:
             "spearman": {"method": s.method, "value": s.value, "p_value": s.p_value, "n": s.n,
                          "undefined_reason": s.undefined_reason},
             "spearman_ci": _interval(c.spearman_ci), "pairs": [_margin(m) for m in c.margins]}
+
+
+@dataclass(frozen=True)
+class LabelKey:
+    """A question metadata key of a response set, as a candidate difficulty label.
+
+    Attributes
+    ----------
+    key : str
+    n_questions : int
+        Questions of the set.
+    n_labelled : int
+        Questions with a usable value (a number, or an MMLU level name).
+    kind : str
+        "numeric" when every usable value is a number, else "ordinal" (level names).
+    """
+
+    key: str
+    n_questions: int
+    n_labelled: int
+    kind: str
+
+
+def label_keys(*, response_set: ResponseSet) -> list[LabelKey]:
+    """The metadata keys of ``response_set``'s questions with at least one usable label value, by key."""
+    metadata = question_metadata_of_set(response_set=response_set)
+    counts: dict[str, list[int]] = {}
+    for m in metadata:
+        for key, raw in (m.items() if isinstance(m, dict) else ()):
+            if label_value(raw) is None:
+                continue
+            c = counts.setdefault(str(key), [0, 0])
+            c[0] += 1
+            c[1] += not (isinstance(raw, str) and raw.strip().lower() in MMLU_LEVELS)
+    return [LabelKey(key=k, n_questions=len(metadata), n_labelled=c[0], kind="numeric" if c[1] == c[0] else "ordinal")
+            for k, c in sorted(counts.items())]
+
+
+def check_label(*, response_set: ResponseSet, label: str) -> None:
+    """Refuse ``metadata:KEY`` when no question of ``response_set`` has a usable ``KEY`` value.
+
+    Raises
+    ------
+    ValueError
+        ``ERR_UNKNOWN_KEY``, listing the valid keys with their coverage.
+    """
+    source, _, key = label.partition(":")
+    if source != "metadata":
+        return
+    keys = label_keys(response_set=response_set)
+    if key not in {k.key for k in keys}:
+        valid = ", ".join(f"metadata:{k.key} ({k.kind}, {k.n_labelled} of {k.n_questions} questions)"
+                          for k in keys) or "none (no question carries a numeric or level metadata value)"
+        raise ValueError(ERR_UNKNOWN_KEY.format(response_set=response_set, key=key, valid=valid))
 
 
 def _human_label(params: dict, question_ids: np.ndarray, progress: Progress) -> tuple[np.ndarray, dict]:
