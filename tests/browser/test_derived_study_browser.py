@@ -8,7 +8,7 @@ recomputed here with scipy from the same answers (the pairing rule written out
 again) and must equal the report's to 1e-6, and rank the questions as the
 simulated difficulties do (Spearman > 0.9).
 
-Screenshots of the derive page and the report go to ``$EIP_SCREENSHOTS``.
+Screenshots of the derive page, the report and the human-label page go to ``$EIP_SCREENSHOTS``.
 """
 from __future__ import annotations
 
@@ -146,3 +146,11 @@ def test_a_researcher_derives_a_study_from_peoples_answers(live_server, page: Pa
     ours = np.array([reported[f"q{i + 1:02d}"] for i in range(N_QUESTIONS)])
     assert spearmanr(ours, b).statistic > 0.9
     assert sum(e["n_votes"] for e in document["evaluators"]) == len(harder)
+
+    # the human-label page, reached from the report: the people's answers as a label, in a dropdown
+    page.goto(f"{live_server.url}/studies/{study.pk}/report/")
+    page.click("#human-labels-link")
+    expect(page.locator("h1")).not_to_contain_text("issue")
+    page.select_option("#id_label", f"human:{human.pk}")
+    page.locator("#id_label").blur()
+    shot(page, "human_labels_page")
