@@ -386,3 +386,24 @@ class DerivedStudyOut(BaseModel):
     n_no_information: int = Field(description="cells with equal credit on both (stored as skips)")
     n_unanswered: int = Field(description="cells where the person did not answer both (no judgment)")
     n_persons_with_judgments: int
+
+
+# --- imported studies --------------------------------------------------------------------------------
+
+
+class ImportFields(Schema):
+    """The text fields of a judgment import (multipart form); the files are ``files`` parts."""
+
+    run: int = Field(description="id of a finished scoring run (the methods the report compares)")
+    name: str = Field(description="name of the new study")
+    format: Literal["csv", "jsonl", "label-studio"] = Field(
+        description="format of every file: CSV or JSON Lines (evaluator, group, dataset_a, question_a, dataset_b, "
+                    "question_b, harder = a/b/skip, submitted_at, seconds) or a Label Studio pairwise export")
+    group: str = Field("", max_length=100, description="group of every evaluator without a group value")
+
+
+class ImportedStudyOut(Schema):
+    study: Id
+    n_pairs: int
+    n_evaluators: int
+    n_judgments: int = Field(description="votes and skips")

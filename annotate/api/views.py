@@ -33,6 +33,7 @@ from annotate.services.alignment import alignment_report_compute
 from annotate.services.analyses import analysis_run_start
 from annotate.services.derived import DerivedPreview, derived_study_create, derived_study_preview
 from annotate.services.human import response_set_mark_human
+from annotate.services.judgment_import import ImportFile, judgments_import
 from annotate.services.report_files import (
     JSON_PAIRS_LIMIT,
     judgments_csv,
@@ -370,3 +371,41 @@ def study_derive(request: HttpRequest, response: HttpResponse, payload: schemas.
         raise ApiError(400, str(error)) from None
     response["Location"] = reverse("annotate:api_study_report", kwargs={"study_id": study.pk})
     return Status(201, _derived_out(preview, study))
+
+
+# --- imported studies ---------------------------------------------------------------------------
+
+#: Largest judgment file the API accepts (bytes).
+MAX_IMPORT_BYTES = 50 * 1024 * 1024
+ERR_IMPORT_SIZE = "{name} is {size:,} bytes; at most {limit:,} are accepted"
+ERR_IMPORT_FILES = "send at least one file as a 'files' part"
+
+
+@router.post("/studies/imported/", auth=RESEARCHER,
+             response={201: schemas.ImportedStudyOut, **_errors(400, 401, 403)},
+             url_name="api_study_import", operation_id="importStudy",
+             summary="Import pairwise judgments made elsewhere (CSV, JSON Lines or a Label Studio pairwise export) "
+                     "as a closed study of origin 'imported'; every problem is named by file, row and column and "
+                     "nothing is written. Researchers and staff.",
+             openapi_extra=_location(201, "URL of the new study's report"))
+def study_import_judgments(request: HttpRequest, response: HttpResponse, fields: Form[schemas.ImportFields],
+                           files: File[list[UploadedFile]] | None = None) -> Any:
+    parts = request.FILES.getlist("files")
+    if not parts:
+        raise ApiError(400, ERR_IMPORT_FILES)
+    for part in parts:
+        if part.size is not None and part.size > MAX_IMPORT_BYTES:
+            raise ApiError(400, ERR_IMPORT_SIZE.format(name=part.name, size=part.size, limit=MAX_IMPORT_BYTES))
+    run = scoring_run_get(run_id=fields.run)
+    if run is None:
+        raise ApiError(400, ERR_RUN.format(value=fields.run))
+    try:
+        files_in = [ImportFile(name=str(p.name), data=p.read(), format=fields.format, group=fields.group)
+                    for p in parts]
+        study = judgments_import(files=files_in, run=run, name=fields.name, created_by=request.auth)
+    except ValueError as error:
+        raise ApiError(400, str(error)) from None
+    response["Location"] = reverse("annotate:api_study_report", kwargs={"study_id": study.pk})
+    n_judgments = sum(p.judgments.count() for p in study.participations.all())
+    return Status(201, schemas.ImportedStudyOut(study=study.pk, n_pairs=study.n_pairs,
+                                                n_evaluators=study.participations.count(), n_judgments=n_judgments))

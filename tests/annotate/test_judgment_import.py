@@ -6,10 +6,12 @@ import json
 from io import StringIO
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from annotate.models import Choice, Judgment, Participation, ResponseSet, Study, StudyOrigin
 from annotate.services.alignment import alignment_report_compute
+from annotate.services.api_tokens import api_token_create
 from annotate.services.judgment_import import (
     ERR_SAME_BYTES,
     ImportFile,
@@ -17,6 +19,7 @@ from annotate.services.judgment_import import (
     judgments_import,
 )
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from tests.annotate.factories import make_researcher
 
 pytestmark = pytest.mark.django_db
 
@@ -179,4 +182,23 @@ def test_the_command_imports_and_reports_problems(run, tmp_path):
     with pytest.raises(CommandError, match=r"bad.csv, row 1, column dataset_a, question_a, dataset_b, question_b: "
                                            r"missing column"):
         call_command("import_judgments", "--file", str(bad), "--run", str(run.pk), "--name", "bad", stdout=StringIO())
+    assert Study.objects.count() == 1
+
+
+def test_the_api_imports_a_file_and_names_problems(run, client):
+    user = make_researcher("rosa")
+    _, key = api_token_create(user=user)
+    auth = {"HTTP_AUTHORIZATION": f"Token {key}"}
+    upload = SimpleUploadedFile("judgments.csv", _csv(), content_type="text/csv")
+    answer = client.post("/api/studies/imported/", data={"run": run.pk, "name": "api", "format": "csv",
+                                                         "files": [upload]}, **auth)
+    assert answer.status_code == 201, answer.content
+    study = Study.objects.get(name="api")
+    assert answer.json() == {"study": study.pk, "n_pairs": 4, "n_evaluators": 5, "n_judgments": 20}
+    assert study.created_by == user
+    bad = SimpleUploadedFile("bad.jsonl", b'{"evaluator": "x"}\n', content_type="application/json")
+    answer = client.post("/api/studies/imported/", data={"run": run.pk, "name": "bad", "format": "jsonl",
+                                                         "files": [bad]}, **auth)
+    assert answer.status_code == 400
+    assert "bad.jsonl, row 1, column dataset_a: blank; a value is required" in answer.json()["error"]
     assert Study.objects.count() == 1

@@ -46,6 +46,7 @@ WHO = {
     ("/api/response-sets/{response_set_id}/human/", "post"): "staff",
     ("/api/response-sets/{response_set_id}/human-labels/", "post"): "researcher",
     ("/api/studies/derived/", "post"): "researcher",
+    ("/api/studies/imported/", "post"): "researcher",
     ("/api/analysis-runs/{analysis_id}/", "get"): "researcher",
 }
 METHODS = ("get", "post", "put", "patch", "delete")
