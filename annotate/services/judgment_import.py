@@ -18,7 +18,8 @@ CSV (one header row) or JSON Lines (one object per line), with the fields
 ``submitted_at``
     Optional ISO 8601 time (default: the import time).
 ``seconds``
-    Optional number >= 0: time spent (default 0).
+    Optional number >= 0: time spent (default 0); the judgment is stored as
+    shown that long before ``submitted_at``.
 
 Label Studio
     The JSON export (a list of tasks) of a pairwise-comparison project
@@ -45,7 +46,7 @@ import io
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
@@ -389,13 +390,14 @@ def judgments_import(
             participations[r.evaluator] = part
         pair = pairs[frozenset((r.a, r.b))]
         when = r.submitted_at or stamp
+        shown = when - timedelta(seconds=r.seconds)
         if r.harder == "skip":
             choice, harder = Choice.SKIP, None
         else:
             harder = questions[r.a] if r.harder == "a" else questions[r.b]
             choice = Choice.LEFT if harder.pk == pair.question_a_id else Choice.RIGHT
         judgments.append(Judgment(participation=part, pair=pair, choice=choice, left_question=pair.question_a,
-                                  harder_question=harder, shown_at=when, submitted_at=when, seconds=r.seconds))
+                                  harder_question=harder, shown_at=shown, submitted_at=when, seconds=r.seconds))
     Judgment.objects.bulk_create(judgments, batch_size=5000)
     pair_votes_recount(study_id=study.pk)
     return study

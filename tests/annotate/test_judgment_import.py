@@ -19,6 +19,7 @@ from annotate.services.judgment_import import (
     judgments_import,
 )
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.services.study_transfer import dump_export, study_export, study_import
 from tests.annotate.factories import make_researcher
 
 pytestmark = pytest.mark.django_db
@@ -202,3 +203,12 @@ def test_the_api_imports_a_file_and_names_problems(run, client):
     assert answer.status_code == 400
     assert "bad.jsonl, row 1, column dataset_a: blank; a value is required" in answer.json()["error"]
     assert Study.objects.count() == 1
+
+
+def test_an_exported_imported_study_keeps_its_origin_and_groups(run):
+    study = judgments_import(files=[ImportFile("j.csv", _csv(), "csv")], run=run, name="original")
+    document = json.loads(dump_export(study_export(study=study)))
+    copy = study_import(document=document, rename="copy", reuse_evaluators=True).study
+    assert copy.origin == StudyOrigin.IMPORTED
+    assert sorted(Participation.objects.filter(study=copy).values_list("group", flat=True)) == \
+        ["crowd"] * 3 + ["experts"] * 2
