@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
+from scoring.analyses._common import correlation
 from scoring.exceptions import ConvergenceError, NoEstimateError
 from scoring.human_scale import bradley_terry, human_scale, spearman_brown
 
@@ -76,3 +77,10 @@ def test_spearman_brown_of_mirrored_halves_is_undefined():
     assert np.isnan(spearman_brown(-1.0))
     assert spearman_brown(-0.5) == pytest.approx(-2.0, abs=1e-15)  # defined, if odd: 2 (-1/2) / (1/2)
     assert spearman_brown(0.6) == pytest.approx(0.75, abs=1e-15)
+
+
+def test_a_pearson_correlation_of_a_vector_constant_within_rounding_is_undefined():
+    x = [1.0, 1.0 + 2**-52, 1.0, 1.0 + 2**-51]
+    r = correlation(x, [1.0, 2.0, 3.0, 4.0], method="pearson")
+    assert r.value is None and "constant within rounding" in r.undefined_reason
+    assert correlation([1.0, 1.5, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0], method="pearson").value is not None
