@@ -25,16 +25,20 @@ easiest quarter against one from the hardest quarter; 2 label steps with a
 label). The qualifying candidates of all subjects are taken by decreasing gap
 (equal gaps in random order); pairs listed in ``exclude`` (the study's regular
 pairs) are passed over. The harder question of each check is the one with
-the larger value.
+the larger value. The test ``gap >= min_gap`` is decided in exact arithmetic
+(:mod:`scoring.exact`): a gap equal to ``min_gap`` qualifies whatever the
+rounding of the float subtraction.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from scoring._validation import as_rng
+from scoring.exact import gap_sign, intended_value
 
 __all__ = ["DEFAULT_MIN_LABEL_GAP", "DEFAULT_MIN_RANK_GAP", "AttentionChecks", "attention_check_count",
            "select_attention_checks"]
@@ -81,7 +85,9 @@ def attention_check_count(n_pairs: int, share: float) -> int:
     """How many attention checks to add to ``n_pairs`` regular pairs.
 
     They make up ``share`` of all served pairs:
-    ``round(share * n_pairs / (1 - share))`` (Python's ``round``, half to even).
+    ``round(share * n_pairs / (1 - share))`` (Python's ``round``, half to even),
+    computed exactly on the share as written (:func:`scoring.exact.intended_value`:
+    0.1 is one tenth), so a count that is exactly a half rounds to even.
 
     Parameters
     ----------
@@ -101,7 +107,8 @@ def attention_check_count(n_pairs: int, share: float) -> int:
     """
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 0.5:
         raise ValueError(ERR_SHARE.format(value=share))
-    return round(share * n_pairs / (1 - share))
+    exact = intended_value(float(share))
+    return round(exact * n_pairs / (1 - exact))
 
 
 def select_attention_checks(
@@ -188,8 +195,15 @@ def select_attention_checks(
     empty = AttentionChecks(np.empty((0, 2), dtype=np.int64), np.empty(0, dtype=np.int64), np.empty(0), by, 0)
 
     value = np.full(n, np.nan)
+    # The gap test is exact: percentile ranks are (r - 1) / (n - 1) with r a whole or half rank, compared
+    # as the fraction (2 r_hi - 2 r_lo) / (2 (n - 1)); a label gap through scoring.exact.gap_sign.
+    twice_rank = np.zeros(n, dtype=np.int64)
+    scale = 2 * (int(ok.sum()) - 1)
     if ok.sum() >= 2:
-        value[ok] = raw[ok] if label is not None else (rankdata(raw[ok]) - 1) / (ok.sum() - 1)
+        ranks = rankdata(raw[ok])
+        twice_rank[ok] = np.rint(2 * ranks).astype(np.int64)
+        value[ok] = raw[ok] if label is not None else (ranks - 1) / (ok.sum() - 1)
+    gap_min = intended_value(float(min_gap))
     excluded = set()
     if exclude is not None:
         ex = np.asarray(exclude, dtype=np.int64).reshape(-1, 2)
@@ -204,7 +218,11 @@ def select_attention_checks(
         for k in range(members.size // 2):
             lo, hi = members[k], members[members.size - 1 - k]
             gap = value[hi] - value[lo]
-            if gap < min_gap:
+            if label is None:
+                below = Fraction(int(twice_rank[hi] - twice_rank[lo]), scale) < gap_min
+            else:
+                below = bool(gap_sign(value[hi], value[lo], gap_min)[()] < 0)
+            if below:
                 break
             pair = (int(min(ids[lo], ids[hi])), int(max(ids[lo], ids[hi])))
             if pair in excluded:

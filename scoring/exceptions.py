@@ -51,3 +51,31 @@ class NonFiniteError(ArithmeticError):
             f"{method} produced a non-finite value in {quantity} at iteration {n_iter}; the input holds "
             "values too small or too large for float64 arithmetic (more iterations would not help)"
         )
+
+
+class NoEstimateError(ConvergenceError):
+    """A maximum-likelihood estimate does not exist, so no iteration can reach one.
+
+    Raised by an unpenalised fit (Bradley-Terry with ``penalty=0``) when some
+    questions are judged harder than every question they are compared with
+    outside their group (or easier than every one): the likelihood keeps
+    rising as their logits move apart, and a finite answer would be an
+    artefact of where the iteration stopped. A subclass of
+    :class:`ConvergenceError`, so code that catches failures to converge
+    catches this too.
+
+    Attributes
+    ----------
+    method : str
+    questions : tuple of int
+        Indices of the questions whose logits diverge (a group never judged
+        easier than a question outside it), at most 10.
+    """
+
+    def __init__(self, method: str, *, questions: tuple[int, ...], reason: str) -> None:
+        self.method = method
+        self.questions = questions
+        self.n_iter = 0
+        self.residual = float("nan")
+        self.tol = float("nan")
+        RuntimeError.__init__(self, f"{method} has no maximum-likelihood estimate: {reason}; use a penalty > 0")

@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 from scoring._quantiles import column_nanquantile
 from scoring._typing import FloatArray
 from scoring.analyses._common import Correlation, correlation
+from scoring.exact import intended_value, suffix_start_exact
 from scoring.pairs import FIRST, SECOND, TIE, UNDEFINED, merge_ties
 
 __all__ = [
@@ -199,14 +200,14 @@ class _Layout:
         self.n_subjects = int(starts.size)
 
     def suffix_start(self, margin: float) -> NDArray[np.int64]:
-        """First position of the same subject whose label exceeds ``label + margin``."""
+        """First position of the same subject whose label exceeds ``label + margin`` (exactly)."""
         # key (subject segment, label) searched within the segment: shift labels by segment
         out = np.empty(self.n, dtype=np.int64)
         starts: NDArray[np.intp] = (np.flatnonzero(np.r_[True, self.seg_id[1:] != self.seg_id[:-1]]) if self.n
                                     else np.empty(0, np.intp))
         for a in starts:
             b = int(self.seg_end[a])
-            out[a:b] = a + np.searchsorted(self.label[a:b], self.label[a:b] + margin, side="right")
+            out[a:b] = suffix_start_exact(self.label, margin, start=int(a), stop=b)
         return out
 
 
@@ -471,7 +472,7 @@ def pair_agreement_counts_slow(
         for b in range(a + 1, keep.size):
             if subj[keep[a]] != subj[keep[b]]:
                 continue
-            if abs(lab[a] - lab[b]) <= margin:
+            if abs(intended_value(float(lab[a])) - intended_value(float(lab[b]))) <= intended_value(margin):
                 out["n_label_ties"] += 1
                 continue
             out["n_pairs"] += 1

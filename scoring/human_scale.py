@@ -30,7 +30,7 @@ from scipy.sparse.linalg import cg
 
 from scoring._bradley_terry import merge_directions, newton_ascent, pair_terms, sigmoid as _sigmoid
 from scoring._quantiles import column_nanquantile
-from scoring.exceptions import ConvergenceError
+from scoring.exceptions import ConvergenceError, NoEstimateError
 from scoring.pairs import FIRST, SECOND
 
 __all__ = [
@@ -54,6 +54,10 @@ MISFIT_THRESHOLD = 1.3
 DISCONNECTED_WARNING = (
     "the comparison graph has {n} connected components (sizes {sizes}); the scale is fitted per component "
     "and each sums to zero, so values from different components are not comparable"
+)
+SPLIT_HALF_UNDEFINED = (
+    "split-half reliability is undefined in {n} of {n_splits} splits (left out of the mean): the two halves' "
+    "scales correlate at -1 within rounding, and the Spearman-Brown correction 2r / (1 + r) divides by 0"
 )
 
 _FloatArray = NDArray[np.float64]
@@ -121,7 +125,9 @@ class HumanScale:
     residual : float
         Largest absolute gradient entry at the end of the full fit.
     warnings : tuple of str
-        The disconnected-graph warning when it was raised.
+        The disconnected-graph warning when it was raised, and the reason
+        when splits were left out of the split-half figures because the
+        halves correlate at -1 within rounding (Spearman-Brown undefined).
     """
 
     difficulty: _FloatArray
@@ -227,6 +233,38 @@ def _components(h: _IntArray, o: _IntArray, n_items: int) -> tuple[_IntArray, in
     for new, old in enumerate(keys):
         labels[(raw == old) & judged] = new
     return labels, len(keys)
+
+
+def _check_estimate_exists(h: _IntArray, o: _IntArray, n_items: int) -> None:
+    """Raise :class:`NoEstimateError` unless every connected component is strongly connected.
+
+    An edge runs from the question judged harder to the other one. The unpenalised likelihood has a
+    finite maximum exactly when, within each component, every question can be reached from every
+    other along such edges (Zermelo's and Ford's condition); otherwise a group of questions that no
+    question outside it was ever judged harder than has logits that diverge to +infinity.
+    """
+    if h.size == 0:
+        return
+    graph = coo_matrix((np.ones(h.size), (h, o)), shape=(n_items, n_items)).tocsr()
+    _, weak = connected_components(graph, directed=False)
+    n_strong, strong = connected_components(graph, directed=True, connection="strong")
+    judged = np.zeros(n_items, dtype=bool)
+    judged[h] = True
+    judged[o] = True
+    if np.unique(strong[judged]).size == np.unique(weak[judged]).size:
+        return
+    # A strong component that no edge from outside enters: judged harder than every outsider it met.
+    entered = np.zeros(n_strong, dtype=bool)
+    crossing = strong[h] != strong[o]
+    entered[strong[o[crossing]]] = True  # o was judged easier than someone outside its strong component
+    sources = [c for c in np.unique(strong[judged]).tolist()
+               if not entered[c] and np.any(crossing & (strong[h] == c))]
+    group = np.flatnonzero(strong == sources[0]) if sources else np.flatnonzero(judged)
+    shown = tuple(int(i) for i in group[:10])
+    more = f" and {group.size - 10} more" if group.size > 10 else ""
+    raise NoEstimateError("Bradley-Terry", questions=shown, reason=(
+        f"question(s) {list(shown)}{more} are judged harder than every question outside their group that "
+        "they are compared with, and never easier, so their logits grow without bound"))
 
 
 #: Components larger than this take their Newton steps by conjugate gradients on the sparse
@@ -671,15 +709,25 @@ def spearman_brown(r: float, *, factor: float = 2.0) -> float:
     -------
     float
         ``factor * r / (1 + (factor - 1) * r)``; NaN when ``r`` is NaN or
-        the denominator is 0.
+        the denominator is 0 within the rounding of its two terms
+        (``|den| <= 8 eps (1 + |(factor - 1) r|)``: two exactly mirrored
+        halves give ``r = -1 + 2**-52``, whose "reliability" would be
+        -9e15).
 
     Examples
     --------
     >>> round(spearman_brown(0.6), 4)
     0.75
+    >>> spearman_brown(-1 + 2**-52)
+    nan
     """
-    den = 1.0 + (factor - 1.0) * r
-    return float("nan") if not np.isfinite(r) or den == 0 else float(factor * r / den)
+    if not np.isfinite(r):
+        return float("nan")
+    term = (factor - 1.0) * r
+    den = 1.0 + term
+    if abs(den) <= 8 * np.finfo(np.float64).eps * (1.0 + abs(term)):
+        return float("nan")
+    return float(factor * r / den)
 
 
 def _misfit(
@@ -725,8 +773,9 @@ def bradley_terry(
         Number of questions; default the largest index + 1.
     penalty : float, default 0.1
         Ridge penalty ``penalty/2 * sum b**2`` (>= 0; 0 = plain maximum
-        likelihood, which diverges when a question wins or loses all its
-        comparisons).
+        likelihood, which exists only when every connected component of the
+        judgments is strongly connected; otherwise :class:`NoEstimateError`
+        is raised before any iteration).
     tol : float, default 1e-9
         Stop when the largest absolute gradient entry is below ``tol``.
     max_iter : int, default 100
@@ -744,6 +793,10 @@ def bradley_terry(
         On malformed input (the message names the parameter).
     ConvergenceError
         If a component does not converge within ``max_iter``.
+    NoEstimateError
+        With ``penalty=0``, when no maximum-likelihood estimate exists (a
+        group of questions judged harder than every outsider it met, never
+        easier); the message names the questions.
 
     Examples
     --------
@@ -755,6 +808,8 @@ def bradley_terry(
     penalty = _check_float(penalty, name="penalty", low=0.0, high=None)
     tol = _check_float(tol, name="tol", low=0.0, high=None, open_low=True)
     max_iter = _check_positive_int(max_iter, name="max_iter", minimum=1)
+    if penalty == 0:
+        _check_estimate_exists(h, o, n)
     b, se, *_ = _fit(h, o, n, penalty, tol=tol, max_iter=max_iter, raise_on_fail=True)
     return b, se
 
@@ -923,6 +978,8 @@ def _human_scale(
     order = np.lexsort((o, h, e))
     h, o, e = h[order], o[order], e[order]
 
+    if penalty == 0:
+        _check_estimate_exists(h, o, n)
     b, se, component, n_comp, n_iter, residual, converged = _fit(
         h, o, n, penalty, tol=tol, max_iter=max_iter, raise_on_fail=True
     )
@@ -994,6 +1051,7 @@ def _human_scale(
             ci_low[seen], ci_high[seen] = column_nanquantile(draws[:, seen], np.array([alpha, 1.0 - alpha]))
 
     split_p, split_s = [], []
+    n_mirrored = 0
     if split_times:
         from scipy import stats  # ~1 s at import: loaded where used, not when the site starts
 
@@ -1005,12 +1063,19 @@ def _human_scale(
             both = np.isfinite(scales[0]) & np.isfinite(scales[1])
             x, y = scales[0][both], scales[1][both]
             if both.sum() >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
-                split_p.append(spearman_brown(float(np.corrcoef(x, y)[0, 1])))
+                r_p = float(np.corrcoef(x, y)[0, 1])
+                sb = spearman_brown(r_p)
+                if not np.isfinite(sb):
+                    n_mirrored += 1
+                    continue
+                split_p.append(sb)
                 # two fits to ``tol`` differ by at most this (no such bound without a penalty: exact ties only)
                 close = 2.0 * np.sqrt(n) * tol / penalty if penalty > 0 else 0.0
                 split_s.append(spearman_brown(float(stats.spearmanr(_ties_within(x, close),
                                                                     _ties_within(y, close)).statistic)))
 
+    if n_mirrored:
+        notes.append(SPLIT_HALF_UNDEFINED.format(n=n_mirrored, n_splits=len(split_times)))
     if h.size:
         ev_infit, ev_outfit = _misfit(b, h, o, e, m)
         it_groups = np.concatenate([h, o])

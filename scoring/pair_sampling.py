@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from scoring._typing import BoolArray, FloatArray
 from scoring._validation import as_rng, check_positive_int
-from scoring.pairs import FIRST, SECOND, _merge_within, _verdicts, tie_threshold
+from scoring.pairs import FIRST, SECOND, _merge_within, _tie_threshold_exact, _verdicts
 
 __all__ = ["STRATEGIES", "PairSample", "count_possible_pairs", "sample_pairs"]
 
@@ -225,8 +226,8 @@ def sample_pairs(
         )
     tolerance = _check_tolerances(tie_tolerance)
     ids, labels, ref = ids[eligible], labels[eligible], ref[eligible]
-    ref_threshold = tie_threshold(ref, tol=tolerance.get(reference, 0.0))
-    baselines = [(values[eligible], tie_threshold(values[eligible], tol=tolerance.get(name, 0.0)))
+    ref_threshold = _tie_threshold_exact(ref, tol=tolerance.get(reference, 0.0))
+    baselines = [(values[eligible], _tie_threshold_exact(values[eligible], tol=tolerance.get(name, 0.0)))
                  for name, values in table.items()]
     groups = _groups(ids, labels)
     n_possible = _check_enough(groups, n_pairs, n_eligible=ids.size)
@@ -414,8 +415,8 @@ def _stratified(
 
 
 def _count_disagreements(
-    ref: tuple[FloatArray, float],
-    baselines: list[tuple[FloatArray, float]],
+    ref: tuple[FloatArray, Fraction],
+    baselines: list[tuple[FloatArray, Fraction]],
     first: NDArray[np.intp],
     second: NDArray[np.intp],
 ) -> NDArray[np.int16]:

@@ -28,6 +28,7 @@ import dataclasses
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 from scoring._typing import FloatArray
 from scoring._validation import as_rng, check_in_open_interval, check_positive_int
 from scoring.agreement import KappaResult
+from scoring.exact import gap_sign, intended_value
 
 __all__ = [
     "FIRST",
@@ -278,6 +280,14 @@ def tie_threshold(difficulty: ArrayLike, *, tol: float) -> float:
     return tol * float(finite.max() - finite.min())
 
 
+def _tie_threshold_exact(d: FloatArray, *, tol: float, atol: float = 0.0) -> Fraction:
+    """``max(atol, tol * spread)`` on the intended values (:func:`scoring.exact.intended_value`)."""
+    finite = d[np.isfinite(d)]
+    spread = (intended_value(float(finite.max())) - intended_value(float(finite.min()))
+              if finite.size >= 2 else Fraction(0))
+    return max(intended_value(atol), intended_value(tol) * spread)
+
+
 def harder_of_pairs(
     difficulty: ArrayLike, pairs: ArrayLike, *, tol: float = 0.0, atol: float = 0.0
 ) -> NDArray[np.int8]:
@@ -294,6 +304,9 @@ def harder_of_pairs(
         Relative tie tolerance: ``|d_i - d_j| <= tol * spread`` is a ``TIE``,
         ``spread`` being max - min of the finite values of ``difficulty``
         (all of them, not only those of ``pairs``; see :func:`tie_threshold`).
+        Decided in exact arithmetic on the values the floats stand for
+        (:func:`scoring.exact.gap_sign`): a gap equal to the threshold is a
+        tie whatever the rounding.
         Pass the method's registry ``tie_tolerance`` so that numerical noise
         never decides a verdict. The default calls only exactly equal scores
         a tie. When every finite value is the same (spread 0), every defined
@@ -359,18 +372,23 @@ def harder_of_pairs(
     if same.any():
         r = int(np.flatnonzero(same)[0])
         raise ValueError(f"pairs row {r} pairs question {int(p[r, 0])} with itself")
-    threshold = max(_check_tolerance(atol, name="atol"), tie_threshold(d, tol=tol))
+    threshold = _tie_threshold_exact(d, tol=_check_tolerance(tol, name="tol"),
+                                     atol=_check_tolerance(atol, name="atol"))
     return _verdicts(d[p[:, 0]], d[p[:, 1]], threshold)
 
 
-def _verdicts(di: FloatArray, dj: FloatArray, threshold: float) -> NDArray[np.int8]:
-    """The kernel of :func:`harder_of_pairs`: ``di``, ``dj`` finite or NaN, ``threshold >= 0``."""
+def _verdicts(di: FloatArray, dj: FloatArray, threshold: float | Fraction) -> NDArray[np.int8]:
+    """The kernel of :func:`harder_of_pairs`: ``di``, ``dj`` finite or NaN, ``threshold >= 0``.
+
+    A gap equal to the threshold is a tie, decided exactly (:func:`scoring.exact.gap_sign`).
+    """
     out = np.full(di.shape[0], int(UNDEFINED), dtype=np.int8)
     defined = ~(np.isnan(di) | np.isnan(dj))
-    diff = di - dj
-    out[defined & (diff > threshold)] = FIRST
-    out[defined & (diff < -threshold)] = SECOND
-    out[defined & (np.abs(diff) <= threshold)] = TIE
+    first = gap_sign(di, dj, threshold) > 0
+    second = gap_sign(dj, di, threshold) > 0
+    out[defined & first] = FIRST
+    out[defined & second] = SECOND
+    out[defined & ~first & ~second] = TIE
     return out
 
 
@@ -388,7 +406,8 @@ def merge_ties(difficulty: ArrayLike, *, tol: float) -> FloatArray:
     -------
     ndarray of float64, shape (n_questions,)
         The sorted finite values are cut wherever two neighbours differ by
-        more than ``tie_threshold(difficulty, tol=tol)``; each run between
+        more than ``tie_threshold(difficulty, tol=tol)`` (decided exactly, as
+        in :func:`harder_of_pairs`); each run between
         cuts takes its smallest value. The order of distinct values is kept,
         so ranks (Spearman, Kendall) computed on the result treat values that
         differ by noise as tied.
@@ -401,17 +420,17 @@ def merge_ties(difficulty: ArrayLike, *, tol: float) -> FloatArray:
     d = np.array(difficulty, dtype=np.float64)
     if d.ndim != 1:
         raise ValueError(f"difficulty must be 1-dimensional (n_questions,); got shape {d.shape}")
-    return _merge_within(d, tie_threshold(d, tol=tol))
+    return _merge_within(d, _tie_threshold_exact(d, tol=_check_tolerance(tol, name="tol")))
 
 
-def _merge_within(d: FloatArray, threshold: float) -> FloatArray:
+def _merge_within(d: FloatArray, threshold: float | Fraction) -> FloatArray:
     """The kernel of :func:`merge_ties` with an absolute ``threshold`` (changes ``d`` in place)."""
     finite = np.flatnonzero(np.isfinite(d))
     if finite.size < 2:
         return d
     order = finite[np.argsort(d[finite], kind="stable")]
     values = d[order]
-    run = np.concatenate([[0], np.cumsum(np.diff(values) > threshold)])
+    run = np.concatenate([[0], np.cumsum(gap_sign(values[1:], values[:-1], threshold) > 0)])
     first_of_run = np.flatnonzero(np.concatenate([[True], np.diff(run) > 0]))
     d[order] = values[first_of_run][run]
     return d

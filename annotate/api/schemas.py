@@ -354,3 +354,56 @@ class AnalysisRunOut(Schema):
     error: str
     params: dict[str, Any]
     result: dict[str, Any] | None = Field(description="the analysis result once done (same as its result.json)")
+
+
+# --- derived studies ---------------------------------------------------------------------------------
+
+
+class DerivedStudyRequest(BaseModel):
+    """Derive a study's judgments from a human response set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    human_response_set: int = Field(description="id of a loaded response set marked as human")
+    run: int = Field(description="id of a finished scoring run of a model set (the methods compared)")
+    name: str = Field("", description="name of the new study (required unless dry_run)")
+    n_pairs: int = Field(500, ge=1, description="pairs to draw (fewer when fewer same-subject pairs exist)")
+    seed: int = Field(0, ge=0, description="seed of the uniform pair draw")
+    dry_run: bool = Field(False, description="count the pairs and judgments; write nothing")
+
+
+class DerivedStudyOut(BaseModel):
+    """The counts of a derived study (a preview when ``study`` is null)."""
+
+    study: int | None = Field(description="id of the created study; null for a dry run")
+    rule: str = Field(description="the pairing rule")
+    n_persons: int
+    n_questions_shared: int
+    n_subjects: int
+    n_possible_pairs: int
+    n_pairs: int
+    n_votes: int = Field(description="person x pair cells with one answer right and the other wrong")
+    n_no_information: int = Field(description="cells with equal credit on both (stored as skips)")
+    n_unanswered: int = Field(description="cells where the person did not answer both (no judgment)")
+    n_persons_with_judgments: int
+
+
+# --- imported studies --------------------------------------------------------------------------------
+
+
+class ImportFields(Schema):
+    """The text fields of a judgment import (multipart form); the files are ``files`` parts."""
+
+    run: int = Field(description="id of a finished scoring run (the methods the report compares)")
+    name: str = Field(description="name of the new study")
+    format: Literal["csv", "jsonl", "label-studio"] = Field(
+        description="format of every file: CSV or JSON Lines (evaluator, group, dataset_a, question_a, dataset_b, "
+                    "question_b, harder = a/b/skip, submitted_at, seconds) or a Label Studio pairwise export")
+    group: str = Field("", max_length=100, description="group of every evaluator without a group value")
+
+
+class ImportedStudyOut(Schema):
+    study: Id
+    n_pairs: int
+    n_evaluators: int
+    n_judgments: int = Field(description="votes and skips")

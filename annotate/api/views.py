@@ -31,7 +31,9 @@ from annotate.selectors.studies import study_for_researcher
 from annotate.selectors.uploads import upload_job_get
 from annotate.services.alignment import alignment_report_compute
 from annotate.services.analyses import analysis_run_start
+from annotate.services.derived import DerivedPreview, derived_study_create, derived_study_preview
 from annotate.services.human import response_set_mark_human
+from annotate.services.judgment_import import ImportFile, judgments_import
 from annotate.services.report_files import (
     JSON_PAIRS_LIMIT,
     judgments_csv,
@@ -333,3 +335,77 @@ def analysis_run_detail(request: HttpRequest,
     if run is None:
         raise ApiError(404, ERR_NOT_FOUND.format(kind="analysis run", pk=analysis_id))
     return _analysis_out(run)
+
+
+# --- derived studies ----------------------------------------------------------------------------
+
+
+def _derived_out(preview: DerivedPreview, study: Study | None) -> schemas.DerivedStudyOut:
+    return schemas.DerivedStudyOut(
+        study=None if study is None else study.pk, rule=preview.rule, n_persons=preview.n_persons,
+        n_questions_shared=preview.n_questions_shared, n_subjects=preview.n_subjects,
+        n_possible_pairs=preview.n_possible_pairs, n_pairs=preview.n_pairs, n_votes=preview.n_votes,
+        n_no_information=preview.n_no_information, n_unanswered=preview.n_unanswered,
+        n_persons_with_judgments=preview.n_persons_with_judgments)
+
+
+@router.post("/studies/derived/", auth=RESEARCHER,
+             response={200: schemas.DerivedStudyOut, 201: schemas.DerivedStudyOut, **_errors(400, 401, 403)},
+             url_name="api_study_derive", operation_id="deriveStudy",
+             summary="Make a closed study whose judgments are derived from a human response set (per person, the "
+                     "one of two same-subject questions answered wrong is harder); dry_run previews the counts "
+                     "(200). Researchers and staff.",
+             openapi_extra=_location(201, "URL of the new study's report"))
+def study_derive(request: HttpRequest, response: HttpResponse, payload: schemas.DerivedStudyRequest) -> Any:
+    run = scoring_run_get(run_id=payload.run)
+    if run is None:
+        raise ApiError(400, ERR_RUN.format(value=payload.run))
+    try:
+        if payload.dry_run:
+            preview = derived_study_preview(human_set_id=payload.human_response_set, run=run,
+                                            n_pairs=payload.n_pairs, seed=payload.seed)
+            return Status(200, _derived_out(preview, None))
+        study, preview = derived_study_create(human_set_id=payload.human_response_set, run=run, name=payload.name,
+                                              n_pairs=payload.n_pairs, seed=payload.seed, created_by=request.auth)
+    except ValueError as error:
+        raise ApiError(400, str(error)) from None
+    response["Location"] = reverse("annotate:api_study_report", kwargs={"study_id": study.pk})
+    return Status(201, _derived_out(preview, study))
+
+
+# --- imported studies ---------------------------------------------------------------------------
+
+#: Largest judgment file the API accepts (bytes).
+MAX_IMPORT_BYTES = 50 * 1024 * 1024
+ERR_IMPORT_SIZE = "{name} is {size:,} bytes; at most {limit:,} are accepted"
+ERR_IMPORT_FILES = "send at least one file as a 'files' part"
+
+
+@router.post("/studies/imported/", auth=RESEARCHER,
+             response={201: schemas.ImportedStudyOut, **_errors(400, 401, 403)},
+             url_name="api_study_import", operation_id="importStudy",
+             summary="Import pairwise judgments made elsewhere (CSV, JSON Lines or a Label Studio pairwise export) "
+                     "as a closed study of origin 'imported'; every problem is named by file, row and column and "
+                     "nothing is written. Researchers and staff.",
+             openapi_extra=_location(201, "URL of the new study's report"))
+def study_import_judgments(request: HttpRequest, response: HttpResponse, fields: Form[schemas.ImportFields],
+                           files: File[list[UploadedFile]] | None = None) -> Any:
+    parts = request.FILES.getlist("files")
+    if not parts:
+        raise ApiError(400, ERR_IMPORT_FILES)
+    for part in parts:
+        if part.size is not None and part.size > MAX_IMPORT_BYTES:
+            raise ApiError(400, ERR_IMPORT_SIZE.format(name=part.name, size=part.size, limit=MAX_IMPORT_BYTES))
+    run = scoring_run_get(run_id=fields.run)
+    if run is None:
+        raise ApiError(400, ERR_RUN.format(value=fields.run))
+    try:
+        files_in = [ImportFile(name=str(p.name), data=p.read(), format=fields.format, group=fields.group)
+                    for p in parts]
+        study = judgments_import(files=files_in, run=run, name=fields.name, created_by=request.auth)
+    except ValueError as error:
+        raise ApiError(400, str(error)) from None
+    response["Location"] = reverse("annotate:api_study_report", kwargs={"study_id": study.pk})
+    n_judgments = sum(p.judgments.count() for p in study.participations.all())
+    return Status(201, schemas.ImportedStudyOut(study=study.pk, n_pairs=study.n_pairs,
+                                                n_evaluators=study.participations.count(), n_judgments=n_judgments))

@@ -7,7 +7,20 @@ from annotate.labels import label
 from annotate.selectors.catalog import response_sets_loaded
 from annotate.selectors.human_labels import response_sets_human
 from annotate.services.analyses import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_params, defaults
+from annotate.services.analyses.human_labels import check_label, label_keys
 from annotate.services.analyses.params import check_groups
+
+
+def _label_choices() -> list[tuple[str, object]]:
+    """Every usable label: metadata columns of the loaded model sets (with type and coverage) and human sets."""
+    columns: dict[str, list[str]] = {}
+    for rs in response_sets_loaded().filter(is_human=False):
+        for k in label_keys(response_set=rs):
+            columns.setdefault(k.key, []).append(f"{rs}: {k.kind}, {k.n_labelled:,} of {k.n_questions:,} questions")
+    metadata = [(f"metadata:{key}", f"{key} ({'; '.join(where)})") for key, where in sorted(columns.items())]
+    humans = [(f"human:{rs.pk}", f"{rs} (set {rs.pk}, people's answers)") for rs in response_sets_human()]
+    return [("Question metadata columns", metadata or [("", "none loaded")]),
+            ("Human response sets", humans or [("", "none loaded")])]
 
 
 def _field(name: str, default) -> forms.Field:
@@ -26,13 +39,15 @@ def _field(name: str, default) -> forms.Field:
         return forms.CharField(max_length=120, label="group by",
                                help_text="dataset, subject, or metadata:KEY (KEY = a question metadata column)")
     if name == "label":
-        humans = ", ".join(f"human:{rs.pk} = {rs}" for rs in response_sets_human()) or "none loaded"
-        return forms.CharField(max_length=120, label="human label",
-                               help_text="metadata:KEY (a question metadata column) or human:ID (a response set "
-                                         f"marked as human; {humans})")
+        return forms.ChoiceField(choices=_label_choices(), label="human label",
+                                 help_text="a question metadata column of the response set (type and coverage per "
+                                           "set), or a response set of people's answers")
     if name == "label_higher_is_harder":
-        return forms.BooleanField(required=False, label="higher label = harder",
-                                  help_text="untick for a label that grows with ease (a solve rate)")
+        return forms.TypedChoiceField(
+            choices=[(True, "higher = harder (a level, a difficulty)"),
+                     (False, "higher = easier (a solve rate)")],
+            coerce=lambda v: v in (True, "True"), widget=forms.RadioSelect, label="label direction",
+            help_text="for a metadata column; a human response set is read as a difficulty")
     if name == "margin":
         return forms.FloatField(min_value=0.0, label="label margin",
                                 help_text="pairs also counted only when their labels differ by more than this")
@@ -64,6 +79,8 @@ def analysis_form_class(kind: str) -> type[forms.Form]:
             try:
                 data["params"] = check_params(kind, {k: data[k] for k in params})
                 check_groups(kind, response_set=data.get("response_set"), params=data["params"])
+                if kind == "human_labels" and data.get("response_set") is not None:
+                    check_label(response_set=data["response_set"], label=data["params"]["label"])
             except ValueError as exc:
                 raise forms.ValidationError(str(exc)) from exc
         return data

@@ -7,7 +7,7 @@ import secrets
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotate.models import OnboardingQuestion, PairStrategy, ScoringRun, Study
+from annotate.models import OnboardingQuestion, PairStrategy, ResponseSet, ScoringRun, Study
 from annotate.models.studies import (
     DEFAULT_ADAPTIVE_MIN_COMPARISONS,
     DEFAULT_ADAPTIVE_RANDOM_SHARE,
@@ -18,6 +18,7 @@ from annotate.models.studies import (
     PROLIFIC_SESSION_PARAM,
     PROLIFIC_STUDY_PARAM,
 )
+from annotate.selectors.human_labels import response_sets_human_queryset
 from annotate.selectors.studies import study_related
 from annotate.selectors.study_scope import (
     datasets_of_finished_runs,
@@ -198,6 +199,34 @@ class ScopeCountsForm(forms.Form):
         self.fields["run"].queryset = scoring_runs_finished()
         self.fields["datasets"].queryset = datasets
         self.fields["subjects"].queryset = subjects_of_datasets(datasets=datasets)
+
+
+class HumanSetChoiceField(forms.ModelChoiceField):
+    """A loaded human response set, labelled with its id."""
+
+    def label_from_instance(self, obj) -> str:
+        return f"{obj.name} v{obj.version} · set {obj.pk}"
+
+
+class DerivedStudyForm(forms.Form):
+    """A study derived from a human response set: which set, which run, how many pairs."""
+
+    human_set = HumanSetChoiceField(queryset=ResponseSet.objects.none(), label="Human response set",
+                                    empty_label="Choose a set marked as human…",
+                                    help_text="People's answers: one column per person.")
+    run = RunChoiceField(queryset=ScoringRun.objects.none(), label="Scoring run to compare",
+                         empty_label="Choose a finished run…",
+                         help_text="Its methods are what the report compares with the derived judgments.")
+    n_pairs = forms.IntegerField(min_value=1, max_value=1_000_000, initial=500, label="Pairs",
+                                 help_text="Drawn uniformly among the same-subject pairs (fewer when fewer exist).")
+    seed = forms.IntegerField(min_value=0, max_value=2**SEED_BITS - 1, initial=0, label="Seed")
+    name = forms.CharField(max_length=200, required=False, label="Study name",
+                           help_text="Needed to create the study; not for the preview.")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["human_set"].queryset = response_sets_human_queryset()
+        self.fields["run"].queryset = scoring_runs_finished()
 
 
 class MarkdownPreviewForm(forms.Form):

@@ -14,9 +14,14 @@ Names (dataset, subject and model names, question ids)
 
 Credits near 0 or 1 (the documented rule)
     A credit in (0, 1e-12) becomes exactly 0 and one in (1 - 1e-12, 1)
-    exactly 1: such values are rounding noise of a scorer, and a subnormal
-    credit (5e-324) would otherwise make EIP divide by a number whose
-    reciprocal overflows. How many were rounded is a note of the load summary.
+    exactly 1, the bounds decided in exact arithmetic on the number as
+    written (:func:`scoring.exact.near_zero_or_one`: ``0.999999999999`` is
+    exactly 1e-12 from 1 and stays). A credit outside [0, 1], even by one
+    unit in the last place (``1.0000000000000002``), is refused like any
+    other out-of-range credit, naming its file, row and column. Values
+    just inside are rounding noise of a scorer, and a subnormal credit
+    (5e-324) would otherwise make EIP divide by a number whose reciprocal
+    overflows. How many were rounded is a note of the load summary.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from annotate.loaders.base import ParsedResponseSet
+from scoring.exact import near_zero_or_one
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -135,9 +141,9 @@ def snap_credits(credit: pd.Series) -> tuple[pd.Series, int, int]:
     """
     import pandas as pd
     numbers = pd.to_numeric(credit, errors="coerce").to_numpy(dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        low = (numbers > 0.0) & (numbers < CREDIT_SNAP)
-        high = (numbers < 1.0) & (numbers > 1.0 - CREDIT_SNAP)
+    near_low, near_high = near_zero_or_one(numbers, CREDIT_SNAP)
+    low = near_low & (numbers > 0.0)
+    high = near_high & (numbers < 1.0)
     n_low, n_high = int(low.sum()), int(high.sum())
     if not n_low and not n_high:
         return credit, 0, 0

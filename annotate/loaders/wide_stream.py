@@ -50,6 +50,7 @@ from annotate.loaders._tabular_common import (
 )
 from annotate.loaders.dense import DenseCells
 from annotate.loaders.names import CREDIT_SNAP
+from scoring.exact import near_zero_or_one
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -120,9 +121,9 @@ def _check_header(file: str, header: list[str], id_column: str, problems: _Probl
 
 def _snap(number: np.ndarray, observed: np.ndarray, cells: DenseCells) -> None:
     """Credits within ``CREDIT_SNAP`` of 0 or 1 made 0 or 1 (in place), counted on ``cells``."""
-    with np.errstate(invalid="ignore"):
-        low = observed & (number > 0.0) & (number < CREDIT_SNAP)
-        high = observed & (number < 1.0) & (number > 1.0 - CREDIT_SNAP)
+    near_low, near_high = near_zero_or_one(number, CREDIT_SNAP)
+    low = observed & near_low & (number > 0.0)
+    high = observed & near_high & (number < 1.0)
     n_low, n_high = int(low.sum()), int(high.sum())
     if n_low:
         number[low] = 0.0

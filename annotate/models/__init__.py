@@ -37,6 +37,7 @@ from annotate.models.studies import (
     PairStrategy,
     Participation,
     Study,
+    StudyOrigin,
     StudyStatus,
 )
 from annotate.models.uploads import UploadJob, UploadState
@@ -74,6 +75,7 @@ __all__ = [
     "RunStatus",
     "ScoringRun",
     "Study",
+    "StudyOrigin",
     "StudyStatus",
     "Subject",
     "UploadJob",

@@ -24,7 +24,7 @@ class AnalysisKind(models.TextChoices):
     RANK_CHANGES = "rank_changes", "EIP against accuracy (3.2, appendix G, figure 5)"
     PROFILES = "profiles", "Dataset difficulty profiles (figure 9)"
     POOLS = "pools", "Open-weight against the full pool (figure 6)"
-    HUMAN_LABELS = "human_labels", "Every method against a human difficulty label (issue 15)"
+    HUMAN_LABELS = "human_labels", "Every method against a human difficulty label"
 
 
 class AnalysisRun(models.Model):

@@ -84,6 +84,14 @@ class StudyStatus(models.TextChoices):
     CLOSED = "closed", "closed"
 
 
+class StudyOrigin(models.TextChoices):
+    """Where a study's judgments come from."""
+
+    JUDGED = "judged", "judged on this site"
+    DERIVED = "derived", "derived from a human response set"
+    IMPORTED = "imported", "imported from elsewhere"
+
+
 class OnboardingQuestion(models.TextChoices):
     """The background questions a study may ask its evaluators before the guidelines."""
 
@@ -170,6 +178,18 @@ class Study(models.Model):
         default=DEFAULT_CONSENT, help_text="Shown to evaluators before they join; they agree or decline"
     )
     status = models.CharField(max_length=10, choices=StudyStatus.choices, default=StudyStatus.OPEN)
+    origin = models.CharField(
+        max_length=10, choices=StudyOrigin.choices, default=StudyOrigin.JUDGED,
+        help_text="Judged on this site, derived from people's answers, or imported",
+    )
+    import_sha256 = models.CharField(
+        max_length=64, blank=True, db_index=True,
+        help_text="An imported study: SHA-256 of the imported bytes (the same bytes are not imported twice)",
+    )
+    derived_from = models.ForeignKey(
+        "annotate.ResponseSet", on_delete=models.PROTECT, null=True, blank=True, related_name="derived_studies",
+        help_text="The human response set whose answers gave a derived study's judgments",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
         help_text="The study's owner: sees and changes it, as do its members and staff",
@@ -363,6 +383,10 @@ class Participation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     platform_participant_id = models.CharField(
         max_length=128, blank=True, help_text="Crowd platform participant id (e.g. PROLIFIC_PID) from the join URL"
+    )
+    group = models.CharField(
+        max_length=100, blank=True,
+        help_text="The evaluator's group in an imported study (e.g. crowd, experts, LLM judge); blank = none",
     )
     platform_study_id = models.CharField(max_length=128, blank=True, help_text="Crowd platform study id")
     platform_session_id = models.CharField(max_length=128, blank=True, help_text="Crowd platform session id")

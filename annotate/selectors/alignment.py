@@ -148,6 +148,7 @@ class EvaluatorInfo:
     pseudonym: str
     field_of_study: str
     education_level: str
+    group: str = ""  # an imported study's evaluator group; "" = none
 
 
 @dataclass(frozen=True)
@@ -317,11 +318,11 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
     judgment_array = np.column_stack([pair_col[order], part_col[order], verdict_col[order]]).reshape(-1, 3)
     judged_by = set(np.unique(part_col).tolist())
     evaluators = tuple(
-        EvaluatorInfo(pk, f"V{k}", username, field or "", level or "")
-        for k, (pk, username, field, level) in enumerate(
+        EvaluatorInfo(pk, f"V{k}", username, field or "", level or "", group or "")
+        for k, (pk, username, field, level, group) in enumerate(
             (row for row in Participation.objects.filter(study=study)
              .order_by("created_at", "pk")
-             .values_list("pk", "user__username", "field_of_study", "education_level")
+             .values_list("pk", "user__username", "field_of_study", "education_level", "group")
              if row[0] in judged_by),
             start=1,
         )

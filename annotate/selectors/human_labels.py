@@ -89,6 +89,32 @@ def human_matrix(*, response_set: ResponseSet) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(m.R), np.asarray(m.question_ids)
 
 
+def question_names(*, question_ids: np.ndarray) -> dict[int, tuple[str, str]]:
+    """``Question.id -> (dataset name, the dataset's own question id)`` for ``question_ids``."""
+    from annotate.models import Question
+
+    ids = [int(q) for q in question_ids]
+    found: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(ids), 10_000):
+        for pk, dataset, external in Question.objects.filter(pk__in=ids[start:start + 10_000]).values_list(
+                "pk", "dataset__name", "external_id"):
+            found[pk] = (dataset, external)
+    return found
+
+
+def question_metadata_of_set(*, response_set: ResponseSet) -> list[dict]:
+    """``Question.metadata`` of every question of ``response_set``."""
+    from annotate.models import Question
+
+    return list(Question.objects.filter(response_set_rows__response_set=response_set)
+                .values_list("metadata", flat=True))
+
+
+def response_sets_human_queryset():
+    """Loaded response sets marked as human, newest first (a queryset, for form choices)."""
+    return ResponseSet.objects.filter(is_human=True, status=ResponseSetStatus.LOADED).order_by("-created_at")
+
+
 def response_sets_human() -> list[ResponseSet]:
     """Loaded response sets marked as human, newest first."""
     return list(ResponseSet.objects.filter(is_human=True, status=ResponseSetStatus.LOADED).order_by("-created_at"))

@@ -25,6 +25,7 @@ from annotate.models import (
     Participation,
     Study,
 )
+from scoring.exact import median_is_below
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ def study_monitor(*, study: Study) -> StudyMonitor:
             judged=counts[p.pk][0], skipped=counts[p.pk][1],
             assigned=max(assigned[p.pk], sum(counts[p.pk])),
             skip_rate=counts[p.pk][1] / sum(counts[p.pk]) if sum(counts[p.pk]) else None,
-            median_seconds=median, speeder=median is not None and median < study.speeder_seconds,
+            median_seconds=median, speeder=bool(median_is_below(seconds[p.pk], study.speeder_seconds)),
             attention=AttentionTally(*tally[p.pk]), finished=p.finished_at is not None,
             excluded_at=p.excluded_at, excluded_by=p.excluded_by.get_username() if p.excluded_by else "",
             exclusion_reason=p.exclusion_reason,

@@ -130,6 +130,7 @@ from annotate.models import (
     RunStatus,
     ScoringRun,
     Study,
+    StudyOrigin,
     StudyStatus,
     Subject,
 )
@@ -257,7 +258,8 @@ STUDY_SETTINGS = {
     "adaptive_min_comparisons": int, "adaptive_random_share": (int, float),
 }
 #: Platform ids and exclusion of an evaluator an export carries (version 4); blank in an older file.
-EVALUATOR_TEXT_FIELDS = ("platform_participant_id", "platform_study_id", "platform_session_id", "exclusion_reason")
+EVALUATOR_TEXT_FIELDS = ("platform_participant_id", "platform_study_id", "platform_session_id", "exclusion_reason",
+                         "group")
 
 
 def study_export(*, study: Study, now: datetime | None = None) -> dict:
@@ -321,6 +323,7 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
             "excluded_by": p.excluded_by.get_username() if p.excluded_by else None,
             "exclusion_reason": p.exclusion_reason,
             "exclusion_events": events.get(p.pk, []),
+            "group": p.group,
         })
     evaluators.sort(key=lambda e: e["pseudonym"])
 
@@ -337,6 +340,7 @@ def study_export(*, study: Study, now: datetime | None = None) -> dict:
         "study": {
             "name": study.name,
             "status": study.status,
+            "origin": study.origin,
             "strategy": study.strategy,
             "seed": study.seed,
             "n_pairs": study.n_pairs,
@@ -836,6 +840,7 @@ def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -
         consent_text=exported.get("consent_text", DEFAULT_CONSENT),  # older files have none
         onboarding_questions=exported.get("onboarding_questions", list(OnboardingQuestion.values)),
         status=exported["status"],
+        origin=_choice(exported.get("origin", StudyOrigin.JUDGED), StudyOrigin.values, "study.origin"),
         closed_at=_parse_time(exported.get("closed_at"), "study.closed_at"),
         **{name: exported[name] for name in STUDY_SETTINGS if name in exported},
     )

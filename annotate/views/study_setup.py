@@ -9,11 +9,12 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.forms.studies import MarkdownPreviewForm, ScopeCountsForm, StudyForm
+from annotate.forms.studies import DerivedStudyForm, MarkdownPreviewForm, ScopeCountsForm, StudyForm
 from annotate.models import Study, StudyStatus
 from annotate.rendering import render_markdown
 from annotate.selectors.studies import study_pool_size, study_scope_frozen
 from annotate.selectors.study_scope import study_scope_counts
+from annotate.services.derived import PAIRING_RULE, derived_study_create, derived_study_preview
 from annotate.services.studies import StudyScopeFrozenError, study_create, study_edit
 from annotate.views.access import researcher_required, study_access_required
 
@@ -38,6 +39,27 @@ def study_create_page(request: HttpRequest) -> HttpResponse:
                                       "Check it, then launch it.")
             return redirect("annotate:study_manage", study_id=study.pk)
     return render(request, "annotate/judging/study_form.html", {"form": form, "study": None})
+
+
+@researcher_required
+def study_derive_page(request: HttpRequest) -> HttpResponse:
+    """Preview (counts, nothing written) or create a study derived from a human response set."""
+    form = DerivedStudyForm(request.POST or None)
+    preview = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        kwargs = {"human_set_id": data["human_set"].pk, "run": data["run"], "n_pairs": data["n_pairs"],
+                  "seed": data["seed"]}
+        try:
+            if request.POST.get("action") == "create":
+                study, _ = derived_study_create(**kwargs, name=data["name"], created_by=request.user)
+                messages.success(request, f"Derived study {study.name!r} created with {study.n_pairs} pairs.")
+                return redirect("annotate:study_report", study_id=study.pk)
+            preview = derived_study_preview(**kwargs)
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+    return render(request, "annotate/judging/study_derive.html",
+                  {"form": form, "preview": preview, "rule": PAIRING_RULE})
 
 
 @study_access_required

@@ -67,7 +67,10 @@ def correlation(x: ArrayLike, y: ArrayLike, *, method: str = "spearman") -> Corr
     -------
     Correlation
         ``value=None`` with an ``undefined_reason`` when fewer than 2 pairs
-        remain or either vector is constant over them.
+        remain or either vector is constant over them (for Pearson, also
+        constant within rounding: a spread of at most 8 units in the last
+        place of its largest value, where the standard deviation in the
+        denominator is rounding noise).
 
     Raises
     ------
@@ -96,6 +99,11 @@ def correlation(x: ArrayLike, y: ArrayLike, *, method: str = "spearman") -> Corr
     for name, v in (("first", xa), ("second", ya)):
         if np.all(v == v[0]):
             return Correlation(method, None, None, n, f"the {name} vector is constant ({v[0]:.6g}) over the {n} pairs")
+        spread = float(np.max(v) - np.min(v))
+        if method == "pearson" and spread <= 8 * np.finfo(np.float64).eps * float(np.max(np.abs(v))):
+            # its standard deviation, the denominator, is rounding noise: the coefficient would be noise too
+            return Correlation(method, None, None, n, f"the {name} vector is constant within rounding "
+                                                      f"(spread {spread:.3g} around {v[0]:.6g}) over the {n} pairs")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from scipy import stats

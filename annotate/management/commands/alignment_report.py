@@ -28,6 +28,9 @@ class Command(BaseCommand):
         parser.add_argument("--tie-rule", choices=("evaluator_weight", "none"), default="evaluator_weight")
         parser.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates (default 2000)")
         parser.add_argument("--label-key", default=None, help="question metadata key of a human difficulty label")
+        parser.add_argument("--label-direction", choices=("higher-is-harder", "higher-is-easier"),
+                            default="higher-is-harder",
+                            help="how the label reads: higher-is-easier for a solve rate (default higher-is-harder)")
         parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
     def handle(self, *args, **options) -> str:
@@ -37,6 +40,7 @@ class Command(BaseCommand):
             report = alignment_report_compute(
                 study=study, run=run, min_votes=options["min_votes"], tie_rule=options["tie_rule"],
                 n_boot=options["n_boot"], label_key=options["label_key"], rng=options["seed"],
+                label_higher_is_harder=options["label_direction"] == "higher-is-harder",
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None

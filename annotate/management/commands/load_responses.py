@@ -94,7 +94,9 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         seconds = time.perf_counter() - started
         human = " (marked as human)" if response_set.is_human else ""
-        return f"Loaded {response_set}{human}: {self._counts(preview)} in {seconds:.1f} s. {preview.diagnostics_line}"
+        name = (f"; as a human difficulty label it is human:{response_set.pk}" if response_set.is_human else "")
+        return (f"Loaded {response_set}{human}: {self._counts(preview)} in {seconds:.1f} s. "
+                f"{preview.diagnostics_line} Response set id {response_set.pk}{name}.")
 
     @staticmethod
     def _check_options(options: dict) -> None:

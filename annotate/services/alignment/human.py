@@ -155,13 +155,15 @@ def evaluator_rows(
     return tuple(rows)
 
 
-def skipped_by_one(human: np.ndarray, i: int) -> tuple[int, int]:
-    """Shared pairs of evaluator ``i`` and the others left out because one side skipped.
+def skipped_by_one(human: np.ndarray, i: int) -> tuple[int, int, int]:
+    """Shared pairs of evaluator ``i`` and the others left out because of skips.
 
     A pair is shared when evaluator ``i`` and at least one other evaluator
-    judged it (vote or skip). Returns ``(by_evaluator, by_others)``: shared
-    pairs evaluator ``i`` skipped while another evaluator voted, and shared
-    pairs evaluator ``i`` voted on while every other judgment is a skip.
+    judged it (vote or skip). Returns ``(by_evaluator, by_others, by_both)``:
+    shared pairs evaluator ``i`` skipped while another evaluator voted,
+    shared pairs evaluator ``i`` voted on while every other judgment is a
+    skip, and shared pairs that evaluator ``i`` and every other judge of it
+    skipped.
     """
     mine = human[i]
     others = np.delete(human, i, axis=0)
@@ -169,17 +171,19 @@ def skipped_by_one(human: np.ndarray, i: int) -> tuple[int, int]:
     others_judged = (others != UNDEFINED).any(axis=0)
     by_evaluator = int(((mine == SKIP) & others_voted).sum())
     by_others = int((np.isin(mine, (FIRST, SECOND)) & others_judged & ~others_voted).sum())
-    return by_evaluator, by_others
+    by_both = int(((mine == SKIP) & others_judged & ~others_voted).sum())
+    return by_evaluator, by_others, by_both
 
 
 def _vs_others(data: StudyData, i: int, theirs: np.ndarray) -> OthersAgreement:
     """Evaluator ``i`` against ``theirs``, the consensus of the others (one row of
     :func:`scoring.consensus.leave_one_out_verdicts`)."""
     k = pair_kappa(data.human[i], theirs)
-    by_evaluator, by_others = skipped_by_one(data.human, i)
+    by_evaluator, by_others, by_both = skipped_by_one(data.human, i)
     return OthersAgreement(**vars(kappa_agreement_of(k, REASON_NO_OTHERS)),
-                           pairs_skipped_by_one=by_evaluator + by_others, n_skipped_by_evaluator=by_evaluator,
-                           n_skipped_by_others=by_others)
+                           pairs_skipped_by_one=by_evaluator + by_others + by_both,
+                           n_skipped_by_evaluator=by_evaluator, n_skipped_by_others=by_others,
+                           n_skipped_by_both=by_both)
 
 
 def method_summaries(evaluators: tuple[EvaluatorRow, ...], available: list[str]) -> dict[str, MethodSummary]:

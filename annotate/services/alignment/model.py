@@ -170,12 +170,15 @@ class OthersAgreement(KappaAgreement):
     """An evaluator against the consensus of the other evaluators, with the
     shared pairs left out because one side skipped: ``n_skipped_by_evaluator``
     (this evaluator skipped, another voted), ``n_skipped_by_others`` (this
-    evaluator voted, every other judgment of the pair is a skip) and their sum
-    ``pairs_skipped_by_one``."""
+    evaluator voted, every other judgment of the pair is a skip),
+    ``n_skipped_by_both`` (this evaluator and every other who judged the pair
+    skipped it) and their sum ``pairs_skipped_by_one`` (every shared pair left
+    out because of skips)."""
 
     pairs_skipped_by_one: int = 0
     n_skipped_by_evaluator: int = 0
     n_skipped_by_others: int = 0
+    n_skipped_by_both: int = 0
 
 
 # --- sections ----------------------------------------------------------------------
@@ -653,6 +656,47 @@ class HumanScaleSection(_Json):
 
 
 @dataclass(frozen=True)
+class GroupInfo(_Json):
+    name: str
+    n_evaluators: int
+    n_votes: int
+    n_pairs_decided: int
+
+
+@dataclass(frozen=True)
+class GroupPair(_Json):
+    group_x: str
+    group_y: str
+    n: int
+    agreement: float | None
+    kappa: float | None
+    agreement_ci: tuple[float, ...] | None
+    kappa_ci: tuple[float, ...] | None
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class GroupMethod(_Json):
+    group: str
+    method: str
+    n: int
+    agreement: float | None
+    kappa: float | None
+    agreement_ci: tuple[float, ...] | None
+    kappa_ci: tuple[float, ...] | None
+
+
+@dataclass(frozen=True)
+class GroupSection(_Json):
+    """Evaluator groups (an imported study's ``group`` column) against each other and every method
+    (:func:`scoring.groups.compare_groups`): each group's majority verdict per pair."""
+
+    groups: tuple[GroupInfo, ...]
+    pairs: tuple[GroupPair, ...]
+    methods: tuple[GroupMethod, ...]
+
+
+@dataclass(frozen=True)
 class Timing(_Json):
     human_s: float
     pools_s: float
@@ -689,6 +733,8 @@ class AlignmentReport(_Json):
     timing: Timing
     excluded_evaluators: tuple[ExcludedEvaluatorRow, ...] = ()
     human_scale: HumanScaleSection | None = field(default=None, metadata=OMIT_NONE)
+    #: Evaluator groups compared (only when some evaluator has a group).
+    groups: GroupSection | None = field(default=None, metadata=OMIT_NONE)
 
     @property
     def available(self) -> tuple[MethodInfo, ...]:

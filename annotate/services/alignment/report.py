@@ -18,6 +18,10 @@ from annotate.services.alignment.labels import label_section, profile_section
 from annotate.services.alignment.model import (
     AlignmentReport,
     ExcludedEvaluatorRow,
+    GroupInfo,
+    GroupMethod,
+    GroupPair,
+    GroupSection,
     Parameters,
     RunInfo,
     StudyInfo,
@@ -26,6 +30,7 @@ from annotate.services.alignment.model import (
 from annotate.services.alignment.pools import check_thresholds, pool_section
 from annotate.services.alignment.scale import human_scale_section
 from scoring import SKIP
+from scoring.groups import compare_groups
 
 #: 4: questions named by dataset and external id (QuestionRef.dataset; PairRow.dataset gone), a flat
 #: ``parameters`` object, vs_others.pairs_skipped_by_one.
@@ -231,6 +236,25 @@ def alignment_report_compute(
             for e in data.excluded
         ),
         human_scale=human_scale_section(data, available=available, n_boot=n_boot, ci_level=CI_LEVEL, seed=seed),
+        groups=group_section(data, verdicts, n_boot=n_boot, seed=seed),
+    )
+
+
+def group_section(data: StudyData, verdicts: dict, *, n_boot: int, seed: int) -> GroupSection | None:
+    """Evaluator groups against each other and every method; None when no evaluator has a group."""
+    groups = [e.group for e in data.evaluators]
+    if not any(groups):
+        return None
+    c = compare_groups(data.human, groups, verdicts, n_boot=n_boot, level=CI_LEVEL, seed=seed)
+    return GroupSection(
+        groups=tuple(GroupInfo(name=g, n_evaluators=n_e, n_votes=n_v, n_pairs_decided=n_p)
+                     for g, n_e, n_v, n_p in zip(c.groups, c.n_evaluators, c.n_votes, c.n_pairs_decided,
+                                                 strict=True)),
+        pairs=tuple(GroupPair(group_x=r.group_x, group_y=r.group_y, n=r.n, agreement=r.agreement, kappa=r.kappa,
+                              agreement_ci=r.agreement_ci, kappa_ci=r.kappa_ci, undefined_reason=r.undefined_reason)
+                    for r in c.pairs),
+        methods=tuple(GroupMethod(group=r.group, method=r.method, n=r.n, agreement=r.agreement, kappa=r.kappa,
+                                  agreement_ci=r.agreement_ci, kappa_ci=r.kappa_ci) for r in c.methods),
     )
 
 

@@ -34,6 +34,8 @@ from scoring.human_scale import (
     oriented_judgments,
     scale_correlations_by_scope,
 )
+from scoring.methods import get_method
+from scoring.pairs import merge_ties
 
 MODEL = "Bradley-Terry, penalised maximum likelihood (ridge penalty on the logits), sum to zero per component"
 #: Bootstrap replicates of the scale (refits resampling evaluators) and of its correlations: the report's
@@ -157,8 +159,11 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     scopes += [(s, subject_of == s) for s in sorted({subjects[i] for i in np.flatnonzero(judged)})]
     # every method and both kinds of a scope at once (the same figures as one scale_correlation each)
     # a subject's components are also the overall scope's: each is resampled and correlated once
+    # each method's values within its registry tie tolerance are one value, as in every other table (so 1PL
+    # equals simple rank on a complete right/wrong matrix, not up to 1e-16 noise)
+    merged = [merge_ties(compared[k], tol=get_method(k).tie_tolerance) for k in available]
     by_scope = dict(zip((scope for scope, _ in scopes), scale_correlations_by_scope(
-        scale.difficulty, [compared[k] for k in available], scale.component, [mask for _, mask in scopes],
+        scale.difficulty, merged, scale.component, [mask for _, mask in scopes],
         draws=scale.draws, n_boot=n_boot, ci_level=ci_level, seed=seed), strict=True))
     methods = [
         HumanScaleMethod(method=k, scope=scope,

@@ -475,18 +475,18 @@ def evaluator_table(report: AlignmentReport) -> Table:
                    "agreement with the consensus of every other evaluator (this one left out)"),
             Column("n_pairs_others", "Pairs vs others", COUNT, "pairs in that comparison"),
             Column("kappa_others", "κ vs others", KAPPA, "Cohen's kappa with the others' consensus"),
-            Column("pairs_skipped_by_one", "Skipped by one side", COUNT,
-                   "shared pairs left out of the comparison with the others because one side skipped: this "
-                   "evaluator skipped while another voted, or this evaluator voted while every other judgment "
-                   "of the pair is a skip", SKIPPED_BY_ONE_TITLE),
+            Column("pairs_skipped_by_one", "Left out by skips", COUNT,
+                   "shared pairs left out of the comparison with the others because of skips: this evaluator "
+                   "skipped while another voted, this evaluator voted while every other judgment of the pair is a "
+                   "skip, or both sides skipped", SKIPPED_BY_ONE_TITLE),
         ),
         rows=tuple(rows),
         notes=("'Others' consensus' = the consensus of every other evaluator (this one left out).",
                "Agreement with each method counts its ties as misses; the CSV adds the agreement excluding ties "
                "and the tie count per method (the page shows them in 'Agreement excluding the method's ties').",
-               "'Skipped by one side' counts the shared pairs (judged by this evaluator and by another) left out of "
-               "'Pairs vs others' because this evaluator skipped while another voted, or this evaluator voted while "
-               "the others only skipped.",
+               "'Left out by skips' counts the shared pairs (judged by this evaluator and by another) left out of "
+               "'Pairs vs others' because this evaluator skipped while another voted, this evaluator voted while "
+               "the others only skipped, or everyone who judged the pair skipped it.",
                KAPPA_NOTE),
     )
 
@@ -958,10 +958,74 @@ def human_scale_evaluators_table(report: AlignmentReport) -> Table:
     )
 
 
+GROUPS_NOTE = ("Groups: each group's verdict on a pair is the majority of its members' votes (skips are not votes; "
+               "equal votes are a tie); two groups are compared on the pairs both decided, kappa = 2 agreement - 1 "
+               "(orientation-free); a group against a method counts the method's ties as misses. Intervals: "
+               "percentile bootstrap over the compared pairs.")
+
+
+def _ci_cells(ci: tuple[float, ...] | None, reason: str | None, scale: float, digits: int) -> tuple[Cell, Cell]:
+    return interval(ci, reason or "no bootstrap", scale=scale, digits=digits)
+
+
+def groups_table(report: AlignmentReport) -> Table:
+    """Evaluator groups against each other: agreement and kappa with intervals."""
+    section = report.groups
+    info = {g.name: g for g in section.groups} if section else {}
+    rows = tuple(
+        (text(r.group_x), text(r.group_y), count(info[r.group_x].n_evaluators), count(info[r.group_y].n_evaluators),
+         count(r.n), pct(r.agreement, r.undefined_reason), *_ci_cells(r.agreement_ci, r.undefined_reason, 100.0, 1),
+         dec(r.kappa, r.undefined_reason), *_ci_cells(r.kappa_ci, r.undefined_reason, 1.0, 2))
+        for r in (section.pairs if section else ())
+    )
+    return Table(
+        key="groups", title="Evaluator groups against each other",
+        columns=(
+            Column("group_x", "Group", "", "first group"), Column("group_y", "Other group", "", "second group"),
+            Column("n_evaluators_x", "Evaluators", COUNT, "evaluators in the first group"),
+            Column("n_evaluators_y", "Evaluators (other)", COUNT, "evaluators in the second group"),
+            Column("n_pairs", "Pairs both decided", COUNT, "pairs both groups' majorities decided"),
+            Column("agreement", "Agreement", FRACTION, "share of those pairs on which the majorities agree"),
+            Column("agreement_low", "low", FRACTION, "bootstrap interval, lower end"),
+            Column("agreement_high", "high", FRACTION, "bootstrap interval, upper end"),
+            Column("kappa", "κ", KAPPA, "orientation-free Cohen's kappa, 2 agreement - 1"),
+            Column("kappa_low", "κ low", KAPPA, "bootstrap interval, lower end"),
+            Column("kappa_high", "κ high", KAPPA, "bootstrap interval, upper end"),
+        ),
+        rows=rows, notes=(GROUPS_NOTE,), on_page=section is not None, in_csv=section is not None,
+    )
+
+
+def groups_methods_table(report: AlignmentReport) -> Table:
+    """Each evaluator group's majority against every method."""
+    section = report.groups
+    rows = tuple(
+        (text(r.group), text(r.method), text(report.label(r.method)), count(r.n), pct(r.agreement),
+         *_ci_cells(r.agreement_ci, None, 100.0, 1), dec(r.kappa), *_ci_cells(r.kappa_ci, None, 1.0, 2))
+        for r in (section.methods if section else ())
+    )
+    return Table(
+        key="groups_methods", title="Each evaluator group against each method",
+        columns=(
+            Column("group", "Group", "", "evaluator group"),
+            Column("method", "Method key", "", "registry key", on_page=False),
+            Column("method_label", "Method", "", "the method"),
+            Column("n_pairs", "Pairs decided", COUNT, "pairs the group's majority decided"),
+            Column("agreement", "Agreement", FRACTION, "share of them the method orders the same way (ties = misses)"),
+            Column("agreement_low", "low", FRACTION, "bootstrap interval, lower end"),
+            Column("agreement_high", "high", FRACTION, "bootstrap interval, upper end"),
+            Column("kappa", "κ", KAPPA, "orientation-free Cohen's kappa over the pairs both decided"),
+            Column("kappa_low", "κ low", KAPPA, "bootstrap interval, lower end"),
+            Column("kappa_high", "κ high", KAPPA, "bootstrap interval, upper end"),
+        ),
+        rows=rows, notes=(GROUPS_NOTE,), on_page=section is not None, in_csv=section is not None,
+    )
+
+
 TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
     table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, excluded_table,
     irr_table, pool_table, label_analysis_table, label_table, pairs_table, human_scale_summary_table,
-    human_scale_methods_table, human_scale_table, human_scale_evaluators_table,
+    human_scale_methods_table, human_scale_table, human_scale_evaluators_table, groups_table, groups_methods_table,
 )
 
 

@@ -10,13 +10,21 @@ names and renders.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from annotate.labels import MMLU_LEVELS, label_value
 from annotate.models import ResponseSet
-from annotate.selectors.human_labels import human_matrix, human_response_set, run_questions, scoring_run_for_labels
+from annotate.selectors.human_labels import (
+    human_matrix,
+    human_response_set,
+    question_metadata_of_set,
+    question_names,
+    run_questions,
+    scoring_run_for_labels,
+)
 from scoring.human_labels import LabelComparison, MarginAgreement, compare_with_label, human_difficulty
 from scoring.methods import difficulty_methods
 
@@ -26,6 +34,8 @@ if TYPE_CHECKING:
 Progress = Callable[[float, str], None]
 
 REASON_NO_LABEL = "no question of scoring run {run} has a usable {label!r} label"
+ERR_UNKNOWN_KEY = ("response set {response_set} has no question metadata column {key!r} with a usable label; "
+                   "valid: {valid}")
 HIGHER_HARDER = "higher = harder"
 HIGHER_EASIER = "higher = easier"
 
@@ -53,18 +63,74 @@ def comparison_dict(method: str, c: LabelComparison) -> dict:
             "spearman_ci": _interval(c.spearman_ci), "pairs": [_margin(m) for m in c.margins]}
 
 
+@dataclass(frozen=True)
+class LabelKey:
+    """A question metadata key of a response set, as a candidate difficulty label.
+
+    Attributes
+    ----------
+    key : str
+    n_questions : int
+        Questions of the set.
+    n_labelled : int
+        Questions with a usable value (a number, or an MMLU level name).
+    kind : str
+        "numeric" when every usable value is a number, else "ordinal" (level names).
+    """
+
+    key: str
+    n_questions: int
+    n_labelled: int
+    kind: str
+
+
+def label_keys(*, response_set: ResponseSet) -> list[LabelKey]:
+    """The metadata keys of ``response_set``'s questions with at least one usable label value, by key."""
+    metadata = question_metadata_of_set(response_set=response_set)
+    counts: dict[str, list[int]] = {}
+    for m in metadata:
+        for key, raw in (m.items() if isinstance(m, dict) else ()):
+            if label_value(raw) is None:
+                continue
+            c = counts.setdefault(str(key), [0, 0])
+            c[0] += 1
+            c[1] += not (isinstance(raw, str) and raw.strip().lower() in MMLU_LEVELS)
+    return [LabelKey(key=k, n_questions=len(metadata), n_labelled=c[0], kind="numeric" if c[1] == c[0] else "ordinal")
+            for k, c in sorted(counts.items())]
+
+
+def check_label(*, response_set: ResponseSet, label: str) -> None:
+    """Refuse ``metadata:KEY`` when no question of ``response_set`` has a usable ``KEY`` value.
+
+    Raises
+    ------
+    ValueError
+        ``ERR_UNKNOWN_KEY``, listing the valid keys with their coverage.
+    """
+    source, _, key = label.partition(":")
+    if source != "metadata":
+        return
+    keys = label_keys(response_set=response_set)
+    if key not in {k.key for k in keys}:
+        valid = ", ".join(f"metadata:{k.key} ({k.kind}, {k.n_labelled} of {k.n_questions} questions)"
+                          for k in keys) or "none (no question carries a numeric or level metadata value)"
+        raise ValueError(ERR_UNKNOWN_KEY.format(response_set=response_set, key=key, valid=valid))
+
+
 def _human_label(params: dict, question_ids: np.ndarray, progress: Progress) -> tuple[np.ndarray, dict]:
     human = human_response_set(response_set_id=int(params["label"].split(":", 1)[1]))
     progress(0.02, f"difficulty of the human set {human} ({params['human_method']})")
     R, hq = human_matrix(response_set=human)
     hd = human_difficulty(R, method=params["human_method"], n_boot=params["n_boot"], rng=params["seed"])
     where = {int(q): i for i, q in enumerate(hq)}
+    names = question_names(question_ids=hq)
     rows = np.array([where.get(int(q), -1) for q in question_ids], dtype=np.int64)
     labels = np.where(rows >= 0, hd.difficulty[np.maximum(rows, 0)], np.nan) if rows.size else np.empty(0)
     info = {"human_response_set": str(human), "human_response_set_id": human.pk, "n_persons": hd.n_persons,
             "human_method": hd.method, "n_human_questions": int(R.shape[0]),
-            "questions": [{"question_id": int(q), "difficulty": hd.difficulty[i], "low": hd.low[i],
-                           "high": hd.high[i], "n_answered": int(np.isfinite(R[i]).sum())}
+            "questions": [{"question_id": int(q), "dataset": names.get(int(q), ("", ""))[0],
+                           "external_id": names.get(int(q), ("", ""))[1], "difficulty": hd.difficulty[i],
+                           "low": hd.low[i], "high": hd.high[i], "n_answered": int(np.isfinite(R[i]).sum())}
                           for i, q in enumerate(hq)]}
     return labels, info
 
@@ -148,10 +214,11 @@ def tables(r: dict, table_cls, display: dict) -> list:
     if r["human"] is not None:
         out.append(table_cls(
             "human_difficulty", "Difficulty of each question from the human response set",
-            ("question id", "difficulty", "low", "high", "persons answered"),
-            [[q["question_id"], q["difficulty"], q["low"], q["high"], q["n_answered"]]
-             for q in r["human"]["questions"]],
-            (f"method {r['human']['human_method']}; interval: percentile bootstrap resampling persons",), {}, {}))
+            ("dataset", "question id", "question pk", "difficulty", "low", "high", "persons answered"),
+            [[q.get("dataset", ""), q.get("external_id", ""), q["question_id"], q["difficulty"], q["low"],
+              q["high"], q["n_answered"]] for q in r["human"]["questions"]],
+            (f"method {r['human']['human_method']}; interval: percentile bootstrap resampling persons; "
+             "question id: the dataset's own id; question pk: the database key",), {}, {}))
     return out
 
 

@@ -24,6 +24,7 @@ from django.utils import timezone
 from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
 from annotate.selectors.analyses import analysis_data, analysis_run_by_params_key
 from annotate.services.analyses.compute import COMPUTE, plain
+from annotate.services.analyses.human_labels import check_label
 from annotate.services.analyses.params import NEEDS_RESPONSE_SET, READS_OWN_DATA, check_kind, check_params, params_key
 from annotate.services.database import backend_pid
 from annotate.task_names import RUN_ANALYSIS, task_enqueue
@@ -79,6 +80,8 @@ def analysis_run_create(
     kind = check_kind(kind)
     response_set = _check_response_set(kind, response_set)
     checked = check_params(kind, params)
+    if kind == AnalysisKind.HUMAN_LABELS and response_set is not None:
+        check_label(response_set=response_set, label=checked["label"])
     return AnalysisRun.objects.create(
         kind=kind, response_set=response_set, params=checked,
         params_key=params_key(kind, None if response_set is None else response_set.pk, checked),

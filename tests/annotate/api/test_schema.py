@@ -45,6 +45,8 @@ WHO = {
     ("/api/studies/{study_id}/judgments/", "get"): "researcher",
     ("/api/response-sets/{response_set_id}/human/", "post"): "staff",
     ("/api/response-sets/{response_set_id}/human-labels/", "post"): "researcher",
+    ("/api/studies/derived/", "post"): "researcher",
+    ("/api/studies/imported/", "post"): "researcher",
     ("/api/analysis-runs/{analysis_id}/", "get"): "researcher",
 }
 METHODS = ("get", "post", "put", "patch", "delete")

@@ -64,6 +64,7 @@ def test_every_operation_is_fuzzed():
         ("GET", "/api/studies/{study_id}/report/"), ("GET", "/api/studies/{study_id}/judgments/"),
         ("POST", "/api/response-sets/{response_set_id}/human/"),
         ("POST", "/api/response-sets/{response_set_id}/human-labels/"), ("GET", "/api/analysis-runs/{analysis_id}/"),
+        ("POST", "/api/studies/derived/"), ("POST", "/api/studies/imported/"),
     }
 
 

@@ -190,6 +190,8 @@ def test_the_export_carries_pseudonyms_and_nothing_personal(transfer_study, tmp_
         # version 4: the crowd platform's pseudonymous ids, and the researcher's exclusion (issue 14)
         "platform_participant_id", "platform_study_id", "platform_session_id", "excluded_at", "excluded_by",
         "exclusion_reason", "exclusion_events",
+        # the evaluator's group (an imported study's group column; "" otherwise)
+        "group",
     }
 
 

@@ -52,8 +52,9 @@ def test_it_loads_explicit_files_and_prints_a_one_line_summary(tmp_path):
                              "new: 2 questions, 2 models, 0 subjects in ")
     assert output.count("\n") == 1
     # 1 question x 2 models, both observed; q1 answered by 2 < 3 models
+    set_id = ResponseSet.objects.get().pk
     assert output.endswith(" s. 0 of 2 model-question cells not observed; 1 question observed by fewer than 3 "
-                           "models; the model-question graph has 1 component.\n")
+                           f"models; the model-question graph has 1 component. Response set id {set_id}.\n")
     assert ResponseSet.objects.get().summary["n_missing"] == 0
     assert ResponseSet.objects.get().name == "scores"
 

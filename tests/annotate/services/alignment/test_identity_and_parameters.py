@@ -244,23 +244,25 @@ SKIPPY = (
 )
 
 
-def test_each_evaluator_row_counts_the_shared_pairs_one_side_skipped():
+def test_each_evaluator_row_counts_the_shared_pairs_left_out_by_skips():
     study, _ = build_study(judgments=SKIPPY, evaluators=("ada", "bo", "cy"))
     report = alignment_report_compute(study=study, n_boot=10)
     # ada: P1 others (bo skip, cy b) voted -> kept; P2 others (bo, cy) only skipped -> skipped by the others;
-    #      P4 nobody else -> not shared. 1 = 0 + 1. Pairs vs others: P1 only (cy's b is the others' consensus).
+    #      P4 nobody else -> not shared. 1 = 0 + 1 + 0. Pairs vs others: P1 only (cy's b is the others' consensus).
     # bo:  P1 skipped, others voted (ada, cy); P2 skipped, ada voted; P3 skipped, cy skipped too (both sides
-    #      skipped: not "one side"). 2 = 2 + 0; no pair compared.
-    # cy:  P2 skipped, ada voted; P3 both skipped. 1 = 1 + 0; P1 compared with ada's a.
-    expected = {"ada": (1, 0, 1, 1), "bo": (2, 2, 0, 0), "cy": (1, 1, 0, 1)}
+    #      skipped). 3 = 2 + 0 + 1; no pair compared: 0 compared + 3 left out = bo's 3 shared pairs.
+    # cy:  P2 skipped, ada voted; P3 both skipped; P1 compared with ada's a. 1 compared + 2 = 1 + 0 + 1 left out
+    #      = cy's 3 shared pairs.
+    expected = {"ada": (1, 0, 1, 0, 1), "bo": (3, 2, 0, 1, 0), "cy": (2, 1, 0, 1, 1)}
     got = {e.pseudonym: (e.vs_others.pairs_skipped_by_one, e.vs_others.n_skipped_by_evaluator,
-                         e.vs_others.n_skipped_by_others, e.vs_others.n) for e in report.evaluators}
+                         e.vs_others.n_skipped_by_others, e.vs_others.n_skipped_by_both, e.vs_others.n)
+           for e in report.evaluators}
     assert got == expected
     document = study_alignment_report(study=study, n_boot=10)
     assert {e["pseudonym"]: e["vs_others"]["pairs_skipped_by_one"] for e in document["evaluators"]} == {
-        "ada": 1, "bo": 2, "cy": 1}
+        "ada": 1, "bo": 3, "cy": 2}
     frame = pd.read_csv(io.BytesIO(report_files(report, [])["evaluators.csv"]))
-    assert dict(zip(frame["pseudonym"], frame["pairs_skipped_by_one"])) == {"ada": 1, "bo": 2, "cy": 1}
+    assert dict(zip(frame["pseudonym"], frame["pairs_skipped_by_one"])) == {"ada": 1, "bo": 3, "cy": 2}
     table = page_tables(report)["evaluators"]
-    column = table.header.index("Skipped by one side")
-    assert [row[column].text for row in table.page_rows()] == ["1", "2", "1"]
+    column = table.header.index("Left out by skips")
+    assert [row[column].text for row in table.page_rows()] == ["1", "3", "2"]

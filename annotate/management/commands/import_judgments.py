@@ -1,0 +1,49 @@
+"""``manage.py import_judgments``: pairwise judgments made elsewhere, as a study of origin "imported"."""
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.management.lookups import scoring_run_from_option
+from annotate.services.judgment_import import FORMATS, ImportFile, judgments_import
+
+#: A file's format from its extension when --format is not given.
+BY_EXTENSION = {".csv": "csv", ".jsonl": "jsonl", ".json": "label-studio"}
+ERR_EXTENSION = "cannot tell the format of {path} from its extension; pass --format ({formats})"
+
+
+class Command(BaseCommand):
+    help = ("Import pairwise 'which is harder' judgments made elsewhere (CSV or JSON Lines with evaluator, group, "
+            "dataset_a, question_a, dataset_b, question_b, harder = a/b/skip, submitted_at, seconds; or a Label "
+            "Studio pairwise export) as a closed study of origin 'imported'. See annotate/services/judgment_import.py.")
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--file", action="append", type=Path, required=True,
+                            help="a file to import (repeat for several; imported together)")
+        parser.add_argument("--format", choices=FORMATS,
+                            help="format of every file (default: by extension: .csv, .jsonl, .json = Label Studio)")
+        parser.add_argument("--group", default="", help="group of every evaluator without a group column value")
+        parser.add_argument("--run", type=int, required=True, help="id of the scoring run whose methods to compare")
+        parser.add_argument("--name", required=True, help="name of the new study")
+
+    def handle(self, *args, **options) -> str:
+        run = scoring_run_from_option(options["run"])
+        files = []
+        for path in options["file"]:
+            fmt = options["format"] or BY_EXTENSION.get(path.suffix.lower())
+            if fmt is None:
+                raise CommandError(ERR_EXTENSION.format(path=path, formats=", ".join(FORMATS)))
+            try:
+                files.append(ImportFile(name=path.name, data=path.read_bytes(), format=fmt, group=options["group"]))
+            except OSError as error:
+                raise CommandError(f"cannot read {path}: {error.strerror}") from None
+        try:
+            study = judgments_import(files=files, run=run, name=options["name"])
+        except ValueError as error:
+            raise CommandError(str(error)) from error
+        n_evaluators = study.participations.count()
+        n_judgments = sum(p.judgments.count() for p in study.participations.all())
+        return (f"Imported study {study.name!r} (id {study.pk}): {study.n_pairs} pairs, {n_evaluators} evaluators, "
+                f"{n_judgments} judgments and skips.")
