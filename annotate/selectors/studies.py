@@ -357,6 +357,11 @@ def study_judgment_count(*, study: Study) -> int:
     return Judgment.objects.filter(pair__study_id=study.pk).count()
 
 
+def study_evaluator_count(*, study: Study) -> int:
+    """Evaluators (participations) of ``study``."""
+    return Participation.objects.filter(study_id=study.pk).count()
+
+
 def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser) -> list[Study]:
     """The study list of ``user`` (:func:`studies_visible_to`), each with ``n_evaluators``."""
     return list(studies_visible_to(user=user).annotate(n_evaluators=Count("participations", distinct=True)))

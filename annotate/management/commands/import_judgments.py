@@ -7,6 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.lookups import scoring_run_from_option
+from annotate.selectors.studies import study_evaluator_count, study_judgment_count
 from annotate.services.judgment_import import FORMATS, ImportFile, judgments_import
 
 #: A file's format from its extension when --format is not given.
@@ -43,7 +44,7 @@ class Command(BaseCommand):
             study = judgments_import(files=files, run=run, name=options["name"])
         except ValueError as error:
             raise CommandError(str(error)) from error
-        n_evaluators = study.participations.count()
-        n_judgments = sum(p.judgments.count() for p in study.participations.all())
+        n_evaluators = study_evaluator_count(study=study)
+        n_judgments = study_judgment_count(study=study)
         return (f"Imported study {study.name!r} (id {study.pk}): {study.n_pairs} pairs, {n_evaluators} evaluators, "
                 f"{n_judgments} judgments and skips.")
