@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +29,7 @@ from scipy.sparse.linalg import cg
 
 from scoring._bradley_terry import merge_directions, newton_ascent, pair_terms, sigmoid as _sigmoid
 from scoring._quantiles import column_nanquantile
+from scoring._threads import one_blas_thread as _one_blas_thread
 from scoring.exceptions import ConvergenceError, NoEstimateError
 from scoring.pairs import FIRST, SECOND
 
@@ -935,22 +935,6 @@ def human_scale(
         return _human_scale(harder, other, evaluator, n_items=n_items, n_evaluators=n_evaluators, penalty=penalty,
                             n_boot=n_boot, n_splits=n_splits, ci_level=ci_level, misfit_threshold=misfit_threshold,
                             tol=tol, max_iter=max_iter, rng=rng, warm_start=warm_start)
-
-
-def _one_blas_thread() -> AbstractContextManager[object]:
-    """One BLAS thread for the many small solves of the fits (restored after).
-
-    Several BLAS threads wait on each other on such small solves, so one is
-    much faster (docs/measurements.md); see also
-    :func:`scoring.irt._one_blas_thread`. Without threadpoolctl this is a
-    no-op.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - depends on the environment
-        return nullcontext()
-    limiter: AbstractContextManager[object] = threadpool_limits(limits=1, user_api="blas")
-    return limiter
 
 
 def _human_scale(

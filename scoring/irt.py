@@ -20,13 +20,13 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from scoring._threads import one_blas_thread as _one_blas_thread
 from scoring._typing import BoolArray, FloatArray, ResponseArray
 from scoring._validation import (
     as_rng,
@@ -37,11 +37,6 @@ from scoring._validation import (
 
 if TYPE_CHECKING:
     from scipy.optimize import OptimizeResult
-
-try:  # installed with scikit-learn; only a speed-up (see _one_blas_thread)
-    from threadpoolctl import threadpool_limits
-except ImportError:  # pragma: no cover - depends on the environment
-    threadpool_limits = None
 
 __all__ = ["IRTResult", "MIRTResult", "irt_1pl", "irt_2pl", "irt_mirt"]
 
@@ -205,22 +200,6 @@ def _check_l2(value: float) -> float:
     if not np.isfinite(v) or v < 0:
         raise ValueError(L2_MESSAGE.format(value=value))
     return v
-
-
-def _one_blas_thread() -> AbstractContextManager[object]:
-    """Limit BLAS to one thread for the duration of a fit (restored after).
-
-    The fits make many small BLAS calls (L-BFGS-B's own linear algebra,
-    matrix-vector products with n_questions-long vectors). With several
-    BLAS threads they wait on each other; one thread gives the same
-    iterations and the same answer several times faster
-    (docs/measurements.md). Without threadpoolctl this is a no-op and the
-    fits are only slower.
-    """
-    if threadpool_limits is None:  # pragma: no cover - depends on the environment
-        return nullcontext()
-    limiter: AbstractContextManager[object] = threadpool_limits(limits=1, user_api="blas")
-    return limiter
 
 
 def _targets_and_weights(R: ResponseArray) -> tuple[FloatArray, FloatArray | None]:

@@ -481,12 +481,12 @@ def _mirt_fits(R: ResponseArray, *, epochs: int, seeds: list[int]) -> list[Any]:
     import os
     from concurrent.futures import ThreadPoolExecutor
 
-    from scoring.irt import _one_blas_thread
+    from scoring._threads import one_blas_thread
 
     n_threads = min(len(seeds), os.cpu_count() or 1)
     if n_threads <= 1:
         return [irt_mirt(R, epochs=epochs, rng=seed) for seed in seeds]
-    with _one_blas_thread(), ThreadPoolExecutor(max_workers=n_threads) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=n_threads) as pool:
         return list(pool.map(lambda seed: irt_mirt(R, epochs=epochs, rng=seed), seeds))
 
 

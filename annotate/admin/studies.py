@@ -230,6 +230,9 @@ class ParticipationAdmin(admin.ModelAdmin):
     list_select_related = ("user", "study")
     actions = [delete_evaluator_personal_data]
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # an evaluator joins through an invitation link (a service)
+
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         """Viewed, never edited: onboarding, consent, exclusion and serving state change only through services."""
         return False

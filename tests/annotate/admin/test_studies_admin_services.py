@@ -84,6 +84,7 @@ def test_a_participation_is_viewed_not_edited_or_deleted_in_the_admin(admin_clie
     assert (participation.field_of_study, participation.order_cursor) == ("mathematics", 0)
     delete = admin_client.post(reverse("admin:annotate_participation_delete", args=[participation.pk]), {"post": "yes"})
     assert delete.status_code == 403 and Participation.objects.filter(pk=participation.pk).exists()
+    assert admin_client.get(reverse("admin:annotate_participation_add")).status_code == 403
     changelist = admin_client.get(reverse("admin:annotate_participation_changelist")).content.decode()
     assert "delete_selected" not in changelist and "delete_evaluator_personal_data" in changelist
     assert list(get_messages(admin_client.get(url).wsgi_request)) == []
