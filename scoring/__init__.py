@@ -7,6 +7,9 @@ for "not observed" (or a bool/integer 0/1 matrix, fully observed).
 Difficulty and competency
     eip, simple_rank, accuracy, question_accuracy_difficulty,
     weighted_accuracy, dataset_difficulty_weights, irt_1pl, irt_2pl, irt_mirt
+Compact partial credit
+    FractionMatrix (exact k/n as uint8 numerators and a bit-packed mask),
+    fraction_denominator
 Agreement with people
     cohen_kappa, krippendorff_alpha, fleiss_kappa, agreement_rate,
     harder_of_pairs, tie_threshold, merge_ties, verdict_counts, method_agreement,
@@ -39,6 +42,7 @@ from scoring.consensus import (
 )
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError, NonFiniteError
+from scoring.fraction import FractionMatrix, fraction_denominator
 from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt
 from scoring.pairs import (
     FIRST,
@@ -75,6 +79,7 @@ __all__ = [
     "NonFiniteError",
     "EIPResult",
     "FleissResult",
+    "FractionMatrix",
     "IRTResult",
     "KappaResult",
     "MIRTResult",
@@ -89,6 +94,7 @@ __all__ = [
     "consensus",
     "dataset_difficulty_weights",
     "eip",
+    "fraction_denominator",
     "fleiss_kappa",
     "flip_verdicts",
     "harder_of_pairs",
