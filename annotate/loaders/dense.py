@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from annotate.loaders.limits import scratch_dir
+from annotate.matrix_store import DenominatorScan
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -194,6 +195,7 @@ class DenseCells:
         self.row_counts = np.empty(0, dtype=np.int64)
         self.column_rank: np.ndarray | None = None
         self.response_rows: np.ndarray | None = None
+        self._fractions = DenominatorScan()
 
     # -- building --------------------------------------------------------------
 
@@ -206,6 +208,8 @@ class DenseCells:
         if n == 0:
             return
         block = encode_block(credit, observed)
+        if block.dtype != BINARY:
+            self._fractions.add(credit[observed])
         path = self.folder / f"block-{len(self._blocks):06d}.npy"
         np.save(path, block, allow_pickle=False)
         self._blocks.append((start, n, path, block.dtype))
@@ -270,6 +274,14 @@ class DenseCells:
         if not kinds or kinds == {BINARY}:
             return BINARY
         return EXACT if EXACT in kinds else PARTIAL
+
+    @property
+    def denominator(self) -> int:
+        """n > 1 when every partial credit is exactly k/n for one n <= 255 (the store then keeps
+        uint8 numerators, see :func:`annotate.matrix_store.credit_form`); 1 otherwise."""
+        scan = getattr(self, "_fractions", None)  # a parse pickled before fractions were stored
+        n = None if scan is None else scan.denominator
+        return 1 if n is None or self.dtype == BINARY else n
 
     def blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(start row, credit, observed) of each block, in file order; one block in memory at a time."""

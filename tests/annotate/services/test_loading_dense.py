@@ -64,7 +64,8 @@ def test_the_compact_form_loads_the_matrix_the_long_form_loaded(tmp_path, monkey
     nan = np.nan
     assert np.array_equal(matrix, [[1, 0, nan, nan], [0.5, nan, 1, nan], [nan, nan, 0, 1],
                                    [1, 1, 1, 0.25], [nan, 1, nan, nan], [0, nan, 0, nan]], equal_nan=True)
-    assert matrix_store.store_info(matrix_store.store_path(loaded))["credit_dtype"] == "float32"
+    info = matrix_store.store_info(matrix_store.store_path(loaded))
+    assert (info["credit_dtype"], info["credit_denominator"]) == ("uint8", 4)  # 1/2 and 1/4: numerators of k/4
     # The same file through the long form (another dataset name: the catalog rows are shared otherwise).
     (tmp_path / "copy").mkdir()
     copy = tmp_path / "copy" / "wide.csv"
