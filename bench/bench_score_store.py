@@ -74,8 +74,14 @@ def _setup(work: Path, *, keep: bool):
     return connection
 
 
-def _build(work: Path, n_questions: int, n_models: int) -> dict:
-    """Create the response set (rows and store); returns timings."""
+def _build(work: Path, n_questions: int, n_models: int, credit: str = "binary") -> dict:
+    """Create the response set (rows and store); returns timings.
+
+    ``credit`` "binary": random 0/1 stored as uint8; "partial": credit k/10
+    with 5% of the cells not observed, written as credit (float64 blocks)
+    through the writer that stores uint8 numerators of k/10 and the mask,
+    exactly as a load writes a set of fractions.
+    """
     _setup(work, keep=False)
     from django.db import connection, transaction
 
@@ -110,11 +116,18 @@ def _build(work: Path, n_questions: int, n_models: int) -> dict:
     rng = np.random.default_rng(SEED)
     skill = rng.random(n_models).astype(np.float32)
     temp = matrix_store.temp_store_path(rs.pk)
+    partial = credit == "partial"
     writer = matrix_store.MatrixWriter(temp, n_questions=n_questions, n_models=n_models, dtype=np.uint8,
-                                       response_set=rs.pk)
+                                       denominator=10 if partial else 1, response_set=rs.pk)
     for start in range(0, n_questions, matrix_store.ROW_CHUNK):
         rows = min(matrix_store.ROW_CHUNK, n_questions - start)
-        writer.write_rows(start, (rng.random((rows, n_models), dtype=np.float32) < skill).astype(np.uint8))
+        if partial:  # ten samples per cell, each solved with the model's skill: credit k/10
+            k = rng.binomial(10, skill, size=(rows, n_models))
+            observed = rng.random((rows, n_models), dtype=np.float32) >= 0.05
+            observed[:, 0] = True  # every question observed somewhere
+            writer.write_rows(start, k / 10.0, observed)
+        else:
+            writer.write_rows(start, (rng.random((rows, n_models), dtype=np.float32) < skill).astype(np.uint8))
     writer.close()
     matrix_store.store_publish(temp, rs.pk)
     store_s = time.perf_counter() - t0
@@ -172,7 +185,7 @@ def _page_view(run) -> float:
 def _child(args: list[str]) -> dict:
     work = Path(args[1])
     if args[0] == "build":
-        return _build(work, int(args[2]), int(args[3]))
+        return _build(work, int(args[2]), int(args[3]), *args[4:5])
     return _score(work, args[0], int(args[2]), args[3])
 
 
@@ -186,17 +199,18 @@ def _call(args: list[str]) -> dict | None:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run(args: argparse.Namespace) -> None:
+def run(args: argparse.Namespace, credit: str = "binary") -> None:
     quick = getattr(args, "quick", False)
     n_questions, n_models = (100_000, 200) if quick else (1_000_000, 2_000)
     repeats = 2 if quick else 1
     with_reference = n_questions * n_models * 8 <= REFERENCE_LIMIT_GIB * 2**30
     work = Path(tempfile.mkdtemp(prefix="eip-bench-score-"))
     try:
-        built = _call(["build", str(work), str(n_questions), str(n_models)])
+        built = _call(["build", str(work), str(n_questions), str(n_models), credit])
         if built is None:
             return
-        print(f"set of {n_questions:,} x {n_models:,} uint8 built: rows {built['rows_s']:.1f} s, "
+        form = "uint8" if credit == "binary" else "k/10 with 5% gaps (uint8 numerators + mask)"
+        print(f"set of {n_questions:,} x {n_models:,} {form} built: rows {built['rows_s']:.1f} s, "
               f"store {built['store_s']:.1f} s (peak {built['peak_mib']:,.0f} MiB)", flush=True)
         plan = [v for _ in range(repeats) for v in (("product", "reference") if with_reference else ("product",))]
         results = []
