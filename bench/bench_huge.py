@@ -10,7 +10,7 @@ float64. The build writes credit blocks through the same
 :class:`~annotate.matrix_store.MatrixWriter` a load uses (float64 blocks in,
 numerators checked exact and stored); each scoring run (``eip`` and
 ``accuracy``) runs in a fresh child process, so ``peak MiB`` is that
-process's own peak resident memory (``ru_maxrss``): the compact path reads a
+process's own peak resident memory (``VmHWM``, :mod:`bench._peak`): the compact path reads a
 :class:`scoring.FractionMatrix` (1 byte and 1 bit a cell) that EIP, accuracy
 and the diagnostics read a block of rows at a time.
 
