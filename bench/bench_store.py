@@ -2,7 +2,7 @@
 
 Each case runs in its own child process (SQLite test database and matrix
 store in a temporary folder), so ``peak MiB`` is that process's peak resident
-memory (``ru_maxrss``), imports included. Product and reference runs are
+memory (``VmHWM``, :mod:`bench._peak`), imports included. Product and reference runs are
 interleaved; figures are medians.
 
 * ``mmlu-pro``: ``../shared/data/mmlu-pro`` through the site path
@@ -50,6 +50,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bench._peak import own_peak_mib
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20261201
@@ -158,7 +160,7 @@ def _huge_parquet(path: Path, n_questions: int, n_models: int) -> None:
 
 
 def _rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return own_peak_mib()
 
 
 def _huge(n_questions: int, n_models: int = 2_000) -> dict:
@@ -234,7 +236,7 @@ def _child(case: str, variant: str, n_questions: int) -> dict:
     finally:
         connection.creation.destroy_test_db(str(work / "bench.sqlite3"), verbosity=0)
         subprocess.run(["rm", "-rf", str(work)], check=False)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = own_peak_mib()
     return {"case": case, "variant": variant, "cells": n, "n_rows": n_questions * 200, "seconds": seconds,
             "parse_s": parse_s, "peak_mib": peak}
 
