@@ -225,3 +225,13 @@ def test_a_killed_worker_loses_only_its_job_which_the_reaper_fails(tmp_path):
     lost = ScoringRun.objects.get(pk=lost_run)
     assert lost.status == RunStatus.FAILED and lost.error.startswith("worker stopped: no progress")
     assert set(ScoringRun.objects.filter(pk__in=others).values_list("status", flat=True)) == {RunStatus.DONE}
+
+
+def test_the_claim_is_a_row_lock_that_skips_locked_rows():
+    from django.db import transaction
+    from django.test.utils import CaptureQueriesContext
+    from django_tasks_db.models import DBTaskResult
+
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        DBTaskResult.objects.ready().get_locked()
+    assert any("FOR UPDATE SKIP LOCKED" in q["sql"] for q in queries.captured_queries), queries.captured_queries
