@@ -21,7 +21,7 @@ Layout (``LAYOUT_VERSION`` 2)
 -----------------------------
 ::
 
-    <EIP_STORE_DIR>/response-set-<pk>.zarr/     a Zarr v3 group
+    <root>/response-set-<pk>.zarr/     a Zarr v3 group (<root>: EIP_STORE_URL, else EIP_STORE_DIR)
         zarr.json       attributes: layout, response_set, n_questions, n_models,
                         n_observed, credit_dtype, credit_denominator, fully_observed
         credit/         (n_questions, n_models), the first form that holds every
@@ -34,7 +34,7 @@ Layout (``LAYOUT_VERSION`` 2)
                         float64 (any other partial credit: kept exact, so
                         scores never move); 0 where not observed
         observed/       (n_questions, n_models) bool, True = observed
-    <EIP_STORE_DIR>/.tmp/response-set-<pk>-<token>.zarr   while a load writes it
+    <root>/.tmp/response-set-<pk>-<token>.zarr   while a load writes it
 
 Row ``i`` is the question whose ``ResponseSetQuestion.row`` is ``i`` (the
 order in which the load first met the questions: a wide file's row order);
@@ -74,7 +74,14 @@ killed load leaves only the temporary directory, which the load's cleanup
 removes its store after the transaction commits (see
 :func:`store_remove_on_commit`).
 
-zarr is imported inside the functions that use it (Django startup stays light).
+Where: every function takes a location, a local folder (``Path``) or a URL
+with a protocol (``str``), which is opened through fsspec
+(``zarr.storage.FsspecStore``): ``file://`` for a shared file system,
+``s3://`` for an object store, ``memory://`` in tests. :func:`store_root`
+is ``EIP_STORE_URL`` when set, so the web servers, the task workers and the
+Dask workers of several machines read and write the same stores.
+
+zarr and fsspec are imported inside the functions that use them (Django startup stays light).
 """
 from __future__ import annotations
 
@@ -90,6 +97,8 @@ from django.conf import settings
 
 if TYPE_CHECKING:
     import zarr
+
+    from scoring.fraction import FractionMatrix
 
 LAYOUT_VERSION = 2
 ROW_CHUNK = 8192
@@ -511,13 +520,14 @@ def read_matrix(path: Location, *, rows: np.ndarray | None = None, columns: np.n
     return StoredMatrix(credit=credit, observed=observed, denominator=_denominator(group))
 
 
-def read_fraction(path: Location, *, rows: np.ndarray | None = None, columns: np.ndarray | None = None):
+def read_fraction(path: Location, *, rows: np.ndarray | None = None,
+                  columns: np.ndarray | None = None) -> FractionMatrix:
     """A fraction store (or the given rows and columns of it) as a :class:`scoring.FractionMatrix`.
 
     The numerators are read as stored (one byte a cell); the observed mask is
     read ``ROW_CHUNK`` rows at a time and bit-packed, so no bool matrix as
-    large as the selection is ever held. ``mask`` is None when the selection
-    is fully observed.
+    large as the selection is ever held. ``observed_bits`` is None when the
+    selection is fully observed.
 
     Raises
     ------
@@ -557,7 +567,8 @@ def read_dense(path: Location, *, rows: np.ndarray | None = None, columns: np.nd
     return dense
 
 
-def read_compact(path: Location, *, rows: np.ndarray | None = None, columns: np.ndarray | None = None):
+def read_compact(path: Location, *, rows: np.ndarray | None = None,
+                 columns: np.ndarray | None = None) -> np.ndarray | FractionMatrix:
     """The matrix in the smallest form EIP takes without a float64 copy.
 
     A :class:`scoring.FractionMatrix` for a store of fractions (numerators
