@@ -15,6 +15,15 @@ process's own peak resident memory (``VmHWM``, :mod:`bench._peak`): the compact 
 and the diagnostics read a block of rows at a time.
 
 Target: the product's peak under 4,096 MiB at 1,000,000 x 2,000.
+
+Measured 2026-12-06 on the shared 2-core machine (load average 7-10; the
+child ran at about 25% of a core): build (writer) 919 s, peak 848 MiB;
+scoring run (EIP + accuracy) 1,678 s (read 145 s, EIP 454 s for 4
+iterations, diagnostics + storing 1,000,000 rows 904 s), peak 3,336 MiB
+(target < 4,096); the run's questions.csv streamed in 102 s with a peak of
+230 MiB (85 MiB of it Django) against 87 s and 1,012 MiB built whole, the
+same 116,264,918 bytes. ``--quick`` (100,000 x 200): peak 507 MiB against
+627 MiB for the float64 path, stored EIP difficulty identical.
 """
 from __future__ import annotations
 
