@@ -260,7 +260,7 @@ def rows_csv_lines(rows: Iterable[Sequence[Any]], *, chunk_rows: int = 1000) -> 
         yield buffer.getvalue().encode("utf-8")
 
 
-def csv_bytes(frame: pd.DataFrame) -> bytes:
+def csv_bytes(frame: pd.DataFrame, *, header: bool = True) -> bytes:
     """The frame as a tidy CSV (see the module docstring); the index is dropped.
 
     Parameters
@@ -268,6 +268,10 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     frame : pandas.DataFrame
         Column names as they should appear in the header; NaN and None are
         written as blank cells.
+    header : bool, default True
+        False leaves out the header row (a later chunk of a streamed file:
+        each row is written on its own, so the chunks of a frame joined are
+        the frame's bytes).
 
     Returns
     -------
@@ -279,7 +283,7 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
     for name in out.columns:
         if not (pd.api.types.is_numeric_dtype(out[name].dtype) or pd.api.types.is_bool_dtype(out[name].dtype)):
             out[name] = out[name].map(_guard, na_action="ignore")
-    return out.to_csv(index=False, lineterminator=LINE_END).encode("utf-8")
+    return out.to_csv(index=False, header=header, lineterminator=LINE_END).encode("utf-8")
 
 
 def _codebook_metadata(table: TidyTable | None, provenance: Mapping[str, Any] | None) -> dict[bytes, bytes]:

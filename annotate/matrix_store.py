@@ -17,19 +17,24 @@ same files. Parquet is a table of columns: a 2,000-model matrix would be 2,000
 columns (or a long form three times larger), row groups are written whole,
 and a 2-D chunked read needs a layer of our own.
 
-Layout (``LAYOUT_VERSION`` 1)
+Layout (``LAYOUT_VERSION`` 2)
 -----------------------------
 ::
 
-    <EIP_STORE_DIR>/response-set-<pk>.zarr/     a Zarr v3 group
+    <root>/response-set-<pk>.zarr/     a Zarr v3 group (<root>: EIP_STORE_URL, else EIP_STORE_DIR)
         zarr.json       attributes: layout, response_set, n_questions, n_models,
-                        n_observed, credit_dtype, fully_observed
-        credit/         (n_questions, n_models) uint8 (0/1, binary sets),
-                        float32 (partial credit, every value exact in float32:
-                        0.5, 0.25, ...) or float64 (any other partial credit:
-                        kept exact, so scores never move); 0 where not observed
+                        n_observed, credit_dtype, credit_denominator, fully_observed
+        credit/         (n_questions, n_models), the first form that holds every
+                        credit exactly:
+                        uint8 0/1 (binary sets, ``credit_denominator`` 1);
+                        uint8 numerators k of k/n, n = ``credit_denominator``
+                        in 2..255 (partial credit that is a fraction with a
+                        small denominator: pass@1 over n samples, n epochs);
+                        float32 (every value exact in float32);
+                        float64 (any other partial credit: kept exact, so
+                        scores never move); 0 where not observed
         observed/       (n_questions, n_models) bool, True = observed
-    <EIP_STORE_DIR>/.tmp/response-set-<pk>-<token>.zarr   while a load writes it
+    <root>/.tmp/response-set-<pk>-<token>.zarr   while a load writes it
 
 Row ``i`` is the question whose ``ResponseSetQuestion.row`` is ``i`` (the
 order in which the load first met the questions: a wide file's row order);
@@ -43,10 +48,23 @@ all-True chunks are not written (``write_empty_chunks=False``), so a fully
 observed matrix has a mask with no chunk files. ``fully_observed`` in the
 attributes lets a reader skip reading it.
 
+Layout 1 (before fractions) is layout 2 without ``credit_denominator``;
+readers take a missing denominator as 1.
+
+Exactness of fractions: a credit ``v`` is stored as ``k`` over ``n`` only
+when ``float(k) / float(n) == v`` exactly (:func:`scoring.fraction_denominator`
+and :func:`scoring.fraction.to_numerators` check every value), so reading
+back ``k / n`` in float64 gives every cell bit for bit. A 1,000,000 x 2,000
+set with credit k/10 takes 2 GB of numerators instead of 16 GB of float64.
+
 A missing cell is neither a success nor a failure (EIP paper, section 2.2):
 its credit byte is 0 and must always be read together with the mask
 (:func:`read_dense` gives float64 with NaN; :func:`read_compact` gives uint8
-when fully observed, else float32 or float64 with NaN).
+when binary and fully observed, a :class:`scoring.FractionMatrix` for
+fractions (numerators and the mask bit-packed in memory, one bit a cell),
+else float32 or float64 with NaN). On disk the mask is a bool array
+compressed with zstd, which takes well under a bit a cell for the usual few
+gaps, and is what Dask reads.
 
 Atomicity: a load writes into a temporary directory under ``.tmp/`` and
 :func:`store_publish` renames it into place (one ``os.replace`` on the same
@@ -56,7 +74,14 @@ killed load leaves only the temporary directory, which the load's cleanup
 removes its store after the transaction commits (see
 :func:`store_remove_on_commit`).
 
-zarr is imported inside the functions that use it (Django startup stays light).
+Where: every function takes a location, a local folder (``Path``) or a URL
+with a protocol (``str``), which is opened through fsspec
+(``zarr.storage.FsspecStore``): ``file://`` for a shared file system,
+``s3://`` for an object store, ``memory://`` in tests. :func:`store_root`
+is ``EIP_STORE_URL`` when set, so the web servers, the task workers and the
+Dask workers of several machines read and write the same stores.
+
+zarr and fsspec are imported inside the functions that use them (Django startup stays light).
 """
 from __future__ import annotations
 
@@ -73,7 +98,9 @@ from django.conf import settings
 if TYPE_CHECKING:
     import zarr
 
-LAYOUT_VERSION = 1
+    from scoring.fraction import FractionMatrix
+
+LAYOUT_VERSION = 2
 ROW_CHUNK = 8192
 COLUMN_CHUNK = 1024
 CREDIT = "credit"
@@ -88,11 +115,73 @@ ERR_NOT_BINARY = "credit dtype uint8 holds 0/1 only; got the value {value!r}"
 ERR_CREDIT = "credit {value!r} is not in [0, 1]"
 ERR_MISSING = "no matrix store at {path} (response set {pk})"
 ERR_DTYPE = "credit dtype must be uint8 (binary), float32 or float64 (partial credit); got {dtype}"
+ERR_DENOMINATOR = "a credit denominator n > 1 needs the uint8 dtype (numerators); got dtype {dtype} and n = {n}"
 
 
-def store_root() -> Path:
-    """The folder holding every store (setting ``EIP_STORE_DIR``)."""
+#: Where a store lives: a local folder (``Path``) or a URL that fsspec opens
+#: (``file:///srv/eip/store/...``, ``memory://...``, ``s3://bucket/...``).
+Location = Path | str
+
+
+def store_root() -> Location:
+    """Where every store lives: the setting ``EIP_STORE_URL`` when set (a URL opened through
+    fsspec), else the local folder ``EIP_STORE_DIR``."""
+    url = getattr(settings, "EIP_STORE_URL", "") or ""
+    if url:
+        return url.rstrip("/")
     return Path(settings.EIP_STORE_DIR)
+
+
+def is_url(location: Location) -> bool:
+    """True for a location fsspec opens (it has a protocol), False for a local folder."""
+    return isinstance(location, str) and "://" in location
+
+
+def _as_location(location: Location) -> Location:
+    return location if is_url(location) else Path(location)
+
+
+def _join(root: Location, name: str) -> Location:
+    return f"{root}/{name}" if is_url(root) else Path(root) / name
+
+
+def _filesystem(location: Location):
+    """``(fs, path)`` of a URL through :func:`fsspec.core.url_to_fs` (local files make their folders)."""
+    import fsspec
+    options = {"auto_mkdir": True} if str(location).startswith(("file://", "local://")) else {}
+    return fsspec.core.url_to_fs(str(location), **options)
+
+
+def _zarr_store(location: Location, *, read_only: bool) -> Any:
+    """What :func:`zarr.open_group` opens: a local folder's path, or an fsspec store for a URL."""
+    if not is_url(location):
+        return str(location)
+    from zarr.storage import FsspecStore
+    options = {"auto_mkdir": True} if str(location).startswith(("file://", "local://")) else {}
+    return FsspecStore.from_url(str(location), storage_options=options, read_only=read_only)
+
+
+def store_exists(location: Location) -> bool:
+    """Is there a store (a Zarr group) at ``location``?"""
+    location = _as_location(location)
+    if not is_url(location):
+        return Path(location).is_dir()
+    fs, path = _filesystem(location)
+    return bool(fs.exists(f"{path}/zarr.json"))
+
+
+def _remove_tree(location: Location) -> None:
+    location = _as_location(location)
+    if not is_url(location):
+        shutil.rmtree(location, ignore_errors=True)
+        return
+    fs, path = _filesystem(location)
+    if fs.exists(path):
+        fs.rm(path, recursive=True)
+
+
+def _name(location: Location) -> str:
+    return str(location).rstrip("/").rsplit("/", 1)[-1]
 
 
 def _pk(response_set: Any) -> int:
@@ -102,19 +191,22 @@ def _pk(response_set: Any) -> int:
     return int(pk)
 
 
-def store_path(response_set: Any) -> Path:
-    """Where the matrix of ``response_set`` (a ResponseSet or its id) lives."""
-    return store_root() / f"response-set-{_pk(response_set)}.zarr"
+def store_path(response_set: Any) -> Location:
+    """Where the matrix of ``response_set`` (a ResponseSet or its id) lives (a Path, or a URL)."""
+    return _join(store_root(), f"response-set-{_pk(response_set)}.zarr")
 
 
-def temp_store_path(response_set: Any) -> Path:
-    """A fresh temporary path for a load of ``response_set`` to write into."""
-    return store_root() / TEMP_FOLDER / f"response-set-{_pk(response_set)}-{uuid.uuid4().hex[:12]}.zarr"
+def temp_store_path(response_set: Any) -> Location:
+    """A fresh temporary location for a load of ``response_set`` to write into."""
+    return _join(_join(store_root(), TEMP_FOLDER), f"response-set-{_pk(response_set)}-{uuid.uuid4().hex[:12]}.zarr")
 
 
 def credit_dtype(credits: np.ndarray) -> np.dtype:
-    """The smallest lossless dtype: uint8 when every credit is 0 or 1, float32 when
-    every credit is a float32 exactly (0.5, 0.25, ...), else float64."""
+    """The smallest lossless float or binary dtype: uint8 when every credit is 0 or 1,
+    float32 when every credit is a float32 exactly (0.5, 0.25, ...), else float64.
+
+    See :func:`credit_form`, which also considers fractions k/n.
+    """
     values = np.asarray(credits)
     if values.size == 0 or bool(np.all((values == 0) | (values == 1))):
         return BINARY_DTYPE
@@ -123,35 +215,105 @@ def credit_dtype(credits: np.ndarray) -> np.dtype:
     return EXACT_DTYPE
 
 
+@dataclass(frozen=True)
+class CreditForm:
+    """How a set's credit is stored: ``dtype`` and, for uint8, the ``denominator`` n
+    (1: binary 0/1; 2..255: numerators k of k/n)."""
+
+    dtype: np.dtype
+    denominator: int = 1
+
+
+def credit_form(credits: np.ndarray) -> CreditForm:
+    """The first exact form of the module's layout for these observed credits.
+
+    Parameters
+    ----------
+    credits : ndarray of float, any shape
+        Observed credits in [0, 1] (no NaN).
+
+    Returns
+    -------
+    CreditForm
+        uint8 with denominator 1 (every credit 0 or 1), uint8 with the
+        smallest denominator n <= 255 such that every credit is exactly k/n
+        (:func:`scoring.fraction_denominator`), else float32 when every credit
+        is exact in float32, else float64.
+    """
+    from scoring.fraction import fraction_denominator
+    values = np.asarray(credits)
+    if values.size == 0 or bool(np.all((values == 0) | (values == 1))):
+        return CreditForm(BINARY_DTYPE, 1)
+    n = fraction_denominator(values)
+    if n is not None:
+        return CreditForm(BINARY_DTYPE, n)
+    return CreditForm(credit_dtype(values))
+
+
+class DenominatorScan:
+    """The fraction denominator of credits seen a block at a time (:func:`credit_form` streamed).
+
+    The first block with partial credit finds its denominator from its
+    distinct values; later blocks are checked against it in one vectorised
+    pass (``rint(v * n) / n == v``) and only a block that fails is searched
+    again (the denominators then combine by their lcm). ``denominator`` is
+    1 while every credit seen is 0 or 1, None once no n <= 255 holds them all.
+    """
+
+    def __init__(self) -> None:
+        self.denominator: int | None = 1
+
+    def add(self, values: np.ndarray) -> int | None:
+        """Take one block of observed credits (float, no NaN); returns the denominator so far."""
+        from scoring.fraction import combine_denominators, fraction_denominator
+        n = self.denominator
+        if n is None or values.size == 0:
+            return n
+        values = np.asarray(values, dtype=np.float64)
+        if bool(np.all(np.rint(values * n) / n == values)):
+            return n
+        self.denominator = combine_denominators(n, fraction_denominator(values))
+        return self.denominator
+
+
 class MatrixWriter:
     """Writes one store a block of rows at a time (see the module's layout).
 
     Parameters
     ----------
-    path : Path
-        A directory that does not exist yet (normally :func:`temp_store_path`).
+    path : Path or str
+        A location with no store yet (normally :func:`temp_store_path`): a
+        local folder or a URL fsspec opens.
     n_questions, n_models : int
         The matrix shape.
     dtype : numpy dtype
-        ``uint8`` (binary), ``float32`` or ``float64`` (partial credit; see
-        :func:`credit_dtype`).
+        ``uint8`` (binary, or numerators with ``denominator``), ``float32``
+        or ``float64`` (partial credit; see :func:`credit_form`).
+    denominator : int, default 1
+        With uint8: n of the credit k/n (1 = binary 0/1). Blocks are given
+        as credit (float k/n, or 0/1) and stored as numerators; a credit that
+        is not exactly k/n is refused, naming the cell.
     response_set : int, optional
         Recorded in the attributes.
     """
 
-    def __init__(self, path: Path, *, n_questions: int, n_models: int, dtype: Any,
+    def __init__(self, path: Location, *, n_questions: int, n_models: int, dtype: Any, denominator: int = 1,
                  response_set: int | None = None) -> None:
         import zarr
         self.dtype = np.dtype(dtype)
         if self.dtype not in (BINARY_DTYPE, PARTIAL_DTYPE, EXACT_DTYPE):
             raise ValueError(ERR_DTYPE.format(dtype=self.dtype))
-        self.path = Path(path)
+        if denominator != 1 and (self.dtype != BINARY_DTYPE or not 2 <= denominator <= 255):
+            raise ValueError(ERR_DENOMINATOR.format(dtype=self.dtype, n=denominator))
+        self.denominator = int(denominator)
+        self.path = _as_location(path)
         self.shape = (int(n_questions), int(n_models))
         self.response_set = response_set
         self._observed_by_block: dict[int, int] = {}  # a block written again counts once
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(self.path, Path):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         chunks = (max(1, min(ROW_CHUNK, self.shape[0])), max(1, min(COLUMN_CHUNK, self.shape[1])))
-        self._group = zarr.open_group(str(self.path), mode="w-")
+        self._group = zarr.open_group(_zarr_store(self.path, read_only=False), mode="w-")
         self._credit = self._group.create_array(CREDIT, shape=self.shape, chunks=chunks, dtype=self.dtype,
                                                 fill_value=0)
         self._observed = self._group.create_array(OBSERVED, shape=self.shape, chunks=chunks, dtype=bool,
@@ -188,6 +350,16 @@ class MatrixWriter:
         return sum(self._observed_by_block.values())
 
     def _cast(self, credit: np.ndarray) -> np.ndarray:
+        if self.denominator > 1:
+            from scoring.fraction import to_numerators
+            if credit.dtype == BINARY_DTYPE:  # 0/1 integers: numerators 0 or n
+                if (credit > 1).any():
+                    raise ValueError(ERR_NOT_BINARY.format(value=credit[credit > 1].flat[0].item()))
+                return credit * np.uint8(self.denominator)
+            bad = ~((credit >= 0) & (credit <= 1))
+            if bad.any():
+                raise ValueError(ERR_CREDIT.format(value=credit[bad].flat[0].item()))
+            return to_numerators(credit, self.denominator, np.ones(credit.shape, dtype=bool))
         if self.dtype == BINARY_DTYPE:
             bad = credit > 1 if credit.dtype == BINARY_DTYPE else (credit != 0) & (credit != 1)
             if bad.any():
@@ -208,19 +380,20 @@ class MatrixWriter:
             "n_models": self.shape[1],
             "n_observed": self.n_observed,
             "credit_dtype": self.dtype.name,
+            "credit_denominator": self.denominator,
             "fully_observed": self.n_observed == self.shape[0] * self.shape[1],
         }
         self._group.attrs.update(attrs)
         return attrs
 
 
-def write_matrix(path: Path, credit: np.ndarray, observed: np.ndarray | None = None, *,
-                 dtype: Any = None, response_set: int | None = None) -> dict:
+def write_matrix(path: Location, credit: np.ndarray, observed: np.ndarray | None = None, *,
+                 dtype: Any = None, denominator: int = 1, response_set: int | None = None) -> dict:
     """Write a whole in-memory matrix as a store at ``path``; returns its attributes.
 
     ``credit`` may be float with NaN = not observed (then ``observed`` is
-    derived from it). ``dtype`` defaults to :func:`credit_dtype` of the
-    observed values.
+    derived from it). ``dtype`` and ``denominator`` default to
+    :func:`credit_form` of the observed values.
     """
     credit = np.asarray(credit)
     if observed is None and credit.dtype.kind == "f":
@@ -229,9 +402,10 @@ def write_matrix(path: Path, credit: np.ndarray, observed: np.ndarray | None = N
             observed = ~nan
     mask = None if observed is None else np.asarray(observed, dtype=bool)
     if dtype is None:
-        dtype = credit_dtype(credit if mask is None else credit[mask])
+        form = credit_form(credit if mask is None else credit[mask])
+        dtype, denominator = form.dtype, form.denominator
     writer = MatrixWriter(path, n_questions=credit.shape[0], n_models=credit.shape[1], dtype=dtype,
-                          response_set=response_set)
+                          denominator=denominator, response_set=response_set)
     for start in range(0, credit.shape[0], ROW_CHUNK):
         stop = min(start + ROW_CHUNK, credit.shape[0])
         writer.write_rows(start, credit[start:stop], None if mask is None else mask[start:stop])
@@ -264,39 +438,44 @@ def row_blocks(rows: np.ndarray, columns: np.ndarray, credits: np.ndarray, *, n_
         yield start, credit, observed, int(take.size)
 
 
-def write_cells(path: Path, rows: np.ndarray, columns: np.ndarray, credits: np.ndarray, *,
-                n_questions: int, n_models: int, dtype: Any = None, response_set: int | None = None) -> dict:
+def write_cells(path: Location, rows: np.ndarray, columns: np.ndarray, credits: np.ndarray, *,
+                n_questions: int, n_models: int, dtype: Any = None, denominator: int = 1,
+                response_set: int | None = None) -> dict:
     """Write a store from the long form (row index, column index, credit of
-    each observed cell); returns its attributes. See :func:`row_blocks`."""
+    each observed cell); returns its attributes. See :func:`row_blocks`;
+    ``dtype`` and ``denominator`` default to :func:`credit_form` of the credits."""
     credits = np.asarray(credits)
     if dtype is None:
-        dtype = credit_dtype(credits)
+        form = credit_form(credits)
+        dtype, denominator = form.dtype, form.denominator
     writer = MatrixWriter(path, n_questions=n_questions, n_models=n_models, dtype=dtype,
-                          response_set=response_set)
+                          denominator=denominator, response_set=response_set)
+    block_dtype = np.float64 if writer.denominator > 1 else writer.dtype
     for start, credit, observed, _ in row_blocks(rows, columns, credits, n_questions=n_questions,
-                                                 n_models=n_models, dtype=writer.dtype):
+                                                 n_models=n_models, dtype=block_dtype):
         writer.write_rows(start, credit, observed)
     return writer.close()
 
 
-def _open_group(path: Path) -> zarr.Group:
+def _open_group(path: Location) -> zarr.Group:
     import zarr
-    if not Path(path).is_dir():
-        raise FileNotFoundError(ERR_MISSING.format(path=path, pk=Path(path).stem))
-    return zarr.open_group(str(path), mode="r")
+    path = _as_location(path)
+    if not store_exists(path):
+        raise FileNotFoundError(ERR_MISSING.format(path=path, pk=_name(path).removesuffix(".zarr")))
+    return zarr.open_group(_zarr_store(path, read_only=True), mode="r")
 
 
-def store_info(path: Path) -> dict:
+def store_info(path: Location) -> dict:
     """The attributes of a store (see the module's layout)."""
     return dict(_open_group(path).attrs)
 
 
-def open_credit(path: Path) -> zarr.Array:
+def open_credit(path: Location) -> zarr.Array:
     """The credit array of a store, read-only and lazy (what ``dask.array.from_zarr`` wants)."""
     return _open_group(path)[CREDIT]  # type: ignore[return-value]
 
 
-def open_observed(path: Path) -> zarr.Array:
+def open_observed(path: Location) -> zarr.Array:
     """The observed mask of a store, read-only and lazy."""
     return _open_group(path)[OBSERVED]  # type: ignore[return-value]
 
@@ -312,17 +491,24 @@ def _select(array: zarr.Array, rows: np.ndarray | None, columns: np.ndarray | No
 @dataclass(frozen=True)
 class StoredMatrix:
     """A store's matrix in memory: ``credit`` in its stored dtype (0 where not
-    observed) and ``observed`` (None when every selected cell is observed)."""
+    observed), ``observed`` (None when every selected cell is observed) and
+    the ``denominator`` n (credit = ``credit / n`` when n > 1: numerators)."""
 
     credit: np.ndarray
     observed: np.ndarray | None
+    denominator: int = 1
 
 
-def read_matrix(path: Path, *, rows: np.ndarray | None = None, columns: np.ndarray | None = None) -> StoredMatrix:
+def _denominator(group: zarr.Group) -> int:
+    return int(group.attrs.get("credit_denominator", 1))  # type: ignore[arg-type]
+
+
+def read_matrix(path: Location, *, rows: np.ndarray | None = None, columns: np.ndarray | None = None) -> StoredMatrix:
     """Read a store (or the given rows and columns of it, in the given order).
 
-    Returns the credit in its stored dtype (uint8, float32 or float64) and the
-    observed mask (None when the selection is fully observed).
+    Returns the credit in its stored dtype (uint8, float32 or float64), the
+    observed mask (None when the selection is fully observed) and the
+    denominator (uint8 numerators of fractions when above 1).
     """
     group = _open_group(path)
     credit = _select(group[CREDIT], rows, columns)  # type: ignore[arg-type]
@@ -331,26 +517,69 @@ def read_matrix(path: Path, *, rows: np.ndarray | None = None, columns: np.ndarr
         observed = _select(group[OBSERVED], rows, columns)  # type: ignore[arg-type]
         if observed.all():
             observed = None
-    return StoredMatrix(credit=credit, observed=observed)
+    return StoredMatrix(credit=credit, observed=observed, denominator=_denominator(group))
 
 
-def read_dense(path: Path, *, rows: np.ndarray | None = None, columns: np.ndarray | None = None) -> np.ndarray:
+def read_fraction(path: Location, *, rows: np.ndarray | None = None,
+                  columns: np.ndarray | None = None) -> FractionMatrix:
+    """A fraction store (or the given rows and columns of it) as a :class:`scoring.FractionMatrix`.
+
+    The numerators are read as stored (one byte a cell); the observed mask is
+    read ``ROW_CHUNK`` rows at a time and bit-packed, so no bool matrix as
+    large as the selection is ever held. ``observed_bits`` is None when the
+    selection is fully observed.
+
+    Raises
+    ------
+    ValueError
+        If the store does not hold fractions (``credit_denominator`` <= 1).
+    """
+    from scoring.fraction import FractionMatrix, pack_observed
+    group = _open_group(path)
+    n = _denominator(group)
+    if n <= 1:
+        raise ValueError(f"{path} holds no fractions (credit_denominator {n}); use read_matrix")
+    numerators = _select(group[CREDIT], rows, columns)  # type: ignore[arg-type]
+    bits = None
+    if not group.attrs.get("fully_observed", False):
+        mask_array = group[OBSERVED]
+        n_rows = numerators.shape[0]
+        packed, complete = [], True
+        for start in range(0, n_rows, ROW_CHUNK):
+            block_rows = (np.arange(start, min(start + ROW_CHUNK, n_rows)) if rows is None
+                          else np.asarray(rows, dtype=np.int64)[start:start + ROW_CHUNK])
+            block = _select(mask_array, block_rows, columns)  # type: ignore[arg-type]
+            complete = complete and bool(block.all())
+            packed.append(pack_observed(block))
+        if not complete:
+            bits = np.concatenate(packed) if packed else None
+    return FractionMatrix(numerators, n, bits)
+
+
+def read_dense(path: Location, *, rows: np.ndarray | None = None, columns: np.ndarray | None = None) -> np.ndarray:
     """The matrix as float64 with NaN where not observed (the form :mod:`scoring` takes)."""
     stored = read_matrix(path, rows=rows, columns=columns)
     dense = stored.credit.astype(np.float64)
+    if stored.denominator > 1:
+        dense /= stored.denominator
     if stored.observed is not None:
         dense[~stored.observed] = np.nan
     return dense
 
 
-def read_compact(path: Path, *, rows: np.ndarray | None = None, columns: np.ndarray | None = None) -> np.ndarray:
+def read_compact(path: Location, *, rows: np.ndarray | None = None,
+                 columns: np.ndarray | None = None) -> np.ndarray | FractionMatrix:
     """The matrix in the smallest form EIP takes without a float64 copy.
 
-    uint8 0/1 when the selection is binary and fully observed (``scoring.eip``
-    streams it in blocks); otherwise float32 with NaN where not observed
-    (``eip`` treats NaN as not observed; integer dtypes cannot say "missing"),
-    or float64 when the stored credit is float64.
+    A :class:`scoring.FractionMatrix` for a store of fractions (numerators
+    and a bit-packed mask: :func:`read_fraction`); uint8 0/1 when the
+    selection is binary and fully observed (``scoring.eip`` streams it in
+    blocks); otherwise float32 with NaN where not observed (``eip`` treats
+    NaN as not observed; integer dtypes cannot say "missing"), or float64
+    when the stored credit is float64.
     """
+    if _denominator(_open_group(path)) > 1:
+        return read_fraction(path, rows=rows, columns=columns)
     stored = read_matrix(path, rows=rows, columns=columns)
     if stored.observed is None:
         return stored.credit
@@ -359,27 +588,43 @@ def read_compact(path: Path, *, rows: np.ndarray | None = None, columns: np.ndar
     return compact
 
 
-def store_publish(temp: Path, response_set: Any) -> Path:
-    """Move a written temporary store into place (an atomic rename); returns the final path.
+def store_publish(temp: Location, response_set: Any) -> Location:
+    """Move a written temporary store into place; returns the final location.
 
-    Call it inside the transaction that makes the set visible, as its last
-    step; if that transaction then fails, call :func:`store_remove`.
+    A local folder (or a ``file://`` URL) is renamed (``os.replace``: atomic
+    on one file system); on other fsspec file systems (an object store) the
+    store is moved with ``fs.mv`` (a copy and a delete; the set stays hidden
+    until the transaction that calls this commits). Call it inside the
+    transaction that makes the set visible, as its last step; if that
+    transaction then fails, call :func:`store_remove`.
     """
     final = store_path(response_set)
-    if final.exists():  # a leftover of a killed load of this very id
-        shutil.rmtree(final)
-    os.replace(temp, final)
+    temp = _as_location(temp)
+    if store_exists(final) or (isinstance(final, Path) and final.exists()):
+        _remove_tree(final)  # a leftover of a killed load of this very id
+    if isinstance(temp, Path) and isinstance(final, Path):
+        os.replace(temp, final)
+    else:
+        fs, source = _filesystem(temp)
+        _, target = _filesystem(final)
+        fs.mv(source, target, recursive=True)
     return final
 
 
 def store_remove(response_set: Any) -> None:
     """Remove the store of ``response_set`` and any temporary store of its loads."""
     pk = _pk(response_set)
-    shutil.rmtree(store_path(pk), ignore_errors=True)
-    temp = store_root() / TEMP_FOLDER
-    if temp.is_dir():
-        for leftover in temp.glob(f"response-set-{pk}-*.zarr"):
-            shutil.rmtree(leftover, ignore_errors=True)
+    _remove_tree(store_path(pk))
+    temp = _join(store_root(), TEMP_FOLDER)
+    pattern = f"response-set-{pk}-*.zarr"
+    if isinstance(temp, Path):
+        if temp.is_dir():
+            for leftover in temp.glob(pattern):
+                shutil.rmtree(leftover, ignore_errors=True)
+        return
+    fs, path = _filesystem(temp)
+    for leftover in fs.glob(f"{path}/{pattern}"):
+        fs.rm(leftover, recursive=True)
 
 
 def store_remove_on_commit(response_set: Any) -> None:

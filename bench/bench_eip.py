@@ -11,7 +11,7 @@ matrix (about 50% correct, with real item and model structure), then times
   millions of cells, where "one-iteration s" is the median of ``eip`` with
   ``tol=4`` (the largest possible residual, so it stops after one iteration):
   the cost of one pass without the set-up;
-* ``peak RSS``: the child's ``ru_maxrss`` (``resource.getrusage(RUSAGE_SELF)``),
+* ``peak RSS``: the child's own peak resident memory (``VmHWM``, :mod:`bench._peak`),
   so it includes the Python interpreter, the input matrix and generation;
 * ``EIP extra``: the ``tracemalloc`` peak during one extra ``eip`` call, i.e. the
   memory EIP allocates beyond its input (numpy reports its buffers to tracemalloc).
@@ -25,6 +25,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+
+from bench._peak import own_peak_mib
 
 GENERATION_CHUNK_CELLS = 8 * 2**20  # float32 temporaries of 32 MiB while simulating
 SEED = 20240601
@@ -78,7 +80,6 @@ def _median_seconds(fn, repeats: int) -> float:
 
 def measure(size: Size, repeats: int) -> dict:
     """Run in a fresh child process: simulate, time, measure memory."""
-    import resource
     import tracemalloc
 
     from scoring.eip import eip
@@ -99,7 +100,7 @@ def measure(size: Size, repeats: int) -> dict:
         "per_iter_per_mcell": per_iteration / (cells / 1e6),
         "input_mib": R.nbytes / 2**20,
         "density": float(np.mean(R, dtype=np.float64)),
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # KiB on Linux
+        "peak_rss_mib": own_peak_mib(),
         "eip_extra_mib": traced_peak / 2**20,
         "kept": int(result.kept.sum()),
     }
@@ -127,5 +128,5 @@ def run(args) -> None:
         )
     print(
         "median s: whole eip() call (default alpha=0.85, tol=1e-10); s/iter/Mcell excludes set-up; "
-        "peak RSS: child ru_maxrss (includes input and generation); EIP extra: tracemalloc peak of one call"
+        "peak RSS: child VmHWM (includes input and generation); EIP extra: tracemalloc peak of one call"
     )

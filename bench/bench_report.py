@@ -32,8 +32,10 @@ file by ``bench/report_child.py``: 3,600 pairs x 27 evaluators (target < 3 s),
 topics of 285 questions (364,230 pairs) with a solve-rate label on 236 of
 them (< 10 s, < 1 GiB; report.json must stay small: it holds one page of
 pairs, pairs.csv all of them). ``--quick``: 360 x 27, 5,000 x 5, 36k pairs.
-Each measurement is its own process (peak RSS over the interpreter's own is
-the memory figure). The reference is the same report of this project at
+Each measurement is its own process, and its memory figure is that process's
+own peak resident memory (``VmHWM``, :mod:`bench._peak`; ``ru_maxrss`` would
+carry over the parent's high-water mark, e.g. the bootstrap step's, across
+fork and exec). The reference is the same report of this project at
 commit ``BENCH_REPORT_REFERENCE`` (default: the commit before the whole-report
 speed-ups; ``none`` skips it), checked out with ``git archive`` and run on
 the same database, interleaved with the product; a reference run is cut at

@@ -9,8 +9,8 @@ go in with ``executemany`` (``bulk_create`` for the few models), the cells throu
 skill, ``ROW_CHUNK`` rows at a time).
 
 Each variant then runs in a child process of its own, so ``peak MiB`` is
-that process's peak resident memory (``ru_maxrss``, Django imports
-included): ``scoring_run_create`` + ``scoring_run_execute`` with methods
+that process's own peak resident memory (``VmHWM``, Django imports
+included; see :mod:`bench._peak`): ``scoring_run_create`` + ``scoring_run_execute`` with methods
 ``eip`` and ``accuracy`` (the required ones):
 
 * ``product``: today's path, the compact matrix (uint8: 1 byte a cell),
@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bench._peak import own_peak_mib
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20261203
@@ -69,8 +70,14 @@ def _setup(work: Path, *, keep: bool):
     return connection
 
 
-def _build(work: Path, n_questions: int, n_models: int) -> dict:
-    """Create the response set (rows and store); returns timings."""
+def _build(work: Path, n_questions: int, n_models: int, credit: str = "binary") -> dict:
+    """Create the response set (rows and store); returns timings.
+
+    ``credit`` "binary": random 0/1 stored as uint8; "partial": credit k/10
+    with 5% of the cells not observed, written as credit (float64 blocks)
+    through the writer that stores uint8 numerators of k/10 and the mask,
+    exactly as a load writes a set of fractions.
+    """
     _setup(work, keep=False)
     from django.db import connection, transaction
 
@@ -105,17 +112,24 @@ def _build(work: Path, n_questions: int, n_models: int) -> dict:
     rng = np.random.default_rng(SEED)
     skill = rng.random(n_models).astype(np.float32)
     temp = matrix_store.temp_store_path(rs.pk)
+    partial = credit == "partial"
     writer = matrix_store.MatrixWriter(temp, n_questions=n_questions, n_models=n_models, dtype=np.uint8,
-                                       response_set=rs.pk)
+                                       denominator=10 if partial else 1, response_set=rs.pk)
     for start in range(0, n_questions, matrix_store.ROW_CHUNK):
         rows = min(matrix_store.ROW_CHUNK, n_questions - start)
-        writer.write_rows(start, (rng.random((rows, n_models), dtype=np.float32) < skill).astype(np.uint8))
+        if partial:  # ten samples per cell, each solved with the model's skill: credit k/10
+            k = rng.binomial(10, skill, size=(rows, n_models))
+            observed = rng.random((rows, n_models), dtype=np.float32) >= 0.05
+            observed[:, 0] = True  # every question observed somewhere
+            writer.write_rows(start, k / 10.0, observed)
+        else:
+            writer.write_rows(start, (rng.random((rows, n_models), dtype=np.float32) < skill).astype(np.uint8))
     writer.close()
     matrix_store.store_publish(temp, rs.pk)
     store_s = time.perf_counter() - t0
     connection.close()
     return {"rows_s": rows_s, "store_s": store_s, "response_set": rs.pk,
-            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_mib": own_peak_mib()}
 
 
 def _score(work: Path, variant: str, response_set: int, label: str) -> dict:
@@ -136,13 +150,14 @@ def _score(work: Path, variant: str, response_set: int, label: str) -> dict:
                                      params={"methods": ["eip", "accuracy"]})
     service.scoring_run_execute(run=run, progress=progress)
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = own_peak_mib()
     eip = MethodResult.objects.get(run=run, method="eip")
     difficulty = np.array([s.get("eip", np.nan) for s in QuestionResult.objects.filter(run=run)
                            .order_by("question_id").values_list("scores", flat=True).iterator(chunk_size=20_000)])
     np.save(work / f"{label}.npy", difficulty)
     page_s = _page_view(run) if variant == "product" else float("nan")
-    return {"page_s": page_s, "variant": variant, "seconds": seconds, "n_iter": eip.n_iter, "eip_s": eip.duration_s,
+    return {"run": run.pk, "page_s": page_s, "variant": variant, "seconds": seconds, "n_iter": eip.n_iter,
+            "eip_s": eip.duration_s,
             "read_s": phases.get("eip", float("nan")), "store_s": seconds - phases.get("storing", seconds),
             "n_results": int(difficulty.size), "peak_mib": peak}
 
@@ -164,10 +179,35 @@ def _page_view(run) -> float:
     return time.perf_counter() - t0
 
 
+def _export(work: Path, variant: str, run_id: int) -> dict:
+    """The run's questions.csv in a fresh process: "stream" (the download's chunks, as served) or
+    "whole" (the table built in memory, as before); seconds, bytes, a digest and the own peak."""
+    import hashlib
+
+    _setup(work, keep=True)
+    from annotate.downloads import render_table
+    from annotate.models import ScoringRun
+    from annotate.selectors.results import run_questions_csv_chunks, run_questions_table
+
+    run = ScoringRun.objects.get(pk=run_id)
+    before = own_peak_mib()
+    t0 = time.perf_counter()
+    digest, size = hashlib.sha256(), 0
+    chunks = (run_questions_csv_chunks(run=run) if variant == "stream"
+              else [render_table(run_questions_table(run=run), fmt="csv")])
+    for chunk in chunks:
+        digest.update(chunk)
+        size += len(chunk)
+    return {"variant": variant, "seconds": time.perf_counter() - t0, "bytes": size, "sha256": digest.hexdigest(),
+            "peak_mib": own_peak_mib(), "before_mib": before}
+
+
 def _child(args: list[str]) -> dict:
     work = Path(args[1])
+    if args[0] in ("stream", "whole"):
+        return _export(work, args[0], int(args[2]))
     if args[0] == "build":
-        return _build(work, int(args[2]), int(args[3]))
+        return _build(work, int(args[2]), int(args[3]), *args[4:5])
     return _score(work, args[0], int(args[2]), args[3])
 
 
@@ -181,17 +221,18 @@ def _call(args: list[str]) -> dict | None:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run(args: argparse.Namespace) -> None:
+def run(args: argparse.Namespace, credit: str = "binary") -> None:
     quick = getattr(args, "quick", False)
     n_questions, n_models = (100_000, 200) if quick else (1_000_000, 2_000)
     repeats = 2 if quick else 1
     with_reference = n_questions * n_models * 8 <= REFERENCE_LIMIT_GIB * 2**30
     work = Path(tempfile.mkdtemp(prefix="eip-bench-score-"))
     try:
-        built = _call(["build", str(work), str(n_questions), str(n_models)])
+        built = _call(["build", str(work), str(n_questions), str(n_models), credit])
         if built is None:
             return
-        print(f"set of {n_questions:,} x {n_models:,} uint8 built: rows {built['rows_s']:.1f} s, "
+        form = "uint8" if credit == "binary" else "k/10 with 5% gaps (uint8 numerators + mask)"
+        print(f"set of {n_questions:,} x {n_models:,} {form} built: rows {built['rows_s']:.1f} s, "
               f"store {built['store_s']:.1f} s (peak {built['peak_mib']:,.0f} MiB)", flush=True)
         plan = [v for _ in range(repeats) for v in (("product", "reference") if with_reference else ("product",))]
         results = []
@@ -201,6 +242,15 @@ def run(args: argparse.Namespace) -> None:
                 got["label"] = f"{variant}-{k}"
                 results.append(got)
         _table(results, work, n_questions * n_models, with_reference)
+        product = next((r for r in results if r["variant"] == "product"), None)
+        if product is not None:
+            exports = [_call([v, str(work), str(product["run"])]) for v in ("stream", "whole")]
+            if all(e is not None for e in exports):
+                stream, whole = exports
+                print(f"questions.csv of {product['n_results']:,} questions: streamed {stream['seconds']:.1f} s, "
+                      f"peak {stream['peak_mib']:,.0f} MiB (after Django {stream['before_mib']:,.0f}); whole "
+                      f"{whole['seconds']:.1f} s, peak {whole['peak_mib']:,.0f} MiB; same bytes "
+                      f"({stream['bytes']:,}): {stream['sha256'] == whole['sha256']}", flush=True)
     finally:
         subprocess.run(["rm", "-rf", str(work)], check=False)
 

@@ -2,7 +2,7 @@
 
 Each case runs in its own child process (SQLite test database and matrix
 store in a temporary folder), so ``peak MiB`` is that process's peak resident
-memory (``ru_maxrss``), imports included. Product and reference runs are
+memory (``VmHWM``, :mod:`bench._peak`), imports included. Product and reference runs are
 interleaved; figures are medians.
 
 * ``mmlu-pro``: ``../shared/data/mmlu-pro`` through the site path
@@ -31,6 +31,9 @@ interleaved; figures are medians.
   float64 copy (16 GB) fails with MemoryError instead of exhausting the
   machine; that is then printed.
 
+``floor`` (wide only): pandas reading the same CSV plus a Zarr write of the
+same matrix, timed in the same run; the table prints product / floor.
+
 Reference for each (same run, same cells): the old layout, one row per cell
 ``(response_set, model, question, credit)`` inserted with ``executemany`` in
 batches of 20,000 into a plain SQLite table with the old unique index
@@ -50,6 +53,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bench._peak import own_peak_mib
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20261201
@@ -158,7 +163,7 @@ def _huge_parquet(path: Path, n_questions: int, n_models: int) -> None:
 
 
 def _rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return own_peak_mib()
 
 
 def _huge(n_questions: int, n_models: int = 2_000) -> dict:
@@ -203,6 +208,24 @@ def _huge(n_questions: int, n_models: int = 2_000) -> dict:
     return out
 
 
+def _floor(work: Path, n_questions: int) -> dict:
+    """The floor of a wide load: pandas reading the same CSV, then a Zarr write of the same
+    matrix (:func:`annotate.matrix_store.write_matrix`), imports of pandas and Zarr included
+    as in the product's cold load; no checks, no database."""
+    try:
+        t0 = time.perf_counter()
+        import pandas as pd
+
+        from annotate import matrix_store as ms
+        frame = pd.read_csv(work / "wide.csv")
+        ms.write_matrix(work / "floor.zarr", frame.iloc[:, 1:].to_numpy(dtype=np.uint8))
+        seconds = time.perf_counter() - t0
+    finally:
+        subprocess.run(["rm", "-rf", str(work)], check=False)
+    return {"case": "wide", "variant": "floor", "cells": n_questions * 200, "n_rows": n_questions * 200,
+            "seconds": seconds, "parse_s": 0.0, "peak_mib": own_peak_mib()}
+
+
 def _child(case: str, variant: str, n_questions: int) -> dict:
     if case == "huge":
         return _huge(n_questions)
@@ -211,6 +234,8 @@ def _child(case: str, variant: str, n_questions: int) -> dict:
         _wide_csv(work / "wide.csv", n_questions, 200)
     if case == "long":
         _long_csv(work / "long.csv", n_questions, 200)
+    if variant == "floor":
+        return _floor(work, n_questions)
     connection = _setup(work)
     try:
         parse = _cells(case, work, n_questions)
@@ -234,7 +259,7 @@ def _child(case: str, variant: str, n_questions: int) -> dict:
     finally:
         connection.creation.destroy_test_db(str(work / "bench.sqlite3"), verbosity=0)
         subprocess.run(["rm", "-rf", str(work)], check=False)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = own_peak_mib()
     return {"case": case, "variant": variant, "cells": n, "n_rows": n_questions * 200, "seconds": seconds,
             "parse_s": parse_s, "peak_mib": peak}
 
@@ -245,7 +270,7 @@ def run(args: argparse.Namespace) -> None:
     plan = []
     if shared.is_dir():
         plan += [("mmlu-pro", v, 0) for _ in range(1 if quick else 3) for v in ("product", "warm", "reference")]
-    plan += [("wide", v, 10_000 if quick else 100_000) for v in ("product", "reference")]
+    plan += [("wide", v, 10_000 if quick else 100_000) for v in ("product", "reference", "floor")]
     plan.append(("long", "product", 2_000 if quick else 20_000))
     if getattr(args, "huge", False):
         plan.append(("huge", "product", 1_000_000))
@@ -286,6 +311,11 @@ def run(args: argparse.Namespace) -> None:
               f"{statistics.median(r['peak_mib'] for r in product):>9,.0f} {r_s:>12.2f} "
               f"{statistics.median(r['peak_mib'] for r in reference):>13,.0f} {p_s / r_s:>6.2f}  {target}",
               flush=True)
+        floor = [r["seconds"] for r in results if r["case"] == case and r["variant"] == "floor"]
+        if floor:
+            print(f"{'':<10} {'':>11} floor {statistics.median(floor):.2f} s (pandas read_csv + Zarr write of the "
+                  f"same matrix, same run): product / floor {p_s / statistics.median(floor):.2f} "
+                  "(target <= 3)", flush=True)
         if warm:
             print(f"{'':<10} {'':>11} {statistics.median(warm):>10.2f}  the same with the lazy imports done "
                   f"(pandas, pyarrow, zarr, the loading service): a worker's second load; ratio "

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import statistics
 import sys
 import time
+
+from _peak import own_peak_mib  # bench/ is this script's folder, first on sys.path
 
 #: name -> (subject sizes, labelled questions, evaluators, pairs judged per evaluator or share, all pairs?)
 CASES = {
@@ -181,7 +182,7 @@ def main() -> None:
     def report():
         return alignment_report_compute(study=study, n_boot=2000, rng=0, **label)
 
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss0 = own_peak_mib()
     times = []
     result = None
     for _ in range(repeats):
@@ -206,8 +207,8 @@ def main() -> None:
         from annotate.services.report_files import table_csv
         out["pairs_csv_mb"] = len(table_csv(next(t for t in csv_tables(result) if t.key == "pairs"))) / 1e6
     out["pairs_csv_s"] = time.perf_counter() - t0
-    out["rss_before_mib"] = rss0 / 1024
-    out["rss_peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_before_mib"] = rss0
+    out["rss_peak_mib"] = own_peak_mib()
     out["n_pairs"] = len(result.pairs)
     print(json.dumps(out))
 

@@ -12,6 +12,9 @@ DEBUG           "1"/"true"/"yes"/"on" or "0"/"false"/"no"/"off"; default on
 ALLOWED_HOSTS   comma-separated; default "127.0.0.1,localhost,testserver";
                 required when DEBUG is off
 DATABASE_URL    e.g. postgres://user@127.0.0.1:5432/eip; default SQLite file db.sqlite3
+EIP_STORE_URL   where the response-set matrices live when machines share them
+                (fsspec URL: file:///mnt/eip-store, s3://bucket/store); default
+                the folder EIP_STORE_DIR
 DB_CONN_MAX_AGE seconds a database connection is kept between requests; default 0
 STATIC_ROOT     where ``collectstatic`` writes; default ./staticfiles
 TASKS_BACKEND   "database" (default; run ``manage.py run_worker``) or "immediate"
@@ -370,3 +373,13 @@ if EIP_DASK_MIN_CELLS < 0 or EIP_DASK_TIMEOUT_S < 1:
 # response set under this folder; the database keeps questions, models and which
 # row/column of the matrix each one is. Back it up with the database.
 EIP_STORE_DIR = Path(env_str("EIP_STORE_DIR", str(BASE_DIR / "response_store")))
+# Where the stores live when several machines share them: a URL read and
+# written through fsspec (file:///mnt/shared/store, s3://bucket/store with s3fs
+# and its credentials in the environment). Empty: the local folder above, which
+# also keeps the parse scratch files (EIP_STORE_DIR/scratch) in every case.
+EIP_STORE_URL = env_str("EIP_STORE_URL", "").strip()
+if EIP_STORE_URL and ("://" not in EIP_STORE_URL or EIP_STORE_URL.split("://", 1)[1].strip("/") == ""):
+    raise ImproperlyConfigured(
+        f"EIP_STORE_URL={EIP_STORE_URL!r} is not a store URL; use e.g. file:///srv/eip/store or "
+        "s3://bucket/store (empty: the folder EIP_STORE_DIR)"
+    )

@@ -8,6 +8,9 @@ Difficulty and competency
     eip, simple_rank, accuracy, question_accuracy_difficulty,
     weighted_accuracy, dataset_difficulty_weights, irt_1pl, irt_2pl, irt_mirt,
     irt_1pl_mml, irt_2pl_mml (marginal ML), mml_log_likelihood
+Compact partial credit
+    FractionMatrix (exact k/n as uint8 numerators and a bit-packed mask),
+    fraction_denominator
 Agreement with people
     cohen_kappa, krippendorff_alpha, fleiss_kappa, agreement_rate,
     harder_of_pairs, tie_threshold, merge_ties, verdict_counts, method_agreement,
@@ -40,6 +43,7 @@ from scoring.consensus import (
 )
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError, NonFiniteError
+from scoring.fraction import FractionMatrix, fraction_denominator
 from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt
 from scoring.irt_mml import MMLResult, irt_1pl_mml, irt_2pl_mml, mml_log_likelihood
 from scoring.pairs import (
@@ -77,6 +81,7 @@ __all__ = [
     "NonFiniteError",
     "EIPResult",
     "FleissResult",
+    "FractionMatrix",
     "IRTResult",
     "KappaResult",
     "MIRTResult",
@@ -92,6 +97,7 @@ __all__ = [
     "consensus",
     "dataset_difficulty_weights",
     "eip",
+    "fraction_denominator",
     "fleiss_kappa",
     "flip_verdicts",
     "harder_of_pairs",

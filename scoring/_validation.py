@@ -9,6 +9,9 @@ The response matrix convention
 * bool or unsigned/signed integer dtype: binary 0/1 credit with every cell
   observed. This is the compact form for very large matrices (``uint8`` is
   1 byte a cell); it is never copied to float.
+* :class:`scoring.fraction.FractionMatrix`: exact fractions k/n (uint8
+  numerators, a bit-packed observed mask) for very large partial-credit
+  matrices; the methods that take it read it a block of rows at a time.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from scoring._typing import ResponseArray
+from scoring.fraction import FractionMatrix, check_fraction_models
 
 _INTEGER_KINDS = "buil"
 #: Cells per block of rows when a matrix with missing cells is checked.
@@ -114,6 +118,23 @@ def check_response_matrix(R: ArrayLike, *, name: str = "R", min_models: int = 1)
             "drop them before scoring"
         )
     return arr
+
+
+def check_response_source(
+    R: ArrayLike | FractionMatrix, *, name: str = "R", min_models: int = 1
+) -> ResponseArray | FractionMatrix:
+    """:func:`check_response_matrix`, passing a :class:`~scoring.fraction.FractionMatrix` through.
+
+    A fraction matrix was checked cell by cell when it was built; here only
+    its shape, ``min_models`` and that every model has an observed cell are
+    checked. Its float64 form is read a block of rows at a time by the
+    methods that accept it (EIP, the accuracy baselines, the diagnostics).
+    """
+    if isinstance(R, FractionMatrix):
+        if R.shape[1] < min_models:
+            raise ValueError(f"{name} needs at least {min_models} models (columns); got {R.shape[1]}")
+        return check_fraction_models(R, name=name)
+    return check_response_matrix(R, name=name, min_models=min_models)
 
 
 def check_in_open_interval(value: float, *, name: str, low: float, high: float) -> float:

@@ -14,7 +14,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from scoring._typing import FloatArray, ResponseArray
-from scoring._validation import check_response_matrix
+from scoring._validation import check_response_source
+from scoring.fraction import FractionMatrix
 
 __all__ = [
     "DatasetWeights",
@@ -60,7 +61,7 @@ class DatasetWeights:
 _BLOCK_CELLS = 2**20
 
 
-def _observed_sums(R: ResponseArray, axis: int) -> tuple[FloatArray, FloatArray]:
+def _observed_sums(R: ResponseArray | FractionMatrix, axis: int) -> tuple[FloatArray, FloatArray]:
     """Sum of credit and count of observed cells along ``axis`` (float64).
 
     Integer input is summed as int64 (exact); float input block by block of
@@ -68,7 +69,7 @@ def _observed_sums(R: ResponseArray, axis: int) -> tuple[FloatArray, FloatArray]
     matrix gives the same sums as its float64 copy and no temporary is as
     large as the matrix.
     """
-    if R.dtype.kind in "buil":
+    if not isinstance(R, FractionMatrix) and R.dtype.kind in "buil":
         total = R.sum(axis=axis, dtype=np.int64).astype(np.float64)
         count = np.full(total.shape, R.shape[axis], dtype=np.float64)
         return total, count
@@ -91,7 +92,7 @@ def _observed_sums(R: ResponseArray, axis: int) -> tuple[FloatArray, FloatArray]
     return total, count
 
 
-def simple_rank(R: ArrayLike) -> FloatArray:
+def simple_rank(R: ArrayLike | FractionMatrix) -> FloatArray:
     """Simple Rank difficulty: failures per question over observed cells.
 
     Parameters
@@ -131,13 +132,13 @@ def simple_rank(R: ArrayLike) -> FloatArray:
     >>> simple_rank([[1, 0, 0], [1, 1, 0]]).tolist()
     [2.0, 1.0]
     """
-    R = check_response_matrix(R)
+    R = check_response_source(R)
     total, count = _observed_sums(R, axis=1)
     failures: FloatArray = count - total
     return failures
 
 
-def accuracy(R: ArrayLike) -> FloatArray:
+def accuracy(R: ArrayLike | FractionMatrix) -> FloatArray:
     """Standard accuracy: mean credit per model over its observed cells.
 
     Parameters
@@ -166,13 +167,13 @@ def accuracy(R: ArrayLike) -> FloatArray:
     >>> accuracy([[1.0, 0.0], [0.5, float("nan")]]).tolist()
     [0.75, 0.0]
     """
-    R = check_response_matrix(R)
+    R = check_response_source(R)
     total, count = _observed_sums(R, axis=0)
     mean_credit: FloatArray = total / count
     return mean_credit
 
 
-def question_accuracy_difficulty(R: ArrayLike) -> FloatArray:
+def question_accuracy_difficulty(R: ArrayLike | FractionMatrix) -> FloatArray:
     """Accuracy-based difficulty: 1 - mean credit per question.
 
     Parameters
@@ -200,7 +201,7 @@ def question_accuracy_difficulty(R: ArrayLike) -> FloatArray:
     >>> question_accuracy_difficulty([[1, 0, 0, 0], [1, 1, 1, 0]]).tolist()
     [0.75, 0.25]
     """
-    R = check_response_matrix(R)
+    R = check_response_source(R)
     total, count = _observed_sums(R, axis=1)
     out = np.full(total.shape, np.nan)
     seen = count > 0
@@ -238,7 +239,7 @@ def _check_groups(
     return labels, np.fromiter((index[x] for x in values), dtype=np.int64, count=n_questions)
 
 
-def dataset_difficulty_weights(R: ArrayLike, groups: ArrayLike | Sequence[Hashable]) -> DatasetWeights:
+def dataset_difficulty_weights(R: ArrayLike | FractionMatrix, groups: ArrayLike | Sequence[Hashable]) -> DatasetWeights:
     """Dataset weights ``w_d = 1 - abar_d`` of the weighted-accuracy baseline.
 
     Parameters
@@ -270,13 +271,13 @@ def dataset_difficulty_weights(R: ArrayLike, groups: ArrayLike | Sequence[Hashab
     EIP paper, section 4, baseline 2: "weight w_d = 1 - abar_d for dataset
     d, where abar_d is average accuracy of all models on that dataset".
     """
-    R = check_response_matrix(R)
+    R = check_response_source(R)
     labels, idx = _check_groups(groups, R.shape[0])
     return _dataset_weights_kernel(R, labels, idx)
 
 
 def _dataset_weights_kernel(
-    R: ResponseArray, labels: tuple[Hashable, ...], idx: NDArray[np.int64]
+    R: ResponseArray | FractionMatrix, labels: tuple[Hashable, ...], idx: NDArray[np.int64]
 ) -> DatasetWeights:
     n_models = R.shape[1]
     acc = np.full((len(labels), n_models), np.nan)
@@ -300,7 +301,7 @@ def _dataset_weights_kernel(
     )
 
 
-def _group_sums(R: ResponseArray, rows: NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
+def _group_sums(R: ResponseArray | FractionMatrix, rows: NDArray[np.intp]) -> tuple[FloatArray, FloatArray]:
     """:func:`_observed_sums` (axis 0) of the rows ``rows`` (ascending), gathered a block at a time."""
     n_columns = R.shape[1]
     total, count = np.zeros(n_columns), np.zeros(n_columns)
@@ -312,7 +313,7 @@ def _group_sums(R: ResponseArray, rows: NDArray[np.intp]) -> tuple[FloatArray, F
     return total, count
 
 
-def weighted_accuracy(R: ArrayLike, groups: ArrayLike | Sequence[Hashable]) -> FloatArray:
+def weighted_accuracy(R: ArrayLike | FractionMatrix, groups: ArrayLike | Sequence[Hashable]) -> FloatArray:
     """Dataset-difficulty-weighted accuracy (the paper's section 4 baseline).
 
     Parameters
@@ -354,7 +355,7 @@ def weighted_accuracy(R: ArrayLike, groups: ArrayLike | Sequence[Hashable]) -> F
     >>> weighted_accuracy(R, ["easy", "easy", "hard", "hard"]).tolist()
     [0.625, 0.125]
     """
-    R = check_response_matrix(R)
+    R = check_response_source(R)
     labels, idx = _check_groups(groups, R.shape[0])
     dw = _dataset_weights_kernel(R, labels, idx)
     w = dw.weights

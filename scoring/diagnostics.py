@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from scoring._typing import BoolArray
 from scoring._validation import check_positive_int
+from scoring.fraction import FractionMatrix
 
 __all__ = ["DEFAULT_MIN_MODELS", "MatrixDiagnostics", "cell_diagnostics", "matrix_diagnostics"]
 
@@ -77,7 +78,7 @@ class MatrixDiagnostics:
         }
 
 
-def matrix_diagnostics(R: ArrayLike, *, min_models: int = DEFAULT_MIN_MODELS) -> MatrixDiagnostics:
+def matrix_diagnostics(R: ArrayLike | FractionMatrix, *, min_models: int = DEFAULT_MIN_MODELS) -> MatrixDiagnostics:
     """Missing cells, low-coverage questions and connected components of ``R``.
 
     Parameters
@@ -124,7 +125,7 @@ def matrix_diagnostics(R: ArrayLike, *, min_models: int = DEFAULT_MIN_MODELS) ->
     """
     arr = _check_matrix(R)
     min_models = check_positive_int(min_models, name="min_models")
-    if arr.dtype.kind != "f":
+    if arr.dtype.kind != "f" or (isinstance(arr, FractionMatrix) and arr.fully_observed):
         return _fully_observed(arr.shape, min_models)
     return _blockwise(arr, min_models)
 
@@ -188,12 +189,18 @@ def cell_diagnostics(
     return _diagnostics(rows, cols, (n_q, n_m), min_models)
 
 
-def _check_matrix(R: ArrayLike) -> NDArray[np.generic]:
+def _check_matrix(R: ArrayLike | FractionMatrix) -> NDArray[np.generic] | FractionMatrix:
     """``R`` as a non-empty 2-D numeric ndarray (not copied when it already is one).
+
+    A non-empty :class:`~scoring.fraction.FractionMatrix` is returned as it is.
 
     Unlike the scoring methods, rows or columns with no observed cell are
     accepted (they are what is diagnosed).
     """
+    if isinstance(R, FractionMatrix):
+        if R.size == 0:
+            raise ValueError(f"R must be a non-empty 2-dimensional array (n_questions, n_models); got shape {R.shape}")
+        return R
     arr = np.asarray(R)
     if arr.dtype == object:
         try:
@@ -223,7 +230,7 @@ def _fully_observed(shape: tuple[int, ...], min_models: int) -> MatrixDiagnostic
     )
 
 
-def _blockwise(R: NDArray[np.generic], min_models: int) -> MatrixDiagnostics:
+def _blockwise(R: NDArray[np.generic] | FractionMatrix, min_models: int) -> MatrixDiagnostics:
     """:func:`matrix_diagnostics` of a float matrix, a block of rows at a time."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components

@@ -30,9 +30,10 @@ from scoring._validation import (
     check_in_open_interval,
     check_positive,
     check_positive_int,
-    check_response_matrix,
+    check_response_source,
 )
 from scoring.exceptions import ConvergenceError, NonFiniteError
+from scoring.fraction import FractionMatrix
 
 __all__ = ["EIPResult", "eip"]
 
@@ -123,7 +124,7 @@ class EIPResult:
 
 
 def eip(
-    R: ArrayLike,
+    R: ArrayLike | FractionMatrix,
     *,
     alpha: float = 0.85,
     tol: float = 1e-10,
@@ -138,7 +139,10 @@ def eip(
         Float credit in [0, 1] with NaN = not observed (neither a success nor
         a failure); or a bool/integer 0/1 matrix, fully observed. Compact
         dtypes such as ``uint8`` are streamed in blocks and never copied to
-        float as a whole (unless that copy is at most 16 MiB).
+        float as a whole (unless that copy is at most 16 MiB). A
+        :class:`~scoring.fraction.FractionMatrix` (partial credit k/n as
+        uint8 numerators and a bit-packed mask) is read the same way, a
+        block of rows at a time as float64.
     alpha : float, default 0.85
         Damping factor in (0, 1): the probability of following an edge rather
         than teleporting uniformly.
@@ -237,7 +241,9 @@ def eip(
     >>> np.round(res.difficulty * 60, 6)  # (17/60, 17/60, 26/60)
     array([17., 17., 26.])
     """
-    R = check_response_matrix(R)
+    R = check_response_source(R)
+    if isinstance(R, FractionMatrix) and R.size * 8 <= _CACHE_BYTES:
+        R = R.to_dense()  # small: the cached float64 path below
     alpha = check_in_open_interval(alpha, name="alpha", low=0, high=1)
     tol = check_positive(tol, name="tol")
     max_iter = check_positive_int(max_iter, name="max_iter")
@@ -303,10 +309,10 @@ def _nan_mask(chunk: ResponseArray) -> BoolArray | None:
     return missing if missing.any() else None
 
 
-def _build_graph(R: ResponseArray, rows_per_chunk: int) -> _Graph:
+def _build_graph(R: ResponseArray | FractionMatrix, rows_per_chunk: int) -> _Graph:
     n_questions, n_models = R.shape
     cached_credit = cached_observed = None
-    if n_questions * n_models * 8 <= _CACHE_BYTES:
+    if not isinstance(R, FractionMatrix) and n_questions * n_models * 8 <= _CACHE_BYTES:
         cached_credit, cached_observed = _as_credit(R, _nan_mask(R))
         cached_credit = np.ascontiguousarray(cached_credit)
         if cached_observed is not None:
@@ -401,7 +407,7 @@ def _graph_from_sums(
     )
 
 
-def _check_success_weights(R: ResponseArray, s: FloatArray) -> None:
+def _check_success_weights(R: ResponseArray | FractionMatrix, s: FloatArray) -> None:
     """Refuse a question whose success weights sum to a subnormal (``0 < S(q) < tiny``)."""
     row = _subnormal_row(s)
     if row is not None:
@@ -422,7 +428,7 @@ def _subnormal_error(values: FloatArray, row: int, total: float) -> ValueError:
 
 
 def _chunks(
-    R: ResponseArray, graph: _Graph, rows_per_chunk: int, buffer: FloatArray | None
+    R: ResponseArray | FractionMatrix, graph: _Graph, rows_per_chunk: int, buffer: FloatArray | None
 ) -> Iterator[tuple[slice, FloatArray, FloatArray | None]]:
     """Yield ``(rows, A, O)`` row blocks as float64 (see :func:`_as_credit`)."""
     for start, has_missing in zip(_chunk_starts(R.shape[0], rows_per_chunk), graph.chunk_missing):
@@ -443,7 +449,7 @@ def _chunks(
 
 
 def _propagate(
-    R: ResponseArray, graph: _Graph, *, alpha: float, tol: float, max_iter: int, rows_per_chunk: int
+    R: ResponseArray | FractionMatrix, graph: _Graph, *, alpha: float, tol: float, max_iter: int, rows_per_chunk: int
 ) -> tuple[FloatArray, FloatArray, int, float]:
     """Iterate equations 2-3 with one fused pass over ``R`` per iteration.
 

@@ -646,7 +646,11 @@ def eip_dask_from_zarr(
         The group: arrays ``credit`` (uint8 0/1 or float32 in [0, 1], shape
         (n_questions, n_models), rows = questions, columns = models) and,
         optionally, ``observed`` (bool, same shape, True = observed). The
-        group attribute ``fully_observed`` = True skips reading the mask.
+        group attribute ``fully_observed`` = True skips reading the mask;
+        ``credit_denominator`` = n > 1 says ``credit`` holds uint8
+        numerators k of the credit k / n (read as float64 block by block).
+        A URL string (``memory://``, ``s3://``, ``file://``) is opened
+        through fsspec.
         On a cluster every worker opens the store itself: the path must be
         readable there (shared file system or object store URL).
     credit, observed : str, default "credit", "observed"
@@ -678,6 +682,10 @@ def eip_dask_from_zarr(
         raise ValueError(ERR_ZARR.format(store=store, name=credit))
     from_zarr: Callable[[Any], da.Array] = da.from_zarr
     X = from_zarr(group[credit])
+    raw_denominator: Any = group.attrs.get("credit_denominator", 1)
+    denominator = int(raw_denominator)
+    if denominator > 1:  # exact partial credit k/n stored as uint8 numerators
+        X = X / np.float64(denominator)
     mask_arr = None
     if observed in names and group.attrs.get("fully_observed") is not True:
         mask_arr = from_zarr(group[observed])

@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from scoring._typing import ResponseArray
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
 from scoring.eip import eip
+from scoring.fraction import FractionMatrix
 from scoring.irt import irt_1pl, irt_2pl, irt_mirt
 from scoring.irt_mml import irt_1pl_mml, irt_2pl_mml
 
@@ -79,9 +80,11 @@ class MethodInput:
 
     Attributes
     ----------
-    R : ndarray of shape (n_questions, n_models)
+    R : ndarray of shape (n_questions, n_models), or FractionMatrix
         A validated response matrix: credit in [0, 1] with NaN = not
-        observed (float), or a fully observed bool/integer 0/1 matrix.
+        observed (float), or a fully observed bool/integer 0/1 matrix; a
+        :class:`~scoring.fraction.FractionMatrix` (exact partial credit k/n)
+        only for runs whose every method is ``compact``.
     question_groups : ndarray, shape (n_questions,)
         Each question's dataset label (for dataset-weighted accuracy).
     params : mapping
@@ -98,7 +101,7 @@ class MethodInput:
         ``R``); a runner reads only what it needs.
     """
 
-    R: ResponseArray
+    R: ResponseArray | FractionMatrix
     question_groups: NDArray[Any]
     params: Mapping[str, Any] = field(default_factory=dict)
 
@@ -342,7 +345,8 @@ def _run_eip(data: MethodInput) -> MethodOutput:
     elif scheduler:
         from scoring.eip_dask import eip_on_cluster
 
-        run = eip_on_cluster(data.R, scheduler=scheduler, alpha=alpha, tol=tol,
+        matrix = data.R.to_dense() if isinstance(data.R, FractionMatrix) else data.R
+        run = eip_on_cluster(matrix, scheduler=scheduler, alpha=alpha, tol=tol,
                              timeout=data.params.get("eip_dask_timeout", 10.0))
         res = run.result
         engine = {"engine": "dask", "dask_scheduler": run.scheduler, "dask_address": run.address,
@@ -386,11 +390,16 @@ def _run_weighted_accuracy(data: MethodInput) -> MethodOutput:
     )
 
 
+def _dense(R: ResponseArray | FractionMatrix) -> ResponseArray:
+    """``R`` as an ndarray: a fraction matrix as float64 with NaN (methods that are not ``compact``)."""
+    return R.to_dense() if isinstance(R, FractionMatrix) else R
+
+
 def _run_jml(key: str) -> Runner:
     fit = irt_1pl if key == "irt_1pl" else irt_2pl
 
     def run(data: MethodInput) -> MethodOutput:
-        res = fit(data.R)  # the defaults of scoring.irt are the paper's settings (appendix H.4)
+        res = fit(_dense(data.R))  # the defaults of scoring.irt are the paper's settings (appendix H.4)
         questions = {key: res.difficulty}
         notes: dict[str, Any] = {
             "objective": float(res.objective),
@@ -413,7 +422,7 @@ def _run_mml(key: str) -> Runner:
     fit = irt_1pl_mml if key == "irt_1pl_mml" else irt_2pl_mml
 
     def run(data: MethodInput) -> MethodOutput:
-        res = fit(data.R)  # mirt's defaults: 61 nodes on [-6, 6], N(0, 1) ability prior
+        res = fit(_dense(data.R))  # mirt's defaults: 61 nodes on [-6, 6], N(0, 1) ability prior
         questions = {key: res.difficulty, f"{key}_se": res.difficulty_se}
         notes: dict[str, Any] = {
             "marginal_log_likelihood": float(res.log_likelihood),
@@ -500,12 +509,13 @@ def _run_mirt(data: MethodInput) -> MethodOutput:
     # seeds' fits then draw from it one after the other.
     stream = data.params.get("mirt_rng")
     difficulties, abilities, elbos, converged = [], [], [], []
-    groups = _identical_question_groups(data.R)  # the same for every seed: found once
+    R = _dense(data.R)
+    groups = _identical_question_groups(R)  # the same for every seed: found once
     if isinstance(stream, np.random.Generator):  # one stream: the seeds' fits draw from it in turn
-        fits = [irt_mirt(data.R, epochs=epochs, rng=stream) for _ in range(n_seeds)]
+        fits = [irt_mirt(R, epochs=epochs, rng=stream) for _ in range(n_seeds)]
     else:
         first = seed if stream is None else int(stream)
-        fits = _mirt_fits(data.R, epochs=epochs, seeds=[first + k for k in range(n_seeds)])
+        fits = _mirt_fits(R, epochs=epochs, seeds=[first + k for k in range(n_seeds)])
     for res in fits:
         difficulties.append(_pool(groups, res.difficulty))
         abilities.append(res.ability)

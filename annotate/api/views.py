@@ -20,13 +20,13 @@ from annotate.api.payloads import preview_out, problem_out, response_set_out, sc
 from annotate.api.schemas import ERR_RESPONSE_SET
 from annotate.api.uploads import response_set_submit, response_set_upload
 from annotate.forms.uploads import ResponseUploadForm
-from annotate.http import file_response
+from annotate.http import file_response, streamed_file_response
 from annotate.loaders.base import LoadError
 from annotate.models import AnalysisKind, RunStatus, Study
 from annotate.selectors.alignment import study_judgment_rows
 from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list
 from annotate.selectors.human_labels import analysis_run_get
-from annotate.selectors.results import run_table_file
+from annotate.selectors.results import run_table_chunks
 from annotate.selectors.studies import study_for_researcher
 from annotate.selectors.uploads import upload_job_get
 from annotate.services.alignment import alignment_report_compute
@@ -218,8 +218,8 @@ def _table_endpoint(table: str, what: str) -> Any:
         run = scoring_run_get(run_id=run_id)
         if run is None or run.status != RunStatus.DONE:
             raise ApiError(404, ERR_NOT_FOUND.format(kind="finished scoring run", pk=run_id))
-        content, file_name = run_table_file(run=run, table=table, fmt=query.format)
-        return file_response(content, file_name=file_name)
+        chunks, file_name = run_table_chunks(run=run, table=table, fmt=query.format)
+        return streamed_file_response(chunks, file_name=file_name)
 
     download.__name__ = f"scoring_run_{table}"
     return download

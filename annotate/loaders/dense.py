@@ -11,6 +11,8 @@ twice a chunk at a time into one dense matrix, then cut into the same blocks
 
 Block encoding (the narrowest that keeps every value)
     ``uint8``: 0 or 1, ``MISSING_UINT8`` (255) where not observed;
+    ``uint8`` numerators k of k/n (n < 255 kept with the block) when every
+    credit seen so far is such a fraction, 255 where not observed;
     ``float32`` or ``float64``: the credit, NaN where not observed.
 
 :class:`DenseCells` also keeps what the checks and the preview need without
@@ -41,6 +43,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from annotate.loaders.limits import scratch_dir
+from annotate.matrix_store import DenominatorScan
 
 #: Columns of the responses table of a parsed response set (one row per observed cell).
 RESPONSE_COLUMNS = ["dataset", "external_id", "model", "credit", "source"]
@@ -95,6 +98,21 @@ def decode_block(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.where(observed, block, 0).astype(BINARY), observed
     observed = ~np.isnan(block)
     return np.where(observed, block, 0.0).astype(block.dtype), observed
+
+
+def encode_fraction_block(credit: np.ndarray, observed: np.ndarray, denominator: int) -> np.ndarray:
+    """A block of credits k/n (n = ``denominator`` < 255, checked exact by the caller) as its
+    numerators k in uint8, ``MISSING_UINT8`` (255) where not observed: one byte a cell."""
+    block = np.full(credit.shape, MISSING_UINT8, dtype=BINARY)
+    block[observed] = np.rint(credit[observed] * denominator).astype(BINARY)
+    return block
+
+
+def decode_fraction_block(block: np.ndarray, denominator: int) -> tuple[np.ndarray, np.ndarray]:
+    """(credit, observed) of :func:`encode_fraction_block`'s block: float64 ``k / n`` (the
+    credits bit for bit), 0 where not observed."""
+    observed = block != MISSING_UINT8
+    return np.where(observed, block, 0) / float(denominator), observed
 
 
 class _UnionFind:
@@ -180,7 +198,8 @@ class DenseCells:
         self.models = np.array(models, dtype=object)
         self.folder = Path(tempfile.mkdtemp(prefix="eip-wide-", dir=scratch_dir()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.folder), True)
-        self._blocks: list[tuple[int, int, Path, np.dtype]] = []  # (start, n_rows, path, dtype)
+        # (start, n_rows, path, dtype of the credit, denominator n of a block kept as numerators k of k/n or 1)
+        self._blocks: list[tuple[int, int, Path, np.dtype, int]] = []
         self._ids: list[np.ndarray] = []
         self._datasets: list[np.ndarray] = []
         self._rows: list[np.ndarray] = []
@@ -197,6 +216,7 @@ class DenseCells:
         self.row_counts = np.empty(0, dtype=np.int64)
         self.column_rank: np.ndarray | None = None
         self.response_rows: np.ndarray | None = None
+        self._fractions = DenominatorScan()
 
     # -- building --------------------------------------------------------------
 
@@ -209,9 +229,14 @@ class DenseCells:
         if n == 0:
             return
         block = encode_block(credit, observed)
+        kind, denominator = block.dtype, 1
+        if block.dtype != BINARY:
+            fraction = self._fractions.add(credit[observed])
+            if fraction is not None and 1 < fraction < MISSING_UINT8:  # k/n: one byte a cell on disk
+                block, denominator = encode_fraction_block(credit, observed, fraction), fraction
         path = self.folder / f"block-{len(self._blocks):06d}.npy"
         np.save(path, block, allow_pickle=False)
-        self._blocks.append((start, n, path, block.dtype))
+        self._blocks.append((start, n, path, kind, denominator))
         self._ids.append(np.asarray(ids, dtype=object))
         self._datasets.append(np.full(n, self.dataset, dtype=object) if datasets is None
                               else np.asarray(datasets, dtype=object))
@@ -238,7 +263,8 @@ class DenseCells:
         """For pickling (an upload's parse is kept beside its files): the blocks go into the
         pickle, since the folder they are in goes with this object."""
         state = {k: v for k, v in self.__dict__.items() if k not in ("folder", "_finalizer", "_blocks")}
-        state["_block_data"] = [(start, np.load(path, allow_pickle=False)) for start, _, path, _ in self._blocks]
+        state["_block_data"] = [(start, np.load(path, allow_pickle=False), kind.str, denominator)
+                                for start, _, path, kind, denominator in self._blocks]
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -247,10 +273,11 @@ class DenseCells:
         self.folder = Path(tempfile.mkdtemp(prefix="eip-wide-", dir=scratch_dir()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.folder), True)
         self._blocks = []
-        for start, block in data:
+        for start, block, *form in data:  # (start, block) in parses pickled before fraction blocks
+            kind, denominator = (np.dtype(form[0]), int(form[1])) if form else (block.dtype, 1)
             path = self.folder / f"block-{len(self._blocks):06d}.npy"
             np.save(path, block, allow_pickle=False)
-            self._blocks.append((start, block.shape[0], path, block.dtype))
+            self._blocks.append((start, block.shape[0], path, kind, denominator))
 
     def discard(self) -> None:
         """Remove the block files now (they are removed with the object otherwise)."""
@@ -269,15 +296,25 @@ class DenseCells:
     @property
     def dtype(self) -> np.dtype:
         """The smallest dtype holding every block (as :func:`annotate.matrix_store.credit_dtype`)."""
-        kinds = {dtype for _, _, _, dtype in self._blocks}
+        kinds = {dtype for _, _, _, dtype, _ in self._blocks}
         if not kinds or kinds == {BINARY}:
             return BINARY
         return EXACT if EXACT in kinds else PARTIAL
 
+    @property
+    def denominator(self) -> int:
+        """n > 1 when every partial credit is exactly k/n for one n <= 255 (the store then keeps
+        uint8 numerators, see :func:`annotate.matrix_store.credit_form`); 1 otherwise."""
+        scan = getattr(self, "_fractions", None)  # a parse pickled before fractions were stored
+        n = None if scan is None else scan.denominator
+        return 1 if n is None or self.dtype == BINARY else n
+
     def blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
         """(start row, credit, observed) of each block, in file order; one block in memory at a time."""
-        for start, _, path, _ in self._blocks:
-            credit, observed = decode_block(np.load(path, allow_pickle=False))
+        for start, _, path, _, denominator in self._blocks:
+            block = np.load(path, allow_pickle=False)
+            credit, observed = (decode_block(block) if denominator == 1
+                                else decode_fraction_block(block, denominator))
             yield start, credit, observed
 
     def n_components(self) -> int:

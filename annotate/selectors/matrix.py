@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import connection
 
 from annotate.models import ResponseSet, ResponseSetModel, ResponseSetQuestion
+from scoring.fraction import FractionMatrix
 
 ERR_RESPONSE_SET = "response_set must be a saved ResponseSet; got {value!r}"
 ERR_IDS = "{name} must be a sequence of integer ids or None; got {value}"
@@ -85,18 +86,19 @@ class CompactMatrix:
 
     Attributes
     ----------
-    R : ndarray of uint8 or float32, shape (n_questions, n_models)
-        uint8 0/1 when the selection is binary and fully observed; otherwise
-        float32 credit with NaN = not observed (float64 when the set's partial
-        credits are not all exact in float32). ``scoring.eip`` takes either
-        and streams it in blocks.
+    R : ndarray of uint8 or float32, or FractionMatrix; shape (n_questions, n_models)
+        uint8 0/1 when the selection is binary and fully observed; a
+        :class:`scoring.FractionMatrix` when the set's credits are fractions
+        k/n (n <= 255); otherwise float32 credit with NaN = not observed
+        (float64 when the set's partial credits are not all exact in
+        float32). ``scoring.eip`` takes any of them and streams it in blocks.
     question_ids, model_ids, question_datasets, question_subjects : ndarray of int64
         As in :class:`ResponseMatrix`.
     store, store_rows, store_columns
         As in :class:`ResponseMatrix`.
     """
 
-    R: np.ndarray
+    R: np.ndarray | FractionMatrix
     question_ids: np.ndarray
     model_ids: np.ndarray
     question_datasets: np.ndarray
@@ -208,6 +210,8 @@ def response_matrix(
     selection = _selection(response_set, model_ids, dataset_ids)
     stored = selection.read()
     R = stored.credit.astype(np.float64)
+    if stored.denominator > 1:  # numerators k of k/n: k / n is the credit, bit for bit
+        R /= stored.denominator
     if stored.observed is not None:
         R[~stored.observed] = np.nan
     return ResponseMatrix(*selection.finish(R, stored.observed))
@@ -226,10 +230,16 @@ def response_matrix_compact(
     observed (1 byte per cell: 2 GB for 1,000,000 x 2,000), otherwise float32
     (float64 when the stored credit is float64) with NaN = not observed (an integer matrix cannot say "missing"; see
     ``scoring.eip``, which treats NaN as not observed and streams either dtype
-    in blocks). ``np.asarray(compact.R, dtype=float)`` equals
+    in blocks). A set of fractions k/n (see :mod:`annotate.matrix_store`)
+    gives a :class:`scoring.FractionMatrix`: uint8 numerators and the
+    observed mask bit-packed (1 byte and 1 bit a cell), read by EIP and the
+    accuracy baselines a block of rows at a time. ``np.asarray(compact.R,
+    dtype=float)`` (``compact.R.to_dense()`` for fractions) equals
     ``response_matrix(...).R`` cell for cell.
     """
     selection = _selection(response_set, model_ids, dataset_ids)
+    if selection.holds_fractions():
+        return CompactMatrix(*selection.finish_fraction(selection.read_fraction()))
     stored = selection.read()
     R = stored.credit
     if stored.observed is not None:
@@ -258,6 +268,37 @@ class _Selection:
         rows = None if _is_identity(self.rows, self.n_rows) else self.rows
         columns = None if _is_identity(self.columns, self.n_columns) else self.columns
         return read_matrix(self.path, rows=rows, columns=columns)
+
+    def holds_fractions(self) -> bool:
+        from annotate.matrix_store import store_info
+        return int(store_info(self.path).get("credit_denominator", 1)) > 1
+
+    def read_fraction(self) -> FractionMatrix:
+        from annotate.matrix_store import read_fraction
+        rows = None if _is_identity(self.rows, self.n_rows) else self.rows
+        columns = None if _is_identity(self.columns, self.n_columns) else self.columns
+        return read_fraction(self.path, rows=rows, columns=columns)
+
+    def finish_fraction(self, R: FractionMatrix) -> tuple:
+        """:meth:`finish` for a fraction matrix: the unobserved rows and columns are found
+        from the packed mask, a block of rows at a time."""
+        question_ids, model_ids, datasets, subjects = self.question_ids, self.model_ids, self.datasets, self.subjects
+        rows, columns = self.rows, self.columns
+        if not R.fully_observed:
+            keep_rows, keep_columns = R.row_has_observed(), R.column_counts() > 0
+            if not keep_rows.all() or not keep_columns.all():
+                R = R.take(rows=None if keep_rows.all() else np.flatnonzero(keep_rows),
+                           columns=None if keep_columns.all() else np.flatnonzero(keep_columns))
+                question_ids, datasets, subjects = question_ids[keep_rows], datasets[keep_rows], subjects[keep_rows]
+                model_ids, rows, columns = model_ids[keep_columns], rows[keep_rows], columns[keep_columns]
+        if R.size == 0:
+            raise ValueError(self.message)
+        arrays = (R.numerators, question_ids, model_ids, datasets, subjects, rows, columns)
+        if R.observed_bits is not None:
+            arrays = (*arrays, R.observed_bits)
+        for array in arrays:
+            array.setflags(write=False)
+        return (R, question_ids, model_ids, datasets, subjects, self.path, rows, columns)
 
     def finish(self, R: np.ndarray, observed: np.ndarray | None) -> tuple:
         """The result's fields, rows and columns without an observed cell dropped, arrays read-only."""

@@ -3,7 +3,7 @@ methods, the model leaderboard and the question list, and the tidy tables a
 run downloads as (per-question difficulty, the leaderboard, the methods)."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -14,7 +14,7 @@ from django.db.models import F, FloatField, Prefetch, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
-from annotate.downloads import Column, TidyTable, download_name, render_table
+from annotate.downloads import Column, TidyTable, csv_bytes, download_name, render_table
 from annotate.models import (
     Dataset,
     MethodResult,
@@ -489,14 +489,49 @@ def run_questions_frame(*, run: ScoringRun, chunk_size: int = 2000) -> pd.DataFr
     ValueError
         If a registered method's column has the name of a fixed column.
     """
-    import pandas as pd
     names = _score_names("question", QUESTION_COLUMNS)
-    fixed: dict[str, list] = {c.name: [] for c in QUESTION_COLUMNS if c.name != "scoring_run"}
-    scores: dict[str, list[float | None]] = {name: [] for name in names}
-    rows = (QuestionResult.objects.filter(run=run).order_by("question_id")
+    rows = _question_rows(run, chunk_size)
+    return _questions_frame(run, names, rows)
+
+
+def run_questions_frames(*, run: ScoringRun, chunk_rows: int = 20_000) -> Iterator[pd.DataFrame]:
+    """:func:`run_questions_frame` a block of ``chunk_rows`` rows at a time (same columns and dtypes).
+
+    At least one frame (an empty one for a run without questions); memory
+    beyond the database cursor is one block, so a million-question run's
+    download never holds every row.
+    """
+    from itertools import islice
+    names = _score_names("question", QUESTION_COLUMNS)
+    rows = _question_rows(run, chunk_rows)
+    first = True
+    while True:
+        block = list(islice(rows, chunk_rows))
+        if block or first:
+            yield _questions_frame(run, names, block)
+        first = False
+        if len(block) < chunk_rows:
+            return
+
+
+def run_questions_csv_chunks(*, run: ScoringRun, chunk_rows: int = 20_000) -> Iterator[bytes]:
+    """The run's ``questions.csv`` streamed: the bytes of ``render_table(run_questions_table(run), fmt="csv")``,
+    ``chunk_rows`` rows at a time (the header with the first)."""
+    for k, frame in enumerate(run_questions_frames(run=run, chunk_rows=chunk_rows)):
+        yield csv_bytes(frame, header=k == 0)
+
+
+def _question_rows(run: ScoringRun, chunk_size: int) -> Iterator[tuple]:
+    return (QuestionResult.objects.filter(run=run).order_by("question_id")
             .values_list("question__dataset__name", "question__external_id", "question_id",
                          "question__subject__name", "kept", "n_observed", "scores")
             .iterator(chunk_size=chunk_size))
+
+
+def _questions_frame(run: ScoringRun, names: list[str], rows: Iterable[tuple]) -> pd.DataFrame:
+    import pandas as pd
+    fixed: dict[str, list] = {c.name: [] for c in QUESTION_COLUMNS if c.name != "scoring_run"}
+    scores: dict[str, list[float | None]] = {name: [] for name in names}
     for *values, stored in rows:
         for column, value in zip(fixed.values(), values):
             column.append(value)
@@ -662,3 +697,22 @@ def run_models_used(*, run: ScoringRun) -> QuerySet:
 def run_datasets_used(*, run: ScoringRun) -> QuerySet[Dataset]:
     """The datasets a run scored, by name."""
     return run.datasets_used.order_by("name")
+
+
+def run_table_chunks(*, run: ScoringRun, table: str, fmt: str) -> tuple[Iterable[bytes], str]:
+    """:func:`run_table_file` as chunks to stream: (chunks, file name), the same bytes joined.
+
+    The questions table as CSV is read and written a block of rows at a time
+    (:func:`run_questions_csv_chunks`: a million-question run never sits in
+    memory whole); the other tables and formats come whole, as one chunk.
+
+    Raises
+    ------
+    KeyError, ValueError
+        As :func:`run_table_file`.
+    """
+    if table == "questions" and fmt == "csv":
+        about = run_provenance(run=run)
+        return run_questions_csv_chunks(run=run), download_name(*about.file_stem, table, ext=fmt)
+    content, file_name = run_table_file(run=run, table=table, fmt=fmt)
+    return [content], file_name

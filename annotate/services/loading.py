@@ -1097,7 +1097,7 @@ def _publish(response_set: ResponseSet, superseded_name: str | None,
     # Last step: the store goes into place (a rename). A commit that fails after it leaves the set
     # "loading", and its removal (the caller's, or the sweep of abandoned loads) removes the store.
     temp = _temp_stores.get(response_set.pk)
-    if temp is not None and temp.exists():
+    if temp is not None and matrix_store.store_exists(temp):
         matrix_store.store_publish(temp, response_set.pk)
 
 
@@ -1124,7 +1124,7 @@ def _remove_partial(response_set: ResponseSet | None, created: dict[type, list[i
 
 
 #: The temporary store of each load in progress in this process, by response set id.
-_temp_stores: dict[int, Path] = {}
+_temp_stores: dict[int, matrix_store.Location] = {}
 
 
 def _write_matrix(
@@ -1147,12 +1147,13 @@ def _write_matrix(
     with_lock_retries(lambda: ResponseSetModel.objects.bulk_create(
         [ResponseSetModel(response_set_id=response_set_id, model_id=int(m), column=j)
          for j, m in enumerate(column_models.tolist())], batch_size=2000))
-    writer = matrix_store.MatrixWriter(temp, n_questions=n_questions, n_models=n_models,
-                                       dtype=matrix_store.credit_dtype(credits), response_set=response_set_id)
+    form = matrix_store.credit_form(credits)
+    writer = matrix_store.MatrixWriter(temp, n_questions=n_questions, n_models=n_models, dtype=form.dtype,
+                                       denominator=form.denominator, response_set=response_set_id)
     total, done = len(credits), 0
     for start, credit, observed, n_cells in matrix_store.row_blocks(
-            row_of, column_of, credits, n_questions=n_questions, n_models=n_models, dtype=writer.dtype,
-            block_rows=RESPONSE_BATCH_SIZE):
+            row_of, column_of, credits, n_questions=n_questions, n_models=n_models,
+            dtype=np.float64 if form.denominator > 1 else writer.dtype, block_rows=RESPONSE_BATCH_SIZE):
         questions = np.asarray(row_questions[start:start + credit.shape[0]], dtype=np.int64)
         with_lock_retries(lambda start=start, questions=questions, credit=credit, observed=observed: (
             _write_batch_and_beat(response_set_id, start, questions, credit, observed, writer)))
@@ -1184,8 +1185,10 @@ def _write_dense(
     with_lock_retries(lambda: ResponseSetModel.objects.bulk_create(
         [ResponseSetModel(response_set_id=response_set_id, model_id=int(m), column=j)
          for j, m in enumerate(model_ids.tolist())], batch_size=2000))
-    writer = matrix_store.MatrixWriter(temp, n_questions=len(used), n_models=len(columns), dtype=cells.dtype,
-                                       response_set=response_set_id)
+    denominator = cells.denominator
+    writer = matrix_store.MatrixWriter(temp, n_questions=len(used), n_models=len(columns),
+                                       dtype=matrix_store.BINARY_DTYPE if denominator > 1 else cells.dtype,
+                                       denominator=denominator, response_set=response_set_id)
     total, done = cells.n_observed, 0
     for start, credit, observed in _dense_batches(cells, columns, RESPONSE_BATCH_SIZE):
         questions = question_ids[start:start + credit.shape[0]]

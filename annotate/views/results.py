@@ -17,7 +17,7 @@ from annotate.downloads import (
     download_name,
 )
 from annotate.forms.results import QuestionFilterForm
-from annotate.http import file_response
+from annotate.http import file_response, streamed_file_response
 from annotate.models import RunStatus, ScoringRun
 from annotate.selectors.catalog import response_sets_visible
 from annotate.selectors.results import (
@@ -38,7 +38,7 @@ from annotate.selectors.results import (
     run_provenance,
     run_questions_page,
     run_questions_table,
-    run_table_file,
+    run_table_chunks,
     runs_active,
 )
 from annotate.services.scoring import scoring_run_request
@@ -124,8 +124,8 @@ def _done_run(run_id: int) -> ScoringRun:
 @require_GET
 def run_table_download(request: HttpRequest, run_id: int, table: str, fmt: str) -> HttpResponse:
     run = _done_run(run_id)
-    content, file_name = run_table_file(run=run, table=table, fmt=fmt)
-    return file_response(content, file_name=file_name)
+    chunks, file_name = run_table_chunks(run=run, table=table, fmt=fmt)
+    return streamed_file_response(chunks, file_name=file_name)
 
 
 def _run_codebook(run: ScoringRun, *, parquet: tuple[str, ...]) -> tuple[list[TidyTable], bytes]:

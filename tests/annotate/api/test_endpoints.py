@@ -381,7 +381,7 @@ def test_a_researcher_downloads_a_runs_question_difficulty_and_leaderboard(cast)
     response = researcher.get(url)
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"].startswith(f'attachment; filename="run-{run.pk}-')
-    frame = pd.read_csv(io.BytesIO(response.content))
+    frame = pd.read_csv(io.BytesIO(b"".join(response.streaming_content)))
     assert str(frame["question_pk"].dtype) == "int64"
     stored = {r.question_id: r.scores for r in QuestionResult.objects.filter(run=run)}
     assert sorted(frame["question_pk"]) == sorted(stored)
@@ -391,10 +391,11 @@ def test_a_researcher_downloads_a_runs_question_difficulty_and_leaderboard(cast)
         assert math.isnan(row.irt_2pl_discrimination)  # the catalog stores none: blank = missing
     parquet = researcher.get(url + "?format=parquet")
     assert parquet["Content-Type"] == "application/vnd.apache.parquet"
-    pd.testing.assert_frame_equal(pd.read_parquet(io.BytesIO(parquet.content)), frame, check_dtype=False)
+    pd.testing.assert_frame_equal(pd.read_parquet(io.BytesIO(b"".join(parquet.streaming_content))), frame,
+                                  check_dtype=False)
 
-    models = pd.read_csv(io.BytesIO(researcher.get(
-        reverse("annotate:api_scoring_run_models", kwargs={"run_id": run.pk})).content))
+    models = pd.read_csv(io.BytesIO(b"".join(researcher.get(
+        reverse("annotate:api_scoring_run_models", kwargs={"run_id": run.pk})).streaming_content)))
     stored_models = {r.model_id: r.scores for r in ModelResult.objects.filter(run=run)}
     assert {int(r.model_id): r.accuracy for r in models.itertuples()} == {
         k: v["accuracy"] for k, v in stored_models.items()}

@@ -64,7 +64,8 @@ def test_the_compact_form_loads_the_matrix_the_long_form_loaded(tmp_path, monkey
     nan = np.nan
     assert np.array_equal(matrix, [[1, 0, nan, nan], [0.5, nan, 1, nan], [nan, nan, 0, 1],
                                    [1, 1, 1, 0.25], [nan, 1, nan, nan], [0, nan, 0, nan]], equal_nan=True)
-    assert matrix_store.store_info(matrix_store.store_path(loaded))["credit_dtype"] == "float32"
+    info = matrix_store.store_info(matrix_store.store_path(loaded))
+    assert (info["credit_dtype"], info["credit_denominator"]) == ("uint8", 4)  # 1/2 and 1/4: numerators of k/4
     # The same file through the long form (another dataset name: the catalog rows are shared otherwise).
     (tmp_path / "copy").mkdir()
     copy = tmp_path / "copy" / "wide.csv"
@@ -136,3 +137,42 @@ def test_a_long_file_read_in_chunks_loads_the_matrix_its_long_form_loaded(tmp_pa
     rows_long, columns_long, matrix_long = _stored(response_set_load(parsed=whole, name="whole-long"))
     assert (rows_long, columns_long) == (rows, columns)
     assert np.array_equal(matrix_long, matrix, equal_nan=True)
+
+
+TENTHS = (
+    "question_id,m1,m2,m3\n"
+    "q1,0.5,1,\n"      # the first blocks are halves: n = 2
+    "q2,0,,0.5\n"
+    "q3,0.1,0.3,1\n"   # then tenths: n = lcm(2, 10) = 10
+    "q4,,0.7,0.9\n"
+    "q5,0.25,1,0\n"    # and a quarter: n = lcm(10, 4) = 20
+    "q6,0.05,,1\n"
+)
+
+
+@pytest.mark.django_db
+def test_fraction_blocks_wait_on_disk_as_numerators_and_load_bit_for_bit(tmp_path, monkeypatch):
+    import pickle
+
+    from annotate.loaders.dense import BINARY
+    monkeypatch.setattr(wide_stream, "CHUNK_CELLS", 8)  # 2 rows per block (4 columns)
+    path = tmp_path / "tenths.csv"
+    path.write_text(TENTHS, encoding="utf-8")
+    parsed = _parse(path, whole=False, monkeypatch=monkeypatch)
+    cells = parsed.cells
+    on_disk = [np.load(p) for _, _, p, _, _ in cells._blocks]
+    assert [b.dtype for b in on_disk] == [BINARY] * 3  # one byte a cell, not float64
+    assert [d for *_, d in cells._blocks] == [2, 10, 20]  # each block's own denominator
+    assert cells.denominator == 20
+    copy = pickle.loads(pickle.dumps(cells))  # a parse kept between preview and confirm
+    for (s1, c1, o1), (s2, c2, o2) in zip(cells.blocks(), copy.blocks(), strict=True):
+        assert s1 == s2 and np.array_equal(o1, o2) and c1.tobytes() == c2.tobytes()
+    loaded = response_set_load(parsed=parsed, name="tenths")
+    info = matrix_store.store_info(matrix_store.store_path(loaded))
+    assert (info["credit_dtype"], info["credit_denominator"]) == ("uint8", 20)
+    nan = np.nan
+    expected = np.array([[0.5, 1, nan], [0, nan, 0.5], [0.1, 0.3, 1], [nan, 0.7, 0.9], [0.25, 1, 0], [0.05, nan, 1]])
+    _, _, matrix = _stored(loaded)
+    observed = ~np.isnan(expected)
+    assert np.array_equal(np.isnan(matrix), ~observed)
+    assert matrix[observed].tobytes() == expected[observed].tobytes()  # parsed "0.1" etc. back bit for bit

@@ -1,8 +1,8 @@
 """Scoring runs on the compact matrix (issue 16): the same results as the float64 path.
 
 A run whose methods are all ``compact`` in the registry reads
-``response_matrix_compact`` (uint8 for a binary fully observed set, float32
-with NaN otherwise) and never the float64 ``response_matrix``; every stored
+``response_matrix_compact`` (uint8 for a binary fully observed set, a
+FractionMatrix for credits k/n, float32 with NaN otherwise) and never the float64 ``response_matrix``; every stored
 figure equals what the float64 path stores, on binary, partial-credit and
 missing-cell sets.
 """
@@ -15,6 +15,7 @@ from annotate.models import Dataset, LanguageModel, MethodResult, Question, Resp
 from annotate.selectors import matrix as matrix_selectors
 from annotate.services import scoring as service
 from annotate.services.scoring import reads_compact, scoring_run_create, scoring_run_execute
+from scoring.fraction import FractionMatrix
 from scoring.methods import method_keys
 from tests.annotate.factories import write_responses
 
@@ -34,7 +35,7 @@ def _set(kind: str, *, n_questions: int = 120, n_models: int = 9, seed: int = 3)
     models = LanguageModel.objects.bulk_create(LanguageModel(name=f"{kind}-m{j}") for j in range(n_models))
     skill = np.linspace(0.2, 0.8, n_models)
     credit = (rng.random((n_questions, n_models)) < skill).astype(np.float64)
-    if kind.startswith("partial"):  # quarters: exact in float32, so the set is stored as float32
+    if kind.startswith("partial"):  # quarters: fractions k/4, stored as uint8 numerators
         credit = np.where(rng.random(credit.shape) < 0.5, rng.integers(0, 5, credit.shape) / 4, credit)
     observed = np.ones(credit.shape, dtype=bool)
     if kind.endswith("missing"):
@@ -95,10 +96,12 @@ def test_a_compact_run_stores_exactly_what_the_float64_run_stores(kind, monkeypa
     assert eip_row[1] >= 3 and eip_row[2] is True  # EIP iterated and converged
 
 
-def test_the_compact_matrices_of_the_test_sets_are_uint8_or_float32():
-    dtypes = [matrix_selectors.response_matrix_compact(response_set=_set(kind)).R.dtype
-              for kind in ("binary", "partial", "missing", "partial-missing")]
-    assert dtypes == [np.uint8, np.float32, np.float32, np.float32]
+def test_the_compact_matrices_of_the_test_sets_are_uint8_fractions_or_float32():
+    forms = [matrix_selectors.response_matrix_compact(response_set=_set(kind)).R
+             for kind in ("binary", "partial", "missing", "partial-missing")]
+    assert [f.dtype for f in forms[::2]] == [np.uint8, np.float32]  # 0/1; 0/1 with gaps (NaN)
+    assert [(type(f), f.denominator, f.fully_observed) for f in forms[1::2]] == [
+        (FractionMatrix, 4, True), (FractionMatrix, 4, False)]  # quarters: uint8 numerators of k/4
 
 
 def test_missing_cells_are_counted_from_the_compact_matrix(monkeypatch):

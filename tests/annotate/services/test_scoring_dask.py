@@ -112,13 +112,14 @@ def test_a_bad_or_unreachable_scheduler_fails_the_run_with_the_setting_named(res
 
 @pytest.mark.parametrize("kind", ["binary", "partial-missing"])
 def test_a_compact_run_on_the_cluster_stores_the_in_memory_scores(kind, address, settings):
-    """The run reads the compact matrix (uint8; float32 with NaN) and the workers read the store:
-    the same scores as in memory, and the same as the float64 path's."""
+    """The run reads the compact matrix (uint8; fractions k/4 as uint8 numerators with a mask) and the
+    workers read the store (dividing the numerators): the same scores as in memory."""
     from annotate.selectors.matrix import response_matrix_compact
     from tests.annotate.services.test_scoring_compact import _set
 
     rs = _set(kind, n_questions=50, n_models=6, seed=11)
-    assert response_matrix_compact(response_set=rs).R.dtype == (np.uint8 if kind == "binary" else np.float32)
+    compact = response_matrix_compact(response_set=rs).R
+    assert compact.dtype == np.uint8 if kind == "binary" else compact.denominator == 4
     settings.EIP_DASK_SCHEDULER = ""
     _, memory, memory_scores = _run(rs)
     settings.EIP_DASK_SCHEDULER, settings.EIP_DASK_MIN_CELLS = address, 0

@@ -106,10 +106,15 @@ def _get(client: Client, name: str, run: ScoringRun):
     return client.get(reverse(f"annotate:{name}", kwargs={"run_id": run.pk}))
 
 
+def _body(response) -> bytes:
+    """A download's bytes, whether it was streamed or not."""
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
 def _csv(client: Client, name: str, run: ScoringRun) -> pd.DataFrame:
     response = _get(client, name, run)
     assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
-    return pd.read_csv(io.BytesIO(response.content))
+    return pd.read_csv(io.BytesIO(_body(response)))
 
 
 def _same(cell, stored) -> bool:
@@ -149,7 +154,7 @@ def test_the_questions_parquet_gives_back_the_csv_frame(small_run, rita):
     from_csv = _csv(rita, "run_questions_csv", small_run)
     response = _get(rita, "run_questions_parquet", small_run)
     assert response["Content-Type"] == "application/vnd.apache.parquet"
-    from_parquet = pd.read_parquet(io.BytesIO(response.content))
+    from_parquet = pd.read_parquet(io.BytesIO(_body(response)))
     pd.testing.assert_frame_equal(from_parquet, from_csv, check_exact=True)
     direct = run_questions_frame(run=small_run)
     pd.testing.assert_frame_equal(direct.drop(columns=["subject"]),
@@ -183,13 +188,13 @@ def test_the_models_csv_reads_back_as_the_stored_leaderboard(small_run, rita):
 
 
 def test_the_models_parquet_keeps_the_text_and_carries_the_codebook(small_run, rita):
-    response = _get(rita, "run_models_parquet", small_run)
-    from_parquet = pd.read_parquet(io.BytesIO(response.content))
+    body = _body(_get(rita, "run_models_parquet", small_run))
+    from_parquet = pd.read_parquet(io.BytesIO(body))
     from_csv = _csv(rita, "run_models_csv", small_run)
     assert "=m2" in from_parquet["name"].tolist()
     from_csv["name"] = from_csv["name"].str.removeprefix("'")
     pd.testing.assert_frame_equal(from_parquet, from_csv, check_exact=True)
-    meta = json.loads(pq.read_schema(io.BytesIO(response.content)).metadata[b"eip_annotate"])
+    meta = json.loads(pq.read_schema(io.BytesIO(body)).metadata[b"eip_annotate"])
     assert meta["table"] == "models" and meta["version"] == downloads.product_version()
     assert meta["parameters"]["run"] == small_run.params and small_run.params["mirt_epochs"] == 30
     assert [c["name"] for c in meta["columns"]] == list(from_parquet.columns)
@@ -244,8 +249,8 @@ def test_the_zip_holds_the_same_csvs_and_the_codebook(small_run, rita):
     assert response["Content-Disposition"] == f'attachment; filename="run-{small_run.pk}-bench-set-v1-tables.zip"'
     archive = zipfile.ZipFile(io.BytesIO(response.content))
     assert archive.namelist() == ["questions.csv", "models.csv", "methods.csv", "codebook.md"]
-    assert archive.read("questions.csv") == _get(rita, "run_questions_csv", small_run).content
-    assert archive.read("models.csv") == _get(rita, "run_models_csv", small_run).content
+    assert archive.read("questions.csv") == _body(_get(rita, "run_questions_csv", small_run))
+    assert archive.read("models.csv") == _body(_get(rita, "run_models_csv", small_run))
     methods = pd.read_csv(io.BytesIO(archive.read("methods.csv")))
     assert methods["method"].tolist() == ["eip", "simple_rank", "accuracy", "weighted_accuracy", "irt_1pl",
                                           "irt_2pl", "irt_1pl_mml", "irt_2pl_mml", "irt_mirt"]
@@ -340,3 +345,15 @@ def test_a_method_column_named_like_a_fixed_column_is_refused(small_run):
             run_models_frame(run=small_run)
     finally:
         unregister_method("clash")
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 4, 6, 100_000])
+def test_the_streamed_questions_csv_is_the_whole_tables_bytes(small_run, chunk_rows):
+    from annotate.downloads import render_table
+    from annotate.selectors.results import run_questions_csv_chunks, run_questions_table
+
+    whole = render_table(run_questions_table(run=small_run), fmt="csv")
+    chunks = list(run_questions_csv_chunks(run=small_run, chunk_rows=chunk_rows))
+    assert b"".join(chunks) == whole
+    n_rows = whole.count(b"\r\n") - 1
+    assert n_rows == 6 and len(chunks) == -(-n_rows // chunk_rows)  # 6, 2, 1 and 1 chunks

@@ -164,7 +164,7 @@ def test_the_run_download_names_questions_by_dataset_and_question_id(shared):
     _, run, questions, staff, api = shared
     for response in (staff.get(reverse("annotate:run_questions_csv", kwargs={"run_id": run.pk})),
                      api.get(reverse("annotate:api_scoring_run_questions", kwargs={"run_id": run.pk}))):
-        frame = pd.read_csv(io.BytesIO(response.content), dtype={"question_id": str})
+        frame = pd.read_csv(io.BytesIO(b"".join(response.streaming_content)), dtype={"question_id": str})
         assert list(frame.columns[:4]) == ["scoring_run", "dataset", "question_id", "question_pk"]
         got = {(d, q): (pk, eip) for d, q, pk, eip in
                zip(frame["dataset"], frame["question_id"], frame["question_pk"], frame["eip_scaled"])}

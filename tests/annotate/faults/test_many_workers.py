@@ -1,0 +1,237 @@
+"""Several ``manage.py run_worker`` processes share one queue on PostgreSQL.
+
+django-tasks-db claims a task with ``SELECT ... FOR UPDATE SKIP LOCKED`` (its
+``DBTaskResultQuerySet.get_locked``) inside a transaction that marks it
+running with the worker's id, so two workers never claim the same task; the
+services then claim their run once more (a scoring or analysis run goes from
+queued to running in one ``UPDATE ... WHERE status = 'queued'``, an upload
+job likewise), so a task delivered twice would still run once.
+
+Checked here with real worker processes on the test database:
+
+* 40 queued jobs (scoring runs, upload loads, analysis runs) run by 4
+  workers: every job ran exactly once (one task result each, succeeded, one
+  worker id; every run done), the work spread over the workers, and the
+  wall time fell against one worker on the same 40 jobs;
+* a worker killed (SIGKILL) while it runs a job loses only that job: the
+  other worker runs every other job, and the reaper
+  (:func:`annotate.services.stale_runs.runs_reap_stale`) fails the one left
+  "running".
+
+PostgreSQL only: SQLite's test database is private to the test process (and
+there the claim is ``BEGIN EXCLUSIVE``, one writer at a time).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test import override_settings
+from django.utils import timezone
+
+ROOT = Path(__file__).resolve().parents[3]
+DATABASE = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def _postgresql_only():
+    if connection.vendor != "postgresql":
+        pytest.skip("several worker processes need a database server (DATABASE_URL=postgres://...)")
+
+
+def _database_url() -> str:
+    s = connection.settings_dict
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def _wide_csv(n_questions: int, n_models: int, seed: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    skill = np.linspace(0.2, 0.8, n_models)
+    cells = (rng.random((n_questions, n_models)) < skill).astype(int)
+    lines = ["question_id," + ",".join(f"m{j}" for j in range(n_models))]
+    lines += [f"q{seed}-{i}," + ",".join(map(str, row)) for i, row in enumerate(cells.tolist())]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _response_set(tmp_path: Path, name: str, seed: int):
+    from annotate.loaders.tabular import parse_files
+    from annotate.services.loading import response_set_load
+
+    path = tmp_path / f"{name}.csv"
+    path.write_bytes(_wide_csv(1500, 12, seed))
+    return response_set_load(parsed=parse_files(responses=path, file_format="wide", dataset=name), name=name)
+
+
+def _queue(tmp_path: Path, *, n_scoring: int, n_uploads: int, n_analyses: int, tag: str, seed: int,
+           methods: tuple[str, ...] = ("eip", "simple_rank", "accuracy", "irt_1pl")) -> dict[str, list[int]]:
+    """Queue the jobs (database task backend: nothing runs here); returns their ids by kind."""
+    from annotate.services.analyses.runs import analysis_run_create, analysis_run_enqueue
+    from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
+    from annotate.services.upload_jobs import upload_job_submit
+    from annotate.services.uploads import UploadOptions, upload_store
+
+    rs = _response_set(tmp_path, f"base-{tag}", seed=seed)
+    ids: dict[str, list[int]] = {"scoring": [], "upload": [], "analysis": []}
+    with override_settings(TASKS=DATABASE):
+        for k in range(n_scoring):
+            run = scoring_run_create(response_set=rs, params={"methods": list(methods), "alpha": 0.80 + k / 1000})
+            scoring_run_enqueue(run=run)
+            ids["scoring"].append(run.pk)
+        for k in range(n_uploads):
+            upload = upload_store(
+                files={"responses": SimpleUploadedFile(f"up-{tag}-{k}.csv", _wide_csv(400, 8, seed=1000 * seed + k))},
+                options=UploadOptions(file_format="wide", dataset=f"U-{tag}-{k}", name=f"up-{tag}-{k}"))
+            ids["upload"].append(upload_job_submit(upload=upload).pk)
+        for k in range(n_analyses):
+            run = analysis_run_create(kind="rank_changes", response_set=rs, params={"alpha": 0.80 + k / 1000})
+            analysis_run_enqueue(run=run)
+            ids["analysis"].append(run.pk)
+    return ids
+
+
+def _start_workers(n: int, tmp_path: Path, *, batch: bool = True) -> list[subprocess.Popen]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
+    env.update(DJANGO_SETTINGS_MODULE="eipsite.settings", PYTHONPATH=str(ROOT), DATABASE_URL=_database_url(),
+               TASKS_BACKEND="database", DEBUG="1")
+    command = [sys.executable, "manage.py", "run_worker", "--interval", "0.1", "--no-startup-delay", "--no-reload"]
+    return [subprocess.Popen([*command, *(["--batch"] if batch else []), "--worker-id", f"w{k}"], cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+            for k in range(n)]
+
+
+def _wait(workers: list[subprocess.Popen], timeout: float) -> list[str]:
+    logs = []
+    for worker in workers:
+        try:
+            _, err = worker.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            _, err = worker.communicate()
+        logs.append(err.decode(errors="replace"))
+    return logs
+
+
+def _stop(workers: list[subprocess.Popen]) -> None:
+    for worker in workers:
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.communicate()
+
+
+def _task_results():
+    from django_tasks_db.models import DBTaskResult
+    return list(DBTaskResult.objects.values("task_path", "args_kwargs", "status", "worker_ids", "started_at",
+                                            "finished_at"))
+
+
+def _run_round(tmp_path: Path, n_workers: int, tag: str, seed: int) -> tuple[float, list[dict], dict[str, list[int]]]:
+    from django_tasks_db.models import DBTaskResult
+
+    DBTaskResult.objects.all().delete()
+    ids = _queue(tmp_path, n_scoring=16, n_uploads=12, n_analyses=12, tag=tag, seed=seed)
+    assert DBTaskResult.objects.filter(status="READY").count() == 40
+    t0 = time.perf_counter()
+    workers = _start_workers(n_workers, tmp_path)
+    try:
+        logs = _wait(workers, timeout=600)
+    finally:
+        _stop(workers)
+    elapsed = time.perf_counter() - t0
+    assert all(w.returncode == 0 for w in workers), logs
+    return elapsed, _task_results(), ids
+
+
+def _check_each_ran_once(results: list[dict], ids: dict[str, list[int]]) -> None:
+    from annotate.models import AnalysisRun, RunStatus, ScoringRun, UploadJob, UploadState
+
+    assert len(results) == 40
+    assert [r["status"] for r in results] == ["SUCCESSFUL"] * 40, [r for r in results if r["status"] != "SUCCESSFUL"]
+    assert all(len(r["worker_ids"]) == 1 for r in results)  # claimed once, by one worker
+    by_task = {}
+    for r in results:
+        key = (r["task_path"].rsplit(".", 1)[-1], r["args_kwargs"]["args"][0])
+        assert key not in by_task  # one task per job
+        by_task[key] = r
+    assert sorted(k for t, k in by_task if t == "run_scoring") == sorted(ids["scoring"])
+    assert sorted(k for t, k in by_task if t == "load_upload") == sorted(ids["upload"])
+    assert sorted(k for t, k in by_task if t == "run_analysis") == sorted(ids["analysis"])
+    assert set(ScoringRun.objects.filter(pk__in=ids["scoring"]).values_list("status", flat=True)) == {RunStatus.DONE}
+    assert set(AnalysisRun.objects.filter(pk__in=ids["analysis"]).values_list("status", flat=True)) == {RunStatus.DONE}
+    jobs = UploadJob.objects.filter(pk__in=ids["upload"])
+    assert set(jobs.values_list("state", flat=True)) == {UploadState.DONE}
+    assert len(set(jobs.values_list("response_set_id", flat=True))) == 12  # one response set per upload
+
+
+def test_four_workers_run_forty_jobs_each_exactly_once_and_sooner_than_one(tmp_path, capsys):
+    one_s, one_results, one_ids = _run_round(tmp_path, 1, "one", seed=1)
+    _check_each_ran_once(one_results, one_ids)
+    four_s, four_results, four_ids = _run_round(tmp_path, 4, "four", seed=2)
+    _check_each_ran_once(four_results, four_ids)
+    per_worker = {w: sum(r["worker_ids"] == [w] for r in four_results) for w in ("w0", "w1", "w2", "w3")}
+    with capsys.disabled():
+        print(f"\n40 jobs (16 scoring, 12 upload, 12 analysis): 1 worker {one_s:.1f} s, 4 workers {four_s:.1f} s "
+              f"(ratio {four_s / one_s:.2f}); jobs per worker {per_worker}")
+    assert sum(n > 0 for n in per_worker.values()) >= 2  # the work was shared
+    assert four_s < one_s
+
+
+def test_a_killed_worker_loses_only_its_job_which_the_reaper_fails(tmp_path):
+    from annotate.models import RunStatus, ScoringRun
+    from annotate.services.stale_runs import runs_reap_stale
+
+    ids = _queue(tmp_path, n_scoring=8, n_uploads=0, n_analyses=0, tag="kill", seed=3,
+                 methods=("eip", "accuracy", "irt_1pl", "irt_2pl"))
+    workers = _start_workers(2, tmp_path, batch=False)
+    try:
+        victim = None
+        deadline = time.monotonic() + 120
+        while victim is None and time.monotonic() < deadline:
+            for r in _task_results():
+                if r["status"] == "RUNNING":
+                    run_id = r["args_kwargs"]["args"][0]
+                    if ScoringRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
+                        victim = (int(r["worker_ids"][0][1:]), run_id)
+                        break
+            time.sleep(0.05)
+        assert victim is not None, "no job was seen running"
+        killed, lost_run = victim
+        os.killpg(workers[killed].pid, signal.SIGKILL)
+        workers[killed].communicate()
+        survivor = workers[1 - killed]
+        deadline = time.monotonic() + 300
+        others = [pk for pk in ids["scoring"] if pk != lost_run]
+        while time.monotonic() < deadline and ScoringRun.objects.filter(pk__in=others).exclude(
+                status=RunStatus.DONE).exists():
+            assert survivor.poll() is None, survivor.communicate()[1].decode()
+            time.sleep(0.2)
+    finally:
+        _stop(workers)
+    assert set(ScoringRun.objects.filter(pk__in=others).values_list("status", flat=True)) == {RunStatus.DONE}
+    assert ScoringRun.objects.get(pk=lost_run).status == RunStatus.RUNNING  # nobody could say it failed
+    reaped = runs_reap_stale(older_than=timedelta(minutes=60), now=timezone.now() + timedelta(minutes=61))
+    assert reaped.scoring_runs == [lost_run]
+    lost = ScoringRun.objects.get(pk=lost_run)
+    assert lost.status == RunStatus.FAILED and lost.error.startswith("worker stopped: no progress")
+    assert set(ScoringRun.objects.filter(pk__in=others).values_list("status", flat=True)) == {RunStatus.DONE}
+
+
+def test_the_claim_is_a_row_lock_that_skips_locked_rows():
+    from django.db import transaction
+    from django.test.utils import CaptureQueriesContext
+    from django_tasks_db.models import DBTaskResult
+
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        DBTaskResult.objects.ready().get_locked()
+    assert any("FOR UPDATE SKIP LOCKED" in q["sql"] for q in queries.captured_queries), queries.captured_queries
