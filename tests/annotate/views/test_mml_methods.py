@@ -31,6 +31,11 @@ MML = ("irt_1pl_mml", "irt_2pl_mml")
 N_QUESTIONS, N_MODELS = 16, 8
 
 
+def _body(response) -> bytes:
+    """The bytes of a response, streamed (a run's questions table) or whole."""
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
 def _simulated_cells() -> np.ndarray:
     rng = np.random.default_rng(28)
     theta, b = rng.normal(size=N_MODELS), np.linspace(-2, 2, N_QUESTIONS)
@@ -135,13 +140,13 @@ def test_the_report_and_every_download_show_the_mml_methods(scored):
     assert {"verdict_irt_1pl_mml", "verdict_irt_2pl_mml"} <= set(pairs.columns)
 
     run_args = {"run_id": run.pk}
-    frame = pd.read_csv(io.BytesIO(client.get(reverse("annotate:run_questions_csv", kwargs=run_args)).content))
+    frame = pd.read_csv(io.BytesIO(_body(client.get(reverse("annotate:run_questions_csv", kwargs=run_args)))))
     for key in MML:
         assert frame[key].notna().all()
         # blank = undefined: the standard error of a difficulty on its bound (all solved or all failed)
         assert (frame[f"{key}_se"].isna() == (frame[key].abs() == 6.0)).all()
     assert frame["irt_2pl_mml_discrimination"].notna().all()
-    models = pd.read_csv(io.BytesIO(client.get(reverse("annotate:run_models_csv", kwargs=run_args)).content))
+    models = pd.read_csv(io.BytesIO(_body(client.get(reverse("annotate:run_models_csv", kwargs=run_args)))))
     assert {"irt_1pl_mml", "irt_2pl_mml"} <= set(models.columns)
     codebook = client.get(reverse("annotate:run_codebook", kwargs=run_args)).content.decode()
     assert "| `irt_2pl_mml` | number | 2PL IRT (MML): its difficulty, higher = harder" in codebook
@@ -158,7 +163,7 @@ def test_downloads_flag_every_irt_value_on_a_bound_as_the_run_page_counts_them(s
     client = Client()
     client.force_login(rita)
     def table(name):
-        return pd.read_csv(io.BytesIO(client.get(reverse(name, kwargs={"run_id": run.pk})).content))
+        return pd.read_csv(io.BytesIO(_body(client.get(reverse(name, kwargs={"run_id": run.pk})))))
 
     frame = table("annotate:run_questions_csv").set_index("question_pk").loc[[q.pk for q in questions]]
     board = table("annotate:run_models_csv")
