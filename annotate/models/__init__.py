@@ -36,6 +36,7 @@ from annotate.models.studies import (
     Pair,
     PairStrategy,
     Participation,
+    ResumeByParticipantId,
     Study,
     StudyStatus,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "Pair",
     "PairStrategy",
     "Participation",
+    "ResumeByParticipantId",
     "Question",
     "QuestionResult",
     "QuestionSortKey",

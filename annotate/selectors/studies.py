@@ -7,6 +7,7 @@ names or other evaluators' answers; only the staff report does.
 from __future__ import annotations
 
 import hashlib
+import re
 import statistics
 from dataclasses import dataclass
 
@@ -65,8 +66,15 @@ def user_role(*, user: AbstractBaseUser | AnonymousUser) -> str | None:
 # --- invitations and participations ---------------------------------------------
 
 
+#: What an invitation token can look like (``secrets.token_urlsafe``, at most the column's 64 characters).
+INVITATION_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def invitation_get_active(*, token: str) -> Invitation | None:
-    """The unrevoked invitation with this token, or None."""
+    """The unrevoked invitation with this token, or None (also for a token
+    that no invitation can have, such as one with a NUL byte)."""
+    if not INVITATION_TOKEN_RE.fullmatch(token):
+        return None
     return (
         Invitation.objects.select_related("study")
         .filter(token=token, revoked_at__isnull=True)
@@ -594,4 +602,12 @@ def completion_url_for(*, study: Study) -> str:
     ``completion_url`` (e.g. Prolific's ``.../submissions/complete?cc=CODE``)
     when it is an http(s) address, else "" (no redirect)."""
     url = (study.completion_url or "").strip()
+    return url if url.lower().startswith(("https://", "http://")) else ""
+
+
+def screened_out_url_for(*, study: Study) -> str:
+    """Where a participant who did not earn the completion code may go: the
+    study's ``screened_out_url`` (a platform's return or screened-out link)
+    when it is an http(s) address, else ""."""
+    url = (study.screened_out_url or "").strip()
     return url if url.lower().startswith(("https://", "http://")) else ""
