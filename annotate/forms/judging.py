@@ -13,6 +13,7 @@ from annotate.models import (
     StudyStatus,
     Subject,
 )
+from annotate.selectors.judging_tokens import TOKEN_RE
 
 
 class OnboardingForm(forms.Form):
@@ -39,13 +40,14 @@ class OnboardingForm(forms.Form):
 
 
 class JudgmentForm(forms.Form):
-    """The pair and displayed left question travel with the answer and are
-    checked against what the server served."""
+    """The pair and displayed left question travel with the answer, as the
+    evaluator's opaque tokens (:mod:`annotate.selectors.judging_tokens`), and
+    are checked against what the server served."""
 
-    pair = forms.IntegerField(min_value=1)
-    left = forms.IntegerField(min_value=1)
+    pair = forms.RegexField(regex=TOKEN_RE)
+    left = forms.RegexField(regex=TOKEN_RE)
     choice = forms.ChoiceField(choices=Choice.choices)
-    client_ms = forms.IntegerField(required=False, min_value=0)
+    client_ms = forms.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
 
     def client_seconds(self) -> float | None:
         ms = self.cleaned_data.get("client_ms")

@@ -23,6 +23,7 @@ from annotate import ratelimit
 from annotate.forms.judging import JudgmentForm, OnboardingForm
 from annotate.models import Invitation, Participation, StudyStatus
 from annotate.selectors.completion import completion_verdict
+from annotate.selectors.judging_tokens import PAIR, QUESTION, TOKEN_RE, judging_token_value
 from annotate.selectors.studies import (
     completion_url_for,
     evaluator_get_active,
@@ -323,7 +324,7 @@ def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
         return render(request, "annotate/judging/unavailable.html", {"study": participation.study,
                       "message": MSG_EMPTY_QUESTION}, status=409)
     unsaved = _unsaved_pair(request, study_id)
-    if unsaved == screen.pair.pk:
+    if unsaved == screen.pair_token:
         messages.warning(request, MSG_UNSAVED)
     if UNSAVED_PARAM in request.GET:  # show the message once, under the plain URL
         response = redirect("annotate:study_judge", study_id=study_id)
@@ -334,24 +335,24 @@ def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
     return response
 
 
-def _as_id(value: str) -> int | None:
-    """A database id written in decimal digits (at most 18), else None."""
-    return int(value) if value.isascii() and value.isdigit() and len(value) < 19 else None
+def _as_token(value: object) -> str | None:
+    """A judging token (:data:`TOKEN_RE`), else None."""
+    return value if isinstance(value, str) and TOKEN_RE.fullmatch(value) else None
 
 
-def _posted_pair(request: HttpRequest) -> int | None:
-    """The pair id of a posted judging form, if it reads as one."""
-    return _as_id(request.POST.get("pair", "")) if request.method == "POST" else None
+def _posted_pair(request: HttpRequest) -> str | None:
+    """The pair token of a posted judging form, if it reads as one."""
+    return _as_token(request.POST.get("pair", "")) if request.method == "POST" else None
 
 
-def _unsaved_url(study_id: int, pair_id: int | None) -> str:
+def _unsaved_url(study_id: int, pair_id: str | None) -> str:
     """Where to come back to after logging in again: the judging page, marked
     with the pair whose answer was not saved (if the form said which)."""
     url = reverse("annotate:study_judge", kwargs={"study_id": study_id})
     return url if pair_id is None else f"{url}?{UNSAVED_PARAM}={pair_id}"
 
 
-def _remember_unsaved(request: HttpRequest, response: HttpResponse, study_id: int, pair_id: int | None) -> None:
+def _remember_unsaved(request: HttpRequest, response: HttpResponse, study_id: int, pair_id: str | None) -> None:
     """For an evaluator who joined by invitation (and so comes back through the
     link, not the login page): a signed cookie naming them, the study and the pair."""
     returning = _resume_user(request, study_id)
@@ -367,18 +368,18 @@ def _remember_unsaved(request: HttpRequest, response: HttpResponse, study_id: in
     )
 
 
-def _unsaved_pair(request: HttpRequest, study_id: int) -> int | None:
+def _unsaved_pair(request: HttpRequest, study_id: int) -> str | None:
     """The pair whose answer was lost when the session expired, if any: from
     the URL marker, else from the invitation evaluator's cookie."""
     if UNSAVED_PARAM in request.GET:
-        return _as_id(request.GET[UNSAVED_PARAM])
+        return _as_token(request.GET[UNSAVED_PARAM])
     try:
         data = signing.loads(request.COOKIES.get(UNSAVED_COOKIE, ""), salt=UNSAVED_SALT, max_age=UNSAVED_MAX_AGE)
     except signing.BadSignature:
         return None
     if data.get("u") != request.user.pk or data.get("s") != study_id:
         return None
-    return data.get("p")
+    return _as_token(data.get("p"))
 
 
 def _login_again(request: HttpRequest, study_id: int) -> HttpResponse:
@@ -395,11 +396,15 @@ def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
     form = JudgmentForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("This answer could not be read. Go back to the study page and try again.")
+    pair_id = judging_token_value(participation=participation, token=form.cleaned_data["pair"], kind=PAIR)
+    left_id = judging_token_value(participation=participation, token=form.cleaned_data["left"], kind=QUESTION)
+    if pair_id is None or left_id is None:
+        return HttpResponseBadRequest("This answer does not match the pair you were shown. Nothing was saved.")
     try:
         judgment_submit(
             participation=participation,
-            pair_id=form.cleaned_data["pair"],
-            left_question_id=form.cleaned_data["left"],
+            pair_id=pair_id,
+            left_question_id=left_id,
             choice=form.cleaned_data["choice"],
             client_seconds=form.client_seconds(),
             assign_next=True,  # so the GET this redirects to writes nothing
