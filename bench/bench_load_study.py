@@ -63,7 +63,8 @@ PACED_THINK_S = (2.0, 4.0)
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 BENCH_SECRET_KEY = "bench-only-" + "k3y" * 20  # 71 characters, never used outside a throwaway run
 FORM_RE = re.compile(
-    r'name="csrfmiddlewaretoken" value="([^"]+)".*?name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S
+    r'name="csrfmiddlewaretoken" value="([^"]+)".*?name="pair" value="([0-9a-f]{16})"'
+    r'.*?name="left" value="([0-9a-f]{16})"', re.S
 )
 CSRF_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 WHO_RE = re.compile(r'<span class="who">([^<]+)</span>')
@@ -296,17 +297,17 @@ class Browser:
             raise RuntimeError(f"guidelines: {status}")
         return study_id
 
-    def screen(self, study_id: int) -> tuple[str, int, int] | None:
-        """(csrf, pair id, left question id) on the judging page, or None when done."""
+    def screen(self, study_id: int) -> tuple[str, str, str] | None:
+        """(csrf, pair token, left question token) on the judging page, or None when done."""
         status, text, location = self.request(f"/studies/{study_id}/judge/", kind="get")
         if status == 302 and "/done/" in location:
             return None
         match = FORM_RE.search(text)
         if status != 200 or match is None:
             raise RuntimeError(f"judge page: {status} {location}")
-        return match.group(1), int(match.group(2)), int(match.group(3))
+        return match.group(1), match.group(2), match.group(3)  # the form's tokens, posted back as they are
 
-    def answer(self, study_id: int, csrf: str, pair: int, left: int, choice: str) -> int:
+    def answer(self, study_id: int, csrf: str, pair: str, left: str, choice: str) -> int:
         """POST one answer; the status (302 when the server took it)."""
         data = {"csrfmiddlewaretoken": csrf, "pair": pair, "left": left, "choice": choice, "client_ms": 1500}
         status, _, _ = self.request(f"/studies/{study_id}/judge/", data, kind="post")
