@@ -12,8 +12,12 @@ participant who did the work the study asks for:
 * at least ``completion_min_seconds`` server seconds on pairs: the sum of
   ``Judgment.seconds`` (display to submission) over their votes and skips.
 
-Each rule is decided as exact arithmetic decides it (:class:`fractions.Fraction`
-of the stored floats), never by rounding.
+Each rule is decided as exact arithmetic decides it, never by rounding: a
+stored float is read as the decimal it prints as (:func:`exact`: the share or
+the seconds the researcher typed, a judgment's seconds as the microseconds
+measured), and sums and ratios are :class:`fractions.Fraction`. So 1 check
+passed of 10 meets a share of 0.1, and four judgments of 30.1 s meet 120.4 s,
+although ``0.1 * 10 != 1`` and ``30.1 * 4 != 120.4`` in floating point.
 """
 from __future__ import annotations
 
@@ -74,10 +78,15 @@ class CompletionVerdict:
         return not self.shortfalls
 
 
+def exact(value: float) -> Fraction:
+    """``value`` as the decimal it prints as (``repr``), exactly: ``exact(0.1) == Fraction(1, 10)``."""
+    return Fraction(repr(float(value)))
+
+
 def _checks_needed_text(share: float) -> str:
-    if Fraction(share) >= 1:
+    if exact(share) >= 1:
         return "every one of them"
-    if Fraction(share) <= 0:
+    if exact(share) <= 0:
         return "none"
     return f"at least {share:.0%} of them"
 
@@ -101,12 +110,12 @@ def completion_rules_apply(*, study: Study, tally: CompletionTally) -> tuple[Sho
     if tally.votes < study.completion_min_votes:
         out.append(Shortfall(REASON_VOTES, MSG_VOTES.format(
             votes=tally.votes, votes_s="" if tally.votes == 1 else "s", need=study.completion_min_votes)))
-    share = Fraction(study.completion_min_check_share)
+    share = exact(study.completion_min_check_share)
     if tally.checks_shown and Fraction(tally.checks_passed, tally.checks_shown) < share:
         out.append(Shortfall(REASON_CHECKS, MSG_CHECKS.format(
             passed=tally.checks_passed, shown=tally.checks_shown, shown_s="" if tally.checks_shown == 1 else "s",
             need=_checks_needed_text(study.completion_min_check_share))))
-    if tally.seconds < Fraction(study.completion_min_seconds):
+    if tally.seconds < exact(study.completion_min_seconds):
         out.append(Shortfall(REASON_TIME, MSG_TIME.format(seconds=float(tally.seconds),
                                                           need=study.completion_min_seconds)))
     return tuple(out)
@@ -121,7 +130,7 @@ def _tallies(*, study: Study, participation_ids: list[int]) -> dict[int, Complet
         "participation_id", "choice", "seconds", "pair__attention_check",
         "harder_question_id", "pair__expected_harder_id")
     for part_id, choice, secs, is_check, harder, expected in judgments:
-        seconds[part_id] += Fraction(secs)
+        seconds[part_id] += exact(secs)
         if choice != Choice.SKIP:
             votes[part_id] += 1
         if is_check and harder is not None and harder == expected:
@@ -177,5 +186,6 @@ __all__ = [
     "Shortfall",
     "completion_rules_apply",
     "completion_verdict",
+    "exact",
     "study_completion_summary",
 ]
