@@ -25,6 +25,7 @@ from annotate.models import (
     Study,
     StudyStatus,
 )
+from annotate.storable import ID_MAX
 
 EVALUATOR_GROUP = "evaluator"
 RESEARCHER_GROUP = "researcher"
@@ -83,8 +84,9 @@ def invitation_get_active(*, token: str) -> Invitation | None:
 
 
 def participation_get(*, study_id: int, user: AbstractBaseUser) -> Participation | None:
-    """``user``'s participation in study ``study_id`` (with the study), or None."""
-    if not user.is_authenticated:
+    """``user``'s participation in study ``study_id`` (with the study), or None
+    (also for an id no study can have, such as one beyond 64 bits from a URL)."""
+    if not user.is_authenticated or not 1 <= study_id <= ID_MAX:
         return None
     return Participation.objects.select_related("study").filter(study_id=study_id, user=user).first()
 
