@@ -42,11 +42,11 @@ def storable_text_problem(value: str, *, controls: bool = True) -> str | None:
     return None
 
 
-def unstorable_in(document: object, path: str = "") -> str | None:
+def unstorable_in(document: object, path: str = "", *, ints: bool = True) -> str | None:
     """The first place in a JSON-like ``document`` (dicts, lists, scalars) that
     no database column can hold, described ("study.name holds a NUL
     character", "evaluators[2].seed is beyond the 64-bit integer range"), or None.
-    Keys are checked as well as values."""
+    Keys are checked as well as values; ``ints=False`` checks only the text."""
     stack: list[tuple[str, object]] = [(path or "document", document)]
     while stack:
         where, value = stack.pop()
@@ -57,7 +57,7 @@ def unstorable_in(document: object, path: str = "") -> str | None:
         elif isinstance(value, bool):
             continue
         elif isinstance(value, int):
-            if not INT64_MIN <= value <= INT64_MAX:
+            if ints and not INT64_MIN <= value <= INT64_MAX:
                 return f"{where} is beyond the 64-bit integer range"
         elif isinstance(value, dict):
             for key, item in value.items():

@@ -612,7 +612,7 @@ def _check_evaluator_extras(evaluators: list[dict]) -> None:
 def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan:
     """Every check of :func:`study_import`; raises before anything is written."""
     _check_header(document)
-    unstorable = unstorable_in(document)
+    unstorable = unstorable_in(document, ints=False)  # before any query reads a text of the document
     if unstorable is not None:
         raise MalformedExport(ERR_MALFORMED.format(detail=unstorable))
     exported = _get(document, "study", "document", dict)
@@ -696,6 +696,9 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
                 seen.add(position)
                 _check_item(item, pairs[position][:2], question, who, position)
     _check_evaluator_extras(evaluators)
+    unstorable = unstorable_in(document)  # after the range checks, which name a study setting's own limit
+    if unstorable is not None:
+        raise MalformedExport(ERR_MALFORMED.format(detail=unstorable))
     return _Plan(name=name, study=exported, run=run, questions=questions, questions_created=created,
                  questions_reused=reused, pairs=pairs, results=results, evaluators=evaluators,
                  reuse=_evaluator_accounts(evaluators, reuse_evaluators), models=_models(run),
