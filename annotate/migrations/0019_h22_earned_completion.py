@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='study',
             name='resume_by_participant_id',
-            field=models.CharField(choices=[('off', 'off: a participant id never signs anyone in'), ('on', 'on: the same participant id continues in any browser'), ('same_browser', 'on in the same browser only')], default='on', help_text='Whether a known crowd participant id continues its participation', max_length=20),
+            field=models.CharField(choices=[('off', 'off'), ('on', 'on, in any browser'), ('same_browser', 'on, in the same browser only')], default='on', help_text='Whether a known crowd participant id continues its participation', max_length=20),
         ),
         migrations.AddField(
             model_name='study',

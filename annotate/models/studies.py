@@ -97,9 +97,9 @@ class ResumeByParticipantId(models.TextChoices):
     unrecognised browser is refused.
     """
 
-    OFF = "off", "off: a participant id never signs anyone in"
-    ON = "on", "on: the same participant id continues in any browser"
-    SAME_BROWSER = "same_browser", "on in the same browser only"
+    OFF = "off", "off"
+    ON = "on", "on, in any browser"
+    SAME_BROWSER = "same_browser", "on, in the same browser only"
 
 
 class StudyStatus(models.TextChoices):

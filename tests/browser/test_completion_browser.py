@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.test import Client
 from playwright.sync_api import Browser, expect
 
 from annotate.models import Pair, Question
 from annotate.services.studies import invitation_create, study_create
 from annotate.services.study_quality import study_quality_settings_update
-from tests.annotate.factories import make_catalog
+from tests.annotate.factories import make_catalog, make_user
 from tests.annotate.quality.helpers import set_eip
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -88,3 +89,18 @@ def test_only_the_careful_participant_gets_the_code(live_server, browser: Browse
     earned = run_participant(browser, link, careful, shots=str(tmp_path / "earned.png"))
     assert f'<code id="completion-code">{CODE}</code>' in earned
     assert "shortfalls" not in earned
+
+    # The researcher's manage page counts who fell short, and why.
+    context = browser.new_context()
+    page = context.new_page()
+    client = Client()
+    client.force_login(make_user("owner", staff=True))
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+    page.goto(f"{live_server.url}/studies/{study.pk}/manage/")
+    expect(page.locator("#completion-finished")).to_have_text("3")
+    expect(page.locator("#completion-earned")).to_have_text("1")
+    expect(page.locator("#completion-short-votes")).to_have_text("1")
+    expect(page.locator("#completion-short-checks")).to_have_text("2")
+    page.locator("#completion").screenshot(path=str(tmp_path / "manage-completion.png"))
+    page.locator("#quality-settings").screenshot(path=str(tmp_path / "manage-settings.png"))
+    context.close()

@@ -166,7 +166,7 @@ def test_the_manage_page_counts_who_fell_short_and_why(study):
     assert '<dd id="completion-short">2</dd>' in page
     assert '<dd id="completion-short-votes">1</dd>' in page and '<dd id="completion-short-checks">2</dd>' in page
     assert '<dd id="completion-short-time">0</dd>' in page
-    assert "Resume by participant id: <strong>on: the same participant id continues in any browser</strong>" in page
+    assert "Resume by participant id: <strong>on, in any browser</strong>" in page
 
 
 def test_the_researcher_sets_the_rules_on_the_manage_page(study):

@@ -192,4 +192,4 @@ def test_the_manage_page_says_which_resume_setting_is_in_force(study):
     client = Client()
     client.force_login(make_user("owner", staff=True))
     page = client.get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
-    assert 'Resume by participant id: <strong>on in the same browser only</strong>' in page
+    assert 'Resume by participant id: <strong>on, in the same browser only</strong>' in page
