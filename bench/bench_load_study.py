@@ -314,9 +314,11 @@ class Browser:
         return status
 
 
-def choice_for(evaluator: int, pair: int) -> str:
-    """The answer an evaluator gives (deterministic, so the database can be checked)."""
-    return ("left", "right", "left", "right", "skip")[(evaluator * 7 + pair) % 5]
+def choice_for(evaluator: int, pair: int | str) -> str:
+    """The answer an evaluator gives on a pair (its id or its form token, 16 hex
+    digits): deterministic, so the database can be checked."""
+    number = pair if isinstance(pair, int) else int(pair, 16)
+    return ("left", "right", "left", "right", "skip")[(evaluator * 7 + number) % 5]
 
 
 # --- the benchmark --------------------------------------------------------------
@@ -338,8 +340,10 @@ import json, sys
 from django.db.models import Count
 from annotate.models import Judgment, Pair
 study = int(sys.argv[1])
-rows = list(Judgment.objects.filter(pair__study_id=study).values_list(
-    "participation__user__username", "pair_id", "choice"))
+from annotate.selectors.judging_tokens import judging_token
+# Pairs as the evaluators' forms named them (their tokens), to match what the server acknowledged.
+rows = [(j.participation.user.username, judging_token(participation=j.participation, value=j.pair_id), j.choice)
+        for j in Judgment.objects.filter(pair__study_id=study).select_related("participation__user")]
 dupes = Judgment.objects.filter(pair__study_id=study).values("participation_id", "pair_id").annotate(
     n=Count("id")).filter(n__gt=1).count()
 print(json.dumps({"rows": rows, "duplicates": dupes, "pairs": Pair.objects.filter(study_id=study).count()}))

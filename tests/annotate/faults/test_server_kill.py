@@ -28,6 +28,7 @@ from django.db import connection
 from django.db.models import Count
 
 from annotate.models import Judgment, Participation
+from annotate.selectors.judging_tokens import PAIR, judging_token, judging_token_value
 from annotate.selectors.studies import participation_state
 from annotate.services.studies import invitation_create
 from bench.bench_load_study import Browser, GunicornServer, choice_for, prepare_site, production_env
@@ -111,7 +112,8 @@ def test_a_killed_server_loses_nothing_and_evaluators_resume(tmp_path):
             expected_pair = state.next_pair_id()
             status, text, _ = browser.request(f"/studies/{study.pk}/judge/")
             assert status == 200, (browser.username, status)
-            assert f'name="pair" value="{expected_pair}"' in text  # where they were
+            expected = judging_token(participation=participation, value=expected_pair, kind=PAIR)
+            assert f'name="pair" value="{expected}"' in text  # where they were
             judged, skipped = map(int, PROGRESS.search(text).groups())
             assert (judged, skipped) == (state.progress.judged, state.progress.skipped)
             while (screen := browser.screen(study.pk)) is not None:
@@ -120,8 +122,10 @@ def test_a_killed_server_loses_nothing_and_evaluators_resume(tmp_path):
         finished = Judgment.objects.filter(pair__study=study)
         assert finished.count() == N_EVALUATORS * N_PAIRS
         assert finished.values("participation", "pair").distinct().count() == N_EVALUATORS * N_PAIRS
-        for (username, pair), choice in acknowledged.items():
-            assert finished.get(participation__user__username=username, pair_id=pair).choice == choice
+        for (username, pair), choice in acknowledged.items():  # pair: the form's token
+            participation = Participation.objects.get(study=study, user__username=username)
+            pair_id = judging_token_value(participation=participation, token=pair, kind=PAIR)
+            assert finished.get(participation=participation, pair_id=pair_id).choice == choice
     finally:
         server.stop()
         shutil.rmtree(tmp_path / "static", ignore_errors=True)
