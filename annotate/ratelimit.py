@@ -8,6 +8,9 @@ What is counted
   per username typed.
 * ``join`` (``/join/<token>/``): every request for an unknown or revoked token
   (status 404), per client address.
+* ``decline`` (the join page's "I do not agree", counted by the join view):
+  every decline that stores a row, per client address. A second decline from
+  the same browser or participant id stores nothing and is not counted.
 * ``api-token`` (the API's ``Authorization: Token <key>``, counted by
   :mod:`annotate.api.auth`): every malformed header or unknown/revoked key
   (status 401), per client address. Once blocked, the address gets 429 with
@@ -66,6 +69,10 @@ DOORS: dict[str, Door] = {
     "admin:login": Door("login", frozenset({"POST"}), True, lambda r: r.status_code == 200),
     "annotate:study_join": Door("join", frozenset({"GET", "POST"}), False, lambda r: r.status_code == 404),
 }
+
+#: Stored consent declines: counted by the join view through :func:`door_keys` (every decline that writes a
+#: row counts, per address, like a failed login; once blocked, a decline answers 429 and stores nothing).
+DECLINE_DOOR = Door("decline", frozenset(), False, lambda r: False)
 
 #: Failed API tokens: not a view, counted by annotate.api.auth through :func:`door_keys`.
 API_TOKEN_DOOR = Door("api-token", frozenset(), False, lambda r: r.status_code == 401)

@@ -78,7 +78,8 @@ N_EVALUATORS = 20
 TARGET_MS = 50.0
 THINK_S = (0.5, 1.5)
 FORM_RE = re.compile(
-    r'name="csrfmiddlewaretoken" value="([^"]+)".*?name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S
+    r'name="csrfmiddlewaretoken" value="([^"]+)".*?name="pair" value="([0-9a-f]{16})"'
+    r'.*?name="left" value="([0-9a-f]{16})"', re.S
 )
 
 # Production-like: DEBUG off (set through the environment), static files

@@ -63,7 +63,8 @@ PACED_THINK_S = (2.0, 4.0)
 DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 BENCH_SECRET_KEY = "bench-only-" + "k3y" * 20  # 71 characters, never used outside a throwaway run
 FORM_RE = re.compile(
-    r'name="csrfmiddlewaretoken" value="([^"]+)".*?name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S
+    r'name="csrfmiddlewaretoken" value="([^"]+)".*?name="pair" value="([0-9a-f]{16})"'
+    r'.*?name="left" value="([0-9a-f]{16})"', re.S
 )
 CSRF_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 WHO_RE = re.compile(r'<span class="who">([^<]+)</span>')
@@ -296,26 +297,28 @@ class Browser:
             raise RuntimeError(f"guidelines: {status}")
         return study_id
 
-    def screen(self, study_id: int) -> tuple[str, int, int] | None:
-        """(csrf, pair id, left question id) on the judging page, or None when done."""
+    def screen(self, study_id: int) -> tuple[str, str, str] | None:
+        """(csrf, pair token, left question token) on the judging page, or None when done."""
         status, text, location = self.request(f"/studies/{study_id}/judge/", kind="get")
         if status == 302 and "/done/" in location:
             return None
         match = FORM_RE.search(text)
         if status != 200 or match is None:
             raise RuntimeError(f"judge page: {status} {location}")
-        return match.group(1), int(match.group(2)), int(match.group(3))
+        return match.group(1), match.group(2), match.group(3)  # the form's tokens, posted back as they are
 
-    def answer(self, study_id: int, csrf: str, pair: int, left: int, choice: str) -> int:
+    def answer(self, study_id: int, csrf: str, pair: str, left: str, choice: str) -> int:
         """POST one answer; the status (302 when the server took it)."""
         data = {"csrfmiddlewaretoken": csrf, "pair": pair, "left": left, "choice": choice, "client_ms": 1500}
         status, _, _ = self.request(f"/studies/{study_id}/judge/", data, kind="post")
         return status
 
 
-def choice_for(evaluator: int, pair: int) -> str:
-    """The answer an evaluator gives (deterministic, so the database can be checked)."""
-    return ("left", "right", "left", "right", "skip")[(evaluator * 7 + pair) % 5]
+def choice_for(evaluator: int, pair: int | str) -> str:
+    """The answer an evaluator gives on a pair (its id or its form token, 16 hex
+    digits): deterministic, so the database can be checked."""
+    number = pair if isinstance(pair, int) else int(pair, 16)
+    return ("left", "right", "left", "right", "skip")[(evaluator * 7 + number) % 5]
 
 
 # --- the benchmark --------------------------------------------------------------
@@ -337,8 +340,10 @@ import json, sys
 from django.db.models import Count
 from annotate.models import Judgment, Pair
 study = int(sys.argv[1])
-rows = list(Judgment.objects.filter(pair__study_id=study).values_list(
-    "participation__user__username", "pair_id", "choice"))
+from annotate.selectors.judging_tokens import judging_token
+# Pairs as the evaluators' forms named them (their tokens), to match what the server acknowledged.
+rows = [(j.participation.user.username, judging_token(participation=j.participation, value=j.pair_id), j.choice)
+        for j in Judgment.objects.filter(pair__study_id=study).select_related("participation__user")]
 dupes = Judgment.objects.filter(pair__study_id=study).values("participation_id", "pair_id").annotate(
     n=Count("id")).filter(n__gt=1).count()
 print(json.dumps({"rows": rows, "duplicates": dupes, "pairs": Pair.objects.filter(study_id=study).count()}))

@@ -7,6 +7,7 @@ import secrets
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 
+from annotate.forms.fields import IdsModelMultipleChoiceField
 from annotate.models import OnboardingQuestion, PairStrategy, ResponseSet, ScoringRun, Study
 from annotate.models.studies import (
     DEFAULT_ADAPTIVE_MIN_COMPARISONS,
@@ -58,8 +59,8 @@ class StudyForm(forms.Form):
     name = forms.CharField(max_length=200, label="Study name", help_text="Shown to evaluators.")
     run = RunChoiceField(queryset=ScoringRun.objects.none(), label="Response set and scoring run",
                          empty_label="Choose a finished run…")
-    datasets = forms.ModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple, label="Datasets")
-    subjects = forms.ModelMultipleChoiceField(
+    datasets = IdsModelMultipleChoiceField(queryset=None, widget=forms.CheckboxSelectMultiple, label="Datasets")
+    subjects = IdsModelMultipleChoiceField(
         queryset=None, widget=forms.CheckboxSelectMultiple, required=False, label="Subjects",
         help_text="None ticked = every subject of the chosen datasets.",
     )
@@ -102,7 +103,7 @@ class StudyForm(forms.Form):
         choices=OnboardingQuestion.choices, widget=forms.CheckboxSelectMultiple, required=False,
         initial=list(OnboardingQuestion.values), label="Onboarding questions",
         help_text="Education offers school levels and \u201cprefer not to say\u201d.")
-    members = forms.ModelMultipleChoiceField(
+    members = IdsModelMultipleChoiceField(
         queryset=None, widget=forms.CheckboxSelectMultiple, required=False, label="Co-researchers",
         help_text="They see and manage this study as you do.")
     speeder_seconds = forms.FloatField(
@@ -188,8 +189,8 @@ class ScopeCountsForm(forms.Form):
     """Query parameters of the live counts (``eligible.json``)."""
 
     run = forms.ModelChoiceField(queryset=ScoringRun.objects.none())
-    datasets = forms.ModelMultipleChoiceField(queryset=None)
-    subjects = forms.ModelMultipleChoiceField(queryset=None, required=False)
+    datasets = IdsModelMultipleChoiceField(queryset=None)
+    subjects = IdsModelMultipleChoiceField(queryset=None, required=False)
     include_unkept = forms.BooleanField(required=False)
     include_low_coverage = forms.BooleanField(required=False)
 

@@ -78,6 +78,30 @@ PROLIFIC_STUDY_PARAM = "STUDY_ID"
 PROLIFIC_SESSION_PARAM = "SESSION_ID"
 
 
+#: Default completion rules: a participant earns the completion code with at
+#: least one answered (non-skip) pair and every attention check they were shown
+#: answered and passed; no minimum time.
+DEFAULT_COMPLETION_MIN_VOTES = 1
+DEFAULT_COMPLETION_MIN_CHECK_SHARE = 1.0
+DEFAULT_COMPLETION_MIN_SECONDS = 0.0
+
+
+class ResumeByParticipantId(models.TextChoices):
+    """Whether a crowd platform's participant id signs its evaluator in again.
+
+    ``on`` (the default) lets a participant continue in any browser (a lost
+    cookie, another device), at the price that anyone who knows their id and
+    has the study's link continues as them. ``same_browser`` continues only in
+    the browser that joined (a long-lived browser key, kept across logouts);
+    ``off`` never signs anyone in by id: a second join with a known id from an
+    unrecognised browser is refused.
+    """
+
+    OFF = "off", "off"
+    ON = "on", "on, in any browser"
+    SAME_BROWSER = "same_browser", "on, in the same browser only"
+
+
 class StudyStatus(models.TextChoices):
     DRAFT = "draft", "draft (not launched)"
     OPEN = "open", "open"
@@ -174,6 +198,27 @@ class Study(models.Model):
     completion_url = models.URLField(
         max_length=500, blank=True, help_text="The done page sends the evaluator here (e.g. Prolific's completion link)"
     )
+    completion_min_votes = models.PositiveIntegerField(
+        default=DEFAULT_COMPLETION_MIN_VOTES,
+        help_text="Answered (non-skip) pairs a participant needs to earn the completion code",
+    )
+    completion_min_check_share = models.FloatField(
+        default=DEFAULT_COMPLETION_MIN_CHECK_SHARE,
+        help_text="Share (0 to 1) of the attention checks shown to a participant that they must answer and pass "
+                  "to earn the code (1: every one; a skip is not a pass)",
+    )
+    completion_min_seconds = models.FloatField(
+        default=DEFAULT_COMPLETION_MIN_SECONDS,
+        help_text="Server seconds on pairs (votes and skips, summed) a participant needs to earn the code",
+    )
+    screened_out_url = models.URLField(
+        max_length=500, blank=True,
+        help_text="Offered to a participant who did not earn the code (the platform's return or screened-out link)",
+    )
+    resume_by_participant_id = models.CharField(
+        max_length=20, choices=ResumeByParticipantId.choices, default=ResumeByParticipantId.ON,
+        help_text="Whether a known crowd participant id continues its participation",
+    )
     consent_text = models.TextField(
         default=DEFAULT_CONSENT, help_text="Shown to evaluators before they join; they agree or decline"
     )
@@ -217,6 +262,13 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=Q(adaptive_random_share__gte=0) & Q(adaptive_random_share__lte=1),
                 name="study_adaptive_random_share_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(completion_min_check_share__gte=0) & Q(completion_min_check_share__lte=1),
+                name="study_completion_check_share_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(completion_min_seconds__gte=0), name="study_completion_seconds_non_negative"
             ),
         ]
 
@@ -350,9 +402,23 @@ class ConsentDecline(models.Model):
         Invitation, on_delete=models.SET_NULL, null=True, blank=True, related_name="consent_declines"
     )
     declined_at = models.DateTimeField(auto_now_add=True)
+    browser_key = models.CharField(
+        max_length=64, blank=True,
+        help_text="Keyed hash of the declining browser's random key: one decline per browser and study",
+    )
+    participant_key = models.CharField(
+        max_length=64, blank=True,
+        help_text="Keyed hash of the crowd participant id, if any: one decline per participant id and study",
+    )
 
     class Meta:
         ordering = ["study_id", "declined_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "browser_key"], condition=~Q(browser_key=""),
+                                    name="consent_decline_once_per_browser"),
+            models.UniqueConstraint(fields=["study", "participant_key"], condition=~Q(participant_key=""),
+                                    name="consent_decline_once_per_participant"),
+        ]
 
     def __str__(self) -> str:
         return f"consent declined for {self.study}"
@@ -390,6 +456,10 @@ class Participation(models.Model):
     )
     platform_study_id = models.CharField(max_length=128, blank=True, help_text="Crowd platform study id")
     platform_session_id = models.CharField(max_length=128, blank=True, help_text="Crowd platform session id")
+    browser_key_hash = models.CharField(
+        max_length=64, blank=True,
+        help_text="Keyed hash of the joining browser's key (resume by participant id in the same browser only)",
+    )
     excluded_at = models.DateTimeField(
         null=True, blank=True, help_text="Left out of every statistic of the report since then (judgments kept)"
     )

@@ -7,6 +7,7 @@ names or other evaluators' answers; only the staff report does.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -25,6 +26,7 @@ from annotate.models import (
     StudyStatus,
     Subject,
 )
+from annotate.storable import ID_MAX
 
 EVALUATOR_GROUP = "evaluator"
 RESEARCHER_GROUP = "researcher"
@@ -66,8 +68,15 @@ def user_role(*, user: AbstractBaseUser | AnonymousUser) -> str | None:
 # --- invitations and participations ---------------------------------------------
 
 
+#: What an invitation token can look like (``secrets.token_urlsafe``, at most the column's 64 characters).
+INVITATION_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def invitation_get_active(*, token: str) -> Invitation | None:
-    """The unrevoked invitation with this token, or None."""
+    """The unrevoked invitation with this token, or None (also for a token
+    that no invitation can have, such as one with a NUL byte)."""
+    if not INVITATION_TOKEN_RE.fullmatch(token):
+        return None
     return (
         Invitation.objects.select_related("study")
         .filter(token=token, revoked_at__isnull=True)
@@ -76,8 +85,9 @@ def invitation_get_active(*, token: str) -> Invitation | None:
 
 
 def participation_get(*, study_id: int, user: AbstractBaseUser) -> Participation | None:
-    """``user``'s participation in study ``study_id`` (with the study), or None."""
-    if not user.is_authenticated:
+    """``user``'s participation in study ``study_id`` (with the study), or None
+    (also for an id no study can have, such as one beyond 64 bits from a URL)."""
+    if not user.is_authenticated or not 1 <= study_id <= ID_MAX:
         return None
     return Participation.objects.select_related("study").filter(study_id=study_id, user=user).first()
 
@@ -508,3 +518,11 @@ class StudyRelated:
 def study_related(*, study: Study) -> StudyRelated:
     return StudyRelated(datasets=list(study.datasets.all()), subjects=list(study.subjects.all()),
                         members=list(study.members.all()))
+
+
+def screened_out_url_for(*, study: Study) -> str:
+    """Where a participant who did not earn the completion code may go: the
+    study's ``screened_out_url`` (a platform's return or screened-out link)
+    when it is an http(s) address, else ""."""
+    url = (study.screened_out_url or "").strip()
+    return url if url.lower().startswith(("https://", "http://")) else ""

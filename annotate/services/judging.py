@@ -42,6 +42,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.models import Assignment, Choice, Judgment, Pair, Participation, Question, StudyStatus
+from annotate.selectors.judging_tokens import PAIR, QUESTION, judging_token
 from annotate.selectors.studies import (
     VOTES,
     JudgingState,
@@ -79,6 +80,10 @@ class Screen:
     right: Question
     shown_at: datetime
     progress: Progress
+    #: What the form carries instead of the pair's and the left question's ids
+    #: (:mod:`annotate.selectors.judging_tokens`): nothing on the page follows creation order.
+    pair_token: str = ""
+    left_token: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,9 @@ def judging_screen(*, participation: Participation, now: datetime | None = None)
         left, right = pair.question_a, pair.question_b
     else:
         left, right = pair.question_b, pair.question_a
-    return Screen(pair=pair, left=left, right=right, shown_at=assignment.shown_at, progress=state.progress)
+    return Screen(pair=pair, left=left, right=right, shown_at=assignment.shown_at, progress=state.progress,
+                  pair_token=judging_token(participation=participation, value=pair.pk, kind=PAIR),
+                  left_token=judging_token(participation=participation, value=left.pk, kind=QUESTION))
 
 
 def _left_of(participation: Participation, pair: Pair) -> int:

@@ -12,16 +12,20 @@ Business rules live here; views and management commands only call these.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotate.models import (
@@ -36,6 +40,7 @@ from annotate.models import (
     Pair,
     PairStrategy,
     Participation,
+    ResumeByParticipantId,
     RunStatus,
     ScoringRun,
     Study,
@@ -58,6 +63,7 @@ from annotate.selectors.studies import (
 from annotate.selectors.study_scope import ScopeCandidates, study_scope_candidates
 from annotate.services.database import pairs_analyze
 from annotate.services.study_quality import study_quality_settings_update
+from annotate.storable import storable_text_problem
 from scoring.attention_checks import attention_check_count, select_attention_checks
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
@@ -76,6 +82,15 @@ ERR_NO_DATASETS = "datasets must name at least one dataset"
 ERR_STRATEGY = "strategy must be one of {choices}; got {strategy!r}"
 ERR_TARGET = "target_judgments_per_pair must be an integer >= 1; got {value!r}"
 ERR_SEED = "seed must be a non-negative integer; got {value!r}"
+ERR_SEED_RANGE = "seed must be at most {limit} (2**63 - 1); got {value!r}"
+ERR_NAME_LONG = "name must be at most {limit} characters; got {length}"
+ERR_COUNT_RANGE = "{field} must be at most {limit}; got {value!r}"
+#: Longest study name (the column's length).
+NAME_MAX = 200
+#: Largest seed a study stores (a signed 64-bit column).
+SEED_MAX = 2**63 - 1
+#: Largest pair count, target or per-subject count (a positive integer column on every database).
+COUNT_MAX = 2**31 - 1
 ERR_ATTENTION_SHARE = "attention_check_share must be a number in [0, 0.5]; got {value!r}"
 ERR_ADAPTIVE_MIN = "adaptive_min_comparisons must be an integer >= 0 (0: no exposure floor); got {value!r}"
 ERR_ADAPTIVE_SHARE = "adaptive_random_share must be a number in [0, 1]; got {value!r}"
@@ -181,6 +196,15 @@ def _check_settings(
     name = (name or "").strip()
     if not name:
         raise ValueError(ERR_NAME_EMPTY)
+    if len(name) > NAME_MAX:
+        raise ValueError(ERR_NAME_LONG.format(limit=NAME_MAX, length=len(name)))
+    for field, value in (("target_judgments_per_pair", target_judgments_per_pair), ("n_pairs", n_pairs),
+                         ("pairs_per_subject", pairs_per_subject),
+                         ("adaptive_min_comparisons", adaptive_min_comparisons)):
+        if isinstance(value, int) and value > COUNT_MAX:
+            raise ValueError(ERR_COUNT_RANGE.format(field=field, limit=COUNT_MAX, value=value))
+    if isinstance(seed, int) and seed > SEED_MAX:
+        raise ValueError(ERR_SEED_RANGE.format(limit=SEED_MAX, value=seed))
     if Study.objects.filter(name=name).exclude(pk=getattr(study, "pk", None)).exists():
         raise ValueError(ERR_NAME_TAKEN.format(name=name))
     if run.status != RunStatus.DONE:
@@ -890,24 +914,63 @@ class PlatformIds:
     session: str = ""
 
 
-#: Longest platform id kept (longer values are cut; Prolific's are 24 characters).
+#: Longest platform id accepted (Prolific's are 24 characters).
 PLATFORM_ID_MAX = 128
+ERR_PLATFORM_ID = "the link's {param} is not a valid id: it holds {problem}"
+ERR_PLATFORM_ID_LONG = "the link's {param} is not a valid id: it is longer than {limit} characters"
+ERR_PARTICIPANT_ID_IN_USE = (
+    "participant id {pid!r} has already joined this study; it continues only {where}"
+)
+
+
+class PlatformIdError(ValueError):
+    """A platform id in the join link that cannot be stored (a 400; nothing is written)."""
+
+
+class ParticipantIdInUseError(Exception):
+    """A known participant id that this study does not let continue from this browser (a 409; nothing is written)."""
 
 
 def platform_ids_from_query(*, study: Study, query: Mapping[str, str]) -> PlatformIds:
     """The platform ids in ``query`` (a request's GET parameters) under the
-    study's parameter names; a blank parameter name reads nothing."""
+    study's parameter names; a blank parameter name reads nothing.
+
+    Raises
+    ------
+    PlatformIdError
+        An id longer than :data:`PLATFORM_ID_MAX` characters, or holding a NUL,
+        a lone surrogate or another control character
+        (:func:`annotate.storable.storable_text_problem`); the message
+        names the parameter.
+    """
 
     def read(name: str) -> str:
-        return (query.get(name) or "").strip()[:PLATFORM_ID_MAX] if name else ""
+        if not name:
+            return ""
+        value = (query.get(name) or "").strip()
+        problem = storable_text_problem(value)
+        if problem is not None:
+            raise PlatformIdError(ERR_PLATFORM_ID.format(param=name, problem=problem))
+        if len(value) > PLATFORM_ID_MAX:
+            raise PlatformIdError(ERR_PLATFORM_ID_LONG.format(param=name, limit=PLATFORM_ID_MAX))
+        return value
 
     return PlatformIds(participant=read(study.participant_param), study=read(study.study_param),
                        session=read(study.session_param))
 
 
+def visitor_key_hash(*, value: str) -> str:
+    """A keyed hash (HMAC-SHA-256 with the site's secret) of a browser key or
+    participant id, so that neither is stored as such; "" for a blank value."""
+    if not value:
+        return ""
+    return hmac.new(settings.SECRET_KEY.encode(), f"visitor:{value}".encode(), hashlib.sha256).hexdigest()
+
+
 @transaction.atomic
 def invitation_accept(
-    *, invitation: Invitation, user: AbstractBaseUser | None, platform: PlatformIds | None = None
+    *, invitation: Invitation, user: AbstractBaseUser | None, platform: PlatformIds | None = None,
+    browser_key: str = "",
 ) -> tuple[Participation, AbstractBaseUser, bool]:
     """Join the invitation's study.
 
@@ -918,10 +981,19 @@ def invitation_accept(
 
     ``platform`` carries a crowd platform's ids from the join URL. A visitor
     whose participant id already has a participation in the study is that
-    participant coming back (another browser, a lost cookie): they resume it
-    instead of starting a second one. The study and session ids of a new
+    participant coming back (another browser, a lost cookie); whether they
+    continue it depends on the study's ``resume_by_participant_id``
+    (:class:`~annotate.models.ResumeByParticipantId`): "on" in any browser,
+    "same_browser" only when ``browser_key`` (the browser's long-lived key) is
+    the one they joined with, "off" never (the browser already signed in as
+    them continues in every mode). The study and session ids of a new
     participation are stored with it; a returning participant's latest
     session id replaces the stored one.
+
+    Concurrent joins with the same new participant id (a double click, two
+    tabs) end with one participation: the join that loses the race on the
+    unique constraint continues the winner's participation as a returning
+    participant would.
 
     Returns
     -------
@@ -930,6 +1002,8 @@ def invitation_accept(
     Raises
     ------
     InvitationRevokedError, StudyClosedError
+    ParticipantIdInUseError
+        A known participant id the study's setting does not let continue here. Nothing is written.
     """
     invitation = Invitation.objects.select_related("study").get(pk=invitation.pk)
     if invitation.revoked_at is not None:
@@ -939,15 +1013,11 @@ def invitation_accept(
     if platform.participant:
         known = (Participation.objects.select_for_update().select_related("user")
                  .filter(study=study, platform_participant_id=platform.participant).first())
-        resumable = known is not None and known.user.is_active and user_is_evaluator(user=known.user) and (
-            user is None or known.user_id == user.pk)
-        if known is not None and not resumable:  # the id is taken by someone else: keep it with them
-            platform = dataclasses.replace(platform, participant="")
-        elif known is not None:
-            if platform.session and platform.session != known.platform_session_id:
-                known.platform_session_id = platform.session
-                known.save(update_fields=["platform_session_id"])
-            return known, known.user, user is None
+        if known is not None:
+            resumed = _resume_known(known=known, user=user, platform=platform, browser_key=browser_key)
+            if resumed is not None:
+                return resumed
+            platform = dataclasses.replace(platform, participant="")  # the id is someone else's: keep it with them
     if user is not None:
         existing = Participation.objects.filter(study=study, user=user).first()
         if existing is not None:
@@ -955,15 +1025,55 @@ def invitation_accept(
     if study.status != StudyStatus.OPEN:
         raise StudyClosedError(ERR_STUDY_CLOSED.format(name=study.name))
     created_user = user is None
+    try:
+        with transaction.atomic():
+            joined = user if user is not None else _create_pseudonymous_evaluator()
+            participation, _ = Participation.objects.get_or_create(
+                study=study, user=joined, defaults={
+                    "invitation": invitation, "platform_participant_id": platform.participant,
+                    "platform_study_id": platform.study, "platform_session_id": platform.session,
+                    "browser_key_hash": visitor_key_hash(value=browser_key),
+                }
+            )
+    except IntegrityError:
+        # Another request joined with the same new participant id a moment ago: continue theirs.
+        known = (Participation.objects.select_related("user")
+                 .filter(study=study, platform_participant_id=platform.participant).first()
+                 if platform.participant else None)
+        if known is None:
+            raise
+        resumed = _resume_known(known=known, user=user, platform=platform, browser_key=browser_key, racing=True)
+        if resumed is None:
+            raise
+        return resumed
+    return participation, joined, created_user
+
+
+def _resume_known(
+    *, known: Participation, user: AbstractBaseUser | None, platform: PlatformIds, browser_key: str,
+    racing: bool = False,
+) -> tuple[Participation, AbstractBaseUser, bool] | None:
+    """Continue ``known`` (the participation of the visitor's participant id)
+    when the study's resume setting allows it; None when the id belongs to
+    another account (the caller joins without it). ``racing``: the visitor's
+    own concurrent join created ``known`` a moment ago (same browser key)."""
+    if not (known.user.is_active and user_is_evaluator(user=known.user)):
+        return None
+    if user is not None and known.user_id != user.pk:
+        return None
     if user is None:
-        user = _create_pseudonymous_evaluator()
-    participation, _ = Participation.objects.get_or_create(
-        study=study, user=user, defaults={
-            "invitation": invitation, "platform_participant_id": platform.participant,
-            "platform_study_id": platform.study, "platform_session_id": platform.session,
-        }
-    )
-    return participation, user, created_user
+        mode = known.study.resume_by_participant_id
+        same_browser = bool(browser_key) and known.browser_key_hash == visitor_key_hash(value=browser_key)
+        if mode == ResumeByParticipantId.OFF and not (racing and same_browser):
+            raise ParticipantIdInUseError(ERR_PARTICIPANT_ID_IN_USE.format(
+                pid=platform.participant, where="in the browser already signed in as it"))
+        if mode == ResumeByParticipantId.SAME_BROWSER and not same_browser:
+            raise ParticipantIdInUseError(ERR_PARTICIPANT_ID_IN_USE.format(
+                pid=platform.participant, where="in the browser it joined with"))
+    if platform.session and platform.session != known.platform_session_id:
+        known.platform_session_id = platform.session
+        known.save(update_fields=["platform_session_id"])
+    return known, known.user, user is None
 
 
 def username_check(*, username: str) -> str:
@@ -1066,11 +1176,43 @@ def participation_give_consent(*, participation: Participation) -> Participation
     return participation
 
 
-def consent_decline(*, invitation: Invitation) -> ConsentDecline:
+def consent_decline(
+    *, invitation: Invitation, browser_key: str = "", participant_id: str = ""
+) -> tuple[ConsentDecline, bool]:
     """Count one visitor who declined the consent text of ``invitation``'s
-    study. Nothing about the visitor is stored: no account, no participation,
-    no address or browser details; only the study, the link and the time."""
-    return ConsentDecline.objects.create(study_id=invitation.study_id, invitation=invitation)
+    study, once per browser and once per participant id.
+
+    Nothing about the visitor is stored as such: no account, no
+    participation, no address or browser details; only the study, the link,
+    the time, and keyed hashes (:func:`visitor_key_hash`) of the browser's
+    random key and of the crowd participant id, which make a second decline
+    from the same browser, or with the same participant id, count nothing.
+
+    Returns
+    -------
+    (decline, created)
+        ``created`` is False when this browser or participant id had declined
+        before (that decline is returned; nothing is written).
+    """
+    browser = visitor_key_hash(value=browser_key)
+    participant = visitor_key_hash(value=participant_id)
+    keys = Q(pk__in=[])
+    if browser:
+        keys |= Q(browser_key=browser)
+    if participant:
+        keys |= Q(participant_key=participant)
+    earlier = ConsentDecline.objects.filter(keys, study_id=invitation.study_id).first()
+    if earlier is not None:
+        return earlier, False
+    try:
+        with transaction.atomic():
+            return ConsentDecline.objects.create(study_id=invitation.study_id, invitation=invitation,
+                                                 browser_key=browser, participant_key=participant), True
+    except IntegrityError:  # the same browser or id declined a moment ago, in another request
+        earlier = ConsentDecline.objects.filter(keys, study_id=invitation.study_id).first()
+        if earlier is None:
+            raise
+        return earlier, False
 
 
 def participation_accept_guidelines(*, participation: Participation) -> Participation:

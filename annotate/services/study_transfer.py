@@ -152,7 +152,31 @@ from annotate.services.alignment.pools import run_alpha
 from annotate.services.analyses.params import params_key
 from annotate.services.judging import pair_votes_recount
 from annotate.services.sort_keys import sort_keys_rebuild
-from annotate.services.studies import username_check
+from annotate.services.studies import (
+    COUNT_MAX,
+    ERR_ADAPTIVE_MIN,
+    ERR_ADAPTIVE_SHARE,
+    ERR_ATTENTION_SHARE,
+    ERR_COUNT_RANGE,
+    ERR_NAME_LONG,
+    ERR_SEED,
+    ERR_SEED_RANGE,
+    ERR_TARGET,
+    NAME_MAX,
+    SEED_MAX,
+    username_check,
+)
+from annotate.services.study_quality import (
+    COMPLETION_CODE_MAX,
+    ERR_COMPLETION_CODE,
+    ERR_COMPLETION_URL,
+    ERR_PARAM_NAME,
+    ERR_SPEEDER_SECONDS,
+    ERR_URL_LENGTH,
+    URL_MAX,
+    completion_rules_check,
+)
+from annotate.storable import unstorable_in
 
 SCHEMA_VERSION = 4
 #: Versions this site reads: 1 had one field per method in each question result; 2 sorted each pair's
@@ -256,6 +280,8 @@ STUDY_SETTINGS = {
     "speeder_seconds": (int, float), "attention_check_share": (int, float), "participant_param": str,
     "study_param": str, "session_param": str, "completion_code": str, "completion_url": str,
     "adaptive_min_comparisons": int, "adaptive_random_share": (int, float),
+    "completion_min_votes": int, "completion_min_check_share": (int, float), "completion_min_seconds": (int, float),
+    "screened_out_url": str, "resume_by_participant_id": str,
 }
 #: Platform ids and exclusion of an evaluator an export carries (version 4); blank in an older file.
 EVALUATOR_TEXT_FIELDS = ("platform_participant_id", "platform_study_id", "platform_session_id", "exclusion_reason",
@@ -509,10 +535,59 @@ class _Plan:
 
 
 def _check_settings(exported: dict) -> None:
-    """The version-4 quality and crowd settings, where present, have the right kinds."""
+    """The version-4 quality and crowd settings, where present, have the right kinds and ranges."""
     for name, kind in STUDY_SETTINGS.items():
         if name in exported and (isinstance(exported[name], bool) or not isinstance(exported[name], kind)):
             raise MalformedExport(ERR_MALFORMED.format(detail=f"study.{name} has the wrong type"))
+    _check_ranges(exported)
+
+
+def _check_ranges(exported: dict) -> None:
+    """Every study value in the range the study forms and services accept,
+    refused with their messages (never the database's)."""
+    seed, n_pairs, target = exported["seed"], exported["n_pairs"], exported["target_judgments_per_pair"]
+    if seed < 0:
+        raise ValueError(ERR_SEED.format(value=seed))
+    if seed > SEED_MAX:
+        raise ValueError(ERR_SEED_RANGE.format(limit=SEED_MAX, value=seed))
+    for field, value in (("n_pairs", n_pairs), ("target_judgments_per_pair", target),
+                         ("pairs_per_subject", exported.get("pairs_per_subject")),
+                         ("adaptive_min_comparisons", exported.get("adaptive_min_comparisons"))):
+        if isinstance(value, int) and value > COUNT_MAX:
+            raise ValueError(ERR_COUNT_RANGE.format(field=field, limit=COUNT_MAX, value=value))
+    if n_pairs < 1:
+        raise ValueError(ERR_MALFORMED.format(detail=f"study.n_pairs must be an integer >= 1; got {n_pairs!r}"))
+    if target < 1:
+        raise ValueError(ERR_TARGET.format(value=target))
+    share = exported.get("attention_check_share", 0.0)
+    if not math.isfinite(share) or not 0 <= share <= 0.5:
+        raise ValueError(ERR_ATTENTION_SHARE.format(value=share))
+    minimum = exported.get("adaptive_min_comparisons", 0)
+    if minimum < 0:
+        raise ValueError(ERR_ADAPTIVE_MIN.format(value=minimum))
+    random_share = exported.get("adaptive_random_share", 0.0)
+    if not math.isfinite(random_share) or not 0 <= random_share <= 1:
+        raise ValueError(ERR_ADAPTIVE_SHARE.format(value=random_share))
+    speeder = exported.get("speeder_seconds", 0.0)
+    if not math.isfinite(speeder) or speeder < 0:
+        raise ValueError(ERR_SPEEDER_SECONDS.format(value=speeder))
+    names = [exported.get(f, "") for f in ("participant_param", "study_param", "session_param")]
+    for field, value in zip(("participant_param", "study_param", "session_param"), names, strict=True):
+        if value.strip() != value or len(value) > 64 or not all(c.isascii() and (c.isalnum() or c in "_-")
+                                                              for c in value):
+            raise ValueError(ERR_PARAM_NAME.format(field=field, value=value))
+    code = exported.get("completion_code", "")
+    if len(code) > COMPLETION_CODE_MAX:
+        raise ValueError(ERR_COMPLETION_CODE.format(limit=COMPLETION_CODE_MAX, length=len(code)))
+    url = exported.get("completion_url", "")
+    if url and not url.lower().startswith(("https://", "http://")):
+        raise ValueError(ERR_COMPLETION_URL.format(value=url))
+    if len(url) > URL_MAX:
+        raise ValueError(ERR_URL_LENGTH.format(field="completion_url", limit=URL_MAX, length=len(url)))
+    completion_rules_check(**{
+        name: exported.get(name, getattr(Study, name).field.default) for name in (
+            "completion_min_votes", "completion_min_check_share", "completion_min_seconds", "screened_out_url",
+            "resume_by_participant_id")})
 
 
 def _check_evaluator_extras(evaluators: list[dict]) -> None:
@@ -523,6 +598,10 @@ def _check_evaluator_extras(evaluators: list[dict]) -> None:
         for name in EVALUATOR_TEXT_FIELDS:
             if not isinstance(e.get(name, ""), str):
                 raise MalformedExport(ERR_MALFORMED.format(detail=f"evaluator {who!r} {name} must be a string"))
+            limit = Participation._meta.get_field(name).max_length
+            if len(e.get(name, "")) > limit:
+                raise MalformedExport(ERR_MALFORMED.format(
+                    detail=f"evaluator {who!r} {name} is longer than {limit} characters"))
         _parse_time(e.get("excluded_at"), f"evaluator {who!r} excluded_at")
         for event in _get(e, "exclusion_events", who, list) if "exclusion_events" in e else []:
             _choice(_get(event, "action", who), ExclusionAction.values, f"evaluator {who!r} exclusion action")
@@ -537,10 +616,15 @@ def _check_evaluator_extras(evaluators: list[dict]) -> None:
 def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan:
     """Every check of :func:`study_import`; raises before anything is written."""
     _check_header(document)
+    unstorable = unstorable_in(document, ints=False)  # before any query reads a text of the document
+    if unstorable is not None:
+        raise MalformedExport(ERR_MALFORMED.format(detail=unstorable))
     exported = _get(document, "study", "document", dict)
     name = (rename if rename is not None else _get(exported, "name", "study", str)).strip()
     if not name:
         raise ValueError(ERR_NAME_EMPTY)
+    if len(name) > NAME_MAX:
+        raise ValueError(ERR_NAME_LONG.format(limit=NAME_MAX, length=len(name)))
     if study_name_taken(name=name):
         raise ValueError(ERR_NAME_TAKEN.format(name=name))
     _choice(exported.get("status"), StudyStatus.values, "study.status")
@@ -616,6 +700,9 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
                 seen.add(position)
                 _check_item(item, pairs[position][:2], question, who, position)
     _check_evaluator_extras(evaluators)
+    unstorable = unstorable_in(document)  # after the range checks, which name a study setting's own limit
+    if unstorable is not None:
+        raise MalformedExport(ERR_MALFORMED.format(detail=unstorable))
     return _Plan(name=name, study=exported, run=run, questions=questions, questions_created=created,
                  questions_reused=reused, pairs=pairs, results=results, evaluators=evaluators,
                  reuse=_evaluator_accounts(evaluators, reuse_evaluators), models=_models(run),

@@ -58,6 +58,8 @@ def upload_jobs_reap_stale(*, stale_s: float = LOAD_STALE_S) -> int:
 
 
 def _update(job: UploadJob, **fields: object) -> None:
+    """Write ``fields`` and ``updated_at`` (every progress write is the job's heartbeat for the reaper)."""
+    fields = {**fields, "updated_at": timezone.now()}
     for name, value in fields.items():
         setattr(job, name, value)
     with_lock_retries(lambda: UploadJob.objects.filter(pk=job.pk).update(**fields))

@@ -4,6 +4,7 @@ answer. Every POST redirects (Post/Redirect/Get)."""
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Callable
 from functools import wraps
 
@@ -18,8 +19,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotate import ratelimit
 from annotate.forms.judging import JudgmentForm, OnboardingForm
 from annotate.models import Invitation, Participation, StudyStatus
+from annotate.selectors.completion import completion_verdict
+from annotate.selectors.judging_tokens import PAIR, QUESTION, TOKEN_RE, judging_token_value
 from annotate.selectors.studies import (
     completion_url_for,
     evaluator_get_active,
@@ -28,6 +32,7 @@ from annotate.selectors.studies import (
     participation_next_step,
     participation_progress,
     participation_qualified_subjects,
+    screened_out_url_for,
     study_subjects,
     user_is_evaluator,
 )
@@ -40,6 +45,9 @@ from annotate.services.judging import (
 )
 from annotate.services.studies import (
     InvitationRevokedError,
+    ParticipantIdInUseError,
+    PlatformIdError,
+    PlatformIds,
     StudyClosedError,
     consent_decline,
     invitation_accept,
@@ -49,6 +57,10 @@ from annotate.services.studies import (
     platform_ids_from_query,
 )
 
+#: A browser's long-lived random key: names no one, survives logging out.
+BROWSER_COOKIE = "eip_browser"
+BROWSER_KEY_RE = re.compile(r"[A-Za-z0-9_-]{32}")
+BROWSER_MAX_AGE = 365 * 24 * 3600
 RESUME_COOKIE = "eip_evaluator"
 RESUME_SALT = "annotate.judging.resume"
 RESUME_MAX_AGE = 180 * 24 * 3600
@@ -154,12 +166,19 @@ logout_view = forgetting_evaluator(LogoutView.as_view())
 def join(request: HttpRequest, token: str) -> HttpResponse:
     """The invitation link: the study's consent text with "agree" and
     "decline". Agreeing joins (and records the time); declining stores only
-    the decline. A closed study says so before anything else."""
+    the decline, once per browser and participant id. A closed study says so
+    before anything else; a link whose platform ids cannot be stored is
+    refused (400) before anything is written."""
     invitation = invitation_get_active(token=token)
     if invitation is None:
         return render(request, "annotate/judging/join_invalid.html", status=404)
     if invitation.study.status != StudyStatus.OPEN:
         return render(request, "annotate/judging/closed.html", {"study": invitation.study})
+    try:
+        platform = platform_ids_from_query(study=invitation.study, query=request.GET)
+    except PlatformIdError as error:
+        return render(request, "annotate/judging/join_refused.html",
+                      {"study": invitation.study, "message": str(error)}, status=400)
     user = request.user if request.user.is_authenticated else None
     if user is not None and participation_get(study_id=invitation.study_id, user=user) is not None:
         return redirect("annotate:study_entry", study_id=invitation.study_id)
@@ -176,19 +195,54 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     if decision not in ("yes", "no"):
         context = {"study": invitation.study, "returning": None, "token": token, "missing": MSG_CONSENT_MISSING}
         return render(request, "annotate/judging/join.html", context, status=400)
+    browser_key = _browser_key(request)
     if decision == "no":
-        consent_decline(invitation=invitation)
-        return redirect("annotate:study_join_declined", token=token)
-    return _accept(request, invitation, user)
+        return _decline(request, invitation, token, browser_key, platform)
+    response = _accept(request, invitation, user, platform, browser_key)
+    return _keep_browser_key(request, response, browser_key)
 
 
-def _accept(request: HttpRequest, invitation: Invitation, user: AbstractBaseUser | None) -> HttpResponse:
+def _browser_key(request: HttpRequest) -> str:
+    """This browser's long-lived random key (from its cookie), or a new one."""
+    key = request.COOKIES.get(BROWSER_COOKIE, "")
+    return key if BROWSER_KEY_RE.fullmatch(key) else secrets.token_urlsafe(24)
+
+
+def _keep_browser_key(request: HttpRequest, response: HttpResponse, key: str) -> HttpResponse:
+    """Set the browser-key cookie when it is new. It names no one and
+    survives logging out, so that a decline counts once per browser and a
+    study that resumes participant ids "in the same browser only" knows it."""
+    if request.COOKIES.get(BROWSER_COOKIE) != key:
+        response.set_cookie(BROWSER_COOKIE, key, max_age=BROWSER_MAX_AGE, httponly=True, samesite="Lax",
+                            secure=request.is_secure())
+    return response
+
+
+def _decline(request: HttpRequest, invitation: Invitation, token: str, browser_key: str,
+             platform: PlatformIds) -> HttpResponse:
+    """I do not agree: count the decline once per browser and participant id;
+    new decline rows are rate limited per address like failed logins."""
+    counters = ratelimit.door_keys(ratelimit.DECLINE_DOOR, request)
+    if ratelimit.attempts_blocked(counters):
+        return ratelimit.too_many_attempts(request)
+    _, created = consent_decline(invitation=invitation, browser_key=browser_key, participant_id=platform.participant)
+    if created:
+        ratelimit.attempt_failed(counters)
+    response = redirect("annotate:study_join_declined", token=token)
+    return _keep_browser_key(request, response, browser_key)
+
+
+def _accept(request: HttpRequest, invitation: Invitation, user: AbstractBaseUser | None,
+            platform: PlatformIds, browser_key: str) -> HttpResponse:
     """I agree: join (creating the pseudonymous evaluator if needed) and record the time of consent."""
-    platform = platform_ids_from_query(study=invitation.study, query=request.GET)
     try:
-        participation, user, created = invitation_accept(invitation=invitation, user=user, platform=platform)
+        participation, user, created = invitation_accept(invitation=invitation, user=user, platform=platform,
+                                                         browser_key=browser_key)
     except (InvitationRevokedError, StudyClosedError):
         return render(request, "annotate/judging/join_invalid.html", {"study": invitation.study}, status=404)
+    except ParticipantIdInUseError as error:
+        return render(request, "annotate/judging/join_refused.html",
+                      {"study": invitation.study, "message": str(error)}, status=409)
     participation_give_consent(participation=participation)
     if created:
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
@@ -273,7 +327,7 @@ def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
         return render(request, "annotate/judging/unavailable.html", {"study": participation.study,
                       "message": MSG_EMPTY_QUESTION}, status=409)
     unsaved = _unsaved_pair(request, study_id)
-    if unsaved == screen.pair.pk:
+    if unsaved == screen.pair_token:
         messages.warning(request, MSG_UNSAVED)
     if UNSAVED_PARAM in request.GET:  # show the message once, under the plain URL
         response = redirect("annotate:study_judge", study_id=study_id)
@@ -284,24 +338,24 @@ def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
     return response
 
 
-def _as_id(value: str) -> int | None:
-    """A database id written in decimal digits (at most 18), else None."""
-    return int(value) if value.isascii() and value.isdigit() and len(value) < 19 else None
+def _as_token(value: object) -> str | None:
+    """A judging token (:data:`TOKEN_RE`), else None."""
+    return value if isinstance(value, str) and TOKEN_RE.fullmatch(value) else None
 
 
-def _posted_pair(request: HttpRequest) -> int | None:
-    """The pair id of a posted judging form, if it reads as one."""
-    return _as_id(request.POST.get("pair", "")) if request.method == "POST" else None
+def _posted_pair(request: HttpRequest) -> str | None:
+    """The pair token of a posted judging form, if it reads as one."""
+    return _as_token(request.POST.get("pair", "")) if request.method == "POST" else None
 
 
-def _unsaved_url(study_id: int, pair_id: int | None) -> str:
+def _unsaved_url(study_id: int, pair_id: str | None) -> str:
     """Where to come back to after logging in again: the judging page, marked
     with the pair whose answer was not saved (if the form said which)."""
     url = reverse("annotate:study_judge", kwargs={"study_id": study_id})
     return url if pair_id is None else f"{url}?{UNSAVED_PARAM}={pair_id}"
 
 
-def _remember_unsaved(request: HttpRequest, response: HttpResponse, study_id: int, pair_id: int | None) -> None:
+def _remember_unsaved(request: HttpRequest, response: HttpResponse, study_id: int, pair_id: str | None) -> None:
     """For an evaluator who joined by invitation (and so comes back through the
     link, not the login page): a signed cookie naming them, the study and the pair."""
     returning = _resume_user(request, study_id)
@@ -317,18 +371,18 @@ def _remember_unsaved(request: HttpRequest, response: HttpResponse, study_id: in
     )
 
 
-def _unsaved_pair(request: HttpRequest, study_id: int) -> int | None:
+def _unsaved_pair(request: HttpRequest, study_id: int) -> str | None:
     """The pair whose answer was lost when the session expired, if any: from
     the URL marker, else from the invitation evaluator's cookie."""
     if UNSAVED_PARAM in request.GET:
-        return _as_id(request.GET[UNSAVED_PARAM])
+        return _as_token(request.GET[UNSAVED_PARAM])
     try:
         data = signing.loads(request.COOKIES.get(UNSAVED_COOKIE, ""), salt=UNSAVED_SALT, max_age=UNSAVED_MAX_AGE)
     except signing.BadSignature:
         return None
     if data.get("u") != request.user.pk or data.get("s") != study_id:
         return None
-    return data.get("p")
+    return _as_token(data.get("p"))
 
 
 def _login_again(request: HttpRequest, study_id: int) -> HttpResponse:
@@ -345,11 +399,15 @@ def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
     form = JudgmentForm(request.POST)
     if not form.is_valid():
         return HttpResponseBadRequest("This answer could not be read. Go back to the study page and try again.")
+    pair_id = judging_token_value(participation=participation, token=form.cleaned_data["pair"], kind=PAIR)
+    left_id = judging_token_value(participation=participation, token=form.cleaned_data["left"], kind=QUESTION)
+    if pair_id is None or left_id is None:
+        return HttpResponseBadRequest("This answer does not match the pair you were shown. Nothing was saved.")
     try:
         judgment_submit(
             participation=participation,
-            pair_id=form.cleaned_data["pair"],
-            left_question_id=form.cleaned_data["left"],
+            pair_id=pair_id,
+            left_question_id=left_id,
             choice=form.cleaned_data["choice"],
             client_seconds=form.client_seconds(),
             assign_next=True,  # so the GET this redirects to writes nothing
@@ -369,6 +427,11 @@ def study_done(request: HttpRequest, study_id: int) -> HttpResponse:
     progress = participation_progress(participation=participation)
     if not progress.done:
         return redirect("annotate:study_entry", study_id=study_id)
+    verdict = completion_verdict(participation=participation)
+    if not verdict.earned:  # no code: say why, and offer the platform's return link
+        context = {"study": participation.study, "progress": progress, "verdict": verdict,
+                   "return_url": screened_out_url_for(study=participation.study)}
+        return render(request, "annotate/judging/not_earned.html", context)
     context = {"study": participation.study, "progress": progress,
                "completion_url": completion_url_for(study=participation.study),
                "completion_redirect_seconds": COMPLETION_REDIRECT_SECONDS}

@@ -15,6 +15,7 @@ from annotate.forms.judging import (
     StudyStatusForm,
 )
 from annotate.models import Invitation, Participation, Study, StudyStatus
+from annotate.selectors.completion import study_completion_summary
 from annotate.selectors.studies import (
     participations_of,
     studies_for_researcher,
@@ -33,7 +34,8 @@ from annotate.services.study_quality import (
 from annotate.views.access import study_access_required
 
 SETTINGS_FIELDS = ("speeder_seconds", "participant_param", "study_param", "session_param", "completion_code",
-                   "completion_url")
+                   "completion_url", "completion_min_votes", "completion_min_check_share", "completion_min_seconds",
+                   "screened_out_url", "resume_by_participant_id")
 
 
 def studies(request: HttpRequest) -> HttpResponse:
@@ -58,6 +60,7 @@ def study_manage(request: HttpRequest, study_id: int) -> HttpResponse:
         "frozen": study_scope_frozen(study=study),
         "monitor": study_monitor(study=study),
         "live": study_live_counts(study=study),
+        "completion": study_completion_summary(study=study),
         "invitation_form": InvitationForm(),
         "settings_form": StudyQualitySettingsForm(initial={f: getattr(study, f) for f in SETTINGS_FIELDS}),
         "join_base": request.build_absolute_uri("/")[:-1],

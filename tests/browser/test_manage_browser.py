@@ -89,7 +89,8 @@ def test_a_crowd_participant_arrives_with_ids_and_is_sent_back_with_the_code(liv
     study = checked_study()
     study_quality_settings_update(study=study, speeder_seconds=5, participant_param="PROLIFIC_PID",
                                   study_param="STUDY_ID", session_param="SESSION_ID", completion_code="C0MPL3TE",
-                                  completion_url=f"{live_server.url}/?cc=C0MPL3TE")
+                                  completion_url=f"{live_server.url}/?cc=C0MPL3TE",
+                                  completion_min_check_share=0)  # this participant calls every pair "left"
     invitation = invitation_create(study=study)
     page.set_default_timeout(15_000)
     page.goto(f"{live_server.url}/join/{invitation.token}/?PROLIFIC_PID=pid-zoe&STUDY_ID=st-1&SESSION_ID=se-1")

@@ -1,4 +1,4 @@
-"""Mark scoring and analysis runs whose worker died as failed."""
+"""Mark scoring and analysis runs, and upload jobs, whose worker died as failed."""
 from __future__ import annotations
 
 from argparse import ArgumentParser
@@ -11,8 +11,8 @@ from annotate.services.stale_runs import runs_reap_stale
 
 class Command(BaseCommand):
     help = (
-        "Mark running scoring and analysis runs with no progress for --minutes (default 60) as failed, "
-        "so a run whose worker was killed does not show 'running' forever."
+        "Mark running scoring and analysis runs and parsing or loading upload jobs with no progress for --minutes "
+        "(default 60) as failed, so work whose worker was killed does not show 'running' forever."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -26,5 +26,5 @@ class Command(BaseCommand):
         cancelled = f"; cancelled {result.queries_cancelled} database query(ies)" if result.queries_cancelled else ""
         return (
             f"Marked {result.total} stale run(s) failed: scoring {result.scoring_runs or 'none'}, "
-            f"analysis {result.analysis_runs or 'none'}{cancelled}"
+            f"analysis {result.analysis_runs or 'none'}, upload jobs {result.upload_jobs or 'none'}{cancelled}"
         )

@@ -26,11 +26,13 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 from django.db.models import Count
+from django.test import override_settings
 
 from annotate.models import Judgment, Participation
+from annotate.selectors.judging_tokens import PAIR, judging_token, judging_token_value
 from annotate.selectors.studies import participation_state
 from annotate.services.studies import invitation_create
-from bench.bench_load_study import Browser, GunicornServer, choice_for, prepare_site, production_env
+from bench.bench_load_study import BENCH_SECRET_KEY, Browser, GunicornServer, choice_for, prepare_site, production_env
 from tests.annotate.factories import make_catalog, make_study
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -96,8 +98,12 @@ def test_a_killed_server_loses_nothing_and_evaluators_resume(tmp_path):
         assert errors == []
         assert killed.is_set(), "the study finished before the kill; raise N_PAIRS"
 
-        stored = {(u, p): c for u, p, c in Judgment.objects.filter(pair__study=study).values_list(
-            "participation__user__username", "pair_id", "choice")}
+        # Keyed by the pair as the evaluator's form named it (its token, under the server's secret), as
+        # ``acknowledged`` is.
+        with override_settings(SECRET_KEY=BENCH_SECRET_KEY):
+            stored = {(j.participation.user.username,
+                       judging_token(participation=j.participation, value=j.pair_id, kind=PAIR)): j.choice
+                      for j in Judgment.objects.filter(pair__study=study).select_related("participation__user")}
         assert len(acknowledged) >= KILL_AFTER
         assert {key: stored.get(key) for key in acknowledged} == acknowledged  # nothing acknowledged was lost
         assert not Judgment.objects.filter(pair__study=study).values("participation", "pair").annotate(
@@ -111,7 +117,9 @@ def test_a_killed_server_loses_nothing_and_evaluators_resume(tmp_path):
             expected_pair = state.next_pair_id()
             status, text, _ = browser.request(f"/studies/{study.pk}/judge/")
             assert status == 200, (browser.username, status)
-            assert f'name="pair" value="{expected_pair}"' in text  # where they were
+            with override_settings(SECRET_KEY=BENCH_SECRET_KEY):  # the server's secret keys its tokens
+                expected = judging_token(participation=participation, value=expected_pair, kind=PAIR)
+            assert f'name="pair" value="{expected}"' in text  # where they were
             judged, skipped = map(int, PROGRESS.search(text).groups())
             assert (judged, skipped) == (state.progress.judged, state.progress.skipped)
             while (screen := browser.screen(study.pk)) is not None:
@@ -120,8 +128,11 @@ def test_a_killed_server_loses_nothing_and_evaluators_resume(tmp_path):
         finished = Judgment.objects.filter(pair__study=study)
         assert finished.count() == N_EVALUATORS * N_PAIRS
         assert finished.values("participation", "pair").distinct().count() == N_EVALUATORS * N_PAIRS
-        for (username, pair), choice in acknowledged.items():
-            assert finished.get(participation__user__username=username, pair_id=pair).choice == choice
+        for (username, pair), choice in acknowledged.items():  # pair: the form's token
+            participation = Participation.objects.get(study=study, user__username=username)
+            with override_settings(SECRET_KEY=BENCH_SECRET_KEY):
+                pair_id = judging_token_value(participation=participation, token=pair, kind=PAIR)
+            assert finished.get(participation=participation, pair_id=pair_id).choice == choice
     finally:
         server.stop()
         shutil.rmtree(tmp_path / "static", ignore_errors=True)

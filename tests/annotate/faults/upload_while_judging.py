@@ -25,7 +25,7 @@ from annotate.models import Judgment
 from annotate.services.api_tokens import api_token_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
-FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
+FORM_RE = re.compile(r'name="pair" value="([0-9a-f]{16})".*?name="left" value="([0-9a-f]{16})"', re.S)
 N_EVALUATORS = 10
 N_QUESTIONS, N_MODELS = 10_500, 100  # 1.05M cells, credits in full float precision as pandas writes them: ~20 MB
 DEADLINE_S = 150
@@ -68,7 +68,7 @@ def main(folder: str) -> None:
                 count(page.status_code)
                 if page.status_code != 200:
                     return  # 302: study done (would end the test early; 300 pairs keep it going)
-                pair_id, left_id = map(int, FORM_RE.search(page.content.decode()).groups())
+                pair_id, left_id = FORM_RE.search(page.content.decode()).groups()  # tokens, posted back as they are
                 answer = client.post(judge_url, {"pair": pair_id, "left": left_id, "choice": "left"})
                 count(answer.status_code)
                 if answer.status_code == 302:

@@ -63,7 +63,7 @@ def test_checks_are_served_blind(study):
     served = []
     while (screen := judging_screen(participation=ada, now=START)) is not None:
         page = client.get(reverse("annotate:study_judge", kwargs={"study_id": study.pk})).content.decode().lower()
-        assert f'name="pair" value="{screen.pair.pk}"' in page
+        assert f'name="pair" value="{screen.pair_token}"' in page
         assert "attention" not in page and "expected" not in page and "check" not in page.replace("checkbox", "")
         served.append(screen.pair.attention_check)
         judgment_submit(participation=ada, pair_id=screen.pair.pk, left_question_id=screen.left.pk, choice="left",

@@ -7,7 +7,6 @@ prove nothing): ``DATABASE_URL=postgres://postgres@127.0.0.1:5432/test``.
 """
 from __future__ import annotations
 
-import re
 import threading
 
 import pytest
@@ -18,10 +17,10 @@ from django.urls import reverse
 from annotate.models import Judgment
 from annotate.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
+from tests.annotate.judging_forms import form_data, form_ids
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
-FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
 
 
 @pytest.fixture(autouse=True)
@@ -97,11 +96,11 @@ def test_many_evaluators_with_two_tabs_each_lose_nothing_and_duplicate_nothing()
                 if page.status_code == 302:  # done
                     assert page.url.endswith("/done/")
                     return
-                pair_id, left_id = map(int, FORM_RE.search(page.content.decode()).groups())
+                pair_id, left_id = form_ids(client, study, page.content.decode())
                 if first:  # both tabs now hold the same pair; submit together
                     start.wait()
                     first = False
-                response = client.post(url, {"pair": pair_id, "left": left_id, "choice": choice})
+                response = client.post(url, form_data(client, study, pair_id, left_id, choice))
                 statuses.append(response.status_code)
                 posted.append((participation.pk, pair_id, response.status_code))
             raise AssertionError("tab did not finish")

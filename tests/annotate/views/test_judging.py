@@ -24,6 +24,7 @@ from annotate.services.studies import (
 )
 from annotate.views.judging import UNSAVED_SALT
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
+from tests.annotate.judging_forms import form_data, form_ids, token_of
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +36,6 @@ def _fresh_rate_limits():
     cache.clear()
 
 AGREE = {"consent": "yes"}  # the join page's "I agree" button
-FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
 
 
 def judge_url(study) -> str:
@@ -46,12 +46,11 @@ def shown(client: Client, study) -> tuple[int, int]:
     """(pair id, left question id) of the judging page."""
     response = client.get(judge_url(study))
     assert response.status_code == 200, response.status_code
-    pair_id, left_id = FORM_RE.search(response.content.decode()).groups()
-    return int(pair_id), int(left_id)
+    return form_ids(client, study, response.content.decode())
 
 
 def answer(client: Client, study, pair_id: int, left_id: int, choice: str = "left", **extra):
-    return client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": choice, **extra})
+    return client.post(judge_url(study), form_data(client, study, pair_id, left_id, choice, **extra))
 
 
 @pytest.fixture
@@ -360,7 +359,7 @@ def test_an_expired_session_sends_the_answer_to_login_and_back_with_the_pair_pen
     client.logout()
     response = answer(client, study, pair_id, left_id, choice="right")
     assert response.status_code == 302
-    back = f"{judge_url(study)}?unsaved={pair_id}"
+    back = f"{judge_url(study)}?unsaved={token_of(participation, pair_id)}"
     assert response.url == login_url_back_to(back)
     assert Judgment.objects.count() == 1
     login_page = client.get(response.url).content.decode()
@@ -373,7 +372,7 @@ def test_an_expired_session_sends_the_answer_to_login_and_back_with_the_pair_pen
     assert page.redirect_chain == [(judge_url(study), 302)]  # the message is shown under the plain URL
     body = page.content.decode()
     assert body.count(UNSAVED) == 1
-    assert tuple(int(x) for x in FORM_RE.search(body).groups()) == (pair_id, left_id)
+    assert form_ids(client, study, body) == (pair_id, left_id)
     assert Judgment.objects.count() == 1
     assert UNSAVED not in client.get(judge_url(study)).content.decode()  # said once
     answer(client, study, pair_id, left_id, choice="right")
@@ -386,12 +385,12 @@ def test_an_anonymous_get_goes_to_login_without_a_marker(study):
 
 
 def test_the_message_is_only_given_for_the_pair_on_screen(study, ada):
-    _, client = ada
+    participation, client = ada
     first = shown(client, study)
     answer(client, study, *first)  # the marked pair was answered meanwhile (another tab)
     pair_id, _ = shown(client, study)
     assert pair_id != first[0]
-    for marker in (str(first[0]), "x", "", "99999999999999999999"):
+    for marker in (token_of(participation, first[0]), str(first[0]), "x", "", "99999999999999999999"):
         page = client.get(f"{judge_url(study)}?unsaved={marker}", follow=True)
         assert page.redirect_chain == [(judge_url(study), 302)]
         assert UNSAVED not in page.content.decode()
@@ -411,14 +410,14 @@ def test_an_evaluator_back_through_the_invitation_link_is_told_too(study):
     pair_id, left_id = shown(client, study)
     del client.cookies["sessionid"]  # the session expired; the resume cookie stays
     response = answer(client, study, pair_id, left_id)
-    assert response.url == login_url_back_to(f"{judge_url(study)}?unsaved={pair_id}")
+    assert response.url == login_url_back_to(f"{judge_url(study)}?unsaved={token_of(participation, pair_id)}")
     assert "eip_unsaved" in client.cookies
     page = client.post(join, follow=True)  # no password: back through the link
     assert [url for url, _ in page.redirect_chain] == [
         reverse("annotate:study_entry", kwargs={"study_id": study.pk}), judge_url(study)]
     body = page.content.decode()
     assert body.count(UNSAVED) == 1
-    assert tuple(int(x) for x in FORM_RE.search(body).groups()) == (pair_id, left_id)
+    assert form_ids(client, study, body) == (pair_id, left_id)
     assert client.cookies["eip_unsaved"].value == ""  # deleted: said once
     assert UNSAVED not in client.get(judge_url(study)).content.decode()
     assert Judgment.objects.count() == 0
@@ -452,15 +451,16 @@ def test_the_invitation_cookie_speaks_only_to_its_own_evaluator_and_study(study,
     participation, client = ada
     other = make_evaluator(study, "bo")
     pair_id, _ = shown(client, study)
+    marker = token_of(participation, pair_id)
 
     def told(cookie: dict) -> bool:
         client.cookies["eip_unsaved"] = signing.dumps(cookie, salt=UNSAVED_SALT)
         return UNSAVED in client.get(judge_url(study)).content.decode()
 
-    assert told({"u": participation.user_id, "s": study.pk, "p": pair_id})  # the control
-    assert not told({"u": other.user_id, "s": study.pk, "p": pair_id})  # another evaluator on this browser
-    assert not told({"u": participation.user_id, "s": study.pk + 1, "p": pair_id})
-    client.cookies["eip_unsaved"] = signing.dumps({"u": participation.user_id, "s": study.pk, "p": pair_id})
+    assert told({"u": participation.user_id, "s": study.pk, "p": marker})  # the control
+    assert not told({"u": other.user_id, "s": study.pk, "p": marker})  # another evaluator on this browser
+    assert not told({"u": participation.user_id, "s": study.pk + 1, "p": marker})
+    client.cookies["eip_unsaved"] = signing.dumps({"u": participation.user_id, "s": study.pk, "p": marker})
     assert UNSAVED not in client.get(judge_url(study)).content.decode()  # signed for another purpose
 
 
@@ -473,14 +473,14 @@ def test_a_csrf_failure_shows_a_friendly_page_and_loses_nothing(study, ada, sett
     response = answer(client, study, pair_id, left_id)  # no CSRF token
     assert response.status_code == 403
     body = response.content.decode()
-    back = f"{judge_url(study)}?unsaved={pair_id}"
+    back = f"{judge_url(study)}?unsaved={token_of(participation, pair_id)}"
     assert "not saved" in body and reverse("annotate:study_entry", kwargs={"study_id": study.pk}) in body
     assert f'id="csrf-continue" href="{back}"' in body
     assert Judgment.objects.count() == 0
     page = client.get(back, follow=True)
     assert page.content.decode().count(UNSAVED) == 1
     assert shown(client, study) == (pair_id, left_id)
-    anonymous = Client(enforce_csrf_checks=True).post(judge_url(study), {"pair": pair_id})
+    anonymous = Client(enforce_csrf_checks=True).post(judge_url(study), {"pair": token_of(participation, pair_id)})
     assert anonymous.status_code == 403
     assert f'{login_url_back_to(back)}"' in anonymous.content.decode()
     guidelines = reverse("annotate:study_guidelines", kwargs={"study_id": study.pk})

@@ -38,11 +38,11 @@ from annotate.services.report_files import report_files
 from annotate.services.studies import ERR_ADAPTIVE_MIN, ERR_ADAPTIVE_PER_SUBJECT, ERR_ADAPTIVE_SHARE, study_create
 from annotate.services.study_transfer import dump_export, study_export, study_import
 from tests.annotate.factories import make_catalog, make_evaluator, make_researcher, make_study
+from tests.annotate.judging_forms import FORM_RE, form_data, form_ids
 from tests.annotate.services.alignment.test_schema import SCHEMA, errors
 
 pytestmark = pytest.mark.django_db
 
-FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
 WRITES = ("INSERT", "UPDATE", "DELETE")
 
 
@@ -78,7 +78,7 @@ def on_screen(client: Client, study) -> tuple[int, int] | None:
         return None
     assert response.status_code == 200
     found = FORM_RE.search(response.content.decode())
-    return None if found is None else (int(found.group(1)), int(found.group(2)))
+    return None if found is None else form_ids(client, study, response.content.decode())
 
 
 def judge_all(client: Client, study, rank: dict[int, int], *, limit: int = 100) -> int:
@@ -92,7 +92,7 @@ def judge_all(client: Client, study, rank: dict[int, int], *, limit: int = 100) 
         pair = Pair.objects.get(pk=pair_id)
         right_id = pair.question_b_id if left_id == pair.question_a_id else pair.question_a_id
         choice = "left" if rank[left_id] < rank[right_id] else "right"
-        response = client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": choice})
+        response = client.post(judge_url(study), form_data(client, study, pair_id, left_id, choice))
         assert response.status_code == 302
         n += 1
     raise AssertionError("the evaluator never finished")
@@ -198,7 +198,7 @@ def test_a_get_writes_nothing():
             pair_id, left_id = on_screen(client, study)
             assert client.get(judge_url(study)).status_code == 200
         assert [q["sql"] for q in ctx.captured_queries if q["sql"].lstrip().upper().startswith(WRITES)] == []
-        assert client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "skip"}).status_code == 302
+        assert client.post(judge_url(study), form_data(client, study, pair_id, left_id, "skip")).status_code == 302
     assert Pair.objects.filter(study=study).count() == 4
 
 
@@ -226,7 +226,7 @@ def test_the_choice_reads_the_votes_of_included_evaluators_only(monkeypatch):
     skipper, client = ready_client(study, "skipper")
     for _ in range(3):
         pair_id, left_id = on_screen(client, study)
-        client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "skip"})
+        client.post(judge_url(study), form_data(client, study, pair_id, left_id, "skip"))
     assert Judgment.objects.filter(participation=skipper, choice="skip").count() == 3
     estimates = []
     real = adaptive_module.choose_next_pair
@@ -434,7 +434,7 @@ def test_a_fit_that_does_not_converge_still_serves_a_pair_and_keeps_the_answer(m
     pair = Pair.objects.get(pk=pair_id)
     right_id = pair.question_b_id if left_id == pair.question_a_id else pair.question_a_id
     choice = "left" if rank[left_id] < rank[right_id] else "right"
-    response = client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": choice})
+    response = client.post(judge_url(study), form_data(client, study, pair_id, left_id, choice))
     assert response.status_code == 302
     assert Judgment.objects.filter(participation=participation).count() == 1
     assert on_screen(client, study) is not None

@@ -23,7 +23,7 @@ def _fresh_rate_limits():
     kept in the cache across tests; start every test with none."""
     cache.clear()
 
-FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
+FORM_RE = re.compile(r'name="pair" value="([0-9a-f]{16})".*?name="left" value="([0-9a-f]{16})"', re.S)
 NUMERIC_FIELDS = ("eip", "eip_scaled", "simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl", "irt_mirt")
 
 

@@ -6,8 +6,6 @@ Cast: ``ada`` judges; ``bo`` has voted on some pairs before her.
 """
 from __future__ import annotations
 
-import re
-
 import pytest
 from django.db import connection
 from django.test import Client
@@ -18,10 +16,10 @@ from annotate.models import Assignment, Judgment, Pair
 from annotate.selectors.studies import evaluator_order_position, participation_state
 from annotate.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
+from tests.annotate.judging_forms import form_data, form_ids
 
 pytestmark = pytest.mark.django_db
 
-FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
 WRITES = ("INSERT", "UPDATE", "DELETE")
 #: Queries of the POST of an answer and of the GET that follows, whatever the study size
 #: (session, user and participation reads included).
@@ -46,8 +44,7 @@ def ready_client(study, username: str) -> tuple[object, Client]:
 def on_screen(client: Client, study) -> tuple[int, int]:
     response = client.get(judge_url(study))
     assert response.status_code == 200
-    pair_id, left_id = FORM_RE.search(response.content.decode()).groups()
-    return int(pair_id), int(left_id)
+    return form_ids(client, study, response.content.decode())
 
 
 def writes_in(queries) -> list[str]:
@@ -74,7 +71,7 @@ def test_a_get_of_the_judging_page_writes_nothing():
         with CaptureQueriesContext(connection) as ctx:
             assert client.get(judge_url(study)).status_code == 200  # a refresh: still nothing written
         assert writes_in(ctx.captured_queries) == []
-        response = client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "left"})
+        response = client.post(judge_url(study), form_data(client, study, pair_id, left_id, "left"))
         assert response.status_code == 302
     assert Judgment.objects.filter(participation=participation).count() == 3
 
@@ -83,7 +80,7 @@ def test_shown_at_is_the_time_of_the_post_that_put_the_pair_on_screen():
     study = make_study(make_catalog(per_subject=6), n_pairs=10, seed=4)
     participation, client = ready_client(study, "ada")
     pair_id, left_id = on_screen(client, study)
-    client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "right"})
+    client.post(judge_url(study), form_data(client, study, pair_id, left_id, "right"))
     first = Judgment.objects.get(participation=participation)
     following = Assignment.objects.filter(participation=participation).exclude(pair_id=pair_id).get()
     # The next assignment was written by the answer's POST, at its submission time.
@@ -118,12 +115,13 @@ def round_trip_queries(study, assert_max) -> tuple[int, int]:
     _participation, client = ready_client(study, f"ada{study.pk}")
     for _ in range(2):
         pair_id, left_id = on_screen(client, study)
-        client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "left"})
+        client.post(judge_url(study), form_data(client, study, pair_id, left_id, "left"))
     pair_id, left_id = on_screen(client, study)
+    data = form_data(client, study, pair_id, left_id, "left")  # the tokens, read before counting
     with assert_max(MAX_QUERIES_POST), CaptureQueriesContext(connection) as post:
-        assert client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "left"}).status_code == 302
+        assert client.post(judge_url(study), data).status_code == 302
     with assert_max(MAX_QUERIES_GET), CaptureQueriesContext(connection) as get:
-        on_screen(client, study)
+        assert client.get(judge_url(study)).status_code == 200
     return len(post.captured_queries), len(get.captured_queries)
 
 
@@ -139,7 +137,7 @@ def test_a_finished_evaluator_is_stamped_by_the_post_of_the_last_answer():
     participation, client = ready_client(study, "ada")
     for _ in range(2):
         pair_id, left_id = on_screen(client, study)
-        client.post(judge_url(study), {"pair": pair_id, "left": left_id, "choice": "skip"})
+        client.post(judge_url(study), form_data(client, study, pair_id, left_id, "skip"))
     participation.refresh_from_db()
     assert participation.finished_at is not None
     state = participation_state(participation=participation)

@@ -24,13 +24,13 @@ from django.urls import reverse
 from annotate.models import Pair, QuestionResult
 from annotate.services.studies import invitation_create
 from tests.annotate.factories import make_catalog, make_study, make_user
+from tests.annotate.judging_forms import form_data, form_ids
 
 pytestmark = pytest.mark.django_db
 
 N_EVALUATORS = 8
 P_AGREE = 0.8
 P_SKIP = 0.1
-FORM_RE = re.compile(r'name="pair" value="(\d+)".*?name="left" value="(\d+)"', re.S)
 WHO_RE = re.compile(r'<span class="who">([^<]+)</span>')
 COLUMNS = {"eip": "eip_scaled", "simple_rank": "simple_rank", "accuracy": "accuracy_difficulty",
            "irt_1pl": "irt_1pl", "irt_2pl": "irt_2pl", "irt_mirt": "irt_mirt"}
@@ -102,7 +102,7 @@ def judge_all(study, decisions: np.ndarray, truth: dict[int, str], position: dic
                 break
             html = page.content.decode()
             name = WHO_RE.search(html).group(1)
-            pair_id, left_id = (int(x) for x in FORM_RE.search(html).groups())
+            pair_id, left_id = form_ids(client, study, html)
             pair = Pair.objects.get(pk=pair_id)
             u = decisions[i, position[pair_id]]
             if u < P_SKIP:
@@ -113,7 +113,7 @@ def judge_all(study, decisions: np.ndarray, truth: dict[int, str], position: dic
                 harder_id = pair.question_a_id if harder == "a" else pair.question_b_id
                 choice = "left" if harder_id == left_id else "right"
                 mine[pair_id] = harder
-            assert client.post(judge, {"pair": pair_id, "left": left_id, "choice": choice}).status_code == 302
+            assert client.post(judge, form_data(client, study, pair_id, left_id, choice)).status_code == 302
         votes[name] = mine
     return votes
 
