@@ -12,6 +12,7 @@ from annotate.models.catalog import (
     ResponseSetQuestion,
     ResponseSetStatus,
     Subject,
+    TextFormat,
 )
 from annotate.models.scoring import (
     MethodResult,
@@ -76,6 +77,7 @@ __all__ = [
     "Study",
     "StudyStatus",
     "Subject",
+    "TextFormat",
     "UploadJob",
     "UploadState",
 ]
