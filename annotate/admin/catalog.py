@@ -82,15 +82,20 @@ class QuestionAdmin(admin.ModelAdmin):
     list_display = ["external_id", "dataset", "subject", "shown_text"]
     list_filter = ["dataset", "subject"]
     list_select_related = ["dataset", "subject"]
-    readonly_fields = ["shown_text"]
+    readonly_fields = ["as_shown"]
     search_fields = ["external_id", "text"]
     show_full_result_count = False
     Media = QuestionTextMedia
 
-    @admin.display(description="as evaluators see it")
+    @admin.display(description="text")
     def shown_text(self, obj: Question) -> SafeString:
-        """The text and options rendered as on the judging page (the dataset's text format)."""
+        """The first lines of the text and options as the judging page renders them (the dataset's format)."""
         return render_to_string("annotate/_question_text.html", {"question": obj, "clip": True})
+
+    @admin.display(description="as evaluators see it")
+    def as_shown(self, obj: Question) -> SafeString:
+        """The text and options rendered as on the judging page (the dataset's text format)."""
+        return render_to_string("annotate/_question_text.html", {"question": obj, "clip": False})
 
 
 @admin.register(LanguageModel)
