@@ -336,3 +336,13 @@ def test_a_method_column_named_like_a_fixed_column_is_refused(small_run):
             run_models_frame(run=small_run)
     finally:
         unregister_method("clash")
+
+
+def test_the_run_codebook_says_the_files_encoding_and_the_files_keep_it(small_run, rita):
+    archive = zipfile.ZipFile(io.BytesIO(_get(rita, "run_tables_zip", small_run).content))
+    for name in archive.namelist():
+        data = archive.read(name)
+        assert not data.startswith(b"\xef\xbb\xbf"), name
+        data.decode("utf-8", errors="strict")
+    assert ("Encoding: every text file of this download (CSV, JSON, Markdown, this codebook included) is UTF-8 "
+            "without a byte-order mark") in archive.read("codebook.md").decode("utf-8")
