@@ -220,7 +220,7 @@ class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
                 else:
                     self.message_user(request, SCORING_MESSAGE.format(run=run.pk, response_set=response_set),
                                       messages.SUCCESS)
-                    return HttpResponseRedirect(reverse("admin:annotate_scoringrun_change", args=[run.pk]))
+                    return HttpResponseRedirect(reverse("annotate:run_detail", args=[run.pk]))
         elif request.method == "POST":
             raise Http404(UNKNOWN_JOB)
         return render(request, "annotate/admin/upload_job.html", self._context(

@@ -113,3 +113,18 @@ def test_the_dataset_admin_page_changes_the_format_and_the_admin_shows_questions
     assert "<p>Compute 2<em>3</em>4 with <span class=\"math math-inline\">x_1</span></p>" in html
     listing = admin_client.get(reverse("admin:annotate_question_changelist")).content.decode()
     assert "<li>a<em>b</em>c</li>" in listing
+
+
+def test_score_now_after_an_upload_lands_on_the_sites_run_page(client, uploader):
+    preview_and_confirm(client, PLAIN_QUESTIONS)
+    from annotate.models import ResponseSet, ScoringRun, UploadJob
+
+    job = UploadJob.objects.get()
+    assert job.response_set == ResponseSet.objects.get()
+    url = reverse("admin:annotate_responseset_upload_job", args=[job.pk])
+    posted = client.post(url, {"methods": ["eip", "accuracy"], "alpha": "0.85"})
+    run = ScoringRun.objects.get()
+    assert posted.status_code == 302
+    assert posted["Location"] == reverse("annotate:run_detail", args=[run.pk])  # not the admin's change form
+    page = client.get(posted["Location"])
+    assert page.status_code == 200 and f"Scoring run {run.pk}" in page.content.decode()
