@@ -58,7 +58,12 @@ from annotate.selectors.studies import (
 from annotate.selectors.study_scope import ScopeCandidates, study_scope_candidates
 from annotate.services.database import pairs_analyze
 from annotate.services.study_quality import study_quality_settings_update
-from scoring.attention_checks import attention_check_count, select_attention_checks
+from scoring.attention_checks import (
+    TooFewAttentionChecks,
+    attention_check_count,
+    max_attention_check_share,
+    select_attention_checks,
+)
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
 
@@ -76,6 +81,7 @@ ERR_NO_DATASETS = "datasets must name at least one dataset"
 ERR_STRATEGY = "strategy must be one of {choices}; got {strategy!r}"
 ERR_TARGET = "target_judgments_per_pair must be an integer >= 1; got {value!r}"
 ERR_SEED = "seed must be a non-negative integer; got {value!r}"
+ERR_ATTENTION_FEASIBLE = "{message} (at most {share:.0%} with these pairs)"
 ERR_ATTENTION_SHARE = "attention_check_share must be a number in [0, 0.5]; got {value!r}"
 ERR_ADAPTIVE_MIN = "adaptive_min_comparisons must be an integer >= 0 (0: no exposure floor); got {value!r}"
 ERR_ADAPTIVE_SHARE = "adaptive_random_share must be a number in [0, 1]; got {value!r}"
@@ -547,10 +553,14 @@ def _sample_scope(
         stream = np.random.default_rng([seed, ATTENTION_STREAM])
         # Like the regular pairs, a check never spans two blocks of the model-question graph.
         blocks = _blocks(candidates)
-        chosen = select_attention_checks(
-            candidates.question_ids, blocks, candidates.difficulty[REFERENCE_COLUMN], n_checks=n_checks,
-            eligible=candidates.eligible, exclude=pairs, rng=stream,
-        )
+        try:
+            chosen = select_attention_checks(
+                candidates.question_ids, blocks, candidates.difficulty[REFERENCE_COLUMN], n_checks=n_checks,
+                eligible=candidates.eligible, exclude=pairs, rng=stream,
+            )
+        except TooFewAttentionChecks as error:
+            raise ValueError(ERR_ATTENTION_FEASIBLE.format(
+                message=error, share=max_attention_check_share(len(rows), error.n_possible))) from None
         flip = stream.random(n_checks) < 0.5
         for (easy, hard), swap in zip(chosen.pairs.tolist(), flip.tolist(), strict=True):
             checks.append((hard, easy, hard) if swap else (easy, hard, hard))
