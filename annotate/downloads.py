@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTENT_TYPES",
+    "ENCODING_NOTE",
     "Column",
     "TidyTable",
     "bundle_bytes",
@@ -72,6 +73,9 @@ KINDS = ("integer", "number", "text", "boolean")
 #: CSV line ends (RFC 4180). With CRLF, the csv module quotes a text cell holding a bare CR or LF,
 #: so a cell with a line break reads back whole.
 LINE_END = "\r\n"
+#: What every codebook says about its files' bytes (the run, analysis and report codebooks, the command bundles).
+ENCODING_NOTE = ("Encoding: every text file of this download (CSV, JSON, Markdown, this codebook included) is "
+                 "UTF-8 without a byte-order mark; CSV rows end in CRLF (RFC 4180).")
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -389,7 +393,7 @@ def codebook_markdown(*, title: str, tables: Sequence[TidyTable], provenance: Ma
     if parameters:
         lines += ["", "## Parameters", ""]
         lines += [f"- {key}: {_value_text(value)}" for key, value in parameters.items()]
-    lines += ["", "## Files", "",
+    lines += ["", "## Files", "", ENCODING_NOTE, "",
               "One table per file, one header row, no notes inside; ids are integers, a blank cell is a "
               "missing value, booleans are True/False. CSV: UTF-8 (no byte-order mark), comma separated, "
               "floats at full precision; a text cell starting with = + - @ gets a leading ' (spreadsheet "

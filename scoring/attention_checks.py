@@ -40,8 +40,8 @@ from numpy.typing import ArrayLike, NDArray
 from scoring._validation import as_rng
 from scoring.exact import gap_sign, intended_value
 
-__all__ = ["DEFAULT_MIN_LABEL_GAP", "DEFAULT_MIN_RANK_GAP", "AttentionChecks", "attention_check_count",
-           "select_attention_checks"]
+__all__ = ["DEFAULT_MIN_LABEL_GAP", "DEFAULT_MIN_RANK_GAP", "AttentionChecks", "TooFewAttentionChecks",
+           "attention_check_count", "max_attention_check_share", "select_attention_checks"]
 
 DEFAULT_MIN_RANK_GAP = 0.5
 DEFAULT_MIN_LABEL_GAP = 2.0
@@ -51,9 +51,20 @@ ERR_N_CHECKS = "n_checks must be a non-negative integer; got {value!r}"
 ERR_SHARE = "share must be a number in [0, 0.5]; got {value!r}"
 ERR_MIN_GAP = "min_gap must be a finite number > 0; got {value!r}"
 ERR_TOO_FEW = (
-    "{n_checks} attention-check pairs wanted but only {n_possible} same-subject pairs have a gap of at least "
-    "{min_gap:g} ({by}); lower the attention-check share"
+    "{n_checks} attention checks wanted, but only {n_possible} same-subject pairs of questions are at least "
+    "{min_gap:g} apart {scale}; lower the attention-check share"
 )
+#: How ERR_TOO_FEW names the scale of ``min_gap``, by ``AttentionChecks.by``.
+GAP_SCALES = {"difficulty_rank": "on the percentile scale of EIP difficulty (0 = easiest, 1 = hardest)",
+              "label": "on the human label's scale"}
+
+
+class TooFewAttentionChecks(ValueError):
+    """Fewer possible attention checks than wanted; ``n_possible`` says how many there are."""
+
+    def __init__(self, message: str, *, n_possible: int) -> None:
+        super().__init__(message)
+        self.n_possible = n_possible
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,40 @@ class AttentionChecks:
     gap: NDArray[np.float64]
     by: str
     n_possible: int
+
+
+def max_attention_check_share(n_pairs: int, n_possible: int, *, step: float = 0.01) -> float:
+    """The largest attention-check share that ``n_possible`` checks allow.
+
+    The share is a multiple of ``step`` in [0, 0.5] whose
+    :func:`attention_check_count` for ``n_pairs`` is at most ``n_possible``.
+
+    Parameters
+    ----------
+    n_pairs : int
+        Regular pairs, >= 0.
+    n_possible : int
+        Attention checks that can be drawn, >= 0.
+    step : float, default 0.01
+        Resolution of the answer.
+
+    Returns
+    -------
+    float
+        0.0 when not even the smallest step fits.
+
+    Examples
+    --------
+    >>> max_attention_check_share(70, 5)  # round(0.07 * 70 / 0.93) = 5, round(0.08 * 70 / 0.92) = 6
+    0.07
+    """
+    k_max = round(0.5 / step)
+    best = 0
+    for k in range(k_max + 1):  # the count grows with the share: stop at the first that does not fit
+        if attention_check_count(n_pairs, k * step) > n_possible:
+            break
+        best = k
+    return round(best * step, 10)
 
 
 def attention_check_count(n_pairs: int, share: float) -> int:
@@ -232,7 +277,8 @@ def select_attention_checks(
             gaps.append(gap)
     n_possible = len(gaps)
     if n_checks > n_possible:
-        raise ValueError(ERR_TOO_FEW.format(n_checks=n_checks, n_possible=n_possible, min_gap=min_gap, by=by))
+        raise TooFewAttentionChecks(ERR_TOO_FEW.format(n_checks=n_checks, n_possible=n_possible, min_gap=min_gap,
+                                                       scale=GAP_SCALES[by]), n_possible=n_possible)
     if n_checks == 0:
         return AttentionChecks(empty.pairs, empty.expected_harder, empty.gap, by, n_possible)
     gap_arr = np.asarray(gaps, dtype=np.float64)

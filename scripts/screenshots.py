@@ -3,13 +3,18 @@
     .venv/bin/python scripts/screenshots.py            # docs/img/*.png
     .venv/bin/python scripts/screenshots.py --all --out /tmp/shots   # every page, for a walk-through
 
-Builds the demo in a throw-away SQLite database (``setup_demo``), has three
-simulated evaluators judge every pair of the demo study (each calls the
-question EIP finds harder about 80% of the time, skips about 5%), computes the
-report's model pools, serves the site on ``--port`` and drives the system
-Chromium with Playwright: the judging page (as a fourth evaluator), the
-question list and the report (as the researcher). Nothing outside the
-temporary folder and ``--out`` is written.
+Builds ``make demo``'s data in a throw-away SQLite database (``setup_demo``:
+the demo set, its scoring run, the demo study judged by its three simulated
+evaluators), computes the report's model pools, serves the site on ``--port``
+and drives the system Chromium with Playwright: the judging page (as a fresh
+evaluator), the question list and the report (as the researcher). Nothing
+outside the temporary folder and ``--out`` is written.
+
+The README pictures are recorded in ``docs/img/manifest.json``: each
+picture's SHA-256 and the SHA-256 of every template and style sheet it shows
+(:data:`SHOWN`). ``tests/test_readme_pictures.py`` fails when one of those
+files has changed since the picture was taken (content, not file times, so a
+fresh clone checks the same way).
 """
 from __future__ import annotations
 
@@ -29,22 +34,48 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 #: (file name, login, path, full page?) of the README pictures.
 README_SHOTS = ("judging", "questions", "report")
+#: The files each README picture shows (templates and style sheets, relative to the repository).
+_PAGE = ("annotate/templates/annotate/base.html", "annotate/templates/annotate/_nav.html",
+         "annotate/static/annotate/site.css", "annotate/static/annotate/question_text.css")
+SHOWN = {
+    "judging": (*_PAGE, "annotate/templates/annotate/judging/judge.html",
+                "annotate/templates/annotate/judging/_question.html", "annotate/templates/annotate/_question_text.html",
+                "annotate/templates/annotate/judging/_progress.html"),
+    "questions": (*_PAGE, "annotate/templates/annotate/results/run_questions.html",
+                  "annotate/templates/annotate/results/_run_nav.html",
+                  "annotate/templates/annotate/_question_text.html"),
+    "report": (*_PAGE, "annotate/templates/annotate/reports/report.html",
+               "annotate/templates/annotate/reports/_table.html", "annotate/templates/annotate/reports/_pager.html"),
+}
+MANIFEST = ROOT / "docs" / "img" / "manifest.json"
+
+
+def sha256_of(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def manifest_entries(pictures: dict[str, Path]) -> dict[str, dict]:
+    """The manifest of README pictures: name -> the picture's hash and the hashes of the files it shows."""
+    return {f"{name}.png": {"sha256": sha256_of(path),
+                            "shows": {shown: sha256_of(ROOT / shown) for shown in SHOWN[name]}}
+            for name, path in sorted(pictures.items())}
 
 
 def _build_demo(port: int) -> dict[str, str]:
-    """Demo data, simulated judgments and the report's pools; returns the page paths."""
+    """``make demo``'s data (its simulated evaluators' votes included) and the report's pools; returns the
+    page paths."""
     import django
 
     django.setup()
-    import numpy as np
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.urls import reverse
 
-    from annotate.models import Pair, Participation, QuestionResult, Study
+    from annotate.models import Participation, Study
     from annotate.services.alignment import report_pools_start
     from annotate.services.analyses import analysis_run_start
-    from annotate.services.judging import judging_screen, judgment_submit
     from annotate.services.studies import (
         ensure_role_groups,
         participation_accept_guidelines,
@@ -57,10 +88,7 @@ def _build_demo(port: int) -> dict[str, str]:
                      stdout=quiet, stderr=quiet)
     study = Study.objects.get(name="Demo study")
     run = study.scoring_run
-    stored = QuestionResult.objects.filter(run=run).values_list("question_id", "scores")
-    eip = {q: s.get("eip_scaled") for q, s in stored}
     _, evaluators = ensure_role_groups()
-    rng = np.random.default_rng(14)
     users = get_user_model().objects
 
     def evaluator(name: str) -> Participation:
@@ -72,21 +100,6 @@ def _build_demo(port: int) -> dict[str, str]:
         participation_accept_guidelines(participation=participation)
         return participation
 
-    pairs = {p.pk: p for p in Pair.objects.filter(study=study)}
-    for k, accuracy in enumerate((0.85, 0.8, 0.7)):
-        participation = evaluator(f"rater{k + 1}")
-        while (screen := judging_screen(participation=participation)) is not None:
-            pair = pairs[screen.pair.pk]
-            a, b = eip.get(pair.question_a_id) or 0.0, eip.get(pair.question_b_id) or 0.0
-            harder = screen.left.pk if (a >= b) == (screen.left.pk == pair.question_a_id) else screen.right.pk
-            if rng.random() < 0.05:
-                choice = "skip"
-            else:
-                right_call = rng.random() < accuracy
-                picked = harder if right_call else (screen.right.pk if harder == screen.left.pk else screen.left.pk)
-                choice = "left" if picked == screen.left.pk else "right"
-            judgment_submit(participation=participation, pair_id=pair.pk, left_question_id=screen.left.pk,
-                            choice=choice, client_seconds=float(rng.uniform(8, 40)))
     evaluator("judge")  # onboarded, nothing judged: the judging page shows a pair
     researcher = users.get(username="researcher")
     pools, _ = report_pools_start(run=run, user=researcher)
@@ -109,7 +122,7 @@ def _build_demo(port: int) -> dict[str, str]:
     }
 
 
-def _wait(url: str, seconds: float = 30.0) -> None:
+def _wait(url: str, seconds: float = 180.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
@@ -181,6 +194,12 @@ def main(argv: list[str] | None = None) -> int:
             server.wait(timeout=10)
     for path in written:
         sys.stdout.write(f"{path} ({path.stat().st_size / 1024:.0f} KB)\n")
+    if not args.all and args.out.resolve() == MANIFEST.parent.resolve():
+        import json
+
+        MANIFEST.write_text(json.dumps(manifest_entries({p.stem: p for p in written}), indent=2) + "\n",
+                            encoding="utf-8")
+        sys.stdout.write(f"{MANIFEST}\n")
     return 0
 
 

@@ -17,7 +17,9 @@ from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import path, reverse
+from django.utils.safestring import SafeString
 
 from annotate.admin.deletion import BackgroundDeleteMixin
 from annotate.forms.uploads import ConfirmLoadForm, ResponseUploadForm, ScoreNowForm
@@ -51,8 +53,17 @@ UNKNOWN_UPLOAD = "unknown or expired upload"
 
 @admin.register(Dataset)
 class DatasetAdmin(admin.ModelAdmin):
-    list_display = ["name", "created_at"]
+    list_display = ["name", "text_format", "created_at"]
+    list_filter = ["text_format"]
+    fields = ["name", "description", "text_format"]
     search_fields = ["name"]
+
+
+class QuestionTextMedia:
+    """KaTeX and the question-text styles, for admin pages that show questions as evaluators see them."""
+
+    css = {"all": ["vendor/katex-0.19.1/katex.min.css", "annotate/question_text.css"]}
+    js = ["vendor/katex-0.19.1/katex.min.js", "annotate/math.js"]
 
 
 @admin.register(Subject)
@@ -68,15 +79,23 @@ BOUNDED_JSON = {models.JSONField: {"decoder": BoundedJSONDecoder}}
 @admin.register(Question)
 class QuestionAdmin(admin.ModelAdmin):
     formfield_overrides = BOUNDED_JSON
-    list_display = ["external_id", "dataset", "subject", "short_text"]
+    list_display = ["external_id", "dataset", "subject", "shown_text"]
     list_filter = ["dataset", "subject"]
     list_select_related = ["dataset", "subject"]
+    readonly_fields = ["as_shown"]
     search_fields = ["external_id", "text"]
     show_full_result_count = False
+    Media = QuestionTextMedia
 
     @admin.display(description="text")
-    def short_text(self, obj: Question) -> str:
-        return obj.text if len(obj.text) <= 80 else obj.text[:79] + "…"
+    def shown_text(self, obj: Question) -> SafeString:
+        """The first lines of the text and options as the judging page renders them (the dataset's format)."""
+        return render_to_string("annotate/_question_text.html", {"question": obj, "clip": True})
+
+    @admin.display(description="as evaluators see it")
+    def as_shown(self, obj: Question) -> SafeString:
+        """The text and options rendered as on the judging page (the dataset's text format)."""
+        return render_to_string("annotate/_question_text.html", {"question": obj, "clip": False})
 
 
 @admin.register(LanguageModel)
@@ -162,6 +181,8 @@ class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
         try:
             if request.method == "POST":
                 _forget(request, token)
+                chosen = form.cleaned_data["text_format"] or None
+                upload = dataclasses.replace(upload, options=dataclasses.replace(upload.options, text_format=chosen))
                 job = upload_job_submit(upload=upload, user=request.user)
                 self.message_user(request, QUEUED_MESSAGE, messages.INFO)
                 return HttpResponseRedirect(reverse("admin:annotate_responseset_upload_job", args=[job.pk]))
@@ -174,7 +195,8 @@ class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
             request, preview=preview, options=stored["options"], files=upload.files,
             scores_read=checked.scores_read, new_datasets=_capped(preview.new_dataset_names),
             new_models=_capped(preview.new_model_names),
-            form=ConfirmLoadForm(initial={"token": token}), title="Preview: nothing written yet"))
+            form=ConfirmLoadForm(initial={"token": token, "text_format": upload.options.text_format or ""}),
+            title="Preview: nothing written yet"))
 
     def job_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
         """An upload's progress while the worker loads it; once done, "score now"."""
@@ -198,7 +220,7 @@ class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
                 else:
                     self.message_user(request, SCORING_MESSAGE.format(run=run.pk, response_set=response_set),
                                       messages.SUCCESS)
-                    return HttpResponseRedirect(reverse("admin:annotate_scoringrun_change", args=[run.pk]))
+                    return HttpResponseRedirect(reverse("annotate:run_detail", args=[run.pk]))
         elif request.method == "POST":
             raise Http404(UNKNOWN_JOB)
         return render(request, "annotate/admin/upload_job.html", self._context(

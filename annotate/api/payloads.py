@@ -43,7 +43,9 @@ def upload_out(job: UploadJob) -> schemas.UploadStatus:
 
 
 def preview_out(preview: LoadPreview) -> schemas.Preview:
-    return schemas.Preview(**{key: getattr(preview, key) for key in PREVIEW_KEYS}, notes=list(preview.notes))
+    return schemas.Preview(**{key: getattr(preview, key) for key in PREVIEW_KEYS}, notes=list(preview.notes),
+                           text_formats={f.dataset: f.stored or f.suggestion.text_format
+                                         for f in preview.text_formats})
 
 
 def scoring_run_out(run: ScoringRun) -> schemas.ScoringRun:

@@ -118,6 +118,9 @@ class UploadFields(Schema):
                                                "keep the newest run's record (default: refuse the upload)")
     merge_case_variants: bool = Field(False, description="load names that differ only by case (GPT-4, gpt-4) "
                                                          "as one instead of refusing the upload")
+    text_format: str = Field("", description="plain or markdown: how the new datasets' question text is written "
+                                             "(plain: shown as written, only delimited math typeset); blank: the "
+                                             "suggestion of the preview's text_formats")
     name: str = Field("", description="response set name; default: the responses file name without extension")
     new_version: bool = Field(False, description="same name, version + 1; earlier versions are marked superseded")
     dry_run: bool = Field(False, description="check and preview only; nothing is written")
@@ -146,6 +149,9 @@ class Preview(Schema):
     subjects_new: int
     datasets_new: int
     notes: list[str]
+    text_formats: dict[str, str] = Field(
+        default_factory=dict, description="each dataset's text format: a new one's suggestion (plain or markdown), "
+                                          "an existing one's stored format")
 
 
 class DryRun(Schema):

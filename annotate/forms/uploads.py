@@ -9,7 +9,7 @@ from django.conf import settings
 
 from annotate.loaders.harness import FORMATS as LOG_FORMATS
 from annotate.loaders.tabular import FORMATS as _TABULAR_AND_AUTO
-from annotate.models import LanguageModel, ResponseSet
+from annotate.models import LanguageModel, ResponseSet, TextFormat
 from scoring.methods import methods as registered_methods
 
 ALPHA_RANGE = "alpha must be strictly between 0 and 1"
@@ -39,6 +39,17 @@ WRONG_FORMAT = "{value} is a {kind} format; it cannot read {what}"
 FILTER_LM_EVAL_ONLY = "the filter applies to lm-eval logs only; this upload is {value}"
 SAME_FILE_NAME = "two files are named {name!r}; upload a .zip of the folder instead (it keeps the folders apart)"
 _TOKEN = re.compile(r"^[0-9a-f]{32}$")
+TEXT_FORMAT_CHOICES = [("", "as suggested from the texts (the preview shows it)"), *TextFormat.choices]
+TEXT_FORMAT_HELP = ("how the new datasets' questions are written: plain text is shown exactly as written, "
+                    "only math between $...$, $$...$$, \\(...\\) or \\[...\\] typeset; Markdown is formatted "
+                    "(its * _ # ` characters are not shown). Existing datasets keep theirs; change it later "
+                    "on the dataset's admin page")
+
+
+def text_format_field() -> forms.ChoiceField:
+    """The text format of the datasets an upload creates (blank: as suggested)."""
+    return forms.ChoiceField(label="Question text format", choices=TEXT_FORMAT_CHOICES, required=False,
+                             help_text=TEXT_FORMAT_HELP)
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -113,6 +124,7 @@ class ResponseUploadForm(forms.Form):
         help_text="load GPT-4 and gpt-4 (models, datasets, subjects, question ids) as one, keeping the stored "
                   "spelling or the first in the upload, instead of refusing the upload",
     )
+    text_format = text_format_field()
     name = forms.CharField(max_length=ResponseSet._meta.get_field("name").max_length, required=False,
                            help_text="response set name; default: the responses file name (or the first log "
                                      "file or .zip name) without extension")
@@ -186,6 +198,7 @@ class ConfirmLoadForm(forms.Form):
     """The confirmation of a previewed upload."""
 
     token = forms.CharField(widget=forms.HiddenInput, max_length=32)
+    text_format = text_format_field()
 
     def clean_token(self) -> str:
         token = self.cleaned_data["token"]

@@ -12,6 +12,7 @@ from annotate.models.catalog import (
     ResponseSetQuestion,
     ResponseSetStatus,
     Subject,
+    TextFormat,
 )
 from annotate.models.scoring import (
     MethodResult,
@@ -80,6 +81,7 @@ __all__ = [
     "StudyOrigin",
     "StudyStatus",
     "Subject",
+    "TextFormat",
     "UploadJob",
     "UploadState",
 ]

@@ -10,11 +10,27 @@ from django.db import models
 from django.db.models import Q
 
 
+class TextFormat(models.TextChoices):
+    """How a dataset's question text is written (see :mod:`annotate.rendering`).
+
+    Plain text is shown character for character (only delimited math is
+    typeset); Markdown is formatted (``**bold**``, lists, code blocks), so its
+    syntax characters are not shown."""
+
+    PLAIN = "plain", "plain text with math"
+    MARKDOWN = "markdown", "Markdown with math"
+
+
 class Dataset(models.Model):
     """A benchmark (MMLU-Pro, GSM8k, ...)."""
 
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
+    text_format = models.CharField(
+        max_length=20, choices=TextFormat.choices, default=TextFormat.PLAIN,
+        help_text="how its questions are written: plain text is shown as written (only delimited math is "
+                  "typeset); Markdown is formatted, its syntax characters hidden",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

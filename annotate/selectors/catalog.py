@@ -21,6 +21,11 @@ def dataset_ids_by_name(*, names: Iterable[str]) -> dict[str, int]:
     return dict(Dataset.objects.filter(name__in=list(names)).values_list("name", "id"))
 
 
+def dataset_text_formats(*, names: Iterable[str]) -> dict[str, str]:
+    """Text formats of the datasets among ``names`` that exist (name -> ``TextFormat`` value)."""
+    return dict(Dataset.objects.filter(name__in=list(names)).values_list("name", "text_format"))
+
+
 def subject_ids_by_name(*, names: Iterable[str]) -> dict[str, int]:
     """Ids of the subjects among ``names`` that exist (name -> id)."""
     return dict(Subject.objects.filter(name__in=list(names)).values_list("name", "id"))

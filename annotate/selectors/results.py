@@ -28,6 +28,7 @@ from annotate.models import (
 )
 from annotate.selectors.catalog import response_sets_visible
 from scoring.diagnostics import DEFAULT_MIN_MODELS
+from scoring.irt import AT_BOUND_ATOL as irt_at_bound_atol
 from scoring.methods import (
     DifficultyMethod,
     at_bound_flags,
@@ -56,14 +57,51 @@ class ScoreColumn:
 
 @dataclass(frozen=True)
 class ScoreCell:
-    """A stored value (None = undefined) and the decimals it is shown with."""
+    """A stored value (None = undefined), the decimals it is shown with, and
+    ``bound``: "≥" (resp. "≤") when the value is an estimate stopped at the
+    upper (lower) bound of its fit, "" otherwise."""
 
     value: float | None
     decimals: int
+    bound: str = ""
 
 
-def _cells(result: QuestionResult | ModelResult, columns: list[ScoreColumn]) -> tuple[ScoreCell, ...]:
-    return tuple(ScoreCell(result.score(c.column), c.decimals) for c in columns)
+#: How close to its bound an estimate counts as on it: the rule of the fit's own
+#: ``difficulty_at_bound`` flags, so the list marks what the run page counts.
+AT_BOUND_ATOL = irt_at_bound_atol
+
+
+def run_estimation_bounds(*, run: ScoringRun) -> dict[str, tuple[float, float]]:
+    """The box each bounded estimate of ``run`` was fitted in: difficulty column -> (low, high).
+
+    A method whose stored parameters hold ``bounds`` (the joint-maximum-likelihood
+    IRT fits: (-5, 5) logits by default) contributes its difficulty column.
+    """
+    out = {}
+    for method, params in run.methods.values_list("method", "params"):
+        bounds = params.get("bounds") if isinstance(params, dict) else None
+        if method in method_keys() and isinstance(bounds, (list, tuple)) and len(bounds) == 2:
+            out[get_method(method).difficulty_column] = (float(bounds[0]), float(bounds[1]))
+    return out
+
+
+def bound_side(value: float | None, bounds: tuple[float, float] | None) -> str:
+    """"≥" when ``value`` is on the upper bound (within ``AT_BOUND_ATOL``), "≤" on the lower, else ""."""
+    if value is None or bounds is None:
+        return ""
+    low, high = bounds
+    if value >= high - AT_BOUND_ATOL:
+        return "≥"
+    if value <= low + AT_BOUND_ATOL:
+        return "≤"
+    return ""
+
+
+def _cells(result: QuestionResult | ModelResult, columns: list[ScoreColumn],
+           bounds: dict[str, tuple[float, float]] | None = None) -> tuple[ScoreCell, ...]:
+    bounds = bounds or {}
+    return tuple(ScoreCell(value, c.decimals, bound_side(value, bounds.get(c.column)))
+                 for c in columns for value in (result.score(c.column),))
 
 
 def question_score_columns() -> list[ScoreColumn]:
@@ -349,16 +387,18 @@ class QuestionRow:
     low_coverage: bool = False  # observed by fewer than the run's min_models models
 
 
-def question_rows(*, results: Iterable[QuestionResult], min_models: int = 0) -> list[QuestionRow]:
+def question_rows(*, results: Iterable[QuestionResult], min_models: int = 0,
+                  bounds: dict[str, tuple[float, float]] | None = None) -> list[QuestionRow]:
     """Label excluded questions: EIP drops a question every observed model
     solved (display value 0) or failed (display value 100); flag those
-    observed by fewer than ``min_models`` models (low coverage)."""
+    observed by fewer than ``min_models`` models (low coverage); mark values
+    on their fit's bound (``bounds``: :func:`run_estimation_bounds`)."""
     columns = question_score_columns()
     scaled = get_method("eip").difficulty_column
     rows = []
     for r in results:
         label = "" if r.kept else ("all solved" if r.score(scaled) == 0 else "all failed")
-        rows.append(QuestionRow(r, label, _cells(r, columns), r.n_observed < min_models))
+        rows.append(QuestionRow(r, label, _cells(r, columns, bounds), r.n_observed < min_models))
     return rows
 
 

@@ -234,7 +234,7 @@ def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
     decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pair_id"))
     return list(
         Assignment.objects.filter(participation_id=participation.pk).filter(~Exists(decided))
-        .select_related("pair__question_a", "pair__question_b").order_by("shown_at", "id")
+        .select_related("pair__question_a__dataset", "pair__question_b__dataset").order_by("shown_at", "id")
     )
 
 

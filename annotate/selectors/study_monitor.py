@@ -23,6 +23,7 @@ from annotate.models import (
     Judgment,
     Pair,
     Participation,
+    Question,
     Study,
 )
 from scoring.exact import median_is_below
@@ -82,6 +83,8 @@ class MonitorPair:
     external_a: str
     dataset_b: str
     external_b: str
+    question_a: Question  # with its dataset, to show the text as evaluators see it
+    question_b: Question
     attention_check: bool
     expected: str  # "A" or "B" for an attention check, else ""
     votes_a: int  # evaluators who called question A harder
@@ -189,6 +192,7 @@ def study_monitor(*, study: Study) -> StudyMonitor:
             pair_id=pair.pk, position=pair.position, subject=str(pair.question_a.subject or ""),
             dataset_a=pair.question_a.dataset.name, external_a=pair.question_a.external_id,
             dataset_b=pair.question_b.dataset.name, external_b=pair.question_b.external_id,
+            question_a=pair.question_a, question_b=pair.question_b,
             attention_check=pair.attention_check, expected=expected,
             votes_a=marks.count("A"), votes_b=marks.count("B"), skips=marks.count("S"), on_screen=marks.count("…"),
             cells=marks,

@@ -1,5 +1,6 @@
 """Set up a ready-to-use demo site: a loaded response set, a finished scoring
-run, a judging study, three logins and an invitation link.
+run, a judging study with the seeded votes of simulated evaluators (so its
+report has something to show), three logins and an invitation link.
 
 Idempotent: whatever already exists is reused (same files, a finished run of
 the whole set, a study of the same name, the same usernames); only the three
@@ -9,22 +10,42 @@ For demonstrations only: the accounts have fixed, well-known usernames.
 from __future__ import annotations
 
 import csv
+import math
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
 
 import annotate.demo_data
-from annotate.models import Invitation, PairStrategy, Participation, ResponseSet, RunStatus, ScoringRun, Study
+from annotate.models import (
+    Choice,
+    Invitation,
+    PairStrategy,
+    Participation,
+    QuestionResult,
+    ResponseSet,
+    RunStatus,
+    ScoringRun,
+    Study,
+)
 from annotate.selectors.catalog import response_set_by_checksum, response_set_latest
 from annotate.selectors.studies import EVALUATOR_GROUP, RESEARCHER_GROUP
+from annotate.services.judging import judging_screen, judgment_submit
 from annotate.services.loading import checksum_of, response_set_load
 from annotate.services.scoring import scoring_run_create, scoring_run_execute
-from annotate.services.studies import ensure_role_groups, invitation_create, study_create
+from annotate.services.studies import (
+    ensure_role_groups,
+    invitation_create,
+    participation_accept_guidelines,
+    study_create,
+)
 from annotate.services.uploads import UploadOptions, UploadSource, upload_parse
 
 DEMO_FOLDER = Path(annotate.demo_data.__file__).resolve().parent
@@ -38,6 +59,18 @@ LOADER_COLUMNS = {"question_id", "dataset", "subject", "category", "question", "
 #: Subject column candidates, in order of preference.
 SUBJECT_COLUMNS = ("category", "subject")
 
+#: Simulated evaluators: usernames ``simulated-1`` ... (never people; the report lists them by these names).
+SIMULATED_PREFIX = "simulated-"
+N_SIMULATED = 3
+#: Each simulated evaluator sees a question's difficulty with this much Gaussian noise (in difficulty units).
+SIMULATED_NOISE_SD = 0.5
+#: Slope of the vote: P(a called harder) = 1 / (1 + exp(-SLOPE * (seen_a - seen_b))).
+SIMULATED_SLOPE = 2.0
+#: Seconds between two simulated votes (above the speeder threshold).
+SIMULATED_SECONDS = 20
+
+ERR_FOLDER_MISSING = ("data folder {path} does not exist (a relative path is read from {cwd}); give the folder's "
+                      "full path, e.g. DATA=/path/to/shared/data/mmlu-pro")
 ERR_FOLDER = "data folder {path} has no responses_binary.csv (expected the MMLU-Pro layout)"
 ERR_N_PAIRS = "n_pairs must be an integer >= 1; got {value!r}"
 ERR_PASSWORD = "password must be a non-empty string or None; got {value!r}"
@@ -65,6 +98,7 @@ class DemoSetup:
     study_created: bool
     invitation: Invitation
     logins: tuple[DemoLogin, ...]
+    simulated_votes: int = 0  # votes cast now by the simulated evaluators (0 when they had voted before)
 
 
 def _question_columns(folder: Path) -> list[str]:
@@ -131,6 +165,58 @@ def _logins_and_invitation(study: Study, password: str | None) -> tuple[tuple[De
     return logins, invitation
 
 
+def _human_difficulty(run: ScoringRun, question_ids: set[int]) -> dict[int, float]:
+    """The difficulty simulated evaluators perceive: the question's ``level``
+    metadata (the demo's human difficulty 1/2/3) when it has one, else its
+    error rate in the run (``accuracy`` column: higher = harder), else 0."""
+    from annotate.models import Question
+
+    levels = {pk: meta.get("level") if isinstance(meta, dict) else None
+              for pk, meta in Question.objects.filter(pk__in=question_ids).values_list("pk", "metadata")}
+    errors = dict(QuestionResult.objects.filter(run=run, question_id__in=question_ids)
+                  .values_list("question_id", "scores"))
+    seen = {}
+    for pk in question_ids:
+        level = levels.get(pk)
+        try:
+            seen[pk] = float(level)
+        except (TypeError, ValueError):
+            seen[pk] = float((errors.get(pk) or {}).get("accuracy", 0.0))
+    return seen
+
+
+def _simulated_votes(study: Study, run: ScoringRun, seed: int) -> int:
+    """Let ``N_SIMULATED`` simulated evaluators judge every pair of the demo
+    study once, through the judging services (as a person's votes would be
+    stored), with seeded Bradley-Terry votes on :func:`_human_difficulty`.
+    Does nothing when they have voted already. Returns the votes cast."""
+    if Participation.objects.filter(study=study, user__username__startswith=SIMULATED_PREFIX,
+                                    judgments__isnull=False).exists():
+        return 0
+    rng = np.random.default_rng(seed)
+    truth = _human_difficulty(run, set(study.pairs.values_list("question_a_id", flat=True))
+                              | set(study.pairs.values_list("question_b_id", flat=True)))
+    start = timezone.now() - timedelta(hours=1)
+    n_votes = 0
+    for k in range(1, N_SIMULATED + 1):
+        user = _login(f"{SIMULATED_PREFIX}{k}", secrets.token_urlsafe(24), group=EVALUATOR_GROUP)
+        user.set_unusable_password()  # nobody logs in as a simulation
+        user.save(update_fields=["password"])
+        participation, _ = Participation.objects.get_or_create(study=study, user=user)
+        if participation.guidelines_accepted_at is None:
+            participation_accept_guidelines(participation=participation)
+        seen = {pk: value + rng.normal(0.0, SIMULATED_NOISE_SD) for pk, value in sorted(truth.items())}
+        now = start + timedelta(minutes=10 * k)
+        while (screen := judging_screen(participation=participation, now=now)) is not None:
+            left, right = screen.left.pk, screen.right.pk
+            p_left = 1.0 / (1.0 + math.exp(-SIMULATED_SLOPE * (seen[left] - seen[right])))
+            now += timedelta(seconds=SIMULATED_SECONDS)
+            judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=left,
+                            choice=Choice.LEFT if rng.random() < p_left else Choice.RIGHT, now=now)
+            n_votes += 1
+    return n_votes
+
+
 def demo_setup(
     *,
     folder: Path | str | None = None,
@@ -165,7 +251,13 @@ def demo_setup(
         (``secrets.token_urlsafe(12)``). Reset on every call.
     n_pairs, seed : int, default 70 and 1
         The demo study: ``n_pairs`` uniform same-subject pairs, sampler seed
-        ``seed`` (paper section 5: 70 pairs).
+        ``seed`` (paper section 5: 70 pairs). ``N_SIMULATED`` (3) simulated
+        evaluators, ``simulated-1`` ..., judge every pair once with votes
+        seeded by ``seed``: each perceives a question's difficulty (its
+        ``level``, else its error rate in the run) with Gaussian noise of SD
+        ``SIMULATED_NOISE_SD`` and calls the left one harder with probability
+        ``1 / (1 + exp(-SIMULATED_SLOPE * (left - right)))``. They are never
+        people and cannot log in.
     params : mapping, optional
         Scoring parameters (see :func:`annotate.services.scoring.scoring_run_create`).
     stage : callable (str) -> None, optional
@@ -180,12 +272,14 @@ def demo_setup(
     Raises
     ------
     ValueError
-        On a bad argument, a folder without ``responses_binary.csv``, a study
+        On a bad argument, a missing folder or one without ``responses_binary.csv``, a study
         that cannot be sampled; ``annotate.loaders.base.LoadError`` when the
         files cannot be loaded. A failed scoring run is stored as failed and
         its exception re-raised.
     """
     folder = Path(folder) if folder is not None else DEMO_FOLDER
+    if not folder.is_dir():
+        raise ValueError(ERR_FOLDER_MISSING.format(path=folder, cwd=Path.cwd()))
     if not (folder / "responses_binary.csv").is_file():
         raise ValueError(ERR_FOLDER.format(path=folder))
     if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
@@ -210,4 +304,6 @@ def demo_setup(
         )
         study_created = True
     logins, invitation = _logins_and_invitation(study, password)
-    return DemoSetup(response_set, loaded, run, run_created, study, study_created, invitation, logins)
+    stage("simulated evaluators voting ...")
+    votes = _simulated_votes(study, run, seed)
+    return DemoSetup(response_set, loaded, run, run_created, study, study_created, invitation, logins, votes)

@@ -157,7 +157,7 @@ def judging_assign_next(
             participation.finished_at = now
             Participation.objects.filter(pk=participation.pk, finished_at__isnull=True).update(finished_at=now)
         return None
-    pair = Pair.objects.select_related("question_a", "question_b").get(pk=found.pair_id)
+    pair = Pair.objects.select_related("question_a__dataset", "question_b__dataset").get(pk=found.pair_id)
     try:
         with transaction.atomic():
             assignment = Assignment.objects.create(
@@ -165,7 +165,7 @@ def judging_assign_next(
                 shown_at=now,
             )
     except IntegrityError:  # a second tab assigned the same pair a moment ago
-        assignment = Assignment.objects.select_related("pair__question_a", "pair__question_b").get(
+        assignment = Assignment.objects.select_related("pair__question_a__dataset", "pair__question_b__dataset").get(
             participation=participation, pair=pair)
     participation.order_cursor = found.cursor
     Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)

@@ -90,10 +90,13 @@ from annotate.models import (
     ResponseSetQuestion,
     ResponseSetStatus,
     Subject,
+    TextFormat,
 )
+from annotate.rendering import UNKNOWN_TEXT_FORMAT, TextFormatSuggestion, text_format_suggest
 from annotate.selectors.catalog import (
     catalog_stamp,
     dataset_ids_by_name,
+    dataset_text_formats,
     model_table,
     question_table,
     response_set_by_checksum,
@@ -177,6 +180,49 @@ class PreviewRow:
 
 
 @dataclass(frozen=True)
+class DatasetTextFormat:
+    """How one dataset of an upload will show its question text.
+
+    Attributes
+    ----------
+    dataset : str
+    suggestion : TextFormatSuggestion
+        What :func:`~annotate.rendering.text_format_suggest` proposes from
+        the upload's texts of this dataset.
+    stored : str or None
+        The format of a dataset that already exists (a load keeps it; the
+        dataset's admin page changes it); None for a new dataset, which is
+        created with the chosen format, or else the suggested one.
+    """
+
+    dataset: str
+    suggestion: TextFormatSuggestion
+    stored: str | None
+
+    @property
+    def stored_label(self) -> str | None:
+        return None if self.stored is None else TextFormat(self.stored).label
+
+
+def text_formats_suggest(*, questions: pd.DataFrame) -> dict[str, TextFormatSuggestion]:
+    """The text format suggested for each dataset of a parsed upload.
+
+    Parameters
+    ----------
+    questions : DataFrame
+        A parsed upload's questions (:data:`~annotate.loaders.base.QUESTION_COLUMNS`;
+        ``dataset`` and ``text`` are read).
+
+    Returns
+    -------
+    dict of str to TextFormatSuggestion
+        By dataset name, in the upload's order.
+    """
+    return {str(name): text_format_suggest(texts.tolist())
+            for name, texts in questions.groupby("dataset", sort=False)["text"]}
+
+
+@dataclass(frozen=True)
 class LoadPreview:
     """What :func:`response_set_load` would write, computed without writing.
 
@@ -210,6 +256,8 @@ class LoadPreview:
         Parser remarks (ignored columns, exact duplicates, ...).
     first_rows : tuple of PreviewRow
         The first ``PREVIEW_ROWS`` responses in file order.
+    text_formats : tuple of DatasetTextFormat
+        Each dataset's suggested (and, for an existing one, stored) text format.
     """
 
     name: str | None
@@ -237,6 +285,7 @@ class LoadPreview:
     new_model_names: tuple[str, ...]
     notes: tuple[str, ...]
     first_rows: tuple[PreviewRow, ...]
+    text_formats: tuple[DatasetTextFormat, ...] = ()
 
     @property
     def diagnostics_line(self) -> str:
@@ -598,6 +647,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         for dataset, external_id, model, credit in first_cells
     )
     new_datasets = [d for d in dataset_names if d not in known_datasets]
+    stored_formats = dataset_text_formats(names=known_datasets)
     new_subjects = [s for s in subject_names if s not in known_subjects]
     new_models = models.loc[~model_is_existing]
     n_responses, n_questions, n_models = parsed.observed_counts()
@@ -624,6 +674,9 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         new_model_names=tuple(new_models["name"].tolist()),
         notes=tuple(parsed.notes),
         first_rows=first_rows,
+        text_formats=tuple(
+            DatasetTextFormat(dataset=dataset, suggestion=suggestion, stored=stored_formats.get(dataset))
+            for dataset, suggestion in text_formats_suggest(questions=questions).items()),
     )
     return LoadPlan(
         parsed=parsed,
@@ -795,6 +848,7 @@ def response_set_load(
     progress: Progress | None = None,
     plan: LoadPlan | None = None,
     published: Callable[[ResponseSet], None] | None = None,
+    text_format: str | None = None,
 ) -> ResponseSet:
     """Write a parsed upload: catalog rows, the response set and its responses.
 
@@ -827,6 +881,10 @@ def response_set_load(
         Called inside the final transaction that makes the set visible, so
         that what it writes (e.g. an upload job marked done) becomes visible
         at the same instant as the set, never before or after it.
+    text_format : {"plain", "markdown"} or None, default None
+        The text format of the datasets this load creates; None: each new
+        dataset's suggested format (``preview.text_formats``). Datasets that
+        already exist keep theirs.
 
     Returns
     -------
@@ -849,6 +907,8 @@ def response_set_load(
     2.4) of the EIP paper.
     """
     _check_name(name, required=True)
+    if text_format is not None and text_format not in TextFormat.values:
+        raise ValueError(UNKNOWN_TEXT_FORMAT.format(choices=", ".join(TextFormat.values), value=text_format))
     plan = _usable(plan, parsed, name, new_version) or _plan(parsed, name=name, new_version=new_version)
     questions, models = parsed.questions, parsed.models
 
@@ -866,7 +926,7 @@ def response_set_load(
         planned["plan"] = current
         for model in _CATALOG:
             created[model] = []
-        return _create_rows(current, parsed, name, user, created)
+        return _create_rows(current, parsed, name, user, created, text_format)
 
     try:
         response_set = with_lock_retries(lock_and_create)
@@ -954,16 +1014,21 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
             if (dataset_id, external_id) in wanted]
 
 
-def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, created: dict) -> ResponseSet:
+def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, created: dict,
+                 text_format: str | None) -> ResponseSet:
     """The catalog rows and the response set (status ``loading``), in one short transaction.
 
     ``created`` receives the ids of the catalog rows made here (for
-    :func:`_remove_partial`).
+    :func:`_remove_partial`). New datasets take ``text_format``, or else
+    their suggested format.
     """
     preview = plan.preview
     questions = parsed.questions
+    suggested = {f.dataset: f.suggestion.text_format for f in preview.text_formats}
+    new_datasets = [Dataset(name=d, text_format=text_format or suggested.get(d, TextFormat.PLAIN))
+                    for d in plan.new_datasets]
     for model, rows in (
-        (Dataset, Dataset.objects.bulk_create([Dataset(name=d) for d in plan.new_datasets])),
+        (Dataset, Dataset.objects.bulk_create(new_datasets)),
         (Subject, Subject.objects.bulk_create([Subject(name=s) for s in plan.new_subjects])),
     ):
         created[model] = [row.pk for row in rows if row.pk is not None]

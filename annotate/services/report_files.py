@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from django.utils.text import slugify
 
-from annotate.downloads import rows_csv_bytes, rows_csv_lines
+from annotate.downloads import ENCODING_NOTE, rows_csv_bytes, rows_csv_lines
 from annotate.plots import difficulty_profile_figure, human_scale_figure
 from annotate.selectors.alignment import JUDGMENT_COLUMNS
 from annotate.services.alignment.model import AlignmentReport
@@ -207,7 +207,8 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
         "- model pools: " + (f"stored analysis {pools.analysis_run} (EIP alpha {pools.alpha:g}, size thresholds "
                              f"{list(pools.size_thresholds)} billion parameters)" if pools.available
                              else str(pools.undefined_reason)),
-        "", "Every CSV has one header row; blank = missing or undefined (report.json gives the reason); "
+        "", ENCODING_NOTE, "",
+        "Every CSV has one header row; blank = missing or undefined (report.json gives the reason); "
         "fractions are in [0, 1] (the page shows them in percent); ids are integers. Text cells that a spreadsheet "
         "would run as a formula start with a single quote.", "",
         "## report.json", "", "The whole report, documented by annotate/report_schema.json.", "",

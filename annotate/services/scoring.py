@@ -65,6 +65,7 @@ from annotate.selectors.matrix import (
     response_matrix,
     response_matrix_compact,
 )
+from annotate.selectors.results import run_estimation_bounds
 from annotate.services.database import backend_pid, rows_insert
 from annotate.services.sort_keys import N_OBSERVED, sort_keys_write
 from annotate.task_names import RUN_SCORING, task_enqueue
@@ -601,7 +602,7 @@ def _store(run: ScoringRun, m: ResponseMatrix | CompactMatrix, outcomes: dict[st
                 diag.question_component[rows].tolist()))
         ])
     sort_keys_write(run_id=run.pk, question_ids=m.question_ids,
-                    columns={**question_columns, N_OBSERVED: diag.n_observed})
+                    columns={**question_columns, N_OBSERVED: diag.n_observed}, bounds=run_estimation_bounds(run=run))
     model_columns = {k: v for o in outcomes.values() for k, v in o.model_columns.items()}
     model_scores = _finite_lists(model_columns, slice(None))
     ModelResult.objects.bulk_create(

@@ -29,7 +29,7 @@ import numpy as np
 from django.db import models, transaction
 
 from annotate.models import QuestionResult, QuestionSortKey, ScoringRun
-from annotate.selectors.results import question_sort_choices
+from annotate.selectors.results import AT_BOUND_ATOL, question_sort_choices, run_estimation_bounds
 from annotate.services.database import rows_insert, sort_keys_analyze
 
 #: The QuestionSortKey fields of a row of :func:`sort_key_rows`, in order.
@@ -81,8 +81,9 @@ def sort_positions(values: np.ndarray, question_ids: np.ndarray) -> tuple[np.nda
     return out[0], out[1]
 
 
-def sort_key_rows(*, run_id: int, question_ids: np.ndarray,
-                  columns: Mapping[str, np.ndarray]) -> Iterator[tuple[int, int, str, int, int]]:
+def sort_key_rows(*, run_id: int, question_ids: np.ndarray, columns: Mapping[str, np.ndarray],
+                  bounds: Mapping[str, tuple[float, float]] | None = None,
+                  ) -> Iterator[tuple[int, int, str, int, int]]:
     """The QuestionSortKey rows (:data:`SORT_KEY_FIELDS`) of one run.
 
     Parameters
@@ -93,24 +94,35 @@ def sort_key_rows(*, run_id: int, question_ids: np.ndarray,
         Column -> values (NaN or +-inf = undefined); columns outside
         :func:`sort_key_columns` are left out, and so is a column undefined
         for every question.
+    bounds : mapping of str to (float, float), optional
+        Column -> the box its estimates were fitted in
+        (:func:`~annotate.selectors.results.run_estimation_bounds`). An
+        estimate on a bound only says the question is at least (at most) that
+        hard, so all of them sort as one tie at the bound, by question id,
+        whatever rounding noise separates their stored values.
     """
     q = np.asarray(question_ids, dtype=np.int64)
     wanted = set(sort_key_columns())
+    bounds = bounds or {}
     for column, values in columns.items():
         v = np.asarray(values, dtype=np.float64)
         if column not in wanted or not np.isfinite(v).any():
             continue
+        if column in bounds:
+            low, high = bounds[column]
+            v = np.where(v >= high - AT_BOUND_ATOL, high, np.where(v <= low + AT_BOUND_ATOL, low, v))
         ascending, descending = sort_positions(v, q)
         order = np.argsort(ascending)  # rows in list order: the position indexes grow at their ends
         yield from zip(itertools.repeat(run_id), q[order].tolist(), itertools.repeat(column),
                        ascending[order].tolist(), descending[order].tolist())
 
 
-def sort_keys_write(*, run_id: int, question_ids: np.ndarray, columns: Mapping[str, np.ndarray]) -> None:
+def sort_keys_write(*, run_id: int, question_ids: np.ndarray, columns: Mapping[str, np.ndarray],
+                    bounds: Mapping[str, tuple[float, float]] | None = None) -> None:
     """Insert the sort keys of one run (:func:`sort_key_rows`; COPY on PostgreSQL), in the caller's
     transaction; the table's planner statistics are refreshed once it commits."""
     rows_insert(model=QuestionSortKey, fields=SORT_KEY_FIELDS,
-                rows=sort_key_rows(run_id=run_id, question_ids=question_ids, columns=columns))
+                rows=sort_key_rows(run_id=run_id, question_ids=question_ids, columns=columns, bounds=bounds))
     transaction.on_commit(sort_keys_analyze)
 
 
@@ -181,5 +193,7 @@ def sort_keys_rebuild(*, run: ScoringRun) -> None:
         run); :mod:`annotate.services.scoring` writes them as it stores a run.
     """
     QuestionSortKey.objects.filter(run=run).delete()
-    sort_keys_fill(run_id=run.pk, result_model=QuestionResult, key_model=QuestionSortKey)
-    transaction.on_commit(sort_keys_analyze)
+    results = QuestionResult.objects.filter(run=run)
+    rows = results.order_by().values_list("question_id", "n_observed", "scores").iterator(chunk_size=READ_CHUNK)
+    question_ids, columns = sort_key_arrays(rows, n=results.count())
+    sort_keys_write(run_id=run.pk, question_ids=question_ids, columns=columns, bounds=run_estimation_bounds(run=run))

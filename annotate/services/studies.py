@@ -64,7 +64,12 @@ from annotate.selectors.study_scope import ScopeCandidates, study_scope_candidat
 from annotate.services.database import pairs_analyze
 from annotate.services.study_quality import study_quality_settings_update
 from annotate.storable import storable_text_problem
-from scoring.attention_checks import attention_check_count, select_attention_checks
+from scoring.attention_checks import (
+    TooFewAttentionChecks,
+    attention_check_count,
+    max_attention_check_share,
+    select_attention_checks,
+)
 from scoring.methods import difficulty_methods, get_method
 from scoring.pair_sampling import sample_pairs
 
@@ -91,6 +96,7 @@ NAME_MAX = 200
 SEED_MAX = 2**63 - 1
 #: Largest pair count, target or per-subject count (a positive integer column on every database).
 COUNT_MAX = 2**31 - 1
+ERR_ATTENTION_FEASIBLE = "{message} (at most {share:.0%} with these pairs)"
 ERR_ATTENTION_SHARE = "attention_check_share must be a number in [0, 0.5]; got {value!r}"
 ERR_ADAPTIVE_MIN = "adaptive_min_comparisons must be an integer >= 0 (0: no exposure floor); got {value!r}"
 ERR_ADAPTIVE_SHARE = "adaptive_random_share must be a number in [0, 1]; got {value!r}"
@@ -577,10 +583,14 @@ def _sample_scope(
         stream = np.random.default_rng([seed, ATTENTION_STREAM])
         # Like the regular pairs, a check never spans two blocks of the model-question graph.
         blocks = _blocks(candidates)
-        chosen = select_attention_checks(
-            candidates.question_ids, blocks, candidates.difficulty[REFERENCE_COLUMN], n_checks=n_checks,
-            eligible=candidates.eligible, exclude=pairs, rng=stream,
-        )
+        try:
+            chosen = select_attention_checks(
+                candidates.question_ids, blocks, candidates.difficulty[REFERENCE_COLUMN], n_checks=n_checks,
+                eligible=candidates.eligible, exclude=pairs, rng=stream,
+            )
+        except TooFewAttentionChecks as error:
+            raise ValueError(ERR_ATTENTION_FEASIBLE.format(
+                message=error, share=max_attention_check_share(len(rows), error.n_possible))) from None
         flip = stream.random(n_checks) < 0.5
         for (easy, hard), swap in zip(chosen.pairs.tolist(), flip.tolist(), strict=True):
             checks.append((hard, easy, hard) if swap else (easy, hard, hard))

@@ -142,7 +142,8 @@ def upload_job_run(*, job: UploadJob) -> UploadJob:
             # "done" is written in the transaction that makes the set visible: never listed while "loading"
             response_set = upload_load(
                 checked=checked, user=job.created_by, progress=lambda done, _total: _update(job, n_done=done),
-                published=lambda loaded: _update(job, state=UploadState.DONE, n_done=total, response_set=loaded))
+                published=lambda loaded: _update(job, state=UploadState.DONE, n_done=total, response_set=loaded),
+                text_format=upload.options.text_format)
         except (LoadError, ValueError) as error:
             raise relabeled_error(error, upload) from None
         _update(job, state=UploadState.DONE, n_done=total, response_set=response_set)

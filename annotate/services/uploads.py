@@ -164,6 +164,11 @@ class UploadOptions:
         Names that differ only by case ("GPT-4", "gpt-4") are loaded as one,
         the stored spelling (or the first in the upload) kept, instead of
         refusing the upload (see :mod:`annotate.services.name_variants`).
+    text_format : {"plain", "markdown"} or None, default None
+        The text format of the datasets the load creates (see
+        :class:`~annotate.models.TextFormat`); None: each one's suggested
+        format, which the preview shows. Read at load time only, so a
+        preview's parse is reused whatever is chosen.
     """
 
     file_format: str = "auto"
@@ -178,6 +183,7 @@ class UploadOptions:
     skip_invalid: bool = False
     newest_run: bool = False
     merge_case_variants: bool = False
+    text_format: str | None = None
 
     @classmethod
     def of(cls, data: Mapping[str, object]) -> UploadOptions:
@@ -193,6 +199,7 @@ class UploadOptions:
         given["skip_invalid"] = bool(given.get("skip_invalid"))
         given["newest_run"] = bool(given.get("newest_run"))
         given["merge_case_variants"] = bool(given.get("merge_case_variants"))
+        given["text_format"] = given.get("text_format") or None
         return cls(**given)
 
     def as_dict(self) -> dict[str, object]:
@@ -524,7 +531,7 @@ def upload_check(*, source: UploadSource, options: UploadOptions) -> CheckedUplo
 
 def upload_load(
     *, checked: CheckedUpload, user: AbstractBaseUser | None = None, progress: Progress | None = None,
-    published: Callable[[ResponseSet], None] | None = None,
+    published: Callable[[ResponseSet], None] | None = None, text_format: str | None = None,
 ) -> ResponseSet:
     """Write a checked upload in one transaction, reusing its plan.
 
@@ -539,6 +546,9 @@ def upload_load(
     published : callable (ResponseSet) -> None, optional
         Called inside the transaction that makes the set visible (see
         :func:`~annotate.services.loading.response_set_load`).
+    text_format : {"plain", "markdown"} or None, default None
+        The text format of the datasets the load creates; None: each one's
+        suggested format (``checked.preview.text_formats``).
 
     Returns
     -------
@@ -549,10 +559,12 @@ def upload_load(
     LoadError
         Nothing was written (the catalog changed since the check and the
         upload no longer fits, e.g. the same files were loaded meanwhile).
+    ValueError
+        ``text_format`` is not a text format.
     """
     plan = checked.plan
     return response_set_load(parsed=checked.parsed, name=plan.name, user=user, new_version=plan.new_version,
-                             progress=progress, plan=plan, published=published)
+                             progress=progress, plan=plan, published=published, text_format=text_format)
 
 
 # -- storing uploaded files ------------------------------------------------------------
@@ -639,7 +651,8 @@ def _stored_files(folder: Path, files: Mapping[str, str]) -> list[Path]:
 
 def _checksum(folder: Path, files: Mapping[str, str], options: UploadOptions) -> str:
     """SHA-256 of the stored files (relative name and bytes, in order) and the options."""
-    outer = hashlib.sha256(json.dumps(options.as_dict(), sort_keys=True).encode())
+    parsing = {key: value for key, value in options.as_dict().items() if key != "text_format"}  # read at load
+    outer = hashlib.sha256(json.dumps(parsing, sort_keys=True).encode())
     for path in _stored_files(folder, files):
         outer.update(path.relative_to(folder).as_posix().encode() + b"\0")
         inner = hashlib.sha256()
@@ -919,7 +932,7 @@ def upload_receive(
             return UploadOutcome(response_set=None, preview=checked.preview)
         folder = _folder(upload.token)
         try:
-            response_set = upload_load(checked=checked, user=user)
+            response_set = upload_load(checked=checked, user=user, text_format=options.text_format)
         except (LoadError, ValueError) as error:
             raise _relabeled(error, folder) from None
         return UploadOutcome(response_set=response_set, preview=checked.preview)

@@ -1,6 +1,8 @@
-"""Question text as safe HTML in templates: ``{{ question.text|question_html }}``,
-``{{ option|option_html }}`` and a study's guidelines or consent text,
-``{{ study.guidelines|markdown_html }}`` (see :mod:`annotate.rendering`)."""
+"""Question text as safe HTML in templates, in its dataset's text format:
+``{{ question.text|question_html:question.dataset.text_format }}``,
+``{{ option|option_html:question.dataset.text_format }}``, and a study's
+guidelines or consent text, ``{{ study.guidelines|markdown_html }}`` (see
+:mod:`annotate.rendering`)."""
 from __future__ import annotations
 
 from django import template
@@ -12,15 +14,15 @@ register = template.Library()
 
 
 @register.filter
-def question_html(text: str) -> SafeString:
-    """Markdown with math, sanitised by nh3 (safe to output as is)."""
-    return mark_safe(render_question(text or ""))
+def question_html(text: str, text_format: str) -> SafeString:
+    """A question's text in its dataset's text format (plain text or Markdown, with math); safe to output."""
+    return mark_safe(render_question(text or "", text_format=text_format))
 
 
 @register.filter
-def option_html(text: str) -> SafeString:
-    """One answer option, inline (sanitised by nh3)."""
-    return mark_safe(render_option(str(text or "")))
+def option_html(text: str, text_format: str) -> SafeString:
+    """One answer option, inline, in its dataset's text format; safe to output."""
+    return mark_safe(render_option(str(text or ""), text_format=text_format))
 
 
 @register.filter

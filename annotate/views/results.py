@@ -29,6 +29,7 @@ from annotate.selectors.results import (
     response_sets_with_runs,
     run_datasets_and_subjects,
     run_datasets_used,
+    run_estimation_bounds,
     run_leaderboard,
     run_methods,
     run_methods_table,
@@ -109,8 +110,10 @@ def run_questions_list(request: HttpRequest, run_id: int) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     min_models = run_min_models(run=run)
+    bounds = run_estimation_bounds(run=run)
     context = {"run": run, "form": form, "page": page, "min_models": min_models,
-               "rows": question_rows(results=page.object_list, min_models=min_models),
+               "rows": question_rows(results=page.object_list, min_models=min_models, bounds=bounds),
+               "bounds": sorted(set(bounds.values())),
                "columns": question_score_columns(), "query": query.urlencode(), "kept_query": query}
     return render(request, "annotate/results/run_questions.html", context)
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.attention_checks import attention_check_count, select_attention_checks
+from scoring.attention_checks import (
+    TooFewAttentionChecks,
+    attention_check_count,
+    max_attention_check_share,
+    select_attention_checks,
+)
 
 IDS = [1, 2, 3, 4, 5, 6, 7, 8]
 SUBJECTS = ["m", "m", "m", "m", "p", "p", "p", "p"]
@@ -23,9 +28,23 @@ def test_it_pairs_the_easiest_with_the_hardest_of_each_subject_largest_gap_first
 
 
 def test_it_says_how_many_qualify_when_too_many_are_wanted():
-    with pytest.raises(ValueError, match=r"^3 attention-check pairs wanted but only 2 same-subject pairs have a gap "
-                                         r"of at least 0.5 \(difficulty_rank\); lower the attention-check share$"):
+    with pytest.raises(TooFewAttentionChecks, match=(
+            r"^3 attention checks wanted, but only 2 same-subject pairs of questions are at least 0.5 apart on the "
+            r"percentile scale of EIP difficulty \(0 = easiest, 1 = hardest\); lower the attention-check share$"
+    )) as caught:
         select_attention_checks(IDS, SUBJECTS, DIFFICULTY, n_checks=3, rng=0)
+    assert caught.value.n_possible == 2 and isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize(("n_pairs", "n_possible", "share"), [
+    # round(s * n / (1 - s)): 70 pairs, 5 possible: 0.07 -> round(5.27) = 5 fits, 0.08 -> round(6.09) = 6 not
+    (70, 5, 0.07),
+    (70, 0, 0.0),  # 0.01 -> round(0.71) = 1 > 0
+    (10, 100, 0.5),  # every share up to 0.5 fits
+    (40, 10, 0.2),  # 0.2 -> 10 exactly; 0.21 -> round(10.63) = 11
+])
+def test_the_largest_feasible_share(n_pairs, n_possible, share):
+    assert max_attention_check_share(n_pairs, n_possible) == share
 
 
 def test_it_passes_over_the_regular_pairs_in_either_order():

@@ -13,6 +13,7 @@ from annotate.loaders.base import LoadError, problems_text
 from annotate.loaders.harness import FORMATS as HARNESS_FORMATS
 from annotate.loaders.tabular import FORMATS as TABULAR_FORMATS
 from annotate.management.progress import TqdmStream
+from annotate.models import TextFormat
 from annotate.services.human import response_set_mark_human
 from annotate.services.loading import LoadPreview
 from annotate.services.uploads import CheckedUpload, UploadOptions, UploadSource, upload_check, upload_load
@@ -51,6 +52,9 @@ class Command(BaseCommand):
         parser.add_argument("--merge-case-variants", action="store_true",
                             help="load names that differ only by case (GPT-4, gpt-4) as one, keeping the stored "
                                  "spelling or the first in the files, instead of refusing the load")
+        parser.add_argument("--text-format", choices=TextFormat.values,
+                            help="how the new datasets' question text is written: plain (shown as written, only "
+                                 "delimited math typeset) or markdown; default: suggested from the texts (printed)")
         parser.add_argument("--questions", type=Path, help="question metadata file (CSV)")
         parser.add_argument("--models", type=Path, help="model metadata file (CSV)")
         parser.add_argument("--dataset",
@@ -143,7 +147,7 @@ class Command(BaseCommand):
             bar.update(done - bar.n)
 
         try:
-            return upload_load(checked=checked, progress=progress)
+            return upload_load(checked=checked, progress=progress, text_format=options.get("text_format"))
         finally:
             bar.close()
 
@@ -152,6 +156,9 @@ class Command(BaseCommand):
             return
         for note in preview.notes:
             self.stderr.write(f"note: {note}")
+        for shown in preview.text_formats:
+            kept = f"keeps {shown.stored_label}" if shown.stored else f"suggested {shown.suggestion.reason}"
+            self.stderr.write(f"question text of {shown.dataset}: {kept}")
 
     @staticmethod
     def _counts(preview: LoadPreview) -> str:

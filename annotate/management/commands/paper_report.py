@@ -10,6 +10,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from annotate.downloads import ENCODING_NOTE
 from annotate.management.progress import TqdmStream
 from annotate.models import AnalysisKind, ResponseSet
 from annotate.selectors.catalog import response_set_by_key, response_set_names_loaded
@@ -155,7 +156,8 @@ class Command(BaseCommand):
         lines = [f"# Paper analyses of {response_set}", "",
                  f"{response_set.n_questions:,} questions x {response_set.n_models} models loaded "
                  f"({response_set.n_responses:,} responses). Each folder holds result.json, one tidy CSV "
-                 "per table (<table>.csv), codebook.md (columns, units, parameters), plot.png and plot.svg.", ""]
+                 "per table (<table>.csv), codebook.md (columns, units, parameters), plot.png and plot.svg.", "",
+                 ENCODING_NOTE, ""]
         for s in sections:
             run = s["run"]
             lines += [f"## {kind_label(s['kind'])}", "",

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotate.loaders.base import LoadError, problems_text
 from annotate.management.progress import scoring_progress
-from annotate.services.demo import demo_setup
+from annotate.services.demo import N_SIMULATED, SIMULATED_PREFIX, demo_setup
 from annotate.services.scoring import DEFAULT_PARAMS, parse_methods
 from scoring.methods import method_keys
 
@@ -17,7 +17,8 @@ from scoring.methods import method_keys
 class Command(BaseCommand):
     help = (
         "Load the built-in demo response set (or --data FOLDER in the MMLU-Pro layout), score it, create a "
-        "70-pair study, an admin, a researcher and an evaluator login and an invitation link, and print them. "
+        "70-pair study judged by three simulated evaluators (seeded votes, so the report has numbers), an admin, "
+        "a researcher and an evaluator login and an invitation link, and print them. "
         "Safe to run again: it reuses what exists and resets the three demo passwords."
     )
 
@@ -27,7 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("--password", help="password for all three demo logins (default: random, printed)")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="where the site will be served")
         parser.add_argument("--pairs", type=int, default=70, help="pairs in the demo study (default 70)")
-        parser.add_argument("--seed", type=int, default=1, help="pair sampler seed (default 1)")
+        parser.add_argument("--seed", type=int, default=1,
+                            help="seed of the pair sampler and of the simulated evaluators' votes (default 1)")
         parser.add_argument("--mirt-epochs", type=int, default=DEFAULT_PARAMS["mirt_epochs"],
                             help="MIRT epochs of the scoring run (default 1000)")
         parser.add_argument("--methods", default=",".join(method_keys()),
@@ -52,7 +54,8 @@ class Command(BaseCommand):
             f"demo ready: {rs} ({rs.n_questions:,} questions x {rs.n_models} models) "
             f"{'loaded' if demo.response_set_created else 'reused'}, run {demo.run.pk} "
             f"{'scored' if demo.run_created else 'reused'}, study {demo.study.name!r} "
-            f"({demo.study.n_pairs} pairs) {'created' if demo.study_created else 'reused'}, 3 logins"
+            f"({demo.study.n_pairs} pairs) {'created' if demo.study_created else 'reused'}, "
+            f"{demo.simulated_votes} simulated votes, 3 logins"
         )
 
     @staticmethod
@@ -70,8 +73,12 @@ class Command(BaseCommand):
             ("admin", reverse("admin:index")),
             ("results", reverse("annotate:results")),
             ("study (staff view)", reverse("annotate:study_manage", kwargs={"study_id": demo.study.pk})),
+            ("study report", reverse("annotate:study_report", kwargs={"study_id": demo.study.pk})),
             ("study invitation", reverse("annotate:study_join", kwargs={"token": demo.invitation.token})),
         )
+        write(f"Simulated evaluators: {SIMULATED_PREFIX}1 to {SIMULATED_PREFIX}{N_SIMULATED} judged every pair "
+              f"with seeded votes ({demo.simulated_votes} cast now) so that the report has numbers; they are not "
+              "people and cannot log in. Exclude them on the study's page before real evaluators start.")
         write("URLs:")
         for label, path in urls:
             write(f"  {label:<19} {base}{path}")

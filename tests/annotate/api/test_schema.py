@@ -143,7 +143,7 @@ def test_it_is_served_to_anyone_at_api_openapi_json():
 
 
 @pytest.mark.django_db
-def test_the_docs_page_is_for_signed_in_staff_only():
+def test_the_docs_page_is_for_signed_in_researchers_and_staff():
     url = reverse("annotate:api_docs")
     assert url == "/api/docs/"
     anonymous = Client().get(url)
@@ -153,7 +153,10 @@ def test_the_docs_page_is_for_signed_in_staff_only():
     rita.groups.add(researchers)
     researcher = Client()
     researcher.force_login(rita)
-    assert researcher.get(url).status_code == 403
+    assert researcher.get(url).status_code == 200  # most endpoints are the researchers'
+    evaluator = Client()
+    evaluator.force_login(make_user("eve"))  # neither researcher nor staff
+    assert evaluator.get(url).status_code == 403
     staff = Client()
     staff.force_login(make_user("owner", staff=True))
     page = staff.get(url)

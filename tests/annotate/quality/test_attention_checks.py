@@ -6,6 +6,7 @@ one check), ``cy`` (skips one check).
 """
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -116,3 +117,22 @@ def test_the_report_leaves_the_checks_out(study):
         Pair.objects.filter(study=study, attention_check=False).values_list("pk", flat=True))
     assert all(e.n_votes == 2 for e in report.evaluators)
     assert report.to_json()["study"]["n_attention_checks"] == 2
+
+
+def test_too_many_checks_are_refused_in_plain_words_with_the_share_that_fits():
+    catalog = make_catalog(per_subject=4)
+    set_eip(catalog.questions, EIP)
+    # 4 regular pairs at share 1/2: 4 checks wanted, fewer qualify once the regular pairs are drawn.
+    with pytest.raises(ValueError) as caught:
+        study_create(name="Too many checks", run=catalog.run, datasets=[catalog.dataset], n_pairs=4, seed=3,
+                     attention_check_share=0.5)
+    message = str(caught.value)
+    assert "difficulty_rank" not in message
+    found = re.fullmatch(r"4 attention checks wanted, but only (\d) same-subject pairs of questions are at least "
+                         r"0.5 apart on the percentile scale of EIP difficulty \(0 = easiest, 1 = hardest\); "
+                         r"lower the attention-check share \(at most (\d+)% with these pairs\)", message)
+    assert found, message
+    n_possible, share = int(found.group(1)), int(found.group(2))
+    # seed 3's regular pairs leave one qualifying check; the largest whole percent s with
+    # round(s * 4 / (1 - s)) <= 1: 0.27 -> round(1.479) = 1, 0.28 -> round(1.556) = 2
+    assert (n_possible, share) == (1, 27)

@@ -126,3 +126,18 @@ def test_the_codebook_names_every_column_the_parameters_the_version_and_the_time
         section = codebook.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
         for column in read(archive, name).columns:
             assert f"| {column} | " in section, (name, column)
+
+
+def test_every_text_file_of_the_zip_is_utf8_without_a_byte_order_mark_and_the_codebook_says_so(downloaded):
+    _, _, archive, _ = downloaded
+    for name in archive.namelist():
+        data = archive.read(name)
+        assert not data.startswith(b"\xef\xbb\xbf"), name
+        data.decode("utf-8", errors="strict")
+    codebook = archive.read("codebook.md").decode("utf-8")
+    assert ("Encoding: every text file of this download (CSV, JSON, Markdown, this codebook included) is UTF-8 "
+            "without a byte-order mark; CSV rows end in CRLF (RFC 4180).") in codebook
+    for name in archive.namelist():
+        if name.endswith(".csv"):
+            lines = archive.read(name).split(b"\n")
+            assert all(line.endswith(b"\r") for line in lines[:-1]) and lines[-1] == b"", name

@@ -357,3 +357,13 @@ def test_the_streamed_questions_csv_is_the_whole_tables_bytes(small_run, chunk_r
     assert b"".join(chunks) == whole
     n_rows = whole.count(b"\r\n") - 1
     assert n_rows == 6 and len(chunks) == -(-n_rows // chunk_rows)  # 6, 2, 1 and 1 chunks
+
+
+def test_the_run_codebook_says_the_files_encoding_and_the_files_keep_it(small_run, rita):
+    archive = zipfile.ZipFile(io.BytesIO(_get(rita, "run_tables_zip", small_run).content))
+    for name in archive.namelist():
+        data = archive.read(name)
+        assert not data.startswith(b"\xef\xbb\xbf"), name
+        data.decode("utf-8", errors="strict")
+    assert ("Encoding: every text file of this download (CSV, JSON, Markdown, this codebook included) is UTF-8 "
+            "without a byte-order mark") in archive.read("codebook.md").decode("utf-8")

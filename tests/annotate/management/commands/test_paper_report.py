@@ -158,3 +158,16 @@ def test_it_runs_end_to_end_on_a_slice_of_mmlu_pro(shared_data, tmp_path):
         "eip", "irt_1pl", "irt_2pl", "irt_mirt"]
     subjects = json.loads((tmp_path / "report" / "dataset_robustness" / "result.json").read_text())["result"]
     assert (subjects["n_groups"], subjects["group_by"]) == (14, "subject")
+
+
+def test_the_bundle_says_its_files_encoding_in_the_index_and_every_codebook(small, tmp_path):
+    run_command("--response-set", "small", "--out", str(tmp_path), "--analyses", "dataset_robustness", *QUICK)
+    note = ("Encoding: every text file of this download (CSV, JSON, Markdown, this codebook included) is UTF-8 "
+            "without a byte-order mark")
+    assert note in (tmp_path / "index.md").read_text(encoding="utf-8")
+    assert note in (tmp_path / "dataset_robustness" / "codebook.md").read_text(encoding="utf-8")
+    for path in tmp_path.rglob("*"):
+        if path.suffix in (".csv", ".json", ".md"):
+            data = path.read_bytes()
+            assert not data.startswith(b"\xef\xbb\xbf"), path
+            data.decode("utf-8", errors="strict")

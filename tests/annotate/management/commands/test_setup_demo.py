@@ -10,7 +10,17 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotate.models import Invitation, Pair, Participation, Question, ResponseSet, RunStatus, ScoringRun, Study
+from annotate.models import (
+    Invitation,
+    Judgment,
+    Pair,
+    Participation,
+    Question,
+    ResponseSet,
+    RunStatus,
+    ScoringRun,
+    Study,
+)
 from tests.annotate.factories import n_stored_responses
 
 pytestmark = pytest.mark.django_db
@@ -45,9 +55,10 @@ def test_it_sets_up_the_demo_and_reuses_everything_the_second_time():
     first, progress = run("--base-url", "http://demo.example:8123/")
     assert "scoring:" in progress and "100%" in progress  # the progress bar on stderr
     assert "demo ready: EIP-demo v1 (120 questions x 24 models) loaded, run" in first
-    assert "scored, study 'Demo study' (70 pairs) created, 3 logins" in first
-    # demo README: 120 questions, 2,868 observed cells
-    assert counts() == (1, 120, 2868, 1, 1, 70, 3, 1, 1)
+    # 3 simulated evaluators x 70 pairs = 210 votes
+    assert "scored, study 'Demo study' (70 pairs) created, 210 simulated votes, 3 logins" in first
+    # demo README: 120 questions, 2,868 observed cells; users: 3 logins + 3 simulated evaluators
+    assert counts() == (1, 120, 2868, 1, 1, 70, 6, 4, 1)
     run_row = ScoringRun.objects.get()
     assert run_row.status == RunStatus.DONE
     study = Study.objects.get()
@@ -68,8 +79,9 @@ def test_it_sets_up_the_demo_and_reuses_everything_the_second_time():
     assert sorted(passwords) == ["admin", "evaluator", "researcher"]
     second, _ = run()
     assert "loaded" not in second and "EIP-demo v1 (120 questions x 24 models) reused" in second
-    assert f"run {run_row.pk} reused" in second and "study 'Demo study' (70 pairs) reused" in second
-    assert counts() == (1, 120, 2868, 1, 1, 70, 3, 1, 1)
+    assert f"run {run_row.pk} reused" in second and "study 'Demo study' (70 pairs) reused, 0 simulated votes" in second
+    assert counts() == (1, 120, 2868, 1, 1, 70, 6, 4, 1)
+    assert Judgment.objects.count() == 210  # the simulated evaluators vote once
     new_passwords = logins(second)
     for username, password in new_passwords.items():
         assert password != passwords[username]
@@ -120,3 +132,37 @@ def test_it_loads_another_folder_keeping_every_extra_question_column(tmp_path):
 def test_it_refuses_a_folder_without_responses(tmp_path):
     with pytest.raises(CommandError, match=r"has no responses_binary\.csv"):
         run("--data", str(tmp_path))
+
+
+def test_a_missing_data_folder_says_it_does_not_exist_and_where_a_relative_path_is_read(tmp_path):
+    with pytest.raises(CommandError, match=r"data folder .*nowhere does not exist \(a relative path is read from "):
+        run("--data", str(tmp_path / "nowhere"))
+
+
+def test_simulated_evaluators_judge_every_pair_once_by_level_and_the_report_has_numbers():
+    output, _ = run("--password", "pw-demo-1")
+    study = Study.objects.get()
+    simulated = Participation.objects.filter(study=study, user__username__startswith="simulated-")
+    assert sorted(simulated.values_list("user__username", flat=True)) == ["simulated-1", "simulated-2", "simulated-3"]
+    for participation in simulated:
+        assert not participation.user.has_usable_password()
+        assert sorted(participation.judgments.values_list("pair_id", flat=True)) == sorted(
+            study.pairs.values_list("pk", flat=True))
+        assert participation.judgments.filter(choice="skip").count() == 0
+    assert "Simulated evaluators: simulated-1 to simulated-3 judged every pair" in output
+    assert "they are not people and cannot log in" in output
+    # A vote calls the higher-level question harder with probability 1 / (1 + exp(-2 (d + e))), d the level
+    # difference and e ~ N(0, 2 * 0.5^2): for d = 2 that is above 0.9 for |e| < 0.9 (~93% of draws).
+    levels = dict(Question.objects.values_list("pk", "metadata__level"))
+    apart = [(j.harder_question_id, j.pair) for j in Judgment.objects.select_related("pair")
+             if abs(int(levels[j.pair.question_a_id]) - int(levels[j.pair.question_b_id])) == 2]
+    assert apart  # the 70 same-subject pairs hold level-1 vs level-3 pairs
+    agree = sum(int(levels[harder]) == max(int(levels[p.question_a_id]), int(levels[p.question_b_id]))
+                for harder, p in apart)
+    assert agree / len(apart) > 0.8, (agree, len(apart))
+    # the report: every pair has 3 votes, so a consensus; every method has an agreement figure
+    client = Client()
+    assert client.login(username="researcher", password="pw-demo-1")
+    data = client.get(f"/studies/{study.pk}/report/report.json").json()
+    assert (data["consensus"]["n_pairs"], data["consensus"]["n_decided"]) == (70, 70)
+    assert sum(e["n_votes"] for e in data["evaluators"]) == 210
