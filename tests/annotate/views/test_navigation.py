@@ -104,10 +104,14 @@ def test_the_manage_page_shows_external_question_ids_and_evaluator_pseudonyms(ca
     body = client_for(cast["owner"]).get(url).content.decode()
     matrix = body[body.index('class="matrix"'):]
     for pair in Pair.objects.filter(study=study).select_related("question_a__dataset", "question_b__dataset"):
-        # make_catalog names questions q<subject>-<k>; the database ids are plain integers. Issue 14: each
-        # question by its identity, dataset and external id, in its own column.
+        # make_catalog names questions q<subject>-<k>; the database ids are plain integers. Each question by
+        # its identity, dataset and external id, in its own column, above its text as evaluators see it.
         a, b = pair.question_a, pair.question_b
-        assert f"<td>{a.dataset.name}:{a.external_id}</td><td>{b.dataset.name}:{b.external_id}</td>" in matrix
+        cells = re.findall(r'<td class="pair-question"><span class="question-id">([^<]*)</span>', matrix)
+        assert f"{a.dataset.name}:{a.external_id}" in cells and f"{b.dataset.name}:{b.external_id}" in cells
+        assert re.search(rf'<span class="question-id">{re.escape(a.dataset.name)}:{re.escape(a.external_id)}</span>'
+                         rf'<div class="question-text question-clip"><p class="plain-text">'
+                         rf'{re.escape(a.text)}</p>', matrix)
         assert f"<td>{pair.question_a_id}</td><td>{pair.question_b_id}</td>" not in matrix
     assert re.search(r'<th class="evaluator-head" title="evaluator 1: ada">ada</th>', matrix)
 

@@ -89,8 +89,10 @@ def test_the_page_adds_attention_checks_on_top_of_the_pairs(olga):
 def test_too_large_an_attention_share_is_refused_with_the_reason(catalog, olga):
     # Two subjects of 6: ranks are over all 12 questions (k/11), so no same-subject gap reaches 0.5.
     response = client_for(olga).post(reverse("annotate:study_create"), form_data(catalog, attention_check_share=0.2))
-    assert "2 attention-check pairs wanted but only 0 same-subject pairs have a gap of at least 0.5" in \
-        response.content.decode()
+    body = response.content.decode()
+    assert ("2 attention checks wanted, but only 0 same-subject pairs of questions are at least 0.5 apart on the "
+            "percentile scale of EIP difficulty (0 = easiest, 1 = hardest); lower the attention-check share") in body
+    assert "difficulty_rank" not in body
     assert not Study.objects.exists()
 
 
