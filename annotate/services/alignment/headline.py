@@ -322,7 +322,8 @@ def uncertainty_notes(report: AlignmentReport) -> dict[str, tuple[str, ...]]:
         if edge:
             shown = ", ".join(edge[:5]) + (f" and {len(edge) - 5:,} more" if len(edge) > 5 else "")
             notes.setdefault("human_scale_questions", []).append(
-                f"{len(edge):,} question{'s' if len(edge) != 1 else ''} ({shown}) sit on or beyond an end of their "
+                f"{len(edge):,} question{'s' if len(edge) != 1 else ''} ({shown}) "
+                f"{'sits' if len(edge) == 1 else 'sit'} on or beyond an end of {'its' if len(edge) == 1 else 'their'} "
                 "interval. The interval is a bootstrap over evaluators, not estimate ± 1.96 SE: with few votes the "
                 "refitted scales pile up on one side of the estimate, and SE (from the observed information) can be "
                 "wide while the interval is narrow. Such a question needs more votes.")
