@@ -1,12 +1,12 @@
 """The JSON API (django-ninja): the :class:`~ninja.NinjaAPI`, its OpenAPI
-document and the staff-only interactive docs page.
+document and the interactive docs page (researchers and staff).
 
 Scripts upload a response set, start and poll a scoring run, and download a
 study's report and judgments (:mod:`annotate.api.views`). The OpenAPI 3.1
 document is generated from the endpoints and their schemas
 (:mod:`annotate.api.schemas`) and served to anyone at ``/api/openapi.json``;
 the docs page that renders it (Swagger UI) at ``/api/docs/``, to signed-in
-staff only.
+researchers and staff.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ninja.responses import Response
 from annotate.api.errors import ApiError, install_error_handlers, json_method_not_allowed
 from annotate.api.views import router
 from annotate.jsonsafe import JsonTooDeepError, loads_bounded
-from annotate.views.access import staff_required
+from annotate.views.access import researcher_required
 
 TITLE = "EIP human-alignment API"
 DESCRIPTION = (
@@ -49,8 +49,14 @@ class _JsonOrNothing(Parser):
             return None
 
 
-class _StaffSwagger(Swagger):
-    """Swagger UI reading our document; "try it out" sends the session's CSRF token."""
+class _DocsSwagger(Swagger):
+    """Swagger UI reading our document; "try it out" sends the session's CSRF token.
+    Our page template: a language, a main landmark, AA contrast and named selects
+    (``annotate/api/swagger.html``); no deep links (a link inside each operation's
+    toggle button is a nested control and a target under 24 px)."""
+
+    template = "annotate/api/swagger.html"
+    default_settings = {**Swagger.default_settings, "deepLinking": False}
 
     def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
         settings = {**self.settings, "url": reverse("annotate:api_openapi")}
@@ -68,8 +74,8 @@ api = _Api(
     version="1.0.0",
     description=DESCRIPTION,
     openapi_url=None,  # served by the operation below, at the same URL as before ninja
-    docs_url=None,  # served by docs() below, to staff only
-    docs=_StaffSwagger(),
+    docs_url=None,  # served by docs() below, to researchers and staff
+    docs=_DocsSwagger(),
     urls_namespace="annotate-api",
     parser=_JsonOrNothing(),
     servers=[{"url": "/", "description": "this site"}],
@@ -90,9 +96,10 @@ def openapi(request: HttpRequest) -> HttpResponse:
 api.add_router("", router)
 
 
-@staff_required
+@researcher_required
 def docs(request: HttpRequest) -> HttpResponse:
-    """The interactive docs page (Swagger UI) of the generated document."""
+    """The interactive docs page (Swagger UI) of the generated document, for
+    researchers and staff (most endpoints are theirs; each still checks its own access)."""
     return api.docs.render_page(request, api)
 
 

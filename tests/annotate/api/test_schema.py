@@ -141,7 +141,7 @@ def test_it_is_served_to_anyone_at_api_openapi_json():
 
 
 @pytest.mark.django_db
-def test_the_docs_page_is_for_signed_in_staff_only():
+def test_the_docs_page_is_for_signed_in_researchers_and_staff():
     url = reverse("annotate:api_docs")
     assert url == "/api/docs/"
     anonymous = Client().get(url)
@@ -151,7 +151,11 @@ def test_the_docs_page_is_for_signed_in_staff_only():
     rita.groups.add(researchers)
     researcher = Client()
     researcher.force_login(rita)
-    assert researcher.get(url).status_code == 403
+    read = researcher.get(url)
+    assert read.status_code == 200 and b"swagger-ui" in read.content
+    evaluator = Client()
+    evaluator.force_login(make_user("eve"))
+    assert evaluator.get(url).status_code == 403
     staff = Client()
     staff.force_login(make_user("owner", staff=True))
     page = staff.get(url)
@@ -159,6 +163,7 @@ def test_the_docs_page_is_for_signed_in_staff_only():
     html = page.content.decode()
     assert "swagger-ui" in html and '"url": "/api/openapi.json"' in html
     assert 'data-api-csrf="true"' in html  # "try it out" sends the session's CSRF token
+    assert '<html lang="en">' in html and '"deepLinking": false' in html
 
 
 @pytest.mark.django_db
