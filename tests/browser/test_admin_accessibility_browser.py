@@ -21,9 +21,7 @@ from annotate.models import (
     ResponseSet,
     UploadJob,
 )
-from annotate.services import analyses
-from annotate.services import upload_jobs
-from annotate.services import uploads as upload_service
+from annotate.services import analyses, upload_jobs, uploads as upload_service
 from annotate.services.studies import invitation_create
 from tests.annotate.factories import make_researcher
 from tests.annotate.report_cast import judged_study

@@ -36,7 +36,8 @@ def test_the_first_screen_shows_the_forest_plot_and_the_lead_sentence_of_the_rep
                            "return i.complete && i.naturalWidth > 0; }")
     page.screenshot(path="/tmp/h25b_report_first_screen.png")
 
-    document = json.loads(page.request.get(live_server.url + page.locator("#download-json").get_attribute("href")).body())
+    json_url = live_server.url + page.locator("#download-json").get_attribute("href")
+    document = json.loads(page.request.get(json_url).body())
     decided = [p for p in document["pairs"] if p["consensus"]["verdict"] in ("a", "b")]
     keys = [m["key"] for m in document["methods"] if m["available"]]
     label = {m["key"]: m["label"] for m in document["methods"]}

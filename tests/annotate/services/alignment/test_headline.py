@@ -32,7 +32,7 @@ from tests.annotate.report_cast import judged_study
 TOL = 1e-12
 
 
-@pytest.mark.parametrize("b, c", [(0, 0), (1, 0), (2, 0), (5, 0), (6, 0), (3, 7), (10, 10), (17, 4), (40, 25)])
+@pytest.mark.parametrize(("b", "c"), [(0, 0), (1, 0), (2, 0), (5, 0), (6, 0), (3, 7), (10, 10), (17, 4), (40, 25)])
 def test_the_exact_mcnemar_p_value_matches_scipy(b, c):
     expected = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue
     assert float(mcnemar_p_exact(b, c)) == pytest.approx(expected, abs=TOL)
