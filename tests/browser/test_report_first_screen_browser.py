@@ -44,16 +44,20 @@ def test_the_first_screen_shows_the_forest_plot_and_the_lead_sentence_of_the_rep
     right = {k: [p["methods"][k] == p["consensus"]["verdict"] for p in decided] for k in keys}
     ranked = sorted(keys, key=lambda k: (-sum(right[k]), keys.index(k)))
     best, nxt = ranked[:2]
-    assert sum(right[best]) > sum(right[nxt])  # the cast's 1PL noise leaves one method ahead
     b = sum(x and not y for x, y in zip(right[best], right[nxt], strict=True))
     c = sum(y and not x for x, y in zip(right[best], right[nxt], strict=True))
     p = binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
     share = {k: 100 * sum(right[k]) / len(decided) for k in (best, nxt)}
-    verdict = "is significant" if p < 0.05 else "is not significant at the 5% level"
-    expect(page.locator("#lead-sentence")).to_have_text(
-        f"{label[best]} agrees best with the human consensus ({share[best]:.1f}% of {len(decided)} pairs with a "
-        f"consensus); its lead over {label[nxt]} ({share[nxt]:.1f}%) {verdict} (exact McNemar p = {p:.3g}: "
-        f"{b} pair{'s' if b != 1 else ''} only {label[best]} gets right, {c} only {label[nxt]}).")
+    test = f"exact McNemar p = {p:.3g}: {b} pair{'s' if b != 1 else ''} only {label[best]} gets right, {c} only " \
+           f"{label[nxt]}"
+    if sum(right[best]) == sum(right[nxt]):  # the simulated votes can leave two methods level
+        expected = (f"{label[best]} and {label[nxt]} agree equally well with the human consensus ({share[best]:.1f}% "
+                    f"of {len(decided)} pairs with a consensus); no method leads ({test}).")
+    else:
+        verdict = "is significant" if p < 0.05 else "is not significant at the 5% level"
+        expected = (f"{label[best]} agrees best with the human consensus ({share[best]:.1f}% of {len(decided)} pairs "
+                    f"with a consensus); its lead over {label[nxt]} ({share[nxt]:.1f}%) {verdict} ({test}).")
+    expect(page.locator("#lead-sentence")).to_have_text(expected)
 
     # the first screen: plot and sentence inside the viewport, the plot at least half the page wide
     for locator in (plot, page.locator("#lead-sentence")):

@@ -71,8 +71,13 @@ def test_the_headline_names_the_method_that_agrees_best_and_tests_its_lead_as_co
     assert lead.p_value == pytest.approx(p, abs=TOL)
     assert lead.significant == (p < 0.05)
     label = {m["key"]: m["label"] for m in document["methods"]}
-    assert lead.sentence.startswith(f"{label[best]} agrees best with the human consensus "
-                                    f"({100 * float(counted['agree'][best]):.1f}% of {counted['n']} pairs")
+    share = f"{100 * float(counted['agree'][best]):.1f}% of {counted['n']} pairs"
+    if counted["agree"][best] == counted["agree"][nxt]:  # the simulated votes can leave two methods level
+        assert lead.tied and lead.sentence.startswith(
+            f"{label[best]} and {label[nxt]} agree equally well with the human consensus ({share}")
+        return
+    assert not lead.tied
+    assert lead.sentence.startswith(f"{label[best]} agrees best with the human consensus ({share}")
     assert f"its lead over {label[nxt]} ({100 * float(counted['agree'][nxt]):.1f}%)" in lead.sentence
     assert ("is significant" if p < 0.05 else "is not significant at the 5% level") in lead.sentence
 
