@@ -96,6 +96,7 @@ def test_every_admin_page_the_site_uses_passes_axe(live_server, page: Page, tmp_
     audit.check("admin upload done (score now)")
     queued = UploadJob.objects.create(token="f" * 32, state="queued", n_total=10, n_done=3, created_by=root)
     audit.visit(f"{base}/admin/annotate/responseset/upload/job/{queued.pk}/", "admin upload queued")
+    page.screenshot(path="/tmp/h25b_upload_in_progress.png")
     assert page.locator("meta[http-equiv=refresh]").count() == 0
     expect(page.locator("#autorefresh-stop")).to_be_visible()
     (tmp_path / "bad.csv").write_bytes(b"question_id,m1\nq1,7\n")
