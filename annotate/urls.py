@@ -51,6 +51,8 @@ report_urls = [
     path("studies/<int:study_id>/report/pools/", reports.study_report_pools, name="study_report_pools"),
     path("studies/<int:study_id>/report/judgments.csv", reports.study_judgments_csv, name="study_judgments_csv"),
     path("studies/<int:study_id>/report/pairs.csv", reports.study_report_pairs_csv, name="study_report_pairs_csv"),
+    path("studies/<int:study_id>/report/tables/<slug:key>.csv", reports.study_report_table_csv,
+         name="study_report_table_csv"),
     path("studies/<int:study_id>/report/plots/<slug:name>.<slug:fmt>", reports.study_report_plot,
          name="study_report_plot"),
 ]

@@ -187,7 +187,8 @@ ROOT_URLCONF = "eipsite.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # Overrides of third-party templates (the admin's base_site.html), found before the apps' own.
+        "DIRS": [BASE_DIR / "annotate" / "template_overrides"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

@@ -98,11 +98,19 @@ class QuestionAdmin(admin.ModelAdmin):
         return render_to_string("annotate/_question_text.html", {"question": obj, "clip": False})
 
 
+class FamilyFilter(admin.AllValuesFieldListFilter):
+    """The family filter, with the blank family named (an empty link has no accessible name)."""
+
+    def choices(self, changelist):
+        for choice in super().choices(changelist):
+            yield {**choice, "display": "(no family)"} if choice["display"] == "" else choice
+
+
 @admin.register(LanguageModel)
 class LanguageModelAdmin(admin.ModelAdmin):
     formfield_overrides = BOUNDED_JSON
     list_display = ["name", "family", "parameters_b", "access", "inferred"]
-    list_filter = ["access", "family"]
+    list_filter = ["access", ("family", FamilyFilter)]
     search_fields = ["name", "family"]
 
     @admin.display(description="guessed from the name")

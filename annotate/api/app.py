@@ -50,8 +50,14 @@ class _JsonOrNothing(Parser):
             return None
 
 
-class _SiteSwagger(Swagger):
-    """Swagger UI reading our document; "try it out" sends the session's CSRF token."""
+class _DocsSwagger(Swagger):
+    """Swagger UI reading our document; "try it out" sends the session's CSRF token.
+    Our page template: a language, a main landmark, AA contrast and named selects
+    (``annotate/api/swagger.html``); no deep links (a link inside each operation's
+    toggle button is a nested control and a target under 24 px)."""
+
+    template = "annotate/api/swagger.html"
+    default_settings = {**Swagger.default_settings, "deepLinking": False}
 
     def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
         settings = {**self.settings, "url": reverse("annotate:api_openapi")}
@@ -70,7 +76,7 @@ api = _Api(
     description=DESCRIPTION,
     openapi_url=None,  # served by the operation below, at the same URL as before ninja
     docs_url=None,  # served by docs() below, to researchers and staff
-    docs=_SiteSwagger(),
+    docs=_DocsSwagger(),
     urls_namespace="annotate-api",
     parser=_JsonOrNothing(),
     servers=[{"url": "/", "description": "this site"}],
@@ -93,7 +99,8 @@ api.add_router("", router)
 
 @researcher_required
 def docs(request: HttpRequest) -> HttpResponse:
-    """The interactive docs page (Swagger UI) of the generated document."""
+    """The interactive docs page (Swagger UI) of the generated document, for
+    researchers and staff (most endpoints are theirs; each still checks its own access)."""
     return api.docs.render_page(request, api)
 
 

@@ -37,8 +37,9 @@ import numpy as np
 from django.utils.text import slugify
 
 from annotate.downloads import ENCODING_NOTE, rows_csv_bytes, rows_csv_lines
-from annotate.plots import difficulty_profile_figure, human_scale_figure
+from annotate.plots import difficulty_profile_figure, forest_figure, human_scale_figure
 from annotate.selectors.alignment import JUDGMENT_COLUMNS
+from annotate.services.alignment.headline import report_headline
 from annotate.services.alignment.model import AlignmentReport
 from annotate.services.alignment.tables import Table, csv_tables
 
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 CONTENT_TYPES = {"png": "image/png", "svg": "image/svg+xml"}
 ERR_PLOT = "name must be one of {names}; got {value!r}"
 ERR_FORMAT = "fmt must be one of {formats}; got {value!r}"
+ERR_TABLE = "key must be one of the report's CSV tables {keys}; got {value!r}"
 
 
 # --------------------------------------------------------------------------- CSV
@@ -69,6 +71,25 @@ def report_csv(report: AlignmentReport | dict) -> bytes:
     typed = as_report(report)
     [table] = [t for t in csv_tables(typed) if t.key == "agreement"]
     return table_csv(table)
+
+
+def report_table_keys(report: AlignmentReport | dict) -> list[str]:
+    """Keys of the tables written as CSV files (``<key>.csv`` in the zip), in page order."""
+    return [t.key for t in csv_tables(as_report(report))]
+
+
+def report_table_csv(report: AlignmentReport | dict, key: str) -> bytes:
+    """One table of the report as its tidy CSV, the same bytes as ``<key>.csv`` in the zip.
+
+    Raises
+    ------
+    ValueError
+        If no CSV table has the key ``key`` (the message lists the keys).
+    """
+    tables = {t.key: t for t in csv_tables(as_report(report))}
+    if key not in tables:
+        raise ValueError(ERR_TABLE.format(keys=sorted(tables), value=key))
+    return table_csv(tables[key])
 
 
 def judgments_file_name(study_id: int) -> str:
@@ -307,6 +328,27 @@ def report_zip_stream(report: AlignmentReport | dict, judgments: Iterable[dict])
 # --------------------------------------------------------------------------- plots
 
 
+def plot_forest(report: AlignmentReport) -> Figure:
+    """The report's answer: each method's agreement with people, with intervals
+    (:func:`~annotate.services.alignment.headline.report_headline`'s panels:
+    with the consensus, with the human scale, with the label), the best method bold.
+    Every panel lists the methods in the consensus panel's order; a method a
+    panel has no row for is drawn "undefined"."""
+    headline = report_headline(report)
+    order = [r.method for r in headline.panels[0].rows]
+    labels = {r.method: r.label for r in headline.panels[0].rows}
+    panels = []
+    for panel in headline.panels:
+        by_key = {r.method: r for r in panel.rows}
+        rows = []
+        for key in order:
+            r = by_key.get(key)
+            rows.append((labels[key], None, None, None) if r is None else (labels[key], r.value, r.low, r.high))
+        panels.append((panel.title, panel.axis, panel.percent, rows))
+    best = headline.lead.best
+    return forest_figure(panels=panels, highlight=None if best is None else report.label(best))
+
+
 def plot_agreement(report: AlignmentReport) -> Figure:
     """Agreement of each method with the consensus, with its bootstrap interval,
     and the mean over evaluators."""
@@ -416,6 +458,7 @@ def _wrap(text: str, width: int = 70) -> str:
 
 
 PLOTS: dict[str, Callable[[AlignmentReport], Figure]] = {
+    "forest": plot_forest,
     "agreement": plot_agreement,
     "heatmap": plot_heatmap,
     "profiles": plot_profiles,

@@ -23,6 +23,7 @@ from annotate.selectors.alignment import study_judgment_rows_iter
 from annotate.selectors.scoring import scoring_run_diagnostics, study_report_runs
 from annotate.services.alignment import AlignmentReport, report_pools_start
 from annotate.services.alignment.cache import study_alignment_report_cached
+from annotate.services.alignment.headline import report_headline, uncertainty_notes
 from annotate.services.alignment.tables import PER_PAGE, page_tables
 from annotate.services.report_files import (
     CONTENT_TYPES,
@@ -35,6 +36,8 @@ from annotate.services.report_files import (
     report_file_name,
     report_json,
     report_plot_names,
+    report_table_csv,
+    report_table_keys,
     report_zip_stream,
 )
 from annotate.views.access import study_access_required
@@ -77,13 +80,21 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     def plot_url(name: str, fmt: str) -> str:
         return reverse("annotate:study_report_plot", kwargs={"study_id": study_id, "name": name, "fmt": fmt}) + suffix
 
+    def table_url(key: str) -> str:
+        return reverse("annotate:study_report_table_csv", kwargs={"study_id": study_id, "key": key}) + suffix
+
+    plots = [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in report_plot_names(report)]
+    forest = next(p for p in plots if p["name"] == "forest")
     context = {
         "study": study, "report": report, "tables": page_tables(report, pages=pages), "suffix": suffix,
         "page_query": f"{query}&" if query else "",
         "parameters": report_parameters_text(report.parameters()),
         "run_diagnostics": scoring_run_diagnostics(pk=report.run.id),
         "form": _params_form(request.GET or None, study),
-        "plots": [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in report_plot_names(report)],
+        "headline": report_headline(report), "notes": uncertainty_notes(report),
+        "forest": forest, "plots": [p for p in plots if p is not forest],
+        "table_urls": {key: table_url(key) for key in report_table_keys(report)},
+        "open_sections": {key for key in PER_PAGE if f"{key}_page" in request.GET},
     }
     return render(request, "annotate/reports/report.html", context)
 
@@ -157,6 +168,19 @@ def study_judgments_csv(request: HttpRequest, study_id: int) -> StreamingHttpRes
     study = get_object_or_404(Study, pk=study_id)
     return streamed_file_response(judgments_csv_stream(study_judgment_rows_iter(study=study)),
                                   file_name=judgments_file_name(study_id))
+
+
+@study_access_required
+def study_report_table_csv(request: HttpRequest, study_id: int, key: str) -> HttpResponse:
+    """One table of the report as its tidy CSV (the zip's ``<key>.csv``)."""
+    report = _report(request, get_object_or_404(Study, pk=study_id))
+    if isinstance(report, HttpResponse):
+        return report
+    try:
+        content = report_table_csv(report, key)
+    except ValueError as exc:
+        raise Http404(str(exc)) from exc
+    return file_response(content, file_name=report_file_name(report, key, ext="csv"))
 
 
 @study_access_required

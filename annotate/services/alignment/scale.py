@@ -50,6 +50,11 @@ ADAPTIVE_SSR_NOTE = (
     "This study chose its pairs adaptively, which inflates SSR (Bramley & Vitello, 2019): trust split-half "
     "reliability, not SSR"
 )
+#: The same when split-half is undefined: neither reliability can be read.
+ADAPTIVE_NO_SPLIT_NOTE = (
+    "This study chose its pairs adaptively, which inflates SSR (Bramley & Vitello, 2019), and split-half "
+    "reliability is undefined (too few evaluators judged the same questions): trust neither yet"
+)
 
 
 def _value(x: float) -> float | None:
@@ -170,6 +175,8 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
                          **{kind: _row(by_scope[scope][j][kind]) for kind in ("spearman", "kendall")})
         for j, k in enumerate(available) for scope, _ in scopes
     ]
+    if adaptive and not math.isfinite(scale.split_half):
+        design["reliability_note"] = ADAPTIVE_NO_SPLIT_NOTE
     return HumanScaleSection(
         available=True, undefined_reason=None, **common, n_questions=int(judged.sum()),
         n_components=scale.n_components,

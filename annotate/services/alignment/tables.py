@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 
 from annotate.labels import CONSENSUS_LABELS, label
 from annotate.models import EducationLevel, FieldOfStudy
+from annotate.services.alignment.headline import uncertainty_notes
 from annotate.services.alignment.model import AlignmentReport, Kappa
 
 UNDEFINED_TEXT = "undefined"
@@ -434,6 +435,7 @@ def consensus_table(report: AlignmentReport) -> Table:
             "McNemar: exact two-sided test of EIP against the method on the pairs with a consensus.",
             KAPPA_NOTE,
             *tie_notes(report),
+            *uncertainty_notes(report).get("consensus", ()),
         ),
     )
 
@@ -830,6 +832,7 @@ def human_scale_summary_table(report: AlignmentReport) -> Table:
     notes = [HUMAN_SCALE_NOTE, *(hs.warnings if hs is not None else ())]
     if hs is not None and hs.reliability_note:
         notes.append(f"{hs.reliability_note}.")
+    notes += uncertainty_notes(report).get("human_scale", ())
     if reason:
         notes.append(f"No human scale: {reason}.")
     return Table(
@@ -927,7 +930,7 @@ def human_scale_table(report: AlignmentReport) -> Table:
             *(Column(f"difficulty_{m.key}", m.label, "", f"{m.label}'s difficulty (higher = harder)")
               for m in methods),
         ),
-        rows=tuple(rows), notes=(HUMAN_SCALE_NOTE,),
+        rows=tuple(rows), notes=(HUMAN_SCALE_NOTE, *uncertainty_notes(report).get("human_scale_questions", ())),
     )
 
 

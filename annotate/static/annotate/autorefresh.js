@@ -1,7 +1,7 @@
 /* Reload a page that shows work in progress every N seconds (the script
  * tag's data-seconds), with a control to stop it: a <meta http-equiv=refresh>
  * cannot be stopped, which fails WCAG 2.2.1 (axe "meta-refresh", critical).
- * The control goes at the start of <main>; pressing it keeps the page still.
+ * The control goes at the start of the admin's #content, else of <main>; pressing it keeps the page still.
  */
 (function () {
   "use strict";
@@ -10,7 +10,7 @@
   var timer = null;
   function start() { timer = window.setTimeout(function () { window.location.reload(); }, seconds * 1000); }
   document.addEventListener("DOMContentLoaded", function () {
-    var main = document.querySelector("main");
+    var main = document.getElementById("content") || document.querySelector("main");
     if (!main) { return; }
     var bar = document.createElement("p");
     bar.className = "muted small autorefresh";

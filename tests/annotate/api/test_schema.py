@@ -153,9 +153,10 @@ def test_the_docs_page_is_for_signed_in_researchers_and_staff():
     rita.groups.add(researchers)
     researcher = Client()
     researcher.force_login(rita)
-    assert researcher.get(url).status_code == 200  # most endpoints are the researchers'
+    read = researcher.get(url)
+    assert read.status_code == 200 and b"swagger-ui" in read.content
     evaluator = Client()
-    evaluator.force_login(make_user("eve"))  # neither researcher nor staff
+    evaluator.force_login(make_user("eve"))
     assert evaluator.get(url).status_code == 403
     staff = Client()
     staff.force_login(make_user("owner", staff=True))
@@ -164,6 +165,7 @@ def test_the_docs_page_is_for_signed_in_researchers_and_staff():
     html = page.content.decode()
     assert "swagger-ui" in html and '"url": "/api/openapi.json"' in html
     assert 'data-api-csrf="true"' in html  # "try it out" sends the session's CSRF token
+    assert '<html lang="en">' in html and '"deepLinking": false' in html
 
 
 @pytest.mark.django_db

@@ -226,6 +226,7 @@ ACCESS: dict[str, Access] = {
     "annotate:study_judgments_csv": STUDY_PAGE,
     "annotate:study_report_pairs_csv": STUDY_PAGE,
     "annotate:study_report_plot": STUDY_PAGE,
+    "annotate:study_report_table_csv": STUDY_PAGE,
     # analyses (queued in the fixture)
     "annotate:analyses": RESEARCHER_PAGE,
     "annotate:analysis_kind": RESEARCHER_START,
@@ -238,7 +239,7 @@ ACCESS: dict[str, Access] = {
     "annotate:analysis_run_plot": RESEARCHER_NOT_READY,
     # the JSON API (session-authenticated here; tokens are tested in api/test_tokens.py)
     "annotate:api_openapi": API_PUBLIC,
-    "annotate:api_docs": STAFF_PAGE,  # the interactive docs page of the generated OpenAPI document
+    "annotate:api_docs": RESEARCHER_PAGE,  # the interactive docs page of the generated OpenAPI document
     "annotate:api_response_sets": API_STAFF_READ_WRITE,
     "annotate:api_response_set": API_STAFF_READ,
     "annotate:api_scoring_runs": API_STAFF_WRITE,
@@ -354,6 +355,7 @@ def cast() -> Cast:
         "run_id": str(catalog.run.pk),
         **dict.fromkeys(("upload_id", "job_id"), str(UploadJob.objects.create(token="a" * 32).pk)),  # queued
         "table": "timing",
+        "key": "consensus",
         "name": "agreement",
         "fmt": "png",
         "uidb64": "MQ",

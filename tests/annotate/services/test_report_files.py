@@ -192,7 +192,7 @@ def test_the_command_writes_the_bundle_and_sums_it_up(study, tmp_path):
                             *(f"{n}.{f}" for n in PLOTS for f in ("png", "svg"))])
     summary = out.getvalue().strip()
     assert summary == (f"study 'Hand': 4 pairs, 4 evaluators; EIP agrees with the consensus on 100.0% of 4 pairs "
-                       f"(kappa 1.00); model pools not computed yet; wrote 28 files to {tmp_path / 'bundle'}")
+                       f"(kappa 1.00); model pools not computed yet; wrote 30 files to {tmp_path / 'bundle'}")
     saved = json.loads((tmp_path / "bundle" / "report.json").read_text())
     assert saved["params"]["n_boot"] == 50
 

@@ -84,8 +84,10 @@ def test_the_page_shows_table_2_the_tests_and_the_plots(cast):
     assert "Agreement excluding the method&#x27;s ties (%)" in html
     assert "kappa on pairs is orientation-free" in html
     assert "McNemar p" in html and "Krippendorff" in html and "Model pools" in html
-    plot = reverse("annotate:study_report_plot", kwargs={"study_id": study.pk, "name": "heatmap", "fmt": "png"})
-    assert f'<img src="{plot}?n_boot=20"' in html
+    svg, png = (reverse("annotate:study_report_plot", kwargs={"study_id": study.pk, "name": "heatmap", "fmt": fmt})
+                for fmt in ("svg", "png"))
+    assert f'<img src="{svg}?n_boot=20"' in html and f'href="{png}?n_boot=20?download"' not in html
+    assert f'<a href="{svg}?n_boot=20"' in html  # the plot opens full size
     assert "mean over 3 of 4 evaluators; 1 undefined" in html
 
 

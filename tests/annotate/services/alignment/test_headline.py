@@ -1,0 +1,181 @@
+"""The report's answer first: the forest plot's values, the lead sentence and
+its exact McNemar decision, and the plain notes on surprising uncertainty
+figures. Every expected number is counted here from the report's JSON pairs
+or taken from scipy, not from the code under test.
+
+Cast: a study of 24 pairs judged by five simulated evaluators
+(:func:`tests.annotate.report_cast.judged_study`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import io
+import zipfile
+from fractions import Fraction
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from scipy.stats import binomtest
+
+from annotate.services.alignment.headline import (
+    SIGNIFICANCE,
+    mcnemar_p_exact,
+    report_headline,
+    uncertainty_notes,
+)
+from annotate.services.alignment.report import alignment_report_compute
+from annotate.services.report_files import plot_forest, report_zip
+from tests.annotate.factories import make_user
+from tests.annotate.report_cast import judged_study
+
+TOL = 1e-12
+
+
+@pytest.mark.parametrize(("b", "c"), [(0, 0), (1, 0), (2, 0), (5, 0), (6, 0), (3, 7), (10, 10), (17, 4), (40, 25)])
+def test_the_exact_mcnemar_p_value_matches_scipy(b, c):
+    expected = 1.0 if b + c == 0 else binomtest(b, b + c, 0.5).pvalue
+    assert float(mcnemar_p_exact(b, c)) == pytest.approx(expected, abs=TOL)
+
+
+def test_the_exact_p_value_sits_either_side_of_the_5_percent_line_as_hand_arithmetic_says():
+    # 6 vs 0: 2 * (1/2)^6 = 1/32 < 1/20; 5 vs 0: 2 * (1/2)^5 = 1/16 > 1/20
+    assert mcnemar_p_exact(6, 0) == Fraction(1, 32) < SIGNIFICANCE
+    assert mcnemar_p_exact(5, 0) == Fraction(1, 16) > SIGNIFICANCE
+    with pytest.raises(ValueError, match="b and c must be counts >= 0; got b=-1, c=0"):
+        mcnemar_p_exact(-1, 0)
+
+
+def by_hand(document: dict) -> dict:
+    """Agreement of each method with the consensus, counted from the JSON pairs."""
+    decided = [p for p in document["pairs"] if p["consensus"]["verdict"] in ("a", "b")]
+    keys = [m["key"] for m in document["methods"] if m["available"]]
+    right = {k: [p["methods"][k] == p["consensus"]["verdict"] for p in decided] for k in keys}
+    return {"n": len(decided), "right": right, "agree": {k: Fraction(sum(v), len(decided)) for k, v in right.items()},
+            "keys": keys}
+
+
+@pytest.mark.django_db
+def test_the_headline_names_the_method_that_agrees_best_and_tests_its_lead_as_counted_by_hand():
+    report = alignment_report_compute(study=judged_study(), n_boot=50)
+    document = report.to_json()
+    counted = by_hand(document)
+    ranked = sorted(counted["keys"], key=lambda k: (-counted["agree"][k], counted["keys"].index(k)))
+    best, nxt = ranked[:2]
+    b = sum(x and not y for x, y in zip(counted["right"][best], counted["right"][nxt], strict=True))
+    c = sum(y and not x for x, y in zip(counted["right"][best], counted["right"][nxt], strict=True))
+    p = binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
+
+    lead = report_headline(report).lead
+    assert (lead.best, lead.runner_up, lead.b, lead.c) == (best, nxt, b, c)
+    assert lead.p_value == pytest.approx(p, abs=TOL)
+    assert lead.significant == (p < 0.05)
+    label = {m["key"]: m["label"] for m in document["methods"]}
+    share = f"{100 * float(counted['agree'][best]):.1f}% of {counted['n']} pairs"
+    if counted["agree"][best] == counted["agree"][nxt]:  # the simulated votes can leave two methods level
+        assert lead.tied and lead.sentence.startswith(
+            f"{label[best]} and {label[nxt]} agree equally well with the human consensus ({share}")
+        return
+    assert not lead.tied
+    assert lead.sentence.startswith(f"{label[best]} agrees best with the human consensus ({share}")
+    assert f"its lead over {label[nxt]} ({100 * float(counted['agree'][nxt]):.1f}%)" in lead.sentence
+    assert ("is significant" if p < 0.05 else "is not significant at the 5% level") in lead.sentence
+
+
+@pytest.mark.django_db
+def test_the_forest_plot_draws_each_panel_value_from_the_report():
+    report = alignment_report_compute(study=judged_study(), n_boot=50)
+    document = report.to_json()
+    headline = report_headline(report)
+    assert [p.key for p in headline.panels] == ["consensus", "human_scale", "label"]
+    consensus = {r.method: r for r in headline.panels[0].rows}
+    for key, c in document["consensus_agreement"].items():
+        assert (consensus[key].value, consensus[key].low, consensus[key].high) == (
+            c["agreement"], *c["ci"]["agreement"])
+    scale = {r.method: r for r in headline.panels[1].rows}
+    for r in document["human_scale"]["methods"]:
+        if r["scope"] == "overall":
+            assert (scale[r["method"]].value, scale[r["method"]].low, scale[r["method"]].high) == (
+                r["spearman"]["value"], *r["spearman"]["ci"])
+    label = {r.method: r for r in headline.panels[2].rows}
+    for m in document["labels"]["analysis"]["methods"]:
+        margin0 = m["pairs"][0]
+        assert margin0["margin"] == 0 and label[m["method"]].value == margin0["agreement"]
+
+    fig = plot_forest(report)
+    dots = {line.get_gid(): line for ax in fig.axes for line in ax.get_lines() if line.get_gid()}
+    names = {m["key"]: m["label"] for m in document["methods"]}
+    for p, panel in enumerate(headline.panels):
+        scale_factor = 100.0 if panel.percent else 1.0
+        for row, r in enumerate(headline.panels[0].rows):
+            value = {x.method: x.value for x in panel.rows}[r.method]
+            dot = dots[f"{p}:{names[r.method]}"]
+            assert list(dot.get_xdata()) == pytest.approx([scale_factor * value], abs=TOL)
+            assert list(dot.get_ydata()) == [row]
+    weights = {t.get_text(): t.get_fontweight() for t in fig.axes[0].get_yticklabels()}
+    best = names[headline.lead.best]
+    assert weights[best] == "bold" and {w for k, w in weights.items() if k != best} == {"normal"}
+
+
+@pytest.mark.django_db
+def test_a_lead_from_injected_counts_is_significant_exactly_below_one_in_twenty():
+    report = alignment_report_compute(study=judged_study(), n_boot=50)
+    lead = report_headline(report).lead
+    for (b, c), significant in (((6, 0), True), ((5, 0), False)):
+        tests = tuple(dataclasses.replace(t, method_a=lead.best, method_b=lead.runner_up, b=b, c=c)
+                      for t in report.mcnemar[:1])
+        changed = dataclasses.replace(report, mcnemar=tests)
+        got = report_headline(changed).lead
+        assert (got.b, got.c, got.significant) == (b, c, significant)
+
+
+@pytest.mark.django_db
+def test_it_notes_a_consensus_from_one_vote_a_negative_ssr_an_undefined_split_half_and_an_edge_estimate():
+    report = alignment_report_compute(study=judged_study(n_evaluators=1, p_skip=0.0), n_boot=50)
+    notes = uncertainty_notes(report)
+    n = report.consensus.n_decided
+    assert n == 24
+    assert notes["consensus"][0].startswith("24 of the 24 pairs with a consensus have a single vote")
+    assert notes["human_scale"] == ("Split-half is undefined: it needs random halves of the evaluators that each "
+                                    "judged at least 3 of the same questions, and this study has 1 evaluator.",)
+
+
+
+@pytest.mark.django_db
+def test_it_notes_a_negative_ssr_and_an_estimate_on_the_edge_of_its_interval():
+    report = alignment_report_compute(study=judged_study(), n_boot=50)
+    hs = report.human_scale
+    inside = [dataclasses.replace(q, difficulty=0.0, ci=(-1.0, 1.0)) for q in hs.questions]
+    q = inside[0]
+    on_edge = dataclasses.replace(q, difficulty=-1.26, se=1.61, ci=(-1.26, -0.99))  # the estimate is the low end
+    changed = dataclasses.replace(report, human_scale=dataclasses.replace(
+        hs, ssr=-0.18, split_half=0.7, questions=(on_edge, *inside[1:])))
+    notes = uncertainty_notes(changed)
+    assert notes["human_scale"] == (
+        "SSR is negative (-0.18): the questions' estimation error is larger than their spread, so the votes cannot "
+        "yet tell the questions apart. SSR = (spread - error) / spread drops below 0 then; read it as no "
+        "reliability, and collect more votes per question.",)
+    assert notes["human_scale_questions"][0].startswith(
+        f"1 question ({q.question.dataset} {q.question.external_id}) sits on or beyond an end of its interval.")
+    assert "consensus" not in notes  # five evaluators: pairs have several votes
+    assert uncertainty_notes(dataclasses.replace(report, human_scale=dataclasses.replace(
+        hs, questions=tuple(inside)))).get("human_scale_questions") is None
+
+
+@pytest.mark.django_db
+def test_each_section_downloads_its_table_as_in_the_zip():
+    study = judged_study()
+    client = Client()
+    client.force_login(make_user("owner", staff=True))
+    kw = {"study_id": study.pk}
+    query = "?n_boot=50"
+    report = alignment_report_compute(study=study, n_boot=50)
+    members = zipfile.ZipFile(io.BytesIO(report_zip(report, []))).namelist()
+    for key in ("consensus", "irr", "evaluators", "labels_analysis", "human_scale"):
+        response = client.get(reverse("annotate:study_report_table_csv", kwargs={**kw, "key": key}) + query)
+        assert response.status_code == 200 and f"{key}.csv" in members
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert body == zipfile.ZipFile(io.BytesIO(report_zip(report, []))).read(f"{key}.csv")
+        assert f"_{key}.csv" in response["Content-Disposition"]
+    missing = client.get(reverse("annotate:study_report_table_csv", kwargs={**kw, "key": "nope"}) + query)
+    assert missing.status_code == 404
