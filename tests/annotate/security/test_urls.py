@@ -160,6 +160,8 @@ API_STUDY = Access("API, the study's owner, members and staff (rita is an outsid
                    roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, NOT_FOUND, OK))
 API_RESEARCHER_WRITE = Access("API, researchers and staff (POST only); a valid POST queues an analysis",
                               everyone(NOT_ALLOWED), roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
+API_RESEARCHER_CREATE = Access("API, researchers and staff (POST only); a valid POST writes a closed study",
+                               everyone(NOT_ALLOWED), roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
 ADMIN = Access("admin: staff only", roles(LOGIN, LOGIN, LOGIN, LOGIN, ADMIN_REACHED),
                roles(LOGIN, LOGIN, LOGIN, LOGIN, None))  # the admin's own writes are not replayed
 ADMIN_MISSING = Access("admin, a page that does not exist", roles(LOGIN, LOGIN, LOGIN, LOGIN, NOT_FOUND))
@@ -195,6 +197,7 @@ ACCESS: dict[str, Access] = {
     "annotate:study_done": OWN_STUDY,
     "annotate:study_closed": OWN_STUDY,
     "annotate:study_create": RESEARCHER_FORM,
+    "annotate:study_derive": RESEARCHER_FORM,
     "annotate:study_scope_counts": RESEARCHER_QUERY,
     "annotate:markdown_preview": RESEARCHER_POST,
     "annotate:study_edit": STUDY_FORM,
@@ -248,6 +251,8 @@ ACCESS: dict[str, Access] = {
     "annotate:api_scoring_run_questions": API_RESEARCHER,
     "annotate:api_scoring_run_models": API_RESEARCHER,
     "annotate:api_studies": API_RESEARCHER,
+    "annotate:api_study_derive": API_RESEARCHER_CREATE,
+    "annotate:api_study_import": API_RESEARCHER_CREATE,
     "annotate:api_study_report": API_STUDY,
     "annotate:api_study_judgments": API_STUDY,
     "annotate:api_response_set_human": API_STAFF_WRITE,

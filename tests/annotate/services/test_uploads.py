@@ -459,8 +459,9 @@ def test_score_now_starts_a_scoring_run_with_the_chosen_methods_alpha_and_models
     assert ScoringRun.objects.count() == 0
     started = admin_client.post(progress_url, {"methods": ["simple_rank"], "alpha": "0.5", "models": [m2.pk]})
     run = ScoringRun.objects.get()
-    assert started.status_code == 302 and started["Location"] == reverse("admin:annotate_scoringrun_change",
-                                                                         args=[run.pk])
+    # lands on the site's run page, not the admin's change form
+    assert started.status_code == 302
+    assert started["Location"] == reverse("annotate:run_detail", kwargs={"run_id": run.pk})
     assert (run.response_set, run.status, run.params["alpha"]) == (job.response_set, "done", 0.5)  # ran inline
     required = [m.key for m in registered_methods() if m.required]
     assert run.params["methods"] == [m.key for m in registered_methods() if m.key in {"simple_rank", *required}]

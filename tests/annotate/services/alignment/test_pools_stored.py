@@ -152,7 +152,10 @@ def test_without_a_stored_analysis_the_section_says_not_computed_and_the_rest_re
     page = researcher_client.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}) + "?n_boot=20")
     html = page.content.decode()
     assert "<p>Not computed yet: no finished model-pool analysis" in html
-    assert html.count("not computed") + html.count("Not computed") == 1  # said once, not three times
+    # said in the folded section's summary and once in its body, not three times
+    assert html.count("not computed") + html.count("Not computed") == 2
+    assert ('Model pools <span class="muted small">EIP rerun on subsets of the models · not computed yet</span>'
+            in html)
     assert 'id="table-pools"' not in html  # no empty table beside the message
     assert 'id="compute-pools"' in html
     assert reverse("annotate:study_report_pools", kwargs={"study_id": study.pk}) in html
