@@ -46,6 +46,8 @@ seen pairs) against a naive scorer of every candidate pair.
 """
 from __future__ import annotations
 
+import functools
+import multiprocessing
 import os
 import time
 import warnings
@@ -365,24 +367,35 @@ def run(args) -> None:
           f"tuned on seeds {TUNING_SEEDS[0]}-{TUNING_SEEDS[-1]} only); {n} questions in 4 subjects; "
           f"40 evaluators; AdaptiveConfig{config}")
     runs: dict[str, list[Run]] = {s: [] for s in STRATEGIES}
-    with threadpool_limits(limits=1, user_api="blas"):  # many small fits: one BLAS thread is much faster here
-        _simulate_all(runs, seeds, per_subject, config)
+    _simulate_all(runs, seeds, per_subject, config)
     _report(runs, n)
     timing(10 if quick else 30)
 
 
+def _one_seed(seed: int, per_subject: int, config: AdaptiveConfig, spread: float) -> dict[str, Run]:
+    """Every strategy on one seed's world (deterministic: the seed fixes every random stream)."""
+    world = make_world(seed, n_subjects=4, per_subject=per_subject, n_evaluators=40, spread=spread)
+    with threadpool_limits(limits=1, user_api="blas"):  # many small fits: one BLAS thread is much faster here
+        return {strategy: simulate(world, strategy, seed, max_per_question=max(LEVELS), config=config)
+                for strategy in STRATEGIES}
+
+
 def _simulate_all(runs: dict[str, list[Run]], seeds: tuple[int, ...], per_subject: int, config: AdaptiveConfig, *,
-                  spread: float = 1.2) -> None:
-    for seed in seeds:
-        world = make_world(seed, n_subjects=4, per_subject=per_subject, n_evaluators=40, spread=spread)
-        for strategy in STRATEGIES:
-            runs[strategy].append(simulate(world, strategy, seed, max_per_question=max(LEVELS), config=config))
-        ratio = np.median([_median([a.judgments_to_target]) / _median([u.judgments_to_target])
-                           for a, u in zip(runs["adaptive"], runs["uniform"])])
-        this = _median([runs["adaptive"][-1].judgments_to_target]) / _median([runs["uniform"][-1].judgments_to_target])
-        print(f"seed {seed}: judgments to {TARGET} " + ", ".join(
-            f"{s} {runs[s][-1].judgments_to_target:.0f}" for s in STRATEGIES)
-            + f"; adaptive/uniform {this:.3f}; running median {ratio:.3f}", flush=True)
+                  spread: float = 1.2, processes: int = 2) -> None:
+    """The seeds in ``processes`` worker processes (results in seed order, identical to a serial run)."""
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        results = pool.imap(functools.partial(_one_seed, per_subject=per_subject, config=config, spread=spread),
+                            seeds)
+        for seed, result in zip(seeds, results, strict=True):
+            for strategy in STRATEGIES:
+                runs[strategy].append(result[strategy])
+            ratio = np.median([_median([a.judgments_to_target]) / _median([u.judgments_to_target])
+                               for a, u in zip(runs["adaptive"], runs["uniform"], strict=True)])
+            this = (_median([runs["adaptive"][-1].judgments_to_target])
+                    / _median([runs["uniform"][-1].judgments_to_target]))
+            print(f"seed {seed}: judgments to {TARGET} " + ", ".join(
+                f"{s} {runs[s][-1].judgments_to_target:.0f}" for s in STRATEGIES)
+                + f"; adaptive/uniform {this:.3f}; running median {ratio:.3f}", flush=True)
 
 
 def _report(runs: dict[str, list[Run]], n: int) -> None:

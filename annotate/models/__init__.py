@@ -21,6 +21,7 @@ from annotate.models.scoring import (
     RunStatus,
     ScoringRun,
 )
+from annotate.models.stopping import StoppingRuleKind, StoppingRules
 from annotate.models.studies import (
     AdaptivePoolQuestion,
     Assignment,
@@ -73,6 +74,8 @@ __all__ = [
     "ResponseSetStatus",
     "RunStatus",
     "ScoringRun",
+    "StoppingRuleKind",
+    "StoppingRules",
     "Study",
     "StudyStatus",
     "Subject",
