@@ -466,8 +466,8 @@ def project_reliability(
     Returns
     -------
     ReliabilityProjection
-        More votes with a 90 % interval; NaN when fewer than two history
-        points have a reliability in (0, 1).
+        More votes with a 90 % interval; NaN when the last point's
+        reliability is not in (0, 1).
 
     Raises
     ------
@@ -514,12 +514,12 @@ def project_reliability(
     if math.isfinite(float(r[-1])) and Fraction(float(r[-1])) >= t:
         return ReliabilityProjection(0.0, 0.0, 0.0, math.nan, int(x.size))
     ok = np.isfinite(r) & (r > 0) & (r < 1) & (x > 0)
-    if ok.sum() < 2 or not ok[-1]:
+    if not ok[-1]:
         return ReliabilityProjection(math.nan, math.nan, math.nan, math.nan, int(ok.sum()))
     lx = np.log(x[ok])
     ly = np.log(r[ok] / (1 - r[ok]))
     target_odds = math.log(float(t) / (1 - float(t)))
-    if ok.sum() == 2:
+    if ok.sum() <= 2:
         slope, slopes = 1.0, (0.75, 1.0 / 0.75)
         anchor_x, anchor_y = lx[-1], float(ly[-1])
         anchors: tuple[float, ...] = (anchor_y,)

@@ -162,8 +162,15 @@ def test_projection_follows_a_steeper_growth_and_brackets_it():
 
 
 def test_projection_needs_history_and_says_when_reached():
-    assert math.isnan(project_reliability([100], [0.5], target="0.8").more_votes)
-    assert math.isnan(project_reliability([100, 200], [-0.2, float("nan")], target="0.8").more_votes)
+    # One usable point: proportional odds through it. 0.5 at 100 votes (odds 1) -> odds 4 at 400: 300 more;
+    # the interval takes the slope in [0.75, 1.33]: 100 * 4**(1/0.75) - 100 = 534.96 and 100 * 4**0.75 - 100.
+    single = project_reliability([100], [0.5], target="0.8")
+    assert single.more_votes == pytest.approx(300.0, rel=1e-12)
+    assert single.low == pytest.approx(100 * 4**0.75 - 100, rel=1e-9)
+    assert single.high == pytest.approx(100 * 4 ** (4 / 3) - 100, rel=1e-9)
+    assert project_reliability([50, 100], [-0.2, 0.5], target="0.8").more_votes == pytest.approx(300.0, rel=1e-12)
+    assert math.isnan(project_reliability([100, 200], [0.5, float("nan")], target="0.8").more_votes)
+    assert math.isnan(project_reliability([], [], target="0.8").more_votes)
     assert project_reliability([100, 200], [0.5, 0.85], target="0.8").more_votes == 0.0
     with pytest.raises(ValueError, match="reliability must be a 1-D array"):
         project_reliability([1, 2], [0.5], target="0.8")
