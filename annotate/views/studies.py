@@ -72,9 +72,9 @@ def study_manage(request: HttpRequest, study_id: int) -> HttpResponse:
 
 def _stopping_context(request: HttpRequest, study: Study) -> dict[str, object]:
     """The stopping-rule panel: each rule's state with projections priced at ``?pay=``, and the rules' form."""
-    cost_form = CostForm(request.GET or None)
-    pay = cost_form.cleaned_data["pay"] if cost_form.is_valid() else None
     rules = stopping_rules_of(study=study)
+    cost_form = CostForm(request.GET or None, initial={"pay": rules.pay_per_judgment if rules else None})
+    pay = cost_form.cleaned_data["pay"] if cost_form.is_valid() else None
     initial = {f: getattr(rules, f) for f in StoppingRulesForm.base_fields} if rules else {}
     return {"stopping": study_stopping_state(study=study, rules=rules, projections=True, pay=pay),
             "stopping_form": StoppingRulesForm(initial=initial), "cost_form": cost_form}
