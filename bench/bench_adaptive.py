@@ -294,8 +294,9 @@ def naive_best(subjects: np.ndarray, est: ScaleEstimate, seen: np.ndarray,
         a, c = np.triu_indices(m.size, k=1)
         u = cov[:, a] - cov[:, c]  # one column per pair
         # Rank sensitivity f_i = sum_j pdf of N(0, se_i^2 + se_j^2) at b_i - b_j, squared, mean 1.
-        f = np.array([sum(stats.norm.pdf(est.b[x] - est.b[y], scale=np.hypot(est.se[x], est.se[y]))
-                          for y in m if y != x) for x in m])
+        dens = stats.norm.pdf(est.b[m][:, None] - est.b[m][None, :],
+                              scale=np.hypot(est.se[m][:, None], est.se[m][None, :]))
+        f = dens.sum(axis=1) - np.diag(dens)
         weight = f**2 / np.mean(f**2)
         num = (weight[:, None] * (u - u.mean(axis=0)) ** 2).sum(axis=0)
         v = u[a, np.arange(a.size)] - u[c, np.arange(a.size)]
