@@ -76,8 +76,9 @@ EVAL_SEEDS = tuple(range(2000, 2020))
 RELIABILITY_TARGET = "0.8"
 #: ... projected when the votes first reach this many per question ...
 PROJECT_AT = 8
-#: ... from the reliability at these shares of the votes so far; the rule is checked every this many judgments.
-HISTORY = (0.25, 0.5, 0.75, 1.0)
+#: ... from the reliability at these shares of the votes so far (the default projection reads the last one);
+#: the rule is checked every this many judgments.
+HISTORY = (1.0,)
 RULE_CHECK_EVERY = 40
 
 

@@ -34,8 +34,6 @@ from scoring.stopping import (
 
 #: Random splits of the evaluators for split-half reliability (seeded by the study's seed).
 N_SPLITS = 20
-#: Shares of the votes so far at which the reliability is refitted for its projection.
-HISTORY = (0.25, 0.5, 0.75, 1.0)
 
 
 @dataclass(frozen=True)
@@ -228,8 +226,8 @@ def study_stopping_state(
     rules : StoppingRules, optional
         The study's rules, if already read.
     projections : bool, default False
-        Also project the judgments each rule still needs (refits the scale
-        on 1/4, 1/2 and 3/4 of the votes: :func:`scoring.stopping.project_reliability`;
+        Also project the judgments each rule still needs
+        (:func:`scoring.stopping.project_reliability`,
         :func:`scoring.stopping.project_sign_test`), and the cost at ``pay``.
     pay : Decimal, optional
         Pay per judgment for the cost (default: the rules' ``pay_per_judgment``).
@@ -290,12 +288,8 @@ def study_stopping_state(
 
 def _reliability_projection(log: VoteLog, seed: int, state: ReliabilityState, now: tuple[float, float],
                             per_vote: float, pay: Decimal | None) -> Projection:
-    """Judgments until min(SSR, split-half) reaches the target, from refits on shares of the votes so far."""
-    counts, values = [], []
-    for share in HISTORY:
-        k = max(2, round(share * log.n_votes))
-        ssr, split = now if share == 1.0 else _reliability(log, k, seed)
-        counts.append(k)
-        values.append(ssr if not math.isfinite(split) else min(ssr, split))
-    p: ReliabilityProjection = project_reliability(counts, values, target=state.target)
+    """Judgments until min(SSR, split-half) reaches the target, projected from its value now."""
+    ssr, split = now
+    value = ssr if not math.isfinite(split) else min(ssr, split)
+    p: ReliabilityProjection = project_reliability([log.n_votes], [value], target=state.target)
     return Projection(p.more_votes * per_vote, p.low * per_vote, p.high * per_vote, pay)

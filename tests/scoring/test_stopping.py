@@ -143,7 +143,7 @@ def test_projection_is_exact_when_the_odds_grow_in_proportion():
     # odds = n / 100: R = n / (n + 100). Target 0.8 = odds 4 = 400 votes.
     n = np.array([50, 100, 150, 200])
     r = n / (n + 100)
-    p = project_reliability(n, r, target="0.8")
+    p = project_reliability(n, r, target="0.8", slope=None)
     assert p.slope == pytest.approx(1.0, abs=1e-9)
     assert p.more_votes == pytest.approx(200.0, rel=1e-9)
     assert p.low == pytest.approx(200.0, rel=1e-6) and p.high == pytest.approx(200.0, rel=1e-6)
@@ -154,21 +154,31 @@ def test_projection_follows_a_steeper_growth_and_brackets_it():
     rng = np.random.default_rng(3)
     n = np.array([100, 200, 300, 400, 500, 600])
     odds = (n / 100) ** 1.5 * np.exp(rng.normal(0, 0.02, n.size))
-    p = project_reliability(n, odds / (1 + odds), target="0.95")
+    p = project_reliability(n, odds / (1 + odds), target="0.95", slope=None)
     truth = 100 * 19 ** (1 / 1.5) - 600  # odds 19
     assert p.slope == pytest.approx(1.5, abs=0.1)
     assert p.low <= truth <= p.high
     assert p.more_votes == pytest.approx(truth, rel=0.1)
 
 
+def test_the_default_projection_grows_the_odds_like_votes_to_the_1_25_through_the_last_point():
+    # 0.5 at 100 votes (odds 1) -> odds 4: 100 * 4**(1/1.25) = 303.1, so 203.1 more; the interval uses
+    # exponents 1.5 (100 * 4**(2/3) - 100 = 151.98) and 1.0 (300).
+    p = project_reliability([50, 100], [0.1, 0.5], target="0.8")
+    assert p.more_votes == pytest.approx(100 * 4**0.8 - 100, rel=1e-12)
+    assert p.low == pytest.approx(100 * 4 ** (2 / 3) - 100, rel=1e-12)
+    assert p.high == pytest.approx(300.0, rel=1e-12)
+
+
 def test_projection_needs_history_and_says_when_reached():
     # One usable point: proportional odds through it. 0.5 at 100 votes (odds 1) -> odds 4 at 400: 300 more;
     # the interval takes the slope in [0.75, 1.33]: 100 * 4**(1/0.75) - 100 = 534.96 and 100 * 4**0.75 - 100.
-    single = project_reliability([100], [0.5], target="0.8")
+    single = project_reliability([100], [0.5], target="0.8", slope=None)
     assert single.more_votes == pytest.approx(300.0, rel=1e-12)
     assert single.low == pytest.approx(100 * 4**0.75 - 100, rel=1e-9)
     assert single.high == pytest.approx(100 * 4 ** (4 / 3) - 100, rel=1e-9)
-    assert project_reliability([50, 100], [-0.2, 0.5], target="0.8").more_votes == pytest.approx(300.0, rel=1e-12)
+    assert project_reliability([50, 100], [-0.2, 0.5], target="0.8",
+                               slope=None).more_votes == pytest.approx(300.0, rel=1e-12)
     assert math.isnan(project_reliability([100, 200], [0.5, float("nan")], target="0.8").more_votes)
     assert math.isnan(project_reliability([], [], target="0.8").more_votes)
     assert project_reliability([100, 200], [0.5, 0.85], target="0.8").more_votes == 0.0
