@@ -36,6 +36,7 @@ study_urls = [
          name="study_invitation_revoke"),
     path("studies/<int:study_id>/manage/status/confirm/", studies.study_status_confirm, name="study_status_confirm"),
     path("studies/<int:study_id>/manage/settings/", studies.study_quality_settings, name="study_quality_settings"),
+    path("studies/<int:study_id>/manage/stopping/", studies.study_stopping_rules, name="study_stopping_rules"),
     path("studies/<int:study_id>/manage/evaluators/<int:participation_id>/exclude/", studies.study_evaluator_exclude,
          name="study_evaluator_exclude"),
     path("studies/<int:study_id>/manage/evaluators/<int:participation_id>/restore/", studies.study_evaluator_restore,

@@ -22,6 +22,7 @@ from annotate.models.scoring import (
     RunStatus,
     ScoringRun,
 )
+from annotate.models.stopping import StoppingRuleKind, StoppingRules
 from annotate.models.studies import (
     AdaptivePoolQuestion,
     Assignment,
@@ -77,6 +78,8 @@ __all__ = [
     "ResponseSetStatus",
     "RunStatus",
     "ScoringRun",
+    "StoppingRuleKind",
+    "StoppingRules",
     "Study",
     "StudyOrigin",
     "StudyStatus",

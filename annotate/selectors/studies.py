@@ -22,6 +22,7 @@ from annotate.models import (
     Judgment,
     Pair,
     Participation,
+    StoppingRules,
     Study,
     StudyStatus,
     Subject,
@@ -238,13 +239,19 @@ def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
     )
 
 
+def _study_full(study_id: int) -> bool:
+    """A stopping rule of the study fired (:mod:`annotate.services.stopping`): nothing new is offered."""
+    return StoppingRules.objects.filter(study_id=study_id, fired_at__isnull=False).exists()
+
+
 def participation_state(*, participation: Participation) -> JudgingState:
     """Read an evaluator's :class:`JudgingState`.
 
     Four queries, none of which reads every pair of the study: the
     evaluator's decisions by choice, their open assignments, the number of
     pairs that reached the target (an index range count on ``Pair.n_votes``)
-    and the number of their own assigned pairs still below it. Every judgment
+    and the number of their own assigned pairs still below it; nothing is
+    offerable once a stopping rule of the study has fired. Every judgment
     has an assignment (the judging service writes one first; imports carry
     them), so "offerable" = pairs below the target minus the evaluator's
     assigned pairs below it.
@@ -261,12 +268,13 @@ def participation_state(*, participation: Participation) -> JudgingState:
     n_pairs = study_pair_count(study_id=study.pk)
     at_target = Pair.objects.filter(study_id=study.pk, n_votes__gte=target).count()
     mine_below = Assignment.objects.filter(participation_id=participation.pk, pair__n_votes__lt=target).count()
+    full = _study_full(study.pk)
     return JudgingState(
         participation=participation,
         judged=sum(by_choice.values()) - skipped,
         skipped=skipped,
         open_assignments=tuple(assignments),
-        n_offerable=max(0, n_pairs - at_target - mine_below),
+        n_offerable=0 if full else max(0, n_pairs - at_target - mine_below),
         n_pairs=n_pairs,
     )
 
@@ -288,7 +296,8 @@ def _adaptive_state(*, participation: Participation) -> JudgingState:
     skipped = by_choice.get(Choice.SKIP, 0)
     total = adaptive_total(study=participation.study)
     shown = Assignment.objects.filter(participation_id=participation.pk).count()
-    offerable = 0 if participation.finished_at is not None else max(0, total - shown)
+    full = participation.finished_at is not None or _study_full(participation.study_id)
+    offerable = 0 if full else max(0, total - shown)
     return JudgingState(
         participation=participation,
         judged=sum(by_choice.values()) - skipped,

@@ -19,6 +19,9 @@ Rules
   study's votes so far (:mod:`annotate.services.adaptive`); its pair row is
   made then. The evaluator is shown the study's ``n_pairs`` regular pairs
   plus its attention checks, or fewer when no unseen pair is left.
+* After each new judgment the study's stopping rules are checked
+  (:func:`annotate.services.stopping.stopping_check`); once one fires,
+  nothing new is assigned and the evaluator finishes the pair on screen.
 * Answers are final. One judgment per evaluator and pair (a database
   constraint); a repeated submission (double click, refresh, back button,
   second tab) is reported as ``created=False`` and changes nothing.
@@ -53,6 +56,7 @@ from annotate.selectors.studies import (
     participation_state,
 )
 from annotate.services.adaptive import adaptive_next_pair
+from annotate.services.stopping import stopping_check
 from annotate.services.studies import ERR_STUDY_CLOSED, StudyClosedError
 
 ERR_CHOICE = "choice must be one of {choices}; got {value!r}"
@@ -282,6 +286,7 @@ def judgment_submit(
         return SubmitResult(judgment=judgment, created=False)
     if harder_id is not None:
         Pair.objects.filter(pk=pair.pk).update(n_votes=F("n_votes") + 1)
+    stopping_check(study=participation.study)  # a rule that fires now: nothing new is assigned from here on
     if assign_next:
         judging_assign_next(participation=participation, now=now)
     return SubmitResult(judgment=judgment, created=True)

@@ -24,6 +24,7 @@ from annotate.forms.judging import JudgmentForm, OnboardingForm
 from annotate.models import Invitation, Participation, StudyStatus
 from annotate.selectors.completion import completion_verdict
 from annotate.selectors.judging_tokens import PAIR, QUESTION, TOKEN_RE, judging_token_value
+from annotate.selectors.stopping import study_is_full
 from annotate.selectors.studies import (
     completion_url_for,
     evaluator_get_active,
@@ -183,6 +184,8 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     if user is not None and participation_get(study_id=invitation.study_id, user=user) is not None:
         return redirect("annotate:study_entry", study_id=invitation.study_id)
     returning = _resume_user(request, invitation.study_id)
+    if returning is None and study_is_full(study_id=invitation.study_id):  # newcomers only
+        return render(request, "annotate/judging/full.html", {"study": invitation.study})
     if request.method == "GET":
         context = {"study": invitation.study, "returning": returning, "token": token, "missing": ""}
         return render(request, "annotate/judging/join.html", context)

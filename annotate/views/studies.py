@@ -14,8 +14,10 @@ from annotate.forms.judging import (
     StudyQualitySettingsForm,
     StudyStatusForm,
 )
+from annotate.forms.stopping import CostForm, StoppingRulesForm
 from annotate.models import Invitation, Participation, Study, StudyStatus
 from annotate.selectors.completion import study_completion_summary
+from annotate.selectors.stopping import stopping_rules_of, study_stopping_state
 from annotate.selectors.studies import (
     participations_of,
     studies_for_researcher,
@@ -25,6 +27,7 @@ from annotate.selectors.studies import (
 )
 from annotate.selectors.study_monitor import platform_link_query, study_monitor
 from annotate.services.alignment.live import study_live_counts
+from annotate.services.stopping import StoppingInput, stopping_rules_set
 from annotate.services.studies import invitation_create, invitation_revoke, study_set_status
 from annotate.services.study_quality import (
     participation_exclude,
@@ -65,8 +68,37 @@ def study_manage(request: HttpRequest, study_id: int) -> HttpResponse:
         "settings_form": StudyQualitySettingsForm(initial={f: getattr(study, f) for f in SETTINGS_FIELDS}),
         "join_base": request.build_absolute_uri("/")[:-1],
         "platform_query": platform_link_query(study=study),
+        **_stopping_context(request, study),
     }
     return render(request, "annotate/judging/study_manage.html", context)
+
+
+def _stopping_context(request: HttpRequest, study: Study) -> dict[str, object]:
+    """The stopping-rule panel: each rule's state with projections priced at ``?pay=``, and the rules' form."""
+    rules = stopping_rules_of(study=study)
+    cost_form = CostForm(request.GET or None, initial={"pay": rules.pay_per_judgment if rules else None})
+    pay = cost_form.cleaned_data["pay"] if cost_form.is_valid() else None
+    initial = {f: getattr(rules, f) for f in StoppingRulesForm.base_fields} if rules else {}
+    return {"stopping": study_stopping_state(study=study, rules=rules, projections=True, pay=pay),
+            "stopping_form": StoppingRulesForm(initial=initial), "cost_form": cost_form}
+
+
+@study_access_required
+@require_POST
+def study_stopping_rules(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=study_id)
+    form = StoppingRulesForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Stopping rules not saved: " + "; ".join(
+            f"{form.fields[k].label}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("annotate:study_manage", study_id=study_id)
+    try:
+        stopping_rules_set(study=study, values=StoppingInput(**form.cleaned_data))
+    except ValueError as error:
+        messages.error(request, f"Stopping rules not saved: {error}")
+    else:
+        messages.success(request, "Stopping rules saved.")
+    return redirect("annotate:study_manage", study_id=study_id)
 
 
 @study_access_required

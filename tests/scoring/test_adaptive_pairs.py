@@ -32,13 +32,22 @@ def _estimate(n, b, se, n_comparisons):
                          n_comparisons=np.asarray(n_comparisons, np.int64))
 
 
+def _rank_weights(b, se):
+    """Squared rank sensitivity, mean 1: f_i = sum_{j != i} of the N(0, se_i^2 + se_j^2) density at b_i - b_j."""
+    f = np.array([sum(stats.norm.pdf(b[x] - b[y], scale=math.hypot(se[x], se[y])) for y in range(b.size) if y != x)
+                  for x in range(b.size)])
+    return f**2 / np.mean(f**2)
+
+
 def _criterion(est, i, j, subjects):
-    """Brute force of the documented criterion: the drop of the subject's total (centred) posterior variance.
+    """Brute force of the documented criterion: the drop of the subject's rank-weighted (centred) posterior
+    variance, sum_k weight_k Var(b_k - mean b).
 
     The subject's precision ``diag(1 / se**2) - W`` (W the pair information) before and after one vote on
     ``(i, j)`` with information ``p (1 - p)``, each inverted on its own (no rank-one update formula).
     """
     members = np.flatnonzero(np.asarray(subjects) == subjects[i])
+    weight = _rank_weights(np.asarray(est.b, float)[members], np.asarray(est.se, float)[members])
     m = members.size
     precision = np.diag(1 / np.asarray(est.se, float)[members] ** 2)
     if est.pair_information is not None:
@@ -47,9 +56,9 @@ def _criterion(est, i, j, subjects):
     a = np.zeros(m)
     a[members == i], a[members == j] = 1.0, -1.0
     centre = np.eye(m) - 1.0 / m
-    before = np.trace(centre @ np.linalg.inv(precision) @ centre)
-    after = np.trace(centre @ np.linalg.inv(precision + p * (1 - p) * np.outer(a, a)) @ centre)
-    return before - after
+    before = np.diag(centre @ np.linalg.inv(precision) @ centre)
+    after = np.diag(centre @ np.linalg.inv(precision + p * (1 - p) * np.outer(a, a)) @ centre)
+    return float(weight @ (before - after))
 
 
 # --- scale_estimate ---------------------------------------------------------------------
@@ -258,10 +267,13 @@ def test_a_pair_judged_many_times_gives_way_to_a_fresh_one():
 
 
 def test_it_prefers_close_estimates_and_large_uncertainty():
-    # Hand-worked with a diagonal covariance (no pair information), w = p (1 - p), criterion
-    # w (v_i^2 + v_j^2 - (v_i - v_j)^2 / 4) / (1 + w (v_i + v_j)): (0, 1) close and uncertain:
-    # 0.2494 * 2 / 1.4988 = 0.3328; (2, 3) close but certain: 0.2475 * 0.0002 / 1.005 = 0.00005;
-    # (1, 2): 0.0494 * 0.7551 / 1.0499 = 0.0355; (0, 2): 0.0452 * 0.7551 / 1.0457 = 0.0326; (1, 3): 0.0412 * ... less.
+    # Hand-worked with a diagonal covariance (no pair information), w = p (1 - p), rank weights
+    # f**2 / mean = (0.1413, 0.1437, 1.8662, 1.8488) (f = 0.2885, 0.2910, 1.0486, 1.0437: sums of normal densities),
+    # criterion w sum_k weight_k (u_k - mean u)**2 / (1 + w (v_i + v_j)), u = S a:
+    # (0, 1) close and uncertain: u = (1, -1, 0, 0): 0.2494 * 0.2850 / 1.4988 = 0.0474;
+    # (2, 3) close but certain: 0.2475 * 0.00037 / 1.005 = 0.00009;
+    # (1, 2): u = (0, 1, -0.01, 0), mean 0.2475: 0.0495 * 0.327 / 1.050 = 0.0154;
+    # (0, 2): 0.0452 * 0.3258 / 1.0452 = 0.0141; (1, 3), (0, 3): smaller w, less.
     est = _estimate(4, [0.0, 0.1, 3.0, 3.2], [1.0, 1.0, 0.1, 0.1], [10] * 4)
     assert choose_next_pair(subjects=[0] * 4, estimate=est, seen=[], rng=np.random.default_rng(0),
                             config=GREEDY) == (0, 1)
@@ -270,7 +282,8 @@ def test_it_prefers_close_estimates_and_large_uncertainty():
 
 
 def test_a_large_subject_uses_the_diagonal_covariance(monkeypatch):
-    # Above _DENSE_MAX the covariance is diag(se**2): criterion w (v_i^2 + v_j^2) / (1 + w (v_i + v_j)),
+    # Above _DENSE_MAX the covariance is diag(se**2): criterion w (f_i v_i^2 + f_j v_j^2) / (1 + w (v_i + v_j))
+    # with f the rank weights,
     # checked against that formula over all pairs (no pair information, so no parallel-link term).
     import scoring.adaptive_pairs as adaptive
 
@@ -281,11 +294,13 @@ def test_a_large_subject_uses_the_diagonal_covariance(monkeypatch):
         est = _estimate(n, rng.normal(0, 1, n), rng.uniform(0.2, 2.0, n), [9] * n)
         pair = choose_next_pair(subjects=[0] * n, estimate=est, seen=[], rng=rng, config=GREEDY)
 
-        def diagonal(p, est=est):
+        weight = _rank_weights(est.b, est.se)
+
+        def diagonal(p, est=est, weight=weight):
             w = 1 / (1 + math.exp(-(est.b[p[0]] - est.b[p[1]])))
             w *= 1 - w
             v_i, v_j = est.se[p[0]] ** 2, est.se[p[1]] ** 2
-            return w * (v_i ** 2 + v_j ** 2) / (1 + w * (v_i + v_j))
+            return w * (weight[p[0]] * v_i ** 2 + weight[p[1]] * v_j ** 2) / (1 + w * (v_i + v_j))
 
         assert pair == max(itertools.combinations(range(n), 2), key=diagonal), seed
 
@@ -323,19 +338,23 @@ def test_a_simulated_study_lifts_every_question_to_the_floor_quickly():
 
 
 def test_the_random_share_matches_the_config():
-    # One pair, (0, 1), is far more informative than the other 44 of a subject of 10, so a draw other than
-    # (0, 1) is a random draw that missed it: expected share 0.3 * 44/45 = 0.2933; binomial sd over 1,500
-    # draws 0.0118, bound +-0.045 (3.8 sd; a share of 0.2 or 0.4 fails it).
+    # The informative choice is one fixed pair (the same for every generator: no tie), so a draw other than it
+    # is a random draw that missed it: expected share 0.3 * 44/45 = 0.2933; binomial sd over 1,500 draws
+    # 0.0118, bound +-0.045 (3.8 sd; a share of 0.2 or 0.4 fails it).
     se = np.full(10, 0.1)
     se[:2] = 5.0
-    est = _estimate(10, np.zeros(10), se, [20] * 10)
+    est = _estimate(10, np.linspace(-1.0, 1.0, 10), se, [20] * 10)
+    best = {choose_next_pair(subjects=[0] * 10, estimate=est, seen=[], rng=np.random.default_rng(s), config=GREEDY)
+            for s in range(20)}
+    assert len(best) == 1
+    (top,) = best
     rng = np.random.default_rng(11)
     picks = [choose_next_pair(subjects=[0] * 10, estimate=est, seen=[], rng=rng,
                               config=AdaptiveConfig(random_share=0.3)) for _ in range(1500)]
-    other = [p for p in picks if p != (0, 1)]
+    other = [p for p in picks if p != top]
     assert abs(len(other) / 1500 - 0.3 * 44 / 45) < 0.045
     # and the random draws are uniform over the 45 pairs: chi-square over the 44 missed ones
-    counts = np.array([other.count(p) for p in itertools.combinations(range(10), 2) if p != (0, 1)])
+    counts = np.array([other.count(p) for p in itertools.combinations(range(10), 2) if p != top])
     assert stats.chisquare(counts).pvalue > 1e-3
 
 

@@ -1,0 +1,284 @@
+"""Stopping rules of a study: each fires at the right judgment; a full study
+assigns nothing new and turns newcomers away; the manage page shows each
+rule's state, the projection and its cost.
+
+Cast: ``owner`` (staff), evaluators ``ada``, ``bob``, ``cy``; a newcomer
+following the invitation link.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import numpy as np
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotate.models import Choice, Judgment, StoppingRules
+from annotate.selectors.stopping import study_stopping_state
+from annotate.services.judging import judging_screen, judgment_submit
+from annotate.services.stopping import StoppingInput, stopping_rules_set
+from annotate.services.studies import invitation_create
+from scoring.human_scale import human_scale
+from tests.annotate.factories import difficulty_of, make_catalog, make_evaluator, make_study, make_user
+
+pytestmark = pytest.mark.django_db
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+class Clock:
+    """One clock for every evaluator, so submission order is the order of the calls."""
+
+    def __init__(self) -> None:
+        self.now = START
+
+    def tick(self) -> datetime:
+        self.now += timedelta(seconds=30)
+        return self.now
+
+
+def judge_one(participation, decide, clock: Clock) -> Judgment | None:
+    """Serve ``participation`` a pair and answer it: ``decide(pair)`` gives the harder question id (None: skip)."""
+    screen = judging_screen(participation=participation, now=clock.tick())
+    if screen is None:
+        return None
+    harder = decide(screen.pair)
+    choice = "skip" if harder is None else ("left" if harder == screen.left.pk else "right")
+    return judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                           choice=choice, now=clock.tick()).judgment
+
+
+@pytest.fixture
+def catalog():
+    return make_catalog(per_subject=6)
+
+
+def rules(study, **values) -> StoppingRules:
+    out = stopping_rules_set(study=study, values=StoppingInput(**values))
+    assert out is not None
+    return out
+
+
+def fired(study) -> StoppingRules:
+    return StoppingRules.objects.get(study=study)
+
+
+def harder_by_eip(catalog):
+    rank = {q.pk: difficulty_of(k)["eip_scaled"] for k, q in enumerate(catalog.questions)}
+    return lambda pair: max((pair.question_a_id, pair.question_b_id), key=rank.__getitem__)
+
+
+# --- (c) budget ---------------------------------------------------------------------------------------
+
+
+def test_a_judgment_budget_fires_at_the_last_judgment_and_the_evaluator_finishes_the_pair_on_screen(catalog):
+    study = make_study(catalog, n_pairs=12, target=3)
+    rules(study, max_judgments=5)
+    ada, bob = make_evaluator(study, "ada"), make_evaluator(study, "bob")
+    clock, decide = Clock(), harder_by_eip(catalog)
+    for k in range(4):
+        judge_one(ada if k % 2 == 0 else bob, decide, clock)
+        assert fired(study).fired_at is None
+    # bob now has a pair on screen; ada's 5th judgment spends the budget.
+    bob_screen = judging_screen(participation=bob, now=clock.tick())
+    judge_one(ada, decide, clock)
+    rule = fired(study)
+    assert (rule.fired_rule, rule.fired_after_judgments) == ("budget", 5)
+    # Nothing new for ada; bob finishes the pair he was shown, then is done.
+    assert judging_screen(participation=ada, now=clock.tick()) is None
+    again = judging_screen(participation=bob, now=clock.tick())
+    assert again is not None and again.pair.pk == bob_screen.pair.pk
+    judge_one(bob, decide, clock)
+    assert judging_screen(participation=bob, now=clock.tick()) is None
+    assert Judgment.objects.filter(pair__study=study).count() == 6  # the pair on screen was kept, none lost
+
+
+def test_a_money_budget_is_decided_exactly(catalog):
+    # 3 x 0.15 = 0.45 exactly (in binary floats 0.15 * 3 = 0.44999999999999996 < 0.45, one judgment late).
+    study = make_study(catalog, n_pairs=12, target=3)
+    rules(study, budget="0.45", pay_per_judgment="0.15")
+    ada = make_evaluator(study, "ada")
+    clock, decide = Clock(), harder_by_eip(catalog)
+    judge_one(ada, decide, clock)
+    judge_one(ada, lambda pair: None, clock)  # a skip is paid too
+    assert fired(study).fired_at is None
+    judge_one(ada, decide, clock)
+    assert (fired(study).fired_rule, fired(study).fired_after_judgments) == ("budget", 3)
+
+
+# --- (b) the sequential comparison --------------------------------------------------------------------
+
+
+def test_the_comparison_fires_at_the_seventh_discordant_vote_for_eip(catalog):
+    # Every vote follows EIP (eip_scaled rises with k). Simple rank (((7k) mod 13)) disagrees with EIP on some
+    # pairs: those votes are discordant and all side with EIP. At alpha = 0.1 the test decides when
+    # 2**n / (n + 1) >= 10: n = 6 gives 9.14, n = 7 gives 16. Computed here from the factory's values.
+    study = make_study(catalog, n_pairs=15, target=5)
+    rules(study, method_a="eip", method_b="simple_rank", alpha="0.1")
+    eip = {q.pk: difficulty_of(k)["eip_scaled"] for k, q in enumerate(catalog.questions)}
+    rank = {q.pk: difficulty_of(k)["simple_rank"] for k, q in enumerate(catalog.questions)}
+    people = [make_evaluator(study, name) for name in ("ada", "bob", "cy")]
+    clock, decide = Clock(), harder_by_eip(catalog)
+    discordant, expected_at, n = 0, None, 0
+    while expected_at is None:
+        judgment = judge_one(people[n % 3], decide, clock)
+        assert judgment is not None
+        n += 1
+        other = judgment.pair.question_b_id if judgment.harder_question_id == judgment.pair.question_a_id \
+            else judgment.pair.question_a_id
+        if not rank[judgment.harder_question_id] > rank[other]:
+            assert eip[judgment.harder_question_id] > eip[other]
+            discordant += 1
+        if discordant == 7:
+            expected_at = n
+        else:
+            assert fired(study).fired_at is None, n
+    rule = fired(study)
+    assert (rule.fired_rule, rule.fired_after_judgments) == ("comparison", expected_at)
+    assert "EIP" in rule.fired_detail or "eip" in rule.fired_detail.lower()
+    state = study_stopping_state(study=study)
+    assert state.comparison.test.decided and state.comparison.test.favoured == "a"
+    assert (state.comparison.test.wins_a, state.comparison.test.n_discordant) == (7, 7)
+
+
+# --- (a) reliability ------------------------------------------------------------------------------------
+
+
+def test_the_reliability_rule_fires_at_the_first_judgment_where_ssr_and_split_half_reach_the_target(catalog):
+    study = make_study(catalog, n_pairs=15, target=6)
+    rules(study, target_reliability="0.3")
+    people = [make_evaluator(study, name) for name in ("ada", "bob", "cy", "dee")]
+    clock, decide = Clock(), harder_by_eip(catalog)
+    votes: list[tuple[int, int, int]] = []
+    expected_at = None
+    for n in range(1, 200):
+        judgment = judge_one(people[n % 4], decide, clock)
+        assert judgment is not None
+        other = judgment.pair.question_b_id if judgment.harder_question_id == judgment.pair.question_a_id \
+            else judgment.pair.question_a_id
+        votes.append((judgment.harder_question_id, other, judgment.participation_id))
+        arr = np.array(votes)
+        qids, idx = np.unique(arr[:, :2], return_inverse=True)
+        idx = idx.reshape(-1, 2)
+        _, who = np.unique(arr[:, 2], return_inverse=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = human_scale(idx[:, 0], idx[:, 1], who, n_items=qids.size, n_boot=0, n_splits=20,
+                            rng=study.seed % 2**32)
+        holds = (math.isfinite(s.ssr) and s.ssr >= 0.3 and (not math.isfinite(s.split_half) or s.split_half >= 0.3))
+        if holds:
+            expected_at = n
+            break
+        assert fired(study).fired_at is None, n
+    assert expected_at is not None
+    rule = fired(study)
+    assert (rule.fired_rule, rule.fired_after_judgments) == ("reliability", expected_at)
+
+
+# --- setting the rules -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"target_reliability": "1.2"}, "target_reliability must be a number in (0, 1); got '1.2'"),
+    ({"method_a": "eip"}, "method_a and method_b must both be set or both be blank; got 'eip' and ''"),
+    ({"method_a": "eip", "method_b": "eip"}, "method_a and method_b must differ; got 'eip' twice"),
+    ({"method_a": "eip", "method_b": "astrology"}, "method_b must be one of"),
+    ({"budget": "10"}, "a budget in money needs pay_per_judgment > 0"),
+    ({"max_judgments": 0}, "max_judgments must be an integer >= 1; got 0"),
+    ({"pay_per_judgment": "0.123"}, "pay_per_judgment must be an amount >= 0 with at most 2 decimals"),
+])
+def test_bad_rules_are_refused_naming_the_field_and_change_nothing(catalog, values, message):
+    study = make_study(catalog, n_pairs=4)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        stopping_rules_set(study=study, values=StoppingInput(**values))
+    assert not StoppingRules.objects.filter(study=study).exists()
+
+
+def test_rules_are_frozen_once_the_study_has_judgments(catalog):
+    study = make_study(catalog, n_pairs=4)
+    judge_one(make_evaluator(study, "ada"), harder_by_eip(catalog), Clock())
+    with pytest.raises(ValueError, match="frozen: it already has judgments"):
+        stopping_rules_set(study=study, values=StoppingInput(max_judgments=3))
+
+
+# --- pages ------------------------------------------------------------------------------------------------
+
+
+def test_the_invitation_tells_a_newcomer_the_study_is_full(catalog):
+    study = make_study(catalog, n_pairs=12, target=3)
+    rules(study, max_judgments=2)
+    invitation = invitation_create(study=study, note="crowd")
+    link = reverse("annotate:study_join", kwargs={"token": invitation.token})
+    assert "This study is full" not in Client().get(link).content.decode()
+    ada = make_evaluator(study, "ada")
+    clock = Clock()
+    judge_one(ada, harder_by_eip(catalog), clock)
+    judge_one(ada, harder_by_eip(catalog), clock)
+    newcomer = Client()
+    page = newcomer.get(link + "?PROLIFIC_PID=late").content.decode()
+    assert "This study is full" in page and 'name="consent"' not in page
+    # A POST straight to the link joins nobody either.
+    newcomer.post(link, {"consent": "yes"})
+    assert study.participations.count() == 1
+
+
+def test_the_manage_page_shows_each_rule_with_projection_and_cost(catalog):
+    study = make_study(catalog, n_pairs=15, target=6)
+    rules(study, max_judgments=100, method_a="eip", method_b="simple_rank", target_reliability="0.9",
+          pay_per_judgment="0.15")
+    people = [make_evaluator(study, name) for name in ("ada", "bob", "cy")]
+    clock, decide = Clock(), harder_by_eip(catalog)
+    for k in range(12):
+        judge_one(people[k % 3], decide, clock)
+    owner = make_user("owner", staff=True)
+    client = Client()
+    client.force_login(owner)
+    url = reverse("annotate:study_manage", kwargs={"study_id": study.pk})
+    page = client.get(url, {"pay": "0.20"}).content.decode()
+    assert 'id="stopping-table"' in page
+    # Budget: 100 - 12 = 88 more judgments, 88 x 0.20 = 17.60 at the entered pay.
+    budget_cell = page.split('id="projection-budget">')[1].split("</td>")[0]
+    cost_cell = page.split('id="cost-budget">')[1].split("</td>")[0]
+    assert budget_cell.strip() == "88" and cost_cell.strip() == "17.60"
+    # Reliability and comparison: the selector's projections, priced at the same pay.
+    state = study_stopping_state(study=study, projections=True, pay=Decimal("0.20"))
+    for key, projection in (("reliability", state.reliability_projection),
+                            ("comparison", state.comparison_projection)):
+        cell = page.split(f'id="projection-{key}">')[1].split("</td>")[0]
+        if projection.status == "projected":
+            assert projection.more_text in cell
+            assert str(projection.cost_point) in page.split(f'id="cost-{key}">')[1].split("</td>")[0]
+            assert projection.cost_point == (Decimal("0.20") * math.ceil(projection.more)).quantize(Decimal("0.01"))
+    assert f"{state.n_judgments} judgments" in page
+    # Without ?pay= the rules' own pay (0.15) prices them: 88 x 0.15 = 13.20.
+    page = client.get(url).content.decode()
+    assert page.split('id="cost-budget">')[1].split("</td>")[0].strip() == "13.20"
+
+
+def test_the_owner_sets_rules_on_the_manage_page_before_the_first_judgment(catalog):
+    study = make_study(catalog, n_pairs=4)
+    owner = make_user("owner", staff=True)
+    client = Client()
+    client.force_login(owner)
+    url = reverse("annotate:study_stopping_rules", kwargs={"study_id": study.pk})
+    client.post(url, {"target_reliability": "0.8", "method_a": "eip", "method_b": "simple_rank", "alpha": "0.05",
+                      "max_judgments": "300", "budget": "", "pay_per_judgment": "0.15"})
+    stored = StoppingRules.objects.get(study=study)
+    assert (stored.target_reliability, stored.method_a, stored.max_judgments) == (Decimal("0.800"), "eip", 300)
+    response = client.post(url, {"alpha": "0.05", "method_a": "eip", "method_b": ""}, follow=True)
+    assert "Stopping rules not saved: method_a and method_b must both be set" in response.content.decode()
+    assert StoppingRules.objects.get(study=study).method_b == "simple_rank"  # unchanged
+
+
+def test_a_study_without_rules_is_unchanged(catalog):
+    study = make_study(catalog, n_pairs=4, target=1)
+    ada = make_evaluator(study, "ada")
+    clock = Clock()
+    n = 0
+    while judge_one(ada, harder_by_eip(catalog), clock) is not None:
+        n += 1
+    assert n == 4 and not StoppingRules.objects.filter(study=study).exists()
+    assert Judgment.objects.filter(pair__study=study, choice__in=(Choice.LEFT, Choice.RIGHT)).count() == 4

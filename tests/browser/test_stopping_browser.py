@@ -1,0 +1,106 @@
+"""A study that stops by a rule, in a real browser: the researcher chooses the
+rules on the manage page, sees each rule's state with projections and their
+cost, the budget fires, and a late participant following the invitation
+link is told the study is full.
+
+Cast: ``owner`` (staff, logs in); evaluators ``ada``, ``bob``, ``cy`` (their
+answers are recorded through the judging service); a late crowd participant
+with PID ``late-1``. Screenshots go to /tmp/h26_*.png.
+"""
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from annotate.models import StoppingRules
+from annotate.services.judging import judging_screen, judgment_submit
+from annotate.services.studies import invitation_create
+from tests.annotate.factories import difficulty_of, make_catalog, make_evaluator, make_study, make_user
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def log_in(page: Page, base: str, username: str, password: str) -> None:
+    page.goto(f"{base}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.locator("form button[type=submit], form input[type=submit]").first.click()
+
+
+def test_a_study_stops_by_its_budget_and_a_late_participant_sees_it_is_full(live_server, page: Page, browser):
+    catalog = make_catalog(per_subject=8)
+    study = make_study(catalog, n_pairs=24, target=4, name="Pilot with a budget")
+    invitation = invitation_create(study=study, note="Prolific batch 1")
+    make_user("owner", staff=True, password="owner-pass-1")
+    page.set_default_timeout(15_000)
+    log_in(page, live_server.url, "owner", "owner-pass-1")
+    manage = f"{live_server.url}/studies/{study.pk}/manage/"
+    page.goto(manage)
+    expect(page.locator("#no-stopping-rule")).to_be_visible()
+    page.fill("#id_target_reliability", "0.8")
+    page.select_option("#id_method_a", "eip")
+    page.select_option("#id_method_b", "simple_rank")
+    page.fill("#id_max_judgments", "30")
+    page.fill("#id_pay_per_judgment", "0.15")
+    page.click("#save-stopping")
+    expect(page.locator("#stopping-table")).to_be_visible()
+    assert StoppingRules.objects.get(study=study).max_judgments == 30
+
+    # Evaluators answer (by EIP's order on even pair positions, by simple rank's on odd ones, so the comparison
+    # stays undecided; a skip now and then) until 27 judgments.
+    eip = {q.pk: difficulty_of(k)["eip_scaled"] for k, q in enumerate(catalog.questions)}
+    simple = {q.pk: difficulty_of(k)["simple_rank"] for k, q in enumerate(catalog.questions)}
+    people = [make_evaluator(study, name) for name in ("ada", "bob", "cy")]
+    now = START
+
+    def judge(participation) -> bool:
+        nonlocal now
+        now += timedelta(seconds=40)
+        screen = judging_screen(participation=participation, now=now)
+        if screen is None:
+            return False
+        rank = eip if screen.pair.position % 2 == 0 else simple
+        harder = max((screen.left.pk, screen.right.pk), key=rank.__getitem__)
+        choice = "skip" if screen.pair.position % 9 == 4 else ("left" if harder == screen.left.pk else "right")
+        now += timedelta(seconds=40)
+        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                        choice=choice, now=now)
+        return True
+
+    for k in range(27):
+        assert judge(people[k % 3]), (k, StoppingRules.objects.get(study=study).fired_rule)
+    page.goto(manage + "?pay=0.20")
+    expect(page.locator("#projection-budget")).to_have_text("3")
+    expect(page.locator("#cost-budget")).to_have_text("0.60")
+    expect(page.locator("#rule-comparison")).to_contain_text("discordant votes side with EIP")
+    expect(page.locator("#rule-reliability")).to_contain_text("SSR")
+    page.screenshot(path="/tmp/h26_manage_projections.png", full_page=True)
+
+    # bob has a pair on screen when the budget is spent by ada and cy: he finishes it, then he is done.
+    now += timedelta(seconds=5)
+    bob_screen = judging_screen(participation=people[1], now=now)
+    assert bob_screen is not None
+    for participation in (people[0], people[2], people[0]):
+        assert judge(participation)
+    rule = StoppingRules.objects.get(study=study)
+    assert (rule.fired_rule, rule.fired_after_judgments) == ("budget", 30)
+    assert judging_screen(participation=people[0], now=now) is None
+    assert judging_screen(participation=people[1], now=now).pair.pk == bob_screen.pair.pk
+    assert judge(people[1]) and judging_screen(participation=people[1], now=now) is None
+
+    page.goto(manage)
+    expect(page.locator("#stopping-fired")).to_contain_text("Study full")
+    expect(page.locator("#stopping-fired")).to_contain_text("after 30 judgments")
+    page.screenshot(path="/tmp/h26_manage_full.png", full_page=True)
+
+    # A late participant from the crowd platform.
+    late = browser.new_context().new_page()
+    late.goto(f"{live_server.url}/join/{invitation.token}/?PROLIFIC_PID=late-1&STUDY_ID=s&SESSION_ID=x")
+    expect(late.locator("#study-full")).to_have_text("This study is full")
+    expect(late.locator("body")).not_to_contain_text(re.compile("I agree"))
+    late.screenshot(path="/tmp/h26_full.png", full_page=True)
+    assert study.participations.count() == 3
