@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotate.models import ResponseSet, ResponseSetQuestion, Study
+from annotate.selectors.tasks import task_pending
 from annotate.task_names import DELETE_RESPONSE_SET, task_enqueue
 
 DELETE_BATCH = 50_000
@@ -64,7 +65,9 @@ def response_set_delete_request(*, response_sets: Iterable[ResponseSet]) -> list
     Returns
     -------
     list of int
-        The ids whose deletion was enqueued (all of them, or none).
+        The ids whose deletion is enqueued (all of them, or none): a set
+        whose deletion is already queued or running (a double submit, two
+        tabs) is not enqueued a second time.
 
     Raises
     ------
@@ -76,7 +79,8 @@ def response_set_delete_request(*, response_sets: Iterable[ResponseSet]) -> list
     for response_set in chosen:
         _refuse_if_used(response_set)
     for response_set in chosen:
-        task_enqueue(DELETE_RESPONSE_SET, response_set.pk)
+        if not task_pending(name=DELETE_RESPONSE_SET, first_arg=response_set.pk):
+            task_enqueue(DELETE_RESPONSE_SET, response_set.pk)
     return [rs.pk for rs in chosen]
 
 

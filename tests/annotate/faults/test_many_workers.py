@@ -235,3 +235,44 @@ def test_the_claim_is_a_row_lock_that_skips_locked_rows():
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         DBTaskResult.objects.ready().get_locked()
     assert any("FOR UPDATE SKIP LOCKED" in q["sql"] for q in queries.captured_queries), queries.captured_queries
+
+
+def test_a_worker_killed_mid_load_leaves_an_upload_job_that_the_reaper_fails_and_cleans(tmp_path):
+    from annotate.models import ResponseSet, ResponseSetStatus, UploadJob, UploadState
+    from annotate.services.stale_runs import STALE_UPLOAD_ERROR, runs_reap_stale
+    from annotate.services.upload_jobs import upload_job_submit
+    from annotate.services.uploads import UploadOptions, _folder, upload_store
+
+    with override_settings(TASKS=DATABASE):
+        upload = upload_store(
+            files={"responses": SimpleUploadedFile("big.csv", _wide_csv(30_000, 40, seed=11))},
+            options=UploadOptions(file_format="wide", dataset="Killed", name="killed-mid-load"))
+        job = upload_job_submit(upload=upload)
+    token = UploadJob.objects.get(pk=job.pk).token
+    assert _folder(token).exists()
+    workers = _start_workers(1, tmp_path, batch=False)
+    try:
+        state = None
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            state = UploadJob.objects.values_list("state", flat=True).get(pk=job.pk)
+            if state == UploadState.LOADING or (state == UploadState.PARSING and time.monotonic() > deadline - 170):
+                break
+            assert state in (UploadState.QUEUED, UploadState.PARSING), state
+            time.sleep(0.02)
+        assert state in (UploadState.PARSING, UploadState.LOADING), "the load was never seen under way"
+        os.killpg(workers[0].pid, signal.SIGKILL)
+        workers[0].communicate()
+    finally:
+        _stop(workers)
+    killed_in = UploadJob.objects.get(pk=job.pk)
+    assert killed_in.state in (UploadState.PARSING, UploadState.LOADING)  # nobody could say it failed
+    reaped = runs_reap_stale(older_than=timedelta(minutes=60), now=timezone.now() + timedelta(minutes=61))
+    assert reaped.upload_jobs == [job.pk]
+    failed = UploadJob.objects.get(pk=job.pk)
+    word = "parsing" if killed_in.state == UploadState.PARSING else "loading"
+    assert failed.state == UploadState.FAILED
+    assert failed.error == STALE_UPLOAD_ERROR.format(state=word, minutes=60)
+    assert not _folder(token).exists()  # its files are removed
+    assert not ResponseSet.objects.filter(status=ResponseSetStatus.LOADING).exists()  # no half-written set left
+    assert not ResponseSet.objects.filter(name="killed-mid-load").exists()

@@ -42,8 +42,6 @@ def test_a_confirm_without_the_csrf_token_is_refused(response_set):
     assert ResponseSet.objects.get(pk=response_set.pk).status == response_set.status
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: each confirm enqueues a deletion task (the second one finds "
-                   "the set gone and does nothing, but the queue holds two)")
 def test_a_double_submit_queues_one_deletion(response_set):
     client = Client()
     client.force_login(get_user_model().objects.create_superuser("root", password=None))
@@ -52,6 +50,23 @@ def test_a_double_submit_queues_one_deletion(response_set):
         second = client.post(delete_url(response_set), {"confirm_delete": "yes"})
     assert first.status_code == 302 and second.status_code in (302, 404)
     assert queued_deletions() == 1
+
+
+def test_a_finished_or_failed_deletion_does_not_block_a_new_request_and_other_sets_are_their_own(response_set):
+    from django_tasks.base import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    from annotate.services.deletion import response_set_delete_request
+
+    other = ResponseSet.objects.create(name="other", file_name="o.csv", checksum="o" * 64, file_format="wide")
+    with override_settings(TASKS=DATABASE):
+        response_set_delete_request(response_sets=[response_set])
+        response_set_delete_request(response_sets=[response_set, other])  # the first set's task is still queued
+        assert sorted(DBTaskResult.objects.values_list("args_kwargs__args", flat=True)) == sorted(
+            [[response_set.pk], [other.pk]])
+        DBTaskResult.objects.update(status=TaskResultStatus.FAILED)  # a worker died: the reaper failed them
+        response_set_delete_request(response_sets=[response_set])
+    assert queued_deletions() == 3
 
 
 @pytest.mark.parametrize("who", ["researcher", "staff_without_delete"])
