@@ -27,7 +27,7 @@ from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, special, stats
+from scipy import special
 
 __all__ = [
     "ReliabilityProjection",
@@ -168,6 +168,7 @@ def _log_mixture(wins: int, n: int) -> float:
 
 def _confidence_sequence(wins: int, n: int, alpha: Fraction) -> tuple[float, float]:
     """``{theta : theta**s (1 - theta)**(n - s) > alpha B(s + 1, n - s + 1)}`` (an interval)."""
+    from scipy import optimize
     if n == 0:
         return 0.0, 1.0
     level = math.log(float(alpha)) + _log_mixture(wins, n)
@@ -396,6 +397,7 @@ def project_sign_test(
     >>> 0 < p.low <= p.more_votes <= p.high
     True
     """
+    from scipy import stats
     s, n = _check_counts(wins_a, n_discordant)
     if isinstance(n_votes, bool) or not isinstance(n_votes, (int, np.integer)) or n_votes < n:
         raise ValueError(f"n_votes must be an integer >= n_discordant ({n}); got {n_votes!r}")
@@ -520,6 +522,7 @@ def project_reliability(
     >>> round(project_reliability([200], [2 / 3], target="0.8").more_votes)  # 200 * 2**(1/1.25) - 200
     148
     """
+    from scipy import stats
     t = _exact(target, name="target", message=ERR_TARGET)
     if not 0 < t < 1:
         raise ValueError(ERR_TARGET.format(value=target))

@@ -90,7 +90,8 @@ def study_stopping_rules(request: HttpRequest, study_id: int) -> HttpResponse:
     form = StoppingRulesForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Stopping rules not saved: " + "; ".join(
-            f"{form.fields[k].label}: {' '.join(v)}" for k, v in form.errors.items()))
+            f"{form.fields[k].label}: {' '.join(v)}" if k in form.fields else " ".join(v)
+            for k, v in form.errors.items()))
         return redirect("annotate:study_manage", study_id=study_id)
     try:
         stopping_rules_set(study=study, values=StoppingInput(**form.cleaned_data))
@@ -148,7 +149,8 @@ def study_quality_settings(request: HttpRequest, study_id: int) -> HttpResponse:
     form = StudyQualitySettingsForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Settings not saved: " + "; ".join(
-            f"{form.fields[k].label}: {' '.join(v)}" for k, v in form.errors.items()))
+            f"{form.fields[k].label}: {' '.join(v)}" if k in form.fields else " ".join(v)
+            for k, v in form.errors.items()))
         return redirect("annotate:study_manage", study_id=study_id)
     try:
         study_quality_settings_update(study=study, **form.cleaned_data)

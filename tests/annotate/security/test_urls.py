@@ -207,6 +207,7 @@ ACCESS: dict[str, Access] = {
     "annotate:study_invitation_revoke": STUDY_WRITE,
     "annotate:study_status_confirm": STUDY_PAGE,
     "annotate:study_quality_settings": STUDY_WRITE,
+    "annotate:study_stopping_rules": STUDY_WRITE,
     "annotate:study_evaluator_exclude": STUDY_WRITE,
     "annotate:study_evaluator_restore": STUDY_WRITE,
     # results (scoring runs) and reports
