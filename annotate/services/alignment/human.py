@@ -81,10 +81,34 @@ def study_consensus(data: StudyData, *, min_votes: int, tie_rule: str) -> tuple[
     return result, verdicts
 
 
+def question_bound_flags(data: StudyData, keys: list[str]) -> dict[str, np.ndarray]:
+    """Per method of ``keys`` whose fit confines its difficulty to a box (registry
+    ``question_bounds``), float64 of shape (n_questions,) in ``data.question_ids``
+    order: 1.0 where the question's value is on the bound, 0.0 where not, NaN
+    where undefined (no value, or no box stored: the method did not run).
+    One rule with the run's downloads: :func:`scoring.methods.at_bound_flags`."""
+    bounded = {m.key for m in report_methods() if m.bounds_param}
+    return {k: at_bound_flags(data.difficulty[k], data.bounds.get(k)) for k in keys if k in bounded}
+
+
+def pair_bound_flags(flags: np.ndarray, pair_index: np.ndarray) -> np.ndarray:
+    """Per pair (rows of ``pair_index``, shape (n_pairs, 2)), 1.0 when either
+    question's flag in ``flags`` (:func:`question_bound_flags`) is 1, else NaN
+    when either is undefined, else 0.0: the pairs :attr:`MethodInfo.bound_verdicts` counts."""
+    pair_index = np.asarray(pair_index, dtype=np.int64).reshape(-1, 2)
+    both = flags[pair_index]
+    out = np.where(np.isnan(both).any(axis=1), np.nan, 0.0)
+    out[(both == 1.0).any(axis=1)] = 1.0
+    return out
+
+
 def pair_rows(
-    data: StudyData, result: ConsensusResult, method_verdicts: dict[str, np.ndarray]
+    data: StudyData, result: ConsensusResult, method_verdicts: dict[str, np.ndarray],
+    at_bound: dict[str, np.ndarray] | None = None,
 ) -> PairRows:
-    """One record per study pair (column-wise): questions, consensus with vote counts, method verdicts."""
+    """One record per study pair (column-wise): questions, consensus with vote counts, method verdicts and,
+    per bounded method in ``at_bound`` (:func:`question_bound_flags`), whether a question of the pair is on
+    the bound (:func:`pair_bound_flags`)."""
     n = len(data.pairs)
     names = {e.participation_id: e.pseudonym for e in data.evaluators}
     columns: dict[str, list] = {k: [] for k in (*PairRows.INT, *PairRows.TEXT, *PairRows.FLOAT)}
@@ -115,7 +139,8 @@ def pair_rows(
     columns.update(votes_a=votes_a, votes_b=votes_b, n_skips=skips, verdict=verdict, method=method, reason=reason,
                    weight_a=weight_a, weight_b=weight_b)
     methods = {k: _names(v) for k, v in method_verdicts.items()}
-    return PairRows(columns=columns, tie_weights=ties, methods=methods)
+    bounds = {k: pair_bound_flags(v, data.pair_index) for k, v in (at_bound or {}).items()}
+    return PairRows(columns=columns, tie_weights=ties, methods=methods, at_bound=bounds)
 
 
 def _names(codes: np.ndarray) -> np.ndarray:
@@ -305,7 +330,7 @@ def method_availability(data: StudyData) -> tuple[MethodInfo, ...]:
         on_bound = None
         if has and m.key in data.bounds:
             flags = at_bound_flags(data.difficulty[m.key], data.bounds[m.key])
-            on_bound = int((flags[data.pair_index] == 1.0).any(axis=1).sum()) if len(data.pair_index) else 0
+            on_bound = int((pair_bound_flags(flags, data.pair_index) == 1.0).sum())
         out.append(MethodInfo(
             key=m.key, label=m.label, column=m.column, available=has,
             undefined_reason=None if has else REASON_METHOD_MISSING.format(run_id=data.run.pk, column=m.column),

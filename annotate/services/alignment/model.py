@@ -299,6 +299,9 @@ class PairRow(_Json):
     question_b: QuestionRef
     consensus: PairConsensus
     methods: dict[str, str]
+    #: Per bounded method (the IRT fits' box): 1 when a question of the pair is on the bound, 0 when neither,
+    #: None when undefined (:func:`scoring.methods.at_bound_flags`). None (left out of the JSON): no bounded method.
+    at_bound: dict[str, int | None] | None = field(default=None, metadata=OMIT_NONE)
 
 
 class PairRows(Sequence[PairRow]):
@@ -314,7 +317,9 @@ class PairRows(Sequence[PairRow]):
     ``dataset_b``, ``external_b``, ``verdict`` ("a", "b" or None),
     ``method``, ``reason`` (object); ``weight_a``, ``weight_b`` (float64,
     NaN = None); ``tie_weights`` maps a row to its non-empty tie weights;
-    ``methods`` maps a method key to its verdict names (object array).
+    ``methods`` maps a method key to its verdict names (object array);
+    ``at_bound`` maps a bounded method's key to its pair flags (float64 1/0,
+    NaN = undefined: :func:`annotate.services.alignment.human.pair_bound_flags`).
     """
 
     INT = ("pair_id", "position", "question_a", "question_b", "votes_a", "votes_b", "n_skips")
@@ -322,7 +327,7 @@ class PairRows(Sequence[PairRow]):
     FLOAT = ("weight_a", "weight_b")
 
     def __init__(self, *, columns: dict[str, Any], tie_weights: dict[int, tuple[TieWeight, ...]],
-                 methods: dict[str, Any]) -> None:
+                 methods: dict[str, Any], at_bound: dict[str, Any] | None = None) -> None:
         import numpy as np
 
         self.columns = {k: np.asarray(columns[k], dtype=np.int64) for k in self.INT}
@@ -330,6 +335,7 @@ class PairRows(Sequence[PairRow]):
         self.columns.update({k: np.asarray(columns[k], dtype=np.float64) for k in self.FLOAT})
         self.tie_weights = tie_weights
         self.methods = {k: np.asarray(v, dtype=object) for k, v in methods.items()}
+        self.at_bound = {k: np.asarray(v, dtype=np.float64) for k, v in (at_bound or {}).items()}
 
     def __len__(self) -> int:
         return int(self.columns["pair_id"].size)
@@ -375,6 +381,7 @@ class PairRows(Sequence[PairRow]):
                 tie_weights=self.tie_weights.get(i, ()),
             ),
             methods={k: v[i] for k, v in self.methods.items()},
+            at_bound={k: None if v[i] != v[i] else int(v[i]) for k, v in self.at_bound.items()} or None,
         )
 
     def to_json(self, offset: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
@@ -388,6 +395,8 @@ class PairRows(Sequence[PairRow]):
         columns: dict[str, list] = {k: [] for k in (*cls.INT, *cls.TEXT, *cls.FLOAT)}
         keys = list(rows[0].methods) if rows else []
         methods: dict[str, list] = {k: [] for k in keys}
+        bounded = list(rows[0].at_bound or {}) if rows else []
+        at_bound: dict[str, list] = {k: [] for k in bounded}
         ties = {}
         for i, r in enumerate(rows):
             c = r.consensus
@@ -403,7 +412,10 @@ class PairRows(Sequence[PairRow]):
                 ties[i] = tuple(c.tie_weights)
             for k in keys:
                 methods[k].append(r.methods[k])
-        return cls(columns=columns, tie_weights=ties, methods=methods)
+            for k in bounded:
+                flag = (r.at_bound or {}).get(k)
+                at_bound[k].append(float("nan") if flag is None else flag)
+        return cls(columns=columns, tie_weights=ties, methods=methods, at_bound=at_bound)
 
     @classmethod
     def from_json(cls, data: list[dict[str, Any]]) -> PairRows:
@@ -609,6 +621,9 @@ class HumanScaleQuestion(_Json):
     outfit: float | None
     misfit: bool
     methods: dict[str, float | None]
+    #: Per bounded method (the IRT fits' box): 1 when the question's value is on the bound, 0 when not, None when
+    #: undefined (:func:`scoring.methods.at_bound_flags`). None (left out of the JSON): no bounded method.
+    at_bound: dict[str, int | None] | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True)

@@ -199,7 +199,8 @@ def alignment_report_compute(
     available = [m.key for m in methods if m.available]
     verdicts = method_verdicts(data, data.pair_index, available)
     result, cons = human.study_consensus(data, min_votes=min_votes, tie_rule=tie_rule)
-    pairs = human.pair_rows(data, result, verdicts)
+    bound_flags = human.question_bound_flags(data, available)
+    pairs = human.pair_rows(data, result, verdicts, at_bound=bound_flags)
     evaluators = human.evaluator_rows(data, verdicts, min_votes=min_votes, tie_rule=tie_rule)
     per_method, mcnemar = human.consensus_methods(verdicts, cons, n_boot=n_boot, seed=seed)
     t_human = time.perf_counter()
@@ -235,7 +236,8 @@ def alignment_report_compute(
                                  excluded_by=e.excluded_by, reason=e.reason, n_judgments=e.n_judgments)
             for e in data.excluded
         ),
-        human_scale=human_scale_section(data, available=available, n_boot=n_boot, ci_level=CI_LEVEL, seed=seed),
+        human_scale=human_scale_section(data, available=available, n_boot=n_boot, ci_level=CI_LEVEL, seed=seed,
+                                        at_bound=bound_flags),
         groups=group_section(data, verdicts, n_boot=n_boot, seed=seed),
     )
 

@@ -88,7 +88,7 @@ def _question_refs(data: StudyData) -> tuple[list[QuestionRef | None], list[str]
 
 
 def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, ci_level: float,
-                        seed: int) -> HumanScaleSection:
+                        seed: int, at_bound: dict[str, np.ndarray] | None = None) -> HumanScaleSection:
     """The study's human scale, its reliability and misfit, and each available
     method against it (overall and per subject).
 
@@ -104,6 +104,11 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     seed : int
         Seed of the scale's bootstrap and splits, and of every method's
         correlation bootstrap (the same for each method).
+    at_bound : dict of str to ndarray of float64, shape (n_questions,), optional
+        Per bounded method, whether each question's value is on the fit's
+        bound (1/0, NaN = undefined; ``data.question_ids`` order:
+        :func:`annotate.services.alignment.human.question_bound_flags`).
+        Each question row carries them.
     """
     n_boot = min(n_boot, MAX_BOOT)
     adaptive = getattr(data.study, "strategy", None) == PairStrategy.ADAPTIVE
@@ -120,6 +125,7 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     refs = [refs_by_id[i] for i in order]
     subjects = [subjects_by_id[i] for i in order]
     difficulty = {k: np.asarray(data.difficulty[k], dtype=np.float64)[order] for k in available}  # as stored
+    flags = {k: np.asarray(v, dtype=np.float64)[order] for k, v in (at_bound or {}).items()}
     compared = {k: data.harder(k)[order] for k in available}  # higher = harder: what is correlated with the scale
     pair_ids = np.fromiter((p.pair_id for p in data.pairs), np.int64, len(data.pairs))
     part_ids = np.fromiter((e.participation_id for e in data.evaluators), np.int64, len(data.evaluators))
@@ -149,6 +155,7 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
             infit=_value(scale.item_infit[i]), outfit=_value(scale.item_outfit[i]),
             misfit=bool(scale.item_flagged[i]),
             methods={k: _value(difficulty[k][i]) for k in available},
+            at_bound={k: None if math.isnan(v[i]) else int(v[i]) for k, v in flags.items()} or None,
         )
         for i in np.flatnonzero(judged) if refs[i] is not None
     )

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from annotate.labels import CONSENSUS_LABELS, label
 from annotate.models import EducationLevel, FieldOfStudy
 from annotate.services.alignment.headline import uncertainty_notes
-from annotate.services.alignment.model import AlignmentReport, Kappa
+from annotate.services.alignment.model import AlignmentReport, Kappa, MethodInfo
 
 UNDEFINED_TEXT = "undefined"
 FRACTION = "fraction in [0, 1]"
@@ -705,6 +705,7 @@ def pairs_table(report: AlignmentReport, offset: int = 0, limit: int | None = No
     ``rows`` holds pairs ``offset`` to ``offset + limit`` (the page's cells);
     the CSV (``raw_rows``) has every pair, written from the report's columns."""
     methods = report.available
+    bounded = _bounded(report, report.pairs.at_bound)
     rows = []
     stop = len(report.pairs) if limit is None else min(len(report.pairs), offset + limit)
     for p in report.pairs[offset:stop]:
@@ -718,6 +719,7 @@ def pairs_table(report: AlignmentReport, offset: int = 0, limit: int | None = No
             Cell(c.verdict, c.verdict or "–", c.reason if c.verdict is None else None),
             code(c.method, CONSENSUS_LABELS), *weights,
             *(text(p.methods[m.key]) for m in methods),
+            *(_flag((p.at_bound or {}).get(m.key)) for m in bounded),
         ))
     verdict = "'a' = question a is harder, 'b' = question b, 'tie', or 'undefined'"
     several = len(report.study.datasets) != 1  # one dataset: its name is in the notes, not on every row
@@ -741,6 +743,10 @@ def pairs_table(report: AlignmentReport, offset: int = 0, limit: int | None = No
             Column("weight_a", "Weight a", "weight", "summed evaluator weights for 'a' (vote ties only)"),
             Column("weight_b", "Weight b", "weight", "summed evaluator weights for 'b' (vote ties only)"),
             *(Column(f"verdict_{m.key}", m.label, "", f"{m.label}'s verdict: {verdict}") for m in methods),
+            *(Column(f"at_bound_{m.key}", f"{m.label} at bound", "0/1",
+                     f"1 when a question of the pair has its {m.label} value on a bound of the fit (the bound, "
+                     "not an estimate), so the verdict rests on it; blank = undefined")
+              for m in bounded),
         ),
         rows=tuple(rows), raw_rows=lambda: _pair_csv_rows(report), total_rows=len(report.pairs), offset=offset,
         notes=(*(() if several else (f"Every question is from the dataset {report.study.datasets[0]!r} (the CSV "
@@ -763,7 +769,20 @@ def _pair_csv_rows(report: AlignmentReport) -> Iterator[list]:
     for k in (14, 15):
         columns[k] = [None if w != w else w for w in columns[k]]
     columns += [[x or None for x in report.pairs.methods[m.key].tolist()] for m in report.available]
+    columns += [[None if x != x else int(x) for x in report.pairs.at_bound[m.key].tolist()]
+                for m in _bounded(report, report.pairs.at_bound)]
     yield from zip(*columns, strict=True)
+
+
+def _bounded(report: AlignmentReport, keys: Iterable[str]) -> list[MethodInfo]:
+    """The available methods, in report order, that have bound flags (``keys``: the flagged method keys)."""
+    flagged = set(keys)
+    return [m for m in report.available if m.key in flagged]
+
+
+def _flag(value: int | None) -> Cell:
+    """A 0/1 bound flag; blank when undefined."""
+    return Cell(value, "–" if value is None else str(value), None if value is not None else "undefined")
 
 
 def _utc_time(iso: str) -> Cell:
@@ -901,8 +920,10 @@ def human_scale_table(report: AlignmentReport) -> Table:
     """One row per judged question: its place on the human scale, uncertainty and misfit."""
     hs = report.human_scale
     methods = list(report.available)
+    questions = hs.questions if hs is not None else ()
+    bounded = _bounded(report, {k for q in questions for k in (q.at_bound or {})})
     rows = []
-    for q in hs.questions if hs is not None else ():
+    for q in questions:
         rows.append((
             count(q.question.id), text(q.question.dataset), text(q.question.external_id), text(q.subject),
             dec(q.difficulty, "not judged"), dec(q.se, "alone in its component"),
@@ -910,6 +931,7 @@ def human_scale_table(report: AlignmentReport) -> Table:
             count(q.n_judgments), count(q.component), dec(q.infit, "no judgment"), dec(q.outfit, "no judgment"),
             count(int(q.misfit)),
             *(dec(q.methods.get(m.key), "the run has no value") for m in methods),
+            *(_flag((q.at_bound or {}).get(m.key)) for m in bounded),
         ))
     return Table(
         key="human_scale", title="Questions on the human scale",
@@ -929,6 +951,10 @@ def human_scale_table(report: AlignmentReport) -> Table:
             Column("misfit", "Misfit", "0/1", "1 when infit exceeds the misfit threshold"),
             *(Column(f"difficulty_{m.key}", m.label, "", f"{m.label}'s difficulty (higher = harder)")
               for m in methods),
+            *(Column(f"at_bound_{m.key}", f"{m.label} at bound", "0/1",
+                     f"1 when the question's {m.label} value lies on a bound of the fit (the bound, not an "
+                     "estimate; the run's download column *_at_bound); blank = undefined")
+              for m in bounded),
         ),
         rows=tuple(rows), notes=(HUMAN_SCALE_NOTE, *uncertainty_notes(report).get("human_scale_questions", ())),
     )

@@ -127,7 +127,7 @@ def test_the_pairs_csv_marks_the_tie_resolved_pair_with_its_votes_and_weights(re
     assert rows[0] == ["pair_id", "position", "subject", "dataset_a", "question_a", "question_a_pk", "dataset_b",
                        "question_b", "question_b_pk", "votes_a", "votes_b", "n_skips", "consensus", "how", "weight_a",
                        "weight_b", "verdict_eip", "verdict_simple_rank", "verdict_accuracy", "verdict_irt_1pl",
-                       "verdict_irt_2pl", *PARAMETER_COLUMNS]
+                       "verdict_irt_2pl", "at_bound_irt_1pl", "at_bound_irt_2pl", *PARAMETER_COLUMNS]
     # P4: ada a, cy b, bo skipped; weights ada 1, cy 0 -> a (see test_alignment_service)
     p4 = rows[4]
     dataset = report["pairs"][3]["question_a"]["dataset"]

@@ -183,3 +183,42 @@ def test_downloads_flag_every_irt_value_on_a_bound_as_the_run_page_counts_them(s
     assert frame["irt_2pl_mml_at_bound"].sum() == notes["irt_2pl_mml"]["difficulties_at_bound"] > 0
     codebook = client.get(reverse("annotate:run_codebook", kwargs={"run_id": run.pk})).content.decode()
     assert "| `irt_2pl_at_bound` | number | 2PL IRT: 1 where the value lies on a bound of the fit" in codebook
+
+
+def test_the_report_flags_each_pair_and_question_whose_value_is_on_a_bound(scored):
+    from tests.annotate.services.alignment.test_schema import SCHEMA, errors
+
+    run, _, _, _, _, dataset = scored
+    rita = make_researcher("rita")
+    study = _report_of(run, dataset, rita)
+    client = Client()
+    client.force_login(rita)
+    response = client.get(reverse("annotate:study_report_zip", kwargs={"study_id": study.pk}) + "?n_boot=50")
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    pairs = pd.read_csv(io.BytesIO(archive.read("pairs.csv")))
+    scale = pd.read_csv(io.BytesIO(archive.read("human_scale.csv"))).set_index("question_pk")
+    codebook = archive.read("codebook.md").decode()
+    report = json.loads(archive.read("report.json"))
+    assert errors(report, SCHEMA) == []
+    # the run's download flags each question (scoring.methods.at_bound_flags): the one rule every table follows
+    frame = pd.read_csv(io.BytesIO(_body(client.get(reverse("annotate:run_questions_csv",
+                                                            kwargs={"run_id": run.pk}))))).set_index("question_pk")
+    listed = {m["key"]: m for m in report["methods"]}
+    for key in ("irt_1pl", "irt_2pl", "irt_1pl_mml", "irt_2pl_mml"):
+        flagged = set(frame.index[frame[f"{key}_at_bound"] == 1])
+        expected = [int(a in flagged or b in flagged) for a, b in zip(pairs["question_a_pk"], pairs["question_b_pk"],
+                                                                      strict=True)]
+        assert pairs[f"at_bound_{key}"].tolist() == expected, key
+        assert sum(expected) == listed[key].get("bound_verdicts", 0), key  # the count the report's note gives
+        assert scale[f"at_bound_{key}"].tolist() == frame.loc[scale.index, f"{key}_at_bound"].tolist(), key
+        assert f"| at_bound_{key} | 1 when a question of the pair has its " in codebook
+    # 2PL MML puts some questions on its bound: both kinds of pair occur, and a pair of unbounded questions is 0
+    column = pairs["at_bound_irt_2pl_mml"]
+    assert 0 < column.sum() < len(pairs)
+    free = set(frame.index[frame["irt_2pl_mml_at_bound"] == 0])
+    unbounded = pairs[pairs["question_a_pk"].isin(free) & pairs["question_b_pk"].isin(free)]
+    assert len(unbounded) and (unbounded["at_bound_irt_2pl_mml"] == 0).all()
+    assert scale["at_bound_irt_2pl_mml"].sum() > 0
+    # only methods with a box have flags
+    assert "at_bound_eip" not in pairs.columns and "at_bound_eip" not in scale.columns
+    assert "eip" not in report["pairs"][0]["at_bound"] and "irt_2pl_mml" in report["pairs"][0]["at_bound"]
