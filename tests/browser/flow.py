@@ -8,6 +8,7 @@ from django.test import Client
 from playwright.sync_api import Page
 
 from annotate.models import Question, Study
+from annotate.selectors.judging_tokens import PAIR, QUESTION, judging_token_value
 from tests.annotate.factories import make_catalog, make_study
 
 LATEX_QUESTIONS = [
@@ -84,3 +85,10 @@ def tab_to(page: Page, matches, *, limit: int = 40) -> dict:
 
 def math_done(page: Page) -> None:
     page.wait_for_selector("html[data-math=done]", state="attached")
+
+
+def id_on_screen(page: Page, participation, field: str = "pair") -> int | None:
+    """The database id behind the judging form's ``pair`` (or ``left``) token, as
+    ``participation``'s evaluator sees it."""
+    token = page.locator(f"input[name={field}]").get_attribute("value")
+    return judging_token_value(participation=participation, token=token, kind=PAIR if field == "pair" else QUESTION)

@@ -25,6 +25,14 @@ CODE = "PAID-7Q2"
 RETURN = "https://app.prolific.com/submissions/complete?cc=NOCODE"
 
 
+def question_text(page, side: str) -> str:
+    """The text of the question on ``side`` as the page shows it, without its options."""
+    return page.locator(f".question.{side} .question-text").evaluate(
+        """el => { const copy = el.cloneNode(true);
+                   copy.querySelectorAll('ol.options').forEach(ol => ol.remove());
+                   return copy.textContent.trim(); }""")
+
+
 def run_participant(browser: Browser, link: str, decide, shots: str | None = None) -> str:
     """Join, onboard, judge every pair with ``decide(left, right, check) -> "left"|"right"|"skip"``; the done page."""
     context = browser.new_context()
@@ -41,8 +49,8 @@ def run_participant(browser: Browser, link: str, decide, shots: str | None = Non
     checks = {frozenset((p.question_a_id, p.question_b_id)): p.expected_harder_id
               for p in Pair.objects.filter(attention_check=True)}
     while "/judge/" in page.url:
-        left = by_text[page.locator(".question.left .question-text").inner_text().strip()]
-        right = by_text[page.locator(".question.right .question-text").inner_text().strip()]
+        left = by_text[question_text(page, "left")]
+        right = by_text[question_text(page, "right")]
         expected = checks.get(frozenset((left.pk, right.pk)))
         choice = decide(left.pk, right.pk, expected)
         page.click({"left": "#choose-left", "right": "#choose-right", "skip": "#choose-skip"}[choice])

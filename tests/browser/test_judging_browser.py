@@ -15,20 +15,18 @@ from playwright.sync_api import Page, expect
 from annotate.models import Choice, Judgment, Participation
 from annotate.services.studies import invitation_create
 from tests.annotate.factories import make_catalog, make_study
+from tests.annotate.judging_forms import token_of
+from tests.browser.flow import id_on_screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def pair_on_screen(page: Page) -> int:
-    return int(page.locator("input[name=pair]").get_attribute("value"))
-
-
-def wait_for_next(page: Page, previous: int) -> None:
-    """Wait until the page shows another pair or the done page."""
+def wait_for_next(page: Page, previous: int, participation) -> None:
+    """Wait until the page shows another pair (than id ``previous``) or the done page."""
     page.wait_for_function(
         """prev => { const el = document.querySelector('input[name=pair]');
-                     return (el && el.value !== String(prev)) || document.title.startsWith('Done'); }""",
-        arg=previous,
+                     return (el && el.value !== prev) || document.title.startsWith('Done'); }""",
+        arg=token_of(participation, previous),
     )
 
 
@@ -56,75 +54,75 @@ def test_an_evaluator_judges_a_whole_study_in_the_browser(live_server, page: Pag
     expected: dict[int, str] = {}  # pair id -> choice we made
 
     # 1. mouse: left
-    pid = pair_on_screen(page)
+    pid = id_on_screen(page, participation)
     page.click("#choose-left")
-    wait_for_next(page, pid)
+    wait_for_next(page, pid, participation)
     expected[pid] = Choice.LEFT
     expect(page.locator("[data-count=judged]")).to_have_text("Judged 1")
 
     # 2. keyboard: arrow right
-    pid = pair_on_screen(page)
+    pid = id_on_screen(page, participation)
     page.keyboard.press("ArrowRight")
-    wait_for_next(page, pid)
+    wait_for_next(page, pid, participation)
     expected[pid] = Choice.RIGHT
 
     # 3. keyboard: S skips
-    pid = pair_on_screen(page)
+    pid = id_on_screen(page, participation)
     page.keyboard.press("s")
-    wait_for_next(page, pid)
+    wait_for_next(page, pid, participation)
     expected[pid] = Choice.SKIP
     expect(page.locator("[data-count=skipped]")).to_have_text("Skipped 1")
 
     # 4. refresh shows the same pair, same way round; then a double click
-    pid = pair_on_screen(page)
+    pid = id_on_screen(page, participation)
     left_text = page.locator("section.question.left").inner_text()
     page.reload()
-    assert pair_on_screen(page) == pid
+    assert id_on_screen(page, participation) == pid
     assert page.locator("section.question.left").inner_text() == left_text
     page.dblclick("#choose-right")
-    wait_for_next(page, pid)
+    wait_for_next(page, pid, participation)
     expected[pid] = Choice.RIGHT
     doubled = pid
 
     # 5. back button: the previous page comes back either re-fetched (the
     # pending pair) or from the cache with the already-judged pair; answering
     # that again changes nothing.
-    pid = pair_on_screen(page)
+    pid = id_on_screen(page, participation)
     page.go_back()
-    back_pid = pair_on_screen(page)
+    back_pid = id_on_screen(page, participation)
     assert back_pid in (pid, doubled)
     page.click("#choose-left")
-    wait_for_next(page, back_pid)
+    wait_for_next(page, back_pid, participation)
     if back_pid == doubled:
-        assert pair_on_screen(page) == pid  # the pending pair is still pending
+        assert id_on_screen(page, participation) == pid  # the pending pair is still pending
     else:
         expected[back_pid] = Choice.LEFT
 
     # 6. a second tab with the same pair: answer in one, then in the other.
-    pid = pair_on_screen(page)
+    pid = id_on_screen(page, participation)
     other_tab = page.context.new_page()
     other_tab.goto(page.url)
-    assert pair_on_screen(other_tab) == pid
+    assert id_on_screen(other_tab, participation) == pid
     page.click("#choose-right")
-    wait_for_next(page, pid)
+    wait_for_next(page, pid, participation)
     expected[pid] = Choice.RIGHT
     other_tab.click("#choose-left")  # stale: ignored, shows the next pending pair
-    wait_for_next(other_tab, pid)
-    assert pair_on_screen(other_tab) == pair_on_screen(page)
+    wait_for_next(other_tab, pid, participation)
+    assert id_on_screen(other_tab, participation) == id_on_screen(page, participation)
     other_tab.close()
 
     # The rest: alternate mouse and keyboard until the done page.
     for k in range(10):
         if page.title().startswith("Done"):
             break
-        pid = pair_on_screen(page)
+        pid = id_on_screen(page, participation)
         if k % 2:
             page.click("#choose-left")
             expected[pid] = Choice.LEFT
         else:
             page.keyboard.press("ArrowLeft")
             expected[pid] = Choice.LEFT
-        wait_for_next(page, pid)
+        wait_for_next(page, pid, participation)
     expect(page.locator("h1")).to_have_text("All done — thank you!")
     expect(page.locator("[data-count=remaining]")).to_have_text("Remaining 0")
 

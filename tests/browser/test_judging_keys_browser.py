@@ -16,6 +16,8 @@ from playwright.sync_api import Page, expect
 
 from annotate.models import Choice, Judgment
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
+from tests.annotate.judging_forms import token_of
+from tests.browser.flow import id_on_screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -47,7 +49,7 @@ def open_judging(page: Page, live_server, participation) -> int:
     log_in(page, live_server.url, f"/studies/{participation.study_id}/judge/")
     expect(page.locator("h1")).to_have_text("Which question is harder?")
     keys_on(page)
-    return pair_on_screen(page)
+    return pair_on_screen(page, participation)
 
 
 def keys_on(page: Page) -> None:
@@ -56,17 +58,17 @@ def keys_on(page: Page) -> None:
     page.wait_for_selector("#judge-form[data-keys=on]", state="attached")
 
 
-def pair_on_screen(page: Page) -> int:
-    return int(page.locator("input[name=pair]").get_attribute("value"))
+def pair_on_screen(page: Page, participation) -> int:
+    return id_on_screen(page, participation)
 
 
-def assert_nothing_sent(page: Page, pair_id: int) -> None:
+def assert_nothing_sent(page: Page, pair_id: int, participation) -> None:
     """The keydown handler runs before ``press`` returns; a submission would
     mark the form as sending at once. Wait a little more for a stray request."""
     assert page.evaluate("document.getElementById('judge-form').classList.contains('sending')") is False
     page.wait_for_timeout(300)
     assert Judgment.objects.count() == 0
-    assert pair_on_screen(page) == pair_id
+    assert pair_on_screen(page, participation) == pair_id
     expect(page.locator("#choose-left")).to_be_enabled()
 
 
@@ -74,7 +76,7 @@ def press_plain_and_expect(page: Page, key: str, pair_id: int, participation) ->
     """An unmodified press answers the pair on screen (the control)."""
     page.keyboard.press(key)
     page.wait_for_function(
-        "prev => document.querySelector('input[name=pair]')?.value !== String(prev)", arg=pair_id)
+        "prev => document.querySelector('input[name=pair]')?.value !== prev", arg=token_of(participation, pair_id))
     rows = list(Judgment.objects.all())
     assert [(j.participation_id, j.pair_id, j.choice) for j in rows] == [(participation.pk, pair_id, PLAIN[key])]
 
@@ -84,7 +86,7 @@ def press_plain_and_expect(page: Page, key: str, pair_id: int, participation) ->
 def test_a_modified_key_never_answers(live_server, page: Page, ada, modifier, key):
     pair_id = open_judging(page, live_server, ada)
     page.keyboard.press(f"{modifier}+{key}")
-    assert_nothing_sent(page, pair_id)
+    assert_nothing_sent(page, pair_id, ada)
     press_plain_and_expect(page, key, pair_id, ada)
 
 
@@ -106,12 +108,12 @@ def test_a_repeated_or_composing_key_never_answers(live_server, page: Page, ada,
                }""",
             [key, flags],
         )
-    assert_nothing_sent(page, pair_id)
+    assert_nothing_sent(page, pair_id, ada)
     # The same synthetic event without the flag does answer (the control).
     page.evaluate("""() => document.body.dispatchEvent(
                        new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true, cancelable: true}))""")
     page.wait_for_function(
-        "prev => document.querySelector('input[name=pair]')?.value !== String(prev)", arg=pair_id)
+        "prev => document.querySelector('input[name=pair]')?.value !== prev", arg=token_of(ada, pair_id))
     assert list(Judgment.objects.values_list("pair_id", "choice")) == [(pair_id, Choice.RIGHT)]
 
 
@@ -127,7 +129,7 @@ def test_keys_typed_in_a_form_field_never_answer(live_server, page: Page, ada, f
     page.focus("#typing")
     for key in PLAIN:
         page.keyboard.press(key)
-    assert_nothing_sent(page, pair_id)
+    assert_nothing_sent(page, pair_id, ada)
 
 
 def test_an_expired_session_keeps_the_pair_and_says_the_answer_was_lost(live_server, page: Page, ada):
@@ -143,7 +145,7 @@ def test_an_expired_session_keeps_the_pair_and_says_the_answer_was_lost(live_ser
     page.click("#login-submit")
     expect(page.locator(".messages li")).to_have_text(UNSAVED)
     assert page.url == f"{live_server.url}/studies/{ada.study_id}/judge/"
-    assert pair_on_screen(page) == pair_id
+    assert pair_on_screen(page, ada) == pair_id
     assert page.locator("section.question.left").inner_text() == left_text
     assert Judgment.objects.count() == 0
     page.reload()

@@ -46,7 +46,10 @@ def test_an_evaluator_does_the_whole_study_by_keyboard(live_server, page: Page):
     expect(page.locator("h1")).to_have_text("Which question is harder?")
     page.wait_for_selector("#judge-form[data-keys=on]", state="attached")
     math_done(page)
-    assert page.locator("span.math.math-done").count() >= 2  # KaTeX typeset the math
+    # KaTeX typeset every piece of delimited math on screen (raw LaTeX without delimiters stays text, so a
+    # pair with question 3861 may carry a single piece of math: which pair comes first depends on the seed)
+    n_math = page.locator("span.math").count()
+    assert n_math >= 1 and page.locator("span.math.math-done").count() == n_math
     assert page.locator("span.math.math-error").count() == 0
     page.screenshot(path="/tmp/h14c_judge.png", full_page=True)
 

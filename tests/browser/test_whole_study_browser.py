@@ -3,8 +3,9 @@
 with attention checks, a speeder threshold and a completion code and URL,
 launches it and copies the Prolific link from the manage page; three crowd
 evaluators arrive on it with their platform ids, consent, onboard and judge
-by keyboard, attention checks included, one of them at speeder pace; each
-sees the completion code. The researcher sees the speeder flag and the
+by keyboard, attention checks included, one of them at speeder pace; the
+two careful ones see the completion code, the speeder (who fails both
+attention checks) finishes without it and is told why. The researcher sees the speeder flag and the
 attention pass rates, excludes the speeder with a reason, closes the study
 (confirmation step) and downloads the report as JSON and CSV: its numbers
 are those of the two remaining evaluators, counted here from what the test
@@ -33,8 +34,10 @@ from playwright.sync_api import Browser, Page, expect
 
 from annotate.models import Choice, Judgment, Pair, Participation, Study, StudyStatus
 from tests.annotate.factories import make_catalog, make_researcher
+from tests.annotate.judging_forms import token_of
 from tests.annotate.quality.helpers import set_eip
 from tests.browser.axe import assert_accessible
+from tests.browser.flow import id_on_screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("EIP_SCREENSHOTS", "")
@@ -145,11 +148,12 @@ def evaluate(browser: Browser, link: str, pid: str, *, speeder: bool, first: boo
     decided: list[tuple[int, int | None]] = []
     skipped_once = False
     while True:
-        page.wait_for_selector("#judge-form[data-keys=on], #completion-code", state="attached")
-        if page.locator("#completion-code").count():
+        page.wait_for_selector("#judge-form[data-keys=on], #completion-code, #not-earned", state="attached")
+        if page.locator("#completion-code, #not-earned").count():
             break
-        pair = Pair.objects.get(pk=int(page.locator("input[name=pair]").get_attribute("value")))
-        left = int(page.locator("input[name=left]").get_attribute("value"))
+        participation = Participation.objects.get(user__username=page.locator(".who").inner_text().strip())
+        pair = Pair.objects.get(pk=id_on_screen(page, participation))
+        left = id_on_screen(page, participation, "left")
         if first and not decided:
             page.wait_for_selector("html[data-math=done]", state="attached")
             visit(page, "judge")
@@ -170,7 +174,15 @@ def evaluate(browser: Browser, link: str, pid: str, *, speeder: bool, first: boo
         page.keyboard.press(key)
         page.wait_for_function(
             """prev => { const el = document.querySelector('input[name=pair]');
-                         return !el || el.value !== prev; }""", arg=str(pair.pk))
+                         return !el || el.value !== prev; }""", arg=token_of(participation, pair.pk))
+    if speeder:  # failed both attention checks: finished, but the code is not earned (and not shown)
+        expect(page.locator("h1")).to_have_text("You have finished the pairs")
+        expect(page.locator("#shortfalls li")).to_have_count(1)
+        expect(page.locator("#shortfalls li")).to_have_attribute("data-reason", "checks")
+        expect(page.locator("#completion-code")).to_have_count(0)
+        assert CODE not in page.content()
+        context.close()
+        return decided
     expect(page.locator("h1")).to_have_text("All done — thank you!")
     expect(page.locator("#completion-code")).to_have_text(CODE)
     if first:
@@ -239,6 +251,7 @@ def test_a_researcher_runs_a_whole_crowd_study_in_the_browser(live_server, page:
     with page.expect_download() as download:
         page.click("#download-json")
     report = json.loads(download.value.path().read_text(encoding="utf-8"))
+    page.click("#section-agreement summary")  # the agreement section (with its CSV) is folded at first
     with page.expect_download() as download:
         page.click("#download-csv")
     rows = list(csv.DictReader(io.StringIO(download.value.path().read_text(encoding="utf-8"))))

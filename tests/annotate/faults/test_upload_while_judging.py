@@ -33,6 +33,25 @@ from tests.annotate.faults.upload_while_judging import main
 main(sys.argv[1])
 """
 
+DECODE = """
+import json
+import sys
+from annotate.models import Participation
+from annotate.selectors.judging_tokens import PAIR, judging_token_value
+accepted = json.loads(open(sys.argv[1], encoding="utf-8").read())
+parts = {p.pk: p for p in Participation.objects.filter(pk__in={pk for pk, _ in accepted})}
+json.dump([[pk, judging_token_value(participation=parts[pk], token=token, kind=PAIR)] for pk, token in accepted],
+          sys.stdout)
+"""
+
+
+def pair_ids(accepted: list, env: dict[str, str], tmp_path) -> list[tuple[int, int]]:
+    """(participation id, pair id) of each accepted answer: the form posted the
+    evaluator's pair token, decoded here with the site's secret and database."""
+    path = tmp_path / "accepted.json"
+    path.write_text(json.dumps(accepted), encoding="utf-8")
+    return [tuple(a) for a in json.loads(run_django(DECODE, env, str(path)))]
+
 
 def test_a_20_mb_upload_loads_while_ten_evaluators_judge_on_sqlite(tmp_path, capsys):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
@@ -65,7 +84,8 @@ def test_a_20_mb_upload_loads_while_ten_evaluators_judge_on_sqlite(tmp_path, cap
     assert seen["listed_early"] == 0 and seen["listed_after"]
     assert "loading" in seen["states"]  # the poller saw the load under way (and the set hidden meanwhile)
     stored = [tuple(s) for s in seen["stored"]]
-    accepted = [tuple(a) for a in seen["accepted"]]
+    accepted = pair_ids(seen["accepted"], env, tmp_path)
+    assert all(pair_id is not None for _, pair_id in accepted)
     assert len(stored) == len(set(stored))  # no judgment twice
     assert sorted(stored) == sorted(accepted)  # every accepted answer stored, nothing else
     assert len(accepted) >= 10  # evaluators really judged during the load
