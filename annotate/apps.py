@@ -4,7 +4,7 @@ from django.db.models.signals import post_delete
 
 def _remove_matrix_store(sender, instance, **kwargs) -> None:
     """A deleted response set's matrix store goes once the deletion commits."""
-    from annotate.matrix_store import store_remove_on_commit
+    from annotate.catalog import store_remove_on_commit
     store_remove_on_commit(instance.pk)
 
 

@@ -2,9 +2,12 @@
 ``annotate:<name>`` (the app's namespace)."""
 from django.urls import include, path
 
-from annotate.api.app import api_urlpatterns, docs
-from annotate.views import analyses, judging, reports, results, studies, study_setup
-from annotate.views.home import home
+from annotate.analyses import views as analyses
+from annotate.api import api_urlpatterns, docs
+from annotate.reports import views as reports
+from annotate.runs import views as results
+from annotate.studies.views import judging, studies, study_setup
+from annotate.studies.views.home import home
 
 app_name = "annotate"
 

@@ -4,10 +4,10 @@ The :mod:`bench.bench_score_store` benchmark on a set of 1,000,000 x 2,000
 cells of partial credit k/10 (ten samples per cell, each solved with the
 model's skill) with 5% of the cells not observed (``--quick``: 100,000 x
 200). The store keeps such a set as uint8 numerators of k/10 with an
-observed mask (:mod:`annotate.matrix_store`, layout 2): 2 GB instead of the
+observed mask (:mod:`annotate.catalog.matrix_store`, layout 2): 2 GB instead of the
 8 GB of float32 with NaN (which cannot even hold 0.1) or the 16 GB of
 float64. The build writes credit blocks through the same
-:class:`~annotate.matrix_store.MatrixWriter` a load uses (float64 blocks in,
+:class:`~annotate.catalog.matrix_store.MatrixWriter` a load uses (float64 blocks in,
 numerators checked exact and stored); each scoring run (``eip`` and
 ``accuracy``) runs in a fresh child process, so ``peak MiB`` is that
 process's own peak resident memory (``VmHWM``, :mod:`bench._peak`): the compact path reads a

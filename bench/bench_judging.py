@@ -122,8 +122,8 @@ if strategy == "adaptive":
     import numpy as np
     from django.utils import timezone
     from annotate.models import Judgment, Pair, Participation
-    from annotate.services.adaptive import adaptive_choose
-    from annotate.services.studies import study_create
+    from annotate.studies.services.adaptive import adaptive_choose
+    from annotate.studies.services.studies import study_create
     study = study_create(name="bench", run=catalog.run, datasets=[catalog.dataset], n_pairs=n_pairs, seed=1,
                          strategy="adaptive", target_judgments_per_pair=1000)
     prior = make_evaluator(study, "bench-prior")

@@ -15,7 +15,7 @@ creates its questions:
   observed cells), when the shared data folder is there.
 
 Columns: ``parse s`` (read and check the files), ``load s``
-(:func:`annotate.services.loading.response_set_load`: every check, catalog
+(:func:`annotate.catalog.services.loading.response_set_load`: every check, catalog
 rows, response set, membership rows and its matrix store), ``rows/s`` = observed
 rows / (parse + load) and ``write rows/s`` = rows / load. Medians over the
 repeats (2 of each; ``--quick``: 100,000 rows, one repeat).
@@ -71,8 +71,8 @@ def _child(backend: str, n_rows: int, repeats: int) -> list[dict]:
     from django.conf import settings
     from django.db import connection
 
-    from annotate.loaders.tabular import parse_files, parse_folder
-    from annotate.services.loading import response_set_load
+    from annotate.catalog.loaders.tabular import parse_files, parse_folder
+    from annotate.catalog.services.loading import response_set_load
 
     work = Path(tempfile.mkdtemp(prefix="eip-bench-load-"))
     test_name = str(work / "bench.sqlite3") if backend == "sqlite" else PG_TEST_NAME

@@ -325,7 +325,7 @@ def choice_for(evaluator: int, pair: int | str) -> str:
 
 SETUP = """
 import json, sys
-from annotate.services.studies import invitation_create
+from annotate.studies.services.studies import invitation_create
 from tests.annotate.factories import make_catalog, make_study
 catalog = make_catalog(subjects=("Mathematics", "Physics", "Law", "History"), per_subject=14)
 out = {}
@@ -340,7 +340,7 @@ import json, sys
 from django.db.models import Count
 from annotate.models import Judgment, Pair
 study = int(sys.argv[1])
-from annotate.selectors.judging_tokens import judging_token
+from annotate.studies.selectors.judging_tokens import judging_token
 # Pairs as the evaluators' forms named them (their tokens), to match what the server acknowledged.
 rows = [(j.participation.user.username, judging_token(participation=j.participation, value=j.pair_id), j.choice)
         for j in Judgment.objects.filter(pair__study_id=study).select_related("participation__user")]

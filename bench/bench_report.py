@@ -25,7 +25,7 @@ Figures: median wall seconds over repeats, and the peak of memory allocated
 during one call (``tracemalloc``, which sees numpy's buffers).
 
 Then the **whole report** (with its targets), built in-process by
-:func:`annotate.services.alignment.alignment_report_compute` (2,000
+:func:`annotate.reports.services.alignment_report_compute` (2,000
 bootstrap replicates, seed 0) on synthetic studies written to a fresh SQLite
 file by ``bench/report_child.py``: 3,600 pairs x 27 evaluators (target < 3 s),
 50,000 pairs x 5 (< 10 s, < 1 GiB), and every same-subject pair of nine

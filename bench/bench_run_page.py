@@ -1,23 +1,23 @@
 """The first page of a huge run's question list: ``python -m bench run_page [--quick]``.
 
 A run of N questions (default 1,000,000; ``--quick`` 100,000) is built
-directly with bulk SQL (:func:`annotate.services.database.rows_insert`: COPY
+directly with bulk SQL (:func:`annotate.core.services.database.rows_insert`: COPY
 on PostgreSQL, ``executemany`` on SQLite): questions in two datasets, one
 QuestionResult each with ``eip_scaled`` (5% at 0 and 5% at 100, the
 excluded questions, the rest on a grid of 10,001 values: ties), ``eip`` and
 ``accuracy_difficulty`` (one question in ten undefined), then the sort keys
-(:func:`annotate.services.sort_keys.sort_keys_write`, timed: the cost the
+(:func:`annotate.runs.services.sort_keys.sort_keys_write`, timed: the cost the
 keys add to storing a run).
 
 Timed, interleaved (product, reference, product, ...), medians: what the
 page reads for its list, i.e. its first page (the count and the first 50
 rows) turned into rows by ``question_rows``, for
 
-* ``product``: :func:`annotate.selectors.results.run_questions_page` (sort
+* ``product``: :func:`annotate.runs.selectors.results.run_questions_page` (sort
   keys; the count without their join), as the view calls it;
 * ``reference``: ``Paginator(...).get_page(1)`` of the same filtered results
   ordered by the JSON value in the database
-  (:func:`annotate.selectors.results.order_by_stored_value`, the order
+  (:func:`annotate.runs.selectors.results.order_by_stored_value`, the order
   every run had before).
 
 Sorts: ``eip_scaled`` desc (the default), ``accuracy_difficulty`` asc,
@@ -71,9 +71,9 @@ def _setup(database_url: str):
 def _build(n: int) -> tuple[object, dict]:
     from django.db import connection, transaction
 
+    from annotate.core.services.database import rows_insert
     from annotate.models import Dataset, Question, QuestionResult, ResponseSet, RunStatus, ScoringRun
-    from annotate.services.database import rows_insert
-    from annotate.services.sort_keys import N_OBSERVED, sort_keys_write
+    from annotate.runs.services.sort_keys import N_OBSERVED, sort_keys_write
 
     rng = np.random.default_rng(SEED)
     figures = {}
@@ -127,14 +127,14 @@ def _build(n: int) -> tuple[object, dict]:
 def _page(run, sort: str, direction: str, status: str, variant: str) -> tuple[float, list[int]]:
     from django.core.paginator import Paginator
 
-    from annotate.selectors.results import (
+    from annotate.runs.selectors.results import (
         order_by_stored_value,
         question_rows,
         run_min_models,
         run_questions,
         run_questions_page,
     )
-    from annotate.views.results import QUESTIONS_PER_PAGE
+    from annotate.runs.views import QUESTIONS_PER_PAGE
 
     t0 = time.perf_counter()
     if variant == "product":

@@ -5,7 +5,7 @@ uint8, the paper's table 4 size; ``--quick`` 100,000 x 200) is built once,
 without the upload parser, in a temporary folder: its own SQLite test
 database and matrix store (``EIP_STORE_DIR``). Catalog and membership rows
 go in with ``executemany`` (``bulk_create`` for the few models), the cells through
-:class:`~annotate.matrix_store.MatrixWriter` (random 0/1 with a per-model
+:class:`~annotate.catalog.matrix_store.MatrixWriter` (random 0/1 with a per-model
 skill, ``ROW_CHUNK`` rows at a time).
 
 Each variant then runs in a child process of its own, so ``peak MiB`` is
@@ -81,7 +81,7 @@ def _build(work: Path, n_questions: int, n_models: int, credit: str = "binary") 
     _setup(work, keep=False)
     from django.db import connection, transaction
 
-    from annotate import matrix_store
+    from annotate.catalog import matrix_store
     from annotate.models import Dataset, LanguageModel, ResponseSet, ResponseSetModel
 
     t0 = time.perf_counter()
@@ -136,7 +136,7 @@ def _score(work: Path, variant: str, response_set: int, label: str) -> dict:
     """One scoring run of ``variant`` ("product" or "reference"); returns its figures."""
     _setup(work, keep=True)
     from annotate.models import MethodResult, QuestionResult, ResponseSet
-    from annotate.services import scoring as service
+    from annotate.runs.services import scoring as service
 
     if variant == "reference":
         service.reads_compact = lambda keys: False  # this child only: the float64 path of before
@@ -167,8 +167,8 @@ def _page_view(run) -> float:
     page (sorted by EIP difficulty, the default), through the selectors the view calls."""
     from django.core.paginator import Paginator
 
-    from annotate.selectors.results import question_rows, run_datasets_and_subjects, run_min_models, run_questions
-    from annotate.views.results import QUESTIONS_PER_PAGE
+    from annotate.runs.selectors.results import question_rows, run_datasets_and_subjects, run_min_models, run_questions
+    from annotate.runs.views import QUESTIONS_PER_PAGE
 
     t0 = time.perf_counter()
     datasets, subjects = run_datasets_and_subjects(run=run)
@@ -185,9 +185,9 @@ def _export(work: Path, variant: str, run_id: int) -> dict:
     import hashlib
 
     _setup(work, keep=True)
-    from annotate.downloads import render_table
+    from annotate.core.downloads import render_table
     from annotate.models import ScoringRun
-    from annotate.selectors.results import run_questions_csv_chunks, run_questions_table
+    from annotate.runs.selectors.results import run_questions_csv_chunks, run_questions_table
 
     run = ScoringRun.objects.get(pk=run_id)
     before = own_peak_mib()

@@ -104,7 +104,7 @@ def _setup(work: Path):
 
 def _cells(case: str, work: Path, n_questions: int):
     """(parse callable, file) of a case."""
-    from annotate.loaders.tabular import parse_files, parse_folder
+    from annotate.catalog.loaders.tabular import parse_files, parse_folder
     if case == "mmlu-pro":
         shared = Path(os.environ.get("EIP_SHARED_DATA", ROOT.parent / "shared" / "data")) / "mmlu-pro"
         return lambda: parse_folder(shared, dataset="MMLU-Pro", subject_column="category",
@@ -178,10 +178,10 @@ def _huge(n_questions: int, n_models: int = 2_000) -> dict:
         _huge_parquet(path, n_questions, n_models)
         out["generate_s"] = time.perf_counter() - t0
         connection = _setup(work)
-        from annotate import matrix_store as ms
-        from annotate.loaders.tabular import parse_files
-        from annotate.services.loading import response_set_load
-        from annotate.services.scoring import required_methods, scoring_run_create, scoring_run_execute
+        from annotate.catalog import matrix_store as ms
+        from annotate.catalog.loaders.tabular import parse_files
+        from annotate.catalog.services.loading import response_set_load
+        from annotate.runs.services.scoring import required_methods, scoring_run_create, scoring_run_execute
         t0 = time.perf_counter()
         parsed = parse_files(responses=path, file_format="wide", dataset="bench-huge")
         out["parse_s"] = time.perf_counter() - t0
@@ -210,13 +210,13 @@ def _huge(n_questions: int, n_models: int = 2_000) -> dict:
 
 def _floor(work: Path, n_questions: int) -> dict:
     """The floor of a wide load: pandas reading the same CSV, then a Zarr write of the same
-    matrix (:func:`annotate.matrix_store.write_matrix`), imports of pandas and Zarr included
+    matrix (:func:`annotate.catalog.matrix_store.write_matrix`), imports of pandas and Zarr included
     as in the product's cold load; no checks, no database."""
     try:
         t0 = time.perf_counter()
         import pandas as pd
 
-        from annotate import matrix_store as ms
+        from annotate.catalog import matrix_store as ms
         frame = pd.read_csv(work / "wide.csv")
         ms.write_matrix(work / "floor.zarr", frame.iloc[:, 1:].to_numpy(dtype=np.uint8))
         seconds = time.perf_counter() - t0
@@ -244,13 +244,13 @@ def _child(case: str, variant: str, n_questions: int) -> dict:
             import pyarrow  # noqa: F401
             import zarr  # noqa: F401
 
-            import annotate.services.loading  # noqa: F401
+            import annotate.catalog.services.loading  # noqa: F401
         t0 = time.perf_counter()
         parsed = parse()
         t1 = time.perf_counter()
         n = parsed.observed_counts()[0]  # never builds the long form of a compact set
         if variant in ("product", "warm"):
-            from annotate.services.loading import response_set_load
+            from annotate.catalog.services.loading import response_set_load
             response_set_load(parsed=parsed, name="bench")
             t2 = time.perf_counter()
             seconds, parse_s = t2 - t0, t1 - t0

@@ -157,15 +157,15 @@ def main() -> None:
         print(json.dumps(out))
         return
     from annotate.models import Study
-    from annotate.services.alignment import alignment_report_compute
-    from annotate.services.report_files import report_json
+    from annotate.reports.services import alignment_report_compute
+    from annotate.reports.services.report_files import report_json
 
     study = Study.objects.get(name="bench-report")
     label = {"label_key": LABEL_KEY} if CASES[case]["labelled"] else {}
     if label and not source:
         label["label_higher_is_harder"] = False  # a solve rate (the reference has no direction)
 
-    import annotate.services.alignment.report as report_module
+    import annotate.reports.services.report as report_module
 
     scale_s: list[float] = []
     real_scale = report_module.human_scale_section
@@ -200,11 +200,11 @@ def main() -> None:
     del doc
     t0 = time.perf_counter()
     try:
-        from annotate.services.report_files import pairs_csv_stream
+        from annotate.reports.services.report_files import pairs_csv_stream
         out["pairs_csv_mb"] = sum(len(chunk) for chunk in pairs_csv_stream(result)) / 1e6
     except ImportError:  # the reference: the zip's pairs.csv, built in memory
-        from annotate.services.alignment.tables import csv_tables
-        from annotate.services.report_files import table_csv
+        from annotate.reports.services.report_files import table_csv
+        from annotate.reports.services.tables import csv_tables
         out["pairs_csv_mb"] = len(table_csv(next(t for t in csv_tables(result) if t.key == "pairs"))) / 1e6
     out["pairs_csv_s"] = time.perf_counter() - t0
     out["rss_before_mib"] = rss0

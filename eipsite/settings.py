@@ -167,9 +167,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # Outermost: styled 400/403/404/500 pages with DEBUG on too (with DEBUG off the handlers in urls.py).
-    "annotate.views.errors.ErrorPageMiddleware",
+    "annotate.core.views.errors.ErrorPageMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "annotate.csp.ContentSecurityPolicyMiddleware",
+    "annotate.core.csp.ContentSecurityPolicyMiddleware",
     # WhiteNoise serves collected static files in production; in development
     # runserver's staticfiles app serves them (and there is no STATIC_ROOT).
     *([] if DEBUG else ["whitenoise.middleware.WhiteNoiseMiddleware"]),
@@ -177,7 +177,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "annotate.ratelimit.RateLimitMiddleware",
+    "annotate.core.ratelimit.RateLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -246,7 +246,7 @@ STORAGES = {
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # A CSRF failure (an expired form) says so and sends the evaluator back to log in.
-CSRF_FAILURE_VIEW = "annotate.views.judging.csrf_failure"
+CSRF_FAILURE_VIEW = "annotate.studies.views.judging.csrf_failure"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotate:home"
 LOGOUT_REDIRECT_URL = "login"
@@ -255,7 +255,7 @@ LOGOUT_REDIRECT_URL = "login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 50 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_TEMP_DIR = os.environ.get("FILE_UPLOAD_TEMP_DIR") or None
-# Upload limits (annotate/services/uploads.py), checked while the bytes stream in
+# Upload limits (annotate/catalog/services/uploads.py), checked while the bytes stream in
 # or unpack; docs/deploy.md's proxy client_max_body_size matches EIP_UPLOAD_MAX_BYTES.
 EIP_UPLOAD_MAX_BYTES = env_int("EIP_UPLOAD_MAX_BYTES", 256 * 1024**2)
 EIP_UPLOAD_MAX_CELLS = env_int("EIP_UPLOAD_MAX_CELLS", 5_000_000)
@@ -275,7 +275,7 @@ if _task_backend not in _TASK_BACKENDS:
     raise ImproperlyConfigured(f"TASKS_BACKEND={_task_backend!r}; use one of {sorted(_TASK_BACKENDS)}")
 TASKS = {"default": {"BACKEND": _TASK_BACKENDS[_task_backend]}}
 
-# Rate-limit counters (annotate/ratelimit.py) live in the cache. Each gunicorn
+# Rate-limit counters (annotate/core/ratelimit.py) live in the cache. Each gunicorn
 # worker has its own LocMemCache, so production defaults to the database cache
 # (one table shared by every worker; `manage.py createcachetable`).
 # Redis (REDIS_URL) is the production choice: its INCR is atomic, so a burst of
@@ -305,8 +305,8 @@ if RATELIMIT_ATTEMPTS < 1 or RATELIMIT_WINDOW_S < 1:
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", False)
 
 # Bounds on what a request or an upload may hold: nesting of JSON
-# (annotate/jsonsafe.py), ids in one list parameter (annotate/selectors/matrix.py
-# check_ids), characters of a question's text (annotate/services/loading.py).
+# (annotate/core/jsonsafe.py), ids in one list parameter (annotate/catalog/selectors/matrix.py
+# check_ids), characters of a question's text (annotate/catalog/services/loading.py).
 JSON_MAX_DEPTH = env_int("JSON_MAX_DEPTH", 100)
 MAX_ID_LIST_LENGTH = env_int("MAX_ID_LIST_LENGTH", 10_000)
 QUESTION_TEXT_MAX_CHARS = env_int("QUESTION_TEXT_MAX_CHARS", 100_000)
@@ -316,7 +316,7 @@ for _name in ("JSON_MAX_DEPTH", "MAX_ID_LIST_LENGTH", "QUESTION_TEXT_MAX_CHARS")
 if JSON_MAX_DEPTH > 500:  # Python's json recursion stops near 1000 levels
     raise ImproperlyConfigured(f"JSON_MAX_DEPTH={JSON_MAX_DEPTH} must be <= 500")
 
-# Content-Security-Policy (annotate/csp.py): scripts, styles, fonts and images
+# Content-Security-Policy (annotate/core/csp.py): scripts, styles, fonts and images
 # from this site only; no inline script or style attribute is needed.
 CSP_ENABLED = env_bool("CSP_ENABLED", not DEBUG)
 CONTENT_SECURITY_POLICY = (
@@ -328,7 +328,7 @@ CONTENT_SECURITY_POLICY = (
 LOGGING: dict = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"forbidden_one_line": {"()": "annotate.logfilters.ForbiddenWithoutTraceback"}},
+    "filters": {"forbidden_one_line": {"()": "annotate.core.logfilters.ForbiddenWithoutTraceback"}},
     "loggers": {"django.request": {"filters": ["forbidden_one_line"]}},
 }
 
@@ -354,7 +354,7 @@ if not DEBUG:
 
 EIP_SHARED_DATA = env_str("EIP_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data"))
 
-# EIP on a Dask cluster (annotate.services.scoring, scoring.eip_dask). The
+# EIP on a Dask cluster (annotate.runs.services.scoring, scoring.eip_dask). The
 # scheduler's form is checked here with the same rule as the service
 # (scoring.eip_dask.check_scheduler) so that a typo stops the site at start.
 EIP_DASK_SCHEDULER = env_str("EIP_DASK_SCHEDULER", "").strip()
@@ -370,7 +370,7 @@ if EIP_DASK_SCHEDULER:
 if EIP_DASK_MIN_CELLS < 0 or EIP_DASK_TIMEOUT_S < 1:
     raise ImproperlyConfigured("EIP_DASK_MIN_CELLS must be >= 0 and EIP_DASK_TIMEOUT_S >= 1")
 
-# Response-set matrices (annotate/matrix_store.py): one Zarr v3 store per
+# Response-set matrices (annotate/catalog/matrix_store.py): one Zarr v3 store per
 # response set under this folder; the database keeps questions, models and which
 # row/column of the matrix each one is. Back it up with the database.
 EIP_STORE_DIR = Path(env_str("EIP_STORE_DIR", str(BASE_DIR / "response_store")))

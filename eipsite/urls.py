@@ -1,12 +1,12 @@
 """URL configuration: the admin, Django's auth views, and the annotate app.
 
 Both logout URLs also forget the evaluator this browser joined as (the resume
-cookie of annotate/views/judging.py), so they come before the admin's and
+cookie of annotate/studies/views/judging.py), so they come before the admin's and
 Django's own."""
 from django.contrib import admin
 from django.urls import include, path
 
-from annotate.views.judging import forgetting_evaluator, logout_view
+from annotate.studies.views.judging import forgetting_evaluator, logout_view
 
 urlpatterns = [
     path("admin/logout/", forgetting_evaluator(admin.site.admin_view(admin.site.logout))),
@@ -16,7 +16,7 @@ urlpatterns = [
     path("", include("annotate.urls")),
 ]
 
-handler400 = "annotate.views.errors.bad_request"
-handler403 = "annotate.views.errors.permission_denied"
-handler404 = "annotate.views.errors.page_not_found"
-handler500 = "annotate.views.errors.server_error"
+handler400 = "annotate.core.views.errors.bad_request"
+handler403 = "annotate.core.views.errors.permission_denied"
+handler404 = "annotate.core.views.errors.page_not_found"
+handler500 = "annotate.core.views.errors.server_error"

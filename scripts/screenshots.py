@@ -73,10 +73,10 @@ def _build_demo(port: int) -> dict[str, str]:
     from django.core.management import call_command
     from django.urls import reverse
 
+    from annotate.analyses.services import analysis_run_start
     from annotate.models import Participation, Study
-    from annotate.services.alignment import report_pools_start
-    from annotate.services.analyses import analysis_run_start
-    from annotate.services.studies import (
+    from annotate.reports.services import report_pools_start
+    from annotate.studies.services.studies import (
         ensure_role_groups,
         participation_accept_guidelines,
         participation_onboard,

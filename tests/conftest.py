@@ -53,7 +53,7 @@ def _rate_limit_clock(monkeypatch):
     from another test whatever the cache keeps. Tests that move time set ``ratelimit.now``
     themselves (their monkeypatch wins).
     """
-    from annotate import ratelimit
+    from annotate.core import ratelimit
 
     frozen = 1_000_000_040.0 + 86_400.0 * next(_RATE_WINDOWS)  # 1,000,000,040 = 16,666,667 * 60 + 20
     monkeypatch.setattr(ratelimit, "now", lambda: frozen)

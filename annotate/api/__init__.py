@@ -1,12 +1,21 @@
-"""A small JSON API for scripts: upload a response set, start and poll
-a scoring run, download a study's report and judgments.
+"""API: the JSON API for scripts (django-ninja).
 
-Built on django-ninja: :mod:`annotate.api.app` (the API, its
-generated OpenAPI document and the staff docs page), :mod:`~annotate.api.views`
-(endpoints), :mod:`~annotate.api.schemas` (pydantic request and response
-models), :mod:`~annotate.api.auth` (token and session auth with roles),
-:mod:`~annotate.api.errors` (JSON errors). Authentication: a per-user token in
-``Authorization: Token <key>`` (:mod:`annotate.services.api_tokens`,
-``manage.py create_api_token``), or the browser session (then unsafe methods
-need the CSRF token, as every form of the site does).
+Endpoints (``views``), request and response schemas (``schemas``), token and
+session authentication (``auth``, tokens in ``services`` and ``selectors``),
+JSON errors (``errors``) and the token admin. The API only parses, calls
+other domains through their surfaces and renders.
+
+Other domains, the site's wiring, commands and template tags import from this
+package only the names of :data:`__all__` (the architecture test checks it).
 """
+from annotate.core import lazy_surface
+
+#: Public name -> the module that defines it (``module:attribute`` when exported under another name).
+_SURFACE = {
+    "api_urlpatterns": "annotate.api.app",
+    "docs": "annotate.api.app",
+    "response_set_get": "annotate.api.selectors",
+    "api_token_create": "annotate.api.services",
+}
+__all__ = sorted(_SURFACE)
+__getattr__, __dir__ = lazy_surface(__name__, _SURFACE)

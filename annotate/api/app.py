@@ -23,8 +23,8 @@ from ninja.responses import Response
 
 from annotate.api.errors import ApiError, install_error_handlers, json_method_not_allowed
 from annotate.api.views import router
-from annotate.jsonsafe import JsonTooDeepError, loads_bounded
-from annotate.views.access import researcher_required
+from annotate.core import JsonTooDeepError, loads_bounded
+from annotate.studies import researcher_required
 
 TITLE = "EIP human-alignment API"
 DESCRIPTION = (

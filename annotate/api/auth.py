@@ -23,10 +23,10 @@ from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from ninja.security import APIKeyCookie, APIKeyHeader
 
-from annotate import ratelimit
 from annotate.api.errors import ApiError
-from annotate.selectors.studies import user_is_researcher
-from annotate.services.api_tokens import api_token_authenticate
+from annotate.api.services import api_token_authenticate
+from annotate.core import ratelimit
+from annotate.studies import user_is_researcher
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 ROLES = ("staff", "researcher")

@@ -8,9 +8,8 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotate.api import schemas
-from annotate.loaders.base import Problem
+from annotate.catalog import LoadPreview, Problem
 from annotate.models import ResponseSet, ScoringRun, Study, UploadJob
-from annotate.services.loading import LoadPreview
 from scoring.methods import get_method, method_keys
 
 PREVIEW_KEYS = ("name", "version", "supersedes", "checksum", "file_format", "n_responses", "n_questions", "n_models",

@@ -102,7 +102,7 @@ class UploadStatus(Schema):
 class UploadFields(Schema):
     """The text fields of an upload (multipart form); the files are separate parts.
 
-    Checked further by :class:`annotate.forms.uploads.ResponseUploadForm`, the form of
+    Checked further by :class:`annotate.catalog.forms.ResponseUploadForm`, the form of
     the admin upload page: an invalid value answers 400 with ``fields``.
     """
 

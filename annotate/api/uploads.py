@@ -1,7 +1,7 @@
 """Response-set uploads through the API: a thin wrapper over the upload service.
 
 Every format the admin upload page takes (tabular files, harness logs and
-.zip archives of them) goes through :func:`annotate.services.uploads.upload_receive`:
+.zip archives of them) goes through :func:`annotate.catalog.services.uploads.upload_receive`:
 stored in a private upload folder, parsed and checked once, loaded (or
 previewed), and the files removed whatever happens.
 """
@@ -12,9 +12,8 @@ from collections.abc import Mapping
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 
+from annotate.catalog import FILE_ROLES, UploadOptions, UploadOutcome, upload_job_submit, upload_receive, upload_store
 from annotate.models import UploadJob
-from annotate.services.upload_jobs import upload_job_submit
-from annotate.services.uploads import FILE_ROLES, UploadOptions, UploadOutcome, upload_receive, upload_store
 
 __all__ = ["UploadOutcome", "response_set_submit", "response_set_upload"]
 
@@ -64,9 +63,9 @@ def response_set_upload(
         ``"responses"`` with optional ``"questions"`` and ``"models"``; other
         keys are ignored (harness logs come in ``options["logs"]``).
     options : mapping
-        As cleaned by :class:`annotate.forms.uploads.ResponseUploadForm`: ``logs``
+        As cleaned by :class:`annotate.catalog.forms.ResponseUploadForm`: ``logs``
         (a list of log files and/or .zip archives) and the fields of
-        :class:`annotate.services.uploads.UploadOptions`.
+        :class:`annotate.catalog.services.uploads.UploadOptions`.
     user : User or None
         Stored as ``uploaded_by``.
     dry_run : bool, default False

@@ -13,35 +13,36 @@ from django.urls import reverse
 from ninja import File, Form, Path, Query, Router, Status, UploadedFile
 from pydantic import WithJsonSchema
 
+from annotate.analyses import analysis_run_start
 from annotate.api import schemas
 from annotate.api.auth import RESEARCHER, STAFF
 from annotate.api.errors import ERR_FIELDS, ApiError
 from annotate.api.payloads import preview_out, problem_out, response_set_out, scoring_run_out, study_out, upload_out
 from annotate.api.schemas import ERR_RESPONSE_SET
+from annotate.api.selectors import response_set_get, response_sets_list, scoring_run_get, studies_list
 from annotate.api.uploads import response_set_submit, response_set_upload
-from annotate.forms.uploads import ResponseUploadForm
-from annotate.http import file_response, streamed_file_response
-from annotate.loaders.base import LoadError
+from annotate.catalog import LoadError, ResponseUploadForm, response_set_mark_human, upload_job_get
+from annotate.core import file_response, streamed_file_response
 from annotate.models import AnalysisKind, RunStatus, Study
-from annotate.selectors.alignment import study_judgment_rows
-from annotate.selectors.api import response_set_get, response_sets_list, scoring_run_get, studies_list
-from annotate.selectors.human_labels import analysis_run_get
-from annotate.selectors.results import run_table_chunks
-from annotate.selectors.studies import study_for_researcher
-from annotate.selectors.uploads import upload_job_get
-from annotate.services.alignment import alignment_report_compute
-from annotate.services.analyses import analysis_run_start
-from annotate.services.derived import DerivedPreview, derived_study_create, derived_study_preview
-from annotate.services.human import response_set_mark_human
-from annotate.services.judgment_import import ImportFile, judgments_import
-from annotate.services.report_files import (
+from annotate.reports import (
     JSON_PAIRS_LIMIT,
+    alignment_report_compute,
+    analysis_run_get,
     judgments_csv,
     judgments_file_name,
     report_csv,
     report_file_name,
+    study_judgment_rows,
 )
-from annotate.services.scoring import scoring_run_request
+from annotate.runs import run_table_chunks, scoring_run_request
+from annotate.studies import (
+    DerivedPreview,
+    ImportFile,
+    derived_study_create,
+    derived_study_preview,
+    judgments_import,
+    study_for_researcher,
+)
 
 ERR_LOAD = "nothing was loaded"
 ERR_RUN = "run must be the id of an existing scoring run; got {value!r}"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
+from annotate.catalog import dataset_names, datasets_by_name, subjects_by_name
 from annotate.models import Dataset, ScoringRun, Study, Subject
-from annotate.selectors.catalog import dataset_names, datasets_by_name, subjects_by_name
-from annotate.selectors.scoring import scoring_run_get
-from annotate.selectors.studies import study_get_by_key
+from annotate.runs import scoring_run_get
+from annotate.studies import study_get_by_key
 
 NO_STUDY = "no study named or numbered {key!r}"
 NO_RUN = "no scoring run with id {run_id}"
@@ -19,7 +19,7 @@ NO_SUBJECTS = "unknown subject(s) {missing}"
 
 def study_from_option(key: str) -> Study:
     """The study ``--study`` names: by name first, then by id
-    (see :func:`annotate.selectors.studies.study_get_by_key`)."""
+    (see :func:`annotate.studies.selectors.studies.study_get_by_key`)."""
     study = study_get_by_key(key=str(key))
     if study is None:
         raise CommandError(NO_STUDY.format(key=str(key)))

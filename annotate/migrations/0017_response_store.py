@@ -3,7 +3,7 @@
 Forward: membership tables (question -> row, model -> column) are created;
 each existing response set's Response rows are read (one set at a time,
 streamed from the cursor) and written as its Zarr store
-(:mod:`annotate.matrix_store`) with rows in ascending question id
+(:mod:`annotate.catalog.matrix_store`) with rows in ascending question id
 and columns in ascending model id (the order ``response_matrix`` always
 used), uint8 when every credit is 0/1, else float32; then the Response table
 is dropped. Dropping it (rather than keeping it empty) leaves no second place
@@ -33,7 +33,7 @@ def _cells(schema_editor, table: str, response_set_id: int) -> np.ndarray:
 
 
 def responses_to_store(apps, schema_editor):
-    from annotate import matrix_store
+    from annotate.catalog import matrix_store
     ResponseSet = apps.get_model("annotate", "ResponseSet")
     Response = apps.get_model("annotate", "Response")
     RowOf = apps.get_model("annotate", "ResponseSetQuestion")
@@ -55,7 +55,7 @@ def responses_to_store(apps, schema_editor):
 
 
 def store_to_responses(apps, schema_editor):
-    from annotate import matrix_store
+    from annotate.catalog import matrix_store
     ResponseSet = apps.get_model("annotate", "ResponseSet")
     Response = apps.get_model("annotate", "Response")
     RowOf = apps.get_model("annotate", "ResponseSetQuestion")

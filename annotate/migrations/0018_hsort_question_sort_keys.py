@@ -3,7 +3,7 @@ list sorted by each column, both directions (:class:`annotate.models.QuestionSor
 
 Forward: the table is created, then every stored run gets its keys computed
 from its stored results (one run at a time, by
-:func:`annotate.services.sort_keys.sort_keys_fill`, the function new runs use;
+:func:`annotate.runs.services.sort_keys.sort_keys_fill`, the function new runs use;
 COPY on PostgreSQL). Reverse: the table is dropped (the results are untouched).
 """
 import django.db.models.deletion
@@ -11,7 +11,7 @@ from django.db import migrations, models
 
 
 def fill_sort_keys(apps, schema_editor):
-    from annotate.services.sort_keys import sort_keys_fill
+    from annotate.runs.services.sort_keys import sort_keys_fill
 
     result_model = apps.get_model("annotate", "QuestionResult")
     key_model = apps.get_model("annotate", "QuestionSortKey")

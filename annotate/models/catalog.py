@@ -1,7 +1,7 @@
 """What admins load: benchmarks, questions, language models and their responses.
 
 A response set's cells live in its matrix store
-(:mod:`annotate.matrix_store`), not in rows; the database keeps which
+(:mod:`annotate.catalog.matrix_store`), not in rows; the database keeps which
 question is which row and which model which column."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.db.models import Q
 
 
 class TextFormat(models.TextChoices):
-    """How a dataset's question text is written (see :mod:`annotate.rendering`).
+    """How a dataset's question text is written (see :mod:`annotate.core.rendering`).
 
     Plain text is shown character for character (only delimited math is
     typeset); Markdown is formatted (``**bold**``, lists, code blocks), so its
@@ -154,7 +154,7 @@ class ResponseSetQuestion(models.Model):
     """Question ``question`` is row ``row`` of the matrix of ``response_set``.
 
     The cells themselves live in the set's matrix store
-    (:mod:`annotate.matrix_store`); a question has a row when the set
+    (:mod:`annotate.catalog.matrix_store`); a question has a row when the set
     holds at least one response to it."""
 
     response_set = models.ForeignKey(ResponseSet, on_delete=models.CASCADE, related_name="question_rows")

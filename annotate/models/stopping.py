@@ -2,8 +2,8 @@
 
 One row per study that has rules (none: the study runs until its pairs reach
 their target votes, as before). Chosen while the study has no judgment
-(:func:`annotate.services.stopping.stopping_rules_set`); checked after every
-judgment (:func:`annotate.services.stopping.stopping_check`), which stamps
+(:func:`annotate.studies.services.stopping.stopping_rules_set`); checked after every
+judgment (:func:`annotate.studies.services.stopping.stopping_check`), which stamps
 ``fired_at`` once. From then on newcomers are told the study is full and
 participants finish the pair on their screen.
 """

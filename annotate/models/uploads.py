@@ -16,9 +16,9 @@ class UploadState(models.TextChoices):
 
 
 class UploadJob(models.Model):
-    """One stored upload handed to the worker (``annotate.tasks.load_upload``).
+    """One stored upload handed to the worker (``annotate.catalog.tasks.load_upload``).
 
-    ``files`` and ``options`` are the :class:`~annotate.services.uploads.StoredUpload`
+    ``files`` and ``options`` are the :class:`~annotate.catalog.services.uploads.StoredUpload`
     as stored (its folder is ``token``); ``n_done`` of ``n_total`` responses are
     written while ``loading``; ``error``/``problems`` say why a load failed.
     """

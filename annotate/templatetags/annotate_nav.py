@@ -4,7 +4,7 @@ from __future__ import annotations
 from django import template
 from django.urls import reverse
 
-from annotate.selectors.studies import user_role
+from annotate.studies import user_role
 
 register = template.Library()
 

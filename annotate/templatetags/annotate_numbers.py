@@ -4,7 +4,7 @@
 - scores: a fixed number of decimals (the registry's, or the filter's argument),
   no thousands separator;
 - ranks: whole numbers, 1 = best; ties share the best rank of their group
-  (competition ranking, as :mod:`annotate.selectors.results` computes them);
+  (competition ranking, as :mod:`annotate.runs.selectors.results` computes them);
 - changes: a sign on every non-zero value (``+2``, ``−3``);
 - negatives use the minus sign U+2212 (``−0.25``), never a hyphen;
 - a missing or non-finite value is an en dash (``–``).
@@ -105,7 +105,7 @@ def sci(value, digits=2) -> str:
 
 @register.filter
 def cell_text(cell) -> str:
-    """A report table cell (:class:`annotate.services.alignment.tables.Cell`) in
+    """A report table cell (:class:`annotate.reports.services.tables.Cell`) in
     the page's number style: a whole-number value as a count (``1,234``),
     otherwise its text with U+2212 for a minus."""
     value = getattr(cell, "value", None)

@@ -2,13 +2,13 @@
 ``{{ question.text|question_html:question.dataset.text_format }}``,
 ``{{ option|option_html:question.dataset.text_format }}``, and a study's
 guidelines or consent text, ``{{ study.guidelines|markdown_html }}`` (see
-:mod:`annotate.rendering`)."""
+:mod:`annotate.core.rendering`)."""
 from __future__ import annotations
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from annotate.rendering import render_markdown, render_option, render_question
+from annotate.core import render_markdown, render_option, render_question
 
 register = template.Library()
 

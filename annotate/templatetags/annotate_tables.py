@@ -5,7 +5,7 @@ import math
 
 from django import template
 
-from annotate.services.analyses.files import Table, fmt
+from annotate.analyses import Table, fmt
 from annotate.templatetags.annotate_numbers import with_minus
 
 register = template.Library()

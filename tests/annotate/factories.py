@@ -28,7 +28,7 @@ from annotate.models import (
     Study,
     Subject,
 )
-from annotate.services.studies import (
+from annotate.studies.services.studies import (
     ensure_role_groups,
     participation_accept_guidelines,
     participation_onboard,
@@ -124,7 +124,7 @@ def write_responses(response_set: ResponseSet, cells) -> ResponseSet:
     """
     import numpy as np
 
-    from annotate import matrix_store
+    from annotate.catalog import matrix_store
 
     triples = [(getattr(q, "pk", q), getattr(m, "pk", m), float(c)) for q, m, c in cells]
     question_ids = sorted({q for q, _, _ in triples})
@@ -156,7 +156,7 @@ def stored_responses(response_set: ResponseSet) -> list[tuple[str, str, float]]:
     credit), sorted: read back from its matrix store and membership rows."""
     import numpy as np
 
-    from annotate import matrix_store
+    from annotate.catalog import matrix_store
 
     questions = dict(ResponseSetQuestion.objects.filter(response_set=response_set)
                      .values_list("row", "question__external_id"))

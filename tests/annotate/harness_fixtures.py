@@ -5,7 +5,7 @@ writes them in one harness's own layout under ``root``, and returns the
 response matrix it built by hand from the drawn scores (never from a parser):
 ``expected[(dataset, external_id, model)] = credit``, with several samples of
 one cell averaged. The layouts follow the harnesses' writers as cited in
-``annotate/loaders/harness/*.py``.
+``annotate/catalog/loaders/harness/*.py``.
 
 The ``.eval`` zips with Zstandard members are written by :func:`write_zip`, a
 minimal zip writer independent of Python's zipfile (which cannot write
@@ -522,8 +522,8 @@ def stored_cells(response_set) -> dict[Cell, float]:
     rows mapped by (Dataset.name, Question.external_id) and columns by
     LanguageModel.name: {(dataset, external_id, model): credit} over the whole
     (n_questions, n_models) grid, NaN where no response was stored."""
+    from annotate.catalog.selectors.matrix import response_matrix
     from annotate.models import LanguageModel, Question
-    from annotate.selectors.matrix import response_matrix
 
     m = response_matrix(response_set=response_set)
     rows = {pk: (d, e) for pk, d, e in Question.objects.filter(pk__in=m.question_ids.tolist())

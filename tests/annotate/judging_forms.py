@@ -1,5 +1,5 @@
 """Reading and filling the judging form in view tests: the form carries the
-evaluator's opaque tokens (annotate.selectors.judging_tokens), which these
+evaluator's opaque tokens (annotate.studies.selectors.judging_tokens), which these
 helpers turn into database ids and back."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from django.test import Client
 
 from annotate.models import Participation
-from annotate.selectors.judging_tokens import PAIR, QUESTION, judging_token, judging_token_value
+from annotate.studies.selectors.judging_tokens import PAIR, QUESTION, judging_token, judging_token_value
 
 FORM_RE = re.compile(r'name="pair" value="([0-9a-f]{16})".*?name="left" value="([0-9a-f]{16})"', re.S)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from annotate.models import Question, QuestionResult, Study
-from annotate.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 

@@ -10,11 +10,11 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotate.api.services import api_token_create
 from annotate.models import Choice, Judgment, Participation, ResponseSet, Study, StudyOrigin, StudyStatus
-from annotate.services.alignment import alignment_report_compute
-from annotate.services.api_tokens import api_token_create
-from annotate.services.derived import ERR_NAME, ERR_NO_SHARED, derived_study_create, derived_study_preview
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.reports.services import alignment_report_compute
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.studies.services.derived import ERR_NAME, ERR_NO_SHARED, derived_study_create, derived_study_preview
 from tests.annotate.factories import make_researcher
 
 pytestmark = pytest.mark.django_db

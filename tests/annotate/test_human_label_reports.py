@@ -8,11 +8,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from annotate.analyses.services import analysis_run_create
+from annotate.analyses.services.human_labels import ERR_UNKNOWN_KEY, label_keys
 from annotate.models import AnalysisKind, ResponseSet
-from annotate.services.analyses import analysis_run_create
-from annotate.services.analyses.human_labels import ERR_UNKNOWN_KEY, label_keys
-from annotate.services.derived import derived_study_create
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.studies.services.derived import derived_study_create
 
 pytestmark = pytest.mark.django_db
 

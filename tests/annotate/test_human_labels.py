@@ -12,11 +12,11 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotate.analyses.services import analysis_csv, analysis_run_create, analysis_run_execute
+from annotate.analyses.services.params import ERR_LABEL
+from annotate.catalog.services.human import ERR_HAS_RUNS, response_set_mark_human
 from annotate.models import AnalysisKind, Question, ResponseSet
-from annotate.services.analyses import analysis_csv, analysis_run_create, analysis_run_execute
-from annotate.services.analyses.params import ERR_LABEL
-from annotate.services.human import ERR_HAS_RUNS, response_set_mark_human
-from annotate.services.scoring import ERR_HUMAN, scoring_run_create, scoring_run_execute
+from annotate.runs.services.scoring import ERR_HUMAN, scoring_run_create, scoring_run_execute
 
 pytestmark = pytest.mark.django_db
 

@@ -9,17 +9,17 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
+from annotate.api.services import api_token_create
 from annotate.models import Choice, Judgment, Participation, ResponseSet, Study, StudyOrigin
-from annotate.services.alignment import alignment_report_compute
-from annotate.services.api_tokens import api_token_create
-from annotate.services.judgment_import import (
+from annotate.reports.services import alignment_report_compute
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.studies.services.judgment_import import (
     ERR_SAME_BYTES,
     ImportFile,
     JudgmentImportError,
     judgments_import,
 )
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
-from annotate.services.study_transfer import dump_export, study_export, study_import
+from annotate.studies.services.study_transfer import dump_export, study_export, study_import
 from tests.annotate.factories import make_researcher
 
 pytestmark = pytest.mark.django_db

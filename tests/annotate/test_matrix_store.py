@@ -7,12 +7,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from annotate import matrix_store as ms
-from annotate.loaders.tabular import parse_files
+from annotate.catalog import matrix_store as ms
+from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.selectors.matrix import response_matrix, response_matrix_compact
+from annotate.catalog.services.loading import response_set_load
 from annotate.models import ResponseSet, ResponseSetModel, ResponseSetQuestion
-from annotate.selectors.matrix import response_matrix, response_matrix_compact
-from annotate.services.loading import response_set_load
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
 from scoring.fraction import FractionMatrix
 
 

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import call_command
 
 from annotate.models import LanguageModel, ModelResult, Question, ResponseSet, RunStatus, Subject
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
 from scoring.eip import eip
 from tests.annotate.factories import n_stored_responses
 

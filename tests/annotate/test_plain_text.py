@@ -1,4 +1,4 @@
-"""Plain text with math (annotate/rendering.py): a question is shown as written.
+"""Plain text with math (annotate/core/rendering.py): a question is shown as written.
 
 The property test goes over every question (and answer option) of every real
 set in the shared data folder, parsed by the loaders the upload uses, under the
@@ -18,10 +18,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from annotate.loaders.harness import parse_harness_logs
-from annotate.loaders.tabular import parse_files, parse_folder
-from annotate.rendering import MARKDOWN_SHARE, render_option, render_question, text_format_suggest
-from annotate.services.loading import text_formats_suggest
+from annotate.catalog.loaders.harness import parse_harness_logs
+from annotate.catalog.loaders.tabular import parse_files, parse_folder
+from annotate.catalog.services.loading import text_formats_suggest
+from annotate.core.rendering import MARKDOWN_SHARE, render_option, render_question, text_format_suggest
 
 PLAIN = {"text_format": "plain"}
 

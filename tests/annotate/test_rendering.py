@@ -1,4 +1,4 @@
-"""annotate/rendering.py: question text to safe HTML, Markdown with math (issue 14; plain text:
+"""annotate/core/rendering.py: question text to safe HTML, Markdown with math (issue 14; plain text:
 test_plain_text.py).
 
 Real questions quoted from MMLU-Pro (Wang et al., 2024; TIGER-AI-Lab/MMLU-Pro,
@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from annotate.rendering import render_option, render_question
+from annotate.core.rendering import render_option, render_question
 
 MD = {"text_format": "markdown"}
 

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from annotate import matrix_store as ms
-from annotate.loaders.tabular import parse_files
+from annotate.catalog import matrix_store as ms
+from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.selectors.matrix import response_matrix, response_matrix_compact
+from annotate.catalog.services.loading import response_set_load
 from annotate.models import ResponseSet
-from annotate.selectors.matrix import response_matrix, response_matrix_compact
-from annotate.services.loading import response_set_load
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
 from scoring import eip
 from scoring.fraction import FractionMatrix
 
@@ -116,7 +116,7 @@ def test_a_malformed_store_url_stops_the_site(monkeypatch, value):
 WRITER = """
 import sys
 import numpy as np
-from annotate.matrix_store import write_matrix
+from annotate.catalog.matrix_store import write_matrix
 rng = np.random.default_rng(9)
 R = rng.integers(0, 5, size=(20_000, 12)) / 4
 R[rng.random(R.shape) < 0.05] = np.nan

@@ -21,19 +21,19 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-import annotate.demo_data
-from annotate.loaders.tabular import parse_folder
+import annotate.demo
+from annotate.catalog.loaders.tabular import parse_folder
+from annotate.catalog.services.loading import response_set_load
 from annotate.models import Judgment, Pair, QuestionResult
-from annotate.services.alignment import alignment_report_compute
-from annotate.services.loading import response_set_load
-from annotate.services.report_files import report_files
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
-from annotate.services.studies import study_create
+from annotate.reports.services import alignment_report_compute
+from annotate.reports.services.report_files import report_files
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.studies.services.studies import study_create
 from scoring.methods import DifficultyMethod, MethodInput, MethodOutput, register_method, unregister_method
 from tests.annotate.factories import make_evaluator
 
 pytestmark = pytest.mark.django_db
-DEMO = Path(annotate.demo_data.__file__).parent
+DEMO = Path(annotate.demo.__file__).parent
 
 
 def _easiness(data: MethodInput) -> MethodOutput:

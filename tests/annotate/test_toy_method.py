@@ -17,21 +17,21 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-import annotate.demo_data
-from annotate.loaders.tabular import parse_folder
+import annotate.demo
+from annotate.catalog.loaders.tabular import parse_folder
+from annotate.catalog.selectors.matrix import response_matrix
+from annotate.catalog.services.loading import response_set_load
 from annotate.models import Judgment, MethodResult, ModelResult, Pair, QuestionResult, RunStatus
-from annotate.selectors.matrix import response_matrix
-from annotate.selectors.results import run_questions
-from annotate.services.loading import response_set_load
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
-from annotate.services.studies import study_create
-from annotate.views.results import QUESTIONS_PER_PAGE
+from annotate.runs.selectors.results import run_questions
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.runs.views import QUESTIONS_PER_PAGE
+from annotate.studies.services.studies import study_create
 from scoring.methods import DifficultyMethod, MethodInput, MethodOutput, register_method, unregister_method
 from tests.annotate.factories import make_evaluator, make_user
 
 pytestmark = pytest.mark.django_db
 
-DEMO = Path(annotate.demo_data.__file__).parent
+DEMO = Path(annotate.demo.__file__).parent
 
 
 def _toy_runner(data: MethodInput) -> MethodOutput:

@@ -8,7 +8,7 @@ from django.test import Client
 from playwright.sync_api import Page
 
 from annotate.models import Question, Study
-from annotate.selectors.judging_tokens import PAIR, QUESTION, judging_token_value
+from annotate.studies.selectors.judging_tokens import PAIR, QUESTION, judging_token_value
 from tests.annotate.factories import make_catalog, make_study
 
 LATEX_QUESTIONS = [

@@ -11,6 +11,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
+from annotate.analyses import services as analyses
+from annotate.catalog.services import upload_jobs, uploads as upload_service
 from annotate.models import (
     AnalysisRun,
     ApiToken,
@@ -21,8 +23,7 @@ from annotate.models import (
     ResponseSet,
     UploadJob,
 )
-from annotate.services import analyses, upload_jobs, uploads as upload_service
-from annotate.services.studies import invitation_create
+from annotate.studies.services.studies import invitation_create
 from tests.annotate.factories import make_researcher
 from tests.annotate.report_cast import judged_study
 from tests.browser.flow import log_in_as

@@ -25,12 +25,12 @@ from scipy.optimize import minimize
 from scipy.stats import spearmanr
 
 from annotate.models import ResponseSet, Study, StudyOrigin
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("EIP_SCREENSHOTS", "")
 N_QUESTIONS, N_PERSONS, N_MODELS = 24, 50, 6
-PENALTY = 0.1  # the report's ridge penalty (annotate.services.alignment.scale.PENALTY)
+PENALTY = 0.1  # the report's ridge penalty (annotate.reports.services.scale.PENALTY)
 
 
 def shot(page: Page, name: str) -> None:

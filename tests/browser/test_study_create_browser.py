@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotate.models import Pair, Question, Study, StudyStatus
-from annotate.services.studies import study_create
+from annotate.studies.services.studies import study_create
 from tests.annotate.factories import make_catalog, make_researcher
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -96,7 +96,7 @@ def test_production_mode_turns_on_https_hsts_and_secure_cookies(env):
     assert s["CACHES"]["default"]["BACKEND"] == "django.core.cache.backends.db.DatabaseCache"
     assert s["CACHES"]["default"]["LOCATION"] == "eip_cache"
     assert s["CSP_ENABLED"] is True
-    assert "annotate.csp.ContentSecurityPolicyMiddleware" in s["MIDDLEWARE"]
+    assert "annotate.core.csp.ContentSecurityPolicyMiddleware" in s["MIDDLEWARE"]
 
 
 def test_production_uses_redis_for_the_cache_when_redis_url_is_set(env):
@@ -139,7 +139,7 @@ def test_the_local_defaults_stay_local_and_safe(env):
     assert s["CACHES"]["default"]["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache"
     assert s["STORAGES"]["staticfiles"]["BACKEND"] == "django.contrib.staticfiles.storage.StaticFilesStorage"
     assert (s["RATELIMIT_ATTEMPTS"], s["RATELIMIT_WINDOW_S"]) == (10, 60)
-    assert "annotate.ratelimit.RateLimitMiddleware" in s["MIDDLEWARE"]
+    assert "annotate.core.ratelimit.RateLimitMiddleware" in s["MIDDLEWARE"]
     assert (s["JSON_MAX_DEPTH"], s["MAX_ID_LIST_LENGTH"], s["QUESTION_TEXT_MAX_CHARS"]) == (100, 10_000, 100_000)
     assert s["CSP_ENABLED"] is False
 

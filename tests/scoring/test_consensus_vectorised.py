@@ -15,7 +15,7 @@ from scoring.pairs import FIRST, SECOND, SKIP, UNDEFINED
 
 
 def _slow_reference(human: np.ndarray, *, min_votes: int, tie_rule: str) -> np.ndarray:
-    """What ``annotate.services.alignment.human._vs_others`` computed before, row by row."""
+    """What ``annotate.reports.services.human._vs_others`` computed before, row by row."""
     n_e, n_p = human.shape
     judgments = [(p, e, int(human[e, p])) for e in range(n_e) for p in range(n_p) if human[e, p] != UNDEFINED]
     out = np.full((n_e, n_p), int(UNDEFINED), dtype=np.int8)

@@ -7,9 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.lookups import scoring_run_from_option, study_from_option
-from annotate.selectors.alignment import study_judgment_rows
-from annotate.services.alignment import alignment_report_compute
-from annotate.services.report_files import write_bundle
+from annotate.reports import alignment_report_compute, study_judgment_rows, write_bundle
 
 
 class Command(BaseCommand):

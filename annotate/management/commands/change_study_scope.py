@@ -4,8 +4,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotate.management.lookups import datasets_from_option, study_from_option, subjects_from_option
-from annotate.selectors.studies import study_subject_count
-from annotate.services.studies import study_scope_update
+from annotate.studies import study_scope_update, study_subject_count
 
 
 class Command(BaseCommand):

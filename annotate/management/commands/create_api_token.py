@@ -5,8 +5,8 @@ from argparse import ArgumentParser
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.selectors.studies import user_get_by_username
-from annotate.services.api_tokens import api_token_create
+from annotate.api import api_token_create
+from annotate.studies import user_get_by_username
 
 
 class Command(BaseCommand):

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
 from annotate.management.lookups import study_from_option
-from annotate.services.studies import evaluator_create
+from annotate.studies import evaluator_create
 
 
 class Command(BaseCommand):

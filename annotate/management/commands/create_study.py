@@ -9,9 +9,8 @@ from django.urls import reverse
 from annotate.management.lookups import datasets_from_option, scoring_run_from_option, subjects_from_option
 from annotate.models import Dataset, PairStrategy, ScoringRun
 from annotate.models.studies import DEFAULT_ADAPTIVE_MIN_COMPARISONS, DEFAULT_ADAPTIVE_RANDOM_SHARE
-from annotate.selectors.scoring import scoring_run_latest_covering
-from annotate.selectors.studies import study_pool_size, user_get_by_username
-from annotate.services.studies import invitation_create, study_create
+from annotate.runs import scoring_run_latest_covering
+from annotate.studies import invitation_create, study_create, study_pool_size, user_get_by_username
 
 ERR_OWNER = "--owner must name an existing user; no user {value!r}"
 ERR_BASE_URL = "--base-url must start with http:// or https://; got {value!r}"

@@ -5,7 +5,7 @@ from argparse import ArgumentParser
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.services.privacy import evaluator_by_pseudonym, evaluator_delete_personal_data
+from annotate.studies import evaluator_by_pseudonym, evaluator_delete_personal_data
 
 
 class Command(BaseCommand):

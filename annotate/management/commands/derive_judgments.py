@@ -6,7 +6,7 @@ from argparse import ArgumentParser
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.lookups import scoring_run_from_option
-from annotate.services.derived import DEFAULT_N_PAIRS, DerivedPreview, derived_study_create, derived_study_preview
+from annotate.studies import DEFAULT_N_PAIRS, DerivedPreview, derived_study_create, derived_study_preview
 
 
 def _counts(p: DerivedPreview) -> str:

@@ -1,4 +1,4 @@
-"""``manage.py export_study``: write a whole study to one JSON file (see annotate.services.study_transfer)."""
+"""``manage.py export_study``: write a whole study to one JSON file (see annotate.studies.services.study_transfer)."""
 from __future__ import annotations
 
 from argparse import ArgumentParser
@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.lookups import study_from_option
-from annotate.services.study_transfer import dump_export, study_export
+from annotate.studies import dump_export, study_export
 
 
 class Command(BaseCommand):

@@ -6,14 +6,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.analyses import analysis_headlines, analysis_run_create, analysis_run_execute, write_analysis_files
+from annotate.api import response_set_get
 from annotate.models import AnalysisKind
-from annotate.selectors.api import response_set_get
-from annotate.services.analyses import (
-    analysis_headlines,
-    analysis_run_create,
-    analysis_run_execute,
-    write_analysis_files,
-)
 
 NO_SET = "no response set with id {value}"
 

@@ -7,8 +7,13 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.lookups import scoring_run_from_option
-from annotate.selectors.studies import study_evaluator_count, study_judgment_count
-from annotate.services.judgment_import import FORMATS, ImportFile, judgments_import
+from annotate.studies import (
+    JUDGMENT_FORMATS as FORMATS,
+    ImportFile,
+    judgments_import,
+    study_evaluator_count,
+    study_judgment_count,
+)
 
 #: A file's format from its extension when --format is not given.
 BY_EXTENSION = {".csv": "csv", ".jsonl": "jsonl", ".json": "label-studio"}

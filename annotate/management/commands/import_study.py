@@ -8,8 +8,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from annotate.jsonsafe import loads_bounded
-from annotate.services.study_transfer import study_import
+from annotate.core import loads_bounded
+from annotate.studies import study_import
 
 DATABASE_REFUSED = "nothing was imported: the database refused a row the checks let through ({error})"
 NOT_UTF8 = "{path} is not UTF-8 JSON (byte 0x{byte:02x} at offset {offset}); give the file export_study wrote"

@@ -1,5 +1,5 @@
 """``manage.py load_responses``: load a response set from files through the upload
-service (:mod:`annotate.services.uploads`), the same one the admin page and the API use."""
+service (:mod:`annotate.catalog.services.uploads`), the same one the admin page and the API use."""
 from __future__ import annotations
 
 import time
@@ -9,14 +9,21 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotate.loaders.base import LoadError, problems_text
-from annotate.loaders.harness import FORMATS as HARNESS_FORMATS
-from annotate.loaders.tabular import FORMATS as TABULAR_FORMATS
+from annotate.catalog import (
+    HARNESS_FORMATS,
+    TABULAR_FORMATS,
+    CheckedUpload,
+    LoadError,
+    LoadPreview,
+    UploadOptions,
+    UploadSource,
+    problems_text,
+    response_set_mark_human,
+    upload_check,
+    upload_load,
+)
 from annotate.management.progress import TqdmStream
 from annotate.models import TextFormat
-from annotate.services.human import response_set_mark_human
-from annotate.services.loading import LoadPreview
-from annotate.services.uploads import CheckedUpload, UploadOptions, UploadSource, upload_check, upload_load
 
 FOLDER_OR_RESPONSES = "give exactly one of --folder, --responses and --logs"
 FOLDER_ONLY_OPTION = (

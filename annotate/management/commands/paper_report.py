@@ -10,11 +10,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotate.downloads import ENCODING_NOTE
-from annotate.management.progress import TqdmStream
-from annotate.models import AnalysisKind, ResponseSet
-from annotate.selectors.catalog import response_set_by_key, response_set_names_loaded
-from annotate.services.analyses import (
+from annotate.analyses import (
     NEEDS_RESPONSE_SET,
     SCALING_GRIDS,
     analysis_headlines,
@@ -25,6 +21,10 @@ from annotate.services.analyses import (
     pick_params,
     write_analysis_files,
 )
+from annotate.catalog import response_set_by_key, response_set_names_loaded
+from annotate.core import ENCODING_NOTE
+from annotate.management.progress import TqdmStream
+from annotate.models import AnalysisKind, ResponseSet
 
 ALL = tuple(AnalysisKind.values)
 #: Run by default (the human-label analysis needs a label: ask for it with --analyses human_labels --label ...).

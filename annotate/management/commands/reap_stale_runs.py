@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.services.stale_runs import runs_reap_stale
+from annotate.runs import runs_reap_stale
 
 
 class Command(BaseCommand):

@@ -6,20 +6,20 @@ from collections.abc import Callable
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.management.progress import scoring_progress
-from annotate.models import ResponseSet, RunStatus, ScoringRun
-from annotate.selectors.catalog import (
+from annotate.catalog import (
     dataset_ids_by_name,
+    diagnostics_line,
     model_ids_by_name,
     response_set_by_key,
     response_set_labels,
 )
-from annotate.selectors.scoring import run_method_results
-from annotate.services.loading import diagnostics_line
-from annotate.services.scoring import (
+from annotate.management.progress import scoring_progress
+from annotate.models import ResponseSet, RunStatus, ScoringRun
+from annotate.runs import (
     DEFAULT_PARAMS,
     parse_methods,
     required_methods,
+    run_method_results,
     scoring_run_execute,
     scoring_run_request,
 )

@@ -7,10 +7,10 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from annotate.loaders.base import LoadError, problems_text
+from annotate.catalog import LoadError, problems_text
+from annotate.demo import N_SIMULATED, SIMULATED_PREFIX, demo_setup
 from annotate.management.progress import scoring_progress
-from annotate.services.demo import N_SIMULATED, SIMULATED_PREFIX, demo_setup
-from annotate.services.scoring import DEFAULT_PARAMS, parse_methods
+from annotate.runs import DEFAULT_PARAMS, parse_methods
 from scoring.methods import method_keys
 
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.models import Participation, Study, StudyStatus
-from annotate.services.studies import ERR_STUDY_HAS_EVALUATORS
+from annotate.studies.services.studies import ERR_STUDY_HAS_EVALUATORS
 from tests.annotate.admin.test_studies_frozen import admin_client, change_url, study_post  # noqa: F401
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
@@ -67,7 +67,7 @@ def test_the_admin_action_never_deletes_a_study_with_an_evaluator(admin_client, 
     assert response.status_code in (200, 302)
     assert Study.objects.filter(pk=study.pk).exists()
     # Django's page refuses the protected study before deleting anything; the service refuses it too.
-    from annotate.services.studies import study_delete
+    from annotate.studies.services.studies import study_delete
     with pytest.raises(ValueError) as info:
         study_delete(study=study)
     assert str(info.value) == ERR_STUDY_HAS_EVALUATORS.format(name="Pilot", study_id=study.pk, n=1)

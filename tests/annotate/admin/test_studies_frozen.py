@@ -16,7 +16,6 @@ import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from annotate.admin.studies import SCOPE_OPEN
 from annotate.models import (
     MethodResult,
     ModelResult,
@@ -26,7 +25,8 @@ from annotate.models import (
     Study,
     Subject,
 )
-from annotate.services.studies import ERR_SCOPE_FROZEN
+from annotate.studies.admin.studies import SCOPE_OPEN
+from annotate.studies.services.studies import ERR_SCOPE_FROZEN
 from tests.annotate.factories import make_catalog, make_study, make_user
 from tests.annotate.services.test_studies import judge_first_pair, scope_state
 

@@ -9,8 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotate.catalog.services import uploads as upload_service
 from annotate.models import Dataset, Question
-from annotate.services import uploads as upload_service
 from tests.annotate.admin.test_upload import upload
 
 pytestmark = pytest.mark.django_db

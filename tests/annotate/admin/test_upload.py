@@ -6,9 +6,9 @@ from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotate.loaders import tabular as t
+from annotate.catalog.loaders import tabular as t
+from annotate.catalog.services import uploads as upload_service
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetQuestion, Subject, UploadJob
-from annotate.services import uploads as upload_service
 from tests.annotate.factories import all_stored_responses
 
 pytestmark = pytest.mark.django_db
@@ -217,7 +217,7 @@ def test_the_problem_page_cuts_a_long_column_name(client, uploader):
 
 def test_the_job_reads_done_in_the_same_transaction_that_makes_the_set_visible(client, uploader, monkeypatch):
     """No reader ever sees the set listed while its job still says "loading" (or the reverse)."""
-    from annotate.services import loading
+    from annotate.catalog.services import loading
 
     real, seen = loading.matrix_store.store_publish, []
 

@@ -13,11 +13,11 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils.datastructures import MultiValueDict
 
-from annotate.forms import uploads as upload_forms
-from annotate.loaders.base import LoadError
-from annotate.loaders.harness import _common
+from annotate.catalog import forms as upload_forms
+from annotate.catalog.loaders.base import LoadError
+from annotate.catalog.loaders.harness import _common
+from annotate.catalog.services import loading, uploads as upload_service
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetQuestion, Subject, UploadJob
-from annotate.services import loading, uploads as upload_service
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
     lm_expected_for,

@@ -16,9 +16,10 @@ import pytest
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from annotate.forms.uploads import NOTHING_UPLOADED
-from annotate.loaders.harness import NO_LOGS
-from annotate.loaders.tabular import NUL_CHARACTER
+from annotate.api.services import api_token_create
+from annotate.catalog.forms import NOTHING_UPLOADED
+from annotate.catalog.loaders.harness import NO_LOGS
+from annotate.catalog.loaders.tabular import NUL_CHARACTER
 from annotate.models import (
     Dataset,
     Judgment,
@@ -33,9 +34,8 @@ from annotate.models import (
     Subject,
     UploadJob,
 )
-from annotate.services.api_tokens import api_token_create
-from annotate.services.judging import judging_screen, judgment_submit
-from annotate.services.studies import ensure_role_groups
+from annotate.studies.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.studies import ensure_role_groups
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user, stored_responses
 
 pytestmark = pytest.mark.django_db
@@ -199,7 +199,7 @@ def test_harness_logs_are_read_by_the_same_loaders_as_the_admin_and_the_command(
 def test_with_the_database_queue_an_upload_waits_for_the_worker(cast, settings):
     from django_tasks_db.models import DBTaskResult
 
-    from annotate.tasks import load_upload
+    from annotate.catalog.tasks import load_upload
 
     _, _, staff, _ = cast
     settings.TASKS = DATABASE

@@ -16,9 +16,9 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
+from annotate.api.services import api_token_create
 from annotate.models import ResponseSet
-from annotate.services.api_tokens import api_token_create
-from annotate.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 MAX_EXAMPLES = 15

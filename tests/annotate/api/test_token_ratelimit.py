@@ -2,7 +2,7 @@
 
 Cast: ``owner`` (staff, a valid token), a guesser at 10.9.0.1, a neighbour at
 10.9.0.2. Limit: 10 failures per address in a 60-second window (settings
-RATELIMIT_ATTEMPTS / RATELIMIT_WINDOW_S). Decision (annotate/ratelimit.py,
+RATELIMIT_ATTEMPTS / RATELIMIT_WINDOW_S). Decision (annotate/core/ratelimit.py,
 docs/deploy.md): once an address is blocked, every token request from it gets
 429, a valid token included, until the window ends.
 """
@@ -18,9 +18,9 @@ from django.core.cache import cache, caches
 from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
-from annotate import ratelimit
 from annotate.api.auth import ERR_BAD_TOKEN, ERR_MALFORMED, ERR_RATE_LIMITED
-from annotate.services.api_tokens import api_token_create
+from annotate.api.services import api_token_create
+from annotate.core import ratelimit
 from tests.annotate.factories import make_user
 
 pytestmark = pytest.mark.django_db

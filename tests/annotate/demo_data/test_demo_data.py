@@ -1,4 +1,4 @@
-"""The built-in demo response set (annotate/demo_data): files, questions, simulation.
+"""The built-in demo response set (annotate/demo): files, questions, simulation.
 
 Plain pytest, no database. The committed CSVs are read with the csv module, not
 through the generator, so the checks on them do not trust the code that wrote
@@ -18,7 +18,7 @@ import pytest
 from scipy.special import expit
 from scipy.stats import spearmanr
 
-from annotate.demo_data import generate
+from annotate.demo import generate
 
 DEMO_DIR = Path(generate.__file__).resolve().parent
 SUBJECTS = {"math", "physics", "biology", "computer science", "history"}
@@ -63,7 +63,7 @@ def test_it_regenerates_the_committed_files_byte_for_byte():
     rendered = generate.render_files()
     for name in ("questions.csv", "responses_binary.csv", "models.csv"):
         assert rendered[name] == (DEMO_DIR / name).read_bytes(), (
-            f"{name} is stale; run python -m annotate.demo_data.generate"
+            f"{name} is stale; run python -m annotate.demo.generate"
         )
 
 

@@ -33,8 +33,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
+from annotate.catalog.services import loading
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
-from annotate.services import loading
 from bench.bench_load_study import PREPARE, ROOT, run_django
 from tests.annotate.factories import n_stored_responses
 
@@ -113,9 +113,9 @@ print(json.dumps(leftovers()))
 
 HIDDEN_THEN_SWEPT = """
 import json
-from annotate.selectors.api import response_sets_list
-from annotate.selectors.catalog import response_sets_loaded
-from annotate.services.loading import response_sets_abandoned_remove
+from annotate.api.selectors import response_sets_list
+from annotate.catalog.selectors.catalog import response_sets_loaded
+from annotate.catalog.services.loading import response_sets_abandoned_remove
 from tests.annotate.faults.test_interrupted_load import leftovers
 print(json.dumps([len(response_sets_list()), response_sets_loaded().count(), response_sets_abandoned_remove(),
                   *leftovers()]))

@@ -15,7 +15,7 @@ Checked here with real worker processes on the test database:
   times of one and of four workers on the same 40 jobs are printed);
 * a worker killed (SIGKILL) while it runs a job loses only that job: the
   other worker runs every other job, and the reaper
-  (:func:`annotate.services.stale_runs.runs_reap_stale`) fails the one left
+  (:func:`annotate.runs.services.stale_runs.runs_reap_stale`) fails the one left
   "running".
 
 PostgreSQL only: SQLite's test database is private to the test process (and
@@ -66,8 +66,8 @@ def _wide_csv(n_questions: int, n_models: int, seed: int) -> bytes:
 
 
 def _response_set(tmp_path: Path, name: str, seed: int):
-    from annotate.loaders.tabular import parse_files
-    from annotate.services.loading import response_set_load
+    from annotate.catalog.loaders.tabular import parse_files
+    from annotate.catalog.services.loading import response_set_load
 
     path = tmp_path / f"{name}.csv"
     path.write_bytes(_wide_csv(1500, 12, seed))
@@ -77,10 +77,10 @@ def _response_set(tmp_path: Path, name: str, seed: int):
 def _queue(tmp_path: Path, *, n_scoring: int, n_uploads: int, n_analyses: int, tag: str, seed: int,
            methods: tuple[str, ...] = ("eip", "simple_rank", "accuracy", "irt_1pl")) -> dict[str, list[int]]:
     """Queue the jobs (database task backend: nothing runs here); returns their ids by kind."""
-    from annotate.services.analyses.runs import analysis_run_create, analysis_run_enqueue
-    from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
-    from annotate.services.upload_jobs import upload_job_submit
-    from annotate.services.uploads import UploadOptions, upload_store
+    from annotate.analyses.services.runs import analysis_run_create, analysis_run_enqueue
+    from annotate.catalog.services.upload_jobs import upload_job_submit
+    from annotate.catalog.services.uploads import UploadOptions, upload_store
+    from annotate.runs.services.scoring import scoring_run_create, scoring_run_enqueue
 
     rs = _response_set(tmp_path, f"base-{tag}", seed=seed)
     ids: dict[str, list[int]] = {"scoring": [], "upload": [], "analysis": []}
@@ -190,7 +190,7 @@ def test_four_workers_run_forty_jobs_each_exactly_once_and_sooner_than_one(tmp_p
 
 def test_a_killed_worker_loses_only_its_job_which_the_reaper_fails(tmp_path):
     from annotate.models import RunStatus, ScoringRun
-    from annotate.services.stale_runs import runs_reap_stale
+    from annotate.runs.services.stale_runs import runs_reap_stale
 
     ids = _queue(tmp_path, n_scoring=8, n_uploads=0, n_analyses=0, tag="kill", seed=3,
                  methods=("eip", "accuracy", "irt_1pl", "irt_2pl"))
@@ -239,10 +239,10 @@ def test_the_claim_is_a_row_lock_that_skips_locked_rows():
 
 
 def test_a_worker_killed_mid_load_leaves_an_upload_job_that_the_reaper_fails_and_cleans(tmp_path):
+    from annotate.catalog.services.upload_jobs import upload_job_submit
+    from annotate.catalog.services.uploads import UploadOptions, _folder, upload_store
     from annotate.models import ResponseSet, ResponseSetStatus, UploadJob, UploadState
-    from annotate.services.stale_runs import STALE_UPLOAD_ERROR, runs_reap_stale
-    from annotate.services.upload_jobs import upload_job_submit
-    from annotate.services.uploads import UploadOptions, _folder, upload_store
+    from annotate.runs.services.stale_runs import STALE_UPLOAD_ERROR, runs_reap_stale
 
     with override_settings(TASKS=DATABASE):
         upload = upload_store(

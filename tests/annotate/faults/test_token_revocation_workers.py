@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from annotate.services.api_tokens import api_token_create, api_token_revoke
+from annotate.api.services import api_token_create, api_token_revoke
 from bench.bench_load_study import PROXY_HEADERS, GunicornServer, prepare_site, production_env
 from tests.annotate.factories import make_user
 

@@ -37,7 +37,7 @@ DECODE = """
 import json
 import sys
 from annotate.models import Participation
-from annotate.selectors.judging_tokens import PAIR, judging_token_value
+from annotate.studies.selectors.judging_tokens import PAIR, judging_token_value
 accepted = json.loads(open(sys.argv[1], encoding="utf-8").read())
 parts = {p.pk: p for p in Participation.objects.filter(pk__in={pk for pk, _ in accepted})}
 json.dump([[pk, judging_token_value(participation=parts[pk], token=token, kind=PAIR)] for pk, token in accepted],

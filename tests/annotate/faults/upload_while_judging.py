@@ -21,8 +21,8 @@ from django.test import Client
 from django.test.utils import setup_test_environment
 from django.urls import reverse
 
+from annotate.api.services import api_token_create
 from annotate.models import Judgment
-from annotate.services.api_tokens import api_token_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 FORM_RE = re.compile(r'name="pair" value="([0-9a-f]{16})".*?name="left" value="([0-9a-f]{16})"', re.S)

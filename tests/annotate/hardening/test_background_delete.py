@@ -11,9 +11,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.text import capfirst
 
-from annotate.admin.deletion import DELETE_QUEUED_MESSAGE
+from annotate.catalog.admin.deletion import DELETE_QUEUED_MESSAGE
+from annotate.catalog.services.deletion import USED_BY_STUDIES, response_set_delete, response_set_delete_request
 from annotate.models import AnalysisRun, LanguageModel, MethodResult, Question, QuestionResult, ResponseSet, ScoringRun
-from annotate.services.deletion import USED_BY_STUDIES, response_set_delete, response_set_delete_request
 from tests.annotate.factories import make_catalog, make_study, n_stored_responses
 
 pytestmark = pytest.mark.django_db
@@ -59,7 +59,7 @@ def test_with_the_database_queue_the_set_waits_for_the_worker(admin_client, cata
         admin_client.post(url, {"confirm_delete": "yes"})
     assert ResponseSet.objects.filter(pk=catalog.response_set.pk).exists()
     task = DBTaskResult.objects.get()
-    assert task.task_path == "annotate.tasks.delete_response_set" and task.args_kwargs["args"] == [
+    assert task.task_path == "annotate.catalog.tasks.delete_response_set" and task.args_kwargs["args"] == [
         catalog.response_set.pk]
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.loaders.links import LINK_REFUSED
+from annotate.catalog.loaders.links import LINK_REFUSED
 from annotate.models import ResponseSet
 from tests.annotate.harness_fixtures import write_lm_eval_logs
 

@@ -7,11 +7,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotate.loaders.model_names import infer_from_model_name
+from annotate.catalog.loaders.model_names import infer_from_model_name
+from annotate.core.services.database import backend_cancel, backend_pid, load_lock, responses_analyze
 from annotate.models import RunStatus, ScoringRun
-from annotate.services.database import backend_cancel, backend_pid, load_lock, responses_analyze
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
-from annotate.services.stale_runs import runs_reap_stale
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.runs.services.stale_runs import runs_reap_stale
 from tests.annotate.factories import make_catalog
 
 pytestmark = pytest.mark.django_db

@@ -56,7 +56,7 @@ def test_a_finished_or_failed_deletion_does_not_block_a_new_request_and_other_se
     from django_tasks.base import TaskResultStatus
     from django_tasks_db.models import DBTaskResult
 
-    from annotate.services.deletion import response_set_delete_request
+    from annotate.catalog.services.deletion import response_set_delete_request
 
     other = ResponseSet.objects.create(name="other", file_name="o.csv", checksum="o" * 64, file_format="wide")
     with override_settings(TASKS=DATABASE):

@@ -11,7 +11,7 @@ from django.test import Client, override_settings
 from django.urls import path, reverse
 
 from annotate.models import RunStatus, ScoringRun
-from annotate.services.scoring import scoring_run_create, scoring_run_request
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_request
 from tests.annotate.factories import make_catalog, make_user
 
 pytestmark = pytest.mark.django_db

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.loaders.names import clean_name
-from annotate.loaders.tabular import parse_files
+from annotate.catalog.loaders.names import clean_name
+from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.services import name_variants as nv
+from annotate.catalog.services.loading import response_set_load
+from annotate.catalog.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
-from annotate.services import name_variants as nv
-from annotate.services.loading import response_set_load
-from annotate.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
 from tests.annotate.factories import all_stored_responses, n_stored_responses, stored_responses
 
 pytestmark = pytest.mark.django_db
@@ -135,8 +135,8 @@ def test_the_admin_form_and_the_api_carry_the_merge_option(tmp_path, settings):
     from django.test import Client
     from django.urls import reverse
 
-    from annotate.forms.uploads import ResponseUploadForm
-    from annotate.services.api_tokens import api_token_create
+    from annotate.api.services import api_token_create
+    from annotate.catalog.forms import ResponseUploadForm
     from tests.annotate.factories import make_user
 
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}  # load inline

@@ -14,12 +14,12 @@ import pytest
 from django.db import OperationalError, connection, connections
 from django.utils import timezone
 
-from annotate.loaders.base import LoadError
+from annotate.catalog.loaders.base import LoadError
+from annotate.catalog.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
+from annotate.core.services.database import backend_pid
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetQuestion, RunStatus, ScoringRun
-from annotate.services.database import backend_pid
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
-from annotate.services.stale_runs import runs_reap_stale
-from annotate.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.runs.services.stale_runs import runs_reap_stale
 from tests.annotate.factories import make_catalog, n_stored_responses
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -189,7 +189,7 @@ def test_simultaneous_api_uploads_of_the_same_new_names_never_answer_500():
     from django.test import Client, override_settings
     from django.urls import reverse
 
-    from annotate.services.api_tokens import api_token_create
+    from annotate.api.services import api_token_create
     from tests.annotate.factories import make_user
 
     token = api_token_create(user=make_user("owner", staff=True))[1]
@@ -221,7 +221,7 @@ def test_simultaneous_api_uploads_of_the_same_new_names_never_answer_500():
 def test_identical_scoring_requests_sent_at_once_queue_one_run():
     from django.test import override_settings
 
-    from annotate.services.scoring import scoring_run_request
+    from annotate.runs.services.scoring import scoring_run_request
 
     catalog = make_catalog(per_subject=3)
     n = 4

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from annotate.loaders.names import CREDITS_SNAPPED_NOTE, snap_credits
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
-from annotate.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
+from annotate.catalog.loaders.names import CREDITS_SNAPPED_NOTE, snap_credits
+from annotate.catalog.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
 from tests.annotate.factories import stored_responses
 
 pytestmark = pytest.mark.django_db

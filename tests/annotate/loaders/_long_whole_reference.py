@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from annotate.jsonsafe import loads_bounded, max_json_depth
-from annotate.loaders._tabular_common import (
+from annotate.catalog.loaders._tabular_common import (
     ATTRIBUTE_CONFLICT,
     BAD_OPTIONS,
     BLANK_MODEL,
@@ -36,9 +35,10 @@ from annotate.loaders._tabular_common import (
     _report_credits,
     _source,
 )
-from annotate.loaders.base import QUESTION_COLUMNS
-from annotate.loaders.long_stream import _json_text
-from annotate.loaders.tabular import _attribute_columns, _Responses
+from annotate.catalog.loaders.base import QUESTION_COLUMNS
+from annotate.catalog.loaders.long_stream import _json_text
+from annotate.catalog.loaders.tabular import _attribute_columns, _Responses
+from annotate.core.jsonsafe import loads_bounded, max_json_depth
 
 
 def _consolidate(

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotate.loaders import long_stream, tabular
-from annotate.loaders.base import LoadError
-from annotate.loaders.tabular import parse_files, parse_jsonl, parse_long
+from annotate.catalog.loaders import long_stream, tabular
+from annotate.catalog.loaders.base import LoadError
+from annotate.catalog.loaders.tabular import parse_files, parse_jsonl, parse_long
 from tests.annotate.loaders import _long_whole_reference as reference
 
 
@@ -305,7 +305,7 @@ TEXTS = {
 @pytest.mark.parametrize("block", [1, 2, 3, 5, 1 << 20])
 @pytest.mark.parametrize("raw", TEXTS.values(), ids=TEXTS.keys())
 def test_the_text_is_checked_a_block_at_a_time_as_whole(tmp_path, monkeypatch, raw, block):
-    from annotate.loaders import _tabular_common as common
+    from annotate.catalog.loaders import _tabular_common as common
     monkeypatch.setattr(common, "TEXT_BLOCK_BYTES", block)
     path = tmp_path / "long.csv"
     path.write_bytes(raw)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from annotate.loaders import tabular as t
-from annotate.loaders.base import LoadError, Problem
-from annotate.loaders.tabular import parse_files
+from annotate.catalog.loaders import tabular as t
+from annotate.catalog.loaders.base import LoadError, Problem
+from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.services import loading as s
+from annotate.catalog.services.loading import response_set_load
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
-from annotate.services import loading as s
-from annotate.services.loading import response_set_load
 from tests.annotate.factories import n_stored_responses, stored_responses
 
 pytestmark = pytest.mark.django_db

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotate.loaders import tabular, wide_stream
-from annotate.loaders.base import LoadError
-from annotate.loaders.dense import DenseCells
-from annotate.loaders.tabular import (
+from annotate.catalog.loaders import tabular, wide_stream
+from annotate.catalog.loaders.base import LoadError
+from annotate.catalog.loaders.dense import DenseCells
+from annotate.catalog.loaders.tabular import (
     CREDIT_NOT_A_NUMBER,
     CREDIT_OUT_OF_RANGE,
     MAX_PROBLEMS,

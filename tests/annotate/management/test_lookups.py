@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotate.catalog.selectors.catalog import response_set_by_key
 from annotate.models import ResponseSet
-from annotate.selectors.catalog import response_set_by_key
 from tests.annotate.factories import make_catalog, make_study
 
 pytestmark = pytest.mark.django_db

@@ -60,9 +60,9 @@ def test_existing_response_sets_keep_every_cell_and_score_as_before(settings):
         expected = {pk: _old_matrix(rows) for pk, rows in cells.items()}
 
         _migrate(AFTER)
-        from annotate.matrix_store import store_info, store_path
+        from annotate.catalog.matrix_store import store_info, store_path
+        from annotate.catalog.selectors.matrix import response_matrix, response_matrix_compact
         from annotate.models import ResponseSet as Current
-        from annotate.selectors.matrix import response_matrix, response_matrix_compact
         for pk, (R, question_ids, model_ids) in expected.items():
             rs = Current.objects.get(pk=pk)
             m = response_matrix(response_set=rs)

@@ -50,7 +50,7 @@ def test_stored_runs_get_keys_in_the_order_of_their_values():
         _migrate(AFTER)
         _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())  # the later, additive ones: current models
         from annotate.models import QuestionSortKey, ScoringRun as Current
-        from annotate.selectors.results import run_questions
+        from annotate.runs.selectors.results import run_questions
 
         def listed(label, sort, direction):
             return [r.question.external_id for r in run_questions(run=Current.objects.get(pk=runs[label]),

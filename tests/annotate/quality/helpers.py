@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from annotate.models import Pair, Participation, QuestionResult
-from annotate.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.judging import judging_screen, judgment_submit
 
 
 def answer_all(

@@ -14,10 +14,10 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Pair
-from annotate.selectors.study_monitor import study_monitor
-from annotate.services.alignment.report import alignment_report_compute
-from annotate.services.judging import judging_screen, judgment_submit
-from annotate.services.studies import study_create
+from annotate.reports.services.report import alignment_report_compute
+from annotate.studies.selectors.study_monitor import study_monitor
+from annotate.studies.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.studies import study_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_user
 from tests.annotate.quality.helpers import answer_all, set_eip
 

@@ -21,7 +21,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Pair
-from annotate.services.studies import study_create
+from annotate.studies.services.studies import study_create
 from tests.annotate.factories import make_catalog, make_evaluator
 from tests.annotate.judging_forms import form_ids
 from tests.annotate.quality.helpers import set_eip

@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Participation, Study
-from annotate.selectors.completion import (
+from annotate.studies.selectors.completion import (
     REASON_CHECKS,
     REASON_TIME,
     REASON_VOTES,
@@ -25,15 +25,15 @@ from annotate.selectors.completion import (
     exact,
     study_completion_summary,
 )
-from annotate.services.studies import study_create
-from annotate.services.study_quality import (
+from annotate.studies.services.studies import study_create
+from annotate.studies.services.study_quality import (
     ERR_MIN_CHECK_SHARE,
     ERR_MIN_SECONDS,
     ERR_MIN_VOTES,
     ERR_RESUME,
     study_quality_settings_update,
 )
-from annotate.services.study_transfer import study_export, study_import
+from annotate.studies.services.study_transfer import study_export, study_import
 from tests.annotate.factories import make_catalog, make_evaluator, make_user
 from tests.annotate.quality.helpers import answer_all, set_eip
 

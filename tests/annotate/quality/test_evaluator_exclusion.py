@@ -19,9 +19,9 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Assignment, ExclusionAction, ExclusionEvent, Judgment, Participation
-from annotate.services.alignment.live import study_live_counts
-from annotate.services.alignment.report import alignment_report_compute
-from annotate.services.study_quality import ERR_REASON_EMPTY, participation_exclude, participation_restore
+from annotate.reports.services.live import study_live_counts
+from annotate.reports.services.report import alignment_report_compute
+from annotate.studies.services.study_quality import ERR_REASON_EMPTY, participation_exclude, participation_restore
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 from tests.annotate.quality.helpers import answer_all
 

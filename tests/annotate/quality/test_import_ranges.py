@@ -9,7 +9,7 @@ import copy
 import pytest
 
 from annotate.models import Participation, Study
-from annotate.services.studies import (
+from annotate.studies.services.studies import (
     ERR_ATTENTION_SHARE,
     ERR_COUNT_RANGE,
     ERR_NAME_LONG,
@@ -17,13 +17,13 @@ from annotate.services.studies import (
     ERR_TARGET,
     study_create,
 )
-from annotate.services.study_quality import (
+from annotate.studies.services.study_quality import (
     ERR_MIN_CHECK_SHARE,
     ERR_PARAM_NAME,
     ERR_RESUME,
     ERR_SPEEDER_SECONDS,
 )
-from annotate.services.study_transfer import study_export, study_import
+from annotate.studies.services.study_transfer import study_export, study_import
 from tests.annotate.factories import make_catalog, make_evaluator
 from tests.annotate.quality.helpers import answer_all, set_eip
 

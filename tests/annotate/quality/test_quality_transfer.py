@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 import pytest
 
 from annotate.models import ExclusionEvent, Pair, Participation
-from annotate.services.alignment.report import alignment_report_compute
-from annotate.services.studies import study_create
-from annotate.services.study_quality import participation_exclude, study_quality_settings_update
-from annotate.services.study_transfer import study_export, study_import
+from annotate.reports.services.report import alignment_report_compute
+from annotate.studies.services.studies import study_create
+from annotate.studies.services.study_quality import participation_exclude, study_quality_settings_update
+from annotate.studies.services.study_transfer import study_export, study_import
 from tests.annotate.factories import make_catalog, make_evaluator, make_user
 from tests.annotate.quality.helpers import answer_all, set_eip
 

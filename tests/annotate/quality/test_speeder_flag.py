@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models.studies import DEFAULT_SPEEDER_SECONDS
-from annotate.selectors.study_monitor import study_monitor
+from annotate.studies.selectors.study_monitor import study_monitor
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 from tests.annotate.quality.helpers import answer_all
 

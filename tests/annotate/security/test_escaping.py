@@ -15,10 +15,10 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 
+from annotate.api.services import api_token_create
 from annotate.models import Participation, Question, Subject
-from annotate.services.api_tokens import api_token_create
-from annotate.services.judging import judging_screen, judgment_submit
-from annotate.services.studies import invitation_create
+from annotate.studies.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.studies import invitation_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db
@@ -77,14 +77,14 @@ def test_the_judging_page_shows_question_html_as_text(cast):
     _, study, ada, _, _ = cast
     html = page(ada.user, reverse("annotate:study_judge", kwargs={"study_id": study.pk}))
     assert html.count(ESCAPED) == 1  # the study name (Django's escaping)
-    # both questions of the pair, through annotate/rendering.py (Markdown escapes <, > and &, not quotes)
+    # both questions of the pair, through annotate/core/rendering.py (Markdown escapes <, > and &, not quotes)
     assert html.count(ESCAPED.replace("&quot;", '"')) == 2
     assert_shown_as_text(html)
 
 
 def test_the_question_list_shows_question_html_as_text(cast):
     catalog, _, _, rita, root = cast
-    # through annotate/rendering.py, as on the judging page (it escapes <, > and &, not quotes)
+    # through annotate/core/rendering.py, as on the judging page (it escapes <, > and &, not quotes)
     rendered = ESCAPED.replace("&quot;", '"')
     questions = page(rita, reverse("annotate:run_questions", kwargs={"run_id": catalog.run.pk}))
     assert "<script>alert(" not in questions and '<b onmouseover="x()">' not in questions and rendered in questions

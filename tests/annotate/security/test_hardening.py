@@ -17,9 +17,9 @@ from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from annotate.csp import HEADER
-from annotate.logfilters import ForbiddenWithoutTraceback
-from annotate.services.studies import ERR_USERNAME_EMPTY, ERR_USERNAME_INVALID, evaluator_create, username_check
+from annotate.core.csp import HEADER
+from annotate.core.logfilters import ForbiddenWithoutTraceback
+from annotate.studies.services.studies import ERR_USERNAME_EMPTY, ERR_USERNAME_INVALID, evaluator_create, username_check
 from tests.annotate.factories import make_catalog, make_study, make_user
 
 pytestmark = pytest.mark.django_db

@@ -15,16 +15,16 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.jsonsafe import ERR_TOO_DEEP, JsonTooDeepError, loads_bounded
-from annotate.loaders import tabular as t
-from annotate.loaders.base import LoadError, Problem
-from annotate.loaders.harness import inspect_ai, lm_eval, parse_harness_logs
-from annotate.loaders.tabular import parse_files
+from annotate.api.services import api_token_create
+from annotate.catalog.loaders import tabular as t
+from annotate.catalog.loaders.base import LoadError, Problem
+from annotate.catalog.loaders.harness import inspect_ai, lm_eval, parse_harness_logs
+from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.selectors.matrix import ERR_IDS, ERR_TOO_MANY_IDS, check_ids
+from annotate.catalog.services import loading
+from annotate.catalog.services.loading import response_set_load
+from annotate.core.jsonsafe import ERR_TOO_DEEP, JsonTooDeepError, loads_bounded
 from annotate.models import ResponseSet, ScoringRun
-from annotate.selectors.matrix import ERR_IDS, ERR_TOO_MANY_IDS, check_ids
-from annotate.services import loading
-from annotate.services.api_tokens import api_token_create
-from annotate.services.loading import response_set_load
 from tests.annotate.factories import make_catalog, make_user
 
 DEEP = 100_000  # levels of nesting sent through each entry
@@ -257,7 +257,7 @@ def test_a_100k_deep_metadata_edit_in_the_admin_is_a_form_error_not_a_500():
 
 
 def test_messages_quote_at_most_ten_ids():
-    from annotate.selectors.matrix import ids_shown
+    from annotate.catalog.selectors.matrix import ids_shown
 
     assert ids_shown(None) == "None"
     assert ids_shown([3, 1]) == "[3, 1]"

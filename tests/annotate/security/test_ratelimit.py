@@ -14,9 +14,9 @@ from django.core.cache import cache
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
-from annotate import ratelimit
+from annotate.core import ratelimit
 from annotate.models import Invitation
-from annotate.services.studies import invitation_create, invitation_revoke
+from annotate.studies.services.studies import invitation_create, invitation_revoke
 from tests.annotate.factories import make_catalog, make_study, make_user
 
 pytestmark = pytest.mark.django_db

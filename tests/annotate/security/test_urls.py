@@ -36,6 +36,7 @@ from django.http import HttpResponse
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, include, path
 
+from annotate.api.services import api_token_create
 from annotate.models import (
     Assignment,
     Dataset,
@@ -48,10 +49,9 @@ from annotate.models import (
     Subject,
     UploadJob,
 )
-from annotate.services.api_tokens import api_token_create
-from annotate.services.judging import judging_screen, judgment_submit
-from annotate.services.scoring import scoring_run_create, scoring_run_enqueue
-from annotate.services.studies import ensure_role_groups, invitation_create
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_enqueue
+from annotate.studies.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.studies import ensure_role_groups, invitation_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]

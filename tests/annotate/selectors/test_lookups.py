@@ -11,15 +11,15 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from annotate.models import Participation, QuestionResult, ResponseSet, ResponseSetStatus, RunStatus, ScoringRun
-from annotate.selectors.catalog import (
+from annotate.catalog.selectors.catalog import (
     dataset_names,
     response_set_default,
     response_set_names_loaded,
     response_sets_loaded,
 )
-from annotate.selectors.scoring import scoring_run_get, scoring_run_latest_covering
-from annotate.selectors.studies import (
+from annotate.models import Participation, QuestionResult, ResponseSet, ResponseSetStatus, RunStatus, ScoringRun
+from annotate.runs.selectors.scoring import scoring_run_get, scoring_run_latest_covering
+from annotate.studies.selectors.studies import (
     evaluator_get_active,
     study_get_by_key,
     user_get_by_username,
@@ -195,7 +195,7 @@ def test_dataset_names_are_sorted():
 
 
 def test_the_export_rows_take_a_fixed_number_of_queries(django_assert_num_queries):
-    from annotate.selectors.transfer import study_export_rows
+    from annotate.studies.selectors.transfer import study_export_rows
 
     study = make_study(make_catalog(per_subject=3), n_pairs=3, name="S")
     make_evaluator(study, "ann")
@@ -213,8 +213,8 @@ def test_the_export_rows_take_a_fixed_number_of_queries(django_assert_num_querie
 
 
 def test_recent_analysis_runs_can_be_limited_to_a_kind():
-    from annotate.selectors.analyses import analysis_runs_recent
-    from annotate.services.analyses import analysis_run_create
+    from annotate.analyses.selectors import analysis_runs_recent
+    from annotate.analyses.services import analysis_run_create
 
     old = aged(analysis_run_create(kind="scaling", params={"grid": "small"}), 30)
     mid = aged(analysis_run_create(kind="case_study", params={}), 20)

@@ -27,13 +27,13 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
-from annotate.selectors.results import (
+from annotate.runs.selectors.results import (
     order_by_stored_value,
     question_sort_choices,
     run_questions,
     run_questions_page,
 )
-from annotate.services.sort_keys import sort_keys_rebuild, sort_positions
+from annotate.runs.services.sort_keys import sort_keys_rebuild, sort_positions
 
 pytestmark = pytest.mark.django_db
 

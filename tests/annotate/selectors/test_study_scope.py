@@ -10,14 +10,14 @@ from __future__ import annotations
 import pytest
 
 from annotate.models import Pair, QuestionResult
-from annotate.selectors.study_scope import (
+from annotate.studies.selectors.study_scope import (
     REASON_LOW_COVERAGE,
     REASON_NO_TEXT,
     REASON_UNKEPT,
     study_scope_candidates,
     study_scope_counts,
 )
-from annotate.services.studies import study_create
+from annotate.studies.services.studies import study_create
 from tests.annotate.factories import make_catalog
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Judgment
-from annotate.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 from tests.annotate.judging_forms import form_data, form_ids
 

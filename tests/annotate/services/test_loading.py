@@ -7,8 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotate.loaders.base import MODEL_COLUMNS, QUESTION_COLUMNS, LoadError, ParsedResponseSet, Problem
-from annotate.loaders.tabular import parse_files
+from annotate.catalog.loaders.base import MODEL_COLUMNS, QUESTION_COLUMNS, LoadError, ParsedResponseSet, Problem
+from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.services import loading
+from annotate.catalog.services.loading import response_set_load, response_set_preview
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -18,8 +20,6 @@ from annotate.models import (
     ResponseSetStatus,
     Subject,
 )
-from annotate.services import loading
-from annotate.services.loading import response_set_load, response_set_preview
 from tests.annotate.factories import n_stored_responses, stored_responses
 
 pytestmark = pytest.mark.django_db

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from django.db import OperationalError
 
-from annotate.matrix_store import store_path
+from annotate.api.selectors import response_set_get, response_sets_list
+from annotate.catalog.matrix_store import store_path
+from annotate.catalog.selectors.catalog import response_set_by_key, response_set_labels, response_sets_loaded
+from annotate.catalog.services import loading
+from annotate.catalog.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
 from annotate.models import ResponseSet, ResponseSetQuestion, ResponseSetStatus
-from annotate.selectors.api import response_set_get, response_sets_list
-from annotate.selectors.catalog import response_set_by_key, response_set_labels, response_sets_loaded
-from annotate.selectors.results import response_sets_with_runs
-from annotate.services import loading
-from annotate.services.scoring import ERR_STILL_LOADING, scoring_run_create
-from annotate.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
+from annotate.runs.selectors.results import response_sets_with_runs
+from annotate.runs.services.scoring import ERR_STILL_LOADING, scoring_run_create
 from tests.annotate.factories import n_stored_responses
 
 # 3 models x 4 questions, all observed: 12 responses, written in batches of 2 questions (6 cells each)
@@ -76,8 +76,8 @@ def test_an_upload_whose_worker_died_is_marked_failed(tmp_path):
 
     from django.utils import timezone
 
+    from annotate.catalog.services.upload_jobs import ERR_ABANDONED, upload_jobs_reap_stale
     from annotate.models import UploadJob, UploadState
-    from annotate.services.upload_jobs import ERR_ABANDONED, upload_jobs_reap_stale
 
     old = timezone.now() - timedelta(minutes=20)
     for k, state in enumerate((UploadState.LOADING, UploadState.PARSING, UploadState.QUEUED, UploadState.DONE)):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotate import matrix_store
-from annotate.loaders import tabular, wide_stream
-from annotate.loaders.tabular import parse_wide
+from annotate.catalog import matrix_store
+from annotate.catalog.loaders import tabular, wide_stream
+from annotate.catalog.loaders.tabular import parse_wide
+from annotate.catalog.services import loading
+from annotate.catalog.services.loading import response_set_load, response_set_preview
 from annotate.models import ResponseSetModel, ResponseSetQuestion
-from annotate.services import loading
-from annotate.services.loading import response_set_load, response_set_preview
 
 # Question q3 has no response (not a row of the matrix); m3 is first observed on q4 (the last column).
 WIDE = (
@@ -106,8 +106,8 @@ LONG = (
 
 @pytest.mark.django_db
 def test_a_long_file_read_in_chunks_loads_the_matrix_its_long_form_loaded(tmp_path, monkeypatch):
-    from annotate.loaders import long_stream
-    from annotate.loaders.tabular import parse_long
+    from annotate.catalog.loaders import long_stream
+    from annotate.catalog.loaders.tabular import parse_long
     from tests.annotate.loaders import _long_whole_reference as reference
     monkeypatch.setattr(long_stream, "CHUNK_ROWS", 2)
     monkeypatch.setattr(long_stream, "BLOCK_CELLS", 6)  # 2 rows of 3 models per block
@@ -154,7 +154,7 @@ TENTHS = (
 def test_fraction_blocks_wait_on_disk_as_numerators_and_load_bit_for_bit(tmp_path, monkeypatch):
     import pickle
 
-    from annotate.loaders.dense import BINARY
+    from annotate.catalog.loaders.dense import BINARY
     monkeypatch.setattr(wide_stream, "CHUNK_CELLS", 8)  # 2 rows per block (4 columns)
     path = tmp_path / "tenths.csv"
     path.write_text(TENTHS, encoding="utf-8")

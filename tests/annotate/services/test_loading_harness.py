@@ -5,11 +5,11 @@ import math
 
 import pytest
 
-from annotate.loaders.base import LoadError, Problem
-from annotate.loaders.harness import parse_harness_logs
+from annotate.catalog.loaders.base import LoadError, Problem
+from annotate.catalog.loaders.harness import parse_harness_logs
+from annotate.catalog.services import loading
+from annotate.catalog.services.loading import response_set_load, response_set_preview
 from annotate.models import Dataset, LanguageModel, Question, Subject
-from annotate.services import loading
-from annotate.services.loading import response_set_load, response_set_preview
 from tests.annotate.harness_fixtures import write_inspect_json
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ def test_a_conflict_in_an_inspect_log_names_the_sample_not_the_upload(tmp_path):
                                                  stored="Another text", given="Which rock floats?"))]
 
 
-# Guesses worked out by hand from the rules in annotate/loaders/model_names.py: the part after the
+# Guesses worked out by hand from the rules in annotate/catalog/loaders/model_names.py: the part after the
 # last "/" is matched ("qwen" -> Qwen open weight, "claude" -> Claude proprietary, "gemma" -> Gemma
 # open weight, "mixtral" -> Mixtral open weight); a "<number>b" token not preceded by a digit, "x"
 # or "." is the size ("0.5b" after ":", "12b" after ":"), an "8x7b" token gives no size but a label.

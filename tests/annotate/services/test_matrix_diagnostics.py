@@ -12,11 +12,11 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
+from annotate.catalog.services.loading import response_set_preview
 from annotate.models import Dataset, LanguageModel, Question, QuestionResult, ResponseSet, Study, Subject
-from annotate.selectors.scoring import scoring_run_diagnostics
-from annotate.services import scoring as service
-from annotate.services.loading import response_set_preview
-from annotate.services.studies import study_create
+from annotate.runs.selectors.scoring import scoring_run_diagnostics
+from annotate.runs.services import scoring as service
+from annotate.studies.services.studies import study_create
 from scoring.pair_sampling import ERR_TOO_FEW_PAIRS
 from tests.annotate.factories import make_user, write_responses
 from tests.annotate.services.alignment.test_report import build_study

@@ -9,12 +9,11 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.downloads import csv_cell, rows_csv_bytes as csv_bytes
-from annotate.selectors.alignment import JUDGMENT_COLUMNS, study_judgment_rows
-from annotate.services.alignment import study_alignment_report
-from annotate.services.alignment.model import AlignmentReport
-from annotate.services.alignment.tables import page_tables
-from annotate.services.report_files import (
+from annotate.core.downloads import csv_cell, rows_csv_bytes as csv_bytes
+from annotate.reports.selectors.alignment import JUDGMENT_COLUMNS, study_judgment_rows
+from annotate.reports.services import study_alignment_report
+from annotate.reports.services.model import AlignmentReport
+from annotate.reports.services.report_files import (
     PLOTS,
     judgments_csv,
     render_plot,
@@ -24,6 +23,7 @@ from annotate.services.report_files import (
     report_zip,
     report_zip_stream,
 )
+from annotate.reports.services.tables import page_tables
 from tests.annotate.services.alignment.test_report import build_study
 
 BOM = b"\xef\xbb\xbf"  # never written: every download is UTF-8 without a byte-order mark
@@ -60,7 +60,7 @@ def test_it_leaves_numeric_and_harmless_text_alone(text):
 
 
 def test_it_writes_utf8_without_a_bom_lf_and_empty_cells_for_none():
-    # one format for every download (annotate.downloads): the run tables are written the same way
+    # one format for every download (annotate.core.downloads): the run tables are written the same way
     content = csv_bytes([["a", None, 1.5, True], ["ü", float("nan")]])
     assert content.decode("utf-8") == "a,,1.5,True\r\nü,\r\n"
 
@@ -208,7 +208,7 @@ def test_the_streamed_zip_holds_the_files_of_the_zip_byte_for_byte_and_comes_in_
     import zipfile
     from datetime import datetime
 
-    import annotate.services.report_files as report_files_module
+    import annotate.reports.services.report_files as report_files_module
 
     class FixedClock(datetime):  # the codebook says when it was written: one instant for both zips
         @classmethod

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
+from annotate.catalog.selectors.matrix import ERR_NO_RESPONSES, NO_SUBJECT, response_matrix
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
-from annotate.selectors.matrix import ERR_NO_RESPONSES, NO_SUBJECT, response_matrix
 from tests.annotate.factories import write_responses
 
 pytestmark = pytest.mark.django_db
@@ -95,18 +95,18 @@ from pathlib import Path  # noqa: E402
 
 from django.test import override_settings  # noqa: E402
 
-import annotate.demo_data  # noqa: E402
+import annotate.demo  # noqa: E402
 import scoring.methods as registry  # noqa: E402
-from annotate.loaders.tabular import parse_folder  # noqa: E402
+from annotate.catalog.loaders.tabular import parse_folder  # noqa: E402
+from annotate.catalog.services.loading import response_set_load  # noqa: E402
 from annotate.models import MethodResult, ModelResult, QuestionResult, RunStatus  # noqa: E402
-from annotate.services import scoring as service  # noqa: E402
-from annotate.services.loading import response_set_load  # noqa: E402
+from annotate.runs.services import scoring as service  # noqa: E402
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy  # noqa: E402
 from scoring.eip import eip  # noqa: E402
 from scoring.irt import irt_1pl, irt_2pl, irt_mirt  # noqa: E402
 from scoring.methods import get_method, method_keys  # noqa: E402
 
-DEMO = Path(annotate.demo_data.__file__).parent
+DEMO = Path(annotate.demo.__file__).parent
 FAST = {"mirt_epochs": 60, "mirt_seed": 7}
 TOL = 1e-12
 
@@ -345,7 +345,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.urls import path, reverse  # noqa: E402
 
-import annotate.admin.scoring  # noqa: E402  registers the ScoringRun admin
+import annotate.runs.admin  # noqa: E402  registers the ScoringRun admin
 
 # This module doubles as the URLconf of the admin test: it routes the admin
 # after the ScoringRun admin is registered, whatever annotate/admin/__init__.py imports.

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from annotate.catalog.selectors import matrix as matrix_selectors
 from annotate.models import Dataset, LanguageModel, MethodResult, Question, ResponseSet
-from annotate.selectors import matrix as matrix_selectors
-from annotate.services import scoring as service
-from annotate.services.scoring import reads_compact, scoring_run_create, scoring_run_execute
+from annotate.runs.services import scoring as service
+from annotate.runs.services.scoring import reads_compact, scoring_run_create, scoring_run_execute
 from scoring.fraction import FractionMatrix
 from scoring.methods import method_keys
 from tests.annotate.factories import write_responses

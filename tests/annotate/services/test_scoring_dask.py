@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotate.matrix_store import store_path
+from annotate.catalog.matrix_store import store_path
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -16,7 +16,7 @@ from annotate.models import (
     ResponseSet,
     RunStatus,
 )
-from annotate.services.scoring import eip_engine_params, scoring_run_create, scoring_run_execute
+from annotate.runs.services.scoring import eip_engine_params, scoring_run_create, scoring_run_execute
 from tests.annotate.factories import write_responses
 
 pytestmark = pytest.mark.django_db
@@ -114,7 +114,7 @@ def test_a_bad_or_unreachable_scheduler_fails_the_run_with_the_setting_named(res
 def test_a_compact_run_on_the_cluster_stores_the_in_memory_scores(kind, address, settings):
     """The run reads the compact matrix (uint8; fractions k/4 as uint8 numerators with a mask) and the
     workers read the store (dividing the numerators): the same scores as in memory."""
-    from annotate.selectors.matrix import response_matrix_compact
+    from annotate.catalog.selectors.matrix import response_matrix_compact
     from tests.annotate.services.test_scoring_compact import _set
 
     rs = _set(kind, n_questions=50, n_models=6, seed=11)

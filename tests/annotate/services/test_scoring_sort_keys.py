@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-import annotate.demo_data
-from annotate.loaders.tabular import parse_folder
+import annotate.demo
+from annotate.catalog.loaders.tabular import parse_folder
+from annotate.catalog.services.loading import response_set_load
 from annotate.models import QuestionResult, QuestionSortKey
-from annotate.services import scoring as service
-from annotate.services.loading import response_set_load
+from annotate.runs.services import scoring as service
 
 pytestmark = pytest.mark.django_db
 
-DEMO = Path(annotate.demo_data.__file__).parent
+DEMO = Path(annotate.demo.__file__).parent
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from annotate.models import AnalysisRun, RunStatus, ScoringRun
-from annotate.services.stale_runs import STALE_ERROR, runs_reap_stale
+from annotate.runs.services.stale_runs import STALE_ERROR, runs_reap_stale
 from tests.annotate.factories import make_catalog
 
 pytestmark = pytest.mark.django_db
@@ -70,7 +70,7 @@ def test_the_command_sums_up_and_refuses_a_non_positive_threshold(runs):
 
 
 def test_the_scoring_service_writes_a_heartbeat_while_it_runs():
-    from annotate.services.scoring import scoring_run_create, scoring_run_execute
+    from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
 
     catalog = make_catalog(per_subject=3)
     before = timezone.now()

@@ -22,10 +22,10 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from annotate.loaders.limits import scratch_dir
+from annotate.catalog.loaders.limits import scratch_dir
+from annotate.catalog.services import uploads
 from annotate.models import ResponseSet, ResponseSetStatus, UploadJob, UploadState
-from annotate.services import uploads
-from annotate.services.stale_runs import STALE_UPLOAD_ERROR, runs_reap_stale
+from annotate.runs.services.stale_runs import STALE_UPLOAD_ERROR, runs_reap_stale
 
 pytestmark = pytest.mark.django_db
 

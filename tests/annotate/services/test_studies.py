@@ -25,10 +25,10 @@ from annotate.models import (
     Study,
     Subject,
 )
-from annotate.selectors.studies import study_scope_frozen
-from annotate.services import studies as studies_service
-from annotate.services.judging import judging_screen, judgment_submit
-from annotate.services.studies import (
+from annotate.studies.selectors.studies import study_scope_frozen
+from annotate.studies.services import studies as studies_service
+from annotate.studies.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.studies import (
     ERR_NAME_TAKEN,
     ERR_NO_DATASETS,
     ERR_RUN_NOT_DONE,

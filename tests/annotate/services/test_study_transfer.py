@@ -33,11 +33,11 @@ from annotate.models import (
     Study,
     Subject,
 )
-from annotate.selectors.study_monitor import study_monitor
-from annotate.services import study_transfer
-from annotate.services.alignment import study_alignment_report
-from annotate.services.judging import judging_screen, judgment_submit
-from annotate.services.study_transfer import MalformedExport, study_import
+from annotate.reports.services import study_alignment_report
+from annotate.studies.selectors.study_monitor import study_monitor
+from annotate.studies.services import study_transfer
+from annotate.studies.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.study_transfer import MalformedExport, study_import
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
@@ -564,7 +564,7 @@ def test_it_refuses_a_pseudonym_that_is_not_a_valid_username(transfer_study, tmp
 
 def test_the_imported_run_gets_sort_keys_in_the_order_of_its_stored_values(transfer_study, tmp_path):
     from annotate.models import QuestionSortKey
-    from annotate.selectors.results import run_questions
+    from annotate.runs.selectors.results import run_questions
 
     study, _, _ = transfer_study
     export_to(tmp_path / "first.json", study)

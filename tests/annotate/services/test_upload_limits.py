@@ -20,10 +20,10 @@ import zstandard
 from django.test import Client
 from django.urls import reverse
 
-from annotate.loaders.harness.inspect_ai import MEMBER_TOO_LARGE
+from annotate.api.services import api_token_create
+from annotate.catalog.loaders.harness.inspect_ai import MEMBER_TOO_LARGE
+from annotate.catalog.services import uploads as upload_service
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, UploadJob
-from annotate.services import uploads as upload_service
-from annotate.services.api_tokens import api_token_create
 from tests.annotate.factories import make_user, n_stored_responses
 
 pytestmark = pytest.mark.django_db

@@ -22,8 +22,10 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.urls import reverse
 
-from annotate.loaders.base import LoadError
-from annotate.loaders.harness import _common
+from annotate.api.services import api_token_create
+from annotate.catalog.loaders.base import LoadError
+from annotate.catalog.loaders.harness import _common
+from annotate.catalog.services import loading, uploads as service
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -34,8 +36,6 @@ from annotate.models import (
     Subject,
     UploadJob,
 )
-from annotate.services import loading, uploads as service
-from annotate.services.api_tokens import api_token_create
 from scoring.methods import methods as registered_methods
 from tests.annotate.factories import all_stored_responses, make_user, stored_responses
 from tests.annotate.harness_fixtures import (

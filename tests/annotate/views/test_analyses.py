@@ -17,8 +17,8 @@ from django.contrib.auth.models import Group
 from django.test import Client, override_settings
 from django.urls import reverse
 
+from annotate.analyses import services as service
 from annotate.models import AnalysisRun, RunStatus
-from annotate.services import analyses as service
 from scoring.analyses import eip_vs_accuracy
 from scoring.baselines import accuracy
 from scoring.eip import eip
@@ -293,7 +293,7 @@ def test_it_prints_whole_ranks_without_decimals_and_says_how_ties_are_ranked(cas
 
 
 def test_the_rank_filter_keeps_fractions_and_leaves_other_columns_alone():
-    from annotate.services.analyses.files import Table
+    from annotate.analyses.services.files import Table
     from annotate.templatetags.annotate_tables import display_rows
 
     table = Table("t", "t", ("model", "accuracy", "EIP rank", "rank change", "mean |rank change|"),

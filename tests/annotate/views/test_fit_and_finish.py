@@ -16,9 +16,9 @@ from django.test import Client, override_settings
 from django.urls import path, reverse
 from django.utils import timezone
 
-from annotate.labels import label, method_notes, optimizer_message
+from annotate.core.labels import label, method_notes, optimizer_message
 from annotate.models import MethodResult, ResponseSet, RunStatus, ScoringRun
-from annotate.services.alignment.tables import Cell
+from annotate.reports.services.tables import Cell
 from annotate.templatetags.annotate_numbers import cell_text, change, count, percent, rank, sci, score
 from eipsite.urls import urlpatterns as site_urlpatterns
 from tests.annotate.factories import make_evaluator, make_user
@@ -35,10 +35,10 @@ def _boom(request):
 
 # This module is also a URLconf (``@pytest.mark.urls``): the site's routes plus one that fails.
 urlpatterns = [path("boom/", _boom), *site_urlpatterns]
-handler400 = "annotate.views.errors.bad_request"
-handler403 = "annotate.views.errors.permission_denied"
-handler404 = "annotate.views.errors.page_not_found"
-handler500 = "annotate.views.errors.server_error"
+handler400 = "annotate.core.views.errors.bad_request"
+handler403 = "annotate.core.views.errors.permission_denied"
+handler404 = "annotate.core.views.errors.page_not_found"
+handler500 = "annotate.core.views.errors.server_error"
 
 
 def visible_text(html: str) -> str:
@@ -212,7 +212,7 @@ def test_the_favicon_is_a_static_svg_linked_from_every_page(client, db):
 
 
 def test_analysis_parameters_and_kinds_read_as_words():
-    from annotate.labels import params_text
+    from annotate.core.labels import params_text
     from annotate.templatetags.annotate_labels import analysis_label
 
     assert params_text({"alpha": 0.85, "skip_irt": False, "group_by": "metadata:level", "k_max": 1500}) == [

@@ -14,15 +14,15 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Assignment, Choice, Judgment, Participation, Question, StudyStatus
-from annotate.selectors.studies import evaluator_pair_key
-from annotate.services.studies import (
+from annotate.studies.selectors.studies import evaluator_pair_key
+from annotate.studies.services.studies import (
     invitation_create,
     invitation_revoke,
     participation_accept_guidelines,
     participation_onboard,
     study_set_status,
 )
-from annotate.views.judging import UNSAVED_SALT
+from annotate.studies.views.judging import UNSAVED_SALT
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 from tests.annotate.judging_forms import form_data, form_ids, token_of
 
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits():
-    """Invitation 404s count towards the rate limit (annotate/ratelimit.py),
+    """Invitation 404s count towards the rate limit (annotate/core/ratelimit.py),
     kept in the cache across tests; start every test with none."""
     cache.clear()
 
@@ -424,7 +424,7 @@ def test_an_evaluator_back_through_the_invitation_link_is_told_too(study):
 
 
 def test_an_invitation_evaluator_whose_csrf_cookie_went_too_is_told_after_the_link(study, settings):
-    settings.CSRF_FAILURE_VIEW = "annotate.views.judging.csrf_failure"
+    settings.CSRF_FAILURE_VIEW = "annotate.studies.views.judging.csrf_failure"
     invitation = invitation_create(study=study)
     join = reverse("annotate:study_join", kwargs={"token": invitation.token})
     client = Client(enforce_csrf_checks=True)
@@ -465,7 +465,7 @@ def test_the_invitation_cookie_speaks_only_to_its_own_evaluator_and_study(study,
 
 
 def test_a_csrf_failure_shows_a_friendly_page_and_loses_nothing(study, ada, settings):
-    settings.CSRF_FAILURE_VIEW = "annotate.views.judging.csrf_failure"
+    settings.CSRF_FAILURE_VIEW = "annotate.studies.views.judging.csrf_failure"
     participation, _ = ada
     client = Client(enforce_csrf_checks=True)
     client.force_login(participation.user)

@@ -27,16 +27,21 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from annotate.api.payloads import study_out
-from annotate.forms.studies import ADAPTIVE_HELP, ERR_ADAPTIVE_PER_SUBJECT as FORM_ERR_PER_SUBJECT
 from annotate.models import AdaptivePoolQuestion, Assignment, Judgment, Pair, PairStrategy, Participation, Study
-from annotate.selectors.studies import participation_state
-from annotate.services import adaptive as adaptive_module
-from annotate.services.adaptive import adaptive_choose, pair_get_or_create
-from annotate.services.alignment import alignment_report_compute
-from annotate.services.alignment.scale import ADAPTIVE_SSR_NOTE
-from annotate.services.report_files import report_files
-from annotate.services.studies import ERR_ADAPTIVE_MIN, ERR_ADAPTIVE_PER_SUBJECT, ERR_ADAPTIVE_SHARE, study_create
-from annotate.services.study_transfer import dump_export, study_export, study_import
+from annotate.reports.services import alignment_report_compute
+from annotate.reports.services.report_files import report_files
+from annotate.reports.services.scale import ADAPTIVE_SSR_NOTE
+from annotate.studies.forms.studies import ADAPTIVE_HELP, ERR_ADAPTIVE_PER_SUBJECT as FORM_ERR_PER_SUBJECT
+from annotate.studies.selectors.studies import participation_state
+from annotate.studies.services import adaptive as adaptive_module
+from annotate.studies.services.adaptive import adaptive_choose, pair_get_or_create
+from annotate.studies.services.studies import (
+    ERR_ADAPTIVE_MIN,
+    ERR_ADAPTIVE_PER_SUBJECT,
+    ERR_ADAPTIVE_SHARE,
+    study_create,
+)
+from annotate.studies.services.study_transfer import dump_export, study_export, study_import
 from tests.annotate.factories import make_catalog, make_evaluator, make_researcher, make_study
 from tests.annotate.judging_forms import FORM_RE, form_data, form_ids
 from tests.annotate.services.alignment.test_schema import SCHEMA, errors

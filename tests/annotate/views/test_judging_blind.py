@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import LanguageModel, ModelResult, QuestionResult
-from annotate.services.studies import invitation_create, study_set_status
+from annotate.studies.services.studies import invitation_create, study_set_status
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits():
-    """Invitation 404s count towards the rate limit (annotate/ratelimit.py),
+    """Invitation 404s count towards the rate limit (annotate/core/ratelimit.py),
     kept in the cache across tests; start every test with none."""
     cache.clear()
 
@@ -71,7 +71,7 @@ def forbidden_strings(study) -> set[str]:
 
 
 def test_no_evaluator_facing_response_reveals_models_scores_or_peers(settings):
-    settings.CSRF_FAILURE_VIEW = "annotate.views.judging.csrf_failure"
+    settings.CSRF_FAILURE_VIEW = "annotate.studies.views.judging.csrf_failure"
     catalog = make_catalog(per_subject=4)
     study = make_study(catalog, n_pairs=8, seed=5)
     invitation = invitation_create(study=study)

@@ -13,9 +13,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.models import ConsentDecline, Judgment, Participation, Question, StudyStatus
-from annotate.selectors.study_monitor import study_monitor
-from annotate.services.studies import invitation_create, study_set_status
-from annotate.views.judging import MSG_CONSENT_MISSING, MSG_EMPTY_QUESTION
+from annotate.studies.selectors.study_monitor import study_monitor
+from annotate.studies.services.studies import invitation_create, study_set_status
+from annotate.studies.views.judging import MSG_CONSENT_MISSING, MSG_EMPTY_QUESTION
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db

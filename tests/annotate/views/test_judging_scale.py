@@ -13,8 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotate.models import Assignment, Judgment, Pair
-from annotate.selectors.studies import evaluator_order_position, participation_state
-from annotate.services.judging import judging_screen, judgment_submit
+from annotate.studies.selectors.studies import evaluator_order_position, participation_state
+from annotate.studies.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 from tests.annotate.judging_forms import form_data, form_ids
 

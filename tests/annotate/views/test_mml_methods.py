@@ -18,9 +18,9 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Dataset, LanguageModel, ModelResult, Question, QuestionResult, ResponseSet, Subject
-from annotate.services import scoring as service
-from annotate.services.judging import judging_screen, judgment_submit
-from annotate.services.studies import study_create
+from annotate.runs.services import scoring as service
+from annotate.studies.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.studies import study_create
 from scoring.irt_mml import irt_1pl_mml, irt_2pl_mml
 from scoring.methods import JML_VS_MML, get_method
 from tests.annotate.factories import make_evaluator, make_researcher, write_responses

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.models import Dataset, MethodResult, Question, QuestionResult, ResponseSet, RunStatus, ScoringRun
-from annotate.selectors.results import AT_BOUND_ATOL, bound_side, run_estimation_bounds
-from annotate.services.sort_keys import sort_key_rows, sort_keys_rebuild
+from annotate.runs.selectors.results import AT_BOUND_ATOL, bound_side, run_estimation_bounds
+from annotate.runs.services.sort_keys import sort_key_rows, sort_keys_rebuild
 from tests.annotate.factories import make_user
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from django.test import Client, override_settings
 from django.urls import reverse
 
 from annotate.models import Dataset, LanguageModel, ModelResult, Question, ResponseSet, RunStatus, ScoringRun, Subject
-from annotate.services import scoring as service
-from annotate.views import results as views
+from annotate.runs import views
+from annotate.runs.services import scoring as service
 from tests.annotate.factories import make_user, write_responses
 
 pytestmark = pytest.mark.django_db

@@ -22,9 +22,10 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 
-import annotate.demo_data
-from annotate import downloads
-from annotate.loaders.tabular import parse_folder
+import annotate.demo
+from annotate.catalog.loaders.tabular import parse_folder
+from annotate.catalog.services.loading import response_set_load
+from annotate.core import downloads
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -35,17 +36,16 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
-from annotate.selectors.results import run_leaderboard, run_models_frame, run_questions_frame
-from annotate.services import scoring as service
-from annotate.services.loading import response_set_load
-from annotate.services.studies import ensure_role_groups
+from annotate.runs.selectors.results import run_leaderboard, run_models_frame, run_questions_frame
+from annotate.runs.services import scoring as service
+from annotate.studies.services.studies import ensure_role_groups
 from scoring.methods import DifficultyMethod, iter_bounded_columns, iter_columns, register_method, unregister_method
 from tests.annotate.factories import make_user, write_responses
 from tests.annotate.test_toy_method import TOY, _expected
 
 pytestmark = pytest.mark.django_db
 
-DEMO = Path(annotate.demo_data.__file__).parent
+DEMO = Path(annotate.demo.__file__).parent
 QUESTION_FIXED = ["scoring_run", "dataset", "question_id", "question_pk", "subject", "kept", "n_observed"]
 MODEL_FIXED = ["scoring_run", "model_id", "name", "family", "parameters_b", "access", "n_observed"]
 # credit of models (m1, m2, m3) per question; q1 is solved by all, q3 failed by all
@@ -349,8 +349,8 @@ def test_a_method_column_named_like_a_fixed_column_is_refused(small_run):
 
 @pytest.mark.parametrize("chunk_rows", [1, 4, 6, 100_000])
 def test_the_streamed_questions_csv_is_the_whole_tables_bytes(small_run, chunk_rows):
-    from annotate.downloads import render_table
-    from annotate.selectors.results import run_questions_csv_chunks, run_questions_table
+    from annotate.core.downloads import render_table
+    from annotate.runs.selectors.results import run_questions_csv_chunks, run_questions_table
 
     whole = render_table(run_questions_table(run=small_run), fmt="csv")
     chunks = list(run_questions_csv_chunks(run=small_run, chunk_rows=chunk_rows))

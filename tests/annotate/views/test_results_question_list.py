@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.models import Dataset, Pair, Question, QuestionResult, ResponseSet, RunStatus, ScoringRun, Study, Subject
-from annotate.views import results as views
+from annotate.runs import views
 from tests.annotate.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -147,8 +147,8 @@ def test_report_run_picker_offers_finished_runs_covering_the_study(catalog, rita
             QuestionResult.objects.create(run=other, question=q[key], kept=True, n_observed=3, scores={})
     QuestionResult.objects.create(run=partial, question=q["q1"], kept=True, n_observed=3, scores={})
 
-    from annotate.forms.reports import ReportParamsForm
-    from annotate.selectors.scoring import study_report_runs
+    from annotate.reports.forms import ReportParamsForm
+    from annotate.runs.selectors.scoring import study_report_runs
 
     choices = study_report_runs(study=study)
     assert [c.run.pk for c in choices] == [run.pk, covering.pk]

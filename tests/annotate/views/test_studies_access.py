@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotate.models import Invitation, StudyStatus
-from annotate.selectors.study_monitor import study_monitor
-from annotate.services.judging import judging_screen, judgment_submit
+from annotate.studies.selectors.study_monitor import study_monitor
+from annotate.studies.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits():
-    """Invitation 404s count towards the rate limit (annotate/ratelimit.py),
+    """Invitation 404s count towards the rate limit (annotate/core/ratelimit.py),
     kept in the cache across tests; start every test with none."""
     cache.clear()
 

@@ -16,8 +16,8 @@ from django.utils.html import escape
 
 from annotate.models import Pair, Study, StudyStatus
 from annotate.models.studies import DEFAULT_CONSENT
-from annotate.services.judging import judging_screen, judgment_submit
-from annotate.services.study_quality import ERR_COMPLETION_URL, ERR_PARAM_NAME, ERR_PARAM_REPEATED
+from annotate.studies.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.study_quality import ERR_COMPLETION_URL, ERR_PARAM_NAME, ERR_PARAM_REPEATED
 from tests.annotate.factories import make_catalog, make_evaluator, make_researcher
 
 pytestmark = pytest.mark.django_db
@@ -171,7 +171,7 @@ def test_the_live_counts_answer_json(catalog, olga):
 def test_the_preview_renders_markdown_and_drops_scripts(olga):
     response = client_for(olga).post(reverse("annotate:markdown_preview"),
                                      {"text": "**bold** <script>alert(1)</script>\n\n- one\n- two"})
-    # Raw HTML is shown as text (annotate.rendering), never run.
+    # Raw HTML is shown as text (annotate.core.rendering), never run.
     assert response.json() == {"html": "<p><strong>bold</strong> &lt;script&gt;alert(1)&lt;/script&gt;</p>\n"
                                        "<ul>\n<li>one</li>\n<li>two</li>\n</ul>"}
 
@@ -195,7 +195,7 @@ def test_the_page_lists_the_new_education_levels_on_onboarding(catalog, olga):
 
 
 def test_an_export_carries_the_new_settings_and_an_older_file_gets_the_defaults(catalog, olga):
-    from annotate.services.study_transfer import study_export, study_import
+    from annotate.studies.services.study_transfer import study_export, study_import
 
     data = form_data(catalog, pairs_mode="per_subject", n_pairs=2, onboarding_questions=["field_of_study"])
     client_for(olga).post(reverse("annotate:study_create"), data)

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotate.loaders.base import MODEL_COLUMNS, QUESTION_COLUMNS, RESPONSE_COLUMNS, LoadError
-from annotate.loaders.harness import _common, detect_format, parse_harness_logs
+from annotate.catalog.loaders.base import MODEL_COLUMNS, QUESTION_COLUMNS, RESPONSE_COLUMNS, LoadError
+from annotate.catalog.loaders.harness import _common, detect_format, parse_harness_logs
 from tests.annotate.harness_fixtures import (
     write_helm_suite,
     write_inspect_logs,

@@ -8,8 +8,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from annotate.loaders.base import LoadError, Problem
-from annotate.loaders.harness import _common, inspect_ai, parse_harness_logs
+from annotate.catalog.loaders.base import LoadError, Problem
+from annotate.catalog.loaders.harness import _common, inspect_ai, parse_harness_logs
 from tests.annotate.harness_fixtures import (
     INSPECT_MODELS,
     matrix,

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from annotate.loaders.base import LoadError, Problem
-from annotate.loaders.harness import _common, lm_eval, parse_harness_logs
+from annotate.catalog.loaders.base import LoadError, Problem
+from annotate.catalog.loaders.harness import _common, lm_eval, parse_harness_logs
 from tests.annotate.harness_fixtures import (
     LM_MODELS,
     LM_OLD_MODEL,

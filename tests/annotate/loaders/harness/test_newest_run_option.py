@@ -11,12 +11,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils.datastructures import MultiValueDict
 
-from annotate.forms import uploads as upload_forms
-from annotate.loaders.base import LoadError
-from annotate.loaders.harness import _common
+from annotate.catalog import forms as upload_forms
+from annotate.catalog.loaders.base import LoadError
+from annotate.catalog.loaders.harness import _common
+from annotate.catalog.services.uploads import UploadOptions, UploadSource, upload_parse
 from annotate.management.commands import load_responses
 from annotate.models import ResponseSet
-from annotate.services.uploads import UploadOptions, UploadSource, upload_parse
 from tests.annotate.harness_fixtures import matrix, stored_cells, write_lm_eval_run
 
 JAN = "2025-01-01T10-00-00.000001"
@@ -93,7 +93,7 @@ def test_the_api_takes_the_newest_run_option_too(two_runs, settings):
     from django.test import Client
     from django.urls import reverse
 
-    from annotate.services.api_tokens import api_token_create
+    from annotate.api.services import api_token_create
     from tests.annotate.factories import make_user
 
     archive = io.BytesIO()

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from annotate.loaders.base import LoadError, Problem
-from annotate.loaders.harness import _common, opencompass, parse_harness_logs
+from annotate.catalog.loaders.base import LoadError, Problem
+from annotate.catalog.loaders.harness import _common, opencompass, parse_harness_logs
 from tests.annotate.harness_fixtures import (
     OC_MODELS,
     matrix,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.loaders import tabular as t
+from annotate.catalog.loaders import tabular as t
 from annotate.management.commands import load_responses as command
 from annotate.models import (
     Dataset,
@@ -119,7 +119,7 @@ def test_it_refuses_a_second_load_and_accepts_an_explicit_new_version(tmp_path):
 
 def test_it_loads_the_project_demo_folder_with_family_and_access_columns():
     if not (DEMO / "responses_binary.csv").is_file():
-        pytest.skip("annotate/demo_data is not there yet")
+        pytest.skip("annotate/demo is not there yet")
     with open(DEMO / "responses_binary.csv", newline="", encoding="utf-8") as handle:
         reader = csv.reader(handle)
         header = next(reader)

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotate.loaders.harness import _common
+from annotate.catalog.loaders.harness import _common
+from annotate.catalog.services import loading
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -25,9 +26,8 @@ from annotate.models import (
     RunStatus,
     Subject,
 )
-from annotate.services import loading
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
-from annotate.services.studies import study_create
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.studies.services.studies import study_create
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
     lm_expected_for,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-import annotate.services.alignment.cache as report_cache
+import annotate.reports.services.cache as report_cache
 from annotate.models import Participation
-from annotate.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db

@@ -18,14 +18,14 @@ from django.test import Client
 from django.urls import reverse
 from scipy.stats import binomtest
 
-from annotate.services.alignment.headline import (
+from annotate.reports.services.headline import (
     SIGNIFICANCE,
     mcnemar_p_exact,
     report_headline,
     uncertainty_notes,
 )
-from annotate.services.alignment.report import alignment_report_compute
-from annotate.services.report_files import plot_forest, report_zip
+from annotate.reports.services.report import alignment_report_compute
+from annotate.reports.services.report_files import plot_forest, report_zip
 from tests.annotate.factories import make_user
 from tests.annotate.report_cast import judged_study
 

@@ -33,8 +33,8 @@ from django.utils import timezone
 from scipy import optimize, stats
 
 from annotate.models import Judgment, Pair, QuestionResult, Study
-from annotate.services.alignment import alignment_report_compute
-from annotate.services.report_files import render_plot, report_files
+from annotate.reports.services import alignment_report_compute
+from annotate.reports.services.report_files import render_plot, report_files
 from tests.annotate.factories import make_catalog, make_evaluator, make_user
 from tests.annotate.services.alignment.test_schema import SCHEMA, errors
 

@@ -30,6 +30,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from annotate.api.services import api_token_create
 from annotate.models import (
     Dataset,
     Judgment,
@@ -42,12 +43,11 @@ from annotate.models import (
     Study,
     Subject,
 )
-from annotate.selectors.alignment import JUDGMENT_COLUMNS, study_judgment_rows
-from annotate.services.alignment import alignment_report_compute, study_alignment_report
-from annotate.services.alignment.tables import page_tables
-from annotate.services.api_tokens import api_token_create
-from annotate.services.report_files import report_files
-from annotate.services.studies import ensure_role_groups
+from annotate.reports.selectors.alignment import JUDGMENT_COLUMNS, study_judgment_rows
+from annotate.reports.services import alignment_report_compute, study_alignment_report
+from annotate.reports.services.report_files import report_files
+from annotate.reports.services.tables import page_tables
+from annotate.studies.services.studies import ensure_role_groups
 from tests.annotate.factories import make_evaluator, make_user
 from tests.annotate.services.alignment.test_report import build_study
 from tests.annotate.services.alignment.test_schema import SCHEMA, errors

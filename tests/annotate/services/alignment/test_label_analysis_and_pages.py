@@ -11,15 +11,15 @@ import json
 
 import pytest
 
-from annotate.downloads import rows_csv_bytes
+from annotate.analyses.services import analysis_run_create, analysis_run_execute
+from annotate.analyses.services.human_labels import human_labels
+from annotate.analyses.services.params import check_params
+from annotate.core.downloads import rows_csv_bytes
 from annotate.models import AnalysisKind
-from annotate.selectors.alignment import study_judgment_rows
-from annotate.services.alignment import alignment_report_compute
-from annotate.services.alignment.tables import page_tables, pairs_table, with_parameters
-from annotate.services.analyses import analysis_run_create, analysis_run_execute
-from annotate.services.analyses.human_labels import human_labels
-from annotate.services.analyses.params import check_params
-from annotate.services.report_files import judgments_csv, judgments_csv_stream, pairs_csv_stream, report_json
+from annotate.reports.selectors.alignment import study_judgment_rows
+from annotate.reports.services import alignment_report_compute
+from annotate.reports.services.report_files import judgments_csv, judgments_csv_stream, pairs_csv_stream, report_json
+from annotate.reports.services.tables import page_tables, pairs_table, with_parameters
 from tests.annotate.services.alignment.test_pools_labels import study  # noqa: F401  (the fixture)
 from tests.annotate.services.alignment.test_schema import SCHEMA, errors
 
@@ -91,7 +91,7 @@ def test_the_json_pages_the_pairs_and_stays_valid(study):  # noqa: F811
 
 def test_the_page_shows_one_page_of_pairs(study, monkeypatch):  # noqa: F811
     report = alignment_report_compute(study=study, n_boot=20, rng=0)
-    monkeypatch.setitem(__import__("annotate.services.alignment.tables", fromlist=["PER_PAGE"]).PER_PAGE, "pairs", 3)
+    monkeypatch.setitem(__import__("annotate.reports.services.tables", fromlist=["PER_PAGE"]).PER_PAGE, "pairs", 3)
     table = page_tables(report, pages={"pairs": 2})["pairs"]
     assert (table.page.number, table.page.n_pages, table.page.first, table.page.last) == (2, 2, 4, 4)
     assert [row[0].value for row in table.rows] == [report.pairs[3].pair_id]

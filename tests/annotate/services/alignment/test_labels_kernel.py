@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from annotate.models import Question
-from annotate.selectors.alignment import study_alignment_data
-from annotate.services.alignment import human
-from annotate.services.alignment.labels import (
+from annotate.reports.selectors.alignment import study_alignment_data
+from annotate.reports.services import human
+from annotate.reports.services.labels import (
     SCOPE_ALL_PAIRS,
     SCOPE_TEXT,
     _all_pairs_scope,

@@ -23,11 +23,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from annotate.analyses.services import analysis_run_create, analysis_run_execute
 from annotate.models import Choice, Dataset, Judgment, Question, ResponseSet, Subject
-from annotate.services.alignment import study_alignment_report
-from annotate.services.analyses import analysis_run_create, analysis_run_execute
-from annotate.services.scoring import scoring_run_create, scoring_run_execute
-from annotate.services.studies import study_create
+from annotate.reports.services import study_alignment_report
+from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
+from annotate.studies.services.studies import study_create
 from tests.annotate.factories import make_evaluator
 from tests.annotate.services.alignment.test_schema import SCHEMA, errors
 

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from annotate.models import Pair
-from annotate.services.alignment import study_alignment_report
-from annotate.services.alignment.model import AlignmentReport
-from annotate.services.alignment.tables import csv_tables, page_tables
+from annotate.reports.services import study_alignment_report
+from annotate.reports.services.model import AlignmentReport
+from annotate.reports.services.tables import csv_tables, page_tables
 from tests.annotate.services.alignment.test_pools_labels import study  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db

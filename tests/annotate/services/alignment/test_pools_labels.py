@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from annotate.analyses.services import analysis_run_create, analysis_run_execute
 from annotate.models import LanguageModel, Question
-from annotate.services.alignment import study_alignment_report
-from annotate.services.analyses import analysis_run_create, analysis_run_execute
+from annotate.reports.services import study_alignment_report
 from scoring import eip
 from tests.annotate.factories import MODEL_NAMES, write_responses
 from tests.annotate.services.alignment.test_report import EIP, SIMPLE_RANK, build_study

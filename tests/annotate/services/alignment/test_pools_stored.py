@@ -23,9 +23,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
+from annotate.analyses.services import analysis_run_create, analysis_run_execute
 from annotate.models import AnalysisKind, AnalysisRun, LanguageModel, Question, RunStatus
-from annotate.services.alignment import AlignmentReport, alignment_report_compute, study_alignment_report
-from annotate.services.analyses import analysis_run_create, analysis_run_execute
+from annotate.reports.services import AlignmentReport, alignment_report_compute, study_alignment_report
 from scoring import FIRST, SECOND, harder_of_pairs, method_agreement
 from scoring.analyses import access_pools, pool_analysis, size_pools
 from tests.annotate.factories import MODEL_NAMES, make_user, write_responses

@@ -27,7 +27,7 @@ import pytest
 from django.utils import timezone
 
 from annotate.models import Judgment, Pair, QuestionResult, Study
-from annotate.services.alignment import study_alignment_report, verdict_from_display
+from annotate.reports.services import study_alignment_report, verdict_from_display
 from scoring import FIRST, SECOND, SKIP
 from tests.annotate.factories import make_catalog, make_evaluator
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from annotate.models import Question
-from annotate.services.alignment import study_alignment_report
+from annotate.reports.services import study_alignment_report
 from tests.annotate.services.alignment.test_report import build_study
 
 pytestmark = pytest.mark.django_db

@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 
 from annotate.models import Question, QuestionResult
-from annotate.selectors.alignment import report_methods
-from annotate.selectors.results import question_score_columns, run_question_codebook
-from annotate.services.alignment import alignment_report_compute, study_alignment_report
-from annotate.services.alignment.tables import consensus_table
-from annotate.services.studies import _column_tolerances
+from annotate.reports.selectors.alignment import report_methods
+from annotate.reports.services import alignment_report_compute, study_alignment_report
+from annotate.reports.services.tables import consensus_table
+from annotate.runs.selectors.results import question_score_columns, run_question_codebook
+from annotate.studies.services.studies import _column_tolerances
 from scoring.methods import difficulty_methods
 from tests.annotate.services.alignment.test_report import SIMPLE_RANK, build_study
 

@@ -1,7 +1,7 @@
 """Analysis tables name methods by their registry labels on the page and keep the keys in downloads."""
 from __future__ import annotations
 
-from annotate.services.analyses.files import _efficiency_headlines, _efficiency_tables
+from annotate.analyses.services.files import _efficiency_headlines, _efficiency_tables
 
 RESULT = {
     "n_questions": 10, "n_models": 3,

@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 from django.test import override_settings
 
-from annotate.downloads import product_version
+from annotate.analyses import services as service
+from annotate.analyses.services import params as params_module, runs as runs_module
+from annotate.core.downloads import product_version
 from annotate.models import AnalysisRun, Dataset, LanguageModel, Question, ResponseSet, RunStatus, Subject
-from annotate.services import analyses as service
-from annotate.services.analyses import params as params_module, runs as runs_module
 from scoring.analyses import (
     access_pools,
     accuracy_by_difficulty_tertile,

@@ -1,0 +1,89 @@
+"""The analyses pages' parameter forms: one field per parameter of an analysis."""
+from __future__ import annotations
+
+from django import forms
+
+from annotate.analyses.services import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_params, defaults
+from annotate.analyses.services.human_labels import check_label, label_keys
+from annotate.analyses.services.params import check_groups
+from annotate.catalog import response_sets_loaded
+from annotate.core import label
+from annotate.reports import response_sets_human
+
+
+def _label_choices() -> list[tuple[str, object]]:
+    """Every usable label: metadata columns of the loaded model sets (with type and coverage) and human sets."""
+    columns: dict[str, list[str]] = {}
+    for rs in response_sets_loaded().filter(is_human=False):
+        for k in label_keys(response_set=rs):
+            columns.setdefault(k.key, []).append(f"{rs}: {k.kind}, {k.n_labelled:,} of {k.n_questions:,} questions")
+    metadata = [(f"metadata:{key}", f"{key} ({'; '.join(where)})") for key, where in sorted(columns.items())]
+    humans = [(f"human:{rs.pk}", f"{rs} (set {rs.pk}, people's answers)") for rs in response_sets_human()]
+    return [("Question metadata columns", metadata or [("", "none loaded")]),
+            ("Human response sets", humans or [("", "none loaded")])]
+
+
+def _field(name: str, default) -> forms.Field:
+    if name == "alpha":
+        return forms.FloatField(label="alpha (EIP damping)", help_text="in (0, 1)")
+    if name == "seed":
+        return forms.IntegerField(min_value=0)
+    if name in ("skip_irt", "include_excluded"):
+        return forms.BooleanField(required=False, label=label(name, "param"))
+    if name == "grid":
+        return forms.ChoiceField(choices=[(g, f"{g} (up to {max(q for q, _ in s):,} x {max(m for _, m in s):,})")
+                                          for g, s in SCALING_GRIDS.items()])
+    if name == "density_model":
+        return forms.ChoiceField(choices=[("1pl", "1PL"), ("uniform", "uniform")], label="density model")
+    if name == "group_by":
+        return forms.CharField(max_length=120, label="group by",
+                               help_text="dataset, subject, or metadata:KEY (KEY = a question metadata column)")
+    if name == "label":
+        return forms.ChoiceField(choices=_label_choices(), label="human label",
+                                 help_text="a question metadata column of the response set (type and coverage per "
+                                           "set), or a response set of people's answers")
+    if name == "label_higher_is_harder":
+        return forms.TypedChoiceField(
+            choices=[(True, "higher = harder (a level, a difficulty)"),
+                     (False, "higher = easier (a solve rate)")],
+            coerce=lambda v: v in (True, "True"), widget=forms.RadioSelect, label="label direction",
+            help_text="for a metadata column; a human response set is read as a difficulty")
+    if name == "margin":
+        return forms.FloatField(min_value=0.0, label="label margin",
+                                help_text="pairs also counted only when their labels differ by more than this")
+    if name in ("n_boot", "run"):
+        return forms.IntegerField(min_value=0, label={"n_boot": "bootstrap replicates",
+                                                      "run": "scoring run (0 = newest)"}[name])
+    if name == "human_method":
+        return forms.ChoiceField(choices=[("accuracy", "solve rate"), ("irt_1pl", "1PL")],
+                                 label="human difficulty")
+    return forms.IntegerField(min_value=1, label=label(name, "param"))
+
+
+def analysis_form_class(kind: str) -> type[forms.Form]:
+    """A form with a response-set choice (for analyses of stored data) and one
+    field per parameter of ``kind``; ``clean`` runs the service's checks."""
+    fields: dict[str, forms.Field] = {}
+    if kind in NEEDS_RESPONSE_SET:
+        loaded = response_sets_loaded()
+        fields["response_set"] = forms.ModelChoiceField(
+            queryset=loaded.filter(is_human=False) if kind == "human_labels" else loaded,
+            label="response set")
+    params = defaults(kind)
+    for name, default in params.items():
+        fields[name] = _field(name, default)
+
+    def clean(self):
+        data = super(form_class, self).clean()
+        if not self.errors:
+            try:
+                data["params"] = check_params(kind, {k: data[k] for k in params})
+                check_groups(kind, response_set=data.get("response_set"), params=data["params"])
+                if kind == "human_labels" and data.get("response_set") is not None:
+                    check_label(response_set=data["response_set"], label=data["params"]["label"])
+            except ValueError as exc:
+                raise forms.ValidationError(str(exc)) from exc
+        return data
+
+    form_class = type(f"{kind.title()}Form", (forms.Form,), {**fields, "clean": clean})
+    return form_class

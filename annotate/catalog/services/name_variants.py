@@ -1,0 +1,202 @@
+"""Names that differ only by case: refused naming both rows, or merged on request.
+
+Called by the loading service (:func:`annotate.catalog.services.loading.response_set_plan`)
+before any other check. The parsers have already cleaned every name
+(:mod:`annotate.catalog.loaders.names`: NFC, no zero-width characters, no no-break
+spaces), so "GPT-4" and "gpt-4" are the only look-alikes left: two spellings
+whose ``str.casefold()`` is equal.
+
+Rules
+-----
+- Datasets, subjects and models are compared with each other within the
+  upload and with every stored name of their kind; question ids within their
+  dataset (upload and stored questions).
+- Refused by default: one problem per extra spelling, at its first row, naming
+  the other spelling and where it is (its file and row, or "already stored").
+- With ``merge_case_variants`` (``--merge-case-variants``, the admin checkbox,
+  the API field) every spelling is rewritten to the stored one, or to the first
+  one in the upload when none is stored; duplicate question and model rows
+  then keep their first row, and a response given under both spellings is
+  refused by the loading service as a second credit for the same cell. A note
+  counts the merged spellings.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from annotate.catalog.loaders.base import LoadError, ParsedResponseSet, Problem
+from annotate.catalog.selectors.catalog import catalog_names, question_ids_by_dataset
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from annotate.catalog.loaders.dense import DenseCells
+
+#: ``parsed.options`` key set by the upload service when variants are to be merged.
+MERGE_OPTION = "merge_case_variants"
+HOW_TO_MERGE = ("to load them as one, use --merge-case-variants (command), tick 'Merge names that differ only "
+                "by case' (admin) or send merge_case_variants=true (API)")
+CASE_VARIANT_IN_UPLOAD = "{kind} {given!r} differs only by case from {other!r} at {where}; " + HOW_TO_MERGE
+CASE_VARIANT_STORED = "{kind} {given!r} differs only by case from the stored {kind} {other!r}; " + HOW_TO_MERGE
+MERGED_NOTE = "{count} name(s) that differ only by case were merged into one spelling: {examples}"
+_STORED = object()
+
+
+def _place(source: object, label: str) -> tuple[str, int | None]:
+    if not isinstance(source, str) or not source.strip():
+        return label, None
+    file, colon, row = source.rpartition(":")
+    if colon and file and row.isascii() and row.isdigit():
+        return file, int(row)
+    return source, None
+
+
+def _where(source: object, label: str) -> str:
+    file, row = _place(source, label)
+    return file if row is None else f"{file}, row {row}"
+
+
+def _spellings(values: Iterable[object], sources: Iterable[object], stored: Iterable[str]
+               ) -> tuple[dict[str, str], list[tuple[str, object, str, object]]]:
+    """(rewrite of each variant spelling to its canonical one, [(given, its source, canonical,
+    canonical's source or _STORED)])."""
+    canonical: dict[str, tuple[str, object]] = {}
+    for name in stored:
+        canonical.setdefault(name.casefold(), (name, _STORED))
+    seen: dict[str, object] = {}
+    for value, source in zip(values, sources):
+        if isinstance(value, str) and value and value not in seen:
+            seen[value] = source
+            canonical.setdefault(value.casefold(), (value, source))
+    rewrite, clashes = {}, []
+    for value, source in seen.items():
+        name, name_source = canonical[value.casefold()]
+        if name != value:
+            rewrite[value] = name
+            clashes.append((value, source, name, name_source))
+    return rewrite, clashes
+
+
+def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
+    """Refuse (default) or merge (``parsed.options["merge_case_variants"]``) case variants.
+
+    Parameters
+    ----------
+    parsed : ParsedResponseSet
+        Rewritten in place when merging (names, then duplicate question and
+        model rows dropped, first kept; a note added).
+    label : str
+        File name used when a row has no source.
+
+    Raises
+    ------
+    LoadError
+        Without the merge option, one problem per variant spelling, naming
+        both spellings and both places.
+    """
+    import pandas as pd
+    merge = bool(parsed.options.get(MERGE_OPTION))
+    questions, models = parsed.questions, parsed.models
+    if not {"dataset", "external_id", "subject"} <= set(questions.columns) or "name" not in models.columns:
+        return  # the loading service reports the broken parser contract
+    # A row without its own source is placed at its first response (e.g. a model of a long file).
+    if parsed.cells is not None:
+        first_q, first_m = _first_of_cells(parsed.cells)
+    else:
+        responses = parsed.responses
+        r_source = responses["source"] if "source" in responses.columns else pd.Series(None, index=responses.index)
+        first_q = _first(responses, ["dataset", "external_id"], r_source)
+        first_m = _first(responses, ["model"], r_source)
+    q_source = _sources(questions, list(zip(_values(questions["dataset"]), _values(questions["external_id"]))),
+                        first_q)
+    m_source = _sources(models, _values(models["name"]), first_m)
+    problems: list[Problem] = []
+    merged: list[tuple[str, str]] = []
+
+    def handle(kind: str, clashes: list[tuple[str, object, str, object]]) -> None:
+        for given, source, other, other_source in clashes:
+            if merge:
+                merged.append((given, other))
+                continue
+            file, row = _place(source, label)
+            message = (CASE_VARIANT_STORED.format(kind=kind, given=given, other=other) if other_source is _STORED
+                       else CASE_VARIANT_IN_UPLOAD.format(kind=kind, given=given, other=other,
+                                                          where=_where(other_source, label)))
+            problems.append(Problem(file=file, row=row, message=message))
+
+    q_places = _values(q_source)
+    datasets, clashes = _spellings(_values(questions["dataset"]), q_places, catalog_names(kind="dataset"))
+    handle("dataset", clashes)
+    subjects, clashes = _spellings(_values(questions["subject"]), q_places, catalog_names(kind="subject"))
+    handle("subject", clashes)
+    model_names, clashes = _spellings(_values(models["name"]), _values(m_source), catalog_names(kind="model"))
+    handle("model", clashes)
+    dataset_of = questions["dataset"].map(lambda d: datasets.get(d, d) if isinstance(d, str) else d)
+    stored_ids = question_ids_by_dataset(dataset_names=[d for d in dataset_of.unique() if isinstance(d, str)])
+    question_ids: dict[tuple[object, str], str] = {}
+    for dataset, rows in questions.groupby(dataset_of, sort=False).groups.items():
+        rewrite, clashes = _spellings(_values(questions.loc[rows, "external_id"]), _values(q_source.loc[rows]),
+                                      stored_ids.get(dataset, []))
+        handle(f"question id (dataset {dataset!r})", clashes)
+        question_ids.update({(dataset, old): new for old, new in rewrite.items()})
+    if problems:
+        raise LoadError(problems)
+    if not merged:
+        return
+    _rewrite(parsed, datasets=datasets, subjects=subjects, models=model_names, question_ids=question_ids)
+    examples = ", ".join(f"{given!r} -> {other!r}" for given, other in merged[:5])
+    parsed.notes.append(MERGED_NOTE.format(count=len(merged), examples=examples))
+
+
+def _first(responses: pd.DataFrame, key: list[str], sources: pd.Series) -> dict[object, object]:
+    """The source of the first response of each ``key`` value (a tuple for two columns):
+    one hashed pass in pandas, then a dict of the distinct keys only."""
+    first = ~responses.duplicated(key, keep="first").to_numpy()
+    columns = [responses[c].to_numpy(dtype=object)[first] for c in key]
+    keys = columns[0] if len(columns) == 1 else zip(*columns)
+    return dict(zip(keys, sources.to_numpy(dtype=object)[first]))
+
+
+def _first_of_cells(cells: DenseCells) -> tuple[dict[object, object], dict[object, object]]:
+    """:func:`_first` of the questions and models of a wide or long file's compact form."""
+    used = np.flatnonzero(cells.row_counts > 0)
+    rows = cells.rows
+    first_q = {(cells.datasets[i], cells.ids[i]): f"{cells.file}:{int(rows[i])}" for i in used.tolist()}
+    first_m = {cells.models[j]: f"{cells.file}:{cells.model_row(j)}" for j in cells.model_order().tolist()}
+    return first_q, first_m
+
+
+def _sources(frame: pd.DataFrame, keys: list[object], fallback: dict[object, object]) -> pd.Series:
+    import pandas as pd
+    own = frame["source"] if "source" in frame.columns else pd.Series(None, index=frame.index, dtype=object)
+    values = [s if isinstance(s, str) and s.strip() else fallback.get(k) for s, k in zip(_values(own), keys)]
+    return pd.Series(values, index=frame.index, dtype=object)
+
+
+def _values(series: pd.Series) -> list[object]:
+    """The values of ``series`` as a list: what iterating it gives (NaN for a missing string),
+    without iterating an Arrow string column one element at a time."""
+    return series.to_numpy(dtype=object).tolist()
+
+
+def _rename(series: pd.Series, mapping: dict[str, str]) -> pd.Series:
+    return series.map(lambda v: mapping.get(v, v) if isinstance(v, str) else v) if mapping else series
+
+
+def _rewrite(parsed: ParsedResponseSet, *, datasets: dict[str, str], subjects: dict[str, str],
+             models: dict[str, str], question_ids: dict[tuple[object, str], str]) -> None:
+    questions, responses, model_rows = parsed.questions.copy(), parsed.responses.copy(), parsed.models.copy()
+    for frame in (questions, responses):
+        frame["dataset"] = _rename(frame["dataset"], datasets)
+        if question_ids:
+            frame["external_id"] = [question_ids.get((d, e), e) for d, e in zip(frame["dataset"],
+                                                                                  frame["external_id"])]
+    questions["subject"] = _rename(questions["subject"], subjects)
+    model_rows["name"] = _rename(model_rows["name"], models)
+    responses["model"] = _rename(responses["model"], models)
+    parsed.questions = questions.drop_duplicates(["dataset", "external_id"], keep="first").reset_index(drop=True)
+    parsed.models = model_rows.drop_duplicates(["name"], keep="first").reset_index(drop=True)
+    parsed.responses = responses

@@ -1,0 +1,1031 @@
+"""The one upload service: response files in, a previewed and loaded response set out.
+
+The admin upload page, the JSON API (``POST /api/response-sets/``) and
+``manage.py load_responses`` all come here, so every door reads the same
+formats with the same options:
+
+- tabular: a responses file (wide CSV, long CSV/TSV or JSON Lines) with
+  optional questions and models files, or a folder in the MMLU-Pro layout
+  (command only);
+- evaluation-harness logs (lm-eval, Inspect ``.eval``/``.json``, HELM,
+  OpenCompass): several files and/or ``.zip`` archives of log folders.
+
+Two ways through
+----------------
+Files already on disk (the command): :func:`upload_check` parses once and
+checks once, :func:`upload_load` writes that plan.
+
+Uploaded files (the admin page, the API): :func:`upload_store` saves them in a
+private folder ``UPLOAD_ROOT/<token>/`` (mode 0700, one folder per role, base
+names only, each ``.zip`` unpacked safely by :func:`zip_unpack`), then
+:func:`upload_preview` parses and checks them once and keeps the parsed upload
+and its plan next to the files (``parsed.pickle``), keyed by the SHA-256 of the
+stored bytes and the options (``parsed.sha256``). The confirmed load runs in
+the worker (:mod:`annotate.catalog.services.upload_jobs`, through
+:func:`checked_upload`), which recomputes that checksum and, when it matches,
+loads the kept plan without parsing again (the loading service checks again
+only if the catalog changed meanwhile); otherwise it parses again.
+:func:`upload_receive` stores, previews and (unless a dry run) loads in one call, for the API.
+
+Files are removed after a load, after any failed store, preview or load
+(:func:`upload_discard`), and when older than ``UPLOAD_MAX_AGE_S`` (swept by
+:func:`uploads_sweep` on every new upload). Problems name the uploaded files,
+never the upload folder.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pickle
+import re
+import secrets
+import shutil
+import stat
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Protocol
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from annotate.catalog.loaders.base import LoadError, ParsedResponseSet, Problem
+from annotate.catalog.loaders.harness import parse_harness_logs
+from annotate.catalog.loaders.limits import (
+    CHUNK_BYTES,
+    max_cells,
+    max_unpacked_bytes,
+    max_unpacked_total_bytes,
+    max_upload_bytes,
+)
+from annotate.catalog.loaders.links import refuse_links
+from annotate.catalog.loaders.tabular import detect_format, parse_files, parse_folder
+from annotate.catalog.selectors.catalog import catalog_stamp, response_set_by_checksum
+from annotate.catalog.services.loading import (
+    ALREADY_LOADED,
+    LoadPlan,
+    LoadPreview,
+    Progress,
+    response_set_load,
+    response_set_plan,
+)
+from annotate.catalog.services.name_variants import MERGE_OPTION
+from annotate.models import ResponseSet
+
+UPLOAD_ROOT = Path(getattr(settings, "EIP_UPLOAD_DIR", Path(tempfile.gettempdir()) / "eip-uploads"))
+UPLOAD_MAX_AGE_S = 24 * 3600
+FILE_ROLES = ("responses", "questions", "models")
+LOGS_FOLDER = "logs"
+ARCHIVES_FOLDER = "archives"
+CACHE_FILE = "parsed.pickle"
+CACHE_KEY_FILE = "parsed.sha256"
+ZIP_MAX_MEMBERS = 200_000
+SAFE_NAME_CHARS = 150
+
+ZIP_UNREADABLE = "not a readable .zip file: {error}"
+ZIP_UNSAFE_MEMBER = "member {member!r} would be written outside the upload folder; nothing was unpacked"
+ZIP_LINK_MEMBER = "member {member!r} is a link; links are not unpacked"
+ZIP_TOO_LARGE = (
+    "unpacks to more than {limit:,} bytes (EIP_UPLOAD_MAX_UNPACKED_BYTES); upload fewer logs at a time; "
+    "nothing was loaded"
+)
+ZIP_TOO_MANY = "holds more than {limit:,} members; load these logs with manage.py load_responses --logs"
+UPLOAD_TOO_LARGE = "the upload is larger than {limit:,} bytes (EIP_UPLOAD_MAX_BYTES); nothing was loaded"
+UNPACKED_TOTAL_TOO_LARGE = (
+    "the archives of this upload unpack to more than {limit:,} bytes in total "
+    "(EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES); nothing was loaded"
+)
+TOO_MANY_CELLS = (
+    "{cells:,} model-question cells ({questions:,} questions x {models:,} models) is more than the limit of "
+    "{limit:,} (EIP_UPLOAD_MAX_CELLS); split the upload; nothing was loaded"
+)
+TOO_MANY_ROWS = (
+    "{rows:,} response rows is more than the limit of {limit:,} model-question cells (EIP_UPLOAD_MAX_CELLS); "
+    "split the upload; nothing was loaded"
+)
+ZIP_ENCRYPTED = "member {member!r} is encrypted"
+ONE_SOURCE = "give exactly one of responses, folder and logs; got {given}"
+FOLDER_ALONE = "a folder is read as responses_binary.csv, questions.csv and models.csv; got {given} too"
+LOGS_ALONE = "harness logs carry their own questions and models; got {given} too"
+NO_FILES = "an upload needs a responses file or at least one log file"
+RESPONSES_OR_LOGS = "an upload is a responses file or harness logs, not both"
+BAD_TOKEN = "token must be 32 lowercase hex digits; got {token!r}"
+UNKNOWN_UPLOAD = "no stored upload {token!r} (unknown, already loaded, or expired)"
+UNKNOWN_ROLE = "files must be keyed by {roles}; got {role!r}"
+
+_DRIVE = re.compile(r"^[A-Za-z]:/")
+_TOKEN = re.compile(r"^[0-9a-f]{32}$")
+_CACHE_ERRORS = (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, KeyError,
+                 TypeError, ValueError)
+
+
+class UploadedFileLike(Protocol):
+    """What an upload needs of Django's ``UploadedFile``: a client-side name and chunks of bytes."""
+
+    name: str | None
+
+    def chunks(self, chunk_size: int | None = None): ...
+
+
+@dataclass(frozen=True)
+class UploadOptions:
+    """How to read an upload (the admin form's, the API's and the command's options).
+
+    Attributes
+    ----------
+    file_format : str, default "auto"
+        "auto", a tabular format ("wide", "long", "jsonl") or a harness
+        ("lm-eval", "inspect", "helm", "opencompass").
+    dataset : str or None
+        Dataset name (required for a wide file; for logs, default the task
+        group or task).
+    name : str or None
+        Response set name; None: the responses file name (or the first log
+        file, ``.zip`` or folder name) without its extension.
+    new_version : bool, default False
+        Load as the next version of an existing name.
+    subject_column, keep_columns, id_column
+        Tabular files only: the subject column, question columns kept into
+        metadata, the question id column.
+    metric, log_filter, skip_invalid
+        Harness logs only: the score to read, the lm-eval filter, and whether
+        to skip values that are not scores.
+    newest_run : bool, default False
+        Harness logs only: a sample logged by several runs with different
+        scores takes the newest run's score (``duplicates="newest"`` of
+        :func:`~annotate.catalog.loaders.harness.parse_harness_logs`) instead of
+        refusing the upload.
+    merge_case_variants : bool, default False
+        Names that differ only by case ("GPT-4", "gpt-4") are loaded as one,
+        the stored spelling (or the first in the upload) kept, instead of
+        refusing the upload (see :mod:`annotate.catalog.services.name_variants`).
+    text_format : {"plain", "markdown"} or None, default None
+        The text format of the datasets the load creates (see
+        :class:`~annotate.models.TextFormat`); None: each one's suggested
+        format, which the preview shows. Read at load time only, so a
+        preview's parse is reused whatever is chosen.
+    """
+
+    file_format: str = "auto"
+    dataset: str | None = None
+    name: str | None = None
+    new_version: bool = False
+    subject_column: str | None = None
+    keep_columns: tuple[str, ...] = ()
+    id_column: str = "question_id"
+    metric: str | None = None
+    log_filter: str | None = None
+    skip_invalid: bool = False
+    newest_run: bool = False
+    merge_case_variants: bool = False
+    text_format: str | None = None
+
+    @classmethod
+    def of(cls, data: Mapping[str, object]) -> UploadOptions:
+        """The options among ``data`` (e.g. a form's ``cleaned_data``); other keys are ignored."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        given = {k: v for k, v in data.items() if k in known}
+        if given.get("keep_columns") is not None:
+            given["keep_columns"] = tuple(given["keep_columns"])
+        for key, default in (("file_format", "auto"), ("id_column", "question_id"), ("keep_columns", ())):
+            if not given.get(key):
+                given[key] = default
+        given["new_version"] = bool(given.get("new_version"))
+        given["skip_invalid"] = bool(given.get("skip_invalid"))
+        given["newest_run"] = bool(given.get("newest_run"))
+        given["merge_case_variants"] = bool(given.get("merge_case_variants"))
+        given["text_format"] = given.get("text_format") or None
+        return cls(**given)
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-safe (for a session); :meth:`of` reads it back."""
+        return {**dataclasses.asdict(self), "keep_columns": list(self.keep_columns)}
+
+
+@dataclass(frozen=True)
+class UploadSource:
+    """Files on disk to read: a responses file (with optional questions and models
+    files), a folder in the MMLU-Pro layout, or harness logs (files and/or folders)."""
+
+    responses: Path | None = None
+    questions: Path | None = None
+    models: Path | None = None
+    folder: Path | None = None
+    logs: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredUpload:
+    """An upload saved by :func:`upload_store`, waiting for preview and confirm.
+
+    Attributes
+    ----------
+    token : str
+        32 hex digits; the folder ``UPLOAD_ROOT/<token>/``. Whoever holds it
+        can confirm, so keep it where only the uploader sees it (a session).
+    files : dict of str to str
+        Stored paths by role: "responses", "questions", "models", or "logs"
+        (the folder holding every log file and unpacked ``.zip``).
+    options : UploadOptions
+        With ``name`` filled in (the default derived from the file names).
+    checksum : str
+        SHA-256 (hex) of the stored files (relative names and bytes) and the
+        options; the key of the kept parse.
+    """
+
+    token: str
+    files: dict[str, str]
+    options: UploadOptions
+    checksum: str
+
+    def as_session(self) -> dict[str, object]:
+        """JSON-safe, for a session; :meth:`from_session` reads it back."""
+        return {"files": dict(self.files), "options": self.options.as_dict(), "checksum": self.checksum}
+
+    @classmethod
+    def from_session(cls, token: str, data: Mapping[str, object]) -> StoredUpload:
+        """The upload ``token`` as :meth:`as_session` wrote it."""
+        return cls(token=token, files=dict(data["files"]), options=UploadOptions.of(data["options"]),
+                   checksum=str(data.get("checksum", "")))
+
+
+@dataclass(frozen=True)
+class CheckedUpload:
+    """An upload parsed once and checked once against the database.
+
+    Attributes
+    ----------
+    parsed : ParsedResponseSet
+    plan : LoadPlan
+        What a load would write; :func:`upload_load` and the worker's load
+        (:mod:`annotate.catalog.services.upload_jobs`) write it without checking
+        again while the catalog is unchanged.
+    """
+
+    parsed: ParsedResponseSet
+    plan: LoadPlan
+
+    @property
+    def preview(self) -> LoadPreview:
+        return self.plan.preview
+
+    @property
+    def scores_read(self) -> list[tuple[str, str, str]]:
+        """(task, metric, filter) a harness parser read; [] for tabular files."""
+        options = self.parsed.options
+        filters = options.get("filters_used") or {}
+        return [(task, str(metric) if metric else "", filters.get(task) or "")
+                for task, metric in (options.get("metrics_used") or {}).items()]
+
+
+@dataclass(frozen=True)
+class UploadOutcome:
+    """A loaded response set, or (dry run) None and the preview of one."""
+
+    response_set: ResponseSet | None
+    preview: LoadPreview
+
+
+# -- reading files on disk -------------------------------------------------------------
+
+
+def _check_source(source: UploadSource) -> None:
+    kinds = [k for k, given in (("responses", source.responses is not None), ("folder", source.folder is not None),
+                                ("logs", bool(source.logs))) if given]
+    if len(kinds) != 1:
+        raise ValueError(ONE_SOURCE.format(given=kinds or "none"))
+    extras = [k for k in ("questions", "models") if getattr(source, k) is not None]
+    if extras and source.folder is not None:
+        raise ValueError(FOLDER_ALONE.format(given=extras))
+    if extras and source.logs:
+        raise ValueError(LOGS_ALONE.format(given=extras))
+
+
+def upload_parse(*, source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
+    """Read an upload's files with the parser its kind and format call for.
+
+    The one place that chooses a parser: harness logs go to
+    :func:`~annotate.catalog.loaders.harness.parse_harness_logs`, a folder to
+    :func:`~annotate.catalog.loaders.tabular.parse_folder`, a responses file to
+    :func:`~annotate.catalog.loaders.tabular.parse_files`. Writes nothing.
+
+    Parameters
+    ----------
+    source : UploadSource
+        Exactly one of ``responses`` (with optional ``questions`` and
+        ``models``), ``folder`` and ``logs``.
+    options : UploadOptions
+
+    Returns
+    -------
+    ParsedResponseSet
+
+    Raises
+    ------
+    LoadError
+        The files cannot be read; every problem names file, row and column.
+    ValueError
+        ``source`` gives none or several kinds of files, or an option is
+        malformed for the parser.
+    """
+    parsed = _parse_checked(source, options)
+    if options.merge_case_variants:
+        parsed.options[MERGE_OPTION] = True  # read by the loading service (and stored with the set)
+    return parsed
+
+
+def _parse_checked(source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
+    """The limits checked before (sizes) and after (cells) the parse of :func:`_parse`."""
+    _check_source(source)
+    upload_check_limits(source=source, options=options)
+    parsed = _parse(source, options)
+    _, n_questions, n_models = parsed.observed_counts()
+    if n_questions * n_models > max_cells():
+        raise LoadError([Problem(file=_source_label(source), message=TOO_MANY_CELLS.format(
+            cells=n_questions * n_models, questions=n_questions, models=n_models, limit=max_cells()))])
+    return parsed
+
+
+def _source_label(source: UploadSource) -> str:
+    first = source.responses or source.folder or source.logs[0]
+    return Path(first).name
+
+
+def _files_of(source: UploadSource) -> list[Path]:
+    paths = [Path(p) for p in (source.responses, source.questions, source.models) if p is not None]
+    for folder in (*source.logs, *([source.folder] if source.folder is not None else [])):
+        folder = Path(folder)
+        paths.extend(sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else [folder])
+    return paths
+
+
+def _count_rows(path: Path) -> tuple[int, str]:
+    """(data rows, header line) of a text file, counted in bounded chunks."""
+    newlines, last, header = 0, b"\n", b""
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(CHUNK_BYTES), b""):
+            if not header:
+                header = block.split(b"\n", 1)[0][:CHUNK_BYTES]
+            newlines += block.count(b"\n")
+            last = block[-1:]
+    lines = newlines + (last != b"\n")
+    return lines, header.decode("utf-8-sig", errors="replace")
+
+
+def upload_check_limits(*, source: UploadSource, options: UploadOptions) -> None:
+    """Refuse files on disk over the size or cell limits, before any parsing.
+
+    Sizes come from the file system; a tabular responses file's cells are
+    counted from its lines and header, streamed in chunks of ``CHUNK_BYTES``
+    (wide: rows x model columns; long or JSON Lines: one cell per row).
+    Harness logs are counted after parsing (their decompression is bounded
+    by the archive limits).
+
+    Raises
+    ------
+    LoadError
+        Naming the file and the limit (``EIP_UPLOAD_MAX_BYTES`` or
+        ``EIP_UPLOAD_MAX_CELLS``).
+    """
+    total = 0
+    for path in _files_of(source):
+        total += path.stat().st_size if path.is_file() else 0
+        if total > max_upload_bytes():
+            raise LoadError([Problem(file=path.name, message=UPLOAD_TOO_LARGE.format(limit=max_upload_bytes()))])
+    responses = source.responses
+    if source.folder is not None:
+        responses = Path(source.folder) / "responses_binary.csv"
+    if responses is None or not Path(responses).is_file():
+        return
+    responses = Path(responses)
+    file_format = "wide" if source.folder is not None else options.file_format
+    if file_format == "auto":
+        file_format = detect_format(responses)[0]
+    lines, header = _count_rows(responses)
+    if file_format != "wide":
+        rows = lines if file_format == "jsonl" else max(lines - 1, 0)  # a CSV/TSV has a header line
+        if rows > max_cells():
+            raise LoadError([Problem(file=responses.name, message=TOO_MANY_ROWS.format(rows=rows, limit=max_cells()))])
+        return
+    sep = "," if "," in header else "\t" if "\t" in header else ","
+    n_fields = len(header.split(sep))
+    n_models = max(n_fields - 1 - len(options.keep_columns) - (options.subject_column is not None), 1)
+    n_questions = max(lines - 1, 0)
+    if n_questions * n_models > max_cells():
+        raise LoadError([Problem(file=responses.name, row=1, message=TOO_MANY_CELLS.format(
+            cells=n_questions * n_models, questions=n_questions, models=n_models, limit=max_cells()))])
+
+
+def source_checksum(*, source: UploadSource) -> str | None:
+    """The SHA-256 a load of these tabular files would store (as
+    :func:`annotate.catalog.services.loading.checksum_of` computes it after parsing),
+    computed from the bytes alone; None for harness logs (whose checksum
+    depends on the order their parser reads them)."""
+    _check_source(source)
+    if source.logs:
+        return None
+    if source.folder is not None:
+        folder = Path(source.folder)
+        paths = [folder / n for n in ("responses_binary.csv", "questions.csv", "models.csv") if (folder / n).is_file()]
+    else:
+        paths = [Path(p) for p in (source.responses, source.questions, source.models) if p is not None]
+    outer = hashlib.sha256()
+    for path in paths:
+        inner = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(CHUNK_BYTES), b""):
+                inner.update(block)
+        outer.update(inner.digest())
+    return outer.hexdigest()
+
+
+def upload_refuse_loaded(*, source: UploadSource) -> None:
+    """Refuse files whose bytes are already loaded, before any parsing.
+
+    Raises
+    ------
+    LoadError
+        ``ALREADY_LOADED`` naming the existing response set.
+    """
+    checksum = source_checksum(source=source)
+    existing = response_set_by_checksum(checksum=checksum) if checksum else None
+    if existing is not None:
+        raise LoadError([Problem(file=_source_label(source), message=ALREADY_LOADED.format(
+            existing=str(existing), pk=existing.pk))])
+
+
+def _parse(source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
+    if source.logs:
+        return parse_harness_logs(
+            list(source.logs), format=None if options.file_format == "auto" else options.file_format,
+            metric=options.metric, filter=options.log_filter, dataset=options.dataset,
+            skip_invalid=options.skip_invalid, duplicates="newest" if options.newest_run else "refuse",
+        )
+    if source.folder is not None:
+        return parse_folder(source.folder, dataset=options.dataset, subject_column=options.subject_column,
+                            keep_columns=list(options.keep_columns), id_column=options.id_column)
+    return parse_files(
+        responses=source.responses, file_format=options.file_format, dataset=options.dataset,
+        questions=source.questions, models=source.models, subject_column=options.subject_column,
+        keep_columns=list(options.keep_columns), id_column=options.id_column,
+    )
+
+
+def _stem(file_name: str) -> str:
+    """A file name without its extension (``.zip`` included)."""
+    name = Path(file_name).name
+    return name[:-4] if name.lower().endswith(".zip") else Path(name).stem
+
+
+def upload_default_name(*, source: UploadSource) -> str:
+    """The response set name when none is given: the folder's name, the responses
+    file's name without extension, or the first log's (file, ``.zip`` or folder)."""
+    _check_source(source)
+    if source.folder is not None:
+        return source.folder.resolve().name
+    if source.responses is not None:
+        return Path(source.responses).stem
+    first = Path(source.logs[0]).resolve()
+    return first.name if first.is_dir() else _stem(first.name)
+
+
+def upload_check(*, source: UploadSource, options: UploadOptions) -> CheckedUpload:
+    """Parse files on disk once and check them against the database once.
+
+    Parameters
+    ----------
+    source : UploadSource
+    options : UploadOptions
+        ``name`` None takes :func:`upload_default_name`.
+
+    Returns
+    -------
+    CheckedUpload
+        Its ``preview`` says what a load would write; nothing is written.
+
+    Raises
+    ------
+    LoadError
+        The files cannot be loaded (see :func:`upload_parse` and
+        :func:`annotate.catalog.services.loading.response_set_preview`), or a given
+        path or a file under a given folder is a symbolic link
+        (:data:`annotate.catalog.loaders.links.LINK_REFUSED`, as the admin refuses
+        links in a ``.zip``).
+    ValueError
+        A malformed source or option.
+    """
+    _check_source(source)
+    refuse_links([p for p in (source.responses, source.questions, source.models, source.folder, *source.logs)
+                  if p is not None])  # links are refused as the admin refuses them in a .zip
+    upload_refuse_loaded(source=source)
+    parsed = upload_parse(source=source, options=options)
+    name = options.name or upload_default_name(source=source)
+    return CheckedUpload(parsed=parsed,
+                         plan=response_set_plan(parsed=parsed, name=name, new_version=options.new_version))
+
+
+def upload_load(
+    *, checked: CheckedUpload, user: AbstractBaseUser | None = None, progress: Progress | None = None,
+    published: Callable[[ResponseSet], None] | None = None, text_format: str | None = None,
+) -> ResponseSet:
+    """Write a checked upload in one transaction, reusing its plan.
+
+    Parameters
+    ----------
+    checked : CheckedUpload
+        From :func:`upload_check` or :func:`upload_preview`.
+    user : User or None, default None
+        Stored as ``uploaded_by``.
+    progress : callable (done, total) -> None, optional
+        Called after each batch of responses is written.
+    published : callable (ResponseSet) -> None, optional
+        Called inside the transaction that makes the set visible (see
+        :func:`~annotate.catalog.services.loading.response_set_load`).
+    text_format : {"plain", "markdown"} or None, default None
+        The text format of the datasets the load creates; None: each one's
+        suggested format (``checked.preview.text_formats``).
+
+    Returns
+    -------
+    ResponseSet
+
+    Raises
+    ------
+    LoadError
+        Nothing was written (the catalog changed since the check and the
+        upload no longer fits, e.g. the same files were loaded meanwhile).
+    ValueError
+        ``text_format`` is not a text format.
+    """
+    plan = checked.plan
+    return response_set_load(parsed=checked.parsed, name=plan.name, user=user, new_version=plan.new_version,
+                             progress=progress, plan=plan, published=published, text_format=text_format)
+
+
+# -- storing uploaded files ------------------------------------------------------------
+
+
+def _folder(token: str) -> Path:
+    if not isinstance(token, str) or not _TOKEN.match(token):
+        raise ValueError(BAD_TOKEN.format(token=token))
+    return UPLOAD_ROOT / token
+
+
+def _safe_name(name: str | None, default: str) -> str:
+    """The base name of a client-side file name, without path parts or control
+    characters, at most ``SAFE_NAME_CHARS`` characters (keeping a short extension)."""
+    base = re.split(r"[\\/]", name or "")[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip()
+    if base in ("", ".", ".."):
+        return default
+    if len(base) > SAFE_NAME_CHARS:
+        suffix = Path(base).suffix if len(Path(base).suffix) <= 16 else ""
+        base = base[: SAFE_NAME_CHARS - len(suffix)] + suffix
+    return base
+
+
+def _unique(path: Path) -> Path:
+    candidate, k = path, 1
+    while candidate.exists():
+        k += 1
+        candidate = path.with_name(f"{path.name}-{k}")
+    return candidate
+
+
+class _Budget:
+    """Bytes left of one upload's ``EIP_UPLOAD_MAX_BYTES`` and ``EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES``."""
+
+    def __init__(self) -> None:
+        self.stored = max_upload_bytes()
+        self.unpacked = max_unpacked_total_bytes()
+
+
+def _write(upload: UploadedFileLike, target: Path, budget: _Budget) -> Path:
+    """Save an uploaded file, counting its bytes against the upload's budget as they stream."""
+    with target.open("xb") as handle:
+        for chunk in upload.chunks():
+            budget.stored -= len(chunk)
+            if budget.stored < 0:
+                raise LoadError([Problem(file=_safe_name(upload.name, target.name),
+                                         message=UPLOAD_TOO_LARGE.format(limit=max_upload_bytes()))])
+            handle.write(chunk)
+    return target
+
+
+def _save_logs(folder: Path, uploads: Sequence[UploadedFileLike], budget: _Budget) -> Path:
+    """Save log files into ``folder/logs/``; unpack each .zip into a folder of its
+    own there (named like the archive, so problems read "x.zip/dir/file")."""
+    logs = folder / LOGS_FOLDER
+    logs.mkdir()
+    archives = folder / ARCHIVES_FOLDER
+    for upload in uploads:
+        name = _safe_name(upload.name, "log")
+        if not name.lower().endswith(".zip"):
+            _write(upload, _unique(logs / name), budget)
+            continue
+        archives.mkdir(exist_ok=True)
+        archive = _write(upload, _unique(archives / name), budget)
+        per_archive = max_unpacked_bytes()
+        total_left = budget.unpacked
+        written = zip_unpack(archive=archive, destination=_unique(logs / name), label=name,
+                             max_bytes=min(per_archive, total_left), total_limit=(
+                                 max_unpacked_total_bytes() if total_left < per_archive else None))
+        budget.unpacked -= sum(p.stat().st_size for p in written)
+        archive.unlink()
+    shutil.rmtree(archives, ignore_errors=True)
+    return logs
+
+
+def _stored_files(folder: Path, files: Mapping[str, str]) -> list[Path]:
+    paths: list[Path] = []
+    for role in sorted(files):
+        path = Path(files[role])
+        paths.extend(sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path])
+    return paths
+
+
+def _checksum(folder: Path, files: Mapping[str, str], options: UploadOptions) -> str:
+    """SHA-256 of the stored files (relative name and bytes, in order) and the options."""
+    parsing = {key: value for key, value in options.as_dict().items() if key != "text_format"}  # read at load
+    outer = hashlib.sha256(json.dumps(parsing, sort_keys=True).encode())
+    for path in _stored_files(folder, files):
+        outer.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        inner = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                inner.update(block)
+        outer.update(inner.digest())
+    return outer.hexdigest()
+
+
+def upload_store(
+    *,
+    files: Mapping[str, UploadedFileLike | None] | None = None,
+    logs: Sequence[UploadedFileLike] = (),
+    options: UploadOptions,
+) -> StoredUpload:
+    """Save uploaded files in a private folder of their own, ready for a preview.
+
+    Sweeps stale uploads first (see :func:`uploads_sweep`).
+
+    Parameters
+    ----------
+    files : mapping of str to uploaded file, optional
+        A tabular upload: ``"responses"`` and optionally ``"questions"`` and
+        ``"models"`` (None values are skipped).
+    logs : sequence of uploaded files, optional
+        A harness-log upload: log files and/or ``.zip`` archives of log
+        folders, each unpacked into a folder of its own by :func:`zip_unpack`.
+    options : UploadOptions
+        ``name`` None takes the responses file name (or the first log's)
+        without its extension.
+
+    Returns
+    -------
+    StoredUpload
+
+    Raises
+    ------
+    LoadError
+        A ``.zip`` cannot be unpacked safely. Nothing is kept.
+    ValueError
+        Neither or both of a responses file and logs, or an unknown role.
+        Nothing is kept.
+    """
+    given = {role: f for role, f in (files or {}).items() if f is not None}
+    unknown = sorted(set(given) - set(FILE_ROLES))
+    if unknown:
+        raise ValueError(UNKNOWN_ROLE.format(roles=list(FILE_ROLES), role=unknown[0]))
+    if given and logs:
+        raise ValueError(RESPONSES_OR_LOGS)
+    if "responses" not in given and not logs:
+        raise ValueError(NO_FILES)
+    uploads_sweep()
+    UPLOAD_ROOT.mkdir(parents=True, exist_ok=True, mode=0o700)
+    token = secrets.token_hex(16)
+    folder = _folder(token)
+    folder.mkdir(mode=0o700)
+    try:
+        budget = _Budget()
+        if logs:
+            stored = {LOGS_FOLDER: str(_save_logs(folder, logs, budget))}
+            default_name = _stem(_safe_name(logs[0].name, "log"))
+        else:
+            stored = {}
+            for role in FILE_ROLES:
+                if role in given:
+                    (folder / role).mkdir()
+                    stored[role] = str(_write(given[role], folder / role / _safe_name(given[role].name, role),
+                                              budget))
+            default_name = Path(stored["responses"]).stem
+        options = dataclasses.replace(options, name=options.name or default_name)
+        checksum = _checksum(folder, stored, options)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return StoredUpload(token=token, files=stored, options=options, checksum=checksum)
+
+
+def _source(upload: StoredUpload) -> UploadSource:
+    files = upload.files
+    if LOGS_FOLDER in files:
+        return UploadSource(logs=(Path(files[LOGS_FOLDER]),))
+    return UploadSource(**{role: Path(files[role]) for role in FILE_ROLES if role in files})
+
+
+def _unpath(text: str, folder: Path) -> str:
+    """``text`` without the upload folder: stored paths read as the uploaded names."""
+    for prefix in dict.fromkeys((str(folder), str(folder.resolve()))):
+        text = re.sub(re.escape(prefix) + r"/(?:" + "|".join((*FILE_ROLES, LOGS_FOLDER)) + r")/", "", text)
+        text = text.replace(prefix + "/", "").replace(prefix, "upload")
+    return text
+
+
+def _relabeled(error: Exception, folder: Path) -> Exception:
+    """The error with problems naming the uploaded files, never the upload folder."""
+    if isinstance(error, LoadError):
+        problems = [dataclasses.replace(p, file=_unpath(p.file, folder), message=_unpath(p.message, folder))
+                    for p in error.problems]
+        return LoadError(problems, n_unlisted=error.n_unlisted)
+    return ValueError(_unpath(str(error), folder))
+
+
+def _cache_read(folder: Path, key: str) -> tuple[ParsedResponseSet, LoadPlan] | None:
+    """The kept (parsed, plan) when it was kept for checksum ``key``; None otherwise."""
+    try:
+        if (folder / CACHE_KEY_FILE).read_text(encoding="ascii").strip() != key:
+            return None
+        with (folder / CACHE_FILE).open("rb") as handle:
+            kept = pickle.load(handle)
+        parsed, plan = kept["parsed"], kept["plan"]
+    except _CACHE_ERRORS:
+        return None
+    if not isinstance(parsed, ParsedResponseSet) or not isinstance(plan, LoadPlan) or plan.parsed is not parsed:
+        return None
+    return parsed, plan
+
+
+def _cache_write(folder: Path, key: str, checked: CheckedUpload) -> None:
+    """Keep the parsed upload and its plan beside the files, under checksum ``key``."""
+    (folder / CACHE_KEY_FILE).unlink(missing_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=CACHE_FILE, suffix=".partial", delete=False) as handle:
+        pickle.dump({"parsed": checked.parsed, "plan": checked.plan}, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(handle.name, folder / CACHE_FILE)  # whole, even when two previews of one upload race
+    (folder / CACHE_KEY_FILE).write_text(key, encoding="ascii")
+
+
+def _kept_or_parsed(upload: StoredUpload, folder: Path) -> tuple[str, ParsedResponseSet, LoadPlan | None]:
+    """(checksum of the stored files now, the parsed upload, its kept plan or None)."""
+    if not folder.is_dir():
+        raise ValueError(UNKNOWN_UPLOAD.format(token=upload.token))
+    key = _checksum(folder, upload.files, upload.options)
+    kept = _cache_read(folder, key)
+    if kept is not None:
+        return key, kept[0], kept[1]
+    return key, upload_parse(source=_source(upload), options=upload.options), None
+
+
+def upload_preview(*, upload: StoredUpload) -> CheckedUpload:
+    """Parse and check a stored upload once, and keep the result for its confirmation.
+
+    Writes nothing to the database. The parsed upload and its plan are kept
+    beside the files, keyed by the checksum of the stored bytes and options;
+    a second preview of the same upload reuses them (checking again only if
+    the catalog changed).
+
+    Parameters
+    ----------
+    upload : StoredUpload
+        From :func:`upload_store`.
+
+    Returns
+    -------
+    CheckedUpload
+
+    Raises
+    ------
+    LoadError
+        The upload cannot be loaded; its files are removed.
+    ValueError
+        An unknown upload or a malformed option; its files are removed.
+    """
+    return _checked(upload, keep=True)
+
+
+def checked_upload(upload: StoredUpload) -> CheckedUpload:
+    """Parse (or take the parse a preview kept) and plan a stored upload, keeping nothing new;
+    on any failure the files are removed (see :func:`upload_preview`)."""
+    return _checked(upload, keep=False)
+
+
+def stored_source(upload: StoredUpload) -> UploadSource:
+    """The stored upload's files as an :class:`UploadSource`."""
+    return _source(upload)
+
+
+def stored_bytes_checksum(*, upload: StoredUpload) -> str:
+    """SHA-256 of a stored upload's bytes, before any parsing: for tabular files the
+    checksum a load stores (:func:`source_checksum`); for logs, of every stored
+    file's relative name and bytes."""
+    return source_checksum(source=_source(upload)) or _checksum(_folder(upload.token), upload.files, UploadOptions())
+
+
+def relabeled_error(error: Exception, upload: StoredUpload) -> Exception:
+    """``error`` with problems naming the uploaded files, never the upload folder."""
+    return _relabeled(error, _folder(upload.token))
+
+
+def _checked(upload: StoredUpload, *, keep: bool) -> CheckedUpload:
+    """Refuse bytes already loaded, then parse (or take the kept parse) and plan; on any
+    failure the files are removed."""
+    folder = _folder(upload.token)
+    options = upload.options
+    try:
+        if folder.is_dir():
+            upload_refuse_loaded(source=_source(upload))
+        key, parsed, plan = _kept_or_parsed(upload, folder)
+        if plan is not None and plan.stamp == catalog_stamp():
+            return CheckedUpload(parsed=parsed, plan=plan)  # kept and still valid: nothing new to keep
+        checked = CheckedUpload(parsed=parsed, plan=response_set_plan(parsed=parsed, name=options.name,
+                                                                      new_version=options.new_version))
+        if keep:
+            _cache_write(folder, key, checked)
+    except (LoadError, ValueError) as error:
+        upload_discard(token=upload.token)
+        raise _relabeled(error, folder) from None
+    except BaseException:
+        upload_discard(token=upload.token)
+        raise
+    return checked
+
+
+def upload_discard(*, token: str) -> None:
+    """Remove a stored upload's files (nothing happens for an unknown token)."""
+    shutil.rmtree(_folder(token), ignore_errors=True)
+
+
+def uploads_sweep(*, max_age_s: float | None = None) -> int:
+    """Remove stored uploads untouched for longer than ``max_age_s``.
+
+    Parameters
+    ----------
+    max_age_s : float, optional
+        Age in seconds (by the folder's modification time); default
+        ``UPLOAD_MAX_AGE_S`` (a day).
+
+    Returns
+    -------
+    int
+        How many uploads were removed.
+    """
+    if not UPLOAD_ROOT.is_dir():
+        return 0
+    cutoff = time.time() - (UPLOAD_MAX_AGE_S if max_age_s is None else max_age_s)
+    removed = 0
+    for folder in UPLOAD_ROOT.iterdir():
+        if folder.is_dir() and folder.stat().st_mtime < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def upload_receive(
+    *,
+    files: Mapping[str, UploadedFileLike | None] | None = None,
+    logs: Sequence[UploadedFileLike] = (),
+    options: UploadOptions,
+    user: AbstractBaseUser | None = None,
+    dry_run: bool = False,
+) -> UploadOutcome:
+    """Store, preview and (unless ``dry_run``) load an upload in one call; the
+    files are removed whatever happens. The file is parsed and checked once.
+
+    Parameters
+    ----------
+    files, logs, options
+        As :func:`upload_store`.
+    user : User or None, default None
+        Stored as ``uploaded_by``.
+    dry_run : bool, default False
+        Check and preview only; write nothing.
+
+    Returns
+    -------
+    UploadOutcome
+
+    Raises
+    ------
+    LoadError
+        Nothing was written; every problem names the uploaded file.
+    ValueError
+        A malformed option or upload.
+    """
+    upload = upload_store(files=files, logs=logs, options=options)
+    try:
+        checked = _checked(upload, keep=False)
+        if dry_run:
+            return UploadOutcome(response_set=None, preview=checked.preview)
+        folder = _folder(upload.token)
+        try:
+            response_set = upload_load(checked=checked, user=user, text_format=options.text_format)
+        except (LoadError, ValueError) as error:
+            raise _relabeled(error, folder) from None
+        return UploadOutcome(response_set=response_set, preview=checked.preview)
+    finally:
+        upload_discard(token=upload.token)
+
+
+# -- safe unpacking --------------------------------------------------------------------
+
+
+def zip_unpack(*, archive: Path, destination: Path, label: str | None = None,
+               max_bytes: int | None = None, max_members: int | None = None,
+               total_limit: int | None = None) -> list[Path]:
+    """Unpack a .zip archive of log folders into ``destination``, safely.
+
+    Parameters
+    ----------
+    archive : Path
+        The uploaded .zip file.
+    destination : Path
+        A folder that does not exist yet; created here.
+    label : str, optional
+        The archive's name in problems; default ``archive.name``.
+    max_bytes, max_members : int, optional
+        Caps on the unpacked size (bytes, counted while unpacking, not taken
+        from the zip's own directory, in chunks of ``CHUNK_BYTES``) and on the
+        number of members; default ``EIP_UPLOAD_MAX_UNPACKED_BYTES`` and
+        ``ZIP_MAX_MEMBERS``.
+    total_limit : int, optional
+        When ``max_bytes`` is what is left of the upload's total
+        (``EIP_UPLOAD_MAX_UNPACKED_TOTAL_BYTES``), that total, so the refusal
+        names it.
+
+    Returns
+    -------
+    list of Path
+        The files written, in archive order. Folders named ``__MACOSX`` are
+        skipped.
+
+    Raises
+    ------
+    LoadError
+        Nothing is left in ``destination`` when the archive is unreadable,
+        has a member with an absolute path, a drive or a ``..`` part (a path
+        traversal), a link, an encrypted member, more than ``max_members``
+        members, or unpacks to more than ``max_bytes``.
+    """
+    label = label or archive.name
+    max_bytes = max_unpacked_bytes() if max_bytes is None else max_bytes
+    max_members = ZIP_MAX_MEMBERS if max_members is None else max_members
+
+    def refuse(message: str) -> LoadError:
+        shutil.rmtree(destination, ignore_errors=True)
+        return LoadError([Problem(file=label, message=message)])
+
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise refuse(ZIP_UNREADABLE.format(error=exc)) from exc
+    written: list[Path] = []
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > max_members:
+            raise refuse(ZIP_TOO_MANY.format(limit=max_members))
+        plan = []
+        for info in infos:
+            raw = info.filename.replace("\\", "/")
+            parts = PurePosixPath(raw).parts
+            if raw.startswith("/") or _DRIVE.match(raw) or ".." in parts:
+                raise refuse(ZIP_UNSAFE_MEMBER.format(member=info.filename))
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise refuse(ZIP_LINK_MEMBER.format(member=info.filename))
+            if info.flag_bits & 0x1:
+                raise refuse(ZIP_ENCRYPTED.format(member=info.filename))
+            if not parts or parts[0] == "__MACOSX" or info.is_dir():
+                continue
+            target = destination.joinpath(*parts)
+            if not target.resolve().is_relative_to(destination.resolve()):
+                raise refuse(ZIP_UNSAFE_MEMBER.format(member=info.filename))
+            plan.append((info, target))
+        destination.mkdir(parents=True)
+        total = 0
+        for info, target in plan:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with zf.open(info) as source, target.open("wb") as handle:
+                    for block in iter(lambda: source.read(CHUNK_BYTES), b""):
+                        total += len(block)
+                        if total > max_bytes:
+                            raise refuse(ZIP_TOO_LARGE.format(limit=max_bytes) if total_limit is None
+                                         else UNPACKED_TOTAL_TOO_LARGE.format(limit=total_limit))
+                        handle.write(block)
+            except (OSError, zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
+                raise refuse(ZIP_UNREADABLE.format(error=exc)) from exc
+            written.append(target)
+    return written

@@ -1,0 +1,45 @@
+"""HTTP helpers shared by the pages and the JSON API (no rules, no database)."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.http import HttpResponse, StreamingHttpResponse
+
+from annotate.core.downloads import CONTENT_TYPES
+
+
+def file_response(content: bytes, *, file_name: str, content_type: str | None = None,
+                  attachment: bool = True) -> HttpResponse:
+    """``content`` served as ``file_name``.
+
+    Parameters
+    ----------
+    content : bytes
+    file_name : str
+        Sent in ``Content-Disposition``; its extension picks the content type
+        from :data:`annotate.core.downloads.CONTENT_TYPES` unless ``content_type`` is given.
+    content_type : str, optional
+    attachment : bool, default True
+        False serves it ``inline`` (an image shown in the page).
+
+    Raises
+    ------
+    KeyError
+        If no ``content_type`` is given and the extension is not a known one.
+    """
+    if content_type is None:
+        content_type = CONTENT_TYPES[file_name.rsplit(".", 1)[-1]]
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'{"attachment" if attachment else "inline"}; filename="{file_name}"'
+    return response
+
+
+def streamed_file_response(chunks: Iterable[bytes], *, file_name: str,
+                           content_type: str | None = None) -> StreamingHttpResponse:
+    """``chunks`` streamed as the attachment ``file_name`` (a large CSV written while it is
+    sent, never held whole); the content type as in :func:`file_response`."""
+    if content_type is None:
+        content_type = CONTENT_TYPES[file_name.rsplit(".", 1)[-1]]
+    response = StreamingHttpResponse(chunks, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+    return response

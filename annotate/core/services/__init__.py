@@ -1,0 +1,1 @@
+"""The core domain's services."""

@@ -1,0 +1,127 @@
+"""Reads of the human-label analysis: the scoring run
+to compare, its questions with their subjects, a metadata label and every
+method's stored values, and the matrix of a human response set."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from annotate.catalog import response_matrix
+from annotate.models import QuestionResult, ResponseSet, ResponseSetStatus, RunStatus, ScoringRun
+
+ERR_NO_RUN = "response set {response_set} has no finished scoring run; score it first"
+ERR_RUN = "scoring run {run_id} is not a finished run of response set {response_set}"
+ERR_HUMAN_SET = "response set {value!r} is not a loaded response set marked as human"
+
+
+@dataclass(frozen=True)
+class RunQuestions:
+    """The questions a scoring run scored, in ascending ``Question.id``.
+
+    Attributes
+    ----------
+    run_id : int
+    question_ids : ndarray of int64, shape (n_questions,)
+    subjects : ndarray of object, shape (n_questions,)
+        "dataset / subject" (so pairs never mix datasets); "dataset" alone
+        when the question has no subject.
+    raw_labels : list
+        ``Question.metadata[key]`` as stored (None when absent); empty
+        without a key.
+    scores : list of dict
+        Stored column -> value (see :mod:`scoring.methods`).
+    """
+
+    run_id: int
+    question_ids: np.ndarray
+    subjects: np.ndarray
+    raw_labels: list
+    scores: list[dict]
+
+
+def scoring_run_for_labels(*, response_set: ResponseSet, run_id: int = 0) -> ScoringRun:
+    """Scoring run ``run_id`` of ``response_set`` (0 = its newest finished run).
+
+    Raises
+    ------
+    ValueError
+        ``ERR_NO_RUN`` / ``ERR_RUN``.
+    """
+    runs = ScoringRun.objects.filter(response_set=response_set, status=RunStatus.DONE)
+    if run_id:
+        run = runs.filter(pk=run_id).first()
+        if run is None:
+            raise ValueError(ERR_RUN.format(run_id=run_id, response_set=response_set))
+        return run
+    run = runs.order_by("-finished_at", "-id").first()
+    if run is None:
+        raise ValueError(ERR_NO_RUN.format(response_set=response_set))
+    return run
+
+
+def run_questions(*, run: ScoringRun, metadata_key: str | None) -> RunQuestions:
+    """Every question ``run`` scored with its subject, label and stored values."""
+    fields = ["question_id", "question__dataset__name", "question__subject__name", "scores"]
+    if metadata_key is not None:
+        fields.append(f"question__metadata__{metadata_key}")
+    rows = list(QuestionResult.objects.filter(run=run).order_by("question_id").values_list(*fields))
+    subjects = np.array([f"{r[1]} / {r[2]}" if r[2] else str(r[1]) for r in rows], dtype=object)
+    return RunQuestions(
+        run_id=run.pk, question_ids=np.array([r[0] for r in rows], dtype=np.int64), subjects=subjects,
+        raw_labels=[r[4] for r in rows] if metadata_key is not None else [], scores=[r[3] for r in rows],
+    )
+
+
+def human_response_set(*, response_set_id: int) -> ResponseSet:
+    """The loaded human response set ``response_set_id`` (``ERR_HUMAN_SET`` otherwise)."""
+    found = ResponseSet.objects.filter(pk=response_set_id, is_human=True, status=ResponseSetStatus.LOADED).first()
+    if found is None:
+        raise ValueError(ERR_HUMAN_SET.format(value=response_set_id))
+    return found
+
+
+def human_matrix(*, response_set: ResponseSet) -> tuple[np.ndarray, np.ndarray]:
+    """``(R, question_ids)``: people's credit, shape (n_questions, n_persons),
+    rows ascending ``Question.id`` (questions are matched to a model set's by
+    dataset and external id, which is what a ``Question`` row is)."""
+    m = response_matrix(response_set=response_set)
+    return np.asarray(m.R), np.asarray(m.question_ids)
+
+
+def question_names(*, question_ids: np.ndarray) -> dict[int, tuple[str, str]]:
+    """``Question.id -> (dataset name, the dataset's own question id)`` for ``question_ids``."""
+    from annotate.models import Question
+
+    ids = [int(q) for q in question_ids]
+    found: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(ids), 10_000):
+        for pk, dataset, external in Question.objects.filter(pk__in=ids[start:start + 10_000]).values_list(
+                "pk", "dataset__name", "external_id"):
+            found[pk] = (dataset, external)
+    return found
+
+
+def question_metadata_of_set(*, response_set: ResponseSet) -> list[dict]:
+    """``Question.metadata`` of every question of ``response_set``."""
+    from annotate.models import Question
+
+    return list(Question.objects.filter(response_set_rows__response_set=response_set)
+                .values_list("metadata", flat=True))
+
+
+def response_sets_human_queryset():
+    """Loaded response sets marked as human, newest first (a queryset, for form choices)."""
+    return ResponseSet.objects.filter(is_human=True, status=ResponseSetStatus.LOADED).order_by("-created_at")
+
+
+def response_sets_human() -> list[ResponseSet]:
+    """Loaded response sets marked as human, newest first."""
+    return list(ResponseSet.objects.filter(is_human=True, status=ResponseSetStatus.LOADED).order_by("-created_at"))
+
+
+def analysis_run_get(*, analysis_id: int):
+    """The analysis run ``analysis_id`` or None."""
+    from annotate.models import AnalysisRun
+
+    return AnalysisRun.objects.filter(pk=analysis_id).first()

@@ -1,0 +1,330 @@
+"""The report's answer on one screen, and plain notes on surprising uncertainty figures.
+
+:func:`report_headline` reads a finished
+:class:`~annotate.reports.services.model.AlignmentReport` (nothing is
+recomputed but one exact McNemar test when the report holds none for the two
+leading methods) and returns what the report page shows first: the values of
+the forest plot (each method's agreement with people, with its interval: with
+the consensus, with the human scale and with a difficulty label when one is
+used) and one sentence naming the method that agrees best with the consensus
+and saying whether its lead over the next one is significant.
+
+:func:`uncertainty_notes` says in plain words why a figure that looks wrong
+is what it is: a negative SSR, an estimate on (or beyond) an end of its
+interval, an undefined split-half, a consensus that rests on one vote.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from annotate.reports.services.model import AlignmentReport
+
+#: The lead is called significant when the exact two-sided McNemar p-value is below this.
+SIGNIFICANCE = Fraction(1, 20)
+PANEL_CONSENSUS = "consensus"
+PANEL_SCALE = "human_scale"
+PANEL_LABEL = "label"
+REASON_NO_CONSENSUS = "no pair has a consensus yet"
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    """One method in one panel: the estimate and its interval (None when undefined).
+
+    Agreements are fractions in [0, 1]; correlations are in [-1, 1].
+    """
+
+    method: str
+    label: str
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+    undefined_reason: str | None
+
+
+@dataclass(frozen=True)
+class ForestPanel:
+    """One panel of the forest plot: a comparison with people and its rows (registry order)."""
+
+    key: str
+    title: str
+    axis: str
+    percent: bool
+    rows: tuple[ForestRow, ...]
+    note: str
+
+
+@dataclass(frozen=True)
+class Lead:
+    """The best method against the consensus and its lead over the next one.
+
+    ``best`` and ``runner_up`` are method keys (``runner_up`` None when at most one
+    method has a defined agreement); ``b`` counts the pairs only ``best`` gets right,
+    ``c`` those only ``runner_up`` gets right; ``p_value`` is the exact two-sided
+    McNemar p-value of ``b`` in ``b + c``; ``significant`` is decided exactly from
+    ``b`` and ``c`` against :data:`SIGNIFICANCE` (None without a runner-up).
+    """
+
+    best: str | None
+    runner_up: str | None
+    tied: bool
+    b: int | None
+    c: int | None
+    p_value: float | None
+    significant: bool | None
+    sentence: str
+
+
+@dataclass(frozen=True)
+class Headline:
+    panels: tuple[ForestPanel, ...]
+    lead: Lead
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _consensus_panel(report: AlignmentReport) -> ForestPanel:
+    rows = []
+    for m in report.available:
+        c = report.consensus_agreement[m.key]
+        ci = c.ci.agreement
+        rows.append(ForestRow(method=m.key, label=m.label, value=c.agreement, low=None if ci is None else ci[0],
+                              high=None if ci is None else ci[1], n=c.n_pairs,
+                              undefined_reason=c.undefined_reason))
+    return ForestPanel(key=PANEL_CONSENSUS, title="With the consensus", axis="agreement with the consensus (%)",
+                       percent=True, rows=tuple(rows),
+                       note=f"pairs with a consensus; {report.params.ci_level:.0%} bootstrap interval; 50% = chance")
+
+
+def _scale_panel(report: AlignmentReport) -> ForestPanel | None:
+    hs = report.human_scale
+    if hs is None or not hs.available:
+        return None
+    overall = {r.method: r.spearman for r in hs.methods if r.scope == "overall"}
+    rows = []
+    for m in report.available:
+        s = overall.get(m.key)
+        if s is None:
+            continue
+        rows.append(ForestRow(method=m.key, label=m.label, value=s.value, low=None if s.ci is None else s.ci[0],
+                              high=None if s.ci is None else s.ci[1], n=s.n, undefined_reason=s.undefined_reason))
+    return ForestPanel(key=PANEL_SCALE, title="With the human scale", axis="Spearman ρ with the human scale",
+                       percent=False, rows=tuple(rows),
+                       note="judged questions; bootstrap interval (evaluators resampled); 0 = no relation")
+
+
+def _label_panel(report: AlignmentReport) -> ForestPanel | None:
+    labels = report.labels
+    analysis = labels.analysis
+    if not labels.key or not analysis or not analysis.get("methods"):
+        return None
+    known = {m.key: m.label for m in report.methods}
+    rows = []
+    for m in analysis["methods"]:
+        first = m["pairs"][0] if m["pairs"] else None
+        if first is None:
+            continue
+        ci = first["agreement_ci"]
+        rows.append(ForestRow(method=m["method"], label=known.get(m["method"], m["method"]),
+                              value=first["agreement"], low=None if not ci else ci[0], high=None if not ci else ci[1],
+                              n=first["n_pairs"], undefined_reason=None if first["agreement"] is not None
+                              else "no scored pair"))
+    return ForestPanel(key=PANEL_LABEL, title=f"With the label {labels.key!r}",
+                       axis=f"agreement with the label {labels.key!r} (%)", percent=True, rows=tuple(rows),
+                       note="same-subject pairs of labelled questions whose labels differ; bootstrap interval")
+
+
+def mcnemar_p_exact(b: int, c: int) -> Fraction:
+    """Exact two-sided McNemar p-value as a fraction: ``min(1, 2 P(X <= min(b, c)))``
+    with ``X ~ Binomial(b + c, 1/2)``; 1 when ``b + c == 0``.
+
+    Parameters
+    ----------
+    b, c : int
+        Discordant pair counts (each >= 0).
+
+    Returns
+    -------
+    Fraction
+        The p-value in [0, 1], exactly (as ``scipy.stats.binomtest`` computes it in floating point).
+
+    Raises
+    ------
+    ValueError
+        If ``b`` or ``c`` is negative.
+
+    References
+    ----------
+    McNemar, Q. (1947). Psychometrika 12(2), 153-157; the report's McNemar
+    column (:func:`scoring.mcnemar_exact`).
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"b and c must be counts >= 0; got b={b!r}, c={c!r}")
+    n = b + c
+    if n == 0:
+        return Fraction(1)
+    tail = sum(math.comb(n, k) for k in range(min(b, c) + 1))
+    return min(Fraction(1), Fraction(2 * tail, 2**n))
+
+
+def _discordant(report: AlignmentReport, first: str, second: str) -> tuple[int, int]:
+    """Pairs with a consensus that only ``first`` gets right, and only ``second``."""
+    for t in report.mcnemar:
+        if (t.method_a, t.method_b) == (first, second) and t.b is not None and t.c is not None:
+            return t.b, t.c
+        if (t.method_a, t.method_b) == (second, first) and t.b is not None and t.c is not None:
+            return t.c, t.b
+    verdict = report.pairs.columns["verdict"]
+    decided = (verdict == "a") | (verdict == "b")
+    right_first = decided & (report.pairs.methods[first] == verdict)
+    right_second = decided & (report.pairs.methods[second] == verdict)
+    return int((right_first & ~right_second).sum()), int((right_second & ~right_first).sum())
+
+
+def _lead(report: AlignmentReport) -> Lead:
+    ranked = []
+    for m in report.available:
+        c = report.consensus_agreement[m.key]
+        if c.agreement is not None and c.n_pairs:
+            ranked.append((Fraction(c.n_agree, c.n_pairs), m.key))
+    if not ranked:
+        return Lead(best=None, runner_up=None, tied=False, b=None, c=None, p_value=None, significant=None,
+                    sentence=f"No method can be ranked yet: {REASON_NO_CONSENSUS}.")
+    order = {m.key: i for i, m in enumerate(report.available)}
+    ranked.sort(key=lambda t: (-t[0], order[t[1]]))
+    best = ranked[0][1]
+    cb = report.consensus_agreement[best]
+    where = f"{_pct(cb.agreement)} of {cb.n_pairs:,} pairs with a consensus"  # type: ignore[arg-type]
+    if len(ranked) == 1:
+        return Lead(best=best, runner_up=None, tied=False, b=None, c=None, p_value=None, significant=None,
+                    sentence=f"{report.label(best)} is the only method with a defined agreement with the "
+                             f"consensus ({where}).")
+    nxt = ranked[1][1]
+    cn = report.consensus_agreement[nxt]
+    b, c = _discordant(report, best, nxt)
+    p = mcnemar_p_exact(b, c)
+    significant = p < SIGNIFICANCE
+    test = (f"exact McNemar p = {float(p):.3g}: {b:,} pair{'s' if b != 1 else ''} only {report.label(best)} "
+            f"gets right, {c:,} only {report.label(nxt)}")
+    tied = ranked[0][0] == ranked[1][0]
+    if tied:
+        sentence = (f"{report.label(best)} and {report.label(nxt)} agree equally well with the human consensus "
+                    f"({where}); no method leads ({test}).")
+    else:
+        verdict = "is significant" if significant else "is not significant at the 5% level"
+        sentence = (f"{report.label(best)} agrees best with the human consensus ({where}); its lead over "
+                    f"{report.label(nxt)} ({_pct(cn.agreement)}) {verdict} "  # type: ignore[arg-type]
+                    f"({test}).")
+    return Lead(best=best, runner_up=nxt, tied=tied, b=b, c=c, p_value=float(p), significant=significant,
+                sentence=sentence)
+
+
+def report_headline(report: AlignmentReport) -> Headline:
+    """What the report page shows first: the forest plot's values and the lead sentence.
+
+    Parameters
+    ----------
+    report : AlignmentReport
+        A computed report (its JSON read back works the same).
+
+    Returns
+    -------
+    Headline
+        ``panels``: the consensus panel (agreement in [0, 1] with its percentile
+        bootstrap interval, every available method), the human-scale panel
+        (overall Spearman ρ with its bootstrap interval; left out while the
+        study has no scale) and the label panel (agreement at margin 0 on
+        every labelled question of the run; only with a label). ``lead``: the
+        method with the highest agreement with the consensus (ties among
+        methods broken by registry order and said so), the next one, the exact
+        McNemar test on the pairs with a consensus (the report's own test when
+        it holds one for the two, else the same test counted from the pairs)
+        and one sentence.
+
+    Notes
+    -----
+    Agreements are compared as exact fractions ``n_agree / n_pairs`` and the
+    significance as the exact binomial tail against 1/20, so no rounding decides
+    either.
+
+    References
+    ----------
+    EIP paper, section 3.3 and table 2 (agreement with the consensus).
+    """
+    panels = [_consensus_panel(report)]
+    panels += [p for p in (_scale_panel(report), _label_panel(report)) if p is not None]
+    return Headline(panels=tuple(panels), lead=_lead(report))
+
+
+def _ssr_note(ssr: float | None) -> str | None:
+    if ssr is None or ssr >= 0:
+        return None
+    return (f"SSR is negative ({ssr:.2f}): the questions' estimation error is larger than their spread, so the votes "
+            "cannot yet tell the questions apart. SSR = (spread - error) / spread drops below 0 then; read it as no "
+            "reliability, and collect more votes per question.")
+
+
+def _edge_questions(report: AlignmentReport) -> list[str]:
+    hs = report.human_scale
+    out = []
+    for q in hs.questions if hs is not None else ():
+        if q.difficulty is None or q.ci is None:
+            continue
+        if q.difficulty <= q.ci[0] or q.difficulty >= q.ci[1]:
+            out.append(f"{q.question.dataset} {q.question.external_id}")
+    return out
+
+
+def single_vote_pairs(report: AlignmentReport) -> int:
+    """Pairs whose consensus rests on exactly one vote."""
+    cols = report.pairs.columns
+    decided = (cols["verdict"] == "a") | (cols["verdict"] == "b")
+    return int((decided & (cols["votes_a"] + cols["votes_b"] == 1)).sum())
+
+
+def uncertainty_notes(report: AlignmentReport) -> dict[str, tuple[str, ...]]:
+    """Plain notes on the figures of ``report`` that can surprise a reader, by section.
+
+    Parameters
+    ----------
+    report : AlignmentReport
+
+    Returns
+    -------
+    dict of str to tuple of str
+        ``"consensus"``: pairs whose consensus is a single vote;
+        ``"human_scale"``: a negative SSR, an undefined split-half;
+        ``"human_scale_questions"``: estimates on or beyond an end of their
+        bootstrap interval. A key is present only when it has a note.
+    """
+    notes: dict[str, list[str]] = {}
+    single = single_vote_pairs(report)
+    n_decided = report.consensus.n_decided
+    if single:
+        notes.setdefault("consensus", []).append(
+            f"{single:,} of the {n_decided:,} pairs with a consensus have a single vote: their consensus is one "
+            "evaluator's verdict, not agreement between people (min. votes per pair: "
+            f"{report.params.min_votes}). Raise the minimum to 2 to count only pairs several people judged.")
+    hs = report.human_scale
+    if hs is not None and hs.available:
+        if (ssr := _ssr_note(hs.ssr)) is not None:
+            notes.setdefault("human_scale", []).append(ssr)
+        if hs.split_half is None:
+            why = ("it needs random halves of the evaluators that each judged at least 3 of the same questions, "
+                   f"and this study has {len(report.evaluators)} evaluator{'s' if len(report.evaluators) != 1 else ''}")
+            notes.setdefault("human_scale", []).append(f"Split-half is undefined: {why}.")
+        edge = _edge_questions(report)
+        if edge:
+            shown = ", ".join(edge[:5]) + (f" and {len(edge) - 5:,} more" if len(edge) > 5 else "")
+            notes.setdefault("human_scale_questions", []).append(
+                f"{len(edge):,} question{'s' if len(edge) != 1 else ''} ({shown}) "
+                f"{'sits' if len(edge) == 1 else 'sit'} on or beyond an end of {'its' if len(edge) == 1 else 'their'} "
+                "interval. The interval is a bootstrap over evaluators, not estimate ± 1.96 SE: with few votes the "
+                "refitted scales pile up on one side of the estimate, and SE (from the observed information) can be "
+                "wide while the interval is narrow. Such a question needs more votes.")
+    return {k: tuple(v) for k, v in notes.items()}

@@ -1,0 +1,1 @@
+"""The studies domain's forms."""

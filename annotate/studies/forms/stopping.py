@@ -1,0 +1,36 @@
+"""The manage page's stopping-rule form and its cost field: parsing and field checks only."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django import forms
+
+from annotate.studies.selectors.stopping import method_labels
+
+
+def _method_choices() -> list[tuple[str, str]]:
+    return [("", "–"), *method_labels().items()]
+
+
+class StoppingRulesForm(forms.Form):
+    """(a) target reliability, (b) two methods and the test's level, (c) a budget; blank = rule not used."""
+
+    target_reliability = forms.DecimalField(
+        required=False, min_value=Decimal("0.001"), max_value=Decimal("0.999"), decimal_places=3,
+        label="Target reliability", help_text="SSR and split-half of the human scale, e.g. 0.8.",
+    )
+    method_a = forms.ChoiceField(required=False, choices=_method_choices, label="Compare method")
+    method_b = forms.ChoiceField(required=False, choices=_method_choices, label="with method")
+    alpha = forms.DecimalField(
+        min_value=Decimal("0.001"), max_value=Decimal("0.999"), decimal_places=3, initial=Decimal("0.05"),
+        label="Test level α", help_text="Anytime-valid sequential sign test.",
+    )
+    max_judgments = forms.IntegerField(required=False, min_value=1, label="Budget in judgments")
+    budget = forms.DecimalField(required=False, min_value=0, decimal_places=2, label="Budget in money")
+    pay_per_judgment = forms.DecimalField(required=False, min_value=0, decimal_places=2, label="Pay per judgment")
+
+
+class CostForm(forms.Form):
+    """The pay per judgment at which the manage page prices its projections (GET)."""
+
+    pay = forms.DecimalField(required=False, min_value=0, decimal_places=2, label="Pay per judgment")

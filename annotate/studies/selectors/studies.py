@@ -1,0 +1,537 @@
+"""Reads for studies and judging: roles, an evaluator's position in a study,
+progress, and the staff coverage report.
+
+Nothing here writes. The evaluator-facing reads never return scores, model
+names or other evaluators' answers; only the staff report does.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+
+from annotate.core import ID_MAX
+from annotate.models import (
+    Assignment,
+    Choice,
+    Dataset,
+    Invitation,
+    Judgment,
+    Pair,
+    Participation,
+    StoppingRules,
+    Study,
+    StudyStatus,
+    Subject,
+)
+
+EVALUATOR_GROUP = "evaluator"
+RESEARCHER_GROUP = "researcher"
+VOTES = (Choice.LEFT, Choice.RIGHT)
+
+
+# --- roles -----------------------------------------------------------------------
+
+
+def user_is_researcher(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Staff, or a member of the "researcher" group."""
+    if not user.is_authenticated:
+        return False
+    return bool(user.is_staff or user.groups.filter(name=RESEARCHER_GROUP).exists())
+
+
+def user_is_evaluator(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """A member of the "evaluator" group who is neither staff nor researcher."""
+    if not user.is_authenticated or user.is_staff:
+        return False
+    names = set(user.groups.values_list("name", flat=True))
+    return EVALUATOR_GROUP in names and RESEARCHER_GROUP not in names
+
+
+def user_role(*, user: AbstractBaseUser | AnonymousUser) -> str | None:
+    """The visitor's role for navigation: "admin" (staff), "researcher",
+    "evaluator", or None (anonymous, or in no group)."""
+    if not user.is_authenticated:
+        return None
+    if user.is_staff:
+        return "admin"
+    if user_is_researcher(user=user):
+        return "researcher"
+    if user_is_evaluator(user=user):
+        return "evaluator"
+    return None
+
+
+# --- invitations and participations ---------------------------------------------
+
+
+#: What an invitation token can look like (``secrets.token_urlsafe``, at most the column's 64 characters).
+INVITATION_TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def invitation_get_active(*, token: str) -> Invitation | None:
+    """The unrevoked invitation with this token, or None (also for a token
+    that no invitation can have, such as one with a NUL byte)."""
+    if not INVITATION_TOKEN_RE.fullmatch(token):
+        return None
+    return (
+        Invitation.objects.select_related("study")
+        .filter(token=token, revoked_at__isnull=True)
+        .first()
+    )
+
+
+def participation_get(*, study_id: int, user: AbstractBaseUser) -> Participation | None:
+    """``user``'s participation in study ``study_id`` (with the study), or None
+    (also for an id no study can have, such as one beyond 64 bits from a URL)."""
+    if not user.is_authenticated or not 1 <= study_id <= ID_MAX:
+        return None
+    return Participation.objects.select_related("study").filter(study_id=study_id, user=user).first()
+
+
+def participations_of(*, user: AbstractBaseUser) -> list[Participation]:
+    return list(Participation.objects.select_related("study").filter(user=user).order_by("-created_at"))
+
+
+def participation_next_step(*, participation: Participation) -> str:
+    """Where the evaluator goes next: "closed", "onboarding", "guidelines" or
+    "judge" (the judging page itself sends a finished evaluator to "done")."""
+    if participation.study.status != StudyStatus.OPEN:
+        return "closed"
+    if participation.onboarded_at is None:
+        return "onboarding"
+    if participation.guidelines_accepted_at is None:
+        return "guidelines"
+    return "judge"
+
+
+# --- the evaluator's order ------------------------------------------------------
+
+
+def evaluator_pair_key(*, seed: int, pair_id: int) -> tuple[int, bool]:
+    """Deterministic per-evaluator ``(order key, question_a on the left)``.
+
+    The same seed and pair always give the same answer, so a refresh shows the
+    same pair the same way round; different seeds give independent orders.
+    """
+    digest = hashlib.blake2b(f"{seed}:{pair_id}".encode(), digest_size=8).digest()
+    value = int.from_bytes(digest, "big")
+    return value >> 1, bool(value & 1)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """An evaluator's counts. ``remaining`` counts pairs they may still get:
+    undecided pairs still open (fewer votes than the target) plus any pair
+    already on their screen."""
+
+    judged: int
+    skipped: int
+    remaining: int
+
+    @property
+    def total(self) -> int:
+        return self.judged + self.skipped + self.remaining
+
+    @property
+    def done(self) -> bool:
+        return self.remaining == 0
+
+
+#: Order indices examined per query when looking for an evaluator's next pair.
+ORDER_CHUNK = 64
+_MASK64 = (1 << 64) - 1
+_FEISTEL_ROUNDS = 4
+
+
+def _mix64(x: int) -> int:
+    """splitmix64's finaliser: a cheap, well-spread 64-bit mixing function."""
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & _MASK64
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EB & _MASK64
+    return x ^ (x >> 31)
+
+
+def evaluator_order_position(*, seed: int, n: int, index: int) -> int:
+    """The pair position the evaluator with ``seed`` meets at ``index`` of their order.
+
+    The order is a seeded pseudo-random permutation of ``range(n)`` (pair
+    positions): a 4-round Feistel network on the smallest even number of bits
+    covering ``n``, walked until it lands below ``n`` (fewer than 4 steps on
+    average). Computed in constant time per index, so the evaluator's whole
+    order is "computed once" from ``(seed, n)`` and never stored or sorted.
+
+    Parameters
+    ----------
+    seed : int
+        ``Participation.seed``.
+    n : int
+        Pairs in the study (positions are ``0 .. n - 1``), ``n >= 1``.
+    index : int
+        Place in the order, ``0 <= index < n``.
+
+    Returns
+    -------
+    int
+        A position in ``range(n)``; distinct indices give distinct positions.
+    """
+    half = max(1, ((n - 1).bit_length() + 1) // 2)
+    mask = (1 << half) - 1
+    keys = [_mix64((seed * 4 + r) & _MASK64) for r in range(_FEISTEL_ROUNDS)]
+    x = index
+    while True:
+        left, right = x >> half, x & mask
+        for key in keys:
+            left, right = right, left ^ (_mix64(right ^ key) & mask)
+        x = (left << half) | right
+        if x < n:
+            return x
+
+
+@dataclass(frozen=True)
+class NextPair:
+    """The next pair of an evaluator's order and the cursor after it."""
+
+    pair_id: int
+    cursor: int
+
+
+@dataclass(frozen=True)
+class JudgingState:
+    """What one evaluator has decided and has on screen, read with a handful of
+    indexed queries whose cost does not grow with the study's size.
+
+    ``open_assignments`` lists the assignments (pair on screen, not yet
+    decided) by display time; ``n_offerable`` counts the undecided, unassigned
+    pairs still below the target.
+    """
+
+    participation: Participation
+    judged: int
+    skipped: int
+    open_assignments: tuple[Assignment, ...]
+    n_offerable: int
+    n_pairs: int
+
+    @property
+    def progress(self) -> Progress:
+        return Progress(judged=self.judged, skipped=self.skipped,
+                        remaining=len(self.open_assignments) + self.n_offerable)
+
+    def next_pair_id(self) -> int | None:
+        """The pair to show: the oldest open assignment, else the first offerable
+        pair in the evaluator's order, else None (finished)."""
+        if self.open_assignments:
+            return self.open_assignments[0].pair_id
+        found = participation_next_pair(participation=self.participation, n_offerable=self.n_offerable,
+                                        n_pairs=self.n_pairs)
+        return None if found is None else found.pair_id
+
+
+def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
+    decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pair_id"))
+    return list(
+        Assignment.objects.filter(participation_id=participation.pk).filter(~Exists(decided))
+        .select_related("pair__question_a__dataset", "pair__question_b__dataset").order_by("shown_at", "id")
+    )
+
+
+def _study_full(study_id: int) -> bool:
+    """A stopping rule of the study fired (:mod:`annotate.studies.services.stopping`): nothing new is offered."""
+    return StoppingRules.objects.filter(study_id=study_id, fired_at__isnull=False).exists()
+
+
+def participation_state(*, participation: Participation) -> JudgingState:
+    """Read an evaluator's :class:`JudgingState`.
+
+    Four queries, none of which reads every pair of the study: the
+    evaluator's decisions by choice, their open assignments, the number of
+    pairs that reached the target (an index range count on ``Pair.n_votes``)
+    and the number of their own assigned pairs still below it; nothing is
+    offerable once a stopping rule of the study has fired. Every judgment
+    has an assignment (the judging service writes one first; imports carry
+    them), so "offerable" = pairs below the target minus the evaluator's
+    assigned pairs below it.
+    """
+    study = participation.study
+    if study.is_adaptive:
+        return _adaptive_state(participation=participation)
+    target = study.target_judgments_per_pair
+    by_choice = dict(
+        participation.judgments.order_by().values("choice").annotate(n=Count("id")).values_list("choice", "n")
+    )
+    skipped = by_choice.get(Choice.SKIP, 0)
+    assignments = _open_assignments_of(participation=participation)
+    n_pairs = study_pair_count(study_id=study.pk)
+    at_target = Pair.objects.filter(study_id=study.pk, n_votes__gte=target).count()
+    mine_below = Assignment.objects.filter(participation_id=participation.pk, pair__n_votes__lt=target).count()
+    full = _study_full(study.pk)
+    return JudgingState(
+        participation=participation,
+        judged=sum(by_choice.values()) - skipped,
+        skipped=skipped,
+        open_assignments=tuple(assignments),
+        n_offerable=0 if full else max(0, n_pairs - at_target - mine_below),
+        n_pairs=n_pairs,
+    )
+
+
+def adaptive_total(*, study: Study) -> int:
+    """Pairs each evaluator of an adaptive study is shown: its ``n_pairs``
+    regular pairs plus every attention check."""
+    return study.n_pairs + Pair.objects.filter(study_id=study.pk, attention_check=True).count()
+
+
+def _adaptive_state(*, participation: Participation) -> JudgingState:
+    """An adaptive study's :class:`JudgingState`: pairs are made as they are
+    served, so what an evaluator may still get is their total
+    (:func:`adaptive_total`) minus what they were shown, or nothing once they
+    are finished (the pool had no unseen pair left for them)."""
+    by_choice = dict(
+        participation.judgments.order_by().values("choice").annotate(n=Count("id")).values_list("choice", "n")
+    )
+    skipped = by_choice.get(Choice.SKIP, 0)
+    total = adaptive_total(study=participation.study)
+    shown = Assignment.objects.filter(participation_id=participation.pk).count()
+    full = participation.finished_at is not None or _study_full(participation.study_id)
+    offerable = 0 if full else max(0, total - shown)
+    return JudgingState(
+        participation=participation,
+        judged=sum(by_choice.values()) - skipped,
+        skipped=skipped,
+        open_assignments=tuple(_open_assignments_of(participation=participation)),
+        n_offerable=offerable,
+        n_pairs=total,
+    )
+
+
+def study_pair_count(*, study_id: int) -> int:
+    """Pairs in the study (positions are ``0 .. n - 1``): one index lookup."""
+    top = Pair.objects.filter(study_id=study_id).order_by("-position").values_list("position", flat=True).first()
+    return 0 if top is None else top + 1
+
+
+def participation_next_pair(
+    *, participation: Participation, n_offerable: int | None = None, n_pairs: int | None = None
+) -> NextPair | None:
+    """The first offerable pair in the evaluator's order, from their cursor on.
+
+    Walks :func:`evaluator_order_position` from ``participation.order_cursor``
+    in chunks of :data:`ORDER_CHUNK` positions, one indexed query per chunk
+    (pairs at those positions, below the target, neither assigned to nor
+    decided by the evaluator). Pairs behind the cursor were at the target or
+    already the evaluator's when the cursor passed them, so the walk resumes
+    where it stopped; only when nothing is found up to the end (the target was
+    raised since) does it wrap around once. ``n_offerable == 0`` (known from
+    :func:`participation_state`) skips the walk; ``n_pairs`` saves a query
+    when known. Reads only.
+    """
+    if n_offerable == 0:
+        return None
+    study = participation.study
+    n = study_pair_count(study_id=study.pk) if n_pairs is None else n_pairs
+    if n == 0:
+        return None
+    start = min(participation.order_cursor, n)
+    spans = [(start, n), (0, start)]
+    mine = Assignment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pk"))
+    decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pk"))
+    for lo, hi in spans:
+        for chunk_lo in range(lo, hi, ORDER_CHUNK):
+            indices = range(chunk_lo, min(chunk_lo + ORDER_CHUNK, hi))
+            index_of = {evaluator_order_position(seed=participation.seed, n=n, index=k): k for k in indices}
+            # Only (study, position) in SQL, so the plan is the unique index on it whatever the
+            # statistics say (a vote-count condition there let a stale planner scan the study).
+            found = (
+                Pair.objects.filter(study_id=study.pk, position__in=list(index_of))
+                .filter(~Exists(mine), ~Exists(decided)).values_list("pk", "position", "n_votes")
+            )
+            target = study.target_judgments_per_pair
+            best = min(((index_of[pos], pk) for pk, pos, votes in found if votes < target), default=None)
+            if best is not None:
+                return NextPair(pair_id=best[1], cursor=best[0] + 1)
+    return None
+
+
+def participation_progress(*, participation: Participation) -> Progress:
+    return participation_state(participation=participation).progress
+
+
+def study_scope_frozen(*, study: Study) -> bool:
+    """Whether ``study``'s scope (datasets, subjects, pairs) is frozen.
+
+    The one rule: the scope freezes at the study's first judgment, a vote or a
+    skip. From then on, answers refer to its pairs, so changing what the study
+    covers would change what earlier answers mean; a different scope is a new
+    study. Assignments alone (a pair on screen, no answer yet) do not freeze it.
+    """
+    return Judgment.objects.filter(pair__study_id=study.pk).exists()
+
+
+def study_judgment_count(*, study: Study) -> int:
+    """Judgments (votes and skips) recorded in ``study``."""
+    return Judgment.objects.filter(pair__study_id=study.pk).count()
+
+
+def study_evaluator_count(*, study: Study) -> int:
+    """Evaluators (participations) of ``study``."""
+    return Participation.objects.filter(study_id=study.pk).count()
+
+
+def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser) -> list[Study]:
+    """The study list of ``user`` (:func:`studies_visible_to`), each with ``n_evaluators``."""
+    return list(studies_visible_to(user=user).annotate(n_evaluators=Count("participations", distinct=True)))
+
+
+def study_get_by_key(*, key: str) -> Study | None:
+    """The study ``key`` names, as every command's ``--study`` takes it: a
+    study *name* first, then, if no study has that name and ``key`` is all
+    digits, the study with that *id*. A study whose name is all digits is
+    therefore still found by its name (and hides the study with that id:
+    pass the other study's name instead). None when nothing matches."""
+    study = Study.objects.filter(name=key).first()
+    if study is None and key.isdigit():
+        study = Study.objects.filter(pk=int(key)).first()
+    return study
+
+
+def user_get_by_username(*, username: str) -> AbstractBaseUser | None:
+    """The account called ``username``, if any (active or not)."""
+    return get_user_model().objects.filter(username=username).first()
+
+
+def evaluator_get_active(*, pk: int | None) -> AbstractBaseUser | None:
+    """The active evaluator account with id ``pk``, or None (also for a None ``pk``)."""
+    user = get_user_model().objects.filter(pk=pk, is_active=True).first()
+    return user if user is not None and user_is_evaluator(user=user) else None
+
+
+def users_of_participations(*, participations: QuerySet[Participation]) -> list[AbstractBaseUser]:
+    """The distinct accounts of ``participations``, by id."""
+    user_ids = sorted(set(participations.values_list("user_id", flat=True)))
+    return list(get_user_model().objects.filter(pk__in=user_ids).order_by("pk"))
+
+
+# --- who may see and change a study (object-level permission, the one place) -------
+
+
+def studies_visible_to(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Study]:
+    """The studies ``user`` may see and change, newest first.
+
+    Staff (admins) see every study; a researcher the studies they own
+    (``created_by``) or were added to (``members``); anyone else none.
+    Every researcher-facing page, download, API endpoint and the admin
+    changelist filter through this (or :func:`can_manage_study`).
+    """
+    if not user.is_authenticated:
+        return Study.objects.none()
+    if user.is_staff:
+        return Study.objects.order_by("-created_at", "-id")
+    if not user_is_researcher(user=user):
+        return Study.objects.none()
+    added = Study.members.through.objects.filter(user_id=user.pk).values("study_id")
+    return Study.objects.filter(Q(created_by_id=user.pk) | Q(pk__in=added)).order_by("-created_at", "-id")
+
+
+def can_manage_study(*, user: AbstractBaseUser | AnonymousUser, study: Study) -> bool:
+    """Whether ``user`` may see and change ``study`` (see :func:`studies_visible_to`)."""
+    if not user.is_authenticated:
+        return False
+    if user.is_staff:
+        return True
+    if not user_is_researcher(user=user):
+        return False
+    return study.created_by_id == user.pk or study.members.filter(pk=user.pk).exists()
+
+
+def study_for_researcher(*, user: AbstractBaseUser | AnonymousUser, study_id: int) -> Study | None:
+    """Study ``study_id`` (its scoring run loaded) when ``user`` may manage it;
+    None when it does not exist *or* is someone else's (callers answer 404 to
+    both, so an outsider learns nothing about other researchers' studies)."""
+    return studies_visible_to(user=user).select_related("scoring_run").filter(pk=study_id).first()
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    """What moving a study to another status means, for the confirmation step."""
+
+    verb: str  # "Launch", "Close", "Reopen", "Back to draft" (the button's label)
+    consequence: str
+
+
+STATUS_CHANGES = {
+    (StudyStatus.DRAFT, StudyStatus.OPEN): StatusChange(
+        "Launch", "Invitation links start admitting evaluators. The pairs and settings stay editable until the "
+                  "first judgment arrives; after that they are frozen."),
+    (StudyStatus.OPEN, StudyStatus.CLOSED): StatusChange(
+        "Close", "Nobody can join or judge any more; evaluators who follow a link are told the study is closed. "
+                 "Nothing is deleted, and you can reopen the study."),
+    (StudyStatus.CLOSED, StudyStatus.OPEN): StatusChange(
+        "Reopen", "Invitation links admit evaluators again and everyone can continue where they stopped."),
+    (StudyStatus.DRAFT, StudyStatus.CLOSED): StatusChange(
+        "Close", "The study is closed without having been launched. Nothing is deleted."),
+    (StudyStatus.OPEN, StudyStatus.DRAFT): StatusChange(
+        "Back to draft", "Nobody can join or judge until you launch it again."),
+    (StudyStatus.CLOSED, StudyStatus.DRAFT): StatusChange(
+        "Back to draft", "The study stays closed to evaluators until you launch it."),
+}
+
+
+def study_status_change(*, study: Study, status: str) -> StatusChange | None:
+    """What moving ``study`` to ``status`` does; None when it already has that status."""
+    return STATUS_CHANGES.get((StudyStatus(study.status), StudyStatus(status)))
+
+
+def completion_url_for(*, study: Study) -> str:
+    """Where the done page sends a finished evaluator: the study's
+    ``completion_url`` (e.g. Prolific's ``.../submissions/complete?cc=CODE``)
+    when it is an http(s) address, else "" (no redirect)."""
+    url = (study.completion_url or "").strip()
+    return url if url.lower().startswith(("https://", "http://")) else ""
+
+
+# --- a study's related rows, for pages, forms and commands ------------------------
+
+
+def study_subjects(*, study: Study) -> QuerySet[Subject]:
+    """The study's subjects, by name."""
+    return study.subjects.order_by("name")
+
+
+def participation_qualified_subjects(*, participation: Participation) -> QuerySet[Subject]:
+    """The subjects an evaluator said they are qualified in (onboarding)."""
+    return participation.qualified_subjects.all()
+
+
+def study_pool_size(*, study: Study) -> int:
+    """Questions in an adaptive study's pool."""
+    return study.pool.count()
+
+
+def study_subject_count(*, study: Study) -> int:
+    return study.subjects.count()
+
+
+@dataclass(frozen=True)
+class StudyRelated:
+    """A study's datasets, subjects and co-researchers (as the edit form shows them)."""
+
+    datasets: list[Dataset]
+    subjects: list[Subject]
+    members: list[AbstractBaseUser]
+
+
+def study_related(*, study: Study) -> StudyRelated:
+    return StudyRelated(datasets=list(study.datasets.all()), subjects=list(study.subjects.all()),
+                        members=list(study.members.all()))
+
+
+def screened_out_url_for(*, study: Study) -> str:
+    """Where a participant who did not earn the completion code may go: the
+    study's ``screened_out_url`` (a platform's return or screened-out link)
+    when it is an http(s) address, else ""."""
+    url = (study.screened_out_url or "").strip()
+    return url if url.lower().startswith(("https://", "http://")) else ""

@@ -1,0 +1,153 @@
+"""Reads of a study export (annotate/studies/services/study_transfer.py builds the
+document from these rows; the import side, which writes, stays in the service).
+
+Every read is by database id; the service turns ids into natural keys.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Q
+
+from annotate.models import (
+    Assignment,
+    Dataset,
+    ExclusionEvent,
+    Judgment,
+    LanguageModel,
+    MethodResult,
+    Pair,
+    Participation,
+    Question,
+    QuestionResult,
+    Study,
+)
+
+#: Fields of a ``QuestionResult`` an export carries.
+RESULT_FIELDS = ("kept", "n_observed", "scores")
+#: Fields of a ``MethodResult`` an export carries.
+METHOD_FIELDS = ("method", "params", "n_iter", "converged", "residual", "duration_s", "notes")
+#: Fields of a ``LanguageModel`` an export carries (for the run's ``models_used``).
+MODEL_FIELDS = ("name", "family", "parameters_b", "access")
+#: Fields of a stored pools ``AnalysisRun`` an export carries.
+POOLS_FIELDS = ("params", "result", "created_at", "started_at", "finished_at", "duration_s")
+#: Fields of a ``Judgment`` an export carries (besides its participation).
+JUDGMENT_FIELDS = ("pair_id", "choice", "left_question_id", "harder_question_id", "shown_at", "submitted_at",
+                   "seconds", "client_seconds")
+
+
+@dataclass(frozen=True)
+class StudyExportRows:
+    """Everything :func:`study_export_rows` read, as plain rows.
+
+    Attributes
+    ----------
+    pairs : list of (pk, position, question_a_id, question_b_id, stratum)
+        In position order.
+    question_results : list of dict
+        ``question_id`` and :data:`RESULT_FIELDS` of every result of the
+        study's run (the whole run: the report's profiles and label
+        correlations read all of them, its pairs read any question's).
+    questions : dict of int to dict
+        Every question a pair or a result refers to, by id (ascending):
+        ``pk``, ``dataset__name``, ``external_id``, ``subject__name``,
+        ``text``, ``options``, ``reference_answer``, ``metadata``.
+    datasets : list of (name, description)
+        The study's datasets and those of ``questions``, by name.
+    study_datasets, study_subjects : list of str
+        Names of the study's datasets and subjects, sorted.
+    methods : list of dict
+        :data:`METHOD_FIELDS` of the run's method results, by method.
+    participations : list of Participation
+        With ``user`` and ``qualified_subjects`` loaded.
+    assignments : list of (participation_id, pair_id, left_question_id, shown_at)
+    judgments : list of dict
+        ``participation_id`` and :data:`JUDGMENT_FIELDS`.
+    models_used : list of dict
+        :data:`MODEL_FIELDS` of the run's ``models_used``, by name.
+    attention_checks : dict of int to int
+        Pair id -> expected harder question id, for the attention-check pairs.
+    exclusion_events : list of (participation_id, action, reason, by username or None, at)
+        The exclusion audit trail, oldest first.
+    """
+
+    pairs: list[tuple[int, int, int, int, int | None]]
+    question_results: list[dict]
+    questions: dict[int, dict]
+    datasets: list[tuple[str, str]]
+    study_datasets: list[str]
+    study_subjects: list[str]
+    methods: list[dict]
+    participations: list[Participation]
+    assignments: list[tuple]
+    judgments: list[dict]
+    models_used: list[dict]
+    attention_checks: dict[int, int] = field(default_factory=dict)
+    exclusion_events: list[tuple] = field(default_factory=list)
+
+
+def study_export_rows(*, study: Study) -> StudyExportRows:
+    """Read what an export of ``study`` holds (about 15 queries, none per row)."""
+    run_id = study.scoring_run_id
+    dataset_ids = list(study.datasets.values_list("pk", flat=True))
+    pairs = list(Pair.objects.filter(study=study).order_by("position").values_list(
+        "pk", "position", "question_a_id", "question_b_id", "stratum"))
+    results = list(QuestionResult.objects.filter(run_id=run_id).values("question_id", *RESULT_FIELDS))
+    question_ids = {r["question_id"] for r in results} | {q for p in pairs for q in (p[2], p[3])}
+    questions = {
+        q["pk"]: q for q in Question.objects.filter(pk__in=question_ids).order_by("pk").values(
+            "pk", "dataset__name", "external_id", "subject__name", "text", "options", "reference_answer", "metadata")
+    }
+    datasets = list(Dataset.objects.filter(Q(pk__in=dataset_ids) | Q(questions__pk__in=question_ids))
+                    .distinct().order_by("name").values_list("name", "description"))
+    return StudyExportRows(
+        pairs=pairs,
+        question_results=results,
+        questions=questions,
+        datasets=datasets,
+        study_datasets=sorted(study.datasets.values_list("name", flat=True)),
+        study_subjects=sorted(study.subjects.values_list("name", flat=True)),
+        methods=list(MethodResult.objects.filter(run_id=run_id).order_by("method").values(*METHOD_FIELDS)),
+        participations=list(Participation.objects.filter(study=study).select_related("user", "excluded_by")
+                            .prefetch_related("qualified_subjects")),
+        assignments=list(Assignment.objects.filter(participation__study=study).values_list(
+            "participation_id", "pair_id", "left_question_id", "shown_at")),
+        judgments=list(Judgment.objects.filter(participation__study=study).values(
+            "participation_id", *JUDGMENT_FIELDS)),
+        models_used=list(LanguageModel.objects.filter(pk__in=study.scoring_run.models_used.values("pk"))
+                         .order_by("name").values(*MODEL_FIELDS)),
+        attention_checks=dict(Pair.objects.filter(study=study, attention_check=True)
+                              .values_list("pk", "expected_harder_id")),
+        exclusion_events=list(ExclusionEvent.objects.filter(participation__study=study).order_by("at", "pk")
+                              .values_list("participation_id", "action", "reason", "by__username", "at")),
+    )
+
+
+# --- what an import checks against -----------------------------------------------------
+
+
+def questions_by_key(*, dataset_names: Iterable[str]) -> dict[tuple[str, str], Question]:
+    """The stored questions of the datasets named, by (dataset name, external id),
+    with ``dataset`` and ``subject`` loaded."""
+    return {
+        (q.dataset.name, q.external_id): q
+        for q in Question.objects.filter(dataset__name__in=list(dataset_names)).select_related("dataset", "subject")
+    }
+
+
+def models_by_name(*, names: Iterable[str]) -> dict[str, LanguageModel]:
+    """The stored language models among ``names`` (name -> model)."""
+    return {m.name: m for m in LanguageModel.objects.filter(name__in=list(names))}
+
+
+def users_by_username(*, usernames: Iterable[str]) -> dict[str, AbstractBaseUser]:
+    """The accounts among ``usernames`` that exist (username -> user)."""
+    return {u.get_username(): u for u in get_user_model().objects.filter(username__in=list(usernames))}
+
+
+def study_name_taken(*, name: str) -> bool:
+    """Whether a study is called ``name`` (names are unique)."""
+    return Study.objects.filter(name=name).exists()

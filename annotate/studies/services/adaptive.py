@@ -1,0 +1,181 @@
+"""Adaptive studies: choose an evaluator's next pair while the study runs.
+
+An adaptive study (:data:`~annotate.models.PairStrategy.ADAPTIVE`) draws no
+pair up front. It keeps a pool of eligible questions
+(:class:`~annotate.models.AdaptivePoolQuestion`, fixed at creation) and,
+when an evaluator's next pair is served (:func:`adaptive_next_pair`, called by
+:func:`annotate.studies.services.judging.judging_assign_next` on a POST, never on a
+GET), the kernel :mod:`scoring.adaptive_pairs` chooses it from
+
+* the study's votes so far (skips are not votes; evaluators excluded from the
+  analyses and attention checks are left out), oriented by which question
+  was judged harder,
+* the pairs this evaluator was already shown (never shown twice), and the
+  study's attention checks (never chosen as regular pairs),
+* the pool's blocks (same subject and component of the model-question graph).
+
+The chosen pair's :class:`~annotate.models.Pair` row is made then, or found
+when another evaluator's choice made it first (race-safe: the unique
+constraints on the unordered pair and on the position, with a retry on
+``IntegrityError``).
+
+Attention checks are drawn at creation; each evaluator meets every check once,
+at slots of their sequence drawn from their participation seed.
+
+Nothing here reaches the evaluator but the pair itself.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
+
+from annotate.models import AdaptivePoolQuestion, Assignment, Choice, Judgment, Pair, Participation, Study
+from scoring.adaptive_pairs import AdaptiveConfig, ScaleEstimate, choose_next_pair, scale_estimate
+from scoring.exceptions import ConvergenceError
+
+logger = logging.getLogger(__name__)
+
+#: Second element of the seed sequences (with the participation seed) of an adaptive choice.
+CHOICE_STREAM = 11
+#: ... and of the slots at which an evaluator meets the attention checks.
+CHECK_SLOT_STREAM = 12
+#: Attempts at inserting a new pair before giving up (each retry re-reads the study's pairs).
+INSERT_ATTEMPTS = 8
+
+
+def adaptive_config(*, study: Study) -> AdaptiveConfig:
+    return AdaptiveConfig(min_comparisons=study.adaptive_min_comparisons, random_share=study.adaptive_random_share)
+
+
+def _check_slots(*, seed: int, total: int, n_checks: int) -> frozenset[int]:
+    """The places (0-based, among the evaluator's ``total`` pairs) where they meet an attention check."""
+    if n_checks <= 0 or total <= 0:
+        return frozenset()
+    rng = np.random.default_rng([seed, CHECK_SLOT_STREAM])
+    return frozenset(int(k) for k in rng.choice(total, size=min(n_checks, total), replace=False))
+
+
+def _next_check(*, participation: Participation, shown: list[tuple[int, int, int, bool]]) -> Pair | None:
+    """The attention check due at the evaluator's next slot, if any."""
+    study = participation.study
+    checks = list(Pair.objects.filter(study_id=study.pk, attention_check=True).order_by("position")
+                  .values_list("pk", flat=True))
+    if not checks:
+        return None
+    slot = len(shown)
+    if slot not in _check_slots(seed=participation.seed, total=study.n_pairs + len(checks), n_checks=len(checks)):
+        return None
+    met = {pk for pk, _, _, is_check in shown if is_check}
+    left = [pk for pk in checks if pk not in met]
+    return None if not left else Pair.objects.get(pk=left[0])
+
+
+def adaptive_choose(
+    *, study: Study, participation: Participation, shown: list[tuple[int, int, int, bool]]
+) -> tuple[int, int] | None:
+    """The kernel's choice for ``participation``: two question ids, or None
+    when the evaluator has seen every pair of the pool. Reads only (three
+    queries: the pool, the study's votes, its attention checks)."""
+    pool = np.array(
+        AdaptivePoolQuestion.objects.filter(study_id=study.pk).order_by("question_id").values_list("question_id",
+                                                                                                   "block"),
+        dtype=np.int64,
+    ).reshape(-1, 2)
+    if len(pool) < 2:
+        return None
+    qids, blocks = pool[:, 0], pool[:, 1]
+    votes = np.array(
+        Judgment.objects.filter(pair__study_id=study.pk, pair__attention_check=False, choice__in=(Choice.LEFT,
+                                                                                                   Choice.RIGHT),
+                                participation__excluded_at__isnull=True)
+        .values_list("harder_question_id", "pair__question_a_id", "pair__question_b_id"),
+        dtype=np.int64,
+    ).reshape(-1, 3)
+    harder = votes[:, 0]
+    easier = np.where(votes[:, 1] == harder, votes[:, 2], votes[:, 1])
+    hi, ei = _index(qids, harder), _index(qids, easier)
+    keep = (hi >= 0) & (ei >= 0)
+    estimate = _estimate(len(qids), hi[keep], ei[keep], study=study)
+    checks = list(Pair.objects.filter(study_id=study.pk, attention_check=True)
+                  .values_list("question_a_id", "question_b_id"))
+    seen_ids = np.array([(a, b) for _, a, b, _ in shown] + checks, dtype=np.int64).reshape(-1, 2)
+    seen = np.stack([_index(qids, seen_ids[:, 0]), _index(qids, seen_ids[:, 1])], axis=1)
+    seen = seen[(seen >= 0).all(axis=1)]
+    rng = np.random.default_rng([participation.seed, CHOICE_STREAM, len(shown)])
+    chosen = choose_next_pair(subjects=blocks, estimate=estimate, seen=seen, rng=rng,
+                              config=adaptive_config(study=study))
+    if chosen is None:
+        return None
+    i, j = chosen
+    a, b = int(qids[i]), int(qids[j])
+    return (a, b) if rng.random() < 0.5 else (b, a)  # which question is "a": a fair coin, as at creation
+
+
+def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:
+    """The kernel's scale estimate; if its fit does not converge, a neutral
+    scale (every question at 0) that still counts each question's votes, so
+    the exposure floor and the random share keep working and the evaluator's
+    answer is never lost to an error."""
+    try:
+        return scale_estimate(n, harder, easier)
+    except ConvergenceError as error:
+        logger.warning("adaptive study %s: %s; choosing from a neutral scale", study.pk, error)
+        neutral = scale_estimate(n, harder[:0], easier[:0])
+        counts = np.bincount(np.concatenate([harder, easier]), minlength=n).astype(np.int64)
+        return dataclasses.replace(neutral, n_comparisons=counts)
+
+
+def _index(qids: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Index of each id in the sorted ``qids``; -1 when absent."""
+    at = np.searchsorted(qids, ids)
+    at = np.minimum(at, len(qids) - 1)
+    return np.where(qids[at] == ids, at, -1) if len(ids) else np.empty(0, dtype=np.int64)
+
+
+def pair_get_or_create(*, study: Study, question_a_id: int, question_b_id: int) -> Pair:
+    """The study's pair of these two questions (either order), made at the
+    next free position when missing. Race-safe: a concurrent insert of the
+    same pair (or at the same position) raises ``IntegrityError`` in a
+    savepoint, and the lookup runs again."""
+    same = Q(question_a_id=question_a_id, question_b_id=question_b_id) | Q(
+        question_a_id=question_b_id, question_b_id=question_a_id)
+    for _ in range(INSERT_ATTEMPTS):
+        existing = Pair.objects.filter(same, study_id=study.pk).first()
+        if existing is not None:
+            return existing
+        top = Pair.objects.filter(study_id=study.pk).aggregate(top=Max("position"))["top"]
+        try:
+            with transaction.atomic():
+                return Pair.objects.create(study=study, position=0 if top is None else top + 1,
+                                           question_a_id=question_a_id, question_b_id=question_b_id)
+        except IntegrityError:
+            continue
+    raise RuntimeError(f"could not store a new pair of study {study.pk} after {INSERT_ATTEMPTS} attempts")
+
+
+def adaptive_next_pair(*, participation: Participation) -> Pair | None:
+    """The pair to serve next to ``participation`` in an adaptive study: the
+    attention check due at this slot, else the kernel's choice (its Pair row
+    made now if new), else a remaining attention check; None when nothing is
+    left. Writes at most the new Pair row; the caller writes the assignment."""
+    study = participation.study
+    shown = [
+        (pk, a, b, bool(check)) for pk, a, b, check in
+        Assignment.objects.filter(participation_id=participation.pk).order_by("shown_at", "id")
+        .values_list("pair_id", "pair__question_a_id", "pair__question_b_id", "pair__attention_check")
+    ]
+    n_regular = sum(1 for *_, check in shown if not check)
+    check = _next_check(participation=participation, shown=shown)
+    if check is not None:
+        return check
+    if n_regular < study.n_pairs:
+        chosen = adaptive_choose(study=study, participation=participation, shown=shown)
+        if chosen is not None:
+            return pair_get_or_create(study=study, question_a_id=chosen[0], question_b_id=chosen[1])
+    met = {pk for pk, *_, is_check in shown if is_check}
+    rest = Pair.objects.filter(study_id=study.pk, attention_check=True).exclude(pk__in=met).order_by("position")
+    return rest.first()

@@ -1,0 +1,292 @@
+"""Writes for judging: serve an evaluator their next pair, record their answer.
+
+Rules
+-----
+* A pair, once shown to an evaluator (an :class:`Assignment`), stays theirs
+  until they judge or skip it, even when the study's target is reached.
+* Each evaluator sees the pairs in their own deterministic order (a seeded
+  permutation of the pair positions, :func:`evaluator_order_position`,
+  walked from a cursor kept on the participation) with a deterministic
+  left/right placement (:func:`evaluator_pair_key`), so a refresh shows the
+  same thing.
+* A GET of the judging page writes nothing: the POST of an answer (and of the
+  guidelines) writes the next pair's assignment, whose ``shown_at`` is that
+  POST's time, i.e. when the browser is sent to the page that shows it.
+* The cost of serving and answering does not grow with the study: the next
+  pair comes from a few indexed queries on the evaluator's order, and the
+  votes per pair are kept in ``Pair.n_votes`` (incremented with each vote).
+* In an adaptive study the next pair is chosen when it is served, from the
+  study's votes so far (:mod:`annotate.studies.services.adaptive`); its pair row is
+  made then. The evaluator is shown the study's ``n_pairs`` regular pairs
+  plus its attention checks, or fewer when no unseen pair is left.
+* After each new judgment the study's stopping rules are checked
+  (:func:`annotate.studies.services.stopping.stopping_check`); once one fires,
+  nothing new is assigned and the evaluator finishes the pair on screen.
+* Answers are final. One judgment per evaluator and pair (a database
+  constraint); a repeated submission (double click, refresh, back button,
+  second tab) is reported as ``created=False`` and changes nothing.
+
+Transactions: these two hot-path services each write a single row, and
+their race safety comes from the unique constraints, not from a surrounding
+transaction. They deliberately run their reads in autocommit and only the
+insert in its own ``atomic`` block: on SQLite a transaction that reads and
+then writes must upgrade its lock, which fails at once ("database is locked")
+when another request is writing, instead of waiting for the busy timeout.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotate.models import Assignment, Choice, Judgment, Pair, Participation, Question, StudyStatus
+from annotate.studies.selectors.judging_tokens import PAIR, QUESTION, judging_token
+from annotate.studies.selectors.studies import (
+    VOTES,
+    JudgingState,
+    NextPair,
+    Progress,
+    evaluator_pair_key,
+    participation_next_pair,
+    participation_state,
+)
+from annotate.studies.services.adaptive import adaptive_next_pair
+from annotate.studies.services.stopping import stopping_check
+from annotate.studies.services.studies import ERR_STUDY_CLOSED, StudyClosedError
+
+ERR_CHOICE = "choice must be one of {choices}; got {value!r}"
+ERR_PAIR_NOT_IN_STUDY = "pair {pair_id} is not part of this study"
+ERR_NOT_SHOWN = "pair {pair_id} has not been shown to this evaluator"
+ERR_LEFT = "question {left_id} is not the question shown on the left of pair {pair_id}"
+MAX_CLIENT_SECONDS = 24 * 3600.0
+
+
+class PairNotInStudyError(LookupError):
+    """The submitted pair id does not belong to the evaluator's study (a 404)."""
+
+
+class InvalidSubmissionError(ValueError):
+    """A submission that cannot come from the page we served (a 400)."""
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What the judging page shows: the pair, which question is on which side,
+    and the evaluator's progress. Carries no difficulty or model information."""
+
+    pair: Pair
+    left: Question
+    right: Question
+    shown_at: datetime
+    progress: Progress
+    #: What the form carries instead of the pair's and the left question's ids
+    #: (:mod:`annotate.studies.selectors.judging_tokens`): nothing on the page follows creation order.
+    pair_token: str = ""
+    left_token: str = ""
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    judgment: Judgment
+    created: bool  # False: the pair was already decided; nothing changed
+
+
+def judging_screen(*, participation: Participation, now: datetime | None = None) -> Screen | None:
+    """The pair to show now: the evaluator's oldest open assignment.
+
+    The POSTs that lead to the judging page (an answer through the view,
+    accepting the guidelines) already put the next pair on screen
+    (:func:`judging_assign_next`, ``shown_at`` = that POST's time, the moment
+    the browser is sent to this page), so the judging page's GET only reads.
+    Only an evaluator with nothing on screen who did not come through those
+    POSTs (a participation created by a script or a test, one that was
+    mid-study before this rule, a target raised after they finished) gets
+    their next pair assigned here, once, as before.
+
+    Returns None when the evaluator has nothing left (``finished_at`` is
+    stamped the first time).
+    """
+    state = participation_state(participation=participation)
+    if state.open_assignments:
+        assignment = state.open_assignments[0]
+    else:
+        if participation.finished_at is not None and state.n_offerable == 0:
+            return None  # finished, and nothing new to offer: no write
+        assignment = judging_assign_next(participation=participation, now=now, state=state)
+        if assignment is None:
+            return None
+        state = participation_state(participation=participation)
+    pair = assignment.pair
+    if assignment.left_question_id == pair.question_a_id:
+        left, right = pair.question_a, pair.question_b
+    else:
+        left, right = pair.question_b, pair.question_a
+    return Screen(pair=pair, left=left, right=right, shown_at=assignment.shown_at, progress=state.progress,
+                  pair_token=judging_token(participation=participation, value=pair.pk, kind=PAIR),
+                  left_token=judging_token(participation=participation, value=left.pk, kind=QUESTION))
+
+
+def _left_of(participation: Participation, pair: Pair) -> int:
+    _, a_left = evaluator_pair_key(seed=participation.seed, pair_id=pair.pk)
+    return pair.question_a_id if a_left else pair.question_b_id
+
+
+def judging_assign_next(
+    *, participation: Participation, now: datetime | None = None, state: JudgingState | None = None
+) -> Assignment | None:
+    """Put the evaluator's next pair on their screen: write its assignment
+    (``shown_at = now``) and move their order cursor past it, unless a pair is
+    already on screen. Called by the POSTs that lead to the judging page (an
+    answer, accepting the guidelines), never by a GET. Stamps ``finished_at``
+    when nothing is left.
+    """
+    now = now or timezone.now()
+    state = state or participation_state(participation=participation)
+    if state.open_assignments:
+        return state.open_assignments[0]
+    if participation.study.is_adaptive:
+        # The next pair is chosen now, from the study's votes so far (services.adaptive).
+        chosen = adaptive_next_pair(participation=participation) if state.n_offerable else None
+        found = None if chosen is None else NextPair(pair_id=chosen.pk, cursor=participation.order_cursor)
+    else:
+        found = participation_next_pair(participation=participation, n_offerable=state.n_offerable,
+                                        n_pairs=state.n_pairs)
+    if found is None:
+        if participation.finished_at is None:
+            participation.finished_at = now
+            Participation.objects.filter(pk=participation.pk, finished_at__isnull=True).update(finished_at=now)
+        return None
+    pair = Pair.objects.select_related("question_a__dataset", "question_b__dataset").get(pk=found.pair_id)
+    try:
+        with transaction.atomic():
+            assignment = Assignment.objects.create(
+                participation=participation, pair=pair, left_question_id=_left_of(participation, pair),
+                shown_at=now,
+            )
+    except IntegrityError:  # a second tab assigned the same pair a moment ago
+        assignment = Assignment.objects.select_related("pair__question_a__dataset", "pair__question_b__dataset").get(
+            participation=participation, pair=pair)
+    participation.order_cursor = found.cursor
+    Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
+    return assignment
+
+
+def pair_votes_recount(*, study_id: int) -> None:
+    """Recount ``Pair.n_votes`` of a study from its judgments (after a bulk import)."""
+    votes = (Judgment.objects.filter(pair_id=OuterRef("pk"), choice__in=VOTES)
+             .order_by().values("pair_id").annotate(n=Count("id")).values("n"))
+    Pair.objects.filter(study_id=study_id).update(n_votes=Coalesce(Subquery(votes, output_field=IntegerField()), 0))
+
+
+def _clean_client_seconds(value: float | None) -> float | None:
+    """The browser's own timing is advisory: anything implausible becomes None."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_CLIENT_SECONDS:
+        return None
+    return seconds
+
+
+def judgment_submit(
+    *,
+    participation: Participation,
+    pair_id: int,
+    left_question_id: int,
+    choice: str,
+    client_seconds: float | None = None,
+    assign_next: bool = False,
+    now: datetime | None = None,
+) -> SubmitResult:
+    """Record an evaluator's answer on a pair, at most once.
+
+    Parameters
+    ----------
+    participation : Participation
+        The evaluator in the study.
+    pair_id : int
+        Pair from the form.
+    left_question_id : int
+        The question the form says was on the left; must match what was served.
+    choice : {"left", "right", "skip"}
+    client_seconds : float, optional
+        Time on the page measured by the browser; kept only if in
+        [0, 86400] seconds, else stored as NULL.
+    assign_next : bool, default False
+        Also put the evaluator's next pair on screen
+        (:func:`judging_assign_next`), so the GET that follows writes nothing.
+    now : datetime, optional
+        Submission time (default ``timezone.now()``).
+
+    Returns
+    -------
+    SubmitResult
+        ``created`` is False when the pair had already been decided (the
+        earlier answer stands; nothing is written).
+
+    Raises
+    ------
+    PairNotInStudyError
+        The pair is not in the evaluator's study.
+    InvalidSubmissionError
+        Unknown choice, a pair never shown to this evaluator, or a left
+        question that differs from the one displayed. Nothing is stored.
+    StudyClosedError
+        The study is closed. Nothing is stored.
+
+    Notes
+    -----
+    Race-safe: the insert runs in a savepoint; when a concurrent request
+    inserted the same (evaluator, pair) first, the unique constraint raises
+    ``IntegrityError`` and the stored judgment is returned instead.
+    """
+    if choice not in Choice.values:
+        raise InvalidSubmissionError(ERR_CHOICE.format(choices=Choice.values, value=choice))
+    pair = Pair.objects.filter(pk=pair_id, study_id=participation.study_id).first()
+    if pair is None:
+        raise PairNotInStudyError(ERR_PAIR_NOT_IN_STUDY.format(pair_id=pair_id))
+    existing = Judgment.objects.filter(participation=participation, pair=pair).first()
+    if existing is not None:
+        return SubmitResult(judgment=existing, created=False)
+    if participation.study.status != StudyStatus.OPEN:
+        raise StudyClosedError(ERR_STUDY_CLOSED.format(name=participation.study.name))
+    assignment = Assignment.objects.filter(participation=participation, pair=pair).first()
+    if assignment is None:
+        raise InvalidSubmissionError(ERR_NOT_SHOWN.format(pair_id=pair_id))
+    if left_question_id != assignment.left_question_id:
+        raise InvalidSubmissionError(ERR_LEFT.format(left_id=left_question_id, pair_id=pair_id))
+    right_id = pair.question_b_id if assignment.left_question_id == pair.question_a_id else pair.question_a_id
+    harder_id = {Choice.LEFT: assignment.left_question_id, Choice.RIGHT: right_id}.get(choice)
+    now = now or timezone.now()
+    try:
+        with transaction.atomic():
+            judgment = Judgment.objects.create(
+                participation=participation,
+                pair=pair,
+                choice=choice,
+                left_question_id=assignment.left_question_id,
+                harder_question_id=harder_id,
+                shown_at=assignment.shown_at,
+                submitted_at=now,
+                seconds=max(0.0, (now - assignment.shown_at).total_seconds()),
+                client_seconds=_clean_client_seconds(client_seconds),
+            )
+    except IntegrityError:
+        judgment = Judgment.objects.filter(participation=participation, pair=pair).first()
+        if judgment is None:
+            raise
+        return SubmitResult(judgment=judgment, created=False)
+    if harder_id is not None:
+        Pair.objects.filter(pk=pair.pk).update(n_votes=F("n_votes") + 1)
+    stopping_check(study=participation.study)  # a rule that fires now: nothing new is assigned from here on
+    if assign_next:
+        judging_assign_next(participation=participation, now=now)
+    return SubmitResult(judgment=judgment, created=True)

@@ -1,0 +1,403 @@
+"""Pairwise judgments made elsewhere, imported as a study of origin "imported".
+
+Formats
+-------
+CSV (one header row) or JSON Lines (one object per line), with the fields
+
+``evaluator``
+    Required. Who judged (any text: an id, an e-mail, a model name). Stored as
+    a pseudonymous account; the text is kept as the evaluator's participant id.
+``group``
+    Optional (blank = none): e.g. ``crowd``, ``experts``, ``LLM judge``. The
+    report compares the groups with each other and with every method.
+``dataset_a``, ``question_a``, ``dataset_b``, ``question_b``
+    Required. The two questions, by dataset name and the dataset's own id
+    (as loaded with the responses).
+``harder``
+    Required. ``a``, ``b`` or ``skip``.
+``submitted_at``
+    Optional ISO 8601 time (default: the import time).
+``seconds``
+    Optional number >= 0: time spent (default 0); the judgment is stored as
+    shown that long before ``submitted_at``.
+
+Label Studio
+    The JSON export (a list of tasks) of a pairwise-comparison project
+    (``<Pairwise name=... toName="a,b"/>``, the annotators asked which of the
+    two questions is harder). Each task's ``data`` carries ``dataset_a``,
+    ``question_a``, ``dataset_b``, ``question_b`` (the left item is ``a``);
+    each annotation's ``completed_by`` is the evaluator, its ``pairwise``
+    result's ``value.selected`` is ``left`` (``a`` harder) or ``right``; a
+    cancelled annotation (``was_cancelled``) is a skip; ``lead_time`` gives
+    the seconds and ``created_at`` the time. A file's ``group`` applies to
+    every annotator in it.
+
+Checks (the same spirit as response uploads): every problem is named by file,
+row and column, all of them are listed, and nothing is written when there is
+one; an unknown question, a question paired with itself, and a second
+judgment of one pair by one evaluator are problems; the same bytes are never
+imported twice.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from annotate.models import (
+    Choice,
+    Judgment,
+    Pair,
+    PairStrategy,
+    Participation,
+    Question,
+    ScoringRun,
+    Study,
+    StudyOrigin,
+    StudyStatus,
+)
+from annotate.studies.selectors.studies import EVALUATOR_GROUP
+from annotate.studies.services.judging import pair_votes_recount
+
+__all__ = ["FORMATS", "ImportFile", "JudgmentImportError", "judgments_import"]
+
+FORMATS = ("csv", "jsonl", "label-studio")
+REQUIRED = ("evaluator", "dataset_a", "question_a", "dataset_b", "question_b", "harder")
+OPTIONAL = ("group", "submitted_at", "seconds")
+MAX_PROBLEMS = 50
+
+PROBLEM = "{file}, row {row}, column {column}: {message}"
+ERR_MISSING_COLUMNS = "missing column(s) {missing}; the header must name {required}"
+ERR_BLANK = "blank; a value is required"
+ERR_HARDER = "{value!r} is not a, b or skip"
+ERR_SECONDS = "{value!r} is not a number >= 0"
+ERR_TIME = "{value!r} is not an ISO 8601 time"
+ERR_UNKNOWN_QUESTION = "no question {question!r} in dataset {dataset!r}"
+ERR_SAME_QUESTION = "question {question!r} of dataset {dataset!r} is paired with itself"
+ERR_TWICE = "evaluator {evaluator!r} already judged this pair at row {first}"
+ERR_JSON = "not a JSON object: {detail}"
+ERR_LS_TOP = "a Label Studio export is a JSON list of tasks; {detail}"
+ERR_LS_SELECTED = "{value!r} is not left or right"
+ERR_LS_NO_RESULT = "no pairwise result and not cancelled"
+ERR_FORMAT = "format must be one of {formats}; got {value!r}"
+ERR_EMPTY = "no judgment in the file(s)"
+ERR_SAME_BYTES = "these bytes were already imported as study {study!r} (id {pk}); nothing was written"
+ERR_NAME = "a study named {name!r} already exists; choose another name"
+ERR_NAME_BLANK = "the study needs a name"
+
+
+class JudgmentImportError(ValueError):
+    """The file(s) cannot be imported; ``problems`` lists each one (file, row, column)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        shown = problems[:MAX_PROBLEMS]
+        more = f"\n... and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""
+        super().__init__(f"{len(problems)} problem(s); nothing was imported:\n" + "\n".join(shown) + more)
+
+
+@dataclass(frozen=True)
+class ImportFile:
+    """One file to import: its name (for messages), bytes, format and default group."""
+
+    name: str
+    data: bytes
+    format: str
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class _Row:
+    file: str
+    row: str  # "3", or "task 2, annotation 1" for Label Studio
+    evaluator: str
+    group: str
+    a: tuple[str, str]
+    b: tuple[str, str]
+    harder: str  # "a", "b", "skip"
+    submitted_at: datetime | None
+    seconds: float
+
+
+def _problem(file: str, row: object, column: str, message: str) -> str:
+    return PROBLEM.format(file=file, row=row, column=column, message=message)
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def _record(file: str, row: object, record: dict, group: str, problems: list[str]) -> _Row | None:
+    bad = False
+    values = {}
+    for column in REQUIRED:
+        values[column] = _text(record.get(column))
+        if not values[column]:
+            problems.append(_problem(file, row, column, ERR_BLANK))
+            bad = True
+    harder = values["harder"].lower()
+    if values["harder"] and harder not in ("a", "b", "skip"):
+        problems.append(_problem(file, row, "harder", ERR_HARDER.format(value=values["harder"])))
+        bad = True
+    seconds = 0.0
+    raw_seconds = _text(record.get("seconds"))
+    if raw_seconds:
+        try:
+            seconds = float(raw_seconds)
+        except ValueError:
+            seconds = -1.0
+        if not math.isfinite(seconds) or seconds < 0:
+            problems.append(_problem(file, row, "seconds", ERR_SECONDS.format(value=raw_seconds)))
+            bad = True
+    when = None
+    raw_time = _text(record.get("submitted_at"))
+    if raw_time:
+        try:
+            when = parse_datetime(raw_time)
+        except ValueError:
+            when = None
+        if when is None:
+            problems.append(_problem(file, row, "submitted_at", ERR_TIME.format(value=raw_time)))
+            bad = True
+        elif timezone.is_naive(when):
+            when = timezone.make_aware(when, timezone.UTC)
+    if bad:
+        return None
+    return _Row(file=file, row=str(row), evaluator=values["evaluator"], group=_text(record.get("group")) or group,
+                a=(values["dataset_a"], values["question_a"]), b=(values["dataset_b"], values["question_b"]),
+                harder=harder, submitted_at=when, seconds=seconds)
+
+
+def _decode(f: ImportFile) -> str:
+    return f.data.decode("utf-8-sig")
+
+
+def _parse_csv(f: ImportFile, problems: list[str]) -> list[_Row]:
+    reader = csv.DictReader(io.StringIO(_decode(f), newline=""))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        problems.append(_problem(f.name, 1, ", ".join(missing),
+                                 ERR_MISSING_COLUMNS.format(missing=missing, required=list(REQUIRED))))
+        return []
+    reader.fieldnames = header
+    rows = []
+    for number, record in enumerate(reader, start=2):
+        row = _record(f.name, number, record, f.group, problems)
+        if row is not None:
+            rows.append(row)
+    return rows
+
+
+def _parse_jsonl(f: ImportFile, problems: list[str]) -> list[_Row]:
+    rows = []
+    for number, line in enumerate(_decode(f).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            problems.append(_problem(f.name, number, "-", ERR_JSON.format(detail=error.msg)))
+            continue
+        if not isinstance(record, dict):
+            problems.append(_problem(f.name, number, "-", ERR_JSON.format(detail=type(record).__name__)))
+            continue
+        row = _record(f.name, number, record, f.group, problems)
+        if row is not None:
+            rows.append(row)
+    return rows
+
+
+def _annotator(value: object) -> str:
+    if isinstance(value, dict):
+        return _text(value.get("email") or value.get("id"))
+    return _text(value)
+
+
+def _parse_label_studio(f: ImportFile, problems: list[str]) -> list[_Row]:
+    try:
+        tasks = json.loads(_decode(f))
+    except json.JSONDecodeError as error:
+        problems.append(_problem(f.name, error.lineno, "-", ERR_LS_TOP.format(detail=error.msg)))
+        return []
+    if not isinstance(tasks, list):
+        problems.append(_problem(f.name, 1, "-", ERR_LS_TOP.format(detail=f"got a {type(tasks).__name__}")))
+        return []
+    rows = []
+    for t, task in enumerate(tasks, start=1):
+        data = task.get("data", {}) if isinstance(task, dict) else {}
+        for k, annotation in enumerate(task.get("annotations", []) if isinstance(task, dict) else [], start=1):
+            where = f"task {t} (id {task.get('id')}), annotation {k}"
+            record = {**{c: data.get(c) for c in ("dataset_a", "question_a", "dataset_b", "question_b")},
+                      "evaluator": _annotator(annotation.get("completed_by")),
+                      "submitted_at": annotation.get("created_at"), "seconds": annotation.get("lead_time")}
+            if annotation.get("was_cancelled"):
+                record["harder"] = "skip"
+            else:
+                picked = [r for r in annotation.get("result", [])
+                          if isinstance(r, dict) and r.get("type") == "pairwise"]
+                if not picked:
+                    problems.append(_problem(f.name, where, "result", ERR_LS_NO_RESULT))
+                    continue
+                selected = (picked[0].get("value") or {}).get("selected")
+                if selected not in ("left", "right"):
+                    problems.append(_problem(f.name, where, "result.value.selected",
+                                             ERR_LS_SELECTED.format(value=selected)))
+                    continue
+                record["harder"] = "a" if selected == "left" else "b"
+            row = _record(f.name, where, record, f.group, problems)
+            if row is not None:
+                rows.append(row)
+    return rows
+
+
+_PARSERS = {"csv": _parse_csv, "jsonl": _parse_jsonl, "label-studio": _parse_label_studio}
+
+
+def _digest(files: list[ImportFile]) -> str:
+    h = hashlib.sha256()
+    for f in files:
+        h.update(hashlib.sha256(f.data).digest())
+    return h.hexdigest()
+
+
+def _questions(rows: list[_Row], problems: list[str]) -> dict[tuple[str, str], Question]:
+    keys = {k for r in rows for k in (r.a, r.b)}
+    found: dict[tuple[str, str], Question] = {}
+    ids = sorted({k[1] for k in keys})
+    for start in range(0, len(ids), 5000):
+        for q in Question.objects.filter(external_id__in=ids[start:start + 5000]).select_related("dataset"):
+            if (q.dataset.name, q.external_id) in keys:
+                found[(q.dataset.name, q.external_id)] = q
+    for r in rows:
+        for side, key in (("a", r.a), ("b", r.b)):
+            if key not in found:
+                problems.append(_problem(r.file, r.row, f"question_{side}",
+                                         ERR_UNKNOWN_QUESTION.format(question=key[1], dataset=key[0])))
+        if r.a == r.b:
+            problems.append(_problem(r.file, r.row, "question_b",
+                                     ERR_SAME_QUESTION.format(question=r.a[1], dataset=r.a[0])))
+    return found
+
+
+@transaction.atomic
+def judgments_import(
+    *, files: list[ImportFile], run: ScoringRun, name: str, created_by: AbstractBaseUser | None = None,
+    now: datetime | None = None,
+) -> Study:
+    """Import pairwise judgments as a closed study of origin "imported".
+
+    Parameters
+    ----------
+    files : list of ImportFile
+        The files (CSV, JSON Lines or Label Studio export), imported together.
+    run : ScoringRun
+        A finished scoring run: its methods are what the report compares.
+    name : str
+        The new study's name (unique).
+    created_by : user, optional
+    now : datetime, optional
+        Time of judgments without ``submitted_at`` (default: now).
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    JudgmentImportError
+        Every problem of the files, by file, row and column.
+    ValueError
+        A blank or taken name, an unknown format, no judgment at all, or bytes
+        already imported. Nothing is written in any case.
+    """
+    name = (name or "").strip()
+    if not name:
+        raise ValueError(ERR_NAME_BLANK)
+    if Study.objects.filter(name=name).exists():
+        raise ValueError(ERR_NAME.format(name=name))
+    for f in files:
+        if f.format not in _PARSERS:
+            raise ValueError(ERR_FORMAT.format(formats=list(FORMATS), value=f.format))
+    digest = _digest(files)
+    earlier = Study.objects.filter(import_sha256=digest).first()
+    if earlier is not None:
+        raise ValueError(ERR_SAME_BYTES.format(study=earlier.name, pk=earlier.pk))
+    problems: list[str] = []
+    rows: list[_Row] = []
+    for f in files:
+        try:
+            rows += _PARSERS[f.format](f, problems)
+        except UnicodeDecodeError as error:
+            problems.append(_problem(f.name, "-", "-", f"not UTF-8 text ({error.reason} at byte {error.start})"))
+    questions = _questions(rows, problems)
+    first_seen: dict[tuple[str, frozenset], str] = {}
+    for r in rows:
+        key = (r.evaluator, frozenset((r.a, r.b)))
+        if key in first_seen:
+            problems.append(_problem(r.file, r.row, "evaluator",
+                                     ERR_TWICE.format(evaluator=r.evaluator, first=first_seen[key])))
+        else:
+            first_seen[key] = r.row
+    if problems:
+        raise JudgmentImportError(problems)
+    if not rows:
+        raise ValueError(ERR_EMPTY)
+    stamp = now or timezone.now()
+    study = Study.objects.create(
+        name=name, scoring_run=run, strategy=PairStrategy.UNIFORM, seed=0, n_pairs=1, status=StudyStatus.CLOSED,
+        closed_at=stamp, origin=StudyOrigin.IMPORTED, import_sha256=digest, speeder_seconds=0.0,
+        created_by=created_by, guidelines="Judgments imported from " + ", ".join(f.name for f in files) + ".",
+    )
+    pairs: dict[frozenset, Pair] = {}
+    for r in rows:
+        key = frozenset((r.a, r.b))
+        if key not in pairs:
+            pairs[key] = Pair(study=study, position=len(pairs), question_a=questions[r.a], question_b=questions[r.b])
+    Pair.objects.bulk_create(pairs.values())
+    Study.objects.filter(pk=study.pk).update(n_pairs=len(pairs))
+    study.refresh_from_db()
+    study.datasets.set({q.dataset_id for q in questions.values()})
+    study.subjects.set({q.subject_id for q in questions.values() if q.subject_id is not None})
+    User = get_user_model()
+    group, _ = Group.objects.get_or_create(name=EVALUATOR_GROUP)
+    participations: dict[str, Participation] = {}
+    judgments = []
+    for r in rows:
+        part = participations.get(r.evaluator)
+        if part is None:
+            user = User(username=f"study{study.pk}-evaluator{len(participations) + 1:03d}", is_active=False)
+            user.set_unusable_password()
+            user.save()
+            user.groups.add(group)
+            part = Participation.objects.create(study=study, user=user, consented_at=stamp, onboarded_at=stamp,
+                                                guidelines_accepted_at=stamp, finished_at=stamp, group=r.group,
+                                                platform_participant_id=r.evaluator[:128])
+            participations[r.evaluator] = part
+        pair = pairs[frozenset((r.a, r.b))]
+        when = r.submitted_at or stamp
+        shown = when - timedelta(seconds=r.seconds)
+        if r.harder == "skip":
+            choice, harder = Choice.SKIP, None
+        else:
+            harder = questions[r.a] if r.harder == "a" else questions[r.b]
+            choice = Choice.LEFT if harder.pk == pair.question_a_id else Choice.RIGHT
+        judgments.append(Judgment(participation=part, pair=pair, choice=choice, left_question=pair.question_a,
+                                  harder_question=harder, shown_at=shown, submitted_at=when, seconds=r.seconds))
+    Judgment.objects.bulk_create(judgments, batch_size=5000)
+    pair_votes_recount(study_id=study.pk)
+    return study

@@ -1,0 +1,112 @@
+"""A researcher creates and edits a study (until its first judgment): the
+form page, its live counts of eligible questions and pairs, and the Markdown
+preview. The pairs are drawn by :mod:`annotate.studies.services.studies`, exactly as
+``manage.py create_study`` draws them."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from annotate.core import render_markdown
+from annotate.models import Study, StudyStatus
+from annotate.studies.forms.studies import DerivedStudyForm, MarkdownPreviewForm, ScopeCountsForm, StudyForm
+from annotate.studies.selectors.studies import study_pool_size, study_scope_frozen
+from annotate.studies.selectors.study_scope import study_scope_counts
+from annotate.studies.services.derived import PAIRING_RULE, derived_study_create, derived_study_preview
+from annotate.studies.services.studies import StudyScopeFrozenError, study_create, study_edit
+from annotate.studies.views.access import researcher_required, study_access_required
+
+
+def _pairs_text(study: Study) -> str:
+    if study.is_adaptive:
+        return (f"a pool of {study_pool_size(study=study)} questions, pairs chosen adaptively, "
+                f"{study.n_pairs} per evaluator")
+    return f"{study.n_pairs} pairs"
+
+
+@researcher_required
+def study_create_page(request: HttpRequest) -> HttpResponse:
+    form = StudyForm(request.POST or None, owner=request.user)
+    if request.method == "POST" and form.is_valid():
+        try:
+            study = study_create(**form.service_kwargs(), created_by=request.user, status=StudyStatus.DRAFT)
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Study {study.name!r} created as a draft with {_pairs_text(study)}. "
+                                      "Check it, then launch it.")
+            return redirect("annotate:study_manage", study_id=study.pk)
+    return render(request, "annotate/judging/study_form.html", {"form": form, "study": None})
+
+
+@researcher_required
+def study_derive_page(request: HttpRequest) -> HttpResponse:
+    """Preview (counts, nothing written) or create a study derived from a human response set."""
+    form = DerivedStudyForm(request.POST or None)
+    preview = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        kwargs = {"human_set_id": data["human_set"].pk, "run": data["run"], "n_pairs": data["n_pairs"],
+                  "seed": data["seed"]}
+        try:
+            if request.POST.get("action") == "create":
+                study, _ = derived_study_create(**kwargs, name=data["name"], created_by=request.user)
+                messages.success(request, f"Derived study {study.name!r} created with {study.n_pairs} pairs.")
+                return redirect("annotate:study_report", study_id=study.pk)
+            preview = derived_study_preview(**kwargs)
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+    return render(request, "annotate/judging/study_derive.html",
+                  {"form": form, "preview": preview, "rule": PAIRING_RULE})
+
+
+@study_access_required
+def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=study_id)
+    if study_scope_frozen(study=study):
+        messages.error(request, "This study has judgments, so its settings can no longer change.")
+        return redirect("annotate:study_manage", study_id=study_id)
+    form = StudyForm(request.POST or None, owner=study.created_by, initial=StudyForm.initial_of(study))
+    if request.method == "POST" and form.is_valid():
+        try:
+            study = study_edit(study=study, **form.service_kwargs())
+        except (StudyScopeFrozenError, ValueError) as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Study {study.name!r} saved; " + (
+                f"its pool of questions was chosen again ({_pairs_text(study)})." if study.is_adaptive
+                else f"its {study.n_pairs} pairs were drawn again."))
+            return redirect("annotate:study_manage", study_id=study.pk)
+    return render(request, "annotate/judging/study_form.html", {"form": form, "study": study})
+
+
+@researcher_required
+@require_GET
+def study_scope_counts_json(request: HttpRequest) -> HttpResponse:
+    """Eligible questions and possible pairs for the chosen run, datasets and subjects."""
+    form = ScopeCountsForm(request.GET)
+    if not form.is_valid():
+        return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+    data = form.cleaned_data
+    counts = study_scope_counts(
+        run=data["run"], datasets=list(data["datasets"]), subjects=list(data["subjects"]) or None,
+        include_unkept=data["include_unkept"], include_low_coverage=data["include_low_coverage"],
+    )
+    return JsonResponse({
+        "subjects": [vars(s) for s in counts.subjects],
+        "n_questions": counts.n_questions, "n_eligible": counts.n_eligible,
+        "n_possible_pairs": counts.n_possible_pairs,
+        "excluded": [{"reason": reason, "n": n} for reason, n in counts.excluded.items()],
+    })
+
+
+@researcher_required
+@require_POST
+def markdown_preview(request: HttpRequest) -> HttpResponse:
+    """The sanitised HTML of the posted Markdown (``text``), as the evaluators will see it."""
+    form = MarkdownPreviewForm(request.POST)
+    if not form.is_valid():
+        return HttpResponseBadRequest("text is too long")
+    return JsonResponse({"html": render_markdown(form.cleaned_data["text"])})
