@@ -25,7 +25,7 @@ from ninja.security import APIKeyCookie, APIKeyHeader
 
 from annotate.api.errors import ApiError
 from annotate.api.services import api_token_authenticate
-from annotate.core import ratelimit
+from annotate.core import API_TOKEN_DOOR, attempt_failed, attempts_blocked, door_keys, seconds_left
 from annotate.studies import user_is_researcher
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
@@ -68,17 +68,17 @@ class TokenAuth(_RoleAuth, APIKeyHeader):
     def authenticate(self, request: HttpRequest, key: str | None) -> AbstractBaseUser | None:
         if not key:
             return None  # no header: the session may still authenticate
-        counters = ratelimit.door_keys(ratelimit.API_TOKEN_DOOR, request)
-        if ratelimit.attempts_blocked(counters):  # even a valid token, until the window ends
-            wait = ratelimit.seconds_left()
+        counters = door_keys(API_TOKEN_DOOR, request)
+        if attempts_blocked(counters):  # even a valid token, until the window ends
+            wait = seconds_left()
             raise ApiError(429, ERR_RATE_LIMITED.format(wait=wait), headers={"Retry-After": str(wait)})
         scheme, _, value = key.partition(" ")
         if scheme.lower() != TOKEN_SCHEME or not value.strip():
-            ratelimit.attempt_failed(counters)
+            attempt_failed(counters)
             raise ApiError(401, ERR_MALFORMED)
         user = api_token_authenticate(key=value.strip())
         if user is None:
-            ratelimit.attempt_failed(counters)
+            attempt_failed(counters)
             raise ApiError(401, ERR_BAD_TOKEN)
         request.user = user
         return _check_role(user, self.role)

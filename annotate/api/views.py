@@ -41,7 +41,9 @@ from annotate.studies import (
     derived_study_create,
     derived_study_preview,
     judgments_import,
+    study_evaluator_count,
     study_for_researcher,
+    study_judgment_count,
 )
 
 ERR_LOAD = "nothing was loaded"
@@ -407,6 +409,6 @@ def study_import_judgments(request: HttpRequest, response: HttpResponse, fields:
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     response["Location"] = reverse("annotate:api_study_report", kwargs={"study_id": study.pk})
-    n_judgments = sum(p.judgments.count() for p in study.participations.all())
     return Status(201, schemas.ImportedStudyOut(study=study.pk, n_pairs=study.n_pairs,
-                                                n_evaluators=study.participations.count(), n_judgments=n_judgments))
+                                                n_evaluators=study_evaluator_count(study=study),
+                                                n_judgments=study_judgment_count(study=study)))

@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotate.core import ratelimit
+from annotate.core import DECLINE_DOOR, attempt_failed, attempts_blocked, door_keys, too_many_attempts
 from annotate.models import Invitation, Participation, StudyStatus
 from annotate.studies.forms.judging import JudgmentForm, OnboardingForm
 from annotate.studies.selectors.completion import completion_verdict
@@ -225,12 +225,12 @@ def _decline(request: HttpRequest, invitation: Invitation, token: str, browser_k
              platform: PlatformIds) -> HttpResponse:
     """I do not agree: count the decline once per browser and participant id;
     new decline rows are rate limited per address like failed logins."""
-    counters = ratelimit.door_keys(ratelimit.DECLINE_DOOR, request)
-    if ratelimit.attempts_blocked(counters):
-        return ratelimit.too_many_attempts(request)
+    counters = door_keys(DECLINE_DOOR, request)
+    if attempts_blocked(counters):
+        return too_many_attempts(request)
     _, created = consent_decline(invitation=invitation, browser_key=browser_key, participant_id=platform.participant)
     if created:
-        ratelimit.attempt_failed(counters)
+        attempt_failed(counters)
     response = redirect("annotate:study_join_declined", token=token)
     return _keep_browser_key(request, response, browser_key)
 
