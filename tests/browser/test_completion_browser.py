@@ -18,7 +18,7 @@ from annotate.models import Pair, Question
 from annotate.studies.services.studies import invitation_create, study_create
 from annotate.studies.services.study_quality import study_quality_settings_update
 from tests.annotate.factories import make_catalog, make_user
-from tests.annotate.quality.helpers import set_eip
+from tests.annotate.studies.quality.helpers import set_eip
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 CODE = "PAID-7Q2"

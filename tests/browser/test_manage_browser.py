@@ -17,7 +17,7 @@ from annotate.models import Participation, StudyStatus
 from annotate.studies.services.studies import invitation_create, study_create
 from annotate.studies.services.study_quality import study_quality_settings_update
 from tests.annotate.factories import make_catalog, make_evaluator, make_user
-from tests.annotate.quality.helpers import answer_all, set_eip
+from tests.annotate.studies.quality.helpers import answer_all, set_eip
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

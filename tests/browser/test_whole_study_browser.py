@@ -35,7 +35,7 @@ from playwright.sync_api import Browser, Page, expect
 from annotate.models import Choice, Judgment, Pair, Participation, Study, StudyStatus
 from tests.annotate.factories import make_catalog, make_researcher
 from tests.annotate.judging_forms import token_of
-from tests.annotate.quality.helpers import set_eip
+from tests.annotate.studies.quality.helpers import set_eip
 from tests.browser.axe import assert_accessible
 from tests.browser.flow import id_on_screen
 

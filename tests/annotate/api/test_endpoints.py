@@ -185,7 +185,7 @@ def test_a_flag_that_is_not_a_boolean_is_refused_not_read_as_false(cast):
 
 def test_harness_logs_are_read_by_the_same_loaders_as_the_admin_and_the_command(cast):
     # Documented change: the API used to refuse logs; now a log that is not one is a located problem.
-    # (A whole log upload through API, admin and command is in tests/annotate/services/test_uploads.py.)
+    # (A whole log upload through API, admin and command is in tests/annotate/catalog/test_uploads.py.)
     _, _, staff, _ = cast
     log = io.BytesIO(b"{}")
     log.name = "results.json"

@@ -93,7 +93,7 @@ KILLED_LOAD = f"""
 import sys, time
 from pathlib import Path
 from django.core.management import call_command
-from annotate.services import loading
+from annotate.catalog.services import loading
 marker = Path(sys.argv[2])
 real = loading._write_response_batch
 def batch_then_hang(*args):

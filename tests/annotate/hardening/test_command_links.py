@@ -15,7 +15,7 @@ from tests.annotate.harness_fixtures import write_lm_eval_logs
 
 pytestmark = pytest.mark.django_db
 
-DEMO = Path(__file__).resolve().parents[3] / "annotate" / "demo_data"
+DEMO = Path(__file__).resolve().parents[3] / "annotate" / "demo"
 
 
 def run(*args: str) -> str:

@@ -25,7 +25,7 @@ from tests.annotate.factories import all_stored_responses, n_stored_responses
 pytestmark = pytest.mark.django_db
 
 TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, ResponseSetQuestion)
-DEMO = Path(__file__).resolve().parents[4] / "annotate" / "demo_data"
+DEMO = Path(__file__).resolve().parents[4] / "annotate" / "demo"
 
 
 def counts() -> dict[str, int]:

@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 
 from annotate.models import AnalysisKind, AnalysisRun, RunStatus
 from scoring.analyses import leave_one_dataset_out
-from tests.annotate.services.analyses.test_runs import load_matrix
+from tests.annotate.analyses.test_runs import load_matrix
 
 pytestmark = pytest.mark.django_db
 
