@@ -4,11 +4,14 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
+from annotate.analyses.services.runs import analysis_run_delete
+from annotate.core import ServiceWritesAdmin
 from annotate.models import AnalysisRun
 
 
 @admin.register(AnalysisRun)
-class AnalysisRunAdmin(admin.ModelAdmin):
+class AnalysisRunAdmin(ServiceWritesAdmin):
+    delete_service = staticmethod(analysis_run_delete)
     list_display = ("id", "kind", "response_set", "status", "progress", "created_by", "created_at", "duration_s")
     list_filter = ("kind", "status")
     list_select_related = ("response_set", "created_by")

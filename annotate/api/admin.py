@@ -6,12 +6,15 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from annotate.api.services import api_token_revoke
+from annotate.api.services import api_token_delete, api_token_revoke, api_token_save
+from annotate.core import ServiceWritesAdmin
 from annotate.models import ApiToken
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(ServiceWritesAdmin):
+    save_service = staticmethod(api_token_save)
+    delete_service = staticmethod(api_token_delete)
     list_display = ("prefix", "user", "name", "created_at", "last_used_at", "revoked_at")
     list_filter = ("revoked_at",)
     search_fields = ("user__username", "name", "prefix")

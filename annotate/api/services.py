@@ -10,6 +10,7 @@ nothing to guess, unlike a password.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -72,3 +73,23 @@ def api_token_revoke(*, token: ApiToken) -> ApiToken:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
     return token
+
+
+def api_token_save(*, entry: ApiToken, fields: Sequence[str] | None) -> ApiToken:
+    """Save a token's admin edit (its name: every other field is read-only there).
+
+    ``fields``: the changed model fields (``None`` for a new token, which the
+    admin never makes: :func:`api_token_create` shows the key once). The name is
+    cut to 100 characters, as :func:`api_token_create` does.
+    """
+    entry.name = entry.name.strip()[:100]
+    if fields is None or entry.pk is None:
+        entry.save()
+    elif fields:
+        entry.save(update_fields=list(fields))
+    return entry
+
+
+def api_token_delete(*, entry: ApiToken) -> None:
+    """Delete a token (revoking keeps it listed; deleting forgets it)."""
+    entry.delete()

@@ -15,6 +15,7 @@ from annotate.core.surface import lazy_surface
 
 #: Public name -> the module that defines it (``module:attribute`` when exported under another name).
 _SURFACE = {
+    "ServiceWritesAdmin": "annotate.core.admin",
     "Column": "annotate.core.downloads",
     "ENCODING_NOTE": "annotate.core.downloads",
     "TidyTable": "annotate.core.downloads",

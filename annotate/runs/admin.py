@@ -12,8 +12,9 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from annotate.core import ServiceWritesAdmin
 from annotate.models import MethodResult, ModelResult, QuestionResult, ScoringRun
-from annotate.runs.services.scoring import scoring_run_request_again
+from annotate.runs.services.scoring import scoring_run_delete, scoring_run_request_again
 
 #: The admin pages that delete whole runs (with every result row of them).
 RUN_DELETE_VIEWS = frozenset({"annotate_scoringrun_delete", "annotate_scoringrun_changelist"})
@@ -50,7 +51,8 @@ class ModelResultInline(ReadOnlyResultInline):
 
 
 @admin.register(ScoringRun)
-class ScoringRunAdmin(admin.ModelAdmin):
+class ScoringRunAdmin(ServiceWritesAdmin):
+    delete_service = staticmethod(scoring_run_delete)
     list_display = ("id", "response_set", "status", "progress_percent", "created_by", "created_at", "finished_at")
     list_filter = ("status", "response_set")
     list_select_related = ("response_set", "created_by")

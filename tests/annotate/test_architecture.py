@@ -437,7 +437,7 @@ def test_every_surface_name_is_used_outside_its_domain():
 def test_a_missing_surface_name_fails_loudly():
     import annotate.catalog
 
-    with pytest.raises(AttributeError, match="'annotate.catalog' has no attribute 'upload_check_private'"):
+    with pytest.raises(AttributeError, match=r"'annotate\.catalog' has no attribute 'upload_check_private'"):
         annotate.catalog.upload_check_private  # noqa: B018
 
 
@@ -562,11 +562,14 @@ def test_the_checker_names_file_and_line_of_a_violation(path, source, expected):
 
 @pytest.mark.parametrize(("path", "source"), [
     # selectors may use models, their own domain's selectors, other domains' surfaced selectors and scoring
-    ("annotate/runs/selectors/x.py", "from annotate.models import Study\nfrom annotate.runs.selectors.scoring import f\n"
-                                     "from annotate.catalog import response_matrix\nfrom scoring.methods import methods\n"),
+    ("annotate/runs/selectors/x.py", "from annotate.models import Study\n"
+                                     "from annotate.runs.selectors.scoring import f\n"
+                                     "from annotate.catalog import response_matrix\n"
+                                     "from scoring.methods import methods\n"),
     # through a surface, any domain reaches another's declared names
     ("annotate/catalog/services/x.py", "def f():\n    from annotate.runs import scoring_run_create\n"),
-    ("annotate/management/commands/x.py", "from annotate.studies import user_role\nfrom annotate.core import file_response\n"),
+    ("annotate/management/commands/x.py", "from annotate.studies import user_role\n"
+                                          "from annotate.core import file_response\n"),
     # the wiring imports views and admin modules, as Django needs
     ("annotate/urls.py", "from annotate.runs import views as results\nfrom annotate.studies.views import judging\n"),
     ("annotate/admin/__init__.py", "from annotate.runs import admin as runs_admin\n"

@@ -235,3 +235,8 @@ def analysis_run_latest(
 
 def kind_label(kind: str) -> str:
     return AnalysisKind(check_kind(kind)).label
+
+
+def analysis_run_delete(*, entry: AnalysisRun) -> None:
+    """Delete a stored analysis run (from the admin); a report that read it reads the next stored one, or none."""
+    entry.delete()

@@ -26,6 +26,7 @@ from annotate.catalog.forms import ConfirmLoadForm, ResponseUploadForm, ScoreNow
 from annotate.catalog.loaders.base import LoadError, Problem
 from annotate.catalog.loaders.tabular import shorten_quoted
 from annotate.catalog.selectors.uploads import response_set_models, upload_job_get
+from annotate.catalog.services.edits import catalog_entry_delete, catalog_entry_save
 from annotate.catalog.services.human import response_set_mark_human
 from annotate.catalog.services.upload_jobs import upload_job_submit
 from annotate.catalog.services.uploads import (
@@ -35,7 +36,7 @@ from annotate.catalog.services.uploads import (
     upload_preview,
     upload_store,
 )
-from annotate.core import BoundedJSONDecoder
+from annotate.core import BoundedJSONDecoder, ServiceWritesAdmin
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject, UploadState
 from annotate.runs import scoring_run_create, scoring_run_enqueue
 
@@ -52,7 +53,9 @@ UNKNOWN_UPLOAD = "unknown or expired upload"
 
 
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(ServiceWritesAdmin):
+    save_service = staticmethod(catalog_entry_save)
+    delete_service = staticmethod(catalog_entry_delete)
     list_display = ["name", "text_format", "created_at"]
     list_filter = ["text_format"]
     fields = ["name", "description", "text_format"]
@@ -67,7 +70,9 @@ class QuestionTextMedia:
 
 
 @admin.register(Subject)
-class SubjectAdmin(admin.ModelAdmin):
+class SubjectAdmin(ServiceWritesAdmin):
+    save_service = staticmethod(catalog_entry_save)
+    delete_service = staticmethod(catalog_entry_delete)
     list_display = ["name"]
     search_fields = ["name"]
 
@@ -77,7 +82,9 @@ BOUNDED_JSON = {models.JSONField: {"decoder": BoundedJSONDecoder}}
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(ServiceWritesAdmin):
+    save_service = staticmethod(catalog_entry_save)
+    delete_service = staticmethod(catalog_entry_delete)
     formfield_overrides = BOUNDED_JSON
     list_display = ["external_id", "dataset", "subject", "shown_text"]
     list_filter = ["dataset", "subject"]
@@ -107,7 +114,9 @@ class FamilyFilter(admin.AllValuesFieldListFilter):
 
 
 @admin.register(LanguageModel)
-class LanguageModelAdmin(admin.ModelAdmin):
+class LanguageModelAdmin(ServiceWritesAdmin):
+    save_service = staticmethod(catalog_entry_save)
+    delete_service = staticmethod(catalog_entry_delete)
     formfield_overrides = BOUNDED_JSON
     list_display = ["name", "family", "parameters_b", "access", "inferred"]
     list_filter = ["access", ("family", FamilyFilter)]
@@ -119,7 +128,8 @@ class LanguageModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(ResponseSet)
-class ResponseSetAdmin(BackgroundDeleteMixin, admin.ModelAdmin):
+class ResponseSetAdmin(BackgroundDeleteMixin, ServiceWritesAdmin):
+    save_service = staticmethod(catalog_entry_save)  # every field is read-only: nothing is written
     list_display = ["name", "version", "status", "is_human", "n_questions", "n_models", "n_responses",
                     "file_format", "uploaded_by", "created_at"]
     list_filter = ["status", "file_format", "is_human"]

@@ -35,6 +35,13 @@ class BackgroundDeleteMixin:
         actions.pop("delete_selected", None)
         return actions
 
+    def delete_model(self, request: HttpRequest, obj: ResponseSet) -> None:
+        """Deleting goes through the counts page (:meth:`delete_view`): hand the set to the worker."""
+        response_set_delete_request(response_sets=[obj])
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ResponseSet]) -> None:
+        response_set_delete_request(response_sets=list(queryset))
+
     @admin.action(description="Delete selected response sets (in the background)", permissions=["delete"])
     def delete_in_background(self, request: HttpRequest, queryset: QuerySet[ResponseSet]) -> HttpResponse:
         return self._delete_confirm(request, list(queryset.order_by("name", "version")), action=True)

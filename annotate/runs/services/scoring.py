@@ -614,3 +614,16 @@ def _store(run: ScoringRun, m: ResponseMatrix | CompactMatrix, outcomes: dict[st
     run.diagnostics = diagnostics_summary(diag)
     run.status, run.progress, run.finished_at = RunStatus.DONE, 1.0, timezone.now()
     run.save(update_fields=["status", "progress", "finished_at", "diagnostics"])
+
+
+@transaction.atomic
+def scoring_run_delete(*, entry: ScoringRun) -> None:
+    """Delete a scoring run with every result row of it (from the admin).
+
+    Raises
+    ------
+    django.db.models.ProtectedError
+        While a study is built on the run (nothing deleted; the admin's
+        confirmation page names the studies first).
+    """
+    entry.delete()
