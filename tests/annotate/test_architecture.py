@@ -59,6 +59,17 @@ QUERYSET_CALLS = frozenset({
 QUERYSET_NAME = re.compile(r"^(queryset|qs|.*_queryset|.*_qs)$")
 #: The domain packages of ``annotate/``.
 DOMAINS = ("core", "catalog", "runs", "studies", "reports", "analyses", "api", "demo")
+#: Which domains each domain may import (through their surfaces); the README's code map says the same.
+DOMAIN_IMPORTS = {
+    "core": set(),
+    "catalog": {"core", "runs"},
+    "runs": {"core", "catalog", "studies"},
+    "studies": {"core", "catalog", "runs", "reports", "analyses"},
+    "reports": {"core", "catalog", "runs", "studies", "analyses"},
+    "analyses": {"core", "catalog", "reports", "studies"},
+    "api": {"core", "catalog", "runs", "studies", "reports", "analyses"},
+    "demo": {"core", "catalog", "runs", "studies"},
+}
 #: The kinds of module inside a domain: ``annotate/<domain>/<kind>.py`` or ``annotate/<domain>/<kind>/...``.
 KINDS = ("selectors", "services", "views", "forms", "admin", "tasks")
 #: What a selector may not import (by kind; the API's own modules count as views).
@@ -216,6 +227,9 @@ def _door_violations(module: str, imports: list[tuple[int, str, str | None]],
             continue
         if here == "core":
             found.append((line, f"core imports another domain ({base}); core is the base every domain stands on"))
+            continue
+        if here is not None and there not in DOMAIN_IMPORTS.get(here, set()):
+            found.append((line, f"the {here} domain imports the {there} domain, which DOMAIN_IMPORTS does not allow"))
             continue
         if WIRING.get(module) and kind_of(target) == WIRING[module]:
             continue
@@ -506,6 +520,8 @@ SURFACES = {"annotate.runs": {"scoring_run_create": "annotate.runs.services.scor
      [(1, "imports annotate.runs.services.scoring past the runs domain's surface")]),
     ("annotate/admin/__init__.py", "from annotate.runs import views\n",
      [(1, "imports 'views' from annotate.runs, which its __all__ does not declare")]),
+    ("annotate/catalog/services/x.py", "from annotate.reports import report_methods\n",
+     [(1, "the catalog domain imports the reports domain, which DOMAIN_IMPORTS does not allow")]),
     ("annotate/management/commands/__init__.py", "from . import b\n",
      [(1, "a command imports another command (annotate.management.commands.b)")]),
     ("scoring/eip.py", "import numpy as np\nfrom django.db import models\n", [(2, "scoring/ imports django")]),
