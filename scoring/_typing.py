@@ -12,6 +12,8 @@ from numpy.typing import NDArray
 
 #: float64 vectors and matrices (scores, credit, probabilities).
 FloatArray: TypeAlias = NDArray[np.float64]
+#: int64 indices (question, evaluator and judgment positions).
+IntArray: TypeAlias = NDArray[np.int64]
 #: boolean masks.
 BoolArray: TypeAlias = NDArray[np.bool_]
 #: integer positions (``np.flatnonzero``, ``np.argsort``, ...).

@@ -173,3 +173,77 @@ def as_rng(rng: object) -> np.random.Generator:
     if rng is None or isinstance(rng, (int, np.integer)):
         return np.random.default_rng(rng)
     raise ValueError(f"rng must be a numpy Generator, an int seed or None; got {rng!r}")
+
+
+def _bounds_text(low: float | None, high: float | None, *, low_open: bool, high_open: bool) -> str:
+    parts = []
+    if low is not None:
+        parts.append(f"{'>' if low_open else '>='} {low}")
+    if high is not None:
+        parts.append(f"{'<' if high_open else '<='} {high}")
+    return " and ".join(parts)
+
+
+def check_int(value: object, *, name: str, low: int | None = None, high: int | None = None) -> int:
+    """Return ``int(value)`` for an integer (not a bool) in ``[low, high]``.
+
+    Parameters
+    ----------
+    value : object
+        The parameter's value.
+    name : str
+        The parameter's name, for the message.
+    low, high : int or None, default None
+        Inclusive bounds; ``None`` leaves that side open.
+
+    Raises
+    ------
+    ValueError
+        ``"<name> must be an integer >= <low>[ and <= <high>]; got <value>"``.
+    """
+    number = int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else None
+    if number is None or (low is not None and number < low) or (high is not None and number > high):
+        bounds = _bounds_text(low, high, low_open=False, high_open=False)
+        raise ValueError(f"{name} must be an integer{' ' + bounds if bounds else ''}; got {value!r}")
+    return number
+
+
+def check_number(
+    value: object,
+    *,
+    name: str,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """Return ``float(value)`` for a finite real number (not a bool) within the bounds.
+
+    The comparison is exact (``value == low`` is refused when ``low_open``):
+    no rounding decides a bound.
+
+    Parameters
+    ----------
+    value : object
+        The parameter's value.
+    name : str
+        The parameter's name, for the message.
+    low, high : float or None, default None
+        Bounds; ``None`` leaves that side unbounded.
+    low_open, high_open : bool, default False
+        Whether the bound itself is refused.
+
+    Raises
+    ------
+    ValueError
+        ``"<name> must be a number > <low> and < <high>; got <value>"`` (the
+        signs follow the bounds).
+    """
+    ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+    v = float(value) if ok else float("nan")  # type: ignore[arg-type]
+    if (not ok or not np.isfinite(v)
+            or (low is not None and (v < low or (low_open and v == low)))
+            or (high is not None and (v > high or (high_open and v == high)))):
+        bounds = _bounds_text(low, high, low_open=low_open, high_open=high_open)
+        raise ValueError(f"{name} must be a number{' ' + bounds if bounds else ''}; got {value!r}")
+    return v

@@ -153,7 +153,7 @@ def test_it_rejects_bad_input_naming_the_parameter(kwargs, message):
 
 
 def test_scale_correlation_matches_scipy_in_one_component_and_weights_components():
-    from scoring.human_scale import scale_correlation
+    from scoring.scale_correlations import scale_correlation
 
     rng = np.random.default_rng(5)
     human, method = rng.normal(size=12), rng.normal(size=12)
@@ -173,14 +173,14 @@ def test_scale_correlation_matches_scipy_in_one_component_and_weights_components
 
 
 def test_scale_correlation_is_undefined_without_three_questions_in_a_component():
-    from scoring.human_scale import REASON_FEW_QUESTIONS, scale_correlation
+    from scoring.scale_correlations import REASON_FEW_QUESTIONS, scale_correlation
 
     c = scale_correlation([0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, np.nan], [0, 0, 1, 1], n_boot=10)
     assert math.isnan(c.value) and c.undefined_reason == REASON_FEW_QUESTIONS
 
 
 def test_the_sparse_conjugate_gradient_steps_give_the_dense_fit(monkeypatch):
-    import scoring.human_scale as module
+    import scoring._scale_fit as module
 
     _, h, o, _ = _simulate(seed=2, n_items=40, n_evaluators=5, per_evaluator=60)
     dense, dense_se = bradley_terry(h, o)
@@ -253,7 +253,7 @@ def test_tied_items_stay_tied_in_the_split_half_spearman_whatever_the_start():
 
 
 def test_values_within_the_fit_resolution_are_ties():
-    from scoring.human_scale import _ties_within
+    from scoring._scale_fit import _ties_within
 
     values = np.array([0.5, 0.1, 0.1 + 1e-10, 0.3, -0.2, 0.1 - 1e-10, 0.3 + 1e-3])
     out = _ties_within(values, 1e-8)
@@ -266,7 +266,7 @@ def test_scale_correlations_equal_one_scale_correlation_per_method_and_kind():
     """The batched correlations (shared draws, ranks and Kendall by counts) give every figure of the single calls
     bit for bit: ties in the scale and the methods, NaN in the draws, a method with missing values (its own
     resampling) and a constant one (undefined)."""
-    from scoring.human_scale import scale_correlation, scale_correlations
+    from scoring.scale_correlations import scale_correlation, scale_correlations
 
     rng = np.random.default_rng(8)
     n = 40
@@ -289,7 +289,7 @@ def test_scale_correlations_equal_one_scale_correlation_per_method_and_kind():
 
 
 def test_kendall_of_counts_equals_kendall_of_the_written_out_sample():
-    from scoring.human_scale import _kendall_of_counts, _row_kendall
+    from scoring.scale_correlations import _kendall_of_counts, _row_kendall
 
     rng = np.random.default_rng(2)
     n, rows = 9, 30
@@ -337,10 +337,10 @@ def test_the_fit_is_the_optimum_of_the_per_judgment_objective(seed, dense, monke
     checked with that gradient computed here, and against scipy's optimiser on it."""
     from scipy.optimize import minimize
 
-    import scoring.human_scale as hs
+    import scoring._scale_fit as scale_fit
 
     if not dense:
-        monkeypatch.setattr(hs, "DENSE_MAX", 1)
+        monkeypatch.setattr(scale_fit, "DENSE_MAX", 1)
     _, h, o, _ = _simulate(seed=seed, n_items=25, n_evaluators=6, per_evaluator=40)
     penalty = 0.1
     b, _ = bradley_terry(h, o, n_items=25, penalty=penalty, tol=1e-10)
@@ -361,7 +361,7 @@ def test_the_fit_is_the_optimum_of_the_per_judgment_objective(seed, dense, monke
 def test_small_components_fitted_together_equal_one_fit_per_component(seed, monkeypatch):
     """A sparse study (many 2-6 item components): the values, standard errors and every
     bootstrap/split-half figure equal those of one Newton fit per component."""
-    import scoring.human_scale as hs
+    import scoring._scale_fit as scale_fit
 
     rng = np.random.default_rng(seed)
     n_items = 90
@@ -378,7 +378,7 @@ def test_small_components_fitted_together_equal_one_fit_per_component(seed, monk
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", HumanScaleWarning)
         together = human_scale(*args, **kwargs)
-        monkeypatch.setattr(hs, "SMALL_MAX", 0)
+        monkeypatch.setattr(scale_fit, "SMALL_MAX", 0)
         apart = human_scale(*args, **kwargs)
     assert together.n_components >= 10
     sizes = np.bincount(together.component[together.component >= 0])
@@ -401,7 +401,7 @@ def test_a_small_component_that_cannot_converge_raises_in_the_batched_path():
 def test_correlations_by_scope_equal_one_call_per_scope_and_a_subject_alone_equals_it_within_all():
     """Scopes computed together (components resampled once) give each scope's figures bit for bit;
     and a component's intervals do not depend on the other components in the scope."""
-    from scoring.human_scale import scale_correlations, scale_correlations_by_scope
+    from scoring.scale_correlations import scale_correlations, scale_correlations_by_scope
 
     rng = np.random.default_rng(11)
     n = 60

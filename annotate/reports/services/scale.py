@@ -26,14 +26,8 @@ from annotate.reports.services.model import (
     QuestionRef,
     ScaleCorrelationRow,
 )
-from scoring.human_scale import (
-    MISFIT_THRESHOLD,
-    HumanScaleWarning,
-    ScaleCorrelation,
-    human_scale,
-    oriented_judgments,
-    scale_correlations_by_scope,
-)
+from scoring.human_scale import MISFIT_THRESHOLD, HumanScaleWarning, human_scale, oriented_judgments
+from scoring.scale_correlations import ScaleCorrelation, scale_correlations_by_scope
 from scoring.methods import get_method
 from scoring.pairs import merge_ties
 
