@@ -44,8 +44,9 @@ from scoring.consensus import (
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError, NonFiniteError
 from scoring.fraction import FractionMatrix, fraction_denominator
-from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt
+from scoring.irt import IRTResult, irt_1pl, irt_2pl
 from scoring.irt_mml import MMLResult, irt_1pl_mml, irt_2pl_mml, mml_log_likelihood
+from scoring.mirt import MIRTResult, irt_mirt
 from scoring.pairs import (
     FIRST,
     SECOND,

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from scoring._irt_common import _targets_and_weights
 from scoring._irt_mml_em import AT_BOUND_ATOL as AT_BOUND_ATOL, _e_step, _m_step, _quadrature, _RowBlocks
 from scoring._irt_mml_information import _louis_standard_errors
 from scoring._threads import one_blas_thread as _one_blas_thread
 from scoring._typing import BoolArray, FloatArray
 from scoring._validation import check_positive, check_positive_int, check_response_matrix
 from scoring.exceptions import ConvergenceError, NonFiniteError
-from scoring.irt import _targets_and_weights
 
 __all__ = ["MMLResult", "irt_1pl_mml", "irt_2pl_mml", "mml_log_likelihood"]
 

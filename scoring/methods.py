@@ -34,8 +34,9 @@ from scoring._typing import ResponseArray
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy
 from scoring.eip import eip
 from scoring.fraction import FractionMatrix
-from scoring.irt import irt_1pl, irt_2pl, irt_mirt
+from scoring.irt import irt_1pl, irt_2pl
 from scoring.irt_mml import irt_1pl_mml, irt_2pl_mml
+from scoring.mirt import irt_mirt
 
 __all__ = [
     "MIRT_SEEDS",
@@ -802,7 +803,7 @@ def at_bound_flags(values: ArrayLike, bounds: object) -> NDArray[np.float64]:
     >>> at_bound_flags([-5.0, 0.3, float("nan"), 4.9999999], [-5, 5]).tolist()
     [1.0, 0.0, nan, 1.0]
     """
-    from scoring.irt import AT_BOUND_ATOL
+    from scoring._irt_common import AT_BOUND_ATOL
 
     x = np.asarray(values, dtype=np.float64)
     if bounds is None:

@@ -27,7 +27,8 @@ from scoring._typing import FloatArray
 from scoring._validation import as_rng, check_in_open_interval, check_positive_int, check_response_matrix
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError
-from scoring.irt import IRTResult, MIRTResult, irt_1pl, irt_2pl, irt_mirt
+from scoring.irt import IRTResult, irt_1pl, irt_2pl
+from scoring.mirt import MIRTResult, irt_mirt
 
 __all__ = [
     "DENSITY_MODELS",

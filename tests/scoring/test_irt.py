@@ -18,18 +18,17 @@ import pytest
 from scipy.optimize import OptimizeResult, approx_fprime, brentq, check_grad, minimize
 from scipy.stats import pearsonr, spearmanr
 
-from scoring import irt
+from scoring import _irt_common, _irt_newton, irt, mirt as mirt_module
 from scoring.irt import (
     BOUNDS_MESSAGE,
     DISCRIMINATION_BOUNDS_MESSAGE,
     L2_MESSAGE,
     NON_FINITE_MESSAGE,
     IRTResult,
-    MIRTResult,
     irt_1pl,
     irt_2pl,
-    irt_mirt,
 )
+from scoring.mirt import MIRTResult, irt_mirt
 
 
 def _sigmoid(z: float) -> float:
@@ -93,7 +92,7 @@ def test_it_matches_the_cell_by_cell_objective_leaving_out_nan_cells(partial, tw
     n_questions, n_models = partial.shape
     theta, beta = rng.normal(size=n_models), rng.normal(size=n_questions)
     a = rng.uniform(0.3, 2.0, size=n_questions) if two_pl else np.ones(n_questions)
-    y, w = irt._targets_and_weights(partial)
+    y, w = _irt_common._targets_and_weights(partial)
     if two_pl:
         f, _ = irt._objective_2pl(np.concatenate([theta, beta, a]), y, w, 0.01)
     else:
@@ -107,8 +106,8 @@ def test_it_drops_exactly_the_nan_term_from_the_objective():
     # full:  -log s(0.5) - [0.3 log s(-1.5) + 0.7 log(1 - s(-1.5))]
     # NaN in the second cell leaves only -log s(0.5) = log(1 + e^-0.5).
     x = np.array([1.0, -1.0, 0.5])
-    y_full, w_full = irt._targets_and_weights(np.array([[1.0, 0.3]]))
-    y_nan, w_nan = irt._targets_and_weights(np.array([[1.0, np.nan]]))
+    y_full, w_full = _irt_common._targets_and_weights(np.array([[1.0, 0.3]]))
+    y_nan, w_nan = _irt_common._targets_and_weights(np.array([[1.0, np.nan]]))
     f_full, _ = irt._objective_1pl(x, y_full, w_full, 0.0)
     f_nan, _ = irt._objective_1pl(x, y_nan, w_nan, 0.0)
     by_hand = math.log(1.0 + math.exp(-0.5))
@@ -120,7 +119,7 @@ def test_it_drops_exactly_the_nan_term_from_the_objective():
 @pytest.mark.parametrize("two_pl", [False, True], ids=["1pl", "2pl"])
 def test_its_analytic_gradient_matches_finite_differences(partial, two_pl):
     rng = np.random.default_rng(1)
-    y, w = irt._targets_and_weights(partial)
+    y, w = _irt_common._targets_and_weights(partial)
     n_questions, n_models = partial.shape
     if two_pl:
         objective = irt._objective_2pl
@@ -145,7 +144,7 @@ def test_its_mirt_gradient_matches_finite_differences_for_a_fixed_sample(partial
     n_questions, n_models = partial.shape
     d = 2
     eps = (rng.normal(size=(n_models, d)), rng.normal(size=(n_questions, d)), rng.normal(size=n_questions))
-    y, w = irt._targets_and_weights(partial)
+    y, w = _irt_common._targets_and_weights(partial)
     sizes = [n_models * d, n_questions * d, n_questions]
 
     def unpack(x):
@@ -153,10 +152,10 @@ def test_its_mirt_gradient_matches_finite_differences_for_a_fixed_sample(partial
         return t.reshape(n_models, d), a.reshape(n_questions, d), b
 
     def elbo(x):
-        return irt._mirt_elbo_and_grad(*unpack(x), *eps, y, w)[0]
+        return mirt_module._mirt_elbo_and_grad(*unpack(x), *eps, y, w)[0]
 
     x0 = rng.normal(scale=0.5, size=sum(sizes))
-    _, g_t, g_a, g_b = irt._mirt_elbo_and_grad(*unpack(x0), *eps, y, w)
+    _, g_t, g_a, g_b = mirt_module._mirt_elbo_and_grad(*unpack(x0), *eps, y, w)
     numeric = approx_fprime(x0, elbo, 1e-7)
     # Forward differences: error ~1e-6 with curvature ~10 and step 1e-7.
     np.testing.assert_allclose(np.concatenate([g_t.ravel(), g_a.ravel(), g_b]), numeric, atol=2e-5)
@@ -169,10 +168,10 @@ def test_its_mirt_elbo_and_gradient_in_float32_cells_are_the_float64_ones_to_flo
     n_questions, n_models = partial.shape
     mu = (rng.normal(size=(n_models, 3)), rng.normal(size=(n_questions, 3)), rng.normal(size=n_questions))
     eps = (rng.normal(size=(n_models, 3)), rng.normal(size=(n_questions, 3)), rng.normal(size=n_questions))
-    y, w = irt._targets_and_weights(partial)
-    exact = irt._mirt_elbo_and_grad(*mu, *eps, y, w)
-    single = irt._mirt_elbo_and_grad(*mu, *eps, y.astype(np.float32), w.astype(np.float32))
-    assert irt._MIRT_CELL_DTYPE is np.float32
+    y, w = _irt_common._targets_and_weights(partial)
+    exact = mirt_module._mirt_elbo_and_grad(*mu, *eps, y, w)
+    single = mirt_module._mirt_elbo_and_grad(*mu, *eps, y.astype(np.float32), w.astype(np.float32))
+    assert mirt_module._MIRT_CELL_DTYPE is np.float32
     assert single[0] == pytest.approx(exact[0], rel=1e-6)
     for got, want in zip(single[1:], exact[1:], strict=True):
         assert got.dtype == np.float64  # the parameters' gradients stay float64 for Adam
@@ -184,9 +183,9 @@ def test_a_mirt_fit_with_float32_cells_is_the_float64_fit_to_float32_resolution(
     theta, a, b = rng.normal(size=(25, 3)), 0.7 * rng.normal(size=(300, 3)), rng.normal(size=300)
     R = (rng.random((300, 25)) < 1 / (1 + np.exp(-(a @ theta.T - b[:, None])))).astype(float)
     R[rng.random(R.shape) < 0.05] = np.nan
-    single = irt.irt_mirt(R, epochs=150, rng=4)
-    monkeypatch.setattr(irt, "_MIRT_CELL_DTYPE", np.float64)
-    double = irt.irt_mirt(R, epochs=150, rng=4)
+    single = mirt_module.irt_mirt(R, epochs=150, rng=4)
+    monkeypatch.setattr(mirt_module, "_MIRT_CELL_DTYPE", np.float64)
+    double = mirt_module.irt_mirt(R, epochs=150, rng=4)
     np.testing.assert_allclose(single.difficulty, double.difficulty, rtol=0, atol=1e-4)
     np.testing.assert_allclose(single.elbo_trace, double.elbo_trace, rtol=1e-5)
     assert np.corrcoef(single.difficulty, b)[0, 1] > 0.5  # and it is a fit of the simulated difficulty
@@ -354,8 +353,8 @@ def test_it_raises_rather_than_returning_non_finite_estimates(monkeypatch):
 
 
 def test_the_2pl_newton_fit_raises_rather_than_iterating_on_a_non_finite_objective(monkeypatch):
-    monkeypatch.setattr(irt._TwoPLCells, "value", lambda self, theta, beta, a: float("nan"))
-    message = irt.NEWTON_NON_FINITE_MESSAGE.format(n_iter=0)
+    monkeypatch.setattr(_irt_newton._TwoPLCells, "value", lambda self, theta, beta, a: float("nan"))
+    message = _irt_newton.NEWTON_NON_FINITE_MESSAGE.format(n_iter=0)
     with pytest.raises(FloatingPointError, match=f"^{re.escape(message)}$"):
         irt_2pl(np.array([[1.0, 0.0], [0.0, 1.0]]))
 
@@ -496,10 +495,10 @@ def test_mirt_convergence_heuristic_compares_the_last_two_tenths():
     # differ by 0.5% (within 1%); vs [-50, -50] they differ by 100%.
     steady = np.r_[np.full(16, -300.0), [-100.5, -100.5, -100.0, -100.0]]
     jumping = np.r_[np.full(16, -300.0), [-100.0, -100.0, -50.0, -50.0]]
-    assert irt._mirt_converged(steady) is True
-    assert irt._mirt_converged(jumping) is False
-    assert irt._mirt_converged(np.full(9, -1.0)) is False  # fewer than 10 epochs
-    assert irt._mirt_converged(np.r_[np.full(19, -1.0), np.nan]) is False
+    assert mirt_module._mirt_converged(steady) is True
+    assert mirt_module._mirt_converged(jumping) is False
+    assert mirt_module._mirt_converged(np.full(9, -1.0)) is False  # fewer than 10 epochs
+    assert mirt_module._mirt_converged(np.r_[np.full(19, -1.0), np.nan]) is False
 
 
 # ---------------------------------------------------------------------------
@@ -550,7 +549,7 @@ def _dense_hessian(x, y, w, l2, h=1e-5):
 
 def _pieces_at(x, y, w, l2):
     n_questions, n_models = y.shape
-    cells = irt._TwoPLCells(y, w, l2)
+    cells = _irt_newton._TwoPLCells(y, w, l2)
     parts = x[:n_models], x[n_models:n_models + n_questions], x[n_models + n_questions:]
     f = cells.value(*parts)
     g, pieces = cells.derivatives(*parts)
@@ -563,7 +562,7 @@ def test_the_structured_newton_step_equals_a_dense_solve_with_fixed_variables(pa
     # with the dense Hessian (by finite differences of the gradient), the
     # fixed variables' step being 0.
     fit = irt_2pl(partial, tol=1e-12)
-    y, w = irt._targets_and_weights(partial)
+    y, w = _irt_common._targets_and_weights(partial)
     n_questions, n_models = partial.shape
     x = np.r_[fit.ability, fit.difficulty, fit.discrimination] + np.random.default_rng(3).normal(
         scale=0.05, size=n_models + 2 * n_questions)
@@ -574,7 +573,7 @@ def test_the_structured_newton_step_equals_a_dense_solve_with_fixed_variables(pa
     free = np.ones(len(x), dtype=bool)
     free[[1, n_models + 2, n_models + n_questions + 4, n_models + 5, n_models + n_questions + 5]] = False
     stacked = np.empty((2 * n_questions, n_models))
-    step = irt._newton_direction_2pl(g, pieces, free, 0.0, stacked)
+    step = _irt_newton._newton_direction_2pl(g, pieces, free, 0.0, stacked)
     expected = np.zeros(len(x))
     expected[free] = np.linalg.solve(H[np.ix_(free, free)], -g[free])
     np.testing.assert_allclose(step, expected, rtol=1e-6, atol=1e-8)
@@ -583,7 +582,7 @@ def test_the_structured_newton_step_equals_a_dense_solve_with_fixed_variables(pa
 def test_the_gauss_newton_matrix_is_the_fisher_information(partial):
     # J^T diag(w p (1 - p)) J + 2 l2 I with J = dz/dx written out cell by cell:
     # dz/dtheta_m = a_q, dz/dbeta_q = -a_q, dz/da_q = theta_m - beta_q.
-    y, w = irt._targets_and_weights(partial)
+    y, w = _irt_common._targets_and_weights(partial)
     n_questions, n_models = partial.shape
     rng = np.random.default_rng(4)
     theta, beta, a = rng.normal(size=n_models), rng.normal(size=n_questions), rng.uniform(0.3, 2, n_questions)
@@ -601,14 +600,14 @@ def test_the_gauss_newton_matrix_is_the_fisher_information(partial):
             J[m], J[n_models + q], J[n_models + n_questions + q] = a[q], -a[q], theta[m] - beta[q]
             F += p * (1 - p) * np.outer(J, J)
     stacked = np.empty((2 * n_questions, n_models))
-    step = irt._newton_direction_2pl(g, pieces, np.ones(n, dtype=bool), 0.0, stacked)
+    step = _irt_newton._newton_direction_2pl(g, pieces, np.ones(n, dtype=bool), 0.0, stacked)
     np.testing.assert_allclose(step, np.linalg.solve(F, -g), rtol=1e-9, atol=1e-11)
 
 
 def test_the_2pl_fit_agrees_with_a_tight_lbfgsb_minimisation_of_the_same_objective():
     # A well-posed matrix: 60 models x 40 questions, no estimate on a bound.
     R, *_ = _simulate_2pl(60, 40, seed=11)
-    y, w = irt._targets_and_weights(R)
+    y, w = _irt_common._targets_and_weights(R)
     n_questions, n_models = R.shape
     fit = irt_2pl(R)
     assert fit.converged and fit.projected_gradient <= 1e-9
@@ -631,7 +630,7 @@ def test_the_2pl_fit_ends_lower_than_the_previous_lbfgsb_fit_with_a_small_projec
     # the previous implementation (preconditioned L-BFGS-B, ftol = gtol = 1e-9)
     # stopped on its relative-reduction test with a projected gradient ~1e-2.
     R, *_ = _simulate_2pl(30, 2000, seed=13)
-    y, w = irt._targets_and_weights(R)
+    y, w = _irt_common._targets_and_weights(R)
     n_questions, n_models = R.shape
     theta0, beta0 = irt._start_values(y, w, -5.0, 5.0)
     a0 = np.ones(n_questions)
@@ -658,8 +657,8 @@ def test_its_mirt_elbo_is_the_plain_formula(partial):
     obs = ~np.isnan(partial)
     yv = np.where(obs, partial, 0.0)
     expected = np.sum(np.where(obs, yv * z - np.logaddexp(0.0, z), 0.0)) - 0.5 * sum(np.sum(m * m) for m in mu)
-    y, w = irt._targets_and_weights(partial)
-    assert irt._mirt_elbo_and_grad(*mu, *eps, y, w)[0] == pytest.approx(expected, rel=1e-13)
+    y, w = _irt_common._targets_and_weights(partial)
+    assert mirt_module._mirt_elbo_and_grad(*mu, *eps, y, w)[0] == pytest.approx(expected, rel=1e-13)
 
 
 def test_the_2pl_fit_on_row_blocks_in_threads_is_bit_identical_to_one_pass(monkeypatch):
@@ -669,9 +668,9 @@ def test_the_2pl_fit_on_row_blocks_in_threads_is_bit_identical_to_one_pass(monke
     theta, b, a = rng.normal(size=30), rng.normal(size=9_000), rng.lognormal(0, 0.3, size=9_000)
     R = (rng.random((9_000, 30)) < 1 / (1 + np.exp(-a[:, None] * (theta[None, :] - b[:, None])))).astype(float)
     R[rng.random(R.shape) < 0.02] = np.nan
-    assert R.size >= irt._THREADED_CELLS
+    assert R.size >= _irt_newton._THREADED_CELLS
     threaded = irt.irt_2pl(R)
-    monkeypatch.setattr(irt, "_CELL_THREADS", 1)
+    monkeypatch.setattr(_irt_newton, "_CELL_THREADS", 1)
     single = irt.irt_2pl(R)
     for field in ("difficulty", "ability", "discrimination"):
         assert np.array_equal(getattr(threaded, field), getattr(single, field))

@@ -9,7 +9,6 @@ import pytest
 from scoring import methods as registry
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank
 from scoring.eip import eip
-from scoring.irt import irt_mirt
 from scoring.methods import (
     DifficultyMethod,
     MethodInput,
@@ -19,6 +18,7 @@ from scoring.methods import (
     run_method,
     unregister_method,
 )
+from scoring.mirt import irt_mirt
 from scoring.pairs import TIE, harder_of_pairs
 
 R = np.array([[1, 0, 1], [0, 0, 1], [1, 1, 1], [0, 1, np.nan]], dtype=np.float64)

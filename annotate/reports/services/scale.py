@@ -27,9 +27,9 @@ from annotate.reports.services.model import (
     ScaleCorrelationRow,
 )
 from scoring.human_scale import MISFIT_THRESHOLD, HumanScaleWarning, human_scale, oriented_judgments
-from scoring.scale_correlations import ScaleCorrelation, scale_correlations_by_scope
 from scoring.methods import get_method
 from scoring.pairs import merge_ties
+from scoring.scale_correlations import ScaleCorrelation, scale_correlations_by_scope
 
 MODEL = "Bradley-Terry, penalised maximum likelihood (ridge penalty on the logits), sum to zero per component"
 #: Bootstrap replicates of the scale (refits resampling evaluators) and of its correlations: the report's

@@ -27,8 +27,8 @@ from annotate.models import (
     ScoringRun,
     Subject,
 )
+from scoring._irt_common import AT_BOUND_ATOL as irt_at_bound_atol
 from scoring.diagnostics import DEFAULT_MIN_MODELS
-from scoring.irt import AT_BOUND_ATOL as irt_at_bound_atol
 from scoring.methods import (
     DifficultyMethod,
     at_bound_flags,

@@ -103,8 +103,9 @@ from annotate.models import MethodResult, ModelResult, QuestionResult, RunStatus
 from annotate.runs.services import scoring as service  # noqa: E402
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank, weighted_accuracy  # noqa: E402
 from scoring.eip import eip  # noqa: E402
-from scoring.irt import irt_1pl, irt_2pl, irt_mirt  # noqa: E402
+from scoring.irt import irt_1pl, irt_2pl  # noqa: E402
 from scoring.methods import get_method, method_keys  # noqa: E402
+from scoring.mirt import irt_mirt  # noqa: E402
 
 DEMO = Path(annotate.demo.__file__).parent
 FAST = {"mirt_epochs": 60, "mirt_seed": 7}
