@@ -52,7 +52,8 @@ def run(args) -> None:
     import distributed
 
     from scoring.eip import eip
-    from scoring.eip_dask import eip_dask, eip_dask_from_zarr
+    from scoring.eip_cluster import eip_dask_from_zarr
+    from scoring.eip_dask import eip_dask
 
     sizes = QUICK_SIZES if getattr(args, "quick", False) else SIZES
     header = (f"{'size':>17} {'reps':>4} {'iters':>5} | {'s/iter/Mcell: eip':>17} {'dask mem':>9} "

@@ -15,7 +15,7 @@ reference):
   over the judgment list, as the report did. The verdicts are checked equal.
 * ``bootstrap``: the percentile intervals of six methods against the
   consensus, 2,000 replicates, seed 0. Product:
-  :func:`scoring.pairs.paired_bootstrap_agreement_cis` (as the report: the
+  :func:`scoring.pair_inference.paired_bootstrap_agreement_cis` (as the report: the
   resampled pairs drawn once for all six methods, in blocks of rows, each
   pair's draws counted once and every method's two counts taken by one
   matrix product); reference: one ``(n_boot, n)`` index matrix and its
@@ -58,7 +58,8 @@ import numpy as np
 
 from scoring import consensus, leave_one_out_consensus
 from scoring.consensus import leave_one_out_verdicts
-from scoring.pairs import SKIP, UNDEFINED, _bootstrap_kernel, _scored, paired_bootstrap_agreement_cis
+from scoring.pair_inference import _bootstrap_kernel, paired_bootstrap_agreement_cis
+from scoring.pairs import SKIP, UNDEFINED, _scored
 
 SEED = 16
 FULL = ((3_600, 27, 0.5), (50_000, 5, 1.0))

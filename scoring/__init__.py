@@ -47,20 +47,17 @@ from scoring.fraction import FractionMatrix, fraction_denominator
 from scoring.irt import IRTResult, irt_1pl, irt_2pl
 from scoring.irt_mml import MMLResult, irt_1pl_mml, irt_2pl_mml, mml_log_likelihood
 from scoring.mirt import MIRTResult, irt_mirt
+from scoring.pair_inference import AgreementCI, McNemarResult, bootstrap_agreement_ci, mcnemar_exact
 from scoring.pairs import (
     FIRST,
     SECOND,
     SKIP,
     TIE,
     UNDEFINED,
-    AgreementCI,
-    McNemarResult,
     MethodAgreement,
     Verdict,
-    bootstrap_agreement_ci,
     flip_verdicts,
     harder_of_pairs,
-    mcnemar_exact,
     merge_ties,
     method_agreement,
     pair_kappa,

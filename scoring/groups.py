@@ -7,7 +7,7 @@ the pairs both decided (agreement ``p_o`` and the orientation-free kappa
 ``2 p_o - 1`` of :func:`scoring.pairs.pair_kappa`); a group and a method as
 :func:`scoring.pairs.method_agreement` compares a method with a consensus.
 Intervals: percentile bootstrap over the compared pairs
-(:func:`scoring.pairs.bootstrap_agreement_ci`).
+(:func:`scoring.pair_inference.bootstrap_agreement_ci`).
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from scoring.pairs import FIRST, SECOND, TIE, UNDEFINED, bootstrap_agreement_ci, method_agreement, pair_kappa
+from scoring.pair_inference import bootstrap_agreement_ci
+from scoring.pairs import FIRST, SECOND, TIE, UNDEFINED, method_agreement, pair_kappa
 
 __all__ = ["GroupComparison", "GroupMethodRow", "GroupPairRow", "compare_groups", "group_verdicts"]
 

@@ -93,11 +93,11 @@ class MethodInput:
         tolerance), ``mirt_epochs``, ``mirt_seed``, ``mirt_seeds`` (MIRT
         fits, default 5, seeds ``mirt_seed + k``), ``mirt_rng``,
         ``eip_dask_scheduler`` (run EIP with
-        :func:`scoring.eip_dask.eip_on_cluster` on this cluster: "local" or
+        :func:`scoring.eip_cluster.eip_on_cluster` on this cluster: "local" or
         a scheduler address; its notes then say ``engine: "dask"``),
         ``eip_dask_timeout`` (seconds) and ``eip_dask_store`` (with the
         scheduler: the workers read the matrix from this Zarr group instead,
-        :func:`scoring.eip_dask.eip_on_cluster_from_zarr`, rows and columns
+        :func:`scoring.eip_cluster.eip_on_cluster_from_zarr`, rows and columns
         ``eip_dask_rows`` / ``eip_dask_columns``, which must select exactly
         ``R``); a runner reads only what it needs.
     """
@@ -335,7 +335,7 @@ def _run_eip(data: MethodInput) -> MethodOutput:
     engine: dict[str, Any] = {}
     store = data.params.get("eip_dask_store")
     if scheduler and store:
-        from scoring.eip_dask import eip_on_cluster_from_zarr
+        from scoring.eip_cluster import eip_on_cluster_from_zarr
 
         run = eip_on_cluster_from_zarr(store, scheduler=scheduler, rows=data.params.get("eip_dask_rows"),
                                        columns=data.params.get("eip_dask_columns"), alpha=alpha, tol=tol,
@@ -344,7 +344,7 @@ def _run_eip(data: MethodInput) -> MethodOutput:
         engine = {"engine": "dask", "dask_scheduler": run.scheduler, "dask_address": run.address,
                   "dask_workers": run.n_workers, "dask_store": str(store)}
     elif scheduler:
-        from scoring.eip_dask import eip_on_cluster
+        from scoring.eip_cluster import eip_on_cluster
 
         matrix = data.R.to_dense() if isinstance(data.R, FractionMatrix) else data.R
         run = eip_on_cluster(matrix, scheduler=scheduler, alpha=alpha, tol=tol,

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import scoring.pairs as pairs_module
-from scoring.pairs import SECOND, _bootstrap_kernel, _scored, bootstrap_agreement_ci
+import scoring.pair_inference as pairs_module
+from scoring.pair_inference import _bootstrap_kernel, bootstrap_agreement_ci
+from scoring.pairs import SECOND, _scored
 
 
 def _one_matrix_reference(m, h, *, n_boot: int, level: float, seed: int):

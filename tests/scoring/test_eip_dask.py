@@ -11,15 +11,8 @@ import numpy as np
 import pytest
 
 from scoring.eip import NO_KEPT_QUESTIONS, eip
-from scoring.eip_dask import (
-    ERR_SCHEDULER,
-    SchedulerUnreachableError,
-    check_scheduler,
-    dask_client,
-    eip_dask,
-    eip_dask_from_zarr,
-    eip_on_cluster_from_zarr,
-)
+from scoring.eip_cluster import eip_dask_from_zarr, eip_on_cluster_from_zarr
+from scoring.eip_dask import ERR_SCHEDULER, SchedulerUnreachableError, check_scheduler, dask_client, eip_dask
 from scoring.methods import MethodInput, run_method
 
 distributed = pytest.importorskip("distributed")

@@ -13,6 +13,7 @@ from scoring.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
 from scoring.baselines import simple_rank
 from scoring.irt import irt_1pl
 from scoring.methods import get_method
+from scoring.pair_inference import bootstrap_agreement_ci, mcnemar_exact
 from scoring.pairs import (
     FIRST,
     SECOND,
@@ -20,10 +21,8 @@ from scoring.pairs import (
     TIE,
     UNDEFINED,
     Verdict,
-    bootstrap_agreement_ci,
     flip_verdicts,
     harder_of_pairs,
-    mcnemar_exact,
     merge_ties,
     method_agreement,
     pair_kappa,
@@ -428,7 +427,7 @@ def test_reversing_any_subset_of_pairs_changes_no_pair_statistic(seed):
 def test_paired_bootstrap_equals_one_bootstrap_per_method():
     """Indices drawn once for every method (counted per pair from 3 methods on, gathered below) give each
     method's intervals exactly as its own bootstrap with the same seed."""
-    from scoring.pairs import paired_bootstrap_agreement_cis
+    from scoring.pair_inference import paired_bootstrap_agreement_cis
 
     rng = np.random.default_rng(4)
     human = rng.integers(-1, 2, size=300)  # UNDEFINED, FIRST, SECOND

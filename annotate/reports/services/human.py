@@ -54,7 +54,7 @@ from scoring import (
     with_reversed_pairs,
 )
 from scoring.methods import at_bound_flags
-from scoring.pairs import paired_bootstrap_agreement_cis
+from scoring.pair_inference import paired_bootstrap_agreement_cis
 
 REASON_NOT_JUDGED = "no judgment yet"
 REASON_NO_OTHERS = "no pair this evaluator voted on has a consensus of the other evaluators"

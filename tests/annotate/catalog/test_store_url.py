@@ -128,7 +128,7 @@ np.save(sys.argv[2], R)
 
 def test_a_dask_local_cluster_reads_through_the_url_a_store_another_process_wrote(tmp_path):
     distributed = pytest.importorskip("distributed")
-    from scoring.eip_dask import eip_dask_from_zarr
+    from scoring.eip_cluster import eip_dask_from_zarr
 
     url = f"file://{tmp_path / 'shared' / 'response-set-1.zarr'}"
     subprocess.run([sys.executable, "-c", WRITER, url, str(tmp_path / "R.npy")], cwd=ROOT, check=True, timeout=300)
