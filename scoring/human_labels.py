@@ -531,7 +531,8 @@ def _check_R(R: ArrayLike) -> FloatArray:
 
 
 def _difficulty_of(R: FloatArray, method: str) -> FloatArray:
-    from scoring.methods import MethodInput, get_method, run_method
+    from scoring.method_runners import MethodInput
+    from scoring.methods import get_method, run_method
 
     out = run_method(method, MethodInput(R=R, question_groups=np.zeros(R.shape[0], dtype=np.int64)))
     spec = get_method(method)

@@ -67,7 +67,8 @@ from scoring._validation import (
 from scoring.analyses._common import Correlation, Summary, check_labels, correlation, summarise
 from scoring.eip import EIPResult, eip
 from scoring.exceptions import ConvergenceError
-from scoring.methods import MethodInput, competency_methods, get_method, run_method
+from scoring.method_runners import MethodInput
+from scoring.methods import competency_methods, get_method, run_method
 
 __all__ = [
     "GROUP_SIZES",

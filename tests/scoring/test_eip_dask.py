@@ -13,7 +13,8 @@ import pytest
 from scoring.eip import NO_KEPT_QUESTIONS, eip
 from scoring.eip_cluster import eip_dask_from_zarr, eip_on_cluster_from_zarr
 from scoring.eip_dask import ERR_SCHEDULER, SchedulerUnreachableError, check_scheduler, dask_client, eip_dask
-from scoring.methods import MethodInput, run_method
+from scoring.method_runners import MethodInput
+from scoring.methods import run_method
 
 distributed = pytest.importorskip("distributed")
 

@@ -6,18 +6,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from scoring import methods as registry
+from scoring import method_runners, methods as registry
 from scoring.baselines import accuracy, question_accuracy_difficulty, simple_rank
 from scoring.eip import eip
-from scoring.methods import (
-    DifficultyMethod,
-    MethodInput,
-    MethodOutput,
-    get_method,
-    register_method,
-    run_method,
-    unregister_method,
-)
+from scoring.method_runners import MethodInput, MethodOutput
+from scoring.methods import DifficultyMethod, get_method, register_method, run_method, unregister_method
 from scoring.mirt import irt_mirt
 from scoring.pairs import TIE, harder_of_pairs
 
@@ -134,7 +127,7 @@ def test_the_registry_declares_tie_tolerances_by_kind_of_method():
     assert tolerance == {"eip": 1e-9, "simple_rank": 1e-12, "accuracy": 1e-12, "irt_1pl": 1e-9, "irt_2pl": 1e-9,
                          "irt_1pl_mml": 1e-6, "irt_2pl_mml": 1e-6, "irt_mirt": 1e-9}
     mirt = get_method("irt_mirt")
-    assert mirt.replicate_columns == registry.MIRT_SEED_COLUMNS == tuple(f"irt_mirt_s{k}" for k in range(5))
+    assert mirt.replicate_columns == method_runners.MIRT_SEED_COLUMNS == tuple(f"irt_mirt_s{k}" for k in range(5))
     assert mirt.shown_question_columns == ("irt_mirt",)
     assert [m.key for m in registry.methods() if m.replicate_columns] == ["irt_mirt"]
 
@@ -183,7 +176,7 @@ def test_mirt_runs_the_seeds_asked_for_and_leaves_the_other_seed_columns_blank()
                                              params={"mirt_epochs": 30, "mirt_seed": 3, "mirt_seeds": 2}))
     fits = [irt_mirt(R, epochs=30, rng=seed) for seed in (3, 4)]
     for k, fit in enumerate(fits):
-        expected = registry.pool_identical_questions(R, fit.difficulty)
+        expected = method_runners.pool_identical_questions(R, fit.difficulty)
         np.testing.assert_array_equal(out.question_columns[f"irt_mirt_s{k}"], expected)
         assert expected[0] == expected[1] == (fit.difficulty[0] + fit.difficulty[1]) / 2
     assert all(np.isnan(out.question_columns[f"irt_mirt_s{k}"]).all() for k in (2, 3, 4))
@@ -197,12 +190,12 @@ def test_mirt_runs_the_seeds_asked_for_and_leaves_the_other_seed_columns_blank()
 def test_mirt_seeds_fitted_side_by_side_equal_the_fits_one_after_the_other_and_leave_blas_as_it_was(monkeypatch):
     from threadpoolctl import threadpool_info
 
-    from scoring import methods
+    from scoring import method_runners
 
     monkeypatch.setattr("os.cpu_count", lambda: 3)  # three threads even on a one-core machine
     R = _with_twins(5)
     before = [(pool["internal_api"], pool["num_threads"]) for pool in threadpool_info()]
-    fits = methods._mirt_fits(R, epochs=20, seeds=[7, 8, 9, 10, 11])
+    fits = method_runners._mirt_fits(R, epochs=20, seeds=[7, 8, 9, 10, 11])
     assert [(pool["internal_api"], pool["num_threads"]) for pool in threadpool_info()] == before
     for seed, fit in zip([7, 8, 9, 10, 11], fits):
         alone = irt_mirt(R, epochs=20, rng=seed)

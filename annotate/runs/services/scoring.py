@@ -69,7 +69,8 @@ from annotate.models import (
 from annotate.runs.selectors.results import run_estimation_bounds
 from annotate.runs.services.sort_keys import N_OBSERVED, sort_keys_write
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
-from scoring.methods import MIRT_SEEDS, MethodInput, MethodOutput, get_method, method_keys, methods, run_method
+from scoring.method_runners import MIRT_SEEDS, MethodInput, MethodOutput
+from scoring.methods import get_method, method_keys, methods, run_method
 
 #: BLAS threads while the methods run. Response matrices are thin (tens of
 #: model columns), so extra BLAS threads mostly synchronise and one thread is

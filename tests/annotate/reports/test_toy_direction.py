@@ -29,7 +29,8 @@ from annotate.reports.services import alignment_report_compute
 from annotate.reports.services.report_files import report_files
 from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
 from annotate.studies.services.studies import study_create
-from scoring.methods import DifficultyMethod, MethodInput, MethodOutput, register_method, unregister_method
+from scoring.method_runners import MethodInput, MethodOutput
+from scoring.methods import DifficultyMethod, register_method, unregister_method
 from tests.annotate.factories import make_evaluator
 
 pytestmark = pytest.mark.django_db

@@ -26,7 +26,8 @@ from annotate.runs.selectors.results import run_questions
 from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
 from annotate.runs.views import QUESTIONS_PER_PAGE
 from annotate.studies.services.studies import study_create
-from scoring.methods import DifficultyMethod, MethodInput, MethodOutput, register_method, unregister_method
+from scoring.method_runners import MethodInput, MethodOutput
+from scoring.methods import DifficultyMethod, register_method, unregister_method
 from tests.annotate.factories import make_evaluator, make_user
 
 pytestmark = pytest.mark.django_db
