@@ -6,7 +6,7 @@ attention-check pairs are already left out by
 Bradley-Terry scale (:func:`scoring.human_scale.human_scale`); each registry
 method's difficulty is then correlated with it (Spearman and Kendall, with
 bootstrap intervals), overall and per subject
-(:func:`scoring.human_scale.scale_correlations`). Pure functions of
+(:func:`scoring.scale_correlations.scale_correlations`). Pure functions of
 :class:`~annotate.reports.selectors.alignment.StudyData`.
 """
 from __future__ import annotations

@@ -98,7 +98,7 @@ def test_scipy_messages_and_method_notes_read_as_words():
         "converged (objective stopped improving)"
     assert optimizer_message("CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL") == \
         "converged (gradient small enough)"
-    # The 2PL Newton fit's own messages (scoring.irt.NEWTON_*_MESSAGE).
+    # The 2PL Newton fit's own messages (scoring._irt_newton.NEWTON_*_MESSAGE).
     assert optimizer_message("CONVERGENCE: projected gradient 1.06e-12 <= tol 1.0e-09 after 11 Newton "
                              "iterations") == "converged (gradient small enough)"
     assert optimizer_message("ITERATIONS REACHED LIMIT (max_iter=1): projected gradient 2.00e-01 > tol "
