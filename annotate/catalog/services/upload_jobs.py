@@ -18,12 +18,8 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 
 from annotate.catalog.loaders.base import LoadError, Problem
-from annotate.catalog.services.loading import (
-    ALREADY_LOADED,
-    LOAD_STALE_S,
-    response_sets_abandoned_remove,
-    with_lock_retries,
-)
+from annotate.catalog.services.load_plan import ALREADY_LOADED
+from annotate.catalog.services.loading import LOAD_STALE_S, response_sets_abandoned_remove, with_lock_retries
 from annotate.catalog.services.uploads import (
     StoredUpload,
     checked_upload,

@@ -66,14 +66,8 @@ from annotate.catalog.loaders.limits import (
 from annotate.catalog.loaders.links import refuse_links
 from annotate.catalog.loaders.tabular import detect_format, parse_files, parse_folder
 from annotate.catalog.selectors.catalog import catalog_stamp, response_set_by_checksum
-from annotate.catalog.services.loading import (
-    ALREADY_LOADED,
-    LoadPlan,
-    LoadPreview,
-    Progress,
-    response_set_load,
-    response_set_plan,
-)
+from annotate.catalog.services.load_plan import ALREADY_LOADED, LoadPlan, LoadPreview
+from annotate.catalog.services.loading import Progress, response_set_load, response_set_plan
 from annotate.catalog.services.name_variants import MERGE_OPTION
 from annotate.models import ResponseSet
 
@@ -423,7 +417,7 @@ def upload_check_limits(*, source: UploadSource, options: UploadOptions) -> None
 
 def source_checksum(*, source: UploadSource) -> str | None:
     """The SHA-256 a load of these tabular files would store (as
-    :func:`annotate.catalog.services.loading.checksum_of` computes it after parsing),
+    :func:`annotate.catalog.services.load_plan.checksum_of` computes it after parsing),
     computed from the bytes alone; None for harness logs (whose checksum
     depends on the order their parser reads them)."""
     _check_source(source)

@@ -9,7 +9,7 @@ import pytest
 
 from annotate.catalog.loaders.base import MODEL_COLUMNS, QUESTION_COLUMNS, LoadError, ParsedResponseSet, Problem
 from annotate.catalog.loaders.tabular import parse_files
-from annotate.catalog.services import loading
+from annotate.catalog.services import load_plan as plan, loading
 from annotate.catalog.services.loading import response_set_load, response_set_preview
 from annotate.models import (
     Dataset,
@@ -99,7 +99,7 @@ def test_it_refuses_the_same_files_twice_and_names_the_existing_set(tmp_path):
     with pytest.raises(LoadError) as info:
         response_set_load(parsed=parse_wide(tmp_path), name="set again")
     assert info.value.problems == [
-        Problem("r.csv, q.csv", loading.ALREADY_LOADED.format(existing="set v1", pk=first.pk))
+        Problem("r.csv, q.csv", plan.ALREADY_LOADED.format(existing="set v1", pk=first.pk))
     ]
     assert counts() == before
 
@@ -111,7 +111,7 @@ def test_it_refuses_a_changed_file_under_an_existing_name_saying_how_to_make_a_n
     with pytest.raises(LoadError) as info:
         response_set_load(parsed=changed, name="set")
     assert info.value.problems == [
-        Problem("r2.csv, q.csv", loading.NAME_EXISTS.format(name="set", version=1, next_version=2))
+        Problem("r2.csv, q.csv", plan.NAME_EXISTS.format(name="set", version=1, next_version=2))
     ]
     assert counts() == before
 
@@ -133,7 +133,7 @@ def test_it_refuses_a_new_version_of_a_name_that_does_not_exist(tmp_path):
     before = counts()
     with pytest.raises(LoadError) as info:
         response_set_load(parsed=parse_wide(tmp_path), name="fresh", new_version=True)
-    assert info.value.problems == [Problem("r.csv, q.csv", loading.NO_EARLIER_VERSION.format(name="fresh"))]
+    assert info.value.problems == [Problem("r.csv, q.csv", plan.NO_EARLIER_VERSION.format(name="fresh"))]
     assert counts() == before
 
 
@@ -198,7 +198,7 @@ def test_it_checks_credits_of_any_parser(credit):
     with pytest.raises(LoadError) as info:
         response_set_load(parsed=parsed, name="harness")
     assert info.value.problems == [
-        Problem("log.json", loading.CREDIT_INVALID.format(value=credit), row=9, column="credit")]
+        Problem("log.json", plan.CREDIT_INVALID.format(value=credit), row=9, column="credit")]
     assert counts() == before
 
 
@@ -212,9 +212,9 @@ def test_it_checks_unknown_ids_and_duplicates_of_any_parser():
     with pytest.raises(LoadError) as info:
         response_set_load(parsed=parsed, name="harness")
     assert info.value.problems == [
-        Problem("log.json", loading.DUPLICATE_RESPONSE.format(question_id="q1", model="m1", first="log.json:3"), row=4),
-        Problem("log.json", loading.UNKNOWN_QUESTION.format(question_id="q7", dataset="D"), row=5),
-        Problem("log.json", loading.UNKNOWN_MODEL.format(model="mZ"), row=6, column="model"),
+        Problem("log.json", plan.DUPLICATE_RESPONSE.format(question_id="q1", model="m1", first="log.json:3"), row=4),
+        Problem("log.json", plan.UNKNOWN_QUESTION.format(question_id="q7", dataset="D"), row=5),
+        Problem("log.json", plan.UNKNOWN_MODEL.format(model="mZ"), row=6, column="model"),
     ]
 
 

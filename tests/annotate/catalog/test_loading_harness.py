@@ -7,7 +7,7 @@ import pytest
 
 from annotate.catalog.loaders.base import LoadError, Problem
 from annotate.catalog.loaders.harness import parse_harness_logs
-from annotate.catalog.services import loading
+from annotate.catalog.services import load_plan as load_plan_module
 from annotate.catalog.services.loading import response_set_load, response_set_preview
 from annotate.models import Dataset, LanguageModel, Question, Subject
 from tests.annotate.harness_fixtures import write_inspect_json
@@ -37,7 +37,7 @@ LABEL = "upload"
     (float("nan"), (LABEL, None)),
 ])
 def test_where_splits_only_a_numeric_row(source, expected):
-    assert loading._where(source, LABEL) == expected
+    assert load_plan_module._where(source, LABEL) == expected
 
 
 def test_a_conflict_in_an_inspect_log_names_the_sample_not_the_upload(tmp_path):
@@ -50,7 +50,7 @@ def test_a_conflict_in_an_inspect_log_names_the_sample_not_the_upload(tmp_path):
         response_set_preview(parsed=parse_harness_logs(tmp_path), name="arc")
     assert error.value.problems == [Problem(
         file="arc.json:sample 2 epoch 1", row=None, column="question",
-        message=loading.QUESTION_CONFLICT.format(question_id="arc/2", dataset="arc", field="text",
+        message=load_plan_module.QUESTION_CONFLICT.format(question_id="arc/2", dataset="arc", field="text",
                                                  stored="Another text", given="Which rock floats?"))]
 
 

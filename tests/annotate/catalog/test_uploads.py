@@ -25,7 +25,7 @@ from django.urls import reverse
 from annotate.api.services import api_token_create
 from annotate.catalog.loaders.base import LoadError
 from annotate.catalog.loaders.harness import _common
-from annotate.catalog.services import loading, uploads as service
+from annotate.catalog.services import load_plan as plan, loading, uploads as service
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -268,7 +268,7 @@ def test_an_unsafe_zip_through_the_api_leaves_nothing(tmp_path, script, upload_r
 
 @pytest.fixture
 def calls(monkeypatch):
-    """Counts of parser runs (harness and tabular) and of load plans (``loading._plan``)."""
+    """Counts of parser runs (harness and tabular) and of load plans (``plan._plan``)."""
     counted = {"parse": 0, "plan": 0}
 
     def counting(key, real):
@@ -279,7 +279,7 @@ def calls(monkeypatch):
 
     monkeypatch.setattr(service, "parse_harness_logs", counting("parse", service.parse_harness_logs))
     monkeypatch.setattr(service, "parse_files", counting("parse", service.parse_files))
-    monkeypatch.setattr(loading, "_plan", counting("plan", loading._plan))
+    monkeypatch.setattr(loading, "_plan", counting("plan", plan._plan))
     return counted
 
 
@@ -324,10 +324,10 @@ def test_confirm_checks_again_when_the_catalog_changed_since_the_preview(tmp_pat
                                                                    args=[job.pk])
     first = ResponseSet.objects.get()
     assert (job.state, job.error) == ("failed", "nothing was loaded")
-    assert [p["message"] for p in job.problems] == [loading.ALREADY_LOADED.format(existing="command v1", pk=first.pk)]
+    assert [p["message"] for p in job.problems] == [plan.ALREADY_LOADED.format(existing="command v1", pk=first.pk)]
     progress = admin_client.get(page["Location"])
     assert [str(p) for p in progress.context["problems"]] == [
-        f"{job.problems[0]['file']}: " + loading.ALREADY_LOADED.format(existing="command v1", pk=first.pk)]
+        f"{job.problems[0]['file']}: " + plan.ALREADY_LOADED.format(existing="command v1", pk=first.pk)]
     assert counts() == before
 
 
@@ -427,7 +427,7 @@ def test_bytes_already_loaded_are_refused_before_any_parsing(tmp_path, admin_cli
     call_command("load_responses", responses=path, dataset="D", verbosity=0)
     assert calls == {"parse": 1, "plan": 1}
     existing = ResponseSet.objects.get()
-    message = loading.ALREADY_LOADED.format(existing=str(existing), pk=existing.pk)
+    message = plan.ALREADY_LOADED.format(existing=str(existing), pk=existing.pk)
     answer = script.post(reverse("annotate:api_response_sets"),
                          {"responses": SimpleUploadedFile("scores.csv", RESPONSES), "dataset": "D"})
     assert answer.status_code == 400 and answer.json()["problems"][0]["message"] == message

@@ -21,7 +21,7 @@ from annotate.catalog.loaders.base import LoadError, Problem
 from annotate.catalog.loaders.harness import inspect_ai, lm_eval, parse_harness_logs
 from annotate.catalog.loaders.tabular import parse_files
 from annotate.catalog.selectors.matrix import ERR_IDS, ERR_TOO_MANY_IDS, check_ids
-from annotate.catalog.services import loading
+from annotate.catalog.services import load_plan as plan
 from annotate.catalog.services.loading import response_set_load
 from annotate.core.jsonsafe import ERR_TOO_DEEP, JsonTooDeepError, loads_bounded
 from annotate.models import ResponseSet, ScoringRun
@@ -214,9 +214,9 @@ def test_a_question_text_over_the_limit_is_refused_naming_file_row_and_column(tm
         response_set_load(parsed=parse_files(responses=responses, file_format="wide", dataset="D",
                                              questions=questions), name="long")
     assert caught.value.problems == [
-        Problem("q.csv", loading.TEXT_TOO_LONG.format(question_id="q2", column="text", length=1001, limit=1000),
+        Problem("q.csv", plan.TEXT_TOO_LONG.format(question_id="q2", column="text", length=1001, limit=1000),
                 row=3, column="text"),
-        Problem("q.csv", loading.TEXT_TOO_LONG.format(question_id="q3", column="reference_answer", length=1500,
+        Problem("q.csv", plan.TEXT_TOO_LONG.format(question_id="q3", column="reference_answer", length=1500,
                                                       limit=1000), row=4, column="reference_answer"),
     ]
     assert caught.value.problems[0].message == ("question 'q2': its text is 1,001 characters long; the limit is "

@@ -16,7 +16,7 @@ from django.utils.datastructures import MultiValueDict
 from annotate.catalog import forms as upload_forms
 from annotate.catalog.loaders.base import LoadError
 from annotate.catalog.loaders.harness import _common
-from annotate.catalog.services import loading, uploads as upload_service
+from annotate.catalog.services import load_plan as load_plan_module, uploads as upload_service
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetQuestion, Subject, UploadJob
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
@@ -164,7 +164,7 @@ def test_the_same_logs_are_refused_whether_loaded_by_command_or_admin(client, up
     first = ResponseSet.objects.get()
     assert page.status_code == 400
     assert [p.message for p in page.context["problems"]] == [
-        loading.ALREADY_LOADED.format(existing="by command v1", pk=first.pk)]
+        load_plan_module.ALREADY_LOADED.format(existing="by command v1", pk=first.pk)]
     assert counts() == before
 
 

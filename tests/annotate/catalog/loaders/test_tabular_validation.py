@@ -10,7 +10,7 @@ import pytest
 from annotate.catalog.loaders import tabular as t
 from annotate.catalog.loaders.base import LoadError, Problem
 from annotate.catalog.loaders.tabular import parse_files
-from annotate.catalog.services import loading as s
+from annotate.catalog.services import load_plan as plan
 from annotate.catalog.services.loading import response_set_load
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject
 from tests.annotate.factories import n_stored_responses, stored_responses
@@ -369,7 +369,8 @@ def test_it_refuses_an_existing_question_with_another_subject(tmp_path, stored):
     responses = write(tmp_path, "r.csv", "question_id,m1\nq1,1\n")
     questions = write(tmp_path, "q.csv", "question_id,subject\nq1,physics\n")
     problems = refused(stored, responses=responses, questions=questions, file_format="wide", dataset="D")
-    message = s.QUESTION_CONFLICT.format(question_id="q1", dataset="D", field="subject", stored="math", given="physics")
+    message = plan.QUESTION_CONFLICT.format(
+        question_id="q1", dataset="D", field="subject", stored="math", given="physics")
     assert problems == [Problem("q.csv", message, row=2, column="subject")]
 
 
@@ -377,7 +378,7 @@ def test_it_refuses_an_existing_question_with_another_text(tmp_path, stored):
     responses = write(tmp_path, "r.csv", "question_id,m1\nq2,1\n")
     questions = write(tmp_path, "q.csv", "question_id,question\nq2,Is it allowed?\n")
     problems = refused(stored, responses=responses, questions=questions, file_format="wide", dataset="D")
-    message = s.QUESTION_CONFLICT.format(question_id="q2", dataset="D", field="text", stored="Is it legal?",
+    message = plan.QUESTION_CONFLICT.format(question_id="q2", dataset="D", field="text", stored="Is it legal?",
                                          given="Is it allowed?")
     assert problems == [Problem("q.csv", message, row=2, column="question")]
 
@@ -391,7 +392,7 @@ def test_it_refuses_an_existing_model_with_another_explicit_size(tmp_path, store
     second = write(tmp_path, "m2.csv", "model,parameters_b\nbig,7\n")
     responses2 = write(tmp_path, "r2.csv", "question_id,big\nq2,1\n")
     problems = refused(now, responses=responses2, models=second, file_format="wide", dataset="D")
-    message = s.MODEL_CONFLICT.format(model="big", field="parameters_b", stored=70.0, given=7.0)
+    message = plan.MODEL_CONFLICT.format(model="big", field="parameters_b", stored=70.0, given=7.0)
     assert problems == [Problem("m2.csv", message, row=2, column="parameters_b")]
 
 

@@ -15,7 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.catalog.loaders.harness import _common
-from annotate.catalog.services import loading
+from annotate.catalog.services import load_plan as load_plan_module, loading
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -153,7 +153,7 @@ def test_loading_the_same_logs_twice_is_refused(tmp_path):
     first = ResponseSet.objects.get()
     with pytest.raises(CommandError) as error:
         load(generated.root, name="second")
-    assert loading.ALREADY_LOADED.format(existing="first v1", pk=first.pk) in str(error.value)
+    assert load_plan_module.ALREADY_LOADED.format(existing="first v1", pk=first.pk) in str(error.value)
     assert counts() == before
 
 
