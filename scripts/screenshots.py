@@ -76,7 +76,7 @@ def _build_demo(port: int) -> dict[str, str]:
     from annotate.analyses.services import analysis_run_start
     from annotate.models import Participation, Study
     from annotate.reports.services import report_pools_start
-    from annotate.studies.services.studies import (
+    from annotate.studies.services.participation import (
         ensure_role_groups,
         participation_accept_guidelines,
         participation_onboard,

@@ -28,12 +28,12 @@ from annotate.models import (
     Study,
     Subject,
 )
-from annotate.studies.services.studies import (
+from annotate.studies.services.participation import (
     ensure_role_groups,
     participation_accept_guidelines,
     participation_onboard,
-    study_create,
 )
+from annotate.studies.services.studies import study_create
 
 MODEL_NAMES = ("zebrafinch-70b-secret", "marmoset-8b-hidden", "quokka-3b-private")
 _counter = itertools.count(1)

@@ -13,7 +13,8 @@ from playwright.sync_api import Page, expect
 from annotate.analyses import services as analyses
 from annotate.models import Question, StudyStatus
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.studies import invitation_create, study_set_status
+from annotate.studies.services.participation import invitation_create
+from annotate.studies.services.studies import study_set_status
 from tests.annotate.factories import make_evaluator, make_user
 from tests.browser.axe import BLOCKING, axe_violations, summary
 from tests.browser.flow import latex_study, log_in_as, math_done

@@ -23,7 +23,7 @@ from annotate.models import (
     ResponseSet,
     UploadJob,
 )
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import make_researcher
 from tests.annotate.report_cast import judged_study
 from tests.browser.flow import log_in_as

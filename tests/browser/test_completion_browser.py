@@ -15,7 +15,8 @@ from django.test import Client
 from playwright.sync_api import Browser, expect
 
 from annotate.models import Pair, Question
-from annotate.studies.services.studies import invitation_create, study_create
+from annotate.studies.services.participation import invitation_create
+from annotate.studies.services.studies import study_create
 from annotate.studies.services.study_quality import study_quality_settings_update
 from tests.annotate.factories import make_catalog, make_user
 from tests.annotate.studies.quality.helpers import set_eip

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotate.models import Choice, Judgment, Participation
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.browser.flow import focused, latex_study, math_done, tab_to
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

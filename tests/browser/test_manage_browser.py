@@ -14,7 +14,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotate.models import Participation, StudyStatus
-from annotate.studies.services.studies import invitation_create, study_create
+from annotate.studies.services.participation import invitation_create
+from annotate.studies.services.studies import study_create
 from annotate.studies.services.study_quality import study_quality_settings_update
 from tests.annotate.factories import make_catalog, make_evaluator, make_user
 from tests.annotate.studies.quality.helpers import answer_all, set_eip

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotate.models import Judgment, Participation
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import make_catalog, make_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -17,7 +17,7 @@ from playwright.sync_api import Page, expect
 
 from annotate.models import StoppingRules
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import difficulty_of, make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotate.models import Question
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import make_catalog, make_researcher, make_study
 from tests.browser.flow import log_in_as
 

@@ -4,7 +4,7 @@ Judgments and assignments are read-only here: answers are final and the
 table is the audit trail. Invitations are revoked through the service.
 
 A study's scope (datasets, subjects, pairs) can change only until its first
-judgment, and only through :func:`annotate.studies.services.studies.study_scope_update`
+judgment, and only through :func:`annotate.studies.services.scope.study_scope_update`
 (which draws the pairs again); from then on the fields are read-only and the
 page says why. Pairs are never edited, added or deleted one by one.
 """
@@ -28,15 +28,17 @@ from annotate.models import (
 )
 from annotate.studies.admin.privacy import delete_evaluator_personal_data
 from annotate.studies.selectors.studies import can_manage_study, studies_visible_to, study_scope_frozen
-from annotate.studies.services.studies import (
-    ERR_ONBOARDING,
-    STUDY_SETTINGS,
+from annotate.studies.services.participation import invitation_revoke
+from annotate.studies.services.scope import (
     StudyScopeFrozenError,
-    invitation_revoke,
-    study_delete,
     study_scope_guard,
     study_scope_update,
     study_scope_validate,
+)
+from annotate.studies.services.studies import (
+    ERR_ONBOARDING,
+    STUDY_SETTINGS,
+    study_delete,
     study_set_status,
     study_settings_update,
 )

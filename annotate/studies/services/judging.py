@@ -56,8 +56,8 @@ from annotate.studies.selectors.studies import (
     participation_state,
 )
 from annotate.studies.services.adaptive import adaptive_next_pair
+from annotate.studies.services.participation import ERR_STUDY_CLOSED, StudyClosedError
 from annotate.studies.services.stopping import stopping_check
-from annotate.studies.services.studies import ERR_STUDY_CLOSED, StudyClosedError
 
 ERR_CHOICE = "choice must be one of {choices}; got {value!r}"
 ERR_PAIR_NOT_IN_STUDY = "pair {pair_id} is not part of this study"

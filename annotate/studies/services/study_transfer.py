@@ -152,6 +152,7 @@ from annotate.studies.selectors.transfer import (
     users_by_username,
 )
 from annotate.studies.services.judging import pair_votes_recount
+from annotate.studies.services.participation import username_check
 from annotate.studies.services.studies import (
     COUNT_MAX,
     ERR_ADAPTIVE_MIN,
@@ -164,7 +165,6 @@ from annotate.studies.services.studies import (
     ERR_TARGET,
     NAME_MAX,
     SEED_MAX,
-    username_check,
 )
 from annotate.studies.services.study_quality import (
     COMPLETION_CODE_MAX,

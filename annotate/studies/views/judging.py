@@ -44,7 +44,7 @@ from annotate.studies.services.judging import (
     judging_screen,
     judgment_submit,
 )
-from annotate.studies.services.studies import (
+from annotate.studies.services.participation import (
     InvitationRevokedError,
     ParticipantIdInUseError,
     PlatformIdError,

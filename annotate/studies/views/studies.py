@@ -27,8 +27,9 @@ from annotate.studies.selectors.studies import (
     user_is_researcher,
 )
 from annotate.studies.selectors.study_monitor import platform_link_query, study_monitor
+from annotate.studies.services.participation import invitation_create, invitation_revoke
 from annotate.studies.services.stopping import StoppingInput, stopping_rules_set
-from annotate.studies.services.studies import invitation_create, invitation_revoke, study_set_status
+from annotate.studies.services.studies import study_set_status
 from annotate.studies.services.study_quality import (
     participation_exclude,
     participation_restore,

@@ -15,7 +15,8 @@ from annotate.studies.forms.studies import DerivedStudyForm, MarkdownPreviewForm
 from annotate.studies.selectors.studies import study_pool_size, study_scope_frozen
 from annotate.studies.selectors.study_scope import study_scope_counts
 from annotate.studies.services.derived import PAIRING_RULE, derived_study_create, derived_study_preview
-from annotate.studies.services.studies import StudyScopeFrozenError, study_create, study_edit
+from annotate.studies.services.scope import StudyScopeFrozenError
+from annotate.studies.services.studies import study_create, study_edit
 from annotate.studies.views.access import researcher_required, study_access_required
 
 

@@ -35,7 +35,7 @@ from annotate.models import (
     UploadJob,
 )
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.studies import ensure_role_groups
+from annotate.studies.services.participation import ensure_role_groups
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user, stored_responses
 
 pytestmark = pytest.mark.django_db

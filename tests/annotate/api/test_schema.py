@@ -23,7 +23,7 @@ from openapi_spec_validator import validate
 from annotate.api.app import api
 from annotate.api.services import api_token_create
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.studies import ensure_role_groups
+from annotate.studies.services.participation import ensure_role_groups
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}

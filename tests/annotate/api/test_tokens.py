@@ -18,7 +18,7 @@ from django.urls import reverse
 from annotate.api.selectors import api_token_for_key
 from annotate.api.services import api_token_authenticate, api_token_create, api_token_revoke
 from annotate.models import ApiToken
-from annotate.studies.services.studies import ensure_role_groups
+from annotate.studies.services.participation import ensure_role_groups
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db

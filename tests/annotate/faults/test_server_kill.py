@@ -31,7 +31,7 @@ from django.test import override_settings
 from annotate.models import Judgment, Participation
 from annotate.studies.selectors.judging_tokens import PAIR, judging_token, judging_token_value
 from annotate.studies.selectors.studies import participation_state
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from bench.bench_load_study import BENCH_SECRET_KEY, Browser, GunicornServer, choice_for, prepare_site, production_env
 from tests.annotate.factories import make_catalog, make_study
 

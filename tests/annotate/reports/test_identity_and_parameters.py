@@ -47,7 +47,7 @@ from annotate.reports.selectors.alignment import JUDGMENT_COLUMNS, study_judgmen
 from annotate.reports.services import alignment_report_compute, study_alignment_report
 from annotate.reports.services.report_files import report_files
 from annotate.reports.services.tables import page_tables
-from annotate.studies.services.studies import ensure_role_groups
+from annotate.studies.services.participation import ensure_role_groups
 from tests.annotate.factories import make_evaluator, make_user
 from tests.annotate.reports.test_report import build_study
 from tests.annotate.reports.test_schema import SCHEMA, errors

@@ -22,7 +22,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Pair, QuestionResult
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import make_catalog, make_study, make_user
 from tests.annotate.judging_forms import form_data, form_ids
 

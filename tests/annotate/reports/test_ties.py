@@ -14,7 +14,7 @@ from annotate.reports.selectors.alignment import report_methods
 from annotate.reports.services import alignment_report_compute, study_alignment_report
 from annotate.reports.services.tables import consensus_table
 from annotate.runs.selectors.results import question_score_columns, run_question_codebook
-from annotate.studies.services.studies import _column_tolerances
+from annotate.studies.services.scope import _column_tolerances
 from scoring.methods import difficulty_methods
 from tests.annotate.reports.test_report import SIMPLE_RANK, build_study
 

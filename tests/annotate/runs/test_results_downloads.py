@@ -38,7 +38,7 @@ from annotate.models import (
 )
 from annotate.runs.selectors.results import run_leaderboard, run_models_frame, run_questions_frame
 from annotate.runs.services import scoring as service
-from annotate.studies.services.studies import ensure_role_groups
+from annotate.studies.services.participation import ensure_role_groups
 from scoring.methods import DifficultyMethod, iter_bounded_columns, iter_columns, register_method, unregister_method
 from tests.annotate.factories import make_user, write_responses
 from tests.annotate.runs.test_toy_method import TOY, _expected

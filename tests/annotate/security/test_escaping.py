@@ -18,7 +18,7 @@ from django.urls import reverse
 from annotate.api.services import api_token_create
 from annotate.models import Participation, Question, Subject
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db

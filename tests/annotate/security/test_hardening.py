@@ -19,7 +19,12 @@ from django.urls import reverse
 
 from annotate.core.csp import HEADER
 from annotate.core.logfilters import ForbiddenWithoutTraceback
-from annotate.studies.services.studies import ERR_USERNAME_EMPTY, ERR_USERNAME_INVALID, evaluator_create, username_check
+from annotate.studies.services.participation import (
+    ERR_USERNAME_EMPTY,
+    ERR_USERNAME_INVALID,
+    evaluator_create,
+    username_check,
+)
 from tests.annotate.factories import make_catalog, make_study, make_user
 
 pytestmark = pytest.mark.django_db

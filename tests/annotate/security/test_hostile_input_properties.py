@@ -29,7 +29,7 @@ from annotate.models import (
     Participation,
     Study,
 )
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_researcher, make_study
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from annotate.core import ratelimit
 from annotate.models import Invitation
-from annotate.studies.services.studies import invitation_create, invitation_revoke
+from annotate.studies.services.participation import invitation_create, invitation_revoke
 from tests.annotate.factories import make_catalog, make_study, make_user
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Participation
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from annotate.studies.views.judging import RESUME_COOKIE, RESUME_MAX_STUDIES, RESUME_SALT
 from tests.annotate.factories import make_catalog, make_study, make_user
 

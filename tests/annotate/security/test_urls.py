@@ -51,7 +51,7 @@ from annotate.models import (
 )
 from annotate.runs.services.scoring import scoring_run_create, scoring_run_enqueue
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.studies import ensure_role_groups, invitation_create
+from annotate.studies.services.participation import ensure_role_groups, invitation_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]

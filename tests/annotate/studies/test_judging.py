@@ -15,13 +15,13 @@ from django.urls import reverse
 
 from annotate.models import Assignment, Choice, Judgment, Participation, Question, StudyStatus
 from annotate.studies.selectors.studies import evaluator_pair_key
-from annotate.studies.services.studies import (
+from annotate.studies.services.participation import (
     invitation_create,
     invitation_revoke,
     participation_accept_guidelines,
     participation_onboard,
-    study_set_status,
 )
+from annotate.studies.services.studies import study_set_status
 from annotate.studies.views.judging import UNSAVED_SALT
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 from tests.annotate.judging_forms import form_data, form_ids, token_of

@@ -11,7 +11,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import LanguageModel, ModelResult, QuestionResult
-from annotate.studies.services.studies import invitation_create, study_set_status
+from annotate.studies.services.participation import invitation_create
+from annotate.studies.services.studies import study_set_status
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db

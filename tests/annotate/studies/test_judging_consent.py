@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from annotate.models import ConsentDecline, Judgment, Participation, Question, StudyStatus
 from annotate.studies.selectors.study_monitor import study_monitor
-from annotate.studies.services.studies import invitation_create, study_set_status
+from annotate.studies.services.participation import invitation_create
+from annotate.studies.services.studies import study_set_status
 from annotate.studies.views.judging import MSG_CONSENT_MISSING, MSG_EMPTY_QUESTION
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 

@@ -20,8 +20,8 @@ from django.urls import reverse
 from annotate.models import Choice, Judgment, StoppingRules
 from annotate.studies.selectors.stopping import study_stopping_state
 from annotate.studies.services.judging import judging_screen, judgment_submit
+from annotate.studies.services.participation import invitation_create
 from annotate.studies.services.stopping import StoppingInput, stopping_rules_set
-from annotate.studies.services.studies import invitation_create
 from scoring.human_scale import human_scale
 from tests.annotate.factories import difficulty_of, make_catalog, make_evaluator, make_study, make_user
 

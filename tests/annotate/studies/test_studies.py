@@ -26,20 +26,17 @@ from annotate.models import (
     Subject,
 )
 from annotate.studies.selectors.studies import study_scope_frozen
-from annotate.studies.services import studies as studies_service
+from annotate.studies.services import scope as scope_service
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.studies import (
-    ERR_NAME_TAKEN,
+from annotate.studies.services.scope import (
     ERR_NO_DATASETS,
-    ERR_RUN_NOT_DONE,
     ERR_SCOPE_FROZEN,
-    ERR_TARGET,
     StudyScopeFrozenError,
-    study_create,
     study_scope_guard,
     study_scope_update,
     study_scope_validate,
 )
+from annotate.studies.services.studies import ERR_NAME_TAKEN, ERR_RUN_NOT_DONE, ERR_TARGET, study_create
 from tests.annotate.factories import difficulty_of, make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
@@ -393,7 +390,7 @@ def test_a_concurrent_judgment_makes_the_scope_change_roll_back(monkeypatch):
     catalog = make_catalog(per_subject=5)
     study = make_study(catalog, n_pairs=6)
     before = scope_state(study)
-    monkeypatch.setattr(studies_service, "study_scope_frozen", lambda *, study: False)
+    monkeypatch.setattr(scope_service, "study_scope_frozen", lambda *, study: False)
     judge_first_pair(study)
     before["judgments"] = scope_state(study)["judgments"]
     before["assignments"] = scope_state(study)["assignments"]

@@ -16,7 +16,7 @@ from annotate.api.services import api_token_create
 from annotate.models import Invitation, Study, StudyStatus
 from annotate.studies.selectors.studies import can_manage_study, studies_visible_to, study_for_researcher
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import make_catalog, make_evaluator, make_researcher, make_study, make_user
 
 pytestmark = pytest.mark.django_db

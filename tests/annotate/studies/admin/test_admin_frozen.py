@@ -26,7 +26,7 @@ from annotate.models import (
     Subject,
 )
 from annotate.studies.admin.studies import SCOPE_OPEN
-from annotate.studies.services.studies import ERR_SCOPE_FROZEN
+from annotate.studies.services.scope import ERR_SCOPE_FROZEN
 from tests.annotate.factories import make_catalog, make_study, make_user
 from tests.annotate.studies.test_studies import judge_first_pair, scope_state
 

@@ -19,7 +19,11 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Participation
-from annotate.studies.services.studies import invitation_create, participation_accept_guidelines, participation_onboard
+from annotate.studies.services.participation import (
+    invitation_create,
+    participation_accept_guidelines,
+    participation_onboard,
+)
 from annotate.studies.services.study_quality import study_quality_settings_update
 from tests.annotate.factories import make_catalog, make_study, make_user
 from tests.annotate.studies.quality.helpers import answer_all

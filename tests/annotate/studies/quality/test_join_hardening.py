@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotate.models import ConsentDecline, Participation, Study
-from annotate.studies.services.studies import ERR_PLATFORM_ID, ERR_PLATFORM_ID_LONG, invitation_create
+from annotate.studies.services.participation import ERR_PLATFORM_ID, ERR_PLATFORM_ID_LONG, invitation_create
 from annotate.studies.services.study_quality import study_quality_settings_update
 from annotate.studies.views.judging import BROWSER_COOKIE
 from tests.annotate.factories import make_catalog, make_study
