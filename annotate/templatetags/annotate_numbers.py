@@ -105,7 +105,7 @@ def sci(value, digits=2) -> str:
 
 @register.filter
 def cell_text(cell) -> str:
-    """A report table cell (:class:`annotate.reports.services.tables.Cell`) in
+    """A report table cell (:class:`annotate.reports.services.table_cells.Cell`) in
     the page's number style: a whole-number value as a count (``1,234``),
     otherwise its text with U+2212 for a minus."""
     value = getattr(cell, "value", None)

@@ -47,7 +47,8 @@ from annotate.core import (
 from annotate.reports.selectors.alignment import JUDGMENT_COLUMNS
 from annotate.reports.services.headline import report_headline
 from annotate.reports.services.model import AlignmentReport
-from annotate.reports.services.tables import Table, csv_tables
+from annotate.reports.services.table_cells import Table
+from annotate.reports.services.tables import csv_tables
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -14,239 +14,57 @@ page's wide tables 2 and kappa (methods x evaluators) are the long tidy
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from annotate.core import CONSENSUS_LABELS, label
-from annotate.models import EducationLevel, FieldOfStudy
 from annotate.reports.services.headline import uncertainty_notes
-from annotate.reports.services.model import AlignmentReport, Kappa, MethodInfo
-
-UNDEFINED_TEXT = "undefined"
-FRACTION = "fraction in [0, 1]"
-COUNT = "count"
-KAPPA = "Cohen's kappa in [-1, 1]"
-#: The report's note on how kappa is computed on pairs.
-KAPPA_NOTE = ("kappa on pairs is orientation-free: each pair counts in both orders, so chance agreement is 1/2 and "
-              "kappa = 2 p_o - 1 (over the pairs both sides decided; method ties and undefined verdicts are left out "
-              "of kappa and counted).")
-IRR_NOTE = ("Krippendorff's alpha and Fleiss' kappa on pairs are orientation-free: each pair counts in both orders "
-            "(pair counts below count each pair once).")
-TIES_NOTE = ("Ties: agreement counts a method tie or undefined verdict on a scored pair as a miss; 'excl. ties' is the "
-             "agreement among the pairs the method decided; 'Ties' counts the method's ties.")
-EXCL_TIES = "the method decided no scored pair"
-SKIPPED_BY_ONE_TITLE = "shared pairs left out because this evaluator or the others skipped"
-#: Evaluator background codes -> labels shown on the page.
-CODE_LABELS = {"field_of_study": dict(FieldOfStudy.choices), "education_level": dict(EducationLevel.choices)}
-
-
-@dataclass(frozen=True)
-class Cell:
-    value: float | int | str | None
-    text: str
-    reason: str | None = None
-
-    @property
-    def undefined(self) -> bool:
-        return self.reason is not None
-
-    @property
-    def numeric(self) -> bool:
-        """Right-aligned on the page: a number, or an undefined number."""
-        return self.undefined or (isinstance(self.value, (int, float)) and not isinstance(self.value, bool))
-
-
-@dataclass(frozen=True)
-class Column:
-    key: str
-    label: str
-    unit: str = ""
-    description: str = ""
-    title: str = ""
-    on_page: bool = True
-
-
-@dataclass(frozen=True)
-class Table:
-    key: str
-    title: str
-    columns: tuple[Column, ...]
-    rows: tuple[tuple[Cell, ...], ...]
-    notes: tuple[str, ...] = field(default_factory=tuple)
-    on_page: bool = True
-    in_csv: bool = True
-    #: A large table's CSV rows (raw values, every row) when ``rows`` holds one page only.
-    raw_rows: Callable[[], Iterable[Sequence]] | None = None
-    #: Rows in the whole table and where ``rows`` starts in it (``None``: ``rows`` is the whole table).
-    total_rows: int | None = None
-    offset: int = 0
-    #: The page of a paginated page table (:func:`page_tables`); None = every row shown.
-    page: Page | None = None
-
-    @property
-    def file_name(self) -> str:
-        return f"{self.key}.csv"
-
-    def _shown(self) -> list[int]:
-        return [i for i, c in enumerate(self.columns) if c.on_page]
-
-    @property
-    def header(self) -> tuple[str, ...]:
-        """Page headers."""
-        return tuple(self.columns[i].label for i in self._shown())
-
-    def page_columns(self) -> list[tuple[str, str]]:
-        """``(label, tooltip)`` of each column shown on the page."""
-        return [(self.columns[i].label, self.columns[i].title) for i in self._shown()]
-
-    def page_header(self) -> list[tuple[str, str, bool]]:
-        """``(label, tooltip, numeric)`` of each page column; numeric (right-aligned,
-        as its cells) when any of its cells is a number."""
-        shown = self._shown()
-        return [(self.columns[i].label, self.columns[i].title, any(row[i].numeric for row in self.rows))
-                for i in shown]
-
-    def page_rows(self) -> list[tuple[Cell, ...]]:
-        shown = self._shown()
-        return [tuple(row[i] for i in shown) for row in self.rows]
-
-    def csv_rows(self) -> Iterator[list]:
-        """One header row of column keys, then the raw values (None = blank) of every row."""
-        yield [c.key for c in self.columns]
-        if self.raw_rows is not None:
-            yield from (list(row) for row in self.raw_rows())
-        else:
-            yield from ([cell.value for cell in row] for row in self.rows)
-
-    @property
-    def n_rows(self) -> int:
-        """Rows of the whole table (``rows`` may be one page of it)."""
-        return len(self.rows) if self.total_rows is None else self.total_rows
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page of a paginated table: 1-based ``number`` of ``n_pages``, rows ``first``..``last`` (1-based)."""
-
-    number: int
-    n_pages: int
-    first: int
-    last: int
-    total: int
-
-    @property
-    def previous(self) -> int | None:
-        return self.number - 1 if self.number > 1 else None
-
-    @property
-    def next(self) -> int | None:
-        return self.number + 1 if self.number < self.n_pages else None
-
-
-def page_of(total: int, number: int, per_page: int) -> Page:
-    """Page ``number`` (clamped to 1..n_pages) of ``total`` rows, ``per_page`` a page."""
-    n_pages = max(1, -(-total // per_page))
-    number = min(max(1, number), n_pages)
-    first = (number - 1) * per_page
-    return Page(number=number, n_pages=n_pages, first=first + 1 if total else 0, last=min(total, first + per_page),
-                total=total)
-
+from annotate.reports.services.model import AlignmentReport
+from annotate.reports.services.table_cells import (
+    _METHOD,
+    _METHOD_LABEL,
+    CODE_LABELS,
+    COUNT,
+    EXCL_TIES,
+    FRACTION,
+    IRR_NOTE,
+    KAPPA,
+    KAPPA_NOTE,
+    SKIPPED_BY_ONE_TITLE,
+    TIES_NOTE,
+    Cell,
+    Column,
+    Table,
+    _bounded,
+    _flag,
+    _missing_notes,
+    code,
+    count,
+    dec,
+    interval,
+    kappa,
+    merged_notes,
+    not_applicable,
+    page_of,
+    pct,
+    pvalue,
+    text,
+    tie_notes,
+)
+from annotate.reports.services.tables_scale import (
+    groups_methods_table,
+    groups_table,
+    human_scale_evaluators_table,
+    human_scale_methods_table,
+    human_scale_summary_table,
+    human_scale_table,
+)
 
 # --- cells ----------------------------------------------------------------------------
 
 
-def text(value: str | None) -> Cell:
-    return Cell(value or None, value or "")
-
-
-def code(value: str, labels: dict[str, str]) -> Cell:
-    """A TextChoices code: the code in the CSV, its label on the page."""
-    return Cell(value or None, labels.get(value, value))
-
-
-def not_applicable() -> Cell:
-    return Cell(None, "—")
-
-
-def count(value: int | None) -> Cell:
-    return Cell(value, "–" if value is None else str(value))
-
-
-def _undefined(reason: str | None) -> Cell:
-    return Cell(None, UNDEFINED_TEXT, reason or "undefined")
-
-
-def pct(value: float | None, reason: str | None = None, digits: int = 1) -> Cell:
-    """A fraction (raw in the CSV) shown in percent; an undefined one as "undefined" with its reason."""
-    if value is None:
-        return _undefined(reason)
-    return Cell(value, f"{100.0 * value:.{digits}f}")
-
-
-def dec(value: float | None, reason: str | None = None, digits: int = 2) -> Cell:
-    if value is None:
-        return _undefined(reason)
-    return Cell(value, f"{value:.{digits}f}")
-
-
-def kappa(k: Kappa) -> Cell:
-    return dec(k.value, k.undefined_reason)
-
-
-def pvalue(value: float | None, reason: str | None = None) -> Cell:
-    if value is None:
-        return _undefined(reason)
-    return Cell(value, f"{value:.3g}")
-
-
-def interval(ci: tuple[float, ...] | None, reason: str | None, scale: float = 100.0,
-             digits: int = 1) -> tuple[Cell, Cell]:
-    if ci is None:
-        return (_undefined(reason),) * 2
-    return tuple(Cell(x, f"{scale * x:.{digits}f}") for x in ci)  # type: ignore[return-value]
-
-
-def merged_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
-    """Each distinct note once: notes "<label>: <text>" that share their text
-    become one "<label>, <label>: <text>" (first-seen order); exact repeats go."""
-    merged: dict[str, list[str]] = {}
-    for note in notes:
-        label, sep, rest = note.partition(": ")
-        key, who = (rest, label) if sep and label and len(label) <= 40 else (note, "")
-        labels = merged.setdefault(key, [])
-        if who and who not in labels:
-            labels.append(who)
-    return tuple(f"{', '.join(labels)}: {key}" if labels else key for key, labels in merged.items())
-
-
 # --- tables ----------------------------------------------------------------------------
-
-_METHOD = Column("method", "Method key", "", "difficulty method key (scoring.methods registry)", on_page=False)
-_METHOD_LABEL = Column("method_label", "Method", "", "difficulty method display label")
-
-
-def _missing_notes(report: AlignmentReport) -> tuple[str, ...]:
-    return tuple(f"{m.label}: not scored ({m.undefined_reason})" for m in report.methods if not m.available)
-
-
-def tie_notes(report: AlignmentReport) -> tuple[str, ...]:
-    """How ties are called: each method's registry tolerance, and for a method
-    fitted with several seeds how many verdicts are ties because the seeds disagree."""
-    shown = ", ".join(f"{m.label} {m.tie_tolerance:g}" for m in report.available)
-    notes = [f"A method calls a pair a tie when its two difficulties differ by at most its tie tolerance times "
-             f"the spread (max - min) of its values over the study's questions ({shown}), so numerical noise "
-             f"never decides a verdict."] if shown else []
-    for m in report.available:
-        if m.unstable_verdicts is not None:
-            notes.append(f"{m.label}: the mean of {m.n_replicates} fits with different seeds; "
-                         f"{m.unstable_verdicts} of {len(report.pairs)} pair verdicts are ties because the seeds "
-                         f"disagree on the order (unstable).")
-        if m.bound_verdicts:
-            notes.append(f"{m.label}: {m.bound_verdicts} of {len(report.pairs)} pair verdicts involve a question "
-                         f"whose value lies on the fit's bound (the bound, not an estimate; flagged per question "
-                         f"in the run's downloads, *_at_bound).")
-    return tuple(notes)
 
 
 def table2(report: AlignmentReport) -> Table:
@@ -774,17 +592,6 @@ def _pair_csv_rows(report: AlignmentReport) -> Iterator[list]:
     yield from zip(*columns, strict=True)
 
 
-def _bounded(report: AlignmentReport, keys: Iterable[str]) -> list[MethodInfo]:
-    """The available methods, in report order, that have bound flags (``keys``: the flagged method keys)."""
-    flagged = set(keys)
-    return [m for m in report.available if m.key in flagged]
-
-
-def _flag(value: int | None) -> Cell:
-    """A 0/1 bound flag; blank when undefined."""
-    return Cell(value, "–" if value is None else str(value), None if value is not None else "undefined")
-
-
 def _utc_time(iso: str) -> Cell:
     """An ISO 8601 time: as is in the CSV, to the minute in UTC on the page."""
     return Cell(iso, datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC"))
@@ -810,244 +617,6 @@ def excluded_table(report: AlignmentReport) -> Table:
         rows=rows,
         notes=("Excluded evaluators' judgments are kept (judgments.csv lists them with evaluator_excluded = 1) but "
                "enter no number of this report.",),
-    )
-
-
-HUMAN_SCALE_NOTE = ("Human scale: a Bradley-Terry model fitted to every vote of the study (skips are not votes), in "
-                    "logits, higher = judged harder; each connected component of the comparison graph sums to zero, "
-                    "so values of different components are not comparable. SSR (scale separation reliability) = "
-                    "(observed variance - mean SE²) / observed variance; split-half: evaluators split at random into "
-                    "halves, each half's scale fitted, correlated and Spearman-Brown corrected, averaged over the "
-                    "splits. About 10 comparisons per question usually suffice and SSR should reach 0.8 (Kinnear, "
-                    "Jones & Davies 2025).")
-SCALE_CORRELATION_NOTE = ("Correlations with the human scale are computed within each connected component with 3 or "
-                          "more questions and averaged weighted by questions; the interval resamples questions within "
-                          "components and takes the scale from its evaluator bootstrap.")
-LOGIT = "logit"
-MISFIT_DEFAULT = 1.3
-CORR = "correlation in [-1, 1]"
-
-
-def _scale_missing(report: AlignmentReport) -> str | None:
-    hs = report.human_scale
-    if hs is None:
-        return "this report was computed before the human scale existed"
-    return hs.undefined_reason
-
-
-def human_scale_summary_table(report: AlignmentReport) -> Table:
-    """The human scale in one row: size, connectivity, reliability, misfit counts."""
-    hs = report.human_scale
-    reason = _scale_missing(report)
-    rows = ()
-    if hs is not None and hs.available:
-        rows = ((count(hs.n_questions), count(hs.n_votes), count(hs.n_components),
-                 text(" ".join(str(x) for x in hs.component_sizes)),
-                 dec(hs.ssr, "fewer than 2 questions in components of 2 or more"),
-                 dec(hs.split_half, "no split had 3 questions judged in both halves with varying values"),
-                 dec(hs.split_half_spearman, "no split had 3 questions judged in both halves with varying values"),
-                 count(hs.n_evaluators_flagged), count(hs.n_questions_flagged), dec(hs.misfit_threshold),
-                 dec(hs.penalty), count(hs.n_boot), count(hs.n_splits), text(hs.reliability_note)),)
-    notes = [HUMAN_SCALE_NOTE, *(hs.warnings if hs is not None else ())]
-    if hs is not None and hs.reliability_note:
-        notes.append(f"{hs.reliability_note}.")
-    notes += uncertainty_notes(report).get("human_scale", ())
-    if reason:
-        notes.append(f"No human scale: {reason}.")
-    return Table(
-        key="human_scale_summary", title="Human difficulty scale (Bradley-Terry on the votes)",
-        columns=(
-            Column("n_questions", "Questions", COUNT, "questions in at least one vote"),
-            Column("n_votes", "Votes", COUNT, "votes (skips excluded)"),
-            Column("n_components", "Components", COUNT,
-                   "connected components of the comparison graph (more than one: fitted per component)"),
-            Column("component_sizes", "Component sizes", "", "questions per component, largest first"),
-            Column("ssr", "SSR", "reliability", "scale separation reliability"),
-            Column("split_half", "Split-half", "reliability",
-                   "mean Spearman-Brown corrected Pearson correlation between random evaluator halves"),
-            Column("split_half_spearman", "Split-half (Spearman)", "reliability", "the same with Spearman"),
-            Column("n_evaluators_flagged", "Evaluators flagged", COUNT, "evaluators with infit above the threshold"),
-            Column("n_questions_flagged", "Questions flagged", COUNT, "questions with infit above the threshold"),
-            Column("misfit_threshold", "Misfit threshold", "mean square",
-                   "infit mean square above which a flag is set"),
-            Column("penalty", "Penalty", "", "ridge penalty on the logits"),
-            Column("scale_n_boot", "Bootstrap", COUNT,
-                   "bootstrap replicates of the scale (evaluators resampled, scale refitted; at most 200)"),
-            Column("n_splits", "Splits", COUNT, "random evaluator halves behind split-half"),
-            Column("reliability_note", "Reliability note", "",
-                   "which reliability to trust (adaptive studies: split-half, as adaptivity inflates SSR); "
-                   "blank otherwise"),
-        ),
-        rows=rows, notes=tuple(notes),
-    )
-
-
-def human_scale_methods_table(report: AlignmentReport) -> Table:
-    """Each method against the human scale, overall and per subject, beside its consensus agreement."""
-    hs = report.human_scale
-    rows = []
-    for r in hs.methods if hs is not None else ():
-        cons = report.consensus_agreement.get(r.method)
-        agreement = (pct(cons.agreement, cons.undefined_reason) if cons is not None and r.scope == "overall"
-                     else Cell(None, ""))
-        sp, kd = r.spearman, r.kendall
-        rows.append((text(r.method), text(report.label(r.method)), text(r.scope), count(sp.n),
-                     count(sp.n_components), dec(sp.value, sp.undefined_reason),
-                     *interval(sp.ci, sp.undefined_reason or "no bootstrap", scale=1.0, digits=2),
-                     dec(kd.value, kd.undefined_reason),
-                     *interval(kd.ci, kd.undefined_reason or "no bootstrap", scale=1.0, digits=2), agreement))
-    return Table(
-        key="human_scale_methods", title="Each method against the human scale",
-        columns=(
-            _METHOD, _METHOD_LABEL,
-            Column("scope", "Scope", "", "'overall' or a subject"),
-            Column("n_questions", "Questions", COUNT, "questions in the correlation"),
-            Column("n_components", "Components", COUNT, "components the correlation was computed in"),
-            Column("spearman", "Spearman ρ", CORR, "Spearman correlation of the method's difficulty with the scale"),
-            Column("spearman_ci_low", "ρ low", CORR, "bootstrap interval, low end"),
-            Column("spearman_ci_high", "ρ high", CORR, "bootstrap interval, high end"),
-            Column("kendall", "Kendall τ", CORR, "Kendall's tau-b of the method's difficulty with the scale"),
-            Column("kendall_ci_low", "τ low", CORR, "bootstrap interval, low end"),
-            Column("kendall_ci_high", "τ high", CORR, "bootstrap interval, high end"),
-            Column("consensus_agreement", "Consensus agreement %", FRACTION,
-                   "the method's agreement with the consensus on the study pairs (overall rows only)"),
-        ),
-        rows=tuple(rows), notes=(SCALE_CORRELATION_NOTE,),
-    )
-
-
-def human_scale_table(report: AlignmentReport) -> Table:
-    """One row per judged question: its place on the human scale, uncertainty and misfit."""
-    hs = report.human_scale
-    methods = list(report.available)
-    questions = hs.questions if hs is not None else ()
-    bounded = _bounded(report, {k for q in questions for k in (q.at_bound or {})})
-    rows = []
-    for q in questions:
-        rows.append((
-            count(q.question.id), text(q.question.dataset), text(q.question.external_id), text(q.subject),
-            dec(q.difficulty, "not judged"), dec(q.se, "alone in its component"),
-            *interval(q.ci, "no bootstrap replicate judged it", scale=1.0, digits=2),
-            count(q.n_judgments), count(q.component), dec(q.infit, "no judgment"), dec(q.outfit, "no judgment"),
-            count(int(q.misfit)),
-            *(dec(q.methods.get(m.key), "the run has no value") for m in methods),
-            *(_flag((q.at_bound or {}).get(m.key)) for m in bounded),
-        ))
-    return Table(
-        key="human_scale", title="Questions on the human scale",
-        columns=(
-            Column("question_pk", "Question key", "", "database key of the question on this site", on_page=False),
-            Column("dataset", "Dataset", "", "dataset of the question"),
-            Column("question", "Question", "", "external id of the question in its dataset"),
-            Column("subject", "Subject", "", "subject of the question"),
-            Column("difficulty", "Human scale", LOGIT, "Bradley-Terry difficulty, higher = judged harder"),
-            Column("se", "SE", LOGIT, "standard error from the observed information"),
-            Column("ci_low", "CI low", LOGIT, "bootstrap interval (evaluators resampled), low end"),
-            Column("ci_high", "CI high", LOGIT, "bootstrap interval, high end"),
-            Column("n_judgments", "Votes", COUNT, "votes the question took part in"),
-            Column("component", "Component", "", "connected component (0 = the largest)"),
-            Column("infit", "Infit", "mean square", "information-weighted mean square of its votes (1 expected)"),
-            Column("outfit", "Outfit", "mean square", "unweighted mean square of its votes (1 expected)"),
-            Column("misfit", "Misfit", "0/1", "1 when infit exceeds the misfit threshold"),
-            *(Column(f"difficulty_{m.key}", m.label, "", f"{m.label}'s difficulty (higher = harder)")
-              for m in methods),
-            *(Column(f"at_bound_{m.key}", f"{m.label} at bound", "0/1",
-                     f"1 when the question's {m.label} value lies on a bound of the fit (the bound, not an "
-                     "estimate; the run's download column *_at_bound); blank = undefined")
-              for m in bounded),
-        ),
-        rows=tuple(rows), notes=(HUMAN_SCALE_NOTE, *uncertainty_notes(report).get("human_scale_questions", ())),
-    )
-
-
-def human_scale_evaluators_table(report: AlignmentReport) -> Table:
-    """Evaluator misfit against the human scale."""
-    hs = report.human_scale
-    rows = tuple(
-        (count(e.id), text(e.short), text(e.pseudonym), count(e.n_votes), dec(e.infit, "no vote"),
-         dec(e.outfit, "no vote"), count(int(e.misfit)))
-        for e in (hs.evaluators if hs is not None else ())
-    )
-    threshold = MISFIT_DEFAULT if hs is None else hs.misfit_threshold
-    return Table(
-        key="human_scale_evaluators", title="Evaluator misfit on the human scale",
-        columns=(
-            Column("evaluator_id", "Id", "", "participation id", on_page=False),
-            Column("rater", "Evaluator", "", "short name (V1, V2, ... in order of joining)"),
-            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
-            Column("n_votes", "Votes", COUNT, "votes (skips excluded)"),
-            Column("infit", "Infit", "mean square", "information-weighted mean square of their votes (1 expected)"),
-            Column("outfit", "Outfit", "mean square", "unweighted mean square of their votes (1 expected)"),
-            Column("misfit", "Misfit", "0/1", "1 when infit exceeds the misfit threshold"),
-        ),
-        rows=rows,
-        notes=(f"Misfit: an infit mean square above {threshold:g} (the upper end of the 0.7-1.3 range commonly used "
-               "for Rasch-family fit statistics) flags votes that disagree with the scale more than the model "
-               "expects, e.g. random or reversed voting.",),
-    )
-
-
-GROUPS_NOTE = ("Groups: each group's verdict on a pair is the majority of its members' votes (skips are not votes; "
-               "equal votes are a tie); two groups are compared on the pairs both decided, kappa = 2 agreement - 1 "
-               "(orientation-free); a group against a method counts the method's ties as misses. Intervals: "
-               "percentile bootstrap over the compared pairs.")
-
-
-def _ci_cells(ci: tuple[float, ...] | None, reason: str | None, scale: float, digits: int) -> tuple[Cell, Cell]:
-    return interval(ci, reason or "no bootstrap", scale=scale, digits=digits)
-
-
-def groups_table(report: AlignmentReport) -> Table:
-    """Evaluator groups against each other: agreement and kappa with intervals."""
-    section = report.groups
-    info = {g.name: g for g in section.groups} if section else {}
-    rows = tuple(
-        (text(r.group_x), text(r.group_y), count(info[r.group_x].n_evaluators), count(info[r.group_y].n_evaluators),
-         count(r.n), pct(r.agreement, r.undefined_reason), *_ci_cells(r.agreement_ci, r.undefined_reason, 100.0, 1),
-         dec(r.kappa, r.undefined_reason), *_ci_cells(r.kappa_ci, r.undefined_reason, 1.0, 2))
-        for r in (section.pairs if section else ())
-    )
-    return Table(
-        key="groups", title="Evaluator groups against each other",
-        columns=(
-            Column("group_x", "Group", "", "first group"), Column("group_y", "Other group", "", "second group"),
-            Column("n_evaluators_x", "Evaluators", COUNT, "evaluators in the first group"),
-            Column("n_evaluators_y", "Evaluators (other)", COUNT, "evaluators in the second group"),
-            Column("n_pairs", "Pairs both decided", COUNT, "pairs both groups' majorities decided"),
-            Column("agreement", "Agreement", FRACTION, "share of those pairs on which the majorities agree"),
-            Column("agreement_low", "low", FRACTION, "bootstrap interval, lower end"),
-            Column("agreement_high", "high", FRACTION, "bootstrap interval, upper end"),
-            Column("kappa", "κ", KAPPA, "orientation-free Cohen's kappa, 2 agreement - 1"),
-            Column("kappa_low", "κ low", KAPPA, "bootstrap interval, lower end"),
-            Column("kappa_high", "κ high", KAPPA, "bootstrap interval, upper end"),
-        ),
-        rows=rows, notes=(GROUPS_NOTE,), on_page=section is not None, in_csv=section is not None,
-    )
-
-
-def groups_methods_table(report: AlignmentReport) -> Table:
-    """Each evaluator group's majority against every method."""
-    section = report.groups
-    rows = tuple(
-        (text(r.group), text(r.method), text(report.label(r.method)), count(r.n), pct(r.agreement),
-         *_ci_cells(r.agreement_ci, None, 100.0, 1), dec(r.kappa), *_ci_cells(r.kappa_ci, None, 1.0, 2))
-        for r in (section.methods if section else ())
-    )
-    return Table(
-        key="groups_methods", title="Each evaluator group against each method",
-        columns=(
-            Column("group", "Group", "", "evaluator group"),
-            Column("method", "Method key", "", "registry key", on_page=False),
-            Column("method_label", "Method", "", "the method"),
-            Column("n_pairs", "Pairs decided", COUNT, "pairs the group's majority decided"),
-            Column("agreement", "Agreement", FRACTION, "share of them the method orders the same way (ties = misses)"),
-            Column("agreement_low", "low", FRACTION, "bootstrap interval, lower end"),
-            Column("agreement_high", "high", FRACTION, "bootstrap interval, upper end"),
-            Column("kappa", "κ", KAPPA, "orientation-free Cohen's kappa over the pairs both decided"),
-            Column("kappa_low", "κ low", KAPPA, "bootstrap interval, lower end"),
-            Column("kappa_high", "κ high", KAPPA, "bootstrap interval, upper end"),
-        ),
-        rows=rows, notes=(GROUPS_NOTE,), on_page=section is not None, in_csv=section is not None,
     )
 
 

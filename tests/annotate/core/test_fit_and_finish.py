@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from annotate.core.labels import label, method_notes, optimizer_message
 from annotate.models import MethodResult, ResponseSet, RunStatus, ScoringRun
-from annotate.reports.services.tables import Cell
+from annotate.reports.services.table_cells import Cell
 from annotate.templatetags.annotate_numbers import cell_text, change, count, percent, rank, sci, score
 from eipsite.urls import urlpatterns as site_urlpatterns
 from tests.annotate.factories import make_evaluator, make_user

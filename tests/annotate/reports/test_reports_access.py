@@ -153,7 +153,7 @@ def test_the_page_shows_each_note_once_background_labels_and_plural_votes(cast):
 
 
 def test_merged_notes_groups_labels_that_share_a_note():
-    from annotate.reports.services.tables import merged_notes
+    from annotate.reports.services.table_cells import merged_notes
 
     notes = ("EIP: evaluator mean over all 4 evaluators", "Accuracy: evaluator mean over all 4 evaluators",
              "1PL: evaluator mean over 3 of 4 evaluators; 1 undefined", "Spearman over all pairs.",
