@@ -90,64 +90,26 @@ Import rules
 """
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import math
-import uuid
-from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import transaction
-from django.utils import timezone
 
-from annotate.analyses import params_key
-from annotate.catalog import response_set_latest
 from annotate.core import unstorable_in
 from annotate.models import (
-    AdaptivePoolQuestion,
-    AnalysisKind,
-    AnalysisRun,
-    Assignment,
     Choice,
-    Dataset,
-    EducationLevel,
     ExclusionAction,
-    ExclusionEvent,
-    FieldOfStudy,
-    Judgment,
-    LanguageModel,
-    MethodResult,
     ModelAccess,
     OnboardingQuestion,
-    Pair,
     PairStrategy,
     Participation,
     Question,
-    QuestionResult,
-    ResponseSet,
-    ResponseSetStatus,
     RunStatus,
-    ScoringRun,
     Study,
-    StudyOrigin,
     StudyStatus,
-    Subject,
 )
-from annotate.models.studies import DEFAULT_CONSENT
-from annotate.reports import pools_analysis_latest, run_alpha
-from annotate.runs import sort_keys_rebuild
-from annotate.studies.selectors.studies import EVALUATOR_GROUP, user_is_researcher
+from annotate.studies.selectors.studies import user_is_researcher
 from annotate.studies.selectors.transfer import (
-    METHOD_FIELDS,
-    MODEL_FIELDS,
-    RESULT_FIELDS,
-    models_by_name,
     questions_by_key,
-    study_export_rows,
     study_name_taken,
     users_by_username,
 )
@@ -176,282 +138,54 @@ from annotate.studies.services.study_quality import (
     URL_MAX,
     completion_rules_check,
 )
-
-SCHEMA_VERSION = 4
-#: Versions this site reads: 1 had one field per method in each question result; 2 sorted each pair's
-#: questions by key (losing which was "a") and carried only the results of the study's scope; 3 had no
-#: attention checks, quality and crowd settings, platform ids or exclusions (read as none / the defaults).
-READABLE_VERSIONS = (1, 2, 3, 4)
-#: Largest difference (seconds) allowed between a judgment's ``seconds`` and ``submitted_at - shown_at``.
-SECONDS_TOLERANCE = 1e-3
-KIND = "eip-study-export"
-IMPORT_FORMAT = "study-export"
-#: Per-method fields of a version-1 question result (now keys of ``scores``).
-V1_SCORE_FIELDS = (
-    "eip", "eip_scaled", "simple_rank", "accuracy_difficulty", "irt_1pl", "irt_2pl", "irt_2pl_discrimination",
-    "irt_mirt",
+from annotate.studies.services.transfer_format import (
+    DETAIL_BEFORE_SHOWN,
+    DETAIL_CLIENT_SECONDS,
+    DETAIL_SECONDS_MISMATCH,
+    DETAIL_SECONDS_NEGATIVE,
+    ERR_EXPECTED,
+    ERR_HARDER,
+    ERR_KIND,
+    ERR_MALFORMED,
+    ERR_MODEL,
+    ERR_NAME_EMPTY,
+    ERR_NAME_TAKEN,
+    ERR_NOT_EVALUATOR,
+    ERR_PAIR_REPEATED,
+    ERR_PAIR_SAME,
+    ERR_PAIR_SUBJECTS,
+    ERR_PLATFORM_REPEATED,
+    ERR_POOLS,
+    ERR_PSEUDONYM_TAKEN,
+    ERR_QUESTION_CONFLICT,
+    ERR_UNKNOWN_PAIR,
+    ERR_UNKNOWN_QUESTION,
+    ERR_VERSION,
+    EVALUATOR_TEXT_FIELDS,
+    KIND,
+    QUESTION_FIELDS,
+    READABLE_VERSIONS,
+    SECONDS_TOLERANCE,
+    STUDY_SETTINGS,
+    ImportResult,
+    MalformedExport,
+    _choice,
+    _get,
+    _parse_time,
+    _Plan,
 )
-QUESTION_FIELDS = ("subject", "text", "options", "reference_answer", "metadata")
-
-ERR_KIND = "not a study export: 'kind' must be {kind!r}"
-ERR_VERSION = "schema_version {value!r} is not supported; this site reads versions {supported}"
-ERR_MALFORMED = "malformed study export: {detail}"
-ERR_NAME_TAKEN = "a study named {name!r} already exists; import it under another name with --rename"
-ERR_NAME_EMPTY = "rename must not be empty"
-ERR_QUESTION_CONFLICT = (
-    "question {key} already exists here with a different {field} ({stored!r}, the file has {given!r}); "
-    "existing questions are never changed by an import"
+from annotate.studies.services.transfer_writes import (
+    _result_scores,
+    _write_catalog,
+    _write_evaluators,
+    _write_run,
+    _write_study,
 )
-ERR_PSEUDONYM_TAKEN = (
-    "pseudonym(s) {names} already name accounts here; if they are the same evaluators (importing back into "
-    "the instance that exported the study), use --reuse-evaluators"
-)
-ERR_NOT_EVALUATOR = "pseudonym {name!r} names a staff or researcher account here; it cannot hold judgments"
-ERR_UNKNOWN_QUESTION = "{where} refers to question {key}, which is not in 'questions'"
-ERR_UNKNOWN_PAIR = "evaluator {name!r} refers to pair position {position}, which is not in 'pairs'"
-ERR_HARDER = "evaluator {name!r}, pair {position}: {detail}"
-ERR_PAIR_SAME = "pair {position} pairs question {key} with itself"
-ERR_PAIR_REPEATED = "pair {position} repeats pair {other} ({how}: {a} and {b})"
-ERR_PAIR_SUBJECTS = "pair {position} crosses subjects: {a} is in {subject_a!r}, {b} in {subject_b!r}"
-DETAIL_BEFORE_SHOWN = "submitted_at {submitted} is before shown_at {shown}"
-DETAIL_SECONDS_NEGATIVE = "seconds {value!r} is negative or not a finite number"
-DETAIL_SECONDS_MISMATCH = (
-    "seconds {value!r} does not match submitted_at - shown_at = {expected!r} (tolerance {tolerance:g} s)"
-)
-DETAIL_CLIENT_SECONDS = "client_seconds {value!r} is negative or not a finite number"
-ERR_MODEL = "scoring_run.models_used: {detail}"
-ERR_EXPECTED = "pair {position}: an attention check needs expected_harder, one of its two questions"
-ERR_PLATFORM_REPEATED = "evaluators {a!r} and {b!r} have the same platform_participant_id {pid!r}"
-ERR_POOLS = "pools_analysis: {detail}"
-
-
-class MalformedExport(ValueError):
-    """The document is not a valid study export (nothing was written)."""
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    """What :func:`study_import` wrote."""
-
-    study: Study
-    questions_created: int
-    questions_reused: int
-    evaluators_created: int
-    evaluators_reused: int
-    judgments: int
-
 
 # --- export ------------------------------------------------------------------------
 
 
-def _time(value: datetime | None) -> str | None:
-    return value.astimezone(UTC).isoformat() if value is not None else None
-
-
-def _key(dataset: str, external_id: str) -> list[str]:
-    return [dataset, external_id]
-
-
-def _pools_export(run: ScoringRun, keys: dict[int, list[str]]) -> dict | None:
-    """The stored pools analysis the report of ``run`` reads, its question ids
-    turned into keys (only the exported questions), or None."""
-    analysis = pools_analysis_latest(response_set=run.response_set, alpha=run_alpha(run))
-    if analysis is None:
-        return None
-    result = dict(analysis.result)
-    if "question_ids" in result:
-        ids = result.pop("question_ids")
-        keep = [i for i, pk in enumerate(ids) if pk in keys]
-        result["questions"] = [keys[ids[i]] for i in keep]
-        result["pools"] = [
-            {**p, "difficulty_scaled": None if p.get("difficulty_scaled") is None
-             else [p["difficulty_scaled"][i] for i in keep]}
-            for p in result["pools"]
-        ]
-    return {"params": analysis.params, "result": result, "created_at": _time(analysis.created_at),
-            "started_at": _time(analysis.started_at), "finished_at": _time(analysis.finished_at),
-            "duration_s": analysis.duration_s}
-
-
-#: Quality and crowd settings of a study an export carries (version 4), with their kinds and an older file's
-#: default (the model's).
-STUDY_SETTINGS = {
-    "speeder_seconds": (int, float), "attention_check_share": (int, float), "participant_param": str,
-    "study_param": str, "session_param": str, "completion_code": str, "completion_url": str,
-    "adaptive_min_comparisons": int, "adaptive_random_share": (int, float),
-    "completion_min_votes": int, "completion_min_check_share": (int, float), "completion_min_seconds": (int, float),
-    "screened_out_url": str, "resume_by_participant_id": str,
-}
-#: Platform ids and exclusion of an evaluator an export carries (version 4); blank in an older file.
-EVALUATOR_TEXT_FIELDS = ("platform_participant_id", "platform_study_id", "platform_session_id", "exclusion_reason",
-                         "group")
-
-
-def study_export(*, study: Study, now: datetime | None = None) -> dict:
-    """The study as a JSON-ready dict (see the module docstring).
-
-    Parameters
-    ----------
-    study : Study
-    now : datetime, optional
-        Export time written to ``source.exported_at`` (default now).
-
-    Returns
-    -------
-    dict
-        ``json.dumps`` works on it (no NaN; times are ISO 8601 strings in UTC).
-    """
-    run = study.scoring_run
-    rows = study_export_rows(study=study)
-    pairs, results, questions = rows.pairs, rows.question_results, rows.questions
-    keys = {pk: _key(q["dataset__name"], q["external_id"]) for pk, q in questions.items()}
-    position_of = {p[0]: p[1] for p in pairs}
-
-    evaluators = []
-    assignments: dict[int, list] = {}
-    for part_id, pair_id, left_id, shown_at in rows.assignments:
-        assignments.setdefault(part_id, []).append(
-            {"pair": position_of[pair_id], "left_question": keys[left_id], "shown_at": _time(shown_at)})
-    judgments: dict[int, list] = {}
-    for j in rows.judgments:
-        judgments.setdefault(j["participation_id"], []).append({
-            "pair": position_of[j["pair_id"]],
-            "choice": j["choice"],
-            "left_question": keys[j["left_question_id"]],
-            "harder_question": keys[j["harder_question_id"]] if j["harder_question_id"] else None,
-            "shown_at": _time(j["shown_at"]),
-            "submitted_at": _time(j["submitted_at"]),
-            "seconds": j["seconds"],
-            "client_seconds": j["client_seconds"],
-        })
-    events: dict[int, list] = {}
-    for part_id, action, reason, by, at in rows.exclusion_events:
-        events.setdefault(part_id, []).append({"action": action, "reason": reason, "by": by, "at": _time(at)})
-    for p in rows.participations:
-        evaluators.append({
-            "pseudonym": p.user.get_username(),
-            "seed": p.seed,
-            "field_of_study": p.field_of_study,
-            "education_level": p.education_level,
-            "qualified_subjects": sorted(s.name for s in p.qualified_subjects.all()),
-            "consented_at": _time(p.consented_at),
-            "onboarded_at": _time(p.onboarded_at),
-            "guidelines_accepted_at": _time(p.guidelines_accepted_at),
-            "finished_at": _time(p.finished_at),
-            "created_at": _time(p.created_at),
-            "assignments": sorted(assignments.get(p.pk, []), key=lambda a: a["pair"]),
-            "judgments": sorted(judgments.get(p.pk, []), key=lambda j: j["pair"]),
-            "platform_participant_id": p.platform_participant_id,
-            "platform_study_id": p.platform_study_id,
-            "platform_session_id": p.platform_session_id,
-            "excluded_at": _time(p.excluded_at),
-            "excluded_by": p.excluded_by.get_username() if p.excluded_by else None,
-            "exclusion_reason": p.exclusion_reason,
-            "exclusion_events": events.get(p.pk, []),
-            "group": p.group,
-        })
-    evaluators.sort(key=lambda e: e["pseudonym"])
-
-    return {
-        "kind": KIND,
-        "schema_version": SCHEMA_VERSION,
-        "source": {
-            "exported_at": _time(now or timezone.now()),
-            "study_id": study.pk,
-            "scoring_run_id": run.pk,
-            "response_set": {"id": run.response_set_id, "name": run.response_set.name,
-                             "version": run.response_set.version, "checksum": run.response_set.checksum},
-        },
-        "study": {
-            "name": study.name,
-            "status": study.status,
-            "origin": study.origin,
-            "strategy": study.strategy,
-            "seed": study.seed,
-            "n_pairs": study.n_pairs,
-            "include_unkept": study.include_unkept,
-            "include_low_coverage": study.include_low_coverage,
-            "target_judgments_per_pair": study.target_judgments_per_pair,
-            "guidelines": study.guidelines,
-            "pairs_per_subject": study.pairs_per_subject,
-            "consent_text": study.consent_text,
-            "onboarding_questions": list(study.onboarding_questions),
-            "datasets": rows.study_datasets,
-            "subjects": rows.study_subjects,
-            "created_at": _time(study.created_at),
-            "closed_at": _time(study.closed_at),
-            **{f: getattr(study, f) for f in STUDY_SETTINGS},
-            "adaptive_pool": sorted(
-                [*keys[q], block] for q, block in study.pool.values_list("question_id", "block")),
-        },
-        "datasets": [
-            {"name": name, "description": description}
-            for name, description in rows.datasets
-        ],
-        "questions": [  # in id order: the import creates new questions in this order
-            {"dataset": q["dataset__name"], "external_id": q["external_id"], "subject": q["subject__name"],
-             "text": q["text"], "options": q["options"], "reference_answer": q["reference_answer"],
-             "metadata": q["metadata"]}
-            for q in questions.values()
-        ],
-        "scoring_run": {
-            "status": run.status,
-            "params": run.params,
-            "error": run.error,
-            "created_at": _time(run.created_at),
-            "finished_at": _time(run.finished_at),
-            "methods": [{field: m[field] for field in METHOD_FIELDS} for m in rows.methods],
-            "models_used": rows.models_used,
-            "question_results": sorted(
-                ({"question": keys[r["question_id"]], **{f: r[f] for f in RESULT_FIELDS}} for r in results),
-                key=lambda r: r["question"],
-            ),
-        },
-        "pools_analysis": _pools_export(run, keys),
-        "pairs": [
-            {"position": position, "questions": [keys[a], keys[b]], "stratum": stratum,
-             "attention_check": pk in rows.attention_checks,
-             "expected_harder": keys[rows.attention_checks[pk]] if pk in rows.attention_checks else None}
-            for pk, position, a, b, stratum in pairs
-        ],
-        "evaluators": evaluators,
-    }
-
-
-def dump_export(document: dict) -> str:
-    """The document as JSON text: sorted keys, UTF-8 characters, no NaN."""
-    return json.dumps(document, sort_keys=True, ensure_ascii=False, allow_nan=False, indent=1) + "\n"
-
-
 # --- import ------------------------------------------------------------------------
-
-
-def _get(mapping: object, key: str, where: str, kind: type | tuple[type, ...] | None = None):
-    if not isinstance(mapping, dict) or key not in mapping:
-        raise MalformedExport(ERR_MALFORMED.format(detail=f"{where} lacks {key!r}"))
-    value = mapping[key]
-    if kind is not None and not isinstance(value, kind):
-        raise MalformedExport(ERR_MALFORMED.format(detail=f"{where}.{key} has the wrong type"))
-    return value
-
-
-def _parse_time(value: object, where: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        raise MalformedExport(ERR_MALFORMED.format(detail=f"{where} is not an ISO 8601 time: {value!r}")) from None
-    if parsed.tzinfo is None:
-        raise MalformedExport(ERR_MALFORMED.format(detail=f"{where} has no time zone: {value!r}"))
-    return parsed
-
-
-def _choice(value: object, allowed: Iterable[str], where: str, blank: bool = False) -> str:
-    allowed = list(allowed)
-    if not (isinstance(value, str) and (value in allowed or (blank and value == ""))):
-        raise MalformedExport(ERR_MALFORMED.format(detail=f"{where} must be one of {allowed}; got {value!r}"))
-    return value
 
 
 def _question_key(value: object, where: str) -> tuple[str, str]:
@@ -511,26 +245,6 @@ def _evaluator_accounts(evaluators: list[dict], reuse: bool) -> dict[str, object
         if user.is_staff or user.is_superuser or user_is_researcher(user=user):
             raise ValueError(ERR_NOT_EVALUATOR.format(name=name))
     return existing
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """A checked document: every reference resolved, nothing written yet."""
-
-    name: str
-    study: dict
-    run: dict
-    questions: dict[tuple[str, str], Question]
-    questions_created: int
-    questions_reused: int
-    pairs: dict[int, tuple[Question, Question, int | None]]
-    results: list[tuple[Question, dict]]
-    evaluators: list[dict]
-    reuse: dict[str, object]
-    models: list[dict]
-    pools: dict | None
-    checks: dict[int, Question] = dataclasses.field(default_factory=dict)  # position -> expected harder question
-    pool: list[tuple[Question, int]] = dataclasses.field(default_factory=list)  # an adaptive study's pool
 
 
 def _check_settings(exported: dict) -> None:
@@ -806,202 +520,6 @@ def _check_item(item: dict, shown: tuple[Question, Question], question, who: str
     if client is not None and (isinstance(client, bool) or not isinstance(client, int | float)
                                or not math.isfinite(client) or client < 0):
         raise refuse(DETAIL_CLIENT_SECONDS.format(value=client))
-
-
-def _write_catalog(plan: _Plan, document: dict) -> tuple[dict[str, Dataset], dict[str, Subject]]:
-    descriptions = {d.get("name"): d.get("description", "") for d in document.get("datasets", [])
-                    if isinstance(d, dict)}
-    dataset_names = {key[0] for key in plan.questions} | set(plan.study["datasets"])
-    datasets = {
-        n: Dataset.objects.get_or_create(name=n, defaults={"description": descriptions.get(n, "")})[0]
-        for n in sorted(dataset_names)
-    }
-    subject_names = {getattr(q, "_subject_name", None) for q in plan.questions.values()} - {None}
-    subject_names |= set(plan.study["subjects"])
-    subject_names |= {s for e in plan.evaluators for s in e.get("qualified_subjects", [])}
-    subjects = {n: Subject.objects.get_or_create(name=n)[0] for n in sorted(subject_names)}
-    new = []
-    for (dataset_name, _), q in plan.questions.items():
-        if q.pk is None:
-            q.dataset = datasets[dataset_name]
-            q.subject = subjects.get(q._subject_name)
-            new.append(q)
-    Question.objects.bulk_create(new, batch_size=2000)  # SQLite >= 3.35 and PostgreSQL return the ids
-    return datasets, subjects
-
-
-def _write_run(plan: _Plan, source: object) -> ScoringRun:
-    label = f"imported: {plan.name}"[:200]
-    latest = response_set_latest(name=label)
-    response_set = ResponseSet.objects.create(
-        name=label,
-        version=(latest.version if latest is not None else 0) + 1,
-        file_name="study export",
-        checksum=hashlib.sha256(f"{IMPORT_FORMAT}:{plan.name}:{uuid.uuid4().hex}".encode()).hexdigest(),
-        file_format=IMPORT_FORMAT,
-        status=ResponseSetStatus.LOADED,
-        n_questions=len(plan.results),
-        summary={"imported_from": source, "notes": ["placeholder for an imported study; it holds no responses"]},
-    )
-    run = ScoringRun.objects.create(
-        response_set=response_set,
-        params=plan.run["params"],
-        status=plan.run["status"],
-        progress=1.0,
-        error=plan.run.get("error", ""),
-        finished_at=_parse_time(plan.run.get("finished_at"), "scoring_run.finished_at"),
-    )
-    ScoringRun.objects.filter(pk=run.pk).update(
-        created_at=_parse_time(plan.run.get("created_at"), "scoring_run.created_at") or run.created_at)
-    MethodResult.objects.bulk_create(
-        MethodResult(run=run, **{f: _get(m, f, "method result") for f in METHOD_FIELDS})
-        for m in _get(plan.run, "methods", "scoring_run", list)
-    )
-    QuestionResult.objects.bulk_create(
-        (QuestionResult(run=run, question=q, **fields) for q, fields in plan.results),
-        batch_size=2000,
-    )
-    sort_keys_rebuild(run=run)
-    stored = models_by_name(names=[m["name"] for m in plan.models])
-    run.models_used.set([
-        stored.get(m["name"]) or LanguageModel.objects.create(**{f: m[f] for f in MODEL_FIELDS if f in m})
-        for m in plan.models
-    ])
-    if plan.pools is not None:
-        _write_pools(plan.pools, response_set)
-    return run
-
-
-def _write_pools(pools: dict, response_set: ResponseSet) -> AnalysisRun:
-    """The pools analysis on the placeholder response set, with ascending question ids."""
-    result = dict(pools["result"])
-    if pools["questions"] is not None:
-        result.pop("questions")
-        ids = [q.pk for q in pools["questions"]]
-        order = sorted(range(len(ids)), key=ids.__getitem__)
-        result["question_ids"] = [ids[i] for i in order]
-        result["pools"] = [
-            {**p, "difficulty_scaled": None if p["difficulty_scaled"] is None
-             else [p["difficulty_scaled"][i] for i in order]}
-            for p in result["pools"]
-        ]
-    exported = pools["exported"]
-    analysis = AnalysisRun.objects.create(
-        kind=AnalysisKind.POOLS, response_set=response_set, params=pools["params"],
-        params_key=params_key(AnalysisKind.POOLS, response_set.pk, pools["params"]), status=RunStatus.DONE,
-        progress=1.0, result=result, started_at=_parse_time(exported.get("started_at"), "pools_analysis"),
-        finished_at=_parse_time(exported.get("finished_at"), "pools_analysis"),
-        duration_s=exported.get("duration_s"), message="imported with a study",
-    )
-    created = _parse_time(exported.get("created_at"), "pools_analysis.created_at")
-    if created is not None:
-        AnalysisRun.objects.filter(pk=analysis.pk).update(created_at=created)
-    return analysis
-
-
-def _result_scores(result: dict) -> dict:
-    """A question result's ``scores`` (version 2), or its per-method fields (version 1)."""
-    if "scores" not in result:
-        return {f: result[f] for f in V1_SCORE_FIELDS if result.get(f) is not None}
-    scores = _get(result, "scores", "question result", dict)
-    for column, value in scores.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise MalformedExport(ERR_MALFORMED.format(detail=f"question result score {column!r} is not a number"))
-    return scores
-
-
-def _write_study(plan: _Plan, run: ScoringRun, datasets: dict, subjects: dict) -> tuple[Study, dict[int, Pair]]:
-    exported = plan.study
-    study = Study.objects.create(
-        name=plan.name,
-        scoring_run=run,
-        strategy=exported["strategy"],
-        seed=exported["seed"],
-        n_pairs=exported["n_pairs"],
-        include_unkept=exported["include_unkept"],
-        include_low_coverage=exported.get("include_low_coverage", False),
-        target_judgments_per_pair=exported["target_judgments_per_pair"],
-        guidelines=exported["guidelines"],
-        pairs_per_subject=exported.get("pairs_per_subject"),
-        consent_text=exported.get("consent_text", DEFAULT_CONSENT),  # older files have none
-        onboarding_questions=exported.get("onboarding_questions", list(OnboardingQuestion.values)),
-        status=exported["status"],
-        origin=_choice(exported.get("origin", StudyOrigin.JUDGED), StudyOrigin.values, "study.origin"),
-        closed_at=_parse_time(exported.get("closed_at"), "study.closed_at"),
-        **{name: exported[name] for name in STUDY_SETTINGS if name in exported},
-    )
-    Study.objects.filter(pk=study.pk).update(
-        created_at=_parse_time(exported.get("created_at"), "study.created_at") or study.created_at)
-    study.refresh_from_db()
-    study.datasets.set([datasets[n] for n in exported["datasets"]])
-    study.subjects.set([subjects[n] for n in exported["subjects"]])
-    pairs = {}
-    for position, (q1, q2, stratum) in sorted(plan.pairs.items()):
-        # Keep the exported order: which question is "a" was drawn when the study was made.
-        pairs[position] = Pair(study=study, position=position, question_a=q1, question_b=q2, stratum=stratum,
-                               attention_check=position in plan.checks, expected_harder=plan.checks.get(position))
-    Pair.objects.bulk_create(pairs.values())
-    AdaptivePoolQuestion.objects.bulk_create(
-        AdaptivePoolQuestion(study=study, question=q, block=block) for q, block in plan.pool)
-    return study, pairs
-
-
-def _write_evaluators(plan: _Plan, study: Study, pairs: dict[int, Pair], subjects: dict) -> int:
-    group, _ = Group.objects.get_or_create(name=EVALUATOR_GROUP)
-    User = get_user_model()
-    # Who excluded an evaluator: that researcher's account here, if one has the same username (else none).
-    researchers = users_by_username(usernames={
-        name for e in plan.evaluators
-        for name in (e.get("excluded_by"), *(ev.get("by") for ev in e.get("exclusion_events", [])))
-        if isinstance(name, str) and name
-    })
-    questions = plan.questions
-    n_judgments = 0
-    for e in plan.evaluators:
-        who = e["pseudonym"]
-        user = plan.reuse.get(who)
-        if user is None:
-            user = User(username=who, is_active=False)
-            user.set_unusable_password()
-            user.save()
-            user.groups.add(group)
-        participation = Participation.objects.create(
-            study=study, user=user, seed=_get(e, "seed", who, int),
-            field_of_study=_choice(e.get("field_of_study"), FieldOfStudy.values, f"{who} field_of_study", blank=True),
-            education_level=_choice(e.get("education_level"), EducationLevel.values, f"{who} education_level",
-                                    blank=True),
-            consented_at=_parse_time(e.get("consented_at"), f"{who} consented_at"),
-            onboarded_at=_parse_time(e.get("onboarded_at"), f"{who} onboarded_at"),
-            guidelines_accepted_at=_parse_time(e.get("guidelines_accepted_at"), f"{who} guidelines_accepted_at"),
-            finished_at=_parse_time(e.get("finished_at"), f"{who} finished_at"),
-            **{name: e.get(name, "") for name in EVALUATOR_TEXT_FIELDS},
-            excluded_at=_parse_time(e.get("excluded_at"), f"{who} excluded_at"),
-            excluded_by=researchers.get(e.get("excluded_by") or ""),
-        )
-        ExclusionEvent.objects.bulk_create(
-            ExclusionEvent(participation=participation, action=ev["action"], reason=ev.get("reason") or "",
-                           by=researchers.get(ev.get("by") or ""), at=_parse_time(ev["at"], who))
-            for ev in e.get("exclusion_events", [])
-        )
-        Participation.objects.filter(pk=participation.pk).update(
-            created_at=_parse_time(e.get("created_at"), f"{who} created_at") or participation.created_at)
-        participation.qualified_subjects.set([subjects[s] for s in e.get("qualified_subjects", [])])
-        Assignment.objects.bulk_create(
-            Assignment(participation=participation, pair=pairs[a["pair"]],
-                       left_question=questions[tuple(a["left_question"])], shown_at=_parse_time(a["shown_at"], who))
-            for a in e["assignments"]
-        )
-        judgments = [
-            Judgment(participation=participation, pair=pairs[j["pair"]], choice=j["choice"],
-                     left_question=questions[tuple(j["left_question"])],
-                     harder_question=None if j["harder_question"] is None else questions[tuple(j["harder_question"])],
-                     shown_at=_parse_time(j["shown_at"], who), submitted_at=_parse_time(j["submitted_at"], who),
-                     seconds=float(j["seconds"]), client_seconds=j.get("client_seconds"))
-            for j in e["judgments"]
-        ]
-        Judgment.objects.bulk_create(judgments)
-        n_judgments += len(judgments)
-    return n_judgments
 
 
 @transaction.atomic

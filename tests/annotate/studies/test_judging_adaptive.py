@@ -37,7 +37,8 @@ from annotate.studies.services import adaptive as adaptive_module
 from annotate.studies.services.adaptive import adaptive_choose, pair_get_or_create
 from annotate.studies.services.scope import ERR_ADAPTIVE_PER_SUBJECT
 from annotate.studies.services.studies import ERR_ADAPTIVE_MIN, ERR_ADAPTIVE_SHARE, study_create
-from annotate.studies.services.study_transfer import dump_export, study_export, study_import
+from annotate.studies.services.study_transfer import study_import
+from annotate.studies.services.transfer_export import dump_export, study_export
 from tests.annotate.factories import make_catalog, make_evaluator, make_researcher, make_study
 from tests.annotate.judging_forms import FORM_RE, form_data, form_ids
 from tests.annotate.reports.test_schema import SCHEMA, errors

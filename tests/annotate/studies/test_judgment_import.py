@@ -19,7 +19,8 @@ from annotate.studies.services.judgment_import import (
     JudgmentImportError,
     judgments_import,
 )
-from annotate.studies.services.study_transfer import dump_export, study_export, study_import
+from annotate.studies.services.study_transfer import study_import
+from annotate.studies.services.transfer_export import dump_export, study_export
 from tests.annotate.factories import make_researcher
 
 pytestmark = pytest.mark.django_db

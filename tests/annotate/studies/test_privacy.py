@@ -23,7 +23,7 @@ from annotate.studies.selectors.study_monitor import study_monitor
 from annotate.studies.services.judging import judging_screen, judgment_submit
 from annotate.studies.services.participation import ensure_role_groups, invitation_create
 from annotate.studies.services.privacy import evaluator_delete_personal_data
-from annotate.studies.services.study_transfer import study_export
+from annotate.studies.services.transfer_export import study_export
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db

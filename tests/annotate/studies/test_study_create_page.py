@@ -195,7 +195,8 @@ def test_the_page_lists_the_new_education_levels_on_onboarding(catalog, olga):
 
 
 def test_an_export_carries_the_new_settings_and_an_older_file_gets_the_defaults(catalog, olga):
-    from annotate.studies.services.study_transfer import study_export, study_import
+    from annotate.studies.services.study_transfer import study_import
+    from annotate.studies.services.transfer_export import study_export
 
     data = form_data(catalog, pairs_mode="per_subject", n_pairs=2, onboarding_questions=["field_of_study"])
     client_for(olga).post(reverse("annotate:study_create"), data)

@@ -37,7 +37,8 @@ from annotate.reports.services import study_alignment_report
 from annotate.studies.selectors.study_monitor import study_monitor
 from annotate.studies.services import study_transfer
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.study_transfer import MalformedExport, study_import
+from annotate.studies.services.study_transfer import study_import
+from annotate.studies.services.transfer_format import MalformedExport
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db

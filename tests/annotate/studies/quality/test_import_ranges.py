@@ -23,7 +23,8 @@ from annotate.studies.services.study_quality import (
     ERR_RESUME,
     ERR_SPEEDER_SECONDS,
 )
-from annotate.studies.services.study_transfer import study_export, study_import
+from annotate.studies.services.study_transfer import study_import
+from annotate.studies.services.transfer_export import study_export
 from tests.annotate.factories import make_catalog, make_evaluator
 from tests.annotate.studies.quality.helpers import answer_all, set_eip
 

@@ -11,7 +11,8 @@ from annotate.models import ExclusionEvent, Pair, Participation
 from annotate.reports.services.report import alignment_report_compute
 from annotate.studies.services.studies import study_create
 from annotate.studies.services.study_quality import participation_exclude, study_quality_settings_update
-from annotate.studies.services.study_transfer import study_export, study_import
+from annotate.studies.services.study_transfer import study_import
+from annotate.studies.services.transfer_export import study_export
 from tests.annotate.factories import make_catalog, make_evaluator, make_user
 from tests.annotate.studies.quality.helpers import answer_all, set_eip
 
