@@ -1,7 +1,7 @@
 """Response-set uploads through the API: a thin wrapper over the upload service.
 
 Every format the admin upload page takes (tabular files, harness logs and
-.zip archives of them) goes through :func:`annotate.catalog.services.uploads.upload_receive`:
+.zip archives of them) goes through :func:`annotate.catalog.services.upload_store.upload_receive`:
 stored in a private upload folder, parsed and checked once, loaded (or
 previewed), and the files removed whatever happens.
 """

@@ -52,16 +52,16 @@ _SURFACE = {
     "response_sets_abandoned_remove": "annotate.catalog.services.loading",
     "upload_job_submit": "annotate.catalog.services.upload_jobs",
     "CheckedUpload": "annotate.catalog.services.uploads",
-    "FILE_ROLES": "annotate.catalog.services.uploads",
+    "FILE_ROLES": "annotate.catalog.services.upload_store",
     "UploadOptions": "annotate.catalog.services.uploads",
     "UploadOutcome": "annotate.catalog.services.uploads",
     "UploadSource": "annotate.catalog.services.uploads",
     "upload_check": "annotate.catalog.services.uploads",
-    "upload_discard": "annotate.catalog.services.uploads",
+    "upload_discard": "annotate.catalog.services.upload_store",
     "upload_load": "annotate.catalog.services.uploads",
     "upload_parse": "annotate.catalog.services.uploads",
-    "upload_receive": "annotate.catalog.services.uploads",
-    "upload_store": "annotate.catalog.services.uploads",
+    "upload_receive": "annotate.catalog.services.upload_store",
+    "upload_store": "annotate.catalog.services.upload_store",
 }
 __all__ = sorted(_SURFACE)
 __getattr__, __dir__ = lazy_surface(__name__, _SURFACE)

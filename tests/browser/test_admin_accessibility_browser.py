@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
 from annotate.analyses import services as analyses
-from annotate.catalog.services import upload_jobs, uploads as upload_service
+from annotate.catalog.services import upload_jobs, upload_store as ustore
 from annotate.models import (
     AnalysisRun,
     ApiToken,
@@ -37,7 +37,7 @@ QUESTIONS = b"question_id,category,question\nq1,math,What is 2+2?\nq2,law,Is it 
 
 @pytest.fixture(autouse=True)
 def upload_root(tmp_path, monkeypatch):
-    monkeypatch.setattr(upload_service, "UPLOAD_ROOT", tmp_path / "uploads")
+    monkeypatch.setattr(ustore, "UPLOAD_ROOT", tmp_path / "uploads")
 
 
 def test_every_admin_page_the_site_uses_passes_axe(live_server, page: Page, tmp_path):

@@ -29,13 +29,8 @@ from annotate.catalog.selectors.uploads import response_set_models, upload_job_g
 from annotate.catalog.services.edits import catalog_entry_delete, catalog_entry_save
 from annotate.catalog.services.human import response_set_mark_human
 from annotate.catalog.services.upload_jobs import upload_job_submit
-from annotate.catalog.services.uploads import (
-    FILE_ROLES,
-    StoredUpload,
-    UploadOptions,
-    upload_preview,
-    upload_store,
-)
+from annotate.catalog.services.upload_store import FILE_ROLES, upload_preview, upload_store
+from annotate.catalog.services.uploads import StoredUpload, UploadOptions
 from annotate.core import BoundedJSONDecoder, ServiceWritesAdmin
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject, UploadState
 from annotate.runs import scoring_run_create, scoring_run_enqueue

@@ -1,7 +1,7 @@
 """Refuse symbolic links among files read from disk (``manage.py load_responses``).
 
 The admin and the API never unpack a link from an uploaded ``.zip``
-(:data:`annotate.catalog.services.uploads.ZIP_LINK_MEMBER`); the command-line loaders
+(:data:`annotate.catalog.services.upload_store.ZIP_LINK_MEMBER`); the command-line loaders
 follow the same rule for ``--folder``, ``--logs`` and the files given to
 ``--responses``/``--questions``/``--models``: a link could point anywhere on
 the machine (outside the folder), so a link is refused, naming it, before any

@@ -1,6 +1,6 @@
 """Uploads loaded by the task worker, with their progress.
 
-The admin confirm and the API store an upload (:func:`annotate.catalog.services.uploads.upload_store`),
+The admin confirm and the API store an upload (:func:`annotate.catalog.services.upload_store.upload_store`),
 then :func:`upload_job_submit` refuses at once files whose bytes are already
 loaded (a SHA-256 of the stored bytes, before any parsing) and queues the rest
 for ``manage.py run_worker`` (``annotate.catalog.tasks.load_upload``).
@@ -20,17 +20,14 @@ from django.utils import timezone
 from annotate.catalog.loaders.base import LoadError, Problem
 from annotate.catalog.services.load_plan import ALREADY_LOADED
 from annotate.catalog.services.loading import LOAD_STALE_S, response_sets_abandoned_remove, with_lock_retries
-from annotate.catalog.services.uploads import (
-    StoredUpload,
+from annotate.catalog.services.upload_store import (
     checked_upload,
     relabeled_error,
     stored_bytes_checksum,
     stored_source,
-    upload_check_limits,
     upload_discard,
-    upload_load,
-    upload_refuse_loaded,
 )
+from annotate.catalog.services.uploads import StoredUpload, upload_check_limits, upload_load, upload_refuse_loaded
 from annotate.core import LOAD_UPLOAD, task_enqueue
 from annotate.models import ResponseSet, UploadJob, UploadState
 
@@ -84,7 +81,7 @@ def upload_job_submit(*, upload: StoredUpload, user: AbstractBaseUser | None = N
     Parameters
     ----------
     upload : StoredUpload
-        From :func:`annotate.catalog.services.uploads.upload_store` (the admin's
+        From :func:`annotate.catalog.services.upload_store.upload_store` (the admin's
         preview may have kept its parse; the worker reuses it).
     user : User or None
         Stored as ``uploaded_by`` of the response set.

@@ -23,7 +23,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from annotate.catalog.loaders.limits import scratch_dir
-from annotate.catalog.services import uploads
+from annotate.catalog.services import upload_store as ustore
 from annotate.models import ResponseSet, ResponseSetStatus, UploadJob, UploadState
 from annotate.runs.services.stale_runs import STALE_UPLOAD_ERROR, runs_reap_stale
 
@@ -39,7 +39,7 @@ def killed_worker_pid() -> int:
 
 
 def test_a_job_whose_worker_was_killed_mid_load_is_failed_and_cleaned(tmp_path, monkeypatch):
-    monkeypatch.setattr(uploads, "UPLOAD_ROOT", tmp_path / "uploads")
+    monkeypatch.setattr(ustore, "UPLOAD_ROOT", tmp_path / "uploads")
     now = timezone.now()
     dead = UploadJob.objects.create(token="a" * 32, state=UploadState.LOADING, n_total=100, n_done=40)
     parsing = UploadJob.objects.create(token="b" * 32, state=UploadState.PARSING)
@@ -78,7 +78,7 @@ def test_a_job_whose_worker_was_killed_mid_load_is_failed_and_cleaned(tmp_path, 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_files_of_a_reaped_job_go_after_the_commit(tmp_path, monkeypatch):
-    monkeypatch.setattr(uploads, "UPLOAD_ROOT", tmp_path / "uploads")
+    monkeypatch.setattr(ustore, "UPLOAD_ROOT", tmp_path / "uploads")
     job = UploadJob.objects.create(token="f" * 32, state=UploadState.LOADING)
     UploadJob.objects.filter(pk=job.pk).update(updated_at=timezone.now() - timedelta(hours=2))
     folder = tmp_path / "uploads" / job.token

@@ -22,7 +22,7 @@ from django.urls import reverse
 
 from annotate.api.services import api_token_create
 from annotate.catalog.loaders.harness.inspect_ai import MEMBER_TOO_LARGE
-from annotate.catalog.services import uploads as upload_service
+from annotate.catalog.services import upload_store as ustore, uploads as upload_service
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, UploadJob
 from tests.annotate.factories import make_user, n_stored_responses
 
@@ -44,7 +44,7 @@ def _loads_run_inline(settings, tmp_path):
 @pytest.fixture
 def upload_root(tmp_path, monkeypatch):
     root = tmp_path / "uploads"
-    monkeypatch.setattr(upload_service, "UPLOAD_ROOT", root)
+    monkeypatch.setattr(ustore, "UPLOAD_ROOT", root)
     return root
 
 
@@ -155,7 +155,7 @@ def test_a_zip_bomb_of_logs_is_refused_while_unpacking_in_bounded_memory(staff, 
         print(f"\n.zip bomb: tracemalloc peak {peak / 2**20:.1f} MiB, max RSS grew {grown / 2**20:.1f} MiB")
     assert answer.status_code == 400
     assert answer.json()["problems"] == [{"file": "bomb.zip", "row": None, "column": None,
-                                          "message": upload_service.ZIP_TOO_LARGE.format(limit=256 * 2**20)}]
+                                          "message": ustore.ZIP_TOO_LARGE.format(limit=256 * 2**20)}]
     assert peak < MEMORY_CAP and grown < MEMORY_CAP
     assert UploadJob.objects.count() == 0
     nothing_left(upload_root, tmp_path)
@@ -173,7 +173,7 @@ def test_the_archives_of_one_upload_share_the_total_limit(staff, upload_root, tm
     answer = staff.post(reverse("annotate:api_response_sets"), {"logs": files})
     assert answer.status_code == 400
     assert answer.json()["problems"] == [{"file": "two.zip", "row": None, "column": None,
-                                          "message": upload_service.UNPACKED_TOTAL_TOO_LARGE.format(limit=1500)}]
+                                          "message": ustore.UNPACKED_TOTAL_TOO_LARGE.format(limit=1500)}]
     nothing_left(upload_root, tmp_path)
 
 

@@ -25,7 +25,12 @@ from django.urls import reverse
 from annotate.api.services import api_token_create
 from annotate.catalog.loaders.base import LoadError
 from annotate.catalog.loaders.harness import _common
-from annotate.catalog.services import load_plan as plan, loading, uploads as service
+from annotate.catalog.services import (
+    load_plan as plan,
+    loading,
+    upload_store as ustore,
+    uploads as service,
+)
 from annotate.models import (
     Dataset,
     LanguageModel,
@@ -78,7 +83,7 @@ def _loads_run_inline(settings):
 @pytest.fixture(autouse=True)
 def upload_root(tmp_path, monkeypatch):
     root = tmp_path / "uploads"
-    monkeypatch.setattr(service, "UPLOAD_ROOT", root)
+    monkeypatch.setattr(ustore, "UPLOAD_ROOT", root)
     return root
 
 
@@ -257,7 +262,7 @@ def test_an_unsafe_zip_through_the_api_leaves_nothing(tmp_path, script, upload_r
     answer = api_post(script, [archive])
     assert answer.status_code == 400
     assert answer.json()["problems"] == [{"file": "bad.zip", "row": None, "column": None,
-                                          "message": service.ZIP_UNSAFE_MEMBER.format(member="../escape.json")}]
+                                          "message": ustore.ZIP_UNSAFE_MEMBER.format(member="../escape.json")}]
     assert counts() == EMPTY
     assert leftovers(upload_root) == []
     assert not (upload_root.parent / "escape.json").exists()
@@ -290,7 +295,7 @@ def test_the_admin_parses_and_plans_once_for_preview_and_confirm(tmp_path, admin
     assert admin_client.get(posted["Location"]).status_code == 200
     assert calls == {"parse": 1, "plan": 1}
     token = posted["Location"].rstrip("/").rsplit("/", 1)[1]
-    assert {p.name for p in (upload_root / token).iterdir()} == {"logs", service.CACHE_FILE, service.CACHE_KEY_FILE}
+    assert {p.name for p in (upload_root / token).iterdir()} == {"logs", ustore.CACHE_FILE, ustore.CACHE_KEY_FILE}
     assert admin_client.get(posted["Location"]).status_code == 200  # the page reloaded: the kept plan is shown
     assert calls == {"parse": 1, "plan": 1}
     assert admin_client.post(posted["Location"], {"token": token}).status_code == 302
@@ -369,7 +374,7 @@ class FakeUpload:
 
 
 def test_stored_files_get_safe_base_names_in_a_private_folder(upload_root):
-    upload = service.upload_store(files={"responses": FakeUpload("..\\..\\C:\\x\\evil\x00.csv", RESPONSES),
+    upload = ustore.upload_store(files={"responses": FakeUpload("..\\..\\C:\\x\\evil\x00.csv", RESPONSES),
                                          "questions": FakeUpload("..", b"question_id\nq1\n")},
                                   options=service.UploadOptions(file_format="wide", dataset="D"))
     folder = upload_root / upload.token
@@ -384,10 +389,10 @@ def test_stored_files_get_safe_base_names_in_a_private_folder(upload_root):
 
 def test_a_store_needs_a_responses_file_or_logs_not_both(upload_root):
     options = service.UploadOptions()
-    with pytest.raises(ValueError, match=service.NO_FILES):
-        service.upload_store(files={"questions": FakeUpload("q.csv", b"q\n")}, options=options)
-    with pytest.raises(ValueError, match=service.RESPONSES_OR_LOGS):
-        service.upload_store(files={"responses": FakeUpload("r.csv", b"q\n")}, logs=[FakeUpload("l.json", b"{}")],
+    with pytest.raises(ValueError, match=ustore.NO_FILES):
+        ustore.upload_store(files={"questions": FakeUpload("q.csv", b"q\n")}, options=options)
+    with pytest.raises(ValueError, match=ustore.RESPONSES_OR_LOGS):
+        ustore.upload_store(files={"responses": FakeUpload("r.csv", b"q\n")}, logs=[FakeUpload("l.json", b"{}")],
                              options=options)
     assert leftovers(upload_root) == []
 
@@ -397,25 +402,25 @@ def test_a_store_keeps_nothing_when_a_zip_is_unsafe(tmp_path, upload_root):
     with zipfile.ZipFile(buffer, "w") as zf:
         zf.writestr("/etc/escape.json", "{}")
     with pytest.raises(LoadError):
-        service.upload_store(logs=[FakeUpload("good.json", b"{}"), FakeUpload("bad.zip", buffer.getvalue())],
+        ustore.upload_store(logs=[FakeUpload("good.json", b"{}"), FakeUpload("bad.zip", buffer.getvalue())],
                              options=service.UploadOptions())
     assert leftovers(upload_root) == []
 
 
 def test_the_sweep_removes_only_stale_uploads(upload_root):
     options = service.UploadOptions(file_format="wide", dataset="D")
-    old = service.upload_store(files={"responses": FakeUpload("old.csv", RESPONSES)}, options=options)
-    day_ago = time.time() - service.UPLOAD_MAX_AGE_S - 60
+    old = ustore.upload_store(files={"responses": FakeUpload("old.csv", RESPONSES)}, options=options)
+    day_ago = time.time() - ustore.UPLOAD_MAX_AGE_S - 60
     os.utime(upload_root / old.token, (day_ago, day_ago))
-    new = service.upload_store(files={"responses": FakeUpload("new.csv", RESPONSES)}, options=options)  # sweeps
+    new = ustore.upload_store(files={"responses": FakeUpload("new.csv", RESPONSES)}, options=options)  # sweeps
     assert sorted(p.name for p in upload_root.iterdir()) == [new.token]
-    assert service.uploads_sweep(max_age_s=0) == 1
+    assert ustore.uploads_sweep(max_age_s=0) == 1
     assert list(upload_root.iterdir()) == []
 
 
 def test_a_token_that_is_not_one_is_refused():
     with pytest.raises(ValueError, match="token must be 32 lowercase hex digits"):
-        service.upload_discard(token="../../etc")
+        ustore.upload_discard(token="../../etc")
 
 
 # -- the checksum comes before any parsing; "score now" after the load ---------------------

@@ -79,7 +79,8 @@ def _queue(tmp_path: Path, *, n_scoring: int, n_uploads: int, n_analyses: int, t
     """Queue the jobs (database task backend: nothing runs here); returns their ids by kind."""
     from annotate.analyses.services.runs import analysis_run_create, analysis_run_enqueue
     from annotate.catalog.services.upload_jobs import upload_job_submit
-    from annotate.catalog.services.uploads import UploadOptions, upload_store
+    from annotate.catalog.services.upload_store import upload_store
+    from annotate.catalog.services.uploads import UploadOptions
     from annotate.runs.services.scoring import scoring_run_create, scoring_run_enqueue
 
     rs = _response_set(tmp_path, f"base-{tag}", seed=seed)
@@ -240,7 +241,8 @@ def test_the_claim_is_a_row_lock_that_skips_locked_rows():
 
 def test_a_worker_killed_mid_load_leaves_an_upload_job_that_the_reaper_fails_and_cleans(tmp_path):
     from annotate.catalog.services.upload_jobs import upload_job_submit
-    from annotate.catalog.services.uploads import UploadOptions, _folder, upload_store
+    from annotate.catalog.services.upload_store import _folder, upload_store
+    from annotate.catalog.services.uploads import UploadOptions
     from annotate.models import ResponseSet, ResponseSetStatus, UploadJob, UploadState
     from annotate.runs.services.stale_runs import STALE_UPLOAD_ERROR, runs_reap_stale
 

@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotate.catalog.services import uploads as upload_service
+from annotate.catalog.services import upload_store as ustore
 from annotate.models import Dataset, Question
 from tests.annotate.catalog.admin.test_upload import upload
 
@@ -25,7 +25,7 @@ MARKDOWN_QUESTIONS = (b"question_id,category,question\n"
 
 @pytest.fixture(autouse=True)
 def upload_root(tmp_path, monkeypatch):
-    monkeypatch.setattr(upload_service, "UPLOAD_ROOT", tmp_path / "uploads")
+    monkeypatch.setattr(ustore, "UPLOAD_ROOT", tmp_path / "uploads")
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotate.catalog.loaders import tabular as t
-from annotate.catalog.services import uploads as upload_service
+from annotate.catalog.services import upload_store as ustore
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetQuestion, Subject, UploadJob
 from tests.annotate.factories import all_stored_responses
 
@@ -25,7 +25,7 @@ def counts() -> dict[str, int]:
 @pytest.fixture(autouse=True)
 def upload_root(tmp_path, monkeypatch):
     root = tmp_path / "uploads"
-    monkeypatch.setattr(upload_service, "UPLOAD_ROOT", root)
+    monkeypatch.setattr(ustore, "UPLOAD_ROOT", root)
     return root
 
 

@@ -16,7 +16,10 @@ from django.utils.datastructures import MultiValueDict
 from annotate.catalog import forms as upload_forms
 from annotate.catalog.loaders.base import LoadError
 from annotate.catalog.loaders.harness import _common
-from annotate.catalog.services import load_plan as load_plan_module, uploads as upload_service
+from annotate.catalog.services import (
+    load_plan as load_plan_module,
+    upload_store as ustore,
+)
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetQuestion, Subject, UploadJob
 from tests.annotate.harness_fixtures import (
     assert_same_matrix,
@@ -41,7 +44,7 @@ def counts() -> dict[str, int]:
 @pytest.fixture(autouse=True)
 def upload_root(tmp_path, monkeypatch):
     root = tmp_path / "uploads"
-    monkeypatch.setattr(upload_service, "UPLOAD_ROOT", root)
+    monkeypatch.setattr(ustore, "UPLOAD_ROOT", root)
     return root
 
 
@@ -199,11 +202,11 @@ def write_zip(path, members: list[tuple[str, bytes]], *, link: str | None = None
 
 @pytest.mark.parametrize(("members", "link", "message"), [
     ([("ok.json", b"{}"), ("../escape.json", b"{}")], None,
-     upload_service.ZIP_UNSAFE_MEMBER.format(member="../escape.json")),
-    ([("a/../../escape.json", b"{}")], None, upload_service.ZIP_UNSAFE_MEMBER.format(member="a/../../escape.json")),
-    ([("/tmp/escape.json", b"{}")], None, upload_service.ZIP_UNSAFE_MEMBER.format(member="/tmp/escape.json")),
-    ([("C:/escape.json", b"{}")], None, upload_service.ZIP_UNSAFE_MEMBER.format(member="C:/escape.json")),
-    ([("ok.json", b"{}")], "logs/link.json", upload_service.ZIP_LINK_MEMBER.format(member="logs/link.json")),
+     ustore.ZIP_UNSAFE_MEMBER.format(member="../escape.json")),
+    ([("a/../../escape.json", b"{}")], None, ustore.ZIP_UNSAFE_MEMBER.format(member="a/../../escape.json")),
+    ([("/tmp/escape.json", b"{}")], None, ustore.ZIP_UNSAFE_MEMBER.format(member="/tmp/escape.json")),
+    ([("C:/escape.json", b"{}")], None, ustore.ZIP_UNSAFE_MEMBER.format(member="C:/escape.json")),
+    ([("ok.json", b"{}")], "logs/link.json", ustore.ZIP_LINK_MEMBER.format(member="logs/link.json")),
 ])
 def test_an_unsafe_zip_is_refused_and_nothing_is_unpacked(client, uploader, tmp_path, upload_root, members, link,
                                                           message):
@@ -222,15 +225,15 @@ def test_a_zip_that_unpacks_past_the_cap_is_refused(client, uploader, tmp_path, 
     archive = write_zip(tmp_path / "big.zip", [("a.json", b" " * 600), ("b.json", b" " * 600)])
     page = post_logs(client, [as_upload(archive)])
     assert [str(p) for p in page.context["problems"]] == [
-        "big.zip: " + upload_service.ZIP_TOO_LARGE.format(limit=1000)]
+        "big.zip: " + ustore.ZIP_TOO_LARGE.format(limit=1000)]
     assert list(upload_root.iterdir()) == []
 
 
 def test_a_zip_with_too_many_members_is_refused(tmp_path):
     archive = write_zip(tmp_path / "many.zip", [(f"f{i}.json", b"{}") for i in range(4)])
     with pytest.raises(LoadError) as error:
-        upload_service.zip_unpack(archive=archive, destination=tmp_path / "out", max_members=3)
-    assert [p.message for p in error.value.problems] == [upload_service.ZIP_TOO_MANY.format(limit=3)]
+        ustore.zip_unpack(archive=archive, destination=tmp_path / "out", max_members=3)
+    assert [p.message for p in error.value.problems] == [ustore.ZIP_TOO_MANY.format(limit=3)]
     assert not (tmp_path / "out").exists()
 
 
@@ -238,13 +241,13 @@ def test_a_file_that_is_not_a_zip_is_refused(client, uploader, tmp_path):
     page = post_logs(client, [SimpleUploadedFile("logs.zip", b"not a zip at all")])
     assert page.status_code == 400
     assert [p.message for p in page.context["problems"]] == [
-        upload_service.ZIP_UNREADABLE.format(error="File is not a zip file")]
+        ustore.ZIP_UNREADABLE.format(error="File is not a zip file")]
 
 
 def test_unpacking_keeps_folders_and_skips_macos_metadata(tmp_path):
     archive = write_zip(tmp_path / "ok.zip", [("m1/results.json", b"{}"), ("m1/sub/s.jsonl", b"x"),
                                               ("__MACOSX/m1/._results.json", b"junk"), ("m2/", b"")])
-    written = upload_service.zip_unpack(archive=archive, destination=tmp_path / "out")
+    written = ustore.zip_unpack(archive=archive, destination=tmp_path / "out")
     assert [p.relative_to(tmp_path / "out").as_posix() for p in written] == ["m1/results.json", "m1/sub/s.jsonl"]
     assert (tmp_path / "out" / "m1" / "sub" / "s.jsonl").read_bytes() == b"x"
     assert not (tmp_path / "out" / "__MACOSX").exists()
