@@ -71,7 +71,7 @@ def _child(backend: str, n_rows: int, repeats: int) -> list[dict]:
     from django.conf import settings
     from django.db import connection
 
-    from annotate.catalog.loaders.tabular import parse_files, parse_folder
+    from annotate.catalog.loaders.tabular_files import parse_files, parse_folder
     from annotate.catalog.services.loading import response_set_load
 
     work = Path(tempfile.mkdtemp(prefix="eip-bench-load-"))

@@ -104,7 +104,7 @@ def _setup(work: Path):
 
 def _cells(case: str, work: Path, n_questions: int):
     """(parse callable, file) of a case."""
-    from annotate.catalog.loaders.tabular import parse_files, parse_folder
+    from annotate.catalog.loaders.tabular_files import parse_files, parse_folder
     if case == "mmlu-pro":
         shared = Path(os.environ.get("EIP_SHARED_DATA", ROOT.parent / "shared" / "data")) / "mmlu-pro"
         return lambda: parse_folder(shared, dataset="MMLU-Pro", subject_column="category",
@@ -179,7 +179,7 @@ def _huge(n_questions: int, n_models: int = 2_000) -> dict:
         out["generate_s"] = time.perf_counter() - t0
         connection = _setup(work)
         from annotate.catalog import matrix_store as ms
-        from annotate.catalog.loaders.tabular import parse_files
+        from annotate.catalog.loaders.tabular_files import parse_files
         from annotate.catalog.services.loading import response_set_load
         from annotate.runs.services.scoring import required_methods, scoring_run_create, scoring_run_execute
         t0 = time.perf_counter()

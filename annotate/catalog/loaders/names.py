@@ -1,6 +1,6 @@
 """Clean names and credits of a parsed upload once, the same way for every format.
 
-Every parser (:func:`annotate.catalog.loaders.tabular.parse_files`,
+Every parser (:func:`annotate.catalog.loaders.tabular_files.parse_files`,
 :func:`annotate.catalog.loaders.harness.parse_harness_logs`) passes its result through
 :func:`finish_parsed` before returning it.
 

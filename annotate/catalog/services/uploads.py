@@ -51,7 +51,7 @@ from annotate.catalog.loaders.limits import (
     max_upload_bytes,
 )
 from annotate.catalog.loaders.links import refuse_links
-from annotate.catalog.loaders.tabular import detect_format, parse_files, parse_folder
+from annotate.catalog.loaders.tabular_files import detect_format, parse_files, parse_folder
 from annotate.catalog.selectors.catalog import response_set_by_checksum
 from annotate.catalog.services.load_plan import ALREADY_LOADED, LoadPlan, LoadPreview
 from annotate.catalog.services.loading import Progress, response_set_load, response_set_plan
@@ -259,8 +259,8 @@ def upload_parse(*, source: UploadSource, options: UploadOptions) -> ParsedRespo
 
     The one place that chooses a parser: harness logs go to
     :func:`~annotate.catalog.loaders.harness.parse_harness_logs`, a folder to
-    :func:`~annotate.catalog.loaders.tabular.parse_folder`, a responses file to
-    :func:`~annotate.catalog.loaders.tabular.parse_files`. Writes nothing.
+    :func:`~annotate.catalog.loaders.tabular_files.parse_folder`, a responses file to
+    :func:`~annotate.catalog.loaders.tabular_files.parse_files`. Writes nothing.
 
     Parameters
     ----------

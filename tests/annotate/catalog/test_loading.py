@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from annotate.catalog.loaders.base import MODEL_COLUMNS, QUESTION_COLUMNS, LoadError, ParsedResponseSet, Problem
-from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.loaders.tabular_files import parse_files
 from annotate.catalog.services import load_plan as plan, loading
 from annotate.catalog.services.loading import response_set_load, response_set_preview
 from annotate.models import (

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from annotate.catalog import matrix_store as ms
-from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.loaders.tabular_files import parse_files
 from annotate.catalog.selectors.matrix import response_matrix, response_matrix_compact
 from annotate.catalog.services.loading import response_set_load
 from annotate.models import ResponseSet, ResponseSetModel, ResponseSetQuestion

@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 import pytest
 
 from annotate.catalog.loaders.harness import parse_harness_logs
-from annotate.catalog.loaders.tabular import parse_files, parse_folder
+from annotate.catalog.loaders.tabular_files import parse_files, parse_folder
 from annotate.catalog.services.load_plan import text_formats_suggest
 from annotate.core.rendering import MARKDOWN_SHARE, render_option, render_question, text_format_suggest
 

@@ -66,7 +66,7 @@ def _wide_csv(n_questions: int, n_models: int, seed: int) -> bytes:
 
 
 def _response_set(tmp_path: Path, name: str, seed: int):
-    from annotate.catalog.loaders.tabular import parse_files
+    from annotate.catalog.loaders.tabular_files import parse_files
     from annotate.catalog.services.loading import response_set_load
 
     path = tmp_path / f"{name}.csv"

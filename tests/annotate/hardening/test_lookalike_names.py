@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotate.catalog.loaders.names import clean_name
-from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.loaders.tabular_files import parse_files
 from annotate.catalog.services import name_variants as nv
 from annotate.catalog.services.loading import response_set_load
 from annotate.catalog.services.uploads import UploadOptions, UploadSource, upload_check, upload_load

@@ -22,7 +22,7 @@ import pytest
 from django.utils import timezone
 
 import annotate.demo
-from annotate.catalog.loaders.tabular import parse_folder
+from annotate.catalog.loaders.tabular_files import parse_folder
 from annotate.catalog.services.loading import response_set_load
 from annotate.models import Judgment, Pair, QuestionResult
 from annotate.reports.services import alignment_report_compute

@@ -23,7 +23,7 @@ from django.test import Client
 from django.urls import reverse
 
 import annotate.demo
-from annotate.catalog.loaders.tabular import parse_folder
+from annotate.catalog.loaders.tabular_files import parse_folder
 from annotate.catalog.services.loading import response_set_load
 from annotate.core import downloads
 from annotate.models import (

@@ -97,7 +97,7 @@ from django.test import override_settings  # noqa: E402
 
 import annotate.demo  # noqa: E402
 import scoring.methods as registry  # noqa: E402
-from annotate.catalog.loaders.tabular import parse_folder  # noqa: E402
+from annotate.catalog.loaders.tabular_files import parse_folder  # noqa: E402
 from annotate.catalog.services.loading import response_set_load  # noqa: E402
 from annotate.models import MethodResult, ModelResult, QuestionResult, RunStatus  # noqa: E402
 from annotate.runs.services import scoring as service  # noqa: E402

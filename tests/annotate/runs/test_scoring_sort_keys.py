@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import annotate.demo
-from annotate.catalog.loaders.tabular import parse_folder
+from annotate.catalog.loaders.tabular_files import parse_folder
 from annotate.catalog.services.loading import response_set_load
 from annotate.models import QuestionResult, QuestionSortKey
 from annotate.runs.services import scoring as service

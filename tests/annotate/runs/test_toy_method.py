@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 import annotate.demo
-from annotate.catalog.loaders.tabular import parse_folder
+from annotate.catalog.loaders.tabular_files import parse_folder
 from annotate.catalog.selectors.matrix import response_matrix
 from annotate.catalog.services.loading import response_set_load
 from annotate.models import Judgment, MethodResult, ModelResult, Pair, QuestionResult, RunStatus

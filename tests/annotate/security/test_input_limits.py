@@ -19,7 +19,7 @@ from annotate.api.services import api_token_create
 from annotate.catalog.loaders import tabular as t
 from annotate.catalog.loaders.base import LoadError, Problem
 from annotate.catalog.loaders.harness import inspect_ai, lm_eval, parse_harness_logs
-from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.loaders.tabular_files import parse_files
 from annotate.catalog.selectors.matrix import ERR_IDS, ERR_TOO_MANY_IDS, check_ids
 from annotate.catalog.services import load_plan as plan
 from annotate.catalog.services.loading import response_set_load

@@ -13,7 +13,8 @@ import pytest
 
 from annotate.catalog.loaders import long_stream, tabular
 from annotate.catalog.loaders.base import LoadError
-from annotate.catalog.loaders.tabular import parse_files, parse_jsonl, parse_long
+from annotate.catalog.loaders.tabular import parse_jsonl, parse_long
+from annotate.catalog.loaders.tabular_files import parse_files
 from tests.annotate.catalog.loaders import _long_whole_reference as reference
 
 

@@ -10,7 +10,8 @@ import pytest
 from annotate.catalog.loaders import tabular as t
 from annotate.catalog.loaders.base import LoadError, Problem
 from annotate.catalog.loaders.model_names import infer_from_model_name
-from annotate.catalog.loaders.tabular import parse_files, read_models_file, read_questions_file
+from annotate.catalog.loaders.tabular import read_models_file, read_questions_file
+from annotate.catalog.loaders.tabular_files import parse_files
 from annotate.models import ModelAccess
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from annotate.catalog.loaders import tabular as t
 from annotate.catalog.loaders.base import LoadError, Problem
-from annotate.catalog.loaders.tabular import parse_files
+from annotate.catalog.loaders.tabular_files import parse_files
 from annotate.catalog.services import load_plan as plan
 from annotate.catalog.services.loading import response_set_load
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject

@@ -10,13 +10,8 @@ import pytest
 from annotate.catalog.loaders import tabular, wide_stream
 from annotate.catalog.loaders.base import LoadError
 from annotate.catalog.loaders.dense import DenseCells
-from annotate.catalog.loaders.tabular import (
-    CREDIT_NOT_A_NUMBER,
-    CREDIT_OUT_OF_RANGE,
-    MAX_PROBLEMS,
-    parse_files,
-    parse_wide,
-)
+from annotate.catalog.loaders.tabular import CREDIT_NOT_A_NUMBER, CREDIT_OUT_OF_RANGE, MAX_PROBLEMS, parse_wide
+from annotate.catalog.loaders.tabular_files import parse_files
 
 
 @pytest.fixture
