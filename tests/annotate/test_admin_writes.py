@@ -114,3 +114,33 @@ def test_renaming_an_api_token_in_the_admin_goes_through_the_token_service(admin
     assert spy.call_args.kwargs["fields"] == ["name"]
     token.refresh_from_db()
     assert token.name == "nightly" and ApiToken.objects.count() == 1
+
+
+def test_an_invitation_added_in_the_admin_goes_through_the_study_service(admin_client):
+    from annotate.models import Invitation
+    from annotate.studies.admin.studies import InvitationAdmin
+    from annotate.studies.services.participation import invitation_save
+    from tests.annotate.factories import make_study
+
+    study = make_study(make_catalog(per_subject=4), n_pairs=3, seed=1, name="Pilot")
+    spy = mock.Mock(wraps=invitation_save)
+    with mock.patch.object(InvitationAdmin, "save_service", staticmethod(spy)):
+        response = admin_client.post(reverse("admin:annotate_invitation_add"),
+                                     {"study": study.pk, "note": "  lab group A  "})
+    assert response.status_code == 302, response.content.decode()[:1500]
+    assert spy.call_args.kwargs["fields"] is None  # a new entry
+    invitation = Invitation.objects.get(study=study)
+    assert invitation.note == "lab group A" and len(invitation.token) >= 40
+
+
+def test_a_participation_is_never_deleted_through_the_admin(admin_user):
+    from django.core.exceptions import PermissionDenied
+
+    from annotate.models import Participation
+    from annotate.studies.admin.studies import ParticipationAdmin
+
+    model_admin = ParticipationAdmin(Participation, admin.site)
+    request = RequestFactory().post("/admin/")
+    request.user = admin_user
+    with pytest.raises(PermissionDenied):
+        model_admin.delete_queryset(request, Participation.objects.none())

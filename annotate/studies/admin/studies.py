@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
+from annotate.core import ServiceWritesAdmin
 from annotate.models import (
     Assignment,
     Invitation,
@@ -28,7 +30,7 @@ from annotate.models import (
 )
 from annotate.studies.admin.privacy import delete_evaluator_personal_data
 from annotate.studies.selectors.studies import can_manage_study, studies_visible_to, study_scope_frozen
-from annotate.studies.services.participation import invitation_revoke
+from annotate.studies.services.participation import invitation_delete, invitation_revoke, invitation_save
 from annotate.studies.services.scope import (
     StudyScopeFrozenError,
     study_scope_guard,
@@ -210,7 +212,9 @@ class StudyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Invitation)
-class InvitationAdmin(admin.ModelAdmin):
+class InvitationAdmin(ServiceWritesAdmin):
+    save_service = staticmethod(invitation_save)
+    delete_service = staticmethod(invitation_delete)
     list_display = ("id", "study", "note", "created_at", "revoked_at")
     list_filter = ("study",)
     search_fields = ("note", "study__name")
@@ -247,6 +251,12 @@ class ParticipationAdmin(admin.ModelAdmin):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
+
+    def delete_model(self, request: HttpRequest, obj: Participation) -> None:
+        raise PermissionDenied("a participation is never deleted here; delete the evaluator's personal data")
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Participation]) -> None:
+        raise PermissionDenied("a participation is never deleted here; delete the evaluator's personal data")
 
     readonly_fields = (
         "study", "user", "invitation", "seed", "onboarded_at", "guidelines_accepted_at", "finished_at", "created_at",

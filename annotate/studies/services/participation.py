@@ -96,6 +96,26 @@ def invitation_create(*, study: Study, note: str = "", created_by: AbstractBaseU
     return Invitation.objects.create(study=study, note=note.strip()[:200], created_by=created_by)
 
 
+def invitation_save(*, entry: Invitation, fields: Sequence[str] | None) -> Invitation:
+    """Save an invitation added or changed in the admin.
+
+    ``fields``: ``None`` for a new invitation (a fresh token, the note cut to
+    200 characters as :func:`invitation_create` does), else the changed model
+    fields (the study and the note; the token never changes).
+    """
+    entry.note = (entry.note or "").strip()[:200]
+    if fields is None or entry.pk is None:
+        entry.save()
+    elif fields:
+        entry.save(update_fields=list(fields))
+    return entry
+
+
+def invitation_delete(*, entry: Invitation) -> None:
+    """Delete an invitation link; the people who joined through it keep their participation."""
+    entry.delete()
+
+
 def invitation_revoke(*, invitation: Invitation) -> Invitation:
     """Revoke a link: it stops admitting or resuming anyone. People who already
     joined keep their participation (and their login session)."""
