@@ -184,7 +184,9 @@ def _bounds_text(low: float | None, high: float | None, *, low_open: bool, high_
     return " and ".join(parts)
 
 
-def check_int(value: object, *, name: str, low: int | None = None, high: int | None = None) -> int:
+def check_int(
+    value: object, *, name: str, low: int | None = None, high: int | None = None, message: str | None = None
+) -> int:
     """Return ``int(value)`` for an integer (not a bool) in ``[low, high]``.
 
     Parameters
@@ -195,14 +197,20 @@ def check_int(value: object, *, name: str, low: int | None = None, high: int | N
         The parameter's name, for the message.
     low, high : int or None, default None
         Inclusive bounds; ``None`` leaves that side open.
+    message : str or None, default None
+        The caller's own message (a module constant that tests match), formatted
+        with ``value=value``; ``None`` writes the standard one.
 
     Raises
     ------
     ValueError
-        ``"<name> must be an integer >= <low>[ and <= <high>]; got <value>"``.
+        ``"<name> must be an integer >= <low>[ and <= <high>]; got <value>"``
+        (or ``message``).
     """
     number = int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else None
     if number is None or (low is not None and number < low) or (high is not None and number > high):
+        if message is not None:
+            raise ValueError(message.format(value=value))
         bounds = _bounds_text(low, high, low_open=False, high_open=False)
         raise ValueError(f"{name} must be an integer{' ' + bounds if bounds else ''}; got {value!r}")
     return number
@@ -216,6 +224,7 @@ def check_number(
     high: float | None = None,
     low_open: bool = False,
     high_open: bool = False,
+    message: str | None = None,
 ) -> float:
     """Return ``float(value)`` for a finite real number (not a bool) within the bounds.
 
@@ -232,6 +241,9 @@ def check_number(
         Bounds; ``None`` leaves that side unbounded.
     low_open, high_open : bool, default False
         Whether the bound itself is refused.
+    message : str or None, default None
+        The caller's own message, formatted with ``value=value``; ``None``
+        writes the standard one.
 
     Raises
     ------
@@ -244,6 +256,8 @@ def check_number(
     if (not ok or not np.isfinite(v)
             or (low is not None and (v < low or (low_open and v == low)))
             or (high is not None and (v > high or (high_open and v == high)))):
+        if message is not None:
+            raise ValueError(message.format(value=value))
         bounds = _bounds_text(low, high, low_open=low_open, high_open=high_open)
         raise ValueError(f"{name} must be a number{' ' + bounds if bounds else ''}; got {value!r}")
     return v

@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.sparse import csr_matrix
 
 from scoring._bradley_terry import newton_ascent, penalised_loglik, sigmoid as _sigmoid
+from scoring._validation import check_int, check_number
 from scoring.exceptions import ConvergenceError
 
 __all__ = ["AdaptiveConfig", "ScaleEstimate", "choose_next_pair", "scale_estimate"]
@@ -134,17 +135,12 @@ class ScaleEstimate:
 
 
 def _check_count(value: object, *, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
+    return check_int(value, name=name, low=minimum)
 
 
 def _check_number(value: object, *, name: str, positive: bool) -> float:
-    ok = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
-    v = float(value) if ok else float("nan")  # type: ignore[arg-type]
-    if not ok or not np.isfinite(v) or v < 0 or (positive and v == 0):
-        raise ValueError(f"{name} must be a finite number {'>' if positive else '>='} 0; got {value!r}")
-    return v
+    return check_number(value, name=name, low=0.0, low_open=positive,
+                        message=f"{name} must be a finite number {'>' if positive else '>='} 0; got {{value!r}}")
 
 
 def _indices(values: ArrayLike, *, name: str, n: int, ndim: int) -> _IntArray:

@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from scoring._quantiles import column_nanquantile
 from scoring._typing import FloatArray
+from scoring._validation import check_int, check_number
 from scoring.analyses._common import Correlation, correlation
 from scoring.exact import intended_value, suffix_start_exact
 from scoring.pairs import FIRST, SECOND, TIE, UNDEFINED, merge_ties
@@ -159,15 +160,11 @@ def _vector(x: ArrayLike, *, name: str, n: int | None = None) -> FloatArray:
 
 
 def _check_level(level: object) -> float:
-    if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < float(level) < 1.0:
-        raise ValueError(ERR_LEVEL.format(value=level))
-    return float(level)
+    return check_number(level, name="level", low=0.0, high=1.0, low_open=True, high_open=True, message=ERR_LEVEL)
 
 
 def _check_n_boot(n_boot: object) -> int:
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 0:
-        raise ValueError(ERR_N_BOOT.format(value=n_boot))
-    return int(n_boot)
+    return check_int(n_boot, name="n_boot", low=0, message=ERR_N_BOOT)
 
 
 def _check_margins(margins: Sequence[float]) -> tuple[float, ...]:

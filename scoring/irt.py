@@ -29,6 +29,7 @@ from scoring._irt_newton import _newton_2pl, _projected_gradient
 from scoring._threads import one_blas_thread as _one_blas_thread
 from scoring._typing import BoolArray, FloatArray, ResponseArray
 from scoring._validation import (
+    check_number,
     check_positive,
     check_positive_int,
     check_response_matrix,
@@ -130,13 +131,7 @@ def _check_discrimination_bounds(value: Iterable[float]) -> tuple[float, float]:
 
 
 def _check_l2(value: float) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(L2_MESSAGE.format(value=value)) from None
-    if not np.isfinite(v) or v < 0:
-        raise ValueError(L2_MESSAGE.format(value=value))
-    return v
+    return check_number(value, name="l2", low=0.0, message=L2_MESSAGE)
 
 
 # ---------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from scoring._irt_mml_em import AT_BOUND_ATOL as AT_BOUND_ATOL, _e_step, _m_step
 from scoring._irt_mml_information import _louis_standard_errors
 from scoring._threads import one_blas_thread as _one_blas_thread
 from scoring._typing import BoolArray, FloatArray
-from scoring._validation import check_positive, check_positive_int, check_response_matrix
+from scoring._validation import check_int, check_positive, check_positive_int, check_response_matrix
 from scoring.exceptions import ConvergenceError, NonFiniteError
 
 __all__ = ["MMLResult", "irt_1pl_mml", "irt_2pl_mml", "mml_log_likelihood"]
@@ -119,9 +119,7 @@ def _check_pair(value: Iterable[float], *, name: str, positive: bool) -> tuple[f
 
 
 def _check_quadrature(n_quadrature: object) -> int:
-    if isinstance(n_quadrature, bool) or not isinstance(n_quadrature, int | np.integer) or n_quadrature < 3:
-        raise ValueError(QUADRATURE_MESSAGE.format(value=n_quadrature))
-    return int(n_quadrature)
+    return check_int(n_quadrature, name="n_quadrature", low=3, message=QUADRATURE_MESSAGE)
 
 
 # ---------------------------------------------------------------------------

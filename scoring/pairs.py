@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from scoring._typing import FloatArray
+from scoring._validation import check_number
 from scoring.agreement import KappaResult
 from scoring.exact import gap_sign, intended_value
 
@@ -179,13 +180,7 @@ def _check_verdicts(v: ArrayLike, *, name: str, allowed: tuple[int, ...]) -> NDA
 
 
 def _check_tolerance(value: object, *, name: str) -> float:
-    try:
-        tol = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number; got {value!r}") from None
-    if not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"{name} must be a finite number >= 0; got {value!r}")
-    return tol
+    return check_number(value, name=name, low=0.0, message=f"{name} must be a finite number >= 0; got {{value!r}}")
 
 
 def tie_threshold(difficulty: ArrayLike, *, tol: float) -> float:

@@ -30,6 +30,7 @@ from annotate.reports.services.model import (
 from annotate.reports.services.pools import check_thresholds, pool_section
 from annotate.reports.services.scale import human_scale_section
 from scoring import SKIP
+from scoring._validation import check_int
 from scoring.groups import compare_groups
 
 #: 4: questions named by dataset and external id (QuestionRef.dataset; PairRow.dataset gone), a flat
@@ -58,9 +59,7 @@ ERR_RNG = "rng must be a numpy Generator, a non-negative int seed or None; got {
 
 
 def _check_int(value, *, error: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(error.format(value=value))
-    return int(value)
+    return check_int(value, name="value", low=1, message=error)
 
 
 def _seed(rng) -> int:

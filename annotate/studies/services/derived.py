@@ -42,6 +42,7 @@ from annotate.models import (
 from annotate.reports import human_response_set, run_questions
 from annotate.studies.selectors.studies import EVALUATOR_GROUP
 from annotate.studies.services.judging import pair_votes_recount
+from scoring._validation import check_int
 from scoring.human_labels import judgments_from_responses
 from scoring.pair_sampling import count_possible_pairs, sample_pairs
 from scoring.pairs import FIRST, SECOND, TIE
@@ -114,9 +115,7 @@ class _Plan:
 
 
 def _check_n_pairs(n_pairs: object) -> int:
-    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
-        raise ValueError(ERR_N_PAIRS.format(value=n_pairs))
-    return n_pairs
+    return check_int(n_pairs, name="n_pairs", low=1, message=ERR_N_PAIRS)
 
 
 def _plan(*, human_set_id: int, run: ScoringRun, n_pairs: int, seed: int) -> _Plan:

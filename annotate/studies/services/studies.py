@@ -44,6 +44,7 @@ from annotate.studies.services.scope import (
     study_scope_guard,
 )
 from annotate.studies.services.study_quality import study_quality_settings_update
+from scoring._validation import check_number
 
 ERR_NAME_EMPTY = "name must not be empty"
 ERR_NAME_TAKEN = "a study named {name!r} already exists"
@@ -381,8 +382,7 @@ def _apply_crowd_settings(*, study: Study, crowd_settings: Mapping[str, object])
 
 
 def _check_share(share: object) -> None:
-    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 0.5:
-        raise ValueError(ERR_ATTENTION_SHARE.format(value=share))
+    check_number(share, name="attention_check_share", low=0.0, high=0.5, message=ERR_ATTENTION_SHARE)
 
 
 # --- a study's scope: changeable until its first judgment ------------------------
