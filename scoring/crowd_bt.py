@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, stats
 
 from scoring._bradley_terry import sigmoid
+from scoring._validation import check_number
 from scoring.exceptions import ConvergenceError
 
 __all__ = ["CrowdScale", "crowd_bradley_terry"]
@@ -184,13 +185,9 @@ def crowd_bradley_terry(
         raise ValueError(f"a vote compares a question with itself: harder == other at position {int(same[0])}")
     n = int(n_items) if n_items is not None else (int(max(h.max(), o.max())) + 1 if h.size else 0)
     m = int(n_evaluators) if n_evaluators is not None else (int(ev.max()) + 1 if ev.size else 0)
-    ok = isinstance(penalty, (int, float)) and not isinstance(penalty, bool) and np.isfinite(penalty) and penalty > 0
-    if not ok:
-        raise ValueError(f"penalty must be a finite number > 0; got {penalty!r}")
-    if not (isinstance(ci_level, float) and 0 < ci_level < 1):
-        raise ValueError(f"ci_level must be a float in (0, 1); got {ci_level!r}")
-    if not (isinstance(tol, float) and tol > 0):
-        raise ValueError(f"tol must be a float > 0; got {tol!r}")
+    check_number(penalty, name="penalty", low=0.0, low_open=True)
+    check_number(ci_level, name="ci_level", low=0.0, high=1.0, low_open=True, high_open=True)
+    check_number(tol, name="tol", low=0.0, low_open=True)
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}")
     return _fit(h, o, ev, n, m, float(penalty), ci_level, tol, max_iter)

@@ -55,6 +55,7 @@ from annotate.studies import (
     participation_accept_guidelines,
     study_create,
 )
+from scoring._validation import check_int
 
 DEMO_FOLDER = Path(annotate.demo.__file__).resolve().parent
 DEMO_DATASET = "EIP-demo"
@@ -290,8 +291,7 @@ def demo_setup(
         raise ValueError(ERR_FOLDER_MISSING.format(path=folder, cwd=Path.cwd()))
     if not (folder / "responses_binary.csv").is_file():
         raise ValueError(ERR_FOLDER.format(path=folder))
-    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
-        raise ValueError(ERR_N_PAIRS.format(value=n_pairs))
+    check_int(n_pairs, name="n_pairs", low=1, message=ERR_N_PAIRS)
     if password is not None and (not isinstance(password, str) or not password):
         raise ValueError(ERR_PASSWORD.format(value=password))
     stage = stage or (lambda text: None)

@@ -111,8 +111,8 @@ def test_max_iter_one_raises_convergence_error():
     ({"harder": [0, 1], "other": [1], "evaluator": [0, 0]}, "equal lengths"),
     ({"harder": [0, 1], "other": [0, 2], "evaluator": [0, 0]}, "compares a question with itself"),
     ({"harder": [0, 5], "other": [1, 2], "evaluator": [0, 0], "n_items": 3}, "harder holds index 5 at position 1"),
-    ({"harder": [0], "other": [1], "evaluator": [0], "penalty": 0.0}, "penalty must be a finite number > 0"),
-    ({"harder": [0], "other": [1], "evaluator": [0], "ci_level": 1.5}, "ci_level must be a float in"),
+    ({"harder": [0], "other": [1], "evaluator": [0], "penalty": 0.0}, "penalty must be a number > 0.0; got 0.0"),
+    ({"harder": [0], "other": [1], "evaluator": [0], "ci_level": 1.5}, "ci_level must be a number > 0.0 and < 1.0"),
 ])
 def test_it_names_the_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -68,9 +68,7 @@ def _seed(rng) -> int:
         return int(rng.integers(0, 2**63 - 1))
     if rng is None:
         return int(np.random.default_rng().integers(0, 2**63 - 1))
-    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
-        raise ValueError(ERR_RNG.format(value=rng))
-    return int(rng)
+    return check_int(rng, name="rng", low=0, message=ERR_RNG)
 
 
 def study_alignment_report(

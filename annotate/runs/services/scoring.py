@@ -68,6 +68,7 @@ from annotate.models import (
 )
 from annotate.runs.selectors.results import run_estimation_bounds
 from annotate.runs.services.sort_keys import N_OBSERVED, sort_keys_write
+from scoring._validation import check_int, check_number
 from scoring.diagnostics import DEFAULT_MIN_MODELS, MatrixDiagnostics, matrix_diagnostics
 from scoring.method_runners import MIRT_SEEDS, MethodInput, MethodOutput
 from scoring.methods import get_method, method_keys, methods, run_method
@@ -129,10 +130,6 @@ Progress = Callable[[float, str], None]
 # --- creating and enqueuing -------------------------------------------------------
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
-
-
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
 
@@ -147,19 +144,14 @@ def _check_params(params: Mapping | None) -> dict:
         raise ValueError(ERR_UNKNOWN_PARAMS.format(keys=unknown, known=sorted(PARAM_KEYS)))
     known, required = method_keys(), required_methods()
     merged = {**DEFAULT_PARAMS, "methods": list(known), **params}
-    alpha, tol = merged["alpha"], merged["tol"]
-    if not _is_number(alpha) or not 0.0 < alpha < 1.0:
-        raise ValueError(ERR_ALPHA.format(value=alpha))
-    if not _is_number(tol) or not math.isfinite(tol) or tol <= 0:
-        raise ValueError(ERR_TOL.format(value=tol))
-    if not _is_int(merged["mirt_epochs"]) or merged["mirt_epochs"] < 1:
-        raise ValueError(ERR_EPOCHS.format(value=merged["mirt_epochs"]))
-    if not _is_int(merged["mirt_seed"]) or merged["mirt_seed"] < 0:
-        raise ValueError(ERR_SEED.format(value=merged["mirt_seed"]))
-    if not _is_int(merged["mirt_seeds"]) or not 1 <= merged["mirt_seeds"] <= MIRT_SEEDS:
-        raise ValueError(ERR_SEEDS.format(most=MIRT_SEEDS, value=merged["mirt_seeds"]))
-    if not _is_int(merged["min_models"]) or merged["min_models"] < 1:
-        raise ValueError(ERR_MIN_MODELS.format(value=merged["min_models"]))
+    alpha = check_number(merged["alpha"], name="alpha", low=0.0, high=1.0, low_open=True, high_open=True,
+                         message=ERR_ALPHA)
+    tol = check_number(merged["tol"], name="tol", low=0.0, low_open=True, message=ERR_TOL)
+    check_int(merged["mirt_epochs"], name="mirt_epochs", low=1, message=ERR_EPOCHS)
+    check_int(merged["mirt_seed"], name="mirt_seed", low=0, message=ERR_SEED)
+    check_int(merged["mirt_seeds"], name="mirt_seeds", low=1, high=MIRT_SEEDS,
+              message=ERR_SEEDS.replace("{most}", str(MIRT_SEEDS)))
+    check_int(merged["min_models"], name="min_models", low=1, message=ERR_MIN_MODELS)
     methods = merged["methods"]
     if (
         isinstance(methods, str)

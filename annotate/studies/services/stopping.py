@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from annotate.models import Judgment, StoppingRules, Study
 from annotate.studies.selectors.stopping import method_labels, stopping_rules_of, study_stopping_state
+from scoring._validation import check_int
 
 ERR_FROZEN = "the stopping rules of study {name!r} are frozen: it already has judgments"
 ERR_RELIABILITY = "target_reliability must be a number in (0, 1); got {value!r}"
@@ -77,8 +78,8 @@ def _check(values: StoppingInput) -> StoppingInput:
     if a and a == b:
         raise ValueError(ERR_METHODS_SAME.format(value=a))
     m = values.max_judgments
-    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
-        raise ValueError(ERR_MAX_JUDGMENTS.format(value=m))
+    if m is not None:
+        check_int(m, name="max_judgments", low=1, message=ERR_MAX_JUDGMENTS)
     budget = _decimal(values.budget, message=ERR_MONEY, name="budget", places=2)
     pay = _decimal(values.pay_per_judgment, message=ERR_MONEY, name="pay_per_judgment", places=2)
     for name, amount in (("budget", budget), ("pay_per_judgment", pay)):

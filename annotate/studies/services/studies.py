@@ -44,7 +44,7 @@ from annotate.studies.services.scope import (
     study_scope_guard,
 )
 from annotate.studies.services.study_quality import study_quality_settings_update
-from scoring._validation import check_number
+from scoring._validation import check_int, check_number
 
 ERR_NAME_EMPTY = "name must not be empty"
 ERR_NAME_TAKEN = "a study named {name!r} already exists"
@@ -111,8 +111,7 @@ def _check_settings(
         raise ValueError(ERR_STRATEGY.format(choices=PairStrategy.values, strategy=strategy))
     if not _positive_int(target_judgments_per_pair):
         raise ValueError(ERR_TARGET.format(value=target_judgments_per_pair))
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(ERR_SEED.format(value=seed))
+    check_int(seed, name="seed", low=0, message=ERR_SEED)
     if (n_pairs is None) == (pairs_per_subject is None):
         raise ValueError(ERR_PAIRS_MODE.format(n_pairs=n_pairs, per_subject=pairs_per_subject))
     if pairs_per_subject is not None and not _positive_int(pairs_per_subject):
@@ -127,9 +126,7 @@ def _check_settings(
     if not _positive_int(adaptive_min_comparisons + 1 if isinstance(adaptive_min_comparisons, int)
                          else adaptive_min_comparisons):
         raise ValueError(ERR_ADAPTIVE_MIN.format(value=adaptive_min_comparisons))
-    share = adaptive_random_share
-    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
-        raise ValueError(ERR_ADAPTIVE_SHARE.format(value=share))
+    check_number(adaptive_random_share, name="adaptive_random_share", low=0, high=1, message=ERR_ADAPTIVE_SHARE)
     return name
 
 
