@@ -197,7 +197,7 @@ def _other_fits(R: np.ndarray, quick: bool) -> None:
 
 _MIRT_CHILD = """
 import sys, time, numpy as np
-from scoring.irt import irt_mirt
+from scoring.mirt import irt_mirt
 from scoring.methods import MethodInput, run_method
 R = np.load(sys.argv[1]); epochs, seeds = int(sys.argv[2]), int(sys.argv[3])
 t0 = time.perf_counter()

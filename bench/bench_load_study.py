@@ -325,7 +325,7 @@ def choice_for(evaluator: int, pair: int | str) -> str:
 
 SETUP = """
 import json, sys
-from annotate.studies.services.studies import invitation_create
+from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import make_catalog, make_study
 catalog = make_catalog(subjects=("Mathematics", "Physics", "Law", "History"), per_subject=14)
 out = {}
