@@ -29,6 +29,7 @@ study_urls = [
     path("studies/", studies.studies, name="studies"),
     path("studies/new/", study_setup.study_create_page, name="study_create"),
     path("studies/new/derived/", study_setup.study_derive_page, name="study_derive"),
+    path("studies/new/imported/", study_setup.study_import_page, name="study_import"),
     path("studies/new/eligible.json", study_setup.study_scope_counts_json, name="study_scope_counts"),
     path("studies/markdown-preview/", study_setup.markdown_preview, name="markdown_preview"),
     path("studies/<int:study_id>/manage/edit/", study_setup.study_edit_page, name="study_edit"),

@@ -402,8 +402,9 @@ class ImportFields(Schema):
 
     run: int = Field(description="id of a finished scoring run (the methods the report compares)")
     name: str = Field(description="name of the new study")
-    format: Literal["csv", "jsonl", "label-studio"] = Field(
-        description="format of every file: CSV or JSON Lines (evaluator, group, dataset_a, question_a, dataset_b, "
+    format: Literal["csv", "jsonl", "label-studio"] | None = Field(
+        None, description="format of every file (default: by extension: .csv, .jsonl, .json = Label Studio): "
+                          "CSV or JSON Lines (evaluator, group, dataset_a, question_a, dataset_b, "
                     "question_b, harder = a/b/skip, submitted_at, seconds) or a Label Studio pairwise export")
     group: str = Field("", max_length=100, description="group of every evaluator without a group value")
 

@@ -37,6 +37,8 @@ _SURFACE = {
     "ImportFile": "annotate.studies.services.judgment_import",
     "judgments_import": "annotate.studies.services.judgment_import",
     "JUDGMENT_FORMATS": "annotate.studies.services.judgment_import:FORMATS",
+    "JUDGMENT_IMPORT_MAX_BYTES": "annotate.studies.services.judgment_import:MAX_IMPORT_BYTES",
+    "judgment_format_from_name": "annotate.studies.services.judgment_import:format_from_name",
     "evaluator_by_pseudonym": "annotate.studies.services.privacy",
     "evaluator_delete_personal_data": "annotate.studies.services.privacy",
     "ensure_role_groups": "annotate.studies.services.participation",

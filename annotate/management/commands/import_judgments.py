@@ -10,39 +10,47 @@ from annotate.management.lookups import scoring_run_from_option
 from annotate.studies import (
     JUDGMENT_FORMATS as FORMATS,
     ImportFile,
+    judgment_format_from_name,
     judgments_import,
     study_evaluator_count,
     study_judgment_count,
 )
 
-#: A file's format from its extension when --format is not given.
-BY_EXTENSION = {".csv": "csv", ".jsonl": "jsonl", ".json": "label-studio"}
 ERR_EXTENSION = "cannot tell the format of {path} from its extension; pass --format ({formats})"
+ERR_GROUPS = "give one --group for every file, or one for all; got {groups} group(s) for {files} file(s)"
 
 
 class Command(BaseCommand):
     help = ("Import pairwise 'which is harder' judgments made elsewhere (CSV or JSON Lines with evaluator, group, "
             "dataset_a, question_a, dataset_b, question_b, harder = a/b/skip, submitted_at, seconds; or a Label "
-            "Studio pairwise export) as a closed study of origin 'imported'. See annotate/services/judgment_import.py.")
+            "Studio pairwise export) as a closed study of origin 'imported'. "
+            "See annotate/studies/services/judgment_import.py.")
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--file", action="append", type=Path, required=True,
                             help="a file to import (repeat for several; imported together)")
         parser.add_argument("--format", choices=FORMATS,
                             help="format of every file (default: by extension: .csv, .jsonl, .json = Label Studio)")
-        parser.add_argument("--group", default="", help="group of every evaluator without a group column value")
+        parser.add_argument("--group", action="append", default=[],
+                            help="group of the evaluators without a group column value: once for every file, or "
+                                 "once per --file in the same order (e.g. two Label Studio exports, crowd and "
+                                 "experts)")
         parser.add_argument("--run", type=int, required=True, help="id of the scoring run whose methods to compare")
         parser.add_argument("--name", required=True, help="name of the new study")
 
     def handle(self, *args, **options) -> str:
         run = scoring_run_from_option(options["run"])
+        paths, groups = options["file"], options["group"] or [""]
+        if len(groups) not in (1, len(paths)):
+            raise CommandError(ERR_GROUPS.format(groups=len(groups), files=len(paths)))
+        groups = groups * len(paths) if len(groups) == 1 else groups
         files = []
-        for path in options["file"]:
-            fmt = options["format"] or BY_EXTENSION.get(path.suffix.lower())
+        for path, group in zip(paths, groups, strict=True):
+            fmt = options["format"] or judgment_format_from_name(path.name)
             if fmt is None:
                 raise CommandError(ERR_EXTENSION.format(path=path, formats=", ".join(FORMATS)))
             try:
-                files.append(ImportFile(name=path.name, data=path.read_bytes(), format=fmt, group=options["group"]))
+                files.append(ImportFile(name=path.name, data=path.read_bytes(), format=fmt, group=group))
             except OSError as error:
                 raise CommandError(f"cannot read {path}: {error.strerror}") from None
         try:

@@ -381,6 +381,13 @@ def study_evaluator_count(*, study: Study) -> int:
     return Participation.objects.filter(study_id=study.pk).count()
 
 
+def study_group_counts(*, study: Study) -> dict[str, int]:
+    """Evaluators per non-blank group of ``study``, by group name (an imported study's groups)."""
+    rows = (Participation.objects.filter(study_id=study.pk).exclude(group="").values("group")
+            .annotate(n=Count("id")).order_by("group"))
+    return {row["group"]: row["n"] for row in rows}
+
+
 def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser) -> list[Study]:
     """The study list of ``user`` (:func:`studies_visible_to`), each with ``n_evaluators``."""
     return list(studies_visible_to(user=user).annotate(n_evaluators=Count("participations", distinct=True)))

@@ -69,9 +69,14 @@ from annotate.models import (
 from annotate.studies.selectors.studies import EVALUATOR_GROUP
 from annotate.studies.services.judging import pair_votes_recount
 
-__all__ = ["FORMATS", "ImportFile", "JudgmentImportError", "judgments_import"]
+__all__ = ["BY_EXTENSION", "FORMATS", "MAX_IMPORT_BYTES", "ImportFile", "JudgmentImportError", "format_from_name",
+           "judgments_import"]
 
 FORMATS = ("csv", "jsonl", "label-studio")
+#: A file's format from its extension when none is given.
+BY_EXTENSION = {".csv": "csv", ".jsonl": "jsonl", ".json": "label-studio"}
+#: The largest file one import accepts (bytes), from the browser or the API.
+MAX_IMPORT_BYTES = 50 * 1024 * 1024
 REQUIRED = ("evaluator", "dataset_a", "question_a", "dataset_b", "question_b", "harder")
 OPTIONAL = ("group", "submitted_at", "seconds")
 MAX_PROBLEMS = 50
@@ -82,9 +87,13 @@ ERR_BLANK = "blank; a value is required"
 ERR_HARDER = "{value!r} is not a, b or skip"
 ERR_SECONDS = "{value!r} is not a number >= 0"
 ERR_TIME = "{value!r} is not an ISO 8601 time"
+ERR_GROUP_LONG = "{value!r} is longer than {most} characters"
+GROUP_MAX_CHARS = 100
 ERR_UNKNOWN_QUESTION = "no question {question!r} in dataset {dataset!r}"
 ERR_SAME_QUESTION = "question {question!r} of dataset {dataset!r} is paired with itself"
 ERR_TWICE = "evaluator {evaluator!r} already judged this pair at row {first}"
+ERR_TWO_GROUPS = ("evaluator {evaluator!r} is in group {group!r} here but in group {first_group!r} at {first_file}, "
+                  "row {first}; an evaluator belongs to one group")
 ERR_JSON = "not a JSON object: {detail}"
 ERR_LS_TOP = "a Label Studio export is a JSON list of tasks; {detail}"
 ERR_LS_SELECTED = "{value!r} is not left or right"
@@ -175,11 +184,21 @@ def _record(file: str, row: object, record: dict, group: str, problems: list[str
             bad = True
         elif timezone.is_naive(when):
             when = timezone.make_aware(when, timezone.UTC)
+    group = _text(record.get("group")) or group
+    if len(group) > GROUP_MAX_CHARS:
+        problems.append(_problem(file, row, "group", ERR_GROUP_LONG.format(value=group, most=GROUP_MAX_CHARS)))
+        bad = True
     if bad:
         return None
-    return _Row(file=file, row=str(row), evaluator=values["evaluator"], group=_text(record.get("group")) or group,
+    return _Row(file=file, row=str(row), evaluator=values["evaluator"], group=group,
                 a=(values["dataset_a"], values["question_a"]), b=(values["dataset_b"], values["question_b"]),
                 harder=harder, submitted_at=when, seconds=seconds)
+
+
+def format_from_name(name: str) -> str | None:
+    """The import format a file's extension names (``.csv``, ``.jsonl``, ``.json`` = Label Studio), or None."""
+    dot = name.rfind(".")
+    return BY_EXTENSION.get(name[dot:].lower()) if dot >= 0 else None
 
 
 def _decode(f: ImportFile) -> str:
@@ -353,6 +372,13 @@ def judgments_import(
                                      ERR_TWICE.format(evaluator=r.evaluator, first=first_seen[key])))
         else:
             first_seen[key] = r.row
+    group_of: dict[str, _Row] = {}
+    for r in rows:
+        first = group_of.setdefault(r.evaluator, r)
+        if first.group != r.group:
+            problems.append(_problem(r.file, r.row, "group", ERR_TWO_GROUPS.format(
+                evaluator=r.evaluator, group=r.group, first_group=first.group, first_file=first.file,
+                first=first.row)))
     if problems:
         raise JudgmentImportError(problems)
     if not rows:

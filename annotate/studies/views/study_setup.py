@@ -11,10 +11,18 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotate.core import render_markdown
 from annotate.models import Study, StudyStatus
+from annotate.studies.forms.judgment_import import JudgmentImportForm
 from annotate.studies.forms.studies import DerivedStudyForm, MarkdownPreviewForm, ScopeCountsForm, StudyForm
-from annotate.studies.selectors.studies import study_pool_size, study_scope_frozen
+from annotate.studies.selectors.studies import (
+    study_evaluator_count,
+    study_group_counts,
+    study_judgment_count,
+    study_pool_size,
+    study_scope_frozen,
+)
 from annotate.studies.selectors.study_scope import study_scope_counts
 from annotate.studies.services.derived import PAIRING_RULE, derived_study_create, derived_study_preview
+from annotate.studies.services.judgment_import import REQUIRED, JudgmentImportError, judgments_import
 from annotate.studies.services.scope import StudyScopeFrozenError
 from annotate.studies.services.studies import study_create, study_edit
 from annotate.studies.views.access import researcher_required, study_access_required
@@ -61,6 +69,35 @@ def study_derive_page(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
     return render(request, "annotate/judging/study_derive.html",
                   {"form": form, "preview": preview, "rule": PAIRING_RULE})
+
+
+@researcher_required
+def study_import_page(request: HttpRequest) -> HttpResponse:
+    """Import judgments made elsewhere (CSV, JSON Lines, Label Studio) as a closed study; on any problem,
+    list every one (file, row, column) and write nothing."""
+    run = request.GET.get("run", "")
+    form = JudgmentImportForm(request.POST or None, request.FILES or None,
+                              initial={"run": int(run)} if run.isascii() and run.isdigit() and len(run) < 19 else {})
+    problems: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            study = judgments_import(files=data["files"], run=data["run"], name=data["name"],
+                                     created_by=request.user)
+        except JudgmentImportError as exc:
+            problems = exc.problems
+        except ValueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            groups = study_group_counts(study=study)
+            in_groups = (" in groups " + ", ".join(f"{g} ({n})" for g, n in groups.items())) if groups else ""
+            messages.success(request, f"Imported study {study.name!r}: {study.n_pairs} pairs, "
+                                      f"{study_evaluator_count(study=study)} evaluators{in_groups}, "
+                                      f"{study_judgment_count(study=study)} judgments and skips.")
+            return redirect("annotate:study_report", study_id=study.pk)
+    return render(request, "annotate/judging/study_import.html",
+                  {"form": form, "problems": problems, "required": REQUIRED, "more": max(0, len(problems) - 50),
+                   "shown": problems[:50]})
 
 
 @study_access_required

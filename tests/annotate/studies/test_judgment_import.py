@@ -213,3 +213,109 @@ def test_an_exported_imported_study_keeps_its_origin_and_groups(run):
     assert copy.origin == StudyOrigin.IMPORTED
     assert sorted(Participation.objects.filter(study=copy).values_list("group", flat=True)) == \
         ["crowd"] * 3 + ["experts"] * 2
+
+
+# --- two Label Studio exports, one per group, from the browser page and the command ------------------------------
+
+def _label_studio_of(evaluators: tuple[str, ...], tasks: slice = slice(None)) -> bytes:
+    """A Label Studio export holding only the annotations of ``evaluators`` (user ids as in :func:`_label_studio`)
+    on the ``tasks`` slice of the four pairs."""
+    users = {who: k + 1 for k, who in enumerate(VOTES)}
+    keep = {users[who] for who in evaluators}
+    tasks = json.loads(_label_studio())[tasks]
+    for task in tasks:
+        task["annotations"] = [a for a in task["annotations"] if a["completed_by"] in keep]
+    return json.dumps(tasks).encode()
+
+
+def _check_groups_by_hand(study: Study) -> None:
+    """Crowd (c1-c3) and experts (e1, e2): the agreement worked out at the top of this file."""
+    assert sorted(Participation.objects.filter(study=study).values_list("group", flat=True)) == \
+        ["crowd"] * 3 + ["experts"] * 2
+    groups = alignment_report_compute(study=study, n_boot=200).groups
+    assert [(g.name, g.n_evaluators, g.n_votes, g.n_pairs_decided) for g in groups.groups] == [
+        ("crowd", 3, 11, 4), ("experts", 2, 8, 3)]
+    (pair,) = groups.pairs
+    assert (pair.group_x, pair.group_y, pair.n) == ("crowd", "experts", 3)
+    assert pair.agreement == pytest.approx(2 / 3, abs=1e-12) and pair.kappa == pytest.approx(1 / 3, abs=1e-12)
+    by = {(r.group, r.method): r for r in groups.methods}
+    assert (by[("crowd", "simple_rank")].n, by[("crowd", "simple_rank")].agreement) == (4, pytest.approx(0.75))
+    assert (by[("experts", "simple_rank")].n, by[("experts", "simple_rank")].kappa) == (
+        3, pytest.approx(0.0, abs=1e-12))
+
+
+def test_two_label_studio_exports_from_the_page_are_two_groups_compared_by_hand(run, client):
+    client.force_login(make_researcher("rosa"))
+    page = client.get(f"/studies/new/imported/?run={run.pk}")
+    assert page.status_code == 200
+    assert f'<option value="{run.pk}" selected>' in page.content.decode()
+    answer = client.post("/studies/new/imported/", data={
+        "run": run.pk, "name": "two groups", "format": "",
+        "file_1": SimpleUploadedFile("crowd.json", _label_studio_of(("c1", "c2", "c3"))), "group_1": "crowd",
+        "file_2": SimpleUploadedFile("experts.json", _label_studio_of(("e1", "e2"))), "group_2": "experts",
+    }, follow=True)
+    study = Study.objects.get(name="two groups")
+    assert answer.redirect_chain[-1][0] == f"/studies/{study.pk}/report/"
+    assert [str(m) for m in answer.context["messages"]] == [
+        "Imported study 'two groups': 4 pairs, 5 evaluators in groups crowd (3), experts (2), "
+        "20 judgments and skips."]
+    assert study.created_by.username == "rosa" and study.origin == StudyOrigin.IMPORTED
+    _check_groups_by_hand(study)
+
+
+def test_the_command_takes_a_group_per_file(run, tmp_path):
+    crowd, experts = tmp_path / "crowd.json", tmp_path / "experts.json"
+    crowd.write_bytes(_label_studio_of(("c1", "c2", "c3")))
+    experts.write_bytes(_label_studio_of(("e1", "e2")))
+    with pytest.raises(CommandError, match=r"one --group for every file, or one for all; got 3 group\(s\) for 2"):
+        call_command("import_judgments", "--file", str(crowd), "--file", str(experts), "--group", "a", "--group",
+                     "b", "--group", "c", "--run", str(run.pk), "--name", "x", stdout=StringIO())
+    call_command("import_judgments", "--file", str(crowd), "--file", str(experts), "--group", "crowd",
+                 "--group", "experts", "--run", str(run.pk), "--name", "cmd groups", stdout=StringIO())
+    _check_groups_by_hand(Study.objects.get(name="cmd groups"))
+
+
+def test_an_evaluator_in_two_groups_is_a_problem(run):
+    one = ImportFile("crowd.json", _label_studio_of(("c1", "c2"), slice(0, 2)), "label-studio", group="crowd")
+    two = ImportFile("experts.json", _label_studio_of(("c2", "e1"), slice(2, 4)), "label-studio", group="experts")
+    with pytest.raises(JudgmentImportError) as info:
+        judgments_import(files=[one, two], run=run, name="mixed")
+    assert info.value.problems == [
+        f"experts.json, row task {t} (id {10 + t + 1}), annotation 1, column group: evaluator '2' is in group "
+        "'experts' here but in group 'crowd' at crowd.json, row task 1 (id 10), annotation 2; an evaluator belongs "
+        "to one group" for t in (1, 2)]
+    assert Study.objects.count() == 0
+
+
+def test_the_page_lists_every_problem_and_writes_nothing(run, client):
+    client.force_login(make_researcher("rosa"))
+    rows = [line.split(",") for line in _csv().decode().splitlines()]
+    rows[3][6] = "c"
+    rows[5][5] = "q9"
+    broken = ("\n".join(",".join(r) for r in rows) + "\n").encode()
+    answer = client.post("/studies/new/imported/", data={
+        "run": run.pk, "name": "broken", "format": "",
+        "file_1": SimpleUploadedFile("judgments.csv", broken)})
+    assert answer.status_code == 200
+    body = answer.content.decode()
+    assert "2 problems; nothing was imported." in body
+    assert "<li>judgments.csv, row 4, column harder: &#x27;c&#x27; is not a, b or skip</li>" in body
+    assert ("<li>judgments.csv, row 6, column question_b: no question &#x27;q9&#x27; in dataset "
+            "&#x27;D&#x27;</li>") in body
+    assert Study.objects.count() == 0 and Participation.objects.count() == 0 and Judgment.objects.count() == 0
+
+
+def test_the_page_refuses_the_same_bytes_an_unknown_extension_and_no_file(run, client):
+    client.force_login(make_researcher("rosa"))
+    first = judgments_import(files=[ImportFile("a.csv", _csv(), "csv")], run=run, name="first")
+    answer = client.post("/studies/new/imported/", data={
+        "run": run.pk, "name": "again", "file_1": SimpleUploadedFile("b.csv", _csv())})
+    assert ERR_SAME_BYTES.format(study="first", pk=first.pk).replace("'", "&#x27;") in answer.content.decode()
+    answer = client.post("/studies/new/imported/", data={
+        "run": run.pk, "name": "txt", "file_1": SimpleUploadedFile("b.txt", _csv())})
+    assert "Cannot tell the format of b.txt from its extension" in answer.content.decode()
+    answer = client.post("/studies/new/imported/", data={"run": run.pk, "name": "none", "group_2": "crowd"})
+    assert "A group is given here but no file." in answer.content.decode()
+    answer = client.post("/studies/new/imported/", data={"run": run.pk, "name": "none"})
+    assert "Choose at least one file." in answer.content.decode()
+    assert list(Study.objects.values_list("name", flat=True)) == ["first"]
