@@ -11,19 +11,22 @@ from annotate.core import label
 from annotate.reports import response_sets_human
 
 
-def _label_choices() -> list[tuple[str, object]]:
-    """Every usable label: metadata columns of the loaded model sets (with type and coverage) and human sets."""
-    columns: dict[str, list[str]] = {}
-    for rs in response_sets_loaded().filter(is_human=False):
-        for k in label_keys(response_set=rs):
-            columns.setdefault(k.key, []).append(f"{rs}: {k.kind}, {k.n_labelled:,} of {k.n_questions:,} questions")
-    metadata = [(f"metadata:{key}", f"{key} ({'; '.join(where)})") for key, where in sorted(columns.items())]
+def _label_choices(response_set=None) -> list[tuple[str, object]]:
+    """The labels of ``response_set``: its question metadata columns (with type and coverage) and the human sets.
+
+    Without a set, the columns of every loaded model set, one group per set.
+    """
+    sets = [response_set] if response_set is not None else list(response_sets_loaded().filter(is_human=False))
+    groups: list[tuple[str, object]] = []
+    for rs in sets:
+        columns = [(f"metadata:{k.key}", f"{k.key} ({k.kind}, {k.n_labelled:,} of {k.n_questions:,} questions)")
+                   for k in label_keys(response_set=rs)]
+        groups.append((f"Question metadata columns of {rs}", columns or [("", "none: no numeric or level column")]))
     humans = [(f"human:{rs.pk}", f"{rs} (set {rs.pk}, people's answers)") for rs in response_sets_human()]
-    return [("Question metadata columns", metadata or [("", "none loaded")]),
-            ("Human response sets", humans or [("", "none loaded")])]
+    return [*groups, ("Human response sets", humans or [("", "none loaded")])]
 
 
-def _field(name: str, default) -> forms.Field:
+def _field(name: str, default, response_set=None) -> forms.Field:
     if name == "alpha":
         return forms.FloatField(label="alpha (EIP damping)", help_text="in (0, 1)")
     if name == "seed":
@@ -39,9 +42,9 @@ def _field(name: str, default) -> forms.Field:
         return forms.CharField(max_length=120, label="group by",
                                help_text="dataset, subject, or metadata:KEY (KEY = a question metadata column)")
     if name == "label":
-        return forms.ChoiceField(choices=_label_choices(), label="human label",
-                                 help_text="a question metadata column of the response set (type and coverage per "
-                                           "set), or a response set of people's answers")
+        return forms.ChoiceField(choices=_label_choices(response_set), label="human label",
+                                 help_text="a question metadata column of the response set (type and coverage), "
+                                           "or a response set of people's answers")
     if name == "label_higher_is_harder":
         return forms.TypedChoiceField(
             choices=[(True, "higher = harder (a level, a difficulty)"),
@@ -60,9 +63,12 @@ def _field(name: str, default) -> forms.Field:
     return forms.IntegerField(min_value=1, label=label(name, "param"))
 
 
-def analysis_form_class(kind: str) -> type[forms.Form]:
+def analysis_form_class(kind: str, *, response_set=None) -> type[forms.Form]:
     """A form with a response-set choice (for analyses of stored data) and one
-    field per parameter of ``kind``; ``clean`` runs the service's checks."""
+    field per parameter of ``kind``; ``clean`` runs the service's checks.
+
+    ``response_set`` is the set the page is about: a human-label form offers
+    only its metadata columns (every loaded set's when None)."""
     fields: dict[str, forms.Field] = {}
     if kind in NEEDS_RESPONSE_SET:
         loaded = response_sets_loaded()
@@ -71,7 +77,7 @@ def analysis_form_class(kind: str) -> type[forms.Form]:
             label="response set")
     params = defaults(kind)
     for name, default in params.items():
-        fields[name] = _field(name, default)
+        fields[name] = _field(name, default, response_set)
 
     def clean(self):
         data = super(form_class, self).clean()

@@ -18,6 +18,7 @@ from annotate.models import (
     ModelAccess,
     Question,
     ResponseSet,
+    ResponseSetStatus,
     RunStatus,
     Subject,
 )
@@ -138,3 +139,18 @@ def analysis_runs_recent(*, kind: str | None = None, limit: int = 50) -> QuerySe
     if kind is not None:
         runs = runs.filter(kind=kind)
     return runs.order_by("-created_at", "-id")[:limit]
+
+
+def label_response_set(*, value: str | None) -> ResponseSet | None:
+    """The loaded model response set a human-label page is about.
+
+    ``value`` is a response set id from the page's query; when it names no
+    loaded model set (or is None), the newest loaded model set with a finished
+    scoring run, else the newest loaded model set; None when none is loaded.
+    """
+    loaded = ResponseSet.objects.filter(status=ResponseSetStatus.LOADED, is_human=False).order_by("-created_at")
+    if value and value.isascii() and value.isdigit() and len(value) < 19:
+        chosen = loaded.filter(pk=int(value)).first()
+        if chosen is not None:
+            return chosen
+    return loaded.filter(scoring_runs__status=RunStatus.DONE).first() or loaded.first()

@@ -18,6 +18,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotate.analyses.forms import analysis_form_class
+from annotate.analyses.selectors import label_response_set
 from annotate.analyses.services import (
     NEEDS_RESPONSE_SET,
     analysis_codebook,
@@ -56,6 +57,11 @@ def _initial(kind: str) -> dict:
                 and distinct_groups(response_set=newest, group_by="dataset") < 2:
             initial["group_by"] = "subject"
     return initial
+
+
+def _response_set_of(kind: str, value: str | None) -> ResponseSet | None:
+    """The model response set a human-label page is about (None for other analyses)."""
+    return label_response_set(value=value) if kind == AnalysisKind.HUMAN_LABELS else None
 
 
 def _chosen(kind: str, form: forms.Form) -> tuple[ResponseSet | None, dict] | None:
@@ -113,7 +119,11 @@ def analyses_index(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def analysis_kind(request: HttpRequest, kind: str) -> HttpResponse:
     kind = _kind(kind)
-    form_class = analysis_form_class(kind.value)
+    query = request.POST if request.method == "POST" else request.GET
+    about = _response_set_of(kind.value, query.get("response_set"))
+    form_class = analysis_form_class(kind.value, response_set=about)
+    if request.method == "GET" and query and set(query) <= {"response_set"}:
+        query = None  # reached with only the set chosen (from a run or report page): the defaults on that set
     if request.method == "POST":
         form = form_class(request.POST)
         if form.is_valid() and request.POST.get("action") == "show":
@@ -126,7 +136,10 @@ def analysis_kind(request: HttpRequest, kind: str) -> HttpResponse:
             messages.success(request, text.format(run_id=run.pk, status=run.get_status_display()))
             return redirect("annotate:analysis_run", analysis_id=run.pk)
     else:
-        form = form_class(request.GET or None, initial=_initial(kind.value))
+        initial = _initial(kind.value)
+        if about is not None:
+            initial["response_set"] = about
+        form = form_class(query or None, initial=initial)
     stored, chosen = None, _chosen(kind.value, form)
     if chosen is not None:
         response_set, params = chosen

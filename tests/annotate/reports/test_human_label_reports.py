@@ -60,8 +60,46 @@ def test_an_unknown_key_is_refused_with_the_valid_ones(sets, client, django_user
     page = client.get(reverse("annotate:analysis_kind", kwargs={"kind": "human_labels"}))
     html = page.content.decode()
     assert page.status_code == 200 and "(issue" not in html
-    assert "level (models v1: numeric, 6 of 6 questions)" in html and "higher = easier (a solve rate)" in html
+    assert '<optgroup label="Question metadata columns of models v1">' in html
+    assert "level (numeric, 6 of 6 questions)" in html and "higher = easier (a solve rate)" in html
     assert f'value="human:{sets[1].pk}"' in html
+
+
+def test_the_label_dropdown_lists_the_columns_of_the_run_s_set_only(sets, tmp_path, client, django_user_model):
+    models, people, run = sets
+    other_dir = tmp_path / "other"
+    other_dir.mkdir()
+    (other_dir / "questions.csv").write_text("question_id,category,rating\nr1,bio,4\nr2,bio,2\n", encoding="utf-8")
+    (other_dir / "other.csv").write_text("question_id,m1,m2\nr1,1,0\nr2,0,1\n", encoding="utf-8")
+    call_command("load_responses", "--responses", str(other_dir / "other.csv"), "--format", "wide", "--dataset", "E",
+                 "--questions", str(other_dir / "questions.csv"), "--subject-column", "category", "--keep-columns",
+                 "rating", stdout=StringIO())
+    other = ResponseSet.objects.get(name="other")
+    client.force_login(django_user_model.objects.create_user("staff", password="pw", is_staff=True,
+                                                             is_superuser=True))
+    run_page = client.get(reverse("annotate:run_detail", kwargs={"run_id": run.pk})).content.decode()
+    link = reverse("annotate:analysis_kind", kwargs={"kind": "human_labels"}) + f"?response_set={models.pk}"
+    assert f'href="{link}" id="human-labels-link"' in run_page
+
+    def labels(query: str) -> list[str]:
+        page = client.get(reverse("annotate:analysis_kind", kwargs={"kind": "human_labels"}) + query)
+        assert page.status_code == 200
+        form = page.context["form"]
+        return [value for group, options in form.fields["label"].choices for value, _ in options]
+
+    human = f"human:{people.pk}"
+    assert labels(f"?response_set={models.pk}") == ["metadata:level", "metadata:solve", human]
+    assert labels(f"?response_set={other.pk}") == ["metadata:rating", human]
+    page = client.get(reverse("annotate:analysis_kind", kwargs={"kind": "human_labels"}) + f"?response_set={other.pk}")
+    assert page.context["form"].initial["response_set"] == other
+    # an id that names no model set (the human one) falls back to the set with a finished run
+    assert labels(f"?response_set={people.pk}") == ["metadata:level", "metadata:solve", human]
+    # a column of another set is refused for this one
+    answer = client.post(reverse("annotate:analysis_kind", kwargs={"kind": "human_labels"}), data={
+        "response_set": models.pk, "label": "metadata:rating", "label_higher_is_harder": "True", "margin": "0",
+        "n_boot": "0", "run": "0", "action": "run"})
+    assert answer.status_code == 400
+    assert "Select a valid choice. metadata:rating is not one of the available choices." in answer.content.decode()
 
 
 def test_the_command_reads_a_solve_rate_the_right_way_round(sets, tmp_path):
