@@ -68,7 +68,7 @@ class Table:
     notes: tuple[str, ...] = ()
     units: Mapping[str, str] = field(default_factory=dict)  # header -> units or scale
     #: header -> {stored value -> page text}: e.g. method keys shown as their registry labels;
-    #: the download keeps the stored value.
+    #: the download keeps the stored value and adds a ``<header> label`` column.
     display: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     def text_rows(self) -> list[list[str]]:
@@ -78,11 +78,30 @@ class Table:
                 for row in self.rows]
 
     def tidy(self) -> TidyTable:
-        """The table as a tidy frame with one codebook entry per column."""
+        """The table as a tidy frame with one codebook entry per column.
+
+        A coded column (one in ``display``, e.g. method keys) keeps its stored
+        values and is followed by ``<column> label``, the text the page shows.
+        """
         import pandas as pd
-        frame = tidy_frame(pd.DataFrame.from_records(self.rows, columns=list(self.header)))
-        columns = tuple(Column(name, kind_of(frame[name]), header, self.units.get(header, ""))
-                        for name, header in zip(frame.columns, self.header))
+        header: list[str] = []
+        units = dict(self.units)
+        for h in self.header:
+            header.append(h)
+            if h in self.display:
+                header.append(f"{h} label")
+                units[f"{h} label"] = f"display label of {h}"
+        rows = []
+        for row in self.rows:
+            out = []
+            for h, value in zip(self.header, row):
+                out.append(value)
+                if h in self.display:
+                    out.append(self.display[h].get(value, value) if isinstance(value, str) else value)
+            rows.append(out)
+        frame = tidy_frame(pd.DataFrame.from_records(rows, columns=header))
+        columns = tuple(Column(name, kind_of(frame[name]), h, units.get(h, ""))
+                        for name, h in zip(frame.columns, header))
         return TidyTable(self.key, self.title, frame, columns, self.notes)
 
 

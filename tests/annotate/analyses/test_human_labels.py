@@ -3,6 +3,7 @@ beside a model set, compared with every method of the model set's run; the
 analysis page, downloads, command and API; MMLU-Pro's ``mmlu_level``."""
 from __future__ import annotations
 
+import csv as csv_module
 import itertools
 import json
 from collections import Counter
@@ -17,6 +18,7 @@ from annotate.analyses.services.params import ERR_LABEL
 from annotate.catalog.services.human import ERR_HAS_RUNS, response_set_mark_human
 from annotate.models import AnalysisKind, Question, ResponseSet
 from annotate.runs.services.scoring import ERR_HUMAN, scoring_run_create, scoring_run_execute
+from scoring.methods import get_method
 
 pytestmark = pytest.mark.django_db
 
@@ -94,7 +96,11 @@ def test_the_human_set_is_compared_with_every_method_of_the_model_run(sets):
     zero = by_method["accuracy"]["pairs"][0]
     assert (zero["n_pairs"], zero["n_label_ties"]) == (5, 1)
     csv = analysis_csv(kind=AnalysisKind.HUMAN_LABELS, result=r, table="pairs").decode()
-    assert csv.splitlines()[0].startswith("method,margin,pairs,label_ties,agree,disagree")
+    lines = csv.splitlines()
+    assert lines[0].startswith("method,method_label,margin,pairs,label_ties,agree,disagree")
+    # every row carries the registry label beside the key, as the page shows it
+    rows = list(csv_module.reader(lines[1:]))
+    assert rows and all(row[1] == get_method(row[0]).label for row in rows)
 
 
 def test_the_analysis_page_the_command_and_the_api(sets, client, django_user_model, tmp_path, settings):
