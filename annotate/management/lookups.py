@@ -9,12 +9,14 @@ from django.core.management.base import CommandError
 from annotate.catalog import dataset_names, datasets_by_name, subjects_by_name
 from annotate.models import Dataset, ScoringRun, Study, Subject
 from annotate.runs import scoring_run_get
-from annotate.studies import study_get_by_key
+from annotate.studies import study_get_by_key, user_get_by_username
 
 NO_STUDY = "no study named or numbered {key!r}"
 NO_RUN = "no scoring run with id {run_id}"
 NO_DATASETS = "unknown dataset(s) {missing}; known: {known}"
 NO_SUBJECTS = "unknown subject(s) {missing}"
+NO_OWNER = "--owner must name an existing user; no user {value!r}"
+OWNER_HELP = "the researcher who owns the study (default: none; then only staff see it)"
 
 
 def study_from_option(key: str) -> Study:
@@ -24,6 +26,16 @@ def study_from_option(key: str) -> Study:
     if study is None:
         raise CommandError(NO_STUDY.format(key=str(key)))
     return study
+
+
+def owner_from_option(username: str | None):
+    """The user ``--owner`` names, or None when the option is not given."""
+    if username is None:
+        return None
+    owner = user_get_by_username(username=username)
+    if owner is None:
+        raise CommandError(NO_OWNER.format(value=username))
+    return owner
 
 
 def scoring_run_from_option(run_id: int) -> ScoringRun:

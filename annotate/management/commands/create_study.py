@@ -6,13 +6,18 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
-from annotate.management.lookups import datasets_from_option, scoring_run_from_option, subjects_from_option
+from annotate.management.lookups import (
+    OWNER_HELP,
+    datasets_from_option,
+    owner_from_option,
+    scoring_run_from_option,
+    subjects_from_option,
+)
 from annotate.models import Dataset, PairStrategy, ScoringRun
 from annotate.models.studies import DEFAULT_ADAPTIVE_MIN_COMPARISONS, DEFAULT_ADAPTIVE_RANDOM_SHARE
 from annotate.runs import scoring_run_latest_covering
-from annotate.studies import invitation_create, study_create, study_pool_size, user_get_by_username
+from annotate.studies import invitation_create, study_create, study_pool_size
 
-ERR_OWNER = "--owner must name an existing user; no user {value!r}"
 ERR_BASE_URL = "--base-url must start with http:// or https://; got {value!r}"
 
 
@@ -40,7 +45,7 @@ class Command(BaseCommand):
         parser.add_argument("--include-low-coverage", action="store_true",
                             help="also pair questions observed by fewer than the run's min_models (default 3) models")
         parser.add_argument("--owner", default=None, metavar="USERNAME",
-                            help="the researcher who owns the study (default: none; then only staff see it)")
+                            help=OWNER_HELP)
         parser.add_argument("--attention-check-share", type=float, default=0.0, metavar="SHARE",
                             help="share (0 to 0.5) of attention-check pairs with a known answer, mixed in blind "
                                  "(default 0: none)")
@@ -60,11 +65,7 @@ class Command(BaseCommand):
         datasets = datasets_from_option(options["datasets"])
         subjects = None if options["subjects"] is None else subjects_from_option(options["subjects"])
         run = self._run(options["run"], datasets)
-        owner = None
-        if options["owner"] is not None:
-            owner = user_get_by_username(username=options["owner"])
-            if owner is None:
-                raise CommandError(ERR_OWNER.format(value=options["owner"]))
+        owner = owner_from_option(options["owner"])
         try:
             study = study_create(
                 name=options["name"],

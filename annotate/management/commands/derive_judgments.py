@@ -5,7 +5,7 @@ from argparse import ArgumentParser
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.management.lookups import scoring_run_from_option
+from annotate.management.lookups import OWNER_HELP, owner_from_option, scoring_run_from_option
 from annotate.studies import DEFAULT_N_PAIRS, DerivedPreview, derived_study_create, derived_study_preview
 
 
@@ -22,6 +22,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--human-set", type=int, required=True, help="id of a response set marked as human")
+        parser.add_argument("--owner", default=None, metavar="USERNAME", help=OWNER_HELP)
         parser.add_argument("--run", type=int, required=True, help="id of a finished scoring run of a model set")
         parser.add_argument("--name", default="", help="name of the new study (required unless --dry-run)")
         parser.add_argument("--pairs", type=int, default=DEFAULT_N_PAIRS,
@@ -31,6 +32,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> str:
         run = scoring_run_from_option(options["run"])
+        owner = owner_from_option(options["owner"])
         try:
             if options["dry_run"]:
                 preview = derived_study_preview(human_set_id=options["human_set"], run=run,
@@ -38,7 +40,7 @@ class Command(BaseCommand):
                 return f"Dry run: {_counts(preview)}; nothing was written. {preview.rule}"
             study, preview = derived_study_create(human_set_id=options["human_set"], run=run,
                                                   name=options["name"], n_pairs=options["pairs"],
-                                                  seed=options["seed"])
+                                                  seed=options["seed"], created_by=owner)
         except ValueError as error:
             raise CommandError(str(error)) from error
         return f"Created derived study {study.name!r} (id {study.pk}): {_counts(preview)}."

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.management.lookups import scoring_run_from_option
+from annotate.management.lookups import OWNER_HELP, owner_from_option, scoring_run_from_option
 from annotate.studies import (
     JUDGMENT_FORMATS as FORMATS,
     ImportFile,
@@ -35,11 +35,13 @@ class Command(BaseCommand):
                             help="group of the evaluators without a group column value: once for every file, or "
                                  "once per --file in the same order (e.g. two Label Studio exports, crowd and "
                                  "experts)")
+        parser.add_argument("--owner", default=None, metavar="USERNAME", help=OWNER_HELP)
         parser.add_argument("--run", type=int, required=True, help="id of the scoring run whose methods to compare")
         parser.add_argument("--name", required=True, help="name of the new study")
 
     def handle(self, *args, **options) -> str:
         run = scoring_run_from_option(options["run"])
+        owner = owner_from_option(options["owner"])
         paths, groups = options["file"], options["group"] or [""]
         if len(groups) not in (1, len(paths)):
             raise CommandError(ERR_GROUPS.format(groups=len(groups), files=len(paths)))
@@ -54,7 +56,7 @@ class Command(BaseCommand):
             except OSError as error:
                 raise CommandError(f"cannot read {path}: {error.strerror}") from None
         try:
-            study = judgments_import(files=files, run=run, name=options["name"])
+            study = judgments_import(files=files, run=run, name=options["name"], created_by=owner)
         except ValueError as error:
             raise CommandError(str(error)) from error
         n_evaluators = study_evaluator_count(study=study)

@@ -40,8 +40,8 @@ class JudgmentImportForm(forms.Form):
         for k in range(1, FILE_SLOTS + 1):
             self.fields[f"file_{k}"] = forms.FileField(required=False, label=f"File {k}")
             self.fields[f"group_{k}"] = forms.CharField(
-                required=False, max_length=GROUP_MAX_CHARS, label=f"Group of file {k}",
-                help_text="For evaluators without a group column value: e.g. crowd, experts, LLM judge.")
+                required=False, max_length=GROUP_MAX_CHARS, label="Group",
+                help_text="e.g. crowd, experts, LLM judge")
 
     def slots(self) -> list[tuple[forms.BoundField, forms.BoundField]]:
         """(file, group) bound fields in order, for the template."""

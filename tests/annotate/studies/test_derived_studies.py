@@ -121,9 +121,11 @@ def test_the_command_previews_then_creates(sets):
                                      "written.")
     assert Study.objects.count() == 0
     out = StringIO()
+    rosa = make_researcher("rosa")
     call_command("derive_judgments", "--human-set", str(people.pk), "--run", str(run.pk), "--name", "from people",
-                 "--pairs", "4", stdout=out)
+                 "--pairs", "4", "--owner", "rosa", stdout=out)
     study = Study.objects.get()
+    assert study.created_by == rosa  # so the researcher sees it on the site
     assert out.getvalue().startswith(f"Created derived study 'from people' (id {study.pk}): 4 of 6 ")
     assert study.pairs.count() == 4
     with pytest.raises(CommandError, match=ERR_NAME.format(name="from people").replace("(", r"\(").replace(")", r"\)")):

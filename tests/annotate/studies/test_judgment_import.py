@@ -319,3 +319,16 @@ def test_the_page_refuses_the_same_bytes_an_unknown_extension_and_no_file(run, c
     answer = client.post("/studies/new/imported/", data={"run": run.pk, "name": "none"})
     assert "Choose at least one file." in answer.content.decode()
     assert list(Study.objects.values_list("name", flat=True)) == ["first"]
+
+
+def test_the_commands_give_the_study_an_owner(run, tmp_path):
+    path = tmp_path / "judgments.csv"
+    path.write_bytes(_csv())
+    rosa = make_researcher("rosa")
+    with pytest.raises(CommandError, match=r"--owner must name an existing user; no user 'nobody'"):
+        call_command("import_judgments", "--file", str(path), "--run", str(run.pk), "--name", "x", "--owner",
+                     "nobody", stdout=StringIO())
+    assert Study.objects.count() == 0
+    call_command("import_judgments", "--file", str(path), "--run", str(run.pk), "--name", "owned", "--owner",
+                 "rosa", stdout=StringIO())
+    assert Study.objects.get(name="owned").created_by == rosa
