@@ -28,11 +28,13 @@ def rank_text(value) -> str:
 
 @register.filter
 def display_rows(table: Table) -> list[list[str]]:
-    """``table.text_rows()``, except that rank columns print whole ranks
-    without decimals (``fmt`` would print 1.0 as "1.0000") and negatives
-    take the minus sign U+2212 (the page style; the CSV keeps plain numbers)."""
+    """``table.text_rows()`` (coded values, e.g. method keys, as their
+    labels), except that rank columns print whole ranks without decimals
+    (``fmt`` would print 1.0 as "1.0000") and negatives take the minus sign
+    U+2212 (the page style; the CSV keeps plain numbers)."""
     ranks = [is_rank_column(name) for name in table.header]
-    return [[with_minus(rank_text(v) if ranks[i] else fmt(v)) if not isinstance(v, str) else v
+    shown = [table.display.get(name, {}) for name in table.header]
+    return [[with_minus(rank_text(v) if ranks[i] else fmt(v)) if not isinstance(v, str) else shown[i].get(v, v)
              for i, v in enumerate(row)] for row in table.rows]
 
 

@@ -299,3 +299,17 @@ def test_the_rank_filter_keeps_fractions_and_leaves_other_columns_alone():
     table = Table("t", "t", ("model", "accuracy", "EIP rank", "rank change", "mean |rank change|"),
                   [["a", 1.0, 1.0, -2.0, 1.0], ["b", 0.5, 2.5, 0.5, 1.25]])
     assert display_rows(table) == [["a", "1.0000", "1", "\u22122", "1.0000"], ["b", "0.5000", "2.5", "0.5", "1.2500"]]
+
+
+def test_coded_columns_show_their_labels_on_the_page_and_keep_keys_in_the_csv():
+    from annotate.analyses.services.files import Table, _method_labels
+    from annotate.templatetags.annotate_tables import display_rows
+    from scoring.methods import get_method, method_keys
+
+    keys = list(method_keys())
+    table = Table("t", "t", ("method", "Spearman"), [[k, 0.5] for k in keys], display=_method_labels())
+    assert [row[0] for row in display_rows(table)] == [get_method(k).label for k in keys]
+    assert any(get_method(k).label != k for k in keys)  # the labels are not the keys
+    frame = table.tidy().frame
+    assert list(frame.columns) == ["method", "method_label", "spearman"]
+    assert list(frame["method"]) == keys and list(frame["method_label"]) == [get_method(k).label for k in keys]
