@@ -95,7 +95,8 @@ class Command(BaseCommand):
             preview = checked.preview
             self._report(preview, options["verbosity"])
             if options["dry_run"]:
-                return f"Dry run: {self._counts(preview)}; nothing was written. {preview.diagnostics_line}"
+                return f"Dry run: {self._counts(preview, human=bool(options.get('human')))}; " \
+                       f"nothing was written. {preview.diagnostics_line}"
             response_set = self._load(checked, options)
             if options.get("human"):
                 response_set = response_set_mark_human(response_set=response_set)
@@ -106,7 +107,8 @@ class Command(BaseCommand):
         seconds = time.perf_counter() - started
         human = " (marked as human)" if response_set.is_human else ""
         name = (f"; as a human difficulty label it is human:{response_set.pk}" if response_set.is_human else "")
-        return (f"Loaded {response_set}{human}: {self._counts(preview)} in {seconds:.1f} s. "
+        counts = self._counts(preview, human=response_set.is_human)
+        return (f"Loaded {response_set}{human}: {counts} in {seconds:.1f} s. "
                 f"{preview.diagnostics_line} Response set id {response_set.pk}{name}.")
 
     @staticmethod
@@ -168,9 +170,10 @@ class Command(BaseCommand):
             self.stderr.write(f"question text of {shown.dataset}: {kept}")
 
     @staticmethod
-    def _counts(preview: LoadPreview) -> str:
+    def _counts(preview: LoadPreview, *, human: bool = False) -> str:
+        who = "persons" if human else "models"  # a human set's columns are people
         return (
-            f"{preview.n_responses:,} responses ({preview.n_questions:,} questions x {preview.n_models} models "
-            f"with a response); new: {preview.questions_new:,} questions, {preview.models_new} models, "
+            f"{preview.n_responses:,} responses ({preview.n_questions:,} questions x {preview.n_models} {who} "
+            f"with a response); new: {preview.questions_new:,} questions, {preview.models_new} {who}, "
             f"{preview.subjects_new} subjects"
         )

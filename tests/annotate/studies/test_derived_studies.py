@@ -62,6 +62,7 @@ def test_load_responses_names_the_human_set_for_labels(sets):
     _, people, _, printed = sets
     assert printed.strip().endswith(f"Response set id {people.pk}; as a human difficulty label it is "
                                     f"human:{people.pk}.")
+    assert " questions x 5 persons with a response); new: 0 questions, 5 persons, " in printed
 
 
 def test_the_preview_counts_every_pair_and_vote_and_writes_nothing(sets):
