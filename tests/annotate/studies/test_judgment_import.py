@@ -332,3 +332,22 @@ def test_the_commands_give_the_study_an_owner(run, tmp_path):
     call_command("import_judgments", "--file", str(path), "--run", str(run.pk), "--name", "owned", "--owner",
                  "rosa", stdout=StringIO())
     assert Study.objects.get(name="owned").created_by == rosa
+
+
+@pytest.mark.parametrize("value", ["\x00", "x" * 10_000, "99999999999999999999"])
+def test_hostile_values_on_the_import_and_label_pages_are_4xx_or_refused_and_write_nothing(run, client, value):
+    client.force_login(make_researcher("rosa"))
+    assert client.get("/studies/new/imported/", {"run": value}).status_code == 200
+    assert client.get("/analyses/human_labels/", {"response_set": value}).status_code == 200
+    answer = client.post("/studies/new/imported/", data={
+        "run": value, "name": value, "group_1": value, "format": value,
+        "file_1": SimpleUploadedFile("judgments.csv", _csv())})
+    assert answer.status_code == 200 and b"errorlist" in answer.content
+    assert Study.objects.count() == 0 and Participation.objects.count() == 0
+    answer = client.post("/studies/new/imported/", data={
+        "run": run.pk, "name": value, "group_1": value, "file_1": SimpleUploadedFile("judgments.csv", _csv())})
+    if value.isdigit():  # a plain name and group: imported
+        assert answer.status_code == 302 and Study.objects.get().name == value
+    else:
+        assert answer.status_code == 200 and b"errorlist" in answer.content
+        assert Study.objects.count() == 0 and Participation.objects.count() == 0
