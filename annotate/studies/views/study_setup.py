@@ -22,7 +22,7 @@ from annotate.studies.selectors.studies import (
 )
 from annotate.studies.selectors.study_scope import study_scope_counts
 from annotate.studies.services.derived import PAIRING_RULE, derived_study_create, derived_study_preview
-from annotate.studies.services.judgment_import import REQUIRED, JudgmentImportError, judgments_import
+from annotate.studies.services.judgment_import import MAX_PROBLEMS, JudgmentImportError, judgments_import
 from annotate.studies.services.scope import StudyScopeFrozenError
 from annotate.studies.services.studies import study_create, study_edit
 from annotate.studies.views.access import researcher_required, study_access_required
@@ -96,8 +96,8 @@ def study_import_page(request: HttpRequest) -> HttpResponse:
                                       f"{study_judgment_count(study=study)} judgments and skips.")
             return redirect("annotate:study_report", study_id=study.pk)
     return render(request, "annotate/judging/study_import.html",
-                  {"form": form, "problems": problems, "required": REQUIRED, "more": max(0, len(problems) - 50),
-                   "shown": problems[:50]})
+                  {"form": form, "problems": problems, "more": max(0, len(problems) - MAX_PROBLEMS),
+                   "shown": problems[:MAX_PROBLEMS]})
 
 
 @study_access_required
