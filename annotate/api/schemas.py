@@ -111,6 +111,8 @@ class UploadFields(Schema):
     subject_column: str = Field("", description="column holding the subject; default 'subject'")
     keep_columns: str = Field("", description="comma-separated question columns to keep")
     id_column: str = Field("question_id", description="question id column of a responses file")
+    model_column: str = Field("model", description="model name column of the models file (LiveCodeBench: "
+                                                   "model_repr)")
     metric: str = Field("", description="harness logs: the metric to read when a log has several")
     log_filter: str = Field("", description="lm-evaluation-harness logs: the filter to read when there are several")
     skip_invalid: bool = Field(False, description="harness logs: leave out samples the harness marked invalid")

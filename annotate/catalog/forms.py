@@ -104,6 +104,9 @@ class ResponseUploadForm(forms.Form):
                                    help_text="comma-separated question columns to keep (e.g. src,mmlu_level)")
     id_column = forms.CharField(max_length=200, required=False, initial="question_id",
                                 help_text="question id column of a responses file; default question_id")
+    model_column = forms.CharField(label="Model name column", max_length=200, required=False, initial="model",
+                                   help_text="the models file's column holding the names the responses file uses "
+                                             "(LiveCodeBench: model_repr); default model")
     metric = forms.CharField(max_length=200, required=False,
                              help_text="logs: the score to read when a log has several (lm-eval metric, Inspect "
                                        "scorer, HELM stat, OpenCompass key); default the task's primary metric")
@@ -149,6 +152,9 @@ class ResponseUploadForm(forms.Form):
 
     def clean_id_column(self) -> str:
         return self.cleaned_data["id_column"].strip() or "question_id"
+
+    def clean_model_column(self) -> str:
+        return self.cleaned_data["model_column"].strip() or "model"
 
     def clean_metric(self) -> str | None:
         return self.cleaned_data["metric"].strip() or None

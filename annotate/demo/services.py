@@ -211,7 +211,8 @@ def _simulated_votes(study: Study, run: ScoringRun, seed: int) -> int:
         user = _login(f"{SIMULATED_PREFIX}{k}", secrets.token_urlsafe(24), group=EVALUATOR_GROUP)
         user.set_unusable_password()  # nobody logs in as a simulation
         user.save(update_fields=["password"])
-        participation, _ = Participation.objects.get_or_create(study=study, user=user)
+        participation, _ = Participation.objects.update_or_create(
+            study=study, user=user, defaults={"is_simulated": True})
         if participation.guidelines_accepted_at is None:
             participation_accept_guidelines(participation=participation)
         seen = {pk: value + rng.normal(0.0, SIMULATED_NOISE_SD) for pk, value in sorted(truth.items())}

@@ -450,6 +450,10 @@ class Participation(models.Model):
     platform_participant_id = models.CharField(
         max_length=128, blank=True, help_text="Crowd platform participant id (e.g. PROLIFIC_PID) from the join URL"
     )
+    is_simulated = models.BooleanField(
+        default=False,
+        help_text="Votes made by a simulation (such as the demo's seeded evaluators), not by a person",
+    )
     group = models.CharField(
         max_length=100, blank=True,
         help_text="The evaluator's group in an imported study (e.g. crowd, experts, LLM judge); blank = none",

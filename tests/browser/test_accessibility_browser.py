@@ -28,6 +28,7 @@ class Audit:
     def __init__(self, page: Page):
         self.page = page
         self.blocking: list[str] = []
+        self.other: list[str] = []  # moderate and minor findings
 
     def check(self, label: str, *, status: int | None = None, response=None) -> None:
         if status is not None:
@@ -38,13 +39,18 @@ class Audit:
             print(f"  [{v['impact']}] {v['id']}: {v['help']} -> {[' '.join(n['target']) for n in v['nodes'][:5]]}")
             if v.get("impact") in BLOCKING:
                 self.blocking.append(f"{label}: {v['id']} ({v['impact']})")
+            else:
+                self.other.append(f"{label}: {v['id']} ({v['impact']})")
 
     def visit(self, url: str, label: str, *, status: int = 200) -> None:
         response = self.page.goto(url)
         self.check(label, status=status, response=response)
 
-    def done(self) -> None:
+    def done(self, *, every_impact: bool = False) -> None:
+        """Fail on serious or critical findings; with ``every_impact`` on moderate and minor ones too."""
         assert not self.blocking, self.blocking
+        if every_impact:
+            assert not self.other, self.other
 
 
 def test_every_evaluator_page_passes_axe(live_server, page: Page):
@@ -95,7 +101,7 @@ def test_every_evaluator_page_passes_axe(live_server, page: Page):
     Question.objects.filter(pk=other.pairs.get().question_a_id).update(text="")
     log_in_as(page, base, make_evaluator(other, "eve-blank").user)
     audit.visit(f"{base}/studies/{other.pk}/judge/", "pair unavailable (blank side)", status=409)
-    audit.done()
+    audit.done(every_impact=True)
 
 
 def test_every_researcher_page_passes_axe(live_server, page: Page):
@@ -139,4 +145,4 @@ def test_every_researcher_page_passes_axe(live_server, page: Page):
     audit.visit(f"{base}/analyses/runs/{queued.pk}/", "analysis run (queued)")
     audit.visit(f"{base}/analyses/runs/{done.pk}/", f"analysis run ({done.status})")
     audit.visit(f"{base}/analyses/rank_changes/", "analysis kind with a result")
-    audit.done()
+    audit.done(every_impact=True)

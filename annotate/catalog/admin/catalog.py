@@ -25,7 +25,11 @@ from annotate.catalog.admin.deletion import BackgroundDeleteMixin
 from annotate.catalog.forms import ConfirmLoadForm, ResponseUploadForm, ScoreNowForm
 from annotate.catalog.loaders.base import LoadError, Problem
 from annotate.catalog.loaders.tabular import shorten_quoted
-from annotate.catalog.selectors.uploads import response_set_models, upload_job_get
+from annotate.catalog.selectors.uploads import (
+    response_set_models,
+    response_set_unanswered_questions,
+    upload_job_get,
+)
 from annotate.catalog.services.edits import catalog_entry_delete, catalog_entry_save
 from annotate.catalog.services.human import response_set_mark_human
 from annotate.catalog.services.upload_jobs import upload_job_submit
@@ -238,6 +242,7 @@ class ResponseSetAdmin(BackgroundDeleteMixin, ServiceWritesAdmin):
             raise Http404(UNKNOWN_JOB)
         return render(request, "annotate/admin/upload_job.html", self._context(
             request, job=job, active=job.state in ACTIVE_STATES, response_set=response_set, form=form,
+            unanswered=response_set_unanswered_questions(response_set=response_set) if response_set else 0,
             problems=[_shortened(Problem(**p)) if "file" in p else str(p.get("message", "")) for p in job.problems],
             title=f"Upload {job.pk}: {job.get_state_display()}"))
 

@@ -72,6 +72,10 @@ MISSING_COLUMNS = "missing column(s) {missing}; expected {expected}; found {foun
 IGNORED_COLUMNS_NOTE = "{file}: column(s) not kept: {columns} (name them as columns to keep to store them)"
 BLANK_QUESTION_ID = "question id is blank"
 BLANK_MODEL = "model name is blank"
+MODEL_COLUMN_HINT = (
+    "if the model names are in another column, name it as the model name column "
+    "(upload page: 'Model name column'; load_responses: --model-column; API: model_column)"
+)
 BLANK_DATASET = "dataset is blank and no default dataset was given"
 CREDIT_NOT_A_NUMBER = (
     "credit {value!r} is not a number; expected a number in [0, 1], or a blank cell for 'not observed'"
@@ -578,6 +582,13 @@ def _validate_common(
     if clash:
         raise ValueError(f"keep_columns must not repeat a column the loader already reads, got {clash!r}")
     return keep
+
+
+def _check_model_column(model_column: str) -> str:
+    """The model name column of a models file, stripped; ValueError when blank or not a string."""
+    if not isinstance(model_column, str) or not model_column.strip():
+        raise ValueError(f"model_column must be a non-blank string, got {model_column!r}")
+    return model_column.strip()
 
 
 def header_names_ok(header: Sequence[str], file: str, problems: _Problems) -> bool:

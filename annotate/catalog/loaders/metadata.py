@@ -20,9 +20,11 @@ from annotate.catalog.loaders._tabular_common import (
     BAD_PARAMETERS,
     BLANK_MODEL,
     BLANK_QUESTION_ID,
+    MODEL_COLUMN_HINT,
     PARAMETERS_LABEL_NOTE,
     _check_columns,
     _check_datasets,
+    _check_model_column,
     _dedupe,
     _fmt_list,
     _note_ignored,
@@ -236,43 +238,50 @@ def _model_rows(
     return frame
 
 
-def _read_models(path: Path, problems: _Problems, notes: list[str]) -> pd.DataFrame | None:
+def _read_models(path: Path, problems: _Problems, notes: list[str], *,
+                 model_column: str = "model") -> pd.DataFrame | None:
     table = _read_csv(path, problems)
     if table is None:
         return None
     optional = ["parameters_b", "params_b_from_name", "family", "access"]
-    if not _check_columns(table, ["model"], optional, problems):
+    if not _check_columns(table, [model_column], optional, problems):
+        if model_column == "model":
+            problems.add(table.file, MODEL_COLUMN_HINT, row=1)
         return None
     params_column = next((c for c in ("parameters_b", "params_b_from_name") if c in table.header), None)
-    frame = table.frame.assign(model=table.frame["model"].str.strip())
+    frame = table.frame.assign(**{model_column: table.frame[model_column].str.strip()})
     rows = table.rows
-    blank = np.flatnonzero((frame["model"] == "").to_numpy())
+    blank = np.flatnonzero((frame[model_column] == "").to_numpy())
     for position in blank:
-        problems.add(table.file, BLANK_MODEL, row=int(rows[position]), column="model")
+        problems.add(table.file, BLANK_MODEL, row=int(rows[position]), column=model_column)
     if len(blank):
         return None
     frame, rows = _dedupe(
-        frame, rows, key=["model"], compare=[c for c in table.header if c != "model"], file=table.file,
+        frame, rows, key=[model_column], compare=[c for c in table.header if c != model_column], file=table.file,
         problems=problems, notes=notes, key_label="model",
     )
-    explicit = {c: frame[c].to_numpy(dtype=object).tolist() for c in table.header if c != "model"}
+    explicit = {c: frame[c].to_numpy(dtype=object).tolist() for c in table.header if c != model_column}
     return _model_rows(
-        frame["model"].tolist(), explicit, file=table.file, rows=rows, params_column=params_column,
+        frame[model_column].tolist(), explicit, file=table.file, rows=rows, params_column=params_column,
         problems=problems, notes=notes,
     )
 
 
-def read_models_file(path: Path | str) -> tuple[pd.DataFrame, list[str]]:
+def read_models_file(path: Path | str, *, model_column: str = "model") -> tuple[pd.DataFrame, list[str]]:
     """Read a model-metadata file.
 
     Parameters
     ----------
     path : path-like
-        CSV with a ``model`` column and optional ``parameters_b`` (or
+        CSV with a model name column and optional ``parameters_b`` (or
         ``params_b_from_name``; billions, blank = unknown), ``family`` and
         ``access`` (``open_weight``/``proprietary``/``unknown``). Other columns
         are kept in ``metadata`` as strings. A parameter count that is not a
         number (``"8x7B (MoE)"``) is kept as ``metadata["parameters_label"]``.
+    model_column : str, default "model"
+        The column holding the model names, as the responses file spells
+        them (LiveCodeBench: ``model_repr``). A column named ``model`` that
+        is not this one is kept in ``metadata`` like any other.
 
     Returns
     -------
@@ -288,6 +297,6 @@ def read_models_file(path: Path | str) -> tuple[pd.DataFrame, list[str]]:
         Every problem found, each with file, row and column.
     """
     problems, notes = _Problems(), []
-    frame = _read_models(Path(path), problems, notes)
+    frame = _read_models(Path(path), problems, notes, model_column=_check_model_column(model_column))
     problems.raise_if_any()
     return frame, notes

@@ -127,6 +127,7 @@ from annotate.catalog.loaders._tabular_common import (
     UTF16_BOM,
     WRONG_FIRST_COLUMN,
     _check_columns,
+    _check_model_column,
     _dedupe,
     _fmt_list,
     _fmt_names,
@@ -505,9 +506,11 @@ def _parse(
     subject_column: str | None,
     keep_columns: Sequence[str],
     id_column: str,
+    model_column: str = "model",
     notes: list[str] | None = None,
 ) -> ParsedResponseSet:
     keep = _validate_common(dataset, subject_column, keep_columns, id_column)
+    model_column = _check_model_column(model_column)
     if file_format == "wide" and dataset is None:
         raise ValueError("dataset must be given for a wide file (it has no dataset column), got None")
     problems, notes = _Problems(), list(notes or [])
@@ -519,7 +522,7 @@ def _parse(
                         keep_columns=keep, id_column=id_column)
         if questions_path else None
     )
-    model_frame = _read_models(models_path, problems, notes) if models_path else None
+    model_frame = _read_models(models_path, problems, notes, model_column=model_column) if models_path else None
     # Attributes the questions file provides are optional in the responses file.
     reader = {"wide": None, "long": _read_long, "jsonl": _read_jsonl}[file_format]
     if reader is None:
@@ -551,6 +554,7 @@ def _parse(
             "subject_column": subject_column,
             "keep_columns": keep,
             "id_column": id_column,
+            "model_column": model_column,
         },
     ))
 
@@ -572,6 +576,9 @@ _PARAMETERS_DOC = """
     keep_columns : sequence of str, default ()
         Optional question columns stored into ``Question.metadata``.
     id_column : str, default "question_id"
+    model_column : str, default "model"
+        The models file's column holding the model names (LiveCodeBench:
+        ``model_repr``); read only when a models file is given.
 """
 
 
@@ -584,6 +591,7 @@ def parse_wide(
     subject_column: str | None = None,
     keep_columns: Sequence[str] = (),
     id_column: str = "question_id",
+    model_column: str = "model",
 ) -> ParsedResponseSet:
     """Parse a wide CSV: the question id column, then one credit column per model.
 
@@ -612,7 +620,8 @@ def parse_wide(
     (Section 2.4) of the EIP paper, questions as rows.
     """
     return _parse("wide", responses, dataset=dataset, questions=questions, models=models,
-                  subject_column=subject_column, keep_columns=keep_columns, id_column=id_column)
+                  subject_column=subject_column, keep_columns=keep_columns, id_column=id_column,
+                  model_column=model_column)
 
 
 def parse_long(
@@ -624,6 +633,7 @@ def parse_long(
     subject_column: str | None = None,
     keep_columns: Sequence[str] = (),
     id_column: str = "question_id",
+    model_column: str = "model",
 ) -> ParsedResponseSet:
     """Parse a long CSV or TSV: one row per (question, model) with its credit.
 
@@ -648,7 +658,8 @@ def parse_long(
         If an argument is malformed (names the parameter).
     """
     return _parse("long", responses, dataset=dataset, questions=questions, models=models,
-                  subject_column=subject_column, keep_columns=keep_columns, id_column=id_column)
+                  subject_column=subject_column, keep_columns=keep_columns, id_column=id_column,
+                  model_column=model_column)
 
 
 def parse_jsonl(
@@ -660,6 +671,7 @@ def parse_jsonl(
     subject_column: str | None = None,
     keep_columns: Sequence[str] = (),
     id_column: str = "question_id",
+    model_column: str = "model",
 ) -> ParsedResponseSet:
     """Parse JSON Lines: one object per line with the keys of the long format.
 
@@ -683,7 +695,8 @@ def parse_jsonl(
         If an argument is malformed (names the parameter).
     """
     return _parse("jsonl", responses, dataset=dataset, questions=questions, models=models,
-                  subject_column=subject_column, keep_columns=keep_columns, id_column=id_column)
+                  subject_column=subject_column, keep_columns=keep_columns, id_column=id_column,
+                  model_column=model_column)
 
 
 for _function in (parse_wide, parse_long, parse_jsonl):

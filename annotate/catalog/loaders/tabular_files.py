@@ -65,6 +65,7 @@ def parse_files(
     subject_column: str | None = None,
     keep_columns: Sequence[str] = (),
     id_column: str = "question_id",
+    model_column: str = "model",
 ) -> ParsedResponseSet:
     """Parse a responses file of any tabular format, with optional metadata files.
 
@@ -73,7 +74,7 @@ def parse_files(
     responses : path-like
     file_format : {"auto", "wide", "long", "jsonl"}, default "auto"
         "auto" uses :func:`detect_format` and says so in the notes.
-    dataset, questions, models, subject_column, keep_columns, id_column
+    dataset, questions, models, subject_column, keep_columns, id_column, model_column
         As in :func:`parse_wide`.
 
     Returns
@@ -94,7 +95,8 @@ def parse_files(
         file_format, reason = detect_format(responses)
         notes.append(FORMAT_DETECTED_NOTE.format(file=Path(responses).name, file_format=file_format, reason=reason))
     return _parse(file_format, responses, dataset=dataset, questions=questions, models=models,
-                  subject_column=subject_column, keep_columns=keep_columns, id_column=id_column, notes=notes)
+                  subject_column=subject_column, keep_columns=keep_columns, id_column=id_column,
+                  model_column=model_column, notes=notes)
 
 
 def parse_folder(
@@ -104,6 +106,7 @@ def parse_folder(
     subject_column: str | None = None,
     keep_columns: Sequence[str] = (),
     id_column: str = "question_id",
+    model_column: str = "model",
 ) -> ParsedResponseSet:
     """Parse a folder in the MMLU-Pro layout.
 
@@ -115,7 +118,7 @@ def parse_folder(
     folder : path-like
     dataset : str
         Dataset name of every question (e.g. "MMLU-Pro").
-    subject_column, keep_columns, id_column
+    subject_column, keep_columns, id_column, model_column
         As in :func:`parse_wide`; MMLU-Pro uses ``subject_column="category"``.
 
     Returns
@@ -144,5 +147,5 @@ def parse_folder(
     return parse_wide(
         responses, dataset=dataset, questions=questions if questions.is_file() else None,
         models=models if models.is_file() else None, subject_column=subject_column,
-        keep_columns=keep_columns, id_column=id_column,
+        keep_columns=keep_columns, id_column=id_column, model_column=model_column,
     )

@@ -262,11 +262,22 @@ class LoadPreview:
     text_formats: tuple[DatasetTextFormat, ...] = ()
 
     @property
+    def questions_without_response(self) -> int:
+        """Questions of the upload's files with no response in it: written to the
+        catalog with their text (new ones) but not part of the set, whose
+        ``n_questions`` counts only questions with a response."""
+        return self.questions_new + self.questions_existing - self.n_questions
+
+    @property
     def diagnostics_line(self) -> str:
         """"N of M model-question cells not observed; ..." (see :func:`diagnostics_line`)."""
+        return self.diagnostics(human=False)
+
+    def diagnostics(self, *, human: bool) -> str:
+        """:func:`diagnostics_line` of this upload; ``human``: its columns are persons."""
         return diagnostics_line(
             n_cells=self.n_cells, n_missing=self.n_missing, n_low_coverage=self.n_low_coverage,
-            n_components=self.n_components,
+            n_components=self.n_components, human=human,
         )
 
 
@@ -696,16 +707,22 @@ def _dense_diagnostics(cells: DenseCells, min_models: int = DEFAULT_MIN_MODELS) 
 
 
 def diagnostics_line(
-    *, n_cells: int, n_missing: int, n_low_coverage: int, n_components: int, min_models: int = DEFAULT_MIN_MODELS
+    *, n_cells: int, n_missing: int, n_low_coverage: int, n_components: int, min_models: int = DEFAULT_MIN_MODELS,
+    human: bool = False,
 ) -> str:
-    """The one-line diagnostics summary of an upload (preview page, ``load_responses``)."""
+    """The one-line diagnostics summary of an upload (preview page, ``load_responses``).
+
+    ``human``: the set's columns are people (a human response set), so the line
+    speaks of person-question cells and persons instead of models.
+    """
+    one, many = ("person", "persons") if human else ("model", "models")
     line = (
-        f"{n_missing} of {n_cells} model-question cells not observed; "
-        f"{n_low_coverage} question{'s' if n_low_coverage != 1 else ''} observed by fewer than {min_models} models; "
-        f"the model-question graph has {n_components} component{'s' if n_components != 1 else ''}"
+        f"{n_missing} of {n_cells} {one}-question cells not observed; "
+        f"{n_low_coverage} question{'s' if n_low_coverage != 1 else ''} observed by fewer than {min_models} {many}; "
+        f"the {one}-question graph has {n_components} component{'s' if n_components != 1 else ''}"
     )
     if n_components > 1:
-        line += " (blocks that share no model: their questions are never paired)"
+        line += f" (blocks that share no {one}: their questions are never paired)"
     return line + "."
 
 

@@ -97,9 +97,9 @@ class UploadOptions:
         file, ``.zip`` or folder name) without its extension.
     new_version : bool, default False
         Load as the next version of an existing name.
-    subject_column, keep_columns, id_column
+    subject_column, keep_columns, id_column, model_column
         Tabular files only: the subject column, question columns kept into
-        metadata, the question id column.
+        metadata, the question id column, the models file's model name column.
     metric, log_filter, skip_invalid
         Harness logs only: the score to read, the lm-eval filter, and whether
         to skip values that are not scores.
@@ -126,6 +126,7 @@ class UploadOptions:
     subject_column: str | None = None
     keep_columns: tuple[str, ...] = ()
     id_column: str = "question_id"
+    model_column: str = "model"
     metric: str | None = None
     log_filter: str | None = None
     skip_invalid: bool = False
@@ -140,7 +141,8 @@ class UploadOptions:
         given = {k: v for k, v in data.items() if k in known}
         if given.get("keep_columns") is not None:
             given["keep_columns"] = tuple(given["keep_columns"])
-        for key, default in (("file_format", "auto"), ("id_column", "question_id"), ("keep_columns", ())):
+        for key, default in (("file_format", "auto"), ("id_column", "question_id"), ("model_column", "model"),
+                             ("keep_columns", ())):
             if not given.get(key):
                 given[key] = default
         given["new_version"] = bool(given.get("new_version"))
@@ -416,11 +418,13 @@ def _parse(source: UploadSource, options: UploadOptions) -> ParsedResponseSet:
         )
     if source.folder is not None:
         return parse_folder(source.folder, dataset=options.dataset, subject_column=options.subject_column,
-                            keep_columns=list(options.keep_columns), id_column=options.id_column)
+                            keep_columns=list(options.keep_columns), id_column=options.id_column,
+                            model_column=options.model_column)
     return parse_files(
         responses=source.responses, file_format=options.file_format, dataset=options.dataset,
         questions=source.questions, models=source.models, subject_column=options.subject_column,
         keep_columns=list(options.keep_columns), id_column=options.id_column,
+        model_column=options.model_column,
     )
 
 

@@ -69,6 +69,8 @@ class Command(BaseCommand):
         parser.add_argument("--subject-column", help="column holding the subject (MMLU-Pro: category)")
         parser.add_argument("--keep-columns", default="", help="comma-separated question columns kept into metadata")
         parser.add_argument("--id-column", default="question_id", help="question id column (default question_id)")
+        parser.add_argument("--model-column", default="model",
+                            help="the models file's model name column (default model; LiveCodeBench: model_repr)")
         parser.add_argument("--name", help="response set name (default: the folder name, the responses file stem, "
                                            "or the first log's file or folder name without extension)")
         parser.add_argument("--new-version", action="store_true",
@@ -96,7 +98,7 @@ class Command(BaseCommand):
             self._report(preview, options["verbosity"])
             if options["dry_run"]:
                 return f"Dry run: {self._counts(preview, human=bool(options.get('human')))}; " \
-                       f"nothing was written. {preview.diagnostics_line}"
+                       f"nothing was written. {preview.diagnostics(human=bool(options.get('human')))}"
             response_set = self._load(checked, options)
             if options.get("human"):
                 response_set = response_set_mark_human(response_set=response_set)
@@ -109,7 +111,7 @@ class Command(BaseCommand):
         name = (f"; as a human difficulty label it is human:{response_set.pk}" if response_set.is_human else "")
         counts = self._counts(preview, human=response_set.is_human)
         return (f"Loaded {response_set}{human}: {counts} in {seconds:.1f} s. "
-                f"{preview.diagnostics_line} Response set id {response_set.pk}{name}.")
+                f"{preview.diagnostics(human=response_set.is_human)} Response set id {response_set.pk}{name}.")
 
     @staticmethod
     def _check_options(options: dict) -> None:
@@ -123,7 +125,8 @@ class Command(BaseCommand):
         if options["logs"] is not None:
             for option, given in (("questions", options["questions"]), ("models", options["models"]),
                                   ("subject-column", options["subject_column"]),
-                                  ("keep-columns", options["keep_columns"])):
+                                  ("keep-columns", options["keep_columns"]),
+                                  ("model-column", options.get("model_column", "model") != "model")):
                 if given:
                     raise CommandError(NOT_FOR_LOGS.format(option=option))
             if file_format in TABULAR_FORMATS and file_format != "auto":

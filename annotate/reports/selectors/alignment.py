@@ -149,6 +149,7 @@ class EvaluatorInfo:
     field_of_study: str
     education_level: str
     group: str = ""  # an imported study's evaluator group; "" = none
+    simulated: bool = False  # votes made by a simulation, not a person
 
 
 @dataclass(frozen=True)
@@ -318,11 +319,11 @@ def study_alignment_data(*, study: Study, run: ScoringRun) -> StudyData:
     judgment_array = np.column_stack([pair_col[order], part_col[order], verdict_col[order]]).reshape(-1, 3)
     judged_by = set(np.unique(part_col).tolist())
     evaluators = tuple(
-        EvaluatorInfo(pk, f"V{k}", username, field or "", level or "", group or "")
-        for k, (pk, username, field, level, group) in enumerate(
+        EvaluatorInfo(pk, f"V{k}", username, field or "", level or "", group or "", bool(simulated))
+        for k, (pk, username, field, level, group, simulated) in enumerate(
             (row for row in Participation.objects.filter(study=study)
              .order_by("created_at", "pk")
-             .values_list("pk", "user__username", "field_of_study", "education_level", "group")
+             .values_list("pk", "user__username", "field_of_study", "education_level", "group", "is_simulated")
              if row[0] in judged_by),
             start=1,
         )

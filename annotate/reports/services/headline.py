@@ -300,9 +300,19 @@ def uncertainty_notes(report: AlignmentReport) -> dict[str, tuple[str, ...]]:
         ``"consensus"``: pairs whose consensus is a single vote;
         ``"human_scale"``: a negative SSR, an undefined split-half;
         ``"human_scale_questions"``: estimates on or beyond an end of their
-        bootstrap interval. A key is present only when it has a note.
+        bootstrap interval; ``"evaluators"``: evaluators whose votes a
+        simulation made. A key is present only when it has a note.
     """
     notes: dict[str, list[str]] = {}
+    simulated = sum(e.simulated for e in report.evaluators)
+    if simulated:
+        n = len(report.evaluators)
+        who = (f"All {n:,} evaluators are" if simulated == n
+               else f"{simulated:,} of the {n:,} evaluators {'is' if simulated == 1 else 'are'}")
+        notes.setdefault("evaluators", []).append(
+            f"{who} simulated: a program made their votes (seeded, from a made-up difficulty), not a person. "
+            "The figures show how the report reads, not what people think"
+            + ("." if simulated == n else "; the evaluators table marks them."))
     single = single_vote_pairs(report)
     n_decided = report.consensus.n_decided
     if single:

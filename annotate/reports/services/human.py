@@ -176,6 +176,7 @@ def evaluator_rows(
             n_skips=int((mine == SKIP).sum()),
             methods={k: agreement_of(method_agreement(v, mine)) for k, v in method_verdicts.items()},
             vs_others=_vs_others(data, i, others[i]),
+            simulated=e.simulated,
         ))
     return tuple(rows)
 

@@ -200,6 +200,7 @@ class StudyInfo(_Json):
     datasets: tuple[str, ...]
     subjects: tuple[str, ...]
     n_attention_checks: int = 0
+    n_simulated_evaluators: int = 0
 
 
 @dataclass(frozen=True)
@@ -442,6 +443,7 @@ class EvaluatorRow(_Json):
     n_skips: int
     methods: dict[str, Agreement]
     vs_others: OthersAgreement
+    simulated: bool = False  # votes made by a simulation (the demo's seeded evaluators), not a person
 
 
 @dataclass(frozen=True)

@@ -266,4 +266,5 @@ def _study_info(data: StudyData) -> StudyInfo:
         n_skips=int((data.judgment_array[:, 2] == SKIP).sum()),
         scoring_run=s.scoring_run_id, datasets=data.datasets, subjects=data.subjects,
         n_attention_checks=data.n_attention_checks,
+        n_simulated_evaluators=sum(e.simulated for e in data.evaluators),
     )

@@ -47,7 +47,7 @@ from annotate.core import (
 from annotate.reports.selectors.alignment import JUDGMENT_COLUMNS
 from annotate.reports.services.headline import report_headline
 from annotate.reports.services.model import AlignmentReport
-from annotate.reports.services.table_cells import Table
+from annotate.reports.services.table_cells import ACCOUNT_NOTE, Table
 from annotate.reports.services.tables import csv_tables
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ JUDGMENT_CODEBOOK = {
     "choice": ("button pressed: left, right or skip", ""),
     "harder_dataset": ("dataset of the question called harder; blank for a skip", ""),
     "harder_question": ("external id of the question called harder, in harder_dataset; blank for a skip", ""),
-    "verdict": ("canonical verdict: a, b or skip", ""), "evaluator": ("evaluator's pseudonym", ""),
+    "verdict": ("canonical verdict: a, b or skip", ""), "evaluator": (ACCOUNT_NOTE, ""),
     "field_of_study": ("evaluator's field of study (code)", ""),
     "education_level": ("evaluator's education level (code)", ""),
     "shown_at": ("when the pair was shown (ISO 8601)", "time"),

@@ -31,6 +31,8 @@ KAPPA_NOTE = ("kappa on pairs is orientation-free: each pair counts in both orde
               "of kappa and counted).")
 
 
+ACCOUNT_NOTE = ("the evaluator's account name: a random pseudonym for an evaluator who joined by link or was "
+                "imported, the login name of an account made by hand")
 IRR_NOTE = ("Krippendorff's alpha and Fleiss' kappa on pairs are orientation-free: each pair counts in both orders "
             "(pair counts below count each pair once).")
 

@@ -24,6 +24,7 @@ from annotate.reports.services.model import AlignmentReport
 from annotate.reports.services.table_cells import (
     _METHOD,
     _METHOD_LABEL,
+    ACCOUNT_NOTE,
     CODE_LABELS,
     COUNT,
     EXCL_TIES,
@@ -179,7 +180,7 @@ def agreement_table(report: AlignmentReport) -> Table:
             _METHOD, _METHOD_LABEL,
             Column("rater", "Rater", "",
                    "evaluator short name (V1, V2, ... in order of joining; see evaluators.csv) or 'consensus'"),
-            Column("pseudonym", "Pseudonym", "", "evaluator's pseudonym (blank for the consensus)"),
+            Column("pseudonym", "Account", "", ACCOUNT_NOTE + " (blank for the consensus)"),
             Column("agreement", "Agreement", FRACTION,
                    "share of the rater's voted pairs on which the method names the same harder question; "
                    "a method tie or missing value counts as a miss; blank = undefined"),
@@ -265,7 +266,8 @@ def evaluator_table(report: AlignmentReport) -> Table:
     for e in report.evaluators:
         o = e.vs_others
         rows.append((
-            count(e.id), text(e.short), text(e.pseudonym), code(e.field_of_study, CODE_LABELS["field_of_study"]),
+            count(e.id), text(e.short), text(e.pseudonym), Cell(int(e.simulated), "simulated" if e.simulated else ""),
+            code(e.field_of_study, CODE_LABELS["field_of_study"]),
             code(e.education_level, CODE_LABELS["education_level"]), count(e.n_votes), count(e.n_skips),
             *(pct(e.methods[m.key].agreement, e.methods[m.key].undefined_reason) for m in methods),
             *(pct(e.methods[m.key].agreement_excluding_ties, e.methods[m.key].undefined_reason or EXCL_TIES)
@@ -278,7 +280,9 @@ def evaluator_table(report: AlignmentReport) -> Table:
         columns=(
             Column("evaluator_id", "Id", "", "participation id", on_page=False),
             Column("evaluator", "", "", "short name: V1, V2, ... in order of joining"),
-            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
+            Column("pseudonym", "Account", "", ACCOUNT_NOTE),
+            Column("simulated", "Simulated", "", "1: a simulation made the votes (the demo's seeded evaluators), "
+                   "not a person; 0: a person", on_page=any(e.simulated for e in report.evaluators)),
             Column("field_of_study", "Field", "", "field of study (code)"),
             Column("education_level", "Education", "", "education level (code)"),
             Column("n_votes", "Votes", COUNT, "pairs voted on (not skipped)"),
@@ -307,7 +311,7 @@ def evaluator_table(report: AlignmentReport) -> Table:
                "'Left out by skips' counts the shared pairs (judged by this evaluator and by another) left out of "
                "'Pairs vs others' because this evaluator skipped while another voted, this evaluator voted while "
                "the others only skipped, or everyone who judged the pair skipped it.",
-               KAPPA_NOTE),
+               KAPPA_NOTE, *uncertainty_notes(report).get("evaluators", ())),
     )
 
 
@@ -608,7 +612,7 @@ def excluded_table(report: AlignmentReport) -> Table:
         key="excluded_evaluators", title="Evaluators excluded from the analyses",
         columns=(
             Column("evaluator_id", "Id", "", "participation id", on_page=False),
-            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
+            Column("pseudonym", "Account", "", ACCOUNT_NOTE),
             Column("excluded_at", "Excluded at", "time", "when they were excluded (ISO 8601)"),
             Column("excluded_by", "Excluded by", "", "the researcher who excluded them"),
             Column("reason", "Reason", "", "the reason given"),

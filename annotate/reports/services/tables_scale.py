@@ -12,6 +12,7 @@ from annotate.reports.services.model import AlignmentReport
 from annotate.reports.services.table_cells import (
     _METHOD,
     _METHOD_LABEL,
+    ACCOUNT_NOTE,
     COUNT,
     FRACTION,
     KAPPA,
@@ -196,7 +197,7 @@ def human_scale_evaluators_table(report: AlignmentReport) -> Table:
         columns=(
             Column("evaluator_id", "Id", "", "participation id", on_page=False),
             Column("rater", "Evaluator", "", "short name (V1, V2, ... in order of joining)"),
-            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
+            Column("pseudonym", "Account", "", ACCOUNT_NOTE),
             Column("n_votes", "Votes", COUNT, "votes (skips excluded)"),
             Column("infit", "Infit", "mean square", "information-weighted mean square of their votes (1 expected)"),
             Column("outfit", "Outfit", "mean square", "unweighted mean square of their votes (1 expected)"),

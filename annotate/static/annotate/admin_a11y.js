@@ -1,6 +1,8 @@
 /* Accessible names the Django admin's widgets lack (axe-core "label", "aria-prohibited-attr"):
  * - the date and time boxes of a date-time field get "<field label> (date)" / "(time)";
- * - the filter boxes' icon (a span with aria-label) gets role="img", which permits the label.
+ * - the filter boxes' icon (a span with aria-label) gets role="img", which permits the label;
+ * - an empty header cell of an inline table (the object column, the delete column without a
+ *   delete permission) becomes a plain cell: it heads nothing ("empty-table-header").
  * Runs after the admin's own load handlers, which build the filter widgets.
  */
 (function () {
@@ -19,6 +21,12 @@
     });
     document.querySelectorAll(".help-tooltip[aria-label]:not([role])").forEach(function (el) {
       el.setAttribute("role", "img");
+    });
+    document.querySelectorAll(".inline-group thead th").forEach(function (th) {
+      if (th.textContent.trim() || th.querySelector("img, svg, input")) { return; }
+      var td = document.createElement("td");
+      td.className = th.className;
+      th.replaceWith(td);
     });
   }
   window.addEventListener("load", function () { window.setTimeout(fix, 0); });

@@ -69,6 +69,7 @@ class MonitorEvaluator:
     excluded_at: datetime | None
     excluded_by: str
     exclusion_reason: str
+    simulated: bool = False  # votes made by a simulation, not a person
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,7 @@ def study_monitor(*, study: Study) -> StudyMonitor:
             median_seconds=median, speeder=bool(median_is_below(seconds[p.pk], study.speeder_seconds)),
             attention=AttentionTally(*tally[p.pk]), finished=p.finished_at is not None,
             excluded_at=p.excluded_at, excluded_by=p.excluded_by.get_username() if p.excluded_by else "",
-            exclusion_reason=p.exclusion_reason,
+            exclusion_reason=p.exclusion_reason, simulated=p.is_simulated,
         ))
     rows = []
     for pair in pairs:

@@ -408,3 +408,13 @@ def test_run_table_errors_are_json(cast):
     missing = researcher.get(reverse("annotate:api_scoring_run_models", kwargs={"run_id": 999999}))
     assert (missing.status_code, missing.json()) == (404, {"error": "no finished scoring run 999999"})
     assert Client().get(url).status_code == 401
+
+
+def test_an_api_upload_names_the_models_file_column(cast):
+    _, _, staff, _ = cast
+    models = io.BytesIO(b"model_repr,family\nm1,alpha\nm2,beta\n")
+    models.name = "models.csv"
+    response = upload(staff, LONG_CSV, name="named.csv", models=models, model_column="model_repr")
+    assert response.status_code == 202 and response.json()["state"] == "done"
+    assert dict(LanguageModel.objects.filter(name__in=["m1", "m2"]).values_list("name", "family")) == {
+        "m1": "alpha", "m2": "beta"}

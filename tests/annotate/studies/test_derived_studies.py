@@ -63,6 +63,10 @@ def test_load_responses_names_the_human_set_for_labels(sets):
     assert printed.strip().endswith(f"Response set id {people.pk}; as a human difficulty label it is "
                                     f"human:{people.pk}.")
     assert " questions x 5 persons with a response); new: 0 questions, 5 persons, " in printed
+    # every person answered every question (6 x 5 = 30 cells): the diagnostics speak of persons too
+    assert ("0 of 30 person-question cells not observed; 0 questions observed by fewer than 3 persons; the "
+            "person-question graph has 1 component.") in printed
+    assert "model" not in printed.split("; new:")[1]
 
 
 def test_the_preview_counts_every_pair_and_vote_and_writes_nothing(sets):

@@ -166,3 +166,12 @@ def test_simulated_evaluators_judge_every_pair_once_by_level_and_the_report_has_
     data = client.get(f"/studies/{study.pk}/report/report.json").json()
     assert (data["consensus"]["n_pairs"], data["consensus"]["n_decided"]) == (70, 70)
     assert sum(e["n_votes"] for e in data["evaluators"]) == 210
+    # the simulated evaluators are marked as such in the report and on the manage page
+    assert data["study"]["n_simulated_evaluators"] == 3
+    assert [e["simulated"] for e in data["evaluators"]] == [True, True, True]
+    page = client.get(f"/studies/{study.pk}/report/").content.decode()
+    assert ('<p class="warning" id="note-simulated">All 3 evaluators are simulated: a program made their votes '
+            "(seeded, from a made-up difficulty), not a person. The figures show how the report reads, not what "
+            "people think.</p>") in page
+    manage = client.get(f"/studies/{study.pk}/manage/").content.decode()
+    assert manage.count('<span class="tag" title="a program made these votes, not a person">simulated</span>') == 3
