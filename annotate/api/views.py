@@ -36,12 +36,10 @@ from annotate.reports import (
 )
 from annotate.runs import run_table_chunks, scoring_run_request
 from annotate.studies import (
-    JUDGMENT_IMPORT_MAX_BYTES,
     DerivedPreview,
-    ImportFile,
     derived_study_create,
     derived_study_preview,
-    judgment_format_from_name,
+    judgment_import_file,
     judgments_import,
     study_evaluator_count,
     study_for_researcher,
@@ -380,10 +378,6 @@ def study_derive(request: HttpRequest, response: HttpResponse, payload: schemas.
 
 # --- imported studies ---------------------------------------------------------------------------
 
-#: Largest judgment file the API accepts (bytes).
-ERR_IMPORT_SIZE = "{name} is {size:,} bytes; at most {limit:,} are accepted"
-ERR_IMPORT_FORMAT = ("cannot tell the format of {name} from its extension (.csv, .jsonl, or .json for Label Studio); "
-                     "give format")
 ERR_IMPORT_FILES = "send at least one file as a 'files' part"
 
 
@@ -399,19 +393,12 @@ def study_import_judgments(request: HttpRequest, response: HttpResponse, fields:
     parts = request.FILES.getlist("files")
     if not parts:
         raise ApiError(400, ERR_IMPORT_FILES)
-    for part in parts:
-        if part.size is not None and part.size > JUDGMENT_IMPORT_MAX_BYTES:
-            raise ApiError(400, ERR_IMPORT_SIZE.format(name=part.name, size=part.size, limit=JUDGMENT_IMPORT_MAX_BYTES))
     run = scoring_run_get(run_id=fields.run)
     if run is None:
         raise ApiError(400, ERR_RUN.format(value=fields.run))
     try:
-        files_in = []
-        for p in parts:
-            fmt = fields.format or judgment_format_from_name(str(p.name))
-            if fmt is None:
-                raise ApiError(400, ERR_IMPORT_FORMAT.format(name=p.name))
-            files_in.append(ImportFile(name=str(p.name), data=p.read(), format=fmt, group=fields.group))
+        files_in = [judgment_import_file(name=str(p.name), size=p.size, read=p.read, format=fields.format or None,
+                                         group=fields.group) for p in parts]
         study = judgments_import(files=files_in, run=run, name=fields.name, created_by=request.auth)
     except ValueError as error:
         raise ApiError(400, str(error)) from None

@@ -9,14 +9,12 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.management.lookups import OWNER_HELP, owner_from_option, scoring_run_from_option
 from annotate.studies import (
     JUDGMENT_FORMATS as FORMATS,
-    ImportFile,
-    judgment_format_from_name,
+    judgment_import_file,
     judgments_import,
     study_evaluator_count,
     study_judgment_count,
 )
 
-ERR_EXTENSION = "cannot tell the format of {path} from its extension; pass --format ({formats})"
 ERR_GROUPS = "give one --group for every file, or one for all; got {groups} group(s) for {files} file(s)"
 
 
@@ -47,14 +45,14 @@ class Command(BaseCommand):
             raise CommandError(ERR_GROUPS.format(groups=len(groups), files=len(paths)))
         groups = groups * len(paths) if len(groups) == 1 else groups
         files = []
-        for path, group in zip(paths, groups, strict=True):
-            fmt = options["format"] or judgment_format_from_name(path.name)
-            if fmt is None:
-                raise CommandError(ERR_EXTENSION.format(path=path, formats=", ".join(FORMATS)))
+        for path, group in zip(map(Path, paths), groups, strict=True):  # call_command() passes str
             try:
-                files.append(ImportFile(name=path.name, data=path.read_bytes(), format=fmt, group=group))
+                files.append(judgment_import_file(name=path.name, size=path.stat().st_size, read=path.read_bytes,
+                                                  format=options["format"], group=group))
             except OSError as error:
                 raise CommandError(f"cannot read {path}: {error.strerror}") from None
+            except ValueError as error:
+                raise CommandError(str(error)) from None
         try:
             study = judgments_import(files=files, run=run, name=options["name"], created_by=owner)
         except ValueError as error:

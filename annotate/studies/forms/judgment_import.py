@@ -6,12 +6,7 @@ from django import forms
 from annotate.models import ScoringRun
 from annotate.studies.forms.studies import RunChoiceField
 from annotate.studies.selectors.study_scope import scoring_runs_finished
-from annotate.studies.services.judgment_import import (
-    GROUP_MAX_CHARS,
-    MAX_IMPORT_BYTES,
-    ImportFile,
-    format_from_name,
-)
+from annotate.studies.services.judgment_import import GROUP_MAX_CHARS, import_file_read
 
 #: How many files one browser import takes (e.g. one Label Studio export per group).
 FILE_SLOTS = 4
@@ -19,8 +14,6 @@ FORMAT_LABELS = {"": "From the file name (.csv, .jsonl, .json = Label Studio)", 
                  "jsonl": "JSON Lines", "label-studio": "Label Studio JSON export (pairwise project)"}
 ERR_NO_FILE = "Choose at least one file."
 ERR_GROUP_WITHOUT_FILE = "A group is given here but no file."
-ERR_SIZE = "{name} is {size:,} bytes; at most {limit:,} are accepted."
-ERR_FORMAT = "Cannot tell the format of {name} from its extension (.csv, .jsonl, or .json for Label Studio); choose it."
 
 
 class JudgmentImportForm(forms.Form):
@@ -56,15 +49,11 @@ class JudgmentImportForm(forms.Form):
                 if group:
                     self.add_error(f"group_{k}", ERR_GROUP_WITHOUT_FILE)
                 continue
-            if upload.size is not None and upload.size > MAX_IMPORT_BYTES:
-                self.add_error(f"file_{k}", ERR_SIZE.format(name=upload.name, size=upload.size,
-                                                            limit=MAX_IMPORT_BYTES))
-                continue
-            fmt = data.get("format") or format_from_name(str(upload.name))
-            if fmt is None:
-                self.add_error(f"file_{k}", ERR_FORMAT.format(name=upload.name))
-                continue
-            files.append(ImportFile(name=str(upload.name), data=upload.read(), format=fmt, group=group))
+            try:
+                files.append(import_file_read(name=str(upload.name), size=upload.size, read=upload.read,
+                                              format=data.get("format") or None, group=group))
+            except ValueError as error:
+                self.add_error(f"file_{k}", f"{str(error)[:1].upper()}{str(error)[1:]}.")
         if not files and not self.errors:
             raise forms.ValidationError(ERR_NO_FILE)
         data["files"] = files

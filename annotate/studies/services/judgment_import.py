@@ -45,6 +45,7 @@ import hashlib
 import io
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -80,6 +81,9 @@ MAX_IMPORT_BYTES = 50 * 1024 * 1024
 REQUIRED = ("evaluator", "dataset_a", "question_a", "dataset_b", "question_b", "harder")
 OPTIONAL = ("group", "submitted_at", "seconds")
 MAX_PROBLEMS = 50
+ERR_FILE_SIZE = "{name} is {size:,} bytes; at most {limit:,} are accepted"
+ERR_FILE_EXTENSION = ("cannot tell the format of {name} from its extension (.csv, .jsonl, or .json for Label "
+                      "Studio); choose the format ({formats})")
 
 PROBLEM = "{file}, row {row}, column {column}: {message}"
 ERR_MISSING_COLUMNS = "missing column(s) {missing}; the header must name {required}"
@@ -199,6 +203,45 @@ def format_from_name(name: str) -> str | None:
     """The import format a file's extension names (``.csv``, ``.jsonl``, ``.json`` = Label Studio), or None."""
     dot = name.rfind(".")
     return BY_EXTENSION.get(name[dot:].lower()) if dot >= 0 else None
+
+
+def import_file_read(*, name: str, size: int | None, read: Callable[[], bytes], format: str | None = None,
+                     group: str = "") -> ImportFile:
+    """One file of an import, checked before its bytes are read (the page, the API and the command alike).
+
+    Parameters
+    ----------
+    name : str
+        The file's name, for messages and (without ``format``) its format.
+    size : int or None
+        Its size in bytes when known before reading (checked against
+        ``MAX_IMPORT_BYTES``, 50 MiB); None: checked after reading.
+    read : callable
+        Returns the file's bytes; called only when the size and format pass.
+    format : str or None, default None
+        One of ``FORMATS``; None: told by the extension (:func:`format_from_name`).
+    group : str, default ""
+        The evaluators' group of rows that name none.
+
+    Returns
+    -------
+    ImportFile
+
+    Raises
+    ------
+    ValueError
+        ``ERR_FILE_SIZE`` over the limit, ``ERR_FILE_EXTENSION`` when no format is
+        given and the extension names none.
+    """
+    if size is not None and size > MAX_IMPORT_BYTES:
+        raise ValueError(ERR_FILE_SIZE.format(name=name, size=size, limit=MAX_IMPORT_BYTES))
+    fmt = format or format_from_name(name)
+    if fmt is None:
+        raise ValueError(ERR_FILE_EXTENSION.format(name=name, formats=", ".join(FORMATS)))
+    data = read()
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ValueError(ERR_FILE_SIZE.format(name=name, size=len(data), limit=MAX_IMPORT_BYTES))
+    return ImportFile(name=name, data=data, format=fmt, group=group)
 
 
 def _decode(f: ImportFile) -> str:

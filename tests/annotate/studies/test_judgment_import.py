@@ -351,3 +351,31 @@ def test_hostile_values_on_the_import_and_label_pages_are_4xx_or_refused_and_wri
     else:
         assert answer.status_code == 200 and b"errorlist" in answer.content
         assert Study.objects.count() == 0 and Participation.objects.count() == 0
+
+
+def test_the_page_the_api_and_the_command_refuse_an_unknown_extension_with_one_message(run, tmp_path):
+    """Format and size are checked in one service function; each way in shows its message."""
+    from annotate.studies.services.judgment_import import (
+        ERR_FILE_EXTENSION,
+        ERR_FILE_SIZE,
+        MAX_IMPORT_BYTES,
+        import_file_read as read_file,
+    )
+
+    reads = []
+    with pytest.raises(ValueError) as refused:
+        read_file(name="b.txt", size=10, read=lambda: reads.append(1) or b"")
+    assert str(refused.value) == ERR_FILE_EXTENSION.format(name="b.txt", formats="csv, jsonl, label-studio")
+    with pytest.raises(ValueError) as refused:
+        read_file(name="b.csv", size=MAX_IMPORT_BYTES + 1, read=lambda: reads.append(1) or b"")
+    assert str(refused.value) == ERR_FILE_SIZE.format(name="b.csv", size=MAX_IMPORT_BYTES + 1, limit=MAX_IMPORT_BYTES)
+    assert reads == []  # neither file was read
+    # an unknown size is checked once the bytes are in
+    with pytest.raises(ValueError, match="at most 52,428,800 are accepted"):
+        read_file(name="b.csv", size=None, read=lambda: b"x" * (MAX_IMPORT_BYTES + 1))
+    chosen = read_file(name="b.txt", size=3, read=lambda: b"abc", format="csv", group="crowd")
+    assert (chosen.name, chosen.data, chosen.format, chosen.group) == ("b.txt", b"abc", "csv", "crowd")
+    (tmp_path / "b.txt").write_bytes(b"evaluator\n")
+    with pytest.raises(CommandError) as command:
+        call_command("import_judgments", file=[str(tmp_path / "b.txt")], run=run.pk, name="x")
+    assert str(command.value) == ERR_FILE_EXTENSION.format(name="b.txt", formats="csv, jsonl, label-studio")
