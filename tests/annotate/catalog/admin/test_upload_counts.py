@@ -132,3 +132,15 @@ def test_real_livecodebench_snapshot_loads_with_model_repr_and_counts_agree(shar
     from annotate.catalog.selectors.uploads import response_set_unanswered_questions
     assert response_set_unanswered_questions(response_set=response_set) == listed - answered
     assert set(LanguageModel.objects.values_list("name", flat=True)) == set(header[1:])
+
+
+@pytest.mark.parametrize("value", ["model\x00repr", "m" * 10_000, "99999999999999999999"])
+def test_a_hostile_model_column_is_a_clear_refusal_and_writes_nothing(client, uploader, value):
+    posted = upload(client, model_column=value)
+    if posted.status_code == 302:  # the form took it: the loader names the missing column
+        page = client.get(posted["Location"])
+        assert page.status_code == 400
+        assert f"missing column(s) {value!r}" in str(page.context["problems"][0])
+    else:
+        assert posted.status_code == 200 and "model_column" in posted.context["form"].errors
+    assert ResponseSet.objects.count() == 0 and Question.objects.count() == 0
