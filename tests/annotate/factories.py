@@ -28,6 +28,7 @@ from annotate.models import (
     Study,
     Subject,
 )
+from annotate.studies.services.judging import judging_screen, judgment_submit
 from annotate.studies.services.participation import (
     ensure_role_groups,
     participation_accept_guidelines,
@@ -214,6 +215,14 @@ def make_evaluator(study: Study, username: str, *, ready: bool = True) -> Partic
         )
         participation_accept_guidelines(participation=participation)
     return participation
+
+
+def judge(participation: Participation, choices: list[str]) -> None:
+    """Answer the screens ``participation`` is shown, one choice (left, right, skip) each, through the services."""
+    for choice in choices:
+        screen = judging_screen(participation=participation)
+        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                        choice=choice)
 
 
 def all_stored_responses() -> list[tuple[str, str, float]]:

@@ -25,7 +25,6 @@ from annotate.models import (
     Judgment,
     LanguageModel,
     ModelResult,
-    Participation,
     Question,
     QuestionResult,
     ResponseSet,
@@ -34,9 +33,8 @@ from annotate.models import (
     Subject,
     UploadJob,
 )
-from annotate.studies.services.judging import judging_screen, judgment_submit
 from annotate.studies.services.participation import ensure_role_groups
-from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user, stored_responses
+from tests.annotate.factories import judge, make_catalog, make_evaluator, make_study, make_user, stored_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -46,13 +44,6 @@ DATABASE = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 LONG_CSV = b"model,question_id,credit\nm1,q1,1\nm1,q2,0\nm1,q3,0.5\nm2,q1,1\nm2,q2,1\n"
 # Row 3 (the header is row 1) has a credit outside [0, 1]; row 5 a non-number.
 BAD_CSV = b"model,question_id,credit\nm1,q1,1\nm1,q2,1.7\nm2,q1,0\nm2,q2,abc\n"
-
-
-def judge(participation: Participation, choices: list[str]) -> None:
-    for choice in choices:
-        screen = judging_screen(participation=participation)
-        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
-                        choice=choice)
 
 
 @pytest.fixture

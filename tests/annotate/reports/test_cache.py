@@ -6,18 +6,9 @@ import pytest
 from django.core.cache import cache
 
 import annotate.reports.services.cache as report_cache
-from annotate.models import Participation
-from annotate.studies.services.judging import judging_screen, judgment_submit
-from tests.annotate.factories import make_catalog, make_evaluator, make_study
+from tests.annotate.factories import judge, make_catalog, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
-
-
-def judge(participation: Participation, choices: list[str]) -> None:
-    for choice in choices:
-        screen = judging_screen(participation=participation)
-        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
-                        choice=choice)
 
 
 @pytest.fixture

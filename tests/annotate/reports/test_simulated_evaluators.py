@@ -12,17 +12,9 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Participation
-from annotate.studies.services.judging import judging_screen, judgment_submit
-from tests.annotate.factories import make_catalog, make_evaluator, make_researcher, make_study
+from tests.annotate.factories import judge, make_catalog, make_evaluator, make_researcher, make_study
 
 pytestmark = pytest.mark.django_db
-
-
-def judge(participation: Participation, choices: list[str]) -> None:
-    for choice in choices:
-        screen = judging_screen(participation=participation)
-        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
-                        choice=choice)
 
 
 @pytest.fixture

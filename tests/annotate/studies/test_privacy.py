@@ -20,20 +20,12 @@ from annotate.models import Judgment, Participation
 from annotate.studies.admin.privacy import delete_evaluator_personal_data
 from annotate.studies.admin.studies import ParticipationAdmin
 from annotate.studies.selectors.study_monitor import study_monitor
-from annotate.studies.services.judging import judging_screen, judgment_submit
 from annotate.studies.services.participation import ensure_role_groups, invitation_create
 from annotate.studies.services.privacy import evaluator_delete_personal_data
 from annotate.studies.services.transfer_export import study_export
-from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
+from tests.annotate.factories import judge, make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db
-
-
-def judge(participation: Participation, choices: list[str]) -> None:
-    for choice in choices:
-        screen = judging_screen(participation=participation)
-        judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
-                        choice=choice)
 
 
 @pytest.fixture

@@ -4,12 +4,10 @@ page that shows a question renders it in that format."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotate.catalog.services import upload_store as ustore
 from annotate.models import Dataset, Question
 from tests.annotate.catalog.admin.test_upload import upload
 
@@ -21,19 +19,6 @@ PLAIN_QUESTIONS = (b"question_id,category,question\n"
 MARKDOWN_QUESTIONS = (b"question_id,category,question\n"
                       b'q1,math,"**Bold** claim: see [docs](https://example.org/)"\n'
                       b'q2,law,"```\nx = 2*3\n```\nWhat is x?"\n')
-
-
-@pytest.fixture(autouse=True)
-def upload_root(tmp_path, monkeypatch):
-    monkeypatch.setattr(ustore, "UPLOAD_ROOT", tmp_path / "uploads")
-
-
-@pytest.fixture
-def uploader(client):
-    user = User.objects.create_user("uploader", password="pw", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_responseset", "view_responseset"]))
-    client.force_login(user)
-    return user
 
 
 def preview_and_confirm(client, questions: bytes, **confirm):

@@ -7,7 +7,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotate.catalog.loaders import tabular as t
-from annotate.catalog.services import upload_store as ustore
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetQuestion, Subject, UploadJob
 from tests.annotate.factories import all_stored_responses
 
@@ -20,22 +19,6 @@ QUESTIONS = b"question_id,category,question\nq1,math,What is 2+2?\nq2,law,Is it 
 
 def counts() -> dict[str, int]:
     return {model.__name__: model.objects.count() for model in TABLES}
-
-
-@pytest.fixture(autouse=True)
-def upload_root(tmp_path, monkeypatch):
-    root = tmp_path / "uploads"
-    monkeypatch.setattr(ustore, "UPLOAD_ROOT", root)
-    return root
-
-
-@pytest.fixture
-def uploader(client):
-    """A staff member allowed to add and view response sets (not a superuser)."""
-    user = User.objects.create_user("uploader", password="pw", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_responseset", "view_responseset"]))
-    client.force_login(user)
-    return user
 
 
 @pytest.fixture

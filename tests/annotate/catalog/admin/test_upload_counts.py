@@ -5,14 +5,12 @@ from __future__ import annotations
 import csv
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotate.catalog.loaders import _tabular_common as common
 from annotate.catalog.loaders.metadata import read_models_file
-from annotate.catalog.services import upload_store as ustore
 from annotate.models import LanguageModel, Question, ResponseSet
 
 pytestmark = pytest.mark.django_db
@@ -24,19 +22,6 @@ QUESTIONS = (b"question_id,category,question\nq1,math,What is 2+2?\nq2,law,Is it
 # LiveCodeBench's layout: the names the responses file uses are in model_repr,
 # and a column called "model" holds something else (a display name).
 MODELS = (b"model_repr,model,family\nm-1,Model One,alpha\nm-2,Model Two,beta\n")
-
-
-@pytest.fixture(autouse=True)
-def upload_root(tmp_path, monkeypatch):
-    monkeypatch.setattr(ustore, "UPLOAD_ROOT", tmp_path / "uploads")
-
-
-@pytest.fixture
-def uploader(client):
-    user = User.objects.create_user("uploader", password="pw", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_responseset", "view_responseset"]))
-    client.force_login(user)
-    return user
 
 
 def upload(client, **fields):

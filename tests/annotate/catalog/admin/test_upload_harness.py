@@ -7,7 +7,6 @@ import zipfile
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
@@ -39,22 +38,6 @@ TABLES = (Dataset, Subject, Question, LanguageModel, ResponseSet, ResponseSetQue
 
 def counts() -> dict[str, int]:
     return {model.__name__: model.objects.count() for model in TABLES}
-
-
-@pytest.fixture(autouse=True)
-def upload_root(tmp_path, monkeypatch):
-    root = tmp_path / "uploads"
-    monkeypatch.setattr(ustore, "UPLOAD_ROOT", root)
-    return root
-
-
-@pytest.fixture
-def uploader(client):
-    """A staff member allowed to add and view response sets (not a superuser)."""
-    user = User.objects.create_user("uploader", is_staff=True)  # no password: no slow hashing
-    user.user_permissions.add(*Permission.objects.filter(codename__in=["add_responseset", "view_responseset"]))
-    client.force_login(user)
-    return user
 
 
 def as_upload(path, name: str | None = None) -> SimpleUploadedFile:
