@@ -57,7 +57,7 @@ def test_every_evaluator_page_passes_axe(live_server, page: Page):
     study = latex_study(n_pairs=2)
     invitation = invitation_create(study=study)
     base = live_server.url
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(30_000)
     audit = Audit(page)
 
     audit.visit(f"{base}/join/{invitation.token}/", "join / consent")
@@ -117,7 +117,7 @@ def test_every_researcher_page_passes_axe(live_server, page: Page):
     done = analyses.analysis_run_execute(run=analyses.analysis_run_create(kind="rank_changes",
                                                                           response_set=run.response_set))
     base = live_server.url
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(60_000)
     audit = Audit(page)
 
     audit.visit(f"{base}/accounts/login/", "login")
