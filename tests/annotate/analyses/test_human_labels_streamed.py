@@ -13,8 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from annotate.analyses.services import analysis_csv, analysis_run_create, analysis_run_execute
-from annotate.analyses.services import human_labels as service
+from annotate.analyses.services import analysis_csv, analysis_run_create, analysis_run_execute, human_labels as service
 from annotate.core import MMLU_LEVELS, label_value
 from annotate.models import AnalysisKind, QuestionResult
 from annotate.reports import run_questions, scoring_run_for_labels

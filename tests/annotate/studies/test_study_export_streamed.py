@@ -169,8 +169,9 @@ def add_awkward_results(study, dataset_name: str) -> None:
     subject = Subject.objects.get_or_create(name="Ökonomie")[0]
     for k, external_id in enumerate(AWKWARD_IDS):
         q = Question.objects.create(dataset=dataset, subject=subject if k % 3 else None, external_id=external_id,
-                                    text=f"Frage {k}: \"quoted\" \\ and\ttab\nline", options=["x", "y"] if k % 2 else [],
-                                    reference_answer="x", metadata={"n": k, "f": k / 7, "none": None, "l": [k, "é"]})
+                                    text=f"Frage {k}: \"quoted\" \\ and\ttab\nline",
+                                    options=["x", "y"] if k % 2 else [], reference_answer="x",
+                                    metadata={"n": k, "f": k / 7, "none": None, "l": [k, "é"]})
         scores = {"eip_scaled": 10.0 + k / 3} if k % 4 else {"eip_scaled": None, "simple_rank": 1e-300 * k}
         QuestionResult.objects.create(run=run, question=q, kept=bool(k % 2), n_observed=k, scores=scores)
 
