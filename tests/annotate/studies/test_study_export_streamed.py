@@ -260,3 +260,12 @@ def test_the_command_writes_the_previous_bytes_and_counts(report_like_study, tmp
         len(document["pairs"]), len(document["evaluators"]), len(document["questions"]),
         len(document["scoring_run"]["question_results"]))
     assert counts.n_judgments == sum(len(e["judgments"]) for e in document["evaluators"])
+
+
+def test_the_command_writes_the_same_text_to_standard_output(report_like_study):
+    from io import StringIO
+
+    out = StringIO()
+    call_command("export_study", study=report_like_study.name, out="-", stdout=out)
+    at = datetime.fromisoformat(json.loads(out.getvalue())["source"]["exported_at"])
+    assert out.getvalue() == _previous_export(report_like_study, at)
