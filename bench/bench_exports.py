@@ -15,8 +15,11 @@ own peak resident memory (``VmHWM``, Django imports included; see
   (``run_questions_csv_chunks``);
 * ``human labels``: the human-label analysis of the run against the metadata
   label (every difficulty method, margins 0 and 0.2, no bootstrap), its tables
-  rendered as CSV (the reads of the run's questions are the part that grows
-  with the run);
+  rendered as CSV;
+* ``labels_read``: that analysis's read of the run's questions alone
+  (``run_questions`` with the label and every difficulty column; bytes = its
+  arrays), to tell the read's share of the analysis's peak from the
+  comparisons';
 * ``study export``: ``export_study``'s text (``study_export_chunks``) written
   to a file.
 
@@ -47,7 +50,7 @@ BUILD_BATCH = 50_000
 N_SUBJECTS = 14
 N_STUDY_PAIRS = 70
 TARGET_MIB = 500
-EXPORTS = ("run_questions", "human_labels", "study_export")
+EXPORTS = ("run_questions", "human_labels", "labels_read", "study_export")
 LEVELS = ("elementary", "high school", "college", 1, 2, 3)
 
 
@@ -137,6 +140,15 @@ def _chunks(what: str, ids: dict, work: Path):
         result = json.loads(json.dumps(result))  # as stored
         for table in ("spearman", "pairs"):
             yield analysis_csv(kind="human_labels", result=result, table=table)
+    elif what == "labels_read":
+        from annotate.reports import run_questions
+        from scoring.methods import difficulty_methods
+
+        rq = run_questions(run=ScoringRun.objects.get(pk=ids["run"]), metadata_key="level",
+                           columns=[m.difficulty_column for m in difficulty_methods()])
+        yield rq.question_ids.tobytes()
+        for values in rq.scores.values():
+            yield values.tobytes()
     else:
         from annotate.studies.services.transfer_export import study_export_chunks
 
