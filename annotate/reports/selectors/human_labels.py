@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
@@ -71,8 +72,9 @@ def run_questions(*, run: ScoringRun, metadata_key: str | None, columns: Sequenc
                   chunk_size: int = READ_CHUNK) -> RunQuestions:
     """Every question ``run`` scored with its subject, label and the stored values of ``columns``.
 
-    Rows are read ``chunk_size`` at a time into the arrays; no row's stored
-    values are kept, so memory is a few numbers a question.
+    Rows are read ``chunk_size`` at a time and turned into arrays a block at
+    a time; no row's stored values are kept, so memory is a few numbers a
+    question.
     """
     fields = ["question_id", "question__dataset__name", "question__subject__name"]
     if columns:
@@ -81,30 +83,30 @@ def run_questions(*, run: ScoringRun, metadata_key: str | None, columns: Sequenc
         fields.append(f"question__metadata__{metadata_key}")
     rows = (QuestionResult.objects.filter(run=run).order_by("question_id").values_list(*fields)
             .iterator(chunk_size=chunk_size))
-    ids: list[int] = []
+    ids: list[np.ndarray] = []
     subjects: list[str] = []
     labels: list = []
-    values: dict[str, list[float]] = {c: [] for c in columns}
+    values: dict[str, list[np.ndarray]] = {c: [] for c in columns}
     present: set[str] = set()
     shared: dict = {}  # one object per distinct subject string and label value
-    for row in rows:
-        ids.append(row[0])
-        subject = f"{row[1]} / {row[2]}" if row[2] else str(row[1])
-        subjects.append(shared.setdefault(subject, subject))
+    while block := list(islice(rows, chunk_size)):
+        ids.append(np.array([row[0] for row in block], dtype=np.int64))
+        for row in block:
+            subject = f"{row[1]} / {row[2]}" if row[2] else str(row[1])
+            subjects.append(shared.setdefault(subject, subject))
         if metadata_key is not None:
-            label = row[-1]
-            labels.append(shared.setdefault(label, label) if isinstance(label, str) else label)
-        if columns:
-            stored = row[3]
-            for column, out in values.items():
-                value = stored.get(column, _ABSENT)
-                if value is not _ABSENT:
-                    present.add(column)
-                out.append(np.nan if value is None or value is _ABSENT else value)
+            labels.extend(shared.setdefault(row[-1], row[-1]) if isinstance(row[-1], str) else row[-1]
+                          for row in block)
+        for column, out in values.items():
+            got = [row[3].get(column, _ABSENT) for row in block]
+            if any(value is not _ABSENT for value in got):
+                present.add(column)
+            out.append(np.array([np.nan if value is None or value is _ABSENT else value for value in got],
+                                dtype=np.float64))
     return RunQuestions(
-        run_id=run.pk, question_ids=np.array(ids, dtype=np.int64), subjects=np.array(subjects, dtype=object),
-        raw_labels=labels,
-        scores={c: np.array(v, dtype=np.float64).reshape(-1) for c, v in values.items() if c in present},
+        run_id=run.pk, question_ids=np.concatenate(ids) if ids else np.empty(0, dtype=np.int64),
+        subjects=np.array(subjects, dtype=object), raw_labels=labels,
+        scores={c: np.concatenate(v).reshape(-1) for c, v in values.items() if c in present},
     )
 
 
