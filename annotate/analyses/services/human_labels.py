@@ -140,7 +140,8 @@ def human_labels(response_set: ResponseSet, params: dict, progress: Progress) ->
     run = scoring_run_for_labels(response_set=response_set, run_id=params["run"])
     source, _, key = params["label"].partition(":")
     progress(0.0, f"reading scoring run {run.pk}")
-    rq = run_questions(run=run, metadata_key=key if source == "metadata" else None)
+    rq = run_questions(run=run, metadata_key=key if source == "metadata" else None,
+                       columns=[m.difficulty_column for m in difficulty_methods()])
     human = None
     if source == "metadata":
         labels = np.array([label_value(v) for v in rq.raw_labels], dtype=np.float64).reshape(-1)
@@ -159,11 +160,10 @@ def human_labels(response_set: ResponseSet, params: dict, progress: Progress) ->
     if n_labelled == 0:
         out["undefined_reason"] = REASON_NO_LABEL.format(run=run.pk, label=params["label"])
         return out
-    specs = [m for m in difficulty_methods() if any(m.difficulty_column in s for s in rq.scores)]
+    specs = [m for m in difficulty_methods() if m.difficulty_column in rq.scores]
     for i, m in enumerate(specs):
         progress(0.05 + 0.95 * i / len(specs), f"{m.label} against the label")
-        values = m.as_harder(np.array([s.get(m.difficulty_column, np.nan) for s in rq.scores],
-                                      dtype=np.float64).reshape(-1))
+        values = m.as_harder(rq.scores[m.difficulty_column])
         c = compare_with_label(values, labels, rq.subjects, margins=margins,
                                label_higher_is_harder=higher_is_harder, tie_tolerance=m.tie_tolerance,
                                n_boot=params["n_boot"], rng=params["seed"])

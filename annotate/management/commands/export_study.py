@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.management.lookups import study_from_option
-from annotate.studies import dump_export, study_export
+from annotate.studies import ExportCounts, study_export_chunks
 
 
 class Command(BaseCommand):
@@ -22,17 +22,18 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> str:
         study = study_from_option(options["study"])
-        document = study_export(study=study)
-        text = dump_export(document)
+        counts = ExportCounts()
+        chunks = study_export_chunks(study=study, counts=counts)
         out = Path(options["out"])
         if str(out) == "-":
-            self.stdout.write(text, ending="")
+            for chunk in chunks:
+                self.stdout.write(chunk, ending="")
             return ""
         try:
-            out.write_text(text, encoding="utf-8")
+            with out.open("w", encoding="utf-8") as file:
+                file.writelines(chunks)
         except OSError as error:
             raise CommandError(f"cannot write {out}: {error}") from None
-        n_judgments = sum(len(e["judgments"]) for e in document["evaluators"])
-        return (f"Exported study {study.name!r}: {len(document['pairs'])} pairs, "
-                f"{len(document['evaluators'])} evaluators, {n_judgments} judgments and skips, "
-                f"{len(document['questions'])} questions to {out}")
+        return (f"Exported study {study.name!r}: {counts.n_pairs} pairs, "
+                f"{counts.n_evaluators} evaluators, {counts.n_judgments} judgments and skips, "
+                f"{counts.n_questions} questions to {out}")

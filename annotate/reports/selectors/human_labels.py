@@ -3,12 +3,18 @@ to compare, its questions with their subjects, a metadata label and every
 method's stored values, and the matrix of a human response set."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
 from annotate.catalog import response_matrix
 from annotate.models import QuestionResult, ResponseSet, ResponseSetStatus, RunStatus, ScoringRun
+
+#: Result rows read per query by :func:`run_questions`.
+READ_CHUNK = 20_000
+_ABSENT = object()
 
 ERR_NO_RUN = "response set {response_set} has no finished scoring run; score it first"
 ERR_RUN = "scoring run {run_id} is not a finished run of response set {response_set}"
@@ -25,19 +31,21 @@ class RunQuestions:
     question_ids : ndarray of int64, shape (n_questions,)
     subjects : ndarray of object, shape (n_questions,)
         "dataset / subject" (so pairs never mix datasets); "dataset" alone
-        when the question has no subject.
+        when the question has no subject. Equal strings are one object.
     raw_labels : list
         ``Question.metadata[key]`` as stored (None when absent); empty
-        without a key.
-    scores : list of dict
-        Stored column -> value (see :mod:`scoring.methods`).
+        without a key. Equal strings are one object.
+    scores : dict of str to ndarray of float64, shape (n_questions,)
+        For each requested stored column (see :mod:`scoring.methods`) that
+        at least one question's stored values hold (even as null): its
+        values, NaN where a question's are missing or null.
     """
 
     run_id: int
     question_ids: np.ndarray
     subjects: np.ndarray
     raw_labels: list
-    scores: list[dict]
+    scores: dict[str, np.ndarray]
 
 
 def scoring_run_for_labels(*, response_set: ResponseSet, run_id: int = 0) -> ScoringRun:
@@ -60,16 +68,45 @@ def scoring_run_for_labels(*, response_set: ResponseSet, run_id: int = 0) -> Sco
     return run
 
 
-def run_questions(*, run: ScoringRun, metadata_key: str | None) -> RunQuestions:
-    """Every question ``run`` scored with its subject, label and stored values."""
-    fields = ["question_id", "question__dataset__name", "question__subject__name", "scores"]
+def run_questions(*, run: ScoringRun, metadata_key: str | None, columns: Sequence[str] = (),
+                  chunk_size: int = READ_CHUNK) -> RunQuestions:
+    """Every question ``run`` scored with its subject, label and the stored values of ``columns``.
+
+    Rows are read ``chunk_size`` at a time and turned into arrays a block at
+    a time; no row's stored values are kept, so memory is a few numbers a
+    question.
+    """
+    fields = ["question_id", "question__dataset__name", "question__subject__name"]
+    if columns:
+        fields.append("scores")
     if metadata_key is not None:
         fields.append(f"question__metadata__{metadata_key}")
-    rows = list(QuestionResult.objects.filter(run=run).order_by("question_id").values_list(*fields))
-    subjects = np.array([f"{r[1]} / {r[2]}" if r[2] else str(r[1]) for r in rows], dtype=object)
+    rows = (QuestionResult.objects.filter(run=run).order_by("question_id").values_list(*fields)
+            .iterator(chunk_size=chunk_size))
+    ids: list[np.ndarray] = []
+    subjects: list[str] = []
+    labels: list = []
+    values: dict[str, list[np.ndarray]] = {c: [] for c in columns}
+    present: set[str] = set()
+    shared: dict = {}  # one object per distinct subject string and label value
+    while block := list(islice(rows, chunk_size)):
+        ids.append(np.array([row[0] for row in block], dtype=np.int64))
+        for row in block:
+            subject = f"{row[1]} / {row[2]}" if row[2] else str(row[1])
+            subjects.append(shared.setdefault(subject, subject))
+        if metadata_key is not None:
+            labels.extend(shared.setdefault(row[-1], row[-1]) if isinstance(row[-1], str) else row[-1]
+                          for row in block)
+        for column, out in values.items():
+            got = [row[3].get(column, _ABSENT) for row in block]
+            if any(value is not _ABSENT for value in got):
+                present.add(column)
+            out.append(np.array([np.nan if value is None or value is _ABSENT else value for value in got],
+                                dtype=np.float64))
     return RunQuestions(
-        run_id=run.pk, question_ids=np.array([r[0] for r in rows], dtype=np.int64), subjects=subjects,
-        raw_labels=[r[4] for r in rows] if metadata_key is not None else [], scores=[r[3] for r in rows],
+        run_id=run.pk, question_ids=np.concatenate(ids) if ids else np.empty(0, dtype=np.int64),
+        subjects=np.array(subjects, dtype=object), raw_labels=labels,
+        scores={c: np.concatenate(v).reshape(-1) for c, v in values.items() if c in present},
     )
 
 

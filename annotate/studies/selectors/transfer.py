@@ -5,14 +5,17 @@ Every read is by database id; the service turns ids into natural keys.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connection
 from django.db.models import Q
+from django.db.models.functions import Collate
 
 from annotate.models import (
+    AdaptivePoolQuestion,
     Assignment,
     Dataset,
     ExclusionEvent,
@@ -26,6 +29,10 @@ from annotate.models import (
     Study,
 )
 
+#: Rows read per query while an export streams the questions and the run's results.
+EXPORT_CHUNK = 2000
+#: Question ids per query when looking up natural keys.
+KEY_BLOCK = 5000
 #: Fields of a ``QuestionResult`` an export carries.
 RESULT_FIELDS = ("kept", "n_observed", "scores")
 #: Fields of a ``MethodResult`` an export carries.
@@ -41,22 +48,21 @@ JUDGMENT_FIELDS = ("pair_id", "choice", "left_question_id", "harder_question_id"
 
 @dataclass(frozen=True)
 class StudyExportRows:
-    """Everything :func:`study_export_rows` read, as plain rows.
+    """The small part of a study export :func:`study_export_rows` reads, as plain rows.
+
+    The run's question results and the questions are not among them: they grow
+    with the run, so :func:`study_export_questions` and
+    :func:`study_export_results` read them a block at a time.
 
     Attributes
     ----------
     pairs : list of (pk, position, question_a_id, question_b_id, stratum)
         In position order.
-    question_results : list of dict
-        ``question_id`` and :data:`RESULT_FIELDS` of every result of the
-        study's run (the whole run: the report's profiles and label
-        correlations read all of them, its pairs read any question's).
-    questions : dict of int to dict
-        Every question a pair or a result refers to, by id (ascending):
-        ``pk``, ``dataset__name``, ``external_id``, ``subject__name``,
-        ``text``, ``options``, ``reference_answer``, ``metadata``.
+    keys : dict of int to (str, str)
+        Question id -> (dataset name, external id) of every question a pair or
+        the adaptive pool refers to.
     datasets : list of (name, description)
-        The study's datasets and those of ``questions``, by name.
+        The study's datasets and those of the exported questions, by name.
     study_datasets, study_subjects : list of str
         Names of the study's datasets and subjects, sorted.
     methods : list of dict
@@ -72,11 +78,12 @@ class StudyExportRows:
         Pair id -> expected harder question id, for the attention-check pairs.
     exclusion_events : list of (participation_id, action, reason, by username or None, at)
         The exclusion audit trail, oldest first.
+    pool : list of (question_id, block)
+        The adaptive pool (empty for other strategies).
     """
 
     pairs: list[tuple[int, int, int, int, int | None]]
-    question_results: list[dict]
-    questions: dict[int, dict]
+    keys: dict[int, tuple[str, str]]
     datasets: list[tuple[str, str]]
     study_datasets: list[str]
     study_subjects: list[str]
@@ -87,26 +94,33 @@ class StudyExportRows:
     models_used: list[dict]
     attention_checks: dict[int, int] = field(default_factory=dict)
     exclusion_events: list[tuple] = field(default_factory=list)
+    pool: list[tuple[int, int | None]] = field(default_factory=list)
+
+
+def _exported_questions(study: Study) -> Q:
+    """The questions an export of ``study`` carries: every one its run scored
+    (the report's profiles and label correlations read all of them, its pairs
+    read any question's) and every one of its pairs."""
+    scored = QuestionResult.objects.filter(run_id=study.scoring_run_id).values("question_id")
+    paired = Pair.objects.filter(study=study)
+    return (Q(pk__in=scored) | Q(pk__in=paired.values("question_a_id"))
+            | Q(pk__in=paired.values("question_b_id")))
 
 
 def study_export_rows(*, study: Study) -> StudyExportRows:
-    """Read what an export of ``study`` holds (about 15 queries, none per row)."""
+    """Read the small part of an export of ``study`` (about 15 queries, none per row)."""
     run_id = study.scoring_run_id
-    dataset_ids = list(study.datasets.values_list("pk", flat=True))
     pairs = list(Pair.objects.filter(study=study).order_by("position").values_list(
         "pk", "position", "question_a_id", "question_b_id", "stratum"))
-    results = list(QuestionResult.objects.filter(run_id=run_id).values("question_id", *RESULT_FIELDS))
-    question_ids = {r["question_id"] for r in results} | {q for p in pairs for q in (p[2], p[3])}
-    questions = {
-        q["pk"]: q for q in Question.objects.filter(pk__in=question_ids).order_by("pk").values(
-            "pk", "dataset__name", "external_id", "subject__name", "text", "options", "reference_answer", "metadata")
-    }
-    datasets = list(Dataset.objects.filter(Q(pk__in=dataset_ids) | Q(questions__pk__in=question_ids))
-                    .distinct().order_by("name").values_list("name", "description"))
+    pool = list(AdaptivePoolQuestion.objects.filter(study=study).values_list("question_id", "block"))
+    exported = Question.objects.filter(_exported_questions(study))
+    datasets = list(Dataset.objects.filter(Q(pk__in=study.datasets.values("pk"))
+                                           | Q(pk__in=exported.values("dataset_id")))
+                    .order_by("name").values_list("name", "description"))
     return StudyExportRows(
         pairs=pairs,
-        question_results=results,
-        questions=questions,
+        keys=study_export_keys(study=study, question_ids={q for p in pairs for q in (p[2], p[3])}
+                               | {q for q, _ in pool}),
         datasets=datasets,
         study_datasets=sorted(study.datasets.values_list("name", flat=True)),
         study_subjects=sorted(study.subjects.values_list("name", flat=True)),
@@ -123,7 +137,47 @@ def study_export_rows(*, study: Study) -> StudyExportRows:
                               .values_list("pk", "expected_harder_id")),
         exclusion_events=list(ExclusionEvent.objects.filter(participation__study=study).order_by("at", "pk")
                               .values_list("participation_id", "action", "reason", "by__username", "at")),
+        pool=pool,
     )
+
+
+def study_export_keys(*, study: Study, question_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+    """Question id -> (dataset name, external id) of those of ``question_ids``
+    that an export of ``study`` carries (a block of ids per query)."""
+    ids = sorted(set(question_ids))
+    exported = Question.objects.filter(_exported_questions(study))
+    found: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(ids), KEY_BLOCK):
+        for pk, dataset, external_id in exported.filter(pk__in=ids[start:start + KEY_BLOCK]).values_list(
+                "pk", "dataset__name", "external_id"):
+            found[pk] = (dataset, external_id)
+    return found
+
+
+def study_export_questions(*, study: Study, chunk_size: int = EXPORT_CHUNK) -> Iterator[dict]:
+    """Every question an export of ``study`` carries, ascending id, read
+    ``chunk_size`` rows at a time: ``pk``, ``dataset__name``, ``external_id``,
+    ``subject__name``, ``text``, ``options``, ``reference_answer``, ``metadata``."""
+    return (Question.objects.filter(_exported_questions(study)).order_by("pk")
+            .values("pk", "dataset__name", "external_id", "subject__name", "text", "options", "reference_answer",
+                    "metadata")
+            .iterator(chunk_size=chunk_size))
+
+
+def _code_point_order(field_name: str) -> Collate:
+    """``field_name`` compared character by character as Python compares strings
+    (byte order of UTF-8, whatever the database's default collation)."""
+    return Collate(field_name, "C" if connection.vendor == "postgresql" else "BINARY")
+
+
+def study_export_results(*, study: Study, chunk_size: int = EXPORT_CHUNK) -> Iterator[dict]:
+    """Every question result of the study's run, ``chunk_size`` rows at a time,
+    ordered by (dataset name, external id) as Python orders the pair of strings:
+    ``question__dataset__name``, ``question__external_id`` and :data:`RESULT_FIELDS`."""
+    return (QuestionResult.objects.filter(run_id=study.scoring_run_id)
+            .order_by(_code_point_order("question__dataset__name"), _code_point_order("question__external_id"))
+            .values("question__dataset__name", "question__external_id", *RESULT_FIELDS)
+            .iterator(chunk_size=chunk_size))
 
 
 # --- what an import checks against -----------------------------------------------------
