@@ -171,8 +171,9 @@ def judging_assign_next(
             )
     except IntegrityError:  # a second tab assigned the same pair a moment ago
         assignment = Assignment.objects.get(participation=participation, pair_id=found.pair_id)
-    participation.order_cursor = found.cursor
-    Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
+    if found.cursor != participation.order_cursor:  # an adaptive study's choice leaves the cursor where it is
+        participation.order_cursor = found.cursor
+        Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
     return assignment
 
 
