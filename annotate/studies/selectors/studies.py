@@ -243,6 +243,25 @@ def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
     )
 
 
+class _Count(Subquery):
+    """``(SELECT COUNT(*) FROM (<query>))``: a count as a scalar subquery, so that
+    several counts travel in one query."""
+
+    template = "(SELECT COUNT(*) FROM (%(subquery)s) _counted)"
+    output_field = IntegerField()
+
+
+def _open_count(*, participation: Participation) -> _Count:
+    """The number of the evaluator's open assignments, as a scalar subquery."""
+    decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pair_id"))
+    return _Count(Assignment.objects.filter(participation_id=participation.pk).filter(~Exists(decided)).values("pk"))
+
+
+def _open_assignments(*, participation: Participation, n_open: int) -> tuple[Assignment, ...]:
+    """The open assignments (with pair and questions) when the row of counts found any; no query otherwise."""
+    return tuple(_open_assignments_of(participation=participation)) if n_open else ()
+
+
 def stopping_rules_loaded(*, study: Study) -> tuple[bool, StoppingRules | None]:
     """The study's stopping rules as read with it, without a query.
 
@@ -270,14 +289,6 @@ def _study_full(study: Study) -> bool:
     return StoppingRules.objects.filter(study_id=study.pk, fired_at__isnull=False).exists()
 
 
-class _Count(Subquery):
-    """``(SELECT COUNT(*) FROM (<query>))``: a count as a scalar subquery, so that
-    several counts travel in one query."""
-
-    template = "(SELECT COUNT(*) FROM (%(subquery)s) _counted)"
-    output_field = IntegerField()
-
-
 def _one_row(*, study: Study, **expressions) -> dict[str, int]:
     """Evaluate scalar subqueries in one round trip, as the columns of the
     study's own row (a primary-key lookup)."""
@@ -287,11 +298,13 @@ def _one_row(*, study: Study, **expressions) -> dict[str, int]:
 def participation_state(*, participation: Participation) -> JudgingState:
     """Read an evaluator's :class:`JudgingState`.
 
-    Two queries, neither of which reads every pair of the study: one row of
-    counts (the evaluator's decisions and skips, the study's pair count, the
-    number of pairs that reached the target, an index range count on
-    ``Pair.n_votes``, and the number of the evaluator's own assigned pairs
-    still below it) and their open assignments. Nothing is offerable once a
+    One query, which reads no pair of the study but through an index: one
+    row of counts (the evaluator's decisions and skips, their open
+    assignments, the study's pair count, the number of pairs that reached the
+    target, an index range count on ``Pair.n_votes``, and the number of the
+    evaluator's own assigned pairs still below it); a second one reads the
+    open assignments, with their pairs and questions, when there are any
+    (on the judging page; not after an answer). Nothing is offerable once a
     stopping rule of the study has fired. Every judgment has an assignment
     (the judging service writes one first; imports carry them), so
     "offerable" = pairs below the target minus the evaluator's assigned pairs
@@ -309,15 +322,15 @@ def participation_state(*, participation: Participation) -> JudgingState:
         top=Subquery(Pair.objects.filter(study_id=study.pk).order_by("-position").values("position")[:1]),
         at_target=_Count(Pair.objects.filter(study_id=study.pk, n_votes__gte=target).values("pk")),
         mine_below=_Count(Assignment.objects.filter(participation_id=mine, pair__n_votes__lt=target).values("pk")),
+        n_open=_open_count(participation=participation),
     )
     n_pairs = 0 if row["top"] is None else row["top"] + 1
-    assignments = _open_assignments_of(participation=participation)
     full = _study_full(study)
     return JudgingState(
         participation=participation,
         judged=row["decided"] - row["skipped"],
         skipped=row["skipped"],
-        open_assignments=tuple(assignments),
+        open_assignments=_open_assignments(participation=participation, n_open=row["n_open"]),
         n_offerable=0 if full else max(0, n_pairs - row["at_target"] - row["mine_below"]),
         n_pairs=n_pairs,
     )
@@ -333,8 +346,8 @@ def _adaptive_state(*, participation: Participation) -> JudgingState:
     """An adaptive study's :class:`JudgingState`: pairs are made as they are
     served, so what an evaluator may still get is their total
     (:func:`adaptive_total`) minus what they were shown, or nothing once they
-    are finished (the pool had no unseen pair left for them). Two queries:
-    one row of counts and the open assignments."""
+    are finished (the pool had no unseen pair left for them). One row of
+    counts, and the open assignments when there are any."""
     study = participation.study
     mine = participation.pk
     row = _one_row(
@@ -343,6 +356,7 @@ def _adaptive_state(*, participation: Participation) -> JudgingState:
         skipped=_Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
         checks=_Count(Pair.objects.filter(study_id=study.pk, attention_check=True).values("pk")),
         shown=_Count(Assignment.objects.filter(participation_id=mine).values("pk")),
+        n_open=_open_count(participation=participation),
     )
     total = study.n_pairs + row["checks"]
     full = participation.finished_at is not None or _study_full(study)
@@ -351,7 +365,7 @@ def _adaptive_state(*, participation: Participation) -> JudgingState:
         participation=participation,
         judged=row["decided"] - row["skipped"],
         skipped=row["skipped"],
-        open_assignments=tuple(_open_assignments_of(participation=participation)),
+        open_assignments=_open_assignments(participation=participation, n_open=row["n_open"]),
         n_offerable=offerable,
         n_pairs=total,
     )
