@@ -10,6 +10,13 @@ judging page (urllib follows the redirect), seen by the client on loopback.
 The server's own time per request comes from gunicorn's access log
 (``%(D)s``).
 
+The floor: between two answers, each evaluator thread also makes the
+trivial round trip (``bench/trivial_urls.py``: a POST that redirects to a
+small page with a CSRF token), signed in as the same evaluator, on the same
+server, same middleware; nothing else differs. The "floor" table gives
+judging / trivial, per database and load, from the client's medians and
+from the server's (target: at most 2).
+
 Two loads:
 
 * ``paced``: each evaluator waits a random 0.5-1.5 s between answers (real
@@ -40,11 +47,14 @@ Scale: the same paced load on a 70-pair and on a 50,000-pair study (one
 subject of 317 questions), PostgreSQL when reachable; the server medians of
 POST + GET and their ratio (target: at most 1.5).
 
-Adaptive: the same paced load on an adaptive study of 1,000 questions (one
-subject, 2,500 earlier votes; every POST fits the human scale to all votes
-and chooses the next pair) and on a uniform study of the same questions;
-server medians and their ratio, and the choice alone timed in process
-(target: the adaptive POST well under 100 ms).
+Adaptive: an adaptive study of 1,000 questions (one subject, 2,500
+earlier votes; every POST fits the human scale to all votes and chooses the
+next pair) and a uniform study of the same questions, in one database on
+one server: each evaluator thread answers in both studies (as two
+evaluators) and makes the trivial round trip, in turn, under the paced
+load; SQLite (WAL) and PostgreSQL. Server medians, adaptive / uniform
+(target: at most 1.3) and each / trivial, and the choice alone timed in
+process (target: the adaptive POST well under 100 ms).
 
 Options (``python -m bench judging --port 8765 --database bench_judging_me``):
 ``--port`` serves on that port instead of a free one; ``--database`` names the
@@ -70,13 +80,15 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 N_EVALUATORS = 20
 TARGET_MS = 50.0
 THINK_S = (0.5, 1.5)
+TRIVIAL_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+TRIVIAL_POST = "/bench/trivial/"
 FORM_RE = re.compile(
     r'name="csrfmiddlewaretoken" value="([^"]+)".*?name="pair" value="([0-9a-f]{16})"'
     r'.*?name="left" value="([0-9a-f]{16})"', re.S
@@ -85,11 +97,13 @@ FORM_RE = re.compile(
 # Production-like: DEBUG off (set through the environment), static files
 # collected into the temporary folder instead of the project's STATIC_ROOT.
 # Plain HTTP on loopback stands in for TLS terminated by a proxy, so the
-# cookies may not be HTTPS-only here.
+# cookies may not be HTTPS-only here. The URL configuration is the site's plus
+# the trivial floor (bench/trivial_urls.py), served by the same process.
 BASE_SETTINGS = """from eipsite.settings import *  # noqa: F401,F403
 STATIC_ROOT = {static_root!r}
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
+ROOT_URLCONF = "bench.trivial_urls"
 """
 SQLITE_WAL_SETTINGS = """
 DATABASES["default"].setdefault("OPTIONS", {}).update(
@@ -151,18 +165,30 @@ if strategy == "adaptive":
         times.append((time.perf_counter() - t0) * 1000)
     extra["choice_ms"] = statistics.median(times)
     Participation.objects.filter(pk=probe.pk).delete()
+    # The uniform study of the same questions, judged in the same run by evaluators of its own.
+    uniform = make_study(catalog, n_pairs=prior_votes, seed=1, target=1000, name="bench-uniform")
 else:
     study = make_study(catalog, n_pairs=n_pairs, seed=1, target=1000, name="bench")
-sessions = []
-for k in range(n_evaluators):
-    user = make_evaluator(study, f"bench-{k}").user
-    s = SessionStore()
-    s[SESSION_KEY] = str(user.pk)
-    s[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    s[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    s.save()
-    sessions.append(s.session_key)
-print(json.dumps({"study": study.pk, "sessions": sessions, "cookie": settings.SESSION_COOKIE_NAME, **extra}))
+    uniform = None
+
+
+def sessions_of(study, prefix):
+    keys = []
+    for k in range(n_evaluators):
+        user = make_evaluator(study, f"{prefix}-{k}").user
+        s = SessionStore()
+        s[SESSION_KEY] = str(user.pk)
+        s[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        s[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        s.save()
+        keys.append(s.session_key)
+    return keys
+
+
+if uniform is not None:
+    extra.update(uniform_study=uniform.pk, uniform_sessions=sessions_of(uniform, "bench-uniform"))
+print(json.dumps({"study": study.pk, "sessions": sessions_of(study, "bench"), "cookie": settings.SESSION_COOKIE_NAME,
+                  **extra}))
 """
 
 CHECK = r"""
@@ -184,6 +210,8 @@ class Phase:
     latencies: list[float]
     failures: list[str]
     wall: float = 0.0
+    #: Round trips of the other lanes interleaved with judging ("trivial", "uniform"), seconds.
+    lanes: dict[str, list[float]] = field(default_factory=dict)
 
 
 # --- plumbing -------------------------------------------------------------------
@@ -213,7 +241,7 @@ def _python(code: str, env: dict[str, str], *args: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _wait_until_up(base: str, server: subprocess.Popen, timeout: float = 30.0) -> None:
+def _wait_until_up(base: str, server: subprocess.Popen, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -267,36 +295,63 @@ def _postgres_scratch(name: str | None = None) -> tuple[str, callable] | None:
 # --- the load -------------------------------------------------------------------
 
 
-def _evaluator(base, study_id, cookie_name, session_key, phases, barrier, seed) -> None:
-    rng = random.Random(seed)
+def _opener(cookie_name: str, session_key: str) -> urllib.request.OpenerDirector:
     jar = http.cookiejar.CookieJar()
     jar.set_cookie(http.cookiejar.Cookie(
         0, cookie_name, session_key, None, False, "127.0.0.1", False, False, "/", True, False, None, False,
         None, None, {},
     ))
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    url = f"{base}/studies/{study_id}/judge/"
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+
+
+@dataclass
+class Lane:
+    """One kind of round trip an evaluator thread repeats: ``judge`` (a study's
+    judging page, ``url``) or ``trivial`` (the floor, bench/trivial_urls.py)."""
+
+    name: str
+    kind: str
+    url: str
+    opener: urllib.request.OpenerDirector
+    page: str = ""
+
+    def body(self, k: int) -> bytes:
+        if self.kind == "trivial":
+            match = TRIVIAL_RE.search(self.page)
+            if match is None:
+                raise RuntimeError("no form on the trivial page")
+            return urllib.parse.urlencode({"csrfmiddlewaretoken": match.group(1), "choice": "left"}).encode()
+        match = FORM_RE.search(self.page)
+        if match is None:
+            raise RuntimeError("no pair on the judging page")
+        token, pair_id, left_id = match.groups()
+        return urllib.parse.urlencode({
+            "csrfmiddlewaretoken": token, "pair": pair_id, "left": left_id,
+            "choice": ("left", "right", "skip")[k % 3], "client_ms": "1000",
+        }).encode()
+
+
+def _evaluator(lanes: list[Lane], phases: list[Phase], barrier, seed) -> None:
+    """Each answer: one round trip of every lane in turn (the first is the
+    judging lane whose figures go to ``phase.latencies``)."""
+    rng = random.Random(seed)
     phase = phases[0]
     try:
-        page = opener.open(url, timeout=60).read().decode()
+        for lane in lanes:
+            first = lane.url + "page/" if lane.kind == "trivial" else lane.url
+            lane.page = lane.opener.open(first, timeout=60).read().decode()
         for phase in phases:
             barrier.wait(timeout=120)
             for k in range(phase.answers):
-                if phase.think:
-                    time.sleep(rng.uniform(*phase.think))
-                match = FORM_RE.search(page)
-                if match is None:
-                    raise RuntimeError("no pair on the judging page")
-                token, pair_id, left_id = match.groups()
-                body = urllib.parse.urlencode({
-                    "csrfmiddlewaretoken": token, "pair": pair_id, "left": left_id,
-                    "choice": ("left", "right", "skip")[k % 3], "client_ms": "1000",
-                }).encode()
-                request = urllib.request.Request(url, data=body, headers={"Referer": url})
-                t0 = time.perf_counter()
-                with opener.open(request, timeout=60) as response:  # POST -> 302 -> GET next pair
-                    page = response.read().decode()
-                phase.latencies.append(time.perf_counter() - t0)
+                for n, lane in enumerate(lanes):
+                    if phase.think:
+                        time.sleep(rng.uniform(*phase.think))
+                    request = urllib.request.Request(lane.url, data=lane.body(k), headers={"Referer": lane.url})
+                    t0 = time.perf_counter()
+                    with lane.opener.open(request, timeout=60) as response:  # POST -> 302 -> GET next page
+                        lane.page = response.read().decode()
+                    spent = time.perf_counter() - t0
+                    (phase.latencies if n == 0 else phase.lanes.setdefault(lane.name, [])).append(spent)
     except Exception as exc:  # reported in the table
         phase.failures.append(repr(exc))
         barrier.abort()  # never leave the others waiting
@@ -350,10 +405,14 @@ def _run_database(label: str, database_url: str | None, settings_text: str | Non
             print((folder / "server.err").read_text()[-3000:])
             raise
         barrier = threading.Barrier(N_EVALUATORS)
-        threads = [
-            threading.Thread(target=_evaluator, args=(base, setup["study"], setup["cookie"], key, phases, barrier, k))
-            for k, key in enumerate(setup["sessions"])
-        ]
+        threads = []
+        for k, key in enumerate(setup["sessions"]):
+            lanes = [Lane("judging", "judge", f"{base}/studies/{setup['study']}/judge/", _opener(setup["cookie"], key))]
+            if "uniform_study" in setup:
+                lanes.append(Lane("uniform", "judge", f"{base}/studies/{setup['uniform_study']}/judge/",
+                                  _opener(setup["cookie"], setup["uniform_sessions"][k])))
+            lanes.append(Lane("trivial", "trivial", base + TRIVIAL_POST, _opener(setup["cookie"], key)))
+            threads.append(threading.Thread(target=_evaluator, args=(lanes, phases, barrier, k)))
         t0 = time.perf_counter()
         for t in threads:
             t.start()
@@ -361,14 +420,18 @@ def _run_database(label: str, database_url: str | None, settings_text: str | Non
             t.join(timeout=600)
         wall = time.perf_counter() - t0
         check = _python(CHECK, env)
-        server_ms = {"POST": [], "GET": []}
+        lane_of = {f"/studies/{setup['study']}/judge/": "judging", TRIVIAL_POST: "trivial",
+                   TRIVIAL_POST + "page/": "trivial"}
+        if "uniform_study" in setup:
+            lane_of[f"/studies/{setup['uniform_study']}/judge/"] = "uniform"
+        lanes_ms = {name: {"POST": [], "GET": []} for name in set(lane_of.values())}
         for line in access_log.read_text().splitlines():
             method, path, _status, micros = line.split()
-            if path.endswith("/judge/") and method in server_ms:
-                server_ms[method].append(int(micros) / 1000)
-        expected = N_EVALUATORS * sum(p.answers for p in phases)
-        return {"label": label, "check": check, "server_ms": server_ms, "wall": wall, "workers": workers,
-                "expected": expected, "choice_ms": setup.get("choice_ms")}
+            if path in lane_of and method in ("POST", "GET"):
+                lanes_ms[lane_of[path]][method].append(int(micros) / 1000)
+        expected = N_EVALUATORS * sum(p.answers for p in phases) * (2 if "uniform_study" in setup else 1)
+        return {"label": label, "check": check, "server_ms": lanes_ms["judging"], "lanes_ms": lanes_ms, "wall": wall,
+                "workers": workers, "expected": expected, "choice_ms": setup.get("choice_ms")}
     finally:
         if server is not None:
             server.terminate()
@@ -401,44 +464,60 @@ ADAPTIVE_PRIOR_VOTES = 2500
 ADAPTIVE_TARGET_MS = 100.0
 
 
+#: Targets of the floor: judging at most this many times the trivial round trip on the same server,
+#: an adaptive study's answer at most this many times a uniform study's.
+FLOOR_TARGET = 2.0
+ADAPTIVE_TARGET_RATIO = 1.3
+
+
+def _server_sum(ms: dict[str, list[float]]) -> float:
+    """Median server POST + median server GET (ms) of one lane, from the access log."""
+    return statistics.median(ms["POST"]) + statistics.median(ms["GET"])
+
+
 def _run_adaptive(quick: bool, port: int | None, database: str | None) -> None:
-    """Server median of "submit + next pair" in an adaptive study of 1,000
-    questions (each POST fits the scale to every vote so far and chooses the
-    next pair) against a uniform study of the same questions, same load and
-    database; plus the choice alone (queries + kernel), timed in process."""
+    """An adaptive study of 1,000 questions (each POST fits the scale to every
+    vote so far and chooses the next pair), a uniform study of the same
+    questions and the trivial floor, interleaved by the same evaluator threads
+    on one server, per database; plus the choice alone (queries + kernel),
+    timed in process."""
     answers = 8 if quick else 20
-    scratch = _postgres_scratch(database)
-    label, settings_text = ("postgres", None) if scratch is not None else ("sqlite-wal", SQLITE_WAL_SETTINGS)
-    print(f"\nadaptive ({label}, paced, {N_EVALUATORS} evaluators x {answers} answers, {ADAPTIVE_QUESTIONS:,} "
-          f"questions in one subject, {ADAPTIVE_PRIOR_VOTES:,} earlier votes): server median POST + GET")
-    print(f"{'study':>10}{'srv POST ms':>13}{'srv GET ms':>12}{'sum ms':>9}{'ratio':>8}{'choice ms':>11}"
-          f"{'stored':>8}{'fail':>6}")
-    base_ms = None
-    try:
-        for kind in ("uniform", "adaptive"):
-            if scratch is not None and kind != "uniform":
+    print(f"\nadaptive (paced, {N_EVALUATORS} evaluators x {answers} answers in each study, interleaved with "
+          f"the trivial round trip; {ADAPTIVE_QUESTIONS:,} questions in one subject, {ADAPTIVE_PRIOR_VOTES:,} "
+          f"earlier votes in the adaptive study): server medians, and the client's median round trip")
+    print(f"{'database':<11}{'study':>9}{'srv POST ms':>13}{'srv GET ms':>12}{'sum ms':>9}{'client ms':>11}"
+          f"{'/uniform':>10}{'/trivial':>10}{'choice ms':>11}{'stored':>8}{'fail':>6}")
+    for label in ("sqlite-wal", "postgres"):
+        scratch = _postgres_scratch(database) if label == "postgres" else None
+        if label == "postgres" and scratch is None:
+            print("postgres: skipped (no server at BENCH_JUDGING_POSTGRES / 127.0.0.1:5432)")
+            continue
+        phases = [Phase("paced", answers, THINK_S, [], [])]
+        try:
+            result = _run_database(label, scratch[0] if scratch else None,
+                                   None if scratch else SQLITE_WAL_SETTINGS, phases, n_pairs=answers + 1, port=port,
+                                   adaptive=(ADAPTIVE_QUESTIONS, ADAPTIVE_PRIOR_VOTES))
+        finally:
+            if scratch is not None:
                 scratch[1]()
-                scratch = _postgres_scratch(database)
-            phases = [Phase("paced", answers, THINK_S, [], [])]
-            if kind == "uniform":
-                result = _run_database(label, scratch[0] if scratch else None, settings_text, phases,
-                                       n_pairs=ADAPTIVE_PRIOR_VOTES, port=port, per_subject=ADAPTIVE_QUESTIONS)
-            else:
-                result = _run_database(label, scratch[0] if scratch else None, settings_text, phases,
-                                       n_pairs=answers + 1, port=port,
-                                       adaptive=(ADAPTIVE_QUESTIONS, ADAPTIVE_PRIOR_VOTES))
-            post = statistics.median(result["server_ms"]["POST"])
-            get = statistics.median(result["server_ms"]["GET"])
-            base_ms = base_ms or post + get
-            failures = sum(len(p.failures) for p in phases)
-            choice = "" if result["choice_ms"] is None else f"{result['choice_ms']:.1f}"
-            print(f"{kind:>10}{post:>13.1f}{get:>12.1f}{post + get:>9.1f}{(post + get) / base_ms:>8.2f}"
-                  f"{choice:>11}{result['check']['judgments']:>8}{failures:>6}")
-    finally:
-        if scratch is not None:
-            scratch[1]()
-    print(f"target: the adaptive POST (which makes the choice) well under {ADAPTIVE_TARGET_MS:.0f} ms; "
-          f"the choice alone (kernel target < 50 ms) in 'choice ms'")
+        failures = sum(len(p.failures) for p in phases)
+        if failures:
+            print(f"{label:<11} failures: {phases[0].failures[:1]}")
+            continue
+        lanes_ms = result["lanes_ms"]
+        client = {"adaptive": phases[0].latencies, **phases[0].lanes}
+        uniform, trivial = _server_sum(lanes_ms["uniform"]), _server_sum(lanes_ms["trivial"])
+        for kind, lane in (("adaptive", "judging"), ("uniform", "uniform"), ("trivial", "trivial")):
+            ms = lanes_ms[lane]
+            total = _server_sum(ms)
+            choice = f"{result['choice_ms']:.1f}" if kind == "adaptive" and result["choice_ms"] is not None else ""
+            stored = result["check"]["judgments"] if kind == "adaptive" else ""
+            print(f"{label:<11}{kind:>9}{statistics.median(ms['POST']):>13.1f}{statistics.median(ms['GET']):>12.1f}"
+                  f"{total:>9.1f}{statistics.median(client[kind]) * 1000:>11.1f}{total / uniform:>10.2f}"
+                  f"{total / trivial:>10.2f}{choice:>11}{stored:>8}{failures if kind == 'adaptive' else '':>6}")
+    print(f"targets: adaptive / uniform <= {ADAPTIVE_TARGET_RATIO} and judging / trivial <= {FLOOR_TARGET} "
+          f"(server sums); the adaptive POST well under {ADAPTIVE_TARGET_MS:.0f} ms; the choice alone "
+          f"(kernel target < 50 ms) in 'choice ms'")
 
 
 def _run_scale(quick: bool, port: int | None, database: str | None) -> None:
@@ -482,6 +561,7 @@ def _run_latency(quick: bool, paced_answers: int, stress_answers: int, port: int
           f"load average before {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'database':<11}{'load':<8}{'n':>5}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}"
           f"{'srv POST ms':>13}{'srv GET ms':>12}{'stored':>8}{'dup':>5}{'fail':>6}")
+    floors = []
     try:
         for label, url, settings_text in databases:
             phases = [Phase("paced", paced_answers, THINK_S, [], [])]
@@ -489,12 +569,35 @@ def _run_latency(quick: bool, paced_answers: int, stress_answers: int, port: int
                 phases.append(Phase("stress", stress_answers, None, [], []))
             result = _run_database(label, url, settings_text, phases, port=port)
             _report(result, phases)
+            floors.append((result, phases))
     finally:
         if scratch is not None:
             scratch[1]()
+    _report_floor(floors)
     print(f"load average after {os.getloadavg()[0]:.1f} (other work on the machine inflates every figure)")
     if scratch is None:
         print("postgres: skipped (no server at BENCH_JUDGING_POSTGRES / 127.0.0.1:5432)")
+
+
+def _report_floor(floors: list[tuple[dict, list[Phase]]]) -> None:
+    """Judging against the trivial round trip (bench/trivial_urls.py), which the
+    same evaluator threads made between their answers on the same server."""
+    print("\nfloor: judging (POST + 302 + GET of the next pair) / the trivial POST + 302 + GET, same server, "
+          "interleaved; client medians per load, server medians (POST + GET) over the run")
+    print(f"{'database':<11}{'load':<8}{'judge ms':>10}{'trivial ms':>12}{'ratio':>7}"
+          f"{'srv judge ms':>14}{'srv trivial ms':>16}{'srv ratio':>11}")
+    for result, phases in floors:
+        srv_judge = _server_sum(result["lanes_ms"]["judging"])
+        srv_trivial = _server_sum(result["lanes_ms"]["trivial"])
+        for k, phase in enumerate(phases):
+            trivial = phase.lanes.get("trivial", [])
+            if not phase.latencies or not trivial:
+                continue
+            judge_ms, trivial_ms = statistics.median(phase.latencies) * 1000, statistics.median(trivial) * 1000
+            tail = f"{srv_judge:>14.1f}{srv_trivial:>16.1f}{srv_judge / srv_trivial:>11.2f}" if k == 0 else ""
+            print(f"{result['label']:<11}{phase.name:<8}{judge_ms:>10.1f}{trivial_ms:>12.1f}"
+                  f"{judge_ms / trivial_ms:>7.2f}{tail}")
+    print(f"target: judging / trivial <= {FLOOR_TARGET}")
 
 
 def _report(result: dict, phases: list[Phase]) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
 
 from annotate.core import ID_MAX
 from annotate.models import (
@@ -59,9 +59,10 @@ def user_role(*, user: AbstractBaseUser | AnonymousUser) -> str | None:
         return None
     if user.is_staff:
         return "admin"
-    if user_is_researcher(user=user):
+    names = set(user.groups.values_list("name", flat=True))  # one read for both groups
+    if RESEARCHER_GROUP in names:
         return "researcher"
-    if user_is_evaluator(user=user):
+    if EVALUATOR_GROUP in names:
         return "evaluator"
     return None
 
@@ -90,7 +91,8 @@ def participation_get(*, study_id: int, user: AbstractBaseUser) -> Participation
     (also for an id no study can have, such as one beyond 64 bits from a URL)."""
     if not user.is_authenticated or not 1 <= study_id <= ID_MAX:
         return None
-    return Participation.objects.select_related("study").filter(study_id=study_id, user=user).first()
+    return (Participation.objects.select_related("study", "study__stopping_rules")
+            .filter(study_id=study_id, user=user).first())
 
 
 def participations_of(*, user: AbstractBaseUser) -> list[Participation]:
@@ -193,10 +195,12 @@ def evaluator_order_position(*, seed: int, n: int, index: int) -> int:
 
 @dataclass(frozen=True)
 class NextPair:
-    """The next pair of an evaluator's order and the cursor after it."""
+    """The next pair of an evaluator's order (its id and its two questions) and the cursor after it."""
 
     pair_id: int
     cursor: int
+    question_a_id: int
+    question_b_id: int
 
 
 @dataclass(frozen=True)
@@ -239,42 +243,95 @@ def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
     )
 
 
-def _study_full(study_id: int) -> bool:
-    """A stopping rule of the study fired (:mod:`annotate.studies.services.stopping`): nothing new is offered."""
-    return StoppingRules.objects.filter(study_id=study_id, fired_at__isnull=False).exists()
+class _Count(Subquery):
+    """``(SELECT COUNT(*) FROM (<query>))``: a count as a scalar subquery, so that
+    several counts travel in one query."""
+
+    template = "(SELECT COUNT(*) FROM (%(subquery)s) _counted)"
+    output_field = IntegerField()
+
+
+def _open_count(*, participation: Participation) -> _Count:
+    """The number of the evaluator's open assignments, as a scalar subquery."""
+    decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pair_id"))
+    return _Count(Assignment.objects.filter(participation_id=participation.pk).filter(~Exists(decided)).values("pk"))
+
+
+def _open_assignments(*, participation: Participation, n_open: int) -> tuple[Assignment, ...]:
+    """The open assignments (with pair and questions) when the row of counts found any; no query otherwise."""
+    return tuple(_open_assignments_of(participation=participation)) if n_open else ()
+
+
+def stopping_rules_loaded(*, study: Study) -> tuple[bool, StoppingRules | None]:
+    """The study's stopping rules as read with it, without a query.
+
+    Returns ``(True, rules)`` when the study was read with its rules
+    (:func:`participation_get` joins them; ``rules`` is None when the study
+    has none), else ``(False, None)``: the caller reads them itself.
+    """
+    descriptor = Study.stopping_rules
+    if not descriptor.is_cached(study):
+        return False, None
+    return True, descriptor.related.get_cached_value(study)
+
+
+def _study_full(study: Study) -> bool:
+    """A stopping rule of the study fired (:mod:`annotate.studies.services.stopping`): nothing new is offered.
+
+    A study read with its rules answers from them: rules are chosen before
+    the first judgment and a stamp is final, and the judging service reads
+    the rules again after each judgment (:func:`annotate.studies.services.stopping.stopping_check`),
+    keeping the study's copy current. Otherwise one query.
+    """
+    known, rules = stopping_rules_loaded(study=study)
+    if known:
+        return rules is not None and rules.fired_at is not None
+    return StoppingRules.objects.filter(study_id=study.pk, fired_at__isnull=False).exists()
+
+
+def _one_row(*, study: Study, **expressions) -> dict[str, int]:
+    """Evaluate scalar subqueries in one round trip, as the columns of the
+    study's own row (a primary-key lookup)."""
+    return Study.objects.filter(pk=study.pk).values(**expressions).get()
 
 
 def participation_state(*, participation: Participation) -> JudgingState:
     """Read an evaluator's :class:`JudgingState`.
 
-    Four queries, none of which reads every pair of the study: the
-    evaluator's decisions by choice, their open assignments, the number of
-    pairs that reached the target (an index range count on ``Pair.n_votes``)
-    and the number of their own assigned pairs still below it; nothing is
-    offerable once a stopping rule of the study has fired. Every judgment
-    has an assignment (the judging service writes one first; imports carry
-    them), so "offerable" = pairs below the target minus the evaluator's
-    assigned pairs below it.
+    One query, which reads no pair of the study but through an index: one
+    row of counts (the evaluator's decisions and skips, their open
+    assignments, the study's pair count, the number of pairs that reached the
+    target, an index range count on ``Pair.n_votes``, and the number of the
+    evaluator's own assigned pairs still below it); a second one reads the
+    open assignments, with their pairs and questions, when there are any
+    (on the judging page; not after an answer). Nothing is offerable once a
+    stopping rule of the study has fired. Every judgment has an assignment
+    (the judging service writes one first; imports carry them), so
+    "offerable" = pairs below the target minus the evaluator's assigned pairs
+    below it.
     """
     study = participation.study
     if study.is_adaptive:
         return _adaptive_state(participation=participation)
     target = study.target_judgments_per_pair
-    by_choice = dict(
-        participation.judgments.order_by().values("choice").annotate(n=Count("id")).values_list("choice", "n")
+    mine = participation.pk
+    row = _one_row(
+        study=study,
+        decided=_Count(Judgment.objects.filter(participation_id=mine).values("pk")),
+        skipped=_Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
+        top=Subquery(Pair.objects.filter(study_id=study.pk).order_by("-position").values("position")[:1]),
+        at_target=_Count(Pair.objects.filter(study_id=study.pk, n_votes__gte=target).values("pk")),
+        mine_below=_Count(Assignment.objects.filter(participation_id=mine, pair__n_votes__lt=target).values("pk")),
+        n_open=_open_count(participation=participation),
     )
-    skipped = by_choice.get(Choice.SKIP, 0)
-    assignments = _open_assignments_of(participation=participation)
-    n_pairs = study_pair_count(study_id=study.pk)
-    at_target = Pair.objects.filter(study_id=study.pk, n_votes__gte=target).count()
-    mine_below = Assignment.objects.filter(participation_id=participation.pk, pair__n_votes__lt=target).count()
-    full = _study_full(study.pk)
+    n_pairs = 0 if row["top"] is None else row["top"] + 1
+    full = _study_full(study)
     return JudgingState(
         participation=participation,
-        judged=sum(by_choice.values()) - skipped,
-        skipped=skipped,
-        open_assignments=tuple(assignments),
-        n_offerable=0 if full else max(0, n_pairs - at_target - mine_below),
+        judged=row["decided"] - row["skipped"],
+        skipped=row["skipped"],
+        open_assignments=_open_assignments(participation=participation, n_open=row["n_open"]),
+        n_offerable=0 if full else max(0, n_pairs - row["at_target"] - row["mine_below"]),
         n_pairs=n_pairs,
     )
 
@@ -289,20 +346,26 @@ def _adaptive_state(*, participation: Participation) -> JudgingState:
     """An adaptive study's :class:`JudgingState`: pairs are made as they are
     served, so what an evaluator may still get is their total
     (:func:`adaptive_total`) minus what they were shown, or nothing once they
-    are finished (the pool had no unseen pair left for them)."""
-    by_choice = dict(
-        participation.judgments.order_by().values("choice").annotate(n=Count("id")).values_list("choice", "n")
+    are finished (the pool had no unseen pair left for them). One row of
+    counts, and the open assignments when there are any."""
+    study = participation.study
+    mine = participation.pk
+    row = _one_row(
+        study=study,
+        decided=_Count(Judgment.objects.filter(participation_id=mine).values("pk")),
+        skipped=_Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
+        checks=_Count(Pair.objects.filter(study_id=study.pk, attention_check=True).values("pk")),
+        shown=_Count(Assignment.objects.filter(participation_id=mine).values("pk")),
+        n_open=_open_count(participation=participation),
     )
-    skipped = by_choice.get(Choice.SKIP, 0)
-    total = adaptive_total(study=participation.study)
-    shown = Assignment.objects.filter(participation_id=participation.pk).count()
-    full = participation.finished_at is not None or _study_full(participation.study_id)
-    offerable = 0 if full else max(0, total - shown)
+    total = study.n_pairs + row["checks"]
+    full = participation.finished_at is not None or _study_full(study)
+    offerable = 0 if full else max(0, total - row["shown"])
     return JudgingState(
         participation=participation,
-        judged=sum(by_choice.values()) - skipped,
-        skipped=skipped,
-        open_assignments=tuple(_open_assignments_of(participation=participation)),
+        judged=row["decided"] - row["skipped"],
+        skipped=row["skipped"],
+        open_assignments=_open_assignments(participation=participation, n_open=row["n_open"]),
         n_offerable=offerable,
         n_pairs=total,
     )
@@ -347,12 +410,14 @@ def participation_next_pair(
             # statistics say (a vote-count condition there let a stale planner scan the study).
             found = (
                 Pair.objects.filter(study_id=study.pk, position__in=list(index_of))
-                .filter(~Exists(mine), ~Exists(decided)).values_list("pk", "position", "n_votes")
+                .filter(~Exists(mine), ~Exists(decided))
+                .values_list("pk", "position", "n_votes", "question_a_id", "question_b_id")
             )
             target = study.target_judgments_per_pair
-            best = min(((index_of[pos], pk) for pk, pos, votes in found if votes < target), default=None)
+            best = min(((index_of[pos], pk, a, b) for pk, pos, votes, a, b in found if votes < target),
+                       default=None)
             if best is not None:
-                return NextPair(pair_id=best[1], cursor=best[0] + 1)
+                return NextPair(pair_id=best[1], cursor=best[0] + 1, question_a_id=best[2], question_b_id=best[3])
     return None
 
 

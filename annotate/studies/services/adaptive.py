@@ -59,27 +59,34 @@ def _check_slots(*, seed: int, total: int, n_checks: int) -> frozenset[int]:
     return frozenset(int(k) for k in rng.choice(total, size=min(n_checks, total), replace=False))
 
 
-def _next_check(*, participation: Participation, shown: list[tuple[int, int, int, bool]]) -> Pair | None:
-    """The attention check due at the evaluator's next slot, if any."""
+def _study_checks(*, study: Study) -> list[tuple[int, int, int]]:
+    """The study's attention checks by position: ``(pair id, question a id, question b id)``."""
+    return [tuple(row) for row in Pair.objects.filter(study_id=study.pk, attention_check=True).order_by("position")
+            .values_list("pk", "question_a_id", "question_b_id")]
+
+
+def _next_check(*, participation: Participation, shown: list[tuple[int, int, int, bool]],
+                checks: list[tuple[int, int, int]]) -> Pair | None:
+    """The attention check due at the evaluator's next slot, if any (``checks``: :func:`_study_checks`)."""
     study = participation.study
-    checks = list(Pair.objects.filter(study_id=study.pk, attention_check=True).order_by("position")
-                  .values_list("pk", flat=True))
     if not checks:
         return None
     slot = len(shown)
     if slot not in _check_slots(seed=participation.seed, total=study.n_pairs + len(checks), n_checks=len(checks)):
         return None
     met = {pk for pk, _, _, is_check in shown if is_check}
-    left = [pk for pk in checks if pk not in met]
+    left = [pk for pk, _, _ in checks if pk not in met]
     return None if not left else Pair.objects.get(pk=left[0])
 
 
 def adaptive_choose(
-    *, study: Study, participation: Participation, shown: list[tuple[int, int, int, bool]]
+    *, study: Study, participation: Participation, shown: list[tuple[int, int, int, bool]],
+    checks: list[tuple[int, int, int]] | None = None,
 ) -> tuple[int, int] | None:
     """The kernel's choice for ``participation``: two question ids, or None
     when the evaluator has seen every pair of the pool. Reads only (three
-    queries: the pool, the study's votes, its attention checks)."""
+    queries: the pool, the study's votes, its attention checks; two when
+    ``checks``, as :func:`_study_checks` reads them, are given)."""
     pool = np.array(
         AdaptivePoolQuestion.objects.filter(study_id=study.pk).order_by("question_id").values_list("question_id",
                                                                                                    "block"),
@@ -100,9 +107,9 @@ def adaptive_choose(
     hi, ei = _index(qids, harder), _index(qids, easier)
     keep = (hi >= 0) & (ei >= 0)
     estimate = _estimate(len(qids), hi[keep], ei[keep], study=study)
-    checks = list(Pair.objects.filter(study_id=study.pk, attention_check=True)
-                  .values_list("question_a_id", "question_b_id"))
-    seen_ids = np.array([(a, b) for _, a, b, _ in shown] + checks, dtype=np.int64).reshape(-1, 2)
+    checks = _study_checks(study=study) if checks is None else checks
+    seen_ids = np.array([(a, b) for _, a, b, _ in shown] + [(a, b) for _, a, b in checks],
+                        dtype=np.int64).reshape(-1, 2)
     seen = np.stack([_index(qids, seen_ids[:, 0]), _index(qids, seen_ids[:, 1])], axis=1)
     seen = seen[(seen >= 0).all(axis=1)]
     rng = np.random.default_rng([participation.seed, CHOICE_STREAM, len(shown)])
@@ -169,11 +176,12 @@ def adaptive_next_pair(*, participation: Participation) -> Pair | None:
         .values_list("pair_id", "pair__question_a_id", "pair__question_b_id", "pair__attention_check")
     ]
     n_regular = sum(1 for *_, check in shown if not check)
-    check = _next_check(participation=participation, shown=shown)
+    checks = _study_checks(study=study)
+    check = _next_check(participation=participation, shown=shown, checks=checks)
     if check is not None:
         return check
     if n_regular < study.n_pairs:
-        chosen = adaptive_choose(study=study, participation=participation, shown=shown)
+        chosen = adaptive_choose(study=study, participation=participation, shown=shown, checks=checks)
         if chosen is not None:
             return pair_get_or_create(study=study, question_a_id=chosen[0], question_b_id=chosen[1])
     met = {pk for pk, *_, is_check in shown if is_check}

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -117,10 +117,10 @@ def judging_screen(*, participation: Participation, now: datetime | None = None)
     else:
         if participation.finished_at is not None and state.n_offerable == 0:
             return None  # finished, and nothing new to offer: no write
-        assignment = judging_assign_next(participation=participation, now=now, state=state)
-        if assignment is None:
+        if judging_assign_next(participation=participation, now=now, state=state) is None:
             return None
-        state = participation_state(participation=participation)
+        state = participation_state(participation=participation)  # reads the new assignment with its pair
+        assignment = state.open_assignments[0]
     pair = assignment.pair
     if assignment.left_question_id == pair.question_a_id:
         left, right = pair.question_a, pair.question_b
@@ -131,8 +131,8 @@ def judging_screen(*, participation: Participation, now: datetime | None = None)
                   left_token=judging_token(participation=participation, value=left.pk, kind=QUESTION))
 
 
-def _left_of(participation: Participation, pair: Pair) -> int:
-    _, a_left = evaluator_pair_key(seed=participation.seed, pair_id=pair.pk)
+def _left_of(participation: Participation, pair: NextPair) -> int:
+    _, a_left = evaluator_pair_key(seed=participation.seed, pair_id=pair.pair_id)
     return pair.question_a_id if a_left else pair.question_b_id
 
 
@@ -152,7 +152,9 @@ def judging_assign_next(
     if participation.study.is_adaptive:
         # The next pair is chosen now, from the study's votes so far (services.adaptive).
         chosen = adaptive_next_pair(participation=participation) if state.n_offerable else None
-        found = None if chosen is None else NextPair(pair_id=chosen.pk, cursor=participation.order_cursor)
+        found = None if chosen is None else NextPair(pair_id=chosen.pk, cursor=participation.order_cursor,
+                                                     question_a_id=chosen.question_a_id,
+                                                     question_b_id=chosen.question_b_id)
     else:
         found = participation_next_pair(participation=participation, n_offerable=state.n_offerable,
                                         n_pairs=state.n_pairs)
@@ -161,18 +163,17 @@ def judging_assign_next(
             participation.finished_at = now
             Participation.objects.filter(pk=participation.pk, finished_at__isnull=True).update(finished_at=now)
         return None
-    pair = Pair.objects.select_related("question_a__dataset", "question_b__dataset").get(pk=found.pair_id)
     try:
         with transaction.atomic():
             assignment = Assignment.objects.create(
-                participation=participation, pair=pair, left_question_id=_left_of(participation, pair),
+                participation=participation, pair_id=found.pair_id, left_question_id=_left_of(participation, found),
                 shown_at=now,
             )
     except IntegrityError:  # a second tab assigned the same pair a moment ago
-        assignment = Assignment.objects.select_related("pair__question_a__dataset", "pair__question_b__dataset").get(
-            participation=participation, pair=pair)
-    participation.order_cursor = found.cursor
-    Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
+        assignment = Assignment.objects.get(participation=participation, pair_id=found.pair_id)
+    if found.cursor != participation.order_cursor:  # an adaptive study's choice leaves the cursor where it is
+        participation.order_cursor = found.cursor
+        Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
     return assignment
 
 
@@ -194,6 +195,22 @@ def _clean_client_seconds(value: float | None) -> float | None:
     if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_CLIENT_SECONDS:
         return None
     return seconds
+
+
+def _pair_as_shown(*, participation: Participation, pair_id: int) -> Pair | None:
+    """The study's pair ``pair_id`` (None if not in the study), read in one
+    query with what the evaluator did with it: ``decided`` (they judged or
+    skipped it), ``shown_left_id`` and ``shown_at`` (its assignment; None when
+    it was never shown to them)."""
+    mine = participation.pk
+    shown = Assignment.objects.filter(participation_id=mine, pair_id=OuterRef("pk"))
+    return (
+        Pair.objects.filter(pk=pair_id, study_id=participation.study_id)
+        .annotate(decided=Exists(Judgment.objects.filter(participation_id=mine, pair_id=OuterRef("pk"))),
+                  shown_left_id=Subquery(shown.values("left_question_id")[:1]),
+                  shown_at=Subquery(shown.values("shown_at")[:1]))
+        .first()
+    )
 
 
 def judgment_submit(
@@ -250,21 +267,22 @@ def judgment_submit(
     """
     if choice not in Choice.values:
         raise InvalidSubmissionError(ERR_CHOICE.format(choices=Choice.values, value=choice))
-    pair = Pair.objects.filter(pk=pair_id, study_id=participation.study_id).first()
+    pair = _pair_as_shown(participation=participation, pair_id=pair_id)
     if pair is None:
         raise PairNotInStudyError(ERR_PAIR_NOT_IN_STUDY.format(pair_id=pair_id))
-    existing = Judgment.objects.filter(participation=participation, pair=pair).first()
-    if existing is not None:
-        return SubmitResult(judgment=existing, created=False)
+    if pair.decided:
+        existing = Judgment.objects.filter(participation=participation, pair=pair).first()
+        if existing is not None:
+            return SubmitResult(judgment=existing, created=False)
     if participation.study.status != StudyStatus.OPEN:
         raise StudyClosedError(ERR_STUDY_CLOSED.format(name=participation.study.name))
-    assignment = Assignment.objects.filter(participation=participation, pair=pair).first()
-    if assignment is None:
+    if pair.shown_left_id is None:
         raise InvalidSubmissionError(ERR_NOT_SHOWN.format(pair_id=pair_id))
-    if left_question_id != assignment.left_question_id:
+    if left_question_id != pair.shown_left_id:
         raise InvalidSubmissionError(ERR_LEFT.format(left_id=left_question_id, pair_id=pair_id))
-    right_id = pair.question_b_id if assignment.left_question_id == pair.question_a_id else pair.question_a_id
-    harder_id = {Choice.LEFT: assignment.left_question_id, Choice.RIGHT: right_id}.get(choice)
+    shown_left_id, shown_at = pair.shown_left_id, pair.shown_at
+    right_id = pair.question_b_id if shown_left_id == pair.question_a_id else pair.question_a_id
+    harder_id = {Choice.LEFT: shown_left_id, Choice.RIGHT: right_id}.get(choice)
     now = now or timezone.now()
     try:
         with transaction.atomic():
@@ -272,11 +290,11 @@ def judgment_submit(
                 participation=participation,
                 pair=pair,
                 choice=choice,
-                left_question_id=assignment.left_question_id,
+                left_question_id=shown_left_id,
                 harder_question_id=harder_id,
-                shown_at=assignment.shown_at,
+                shown_at=shown_at,
                 submitted_at=now,
-                seconds=max(0.0, (now - assignment.shown_at).total_seconds()),
+                seconds=max(0.0, (now - shown_at).total_seconds()),
                 client_seconds=_clean_client_seconds(client_seconds),
             )
     except IntegrityError:

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from annotate.models import Judgment, StoppingRules, Study
 from annotate.studies.selectors.stopping import method_labels, stopping_rules_of, study_stopping_state
+from annotate.studies.selectors.studies import stopping_rules_loaded
 from scoring._validation import check_int
 
 ERR_FROZEN = "the stopping rules of study {name!r} are frozen: it already has judgments"
@@ -139,8 +140,19 @@ def stopping_check(*, study: Study) -> str:
     has no rules, or when a rule fired before). Race-safe: the stamp is a
     conditional update (``fired_at`` still empty), so two concurrent checks
     stamp once.
+
+    A study read with its rules (:func:`annotate.studies.selectors.studies.participation_get`)
+    that has none, or whose rule had fired, needs no query: rules are chosen
+    before the first judgment and a stamp is final. Otherwise the rules are
+    read again here (another request may have stamped one since) and the
+    study's copy is kept current, so what it offers next honours the stamp.
     """
+    known, rules = stopping_rules_loaded(study=study)
+    if known and (rules is None or rules.fired_at is not None):
+        return ""
     rules = stopping_rules_of(study=study)
+    if known:
+        Study.stopping_rules.related.set_cached_value(study, rules)
     if rules is None or rules.fired_at is not None:
         return ""
     state = study_stopping_state(study=study, rules=rules)
@@ -158,4 +170,6 @@ def stopping_check(*, study: Study) -> str:
     stamped = StoppingRules.objects.filter(pk=rules.pk, fired_at__isnull=True).update(
         fired_at=timezone.now(), fired_rule=state.firing, fired_after_judgments=state.n_judgments,
         fired_detail=detail[:300])
+    if known:  # the stamp, ours or a concurrent one, on the study's copy
+        Study.stopping_rules.related.set_cached_value(study, stopping_rules_of(study=study))
     return state.firing if stamped else ""
