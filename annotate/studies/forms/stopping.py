@@ -30,6 +30,21 @@ class StoppingRulesForm(forms.Form):
     pay_per_judgment = forms.DecimalField(required=False, min_value=0, decimal_places=2, label="Pay per judgment")
 
 
+#: How a refused rules form is reported.
+ERR_NOT_SAVED = "Stopping rules not saved: {problems}"
+
+
+def stopping_form_problems(form: StoppingRulesForm) -> str:
+    """Every field error of a bound, invalid rules form on one line (``ERR_NOT_SAVED``, ``Label: message; ...``).
+
+    The manage page, the creation page and ``create_study`` report a refused
+    rule with this line, so a bad value reads the same everywhere.
+    """
+    problems = (f"{form.fields[k].label}: {' '.join(v)}" if k in form.fields else " ".join(v)
+                for k, v in form.errors.items())
+    return ERR_NOT_SAVED.format(problems="; ".join(problems))
+
+
 class CostForm(forms.Form):
     """The pay per judgment at which the manage page prices its projections (GET)."""
 
