@@ -26,6 +26,7 @@ from scipy import stats
 
 from annotate.models import Judgment, Pair, Participation, QuestionResult
 from annotate.reports.services import alignment_report_compute
+from annotate.reports.services.model import AlignmentReport
 from annotate.reports.services.report_files import report_files
 from scoring.crowd_bt import crowd_bradley_terry
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
@@ -188,8 +189,10 @@ def test_the_page_folds_the_section_with_its_downloads_and_the_zip_and_codebook_
 
 def test_the_json_has_the_section_and_validates_against_the_schema(built):
     _, study = built
-    document = alignment_report_compute(study=study, n_boot=N_BOOT, crowd=True).to_json()
+    report = alignment_report_compute(study=study, n_boot=N_BOOT, crowd=True)
+    document = report.to_json()
     assert document["params"]["crowd"] is True
+    assert AlignmentReport.from_json(document).crowd == report.crowd  # the zip's files are written from the JSON too
     assert {"evaluators", "methods", "questions"} <= set(document["crowd"])
     assert errors(document, SCHEMA) == []
 
