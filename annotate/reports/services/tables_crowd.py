@@ -35,28 +35,53 @@ WEIGHTED_NOTE = ("Unweighted: the report's consensus and the plain Bradley-Terry
                  "questions).")
 
 
-def _side(a: CrowdAgreement) -> tuple[Cell, ...]:
+def _with_interval(cell: Cell, ci: tuple[Cell, Cell], digits: int, scale: float) -> Cell:
+    """``cell`` whose page text also shows its interval (the CSV keeps the bare value; the ends are columns)."""
+    if cell.undefined or ci[0].undefined:
+        return cell
+    low, high = (scale * float(c.value) for c in ci)  # type: ignore[arg-type]
+    return Cell(cell.value, f"{cell.text} [{low:.{digits}f}, {high:.{digits}f}]", cell.reason)
+
+
+def _cells(a: CrowdAgreement) -> dict[str, tuple[Cell, ...]]:
+    """One side's cells by measure: pairs; agreement, its interval ends and kappa; Spearman and its ends."""
     reason = a.consensus_undefined_reason
-    return (count(a.n_pairs), pct(a.consensus_agreement, reason),
-            *interval(a.consensus_agreement_ci, reason or "no bootstrap"), dec(a.consensus_kappa, reason),
-            dec(a.scale_spearman, a.scale_undefined_reason, 3),
-            *interval(a.scale_spearman_ci, a.scale_undefined_reason or "no bootstrap", scale=1.0, digits=3))
+    agreement_ci = interval(a.consensus_agreement_ci, reason or "no bootstrap")
+    rho_ci = interval(a.scale_spearman_ci, a.scale_undefined_reason or "no bootstrap", scale=1.0, digits=3)
+    return {
+        "pairs": (count(a.n_pairs),),
+        "agreement": (_with_interval(pct(a.consensus_agreement, reason), agreement_ci, 1, 100.0), *agreement_ci,
+                      dec(a.consensus_kappa, reason)),
+        "spearman": (_with_interval(dec(a.scale_spearman, a.scale_undefined_reason, 3), rho_ci, 3, 1.0), *rho_ci),
+    }
 
 
-def _side_columns(suffix: str, label: str) -> tuple[Column, ...]:
-    return (
-        Column(f"n_pairs_{suffix}", f"Pairs ({label})", COUNT, f"pairs with a {label} consensus the method is "
-                                                                "compared on"),
-        Column(f"consensus_agreement_{suffix}", f"Agreement ({label})", FRACTION,
-               f"share of those pairs the method orders as the {label} consensus (ties = misses)"),
-        Column(f"consensus_agreement_{suffix}_low", "low", FRACTION, "bootstrap interval, lower end"),
-        Column(f"consensus_agreement_{suffix}_high", "high", FRACTION, "bootstrap interval, upper end"),
-        Column(f"consensus_kappa_{suffix}", f"κ ({label})", KAPPA, "orientation-free Cohen's kappa, 2 p_o - 1"),
-        Column(f"scale_spearman_{suffix}", f"Spearman ({label} scale)", CORR,
-               f"Spearman's correlation of the method's difficulty with the {label} Bradley-Terry scale"),
-        Column(f"scale_spearman_{suffix}_low", "low", CORR, "bootstrap interval, lower end"),
-        Column(f"scale_spearman_{suffix}_high", "high", CORR, "bootstrap interval, upper end"),
-    )
+def _measure_columns(measure: str, suffix: str, label: str) -> tuple[Column, ...]:
+    """The columns of one measure on one side; interval ends and kappa are CSV columns (the page shows the
+    interval beside the value)."""
+    return {
+        "pairs": (Column(f"n_pairs_{suffix}", f"Pairs ({label})", COUNT,
+                         f"pairs with a {label} consensus the method is compared on"),),
+        "agreement": (
+            Column(f"consensus_agreement_{suffix}", f"Agreement ({label}) [interval]", FRACTION,
+                   f"share of those pairs the method orders as the {label} consensus (ties = misses)"),
+            Column(f"consensus_agreement_{suffix}_low", "low", FRACTION, "bootstrap interval, lower end",
+                   on_page=False),
+            Column(f"consensus_agreement_{suffix}_high", "high", FRACTION, "bootstrap interval, upper end",
+                   on_page=False),
+            Column(f"consensus_kappa_{suffix}", f"κ ({label})", KAPPA, "orientation-free Cohen's kappa, 2 p_o - 1",
+                   on_page=False),
+        ),
+        "spearman": (
+            Column(f"scale_spearman_{suffix}", f"Spearman ({label} scale) [interval]", CORR,
+                   f"Spearman's correlation of the method's difficulty with the {label} Bradley-Terry scale"),
+            Column(f"scale_spearman_{suffix}_low", "low", CORR, "bootstrap interval, lower end", on_page=False),
+            Column(f"scale_spearman_{suffix}_high", "high", CORR, "bootstrap interval, upper end", on_page=False),
+        ),
+    }[measure]
+
+
+MEASURES = ("pairs", "agreement", "spearman")
 
 
 def _unavailable(report: AlignmentReport) -> str | None:
@@ -73,7 +98,7 @@ def crowd_evaluators_table(report: AlignmentReport) -> Table:
         for e in (section.evaluators if section is not None else ())
     )
     return Table(
-        key="crowd_evaluators", title="Judges weighted by reliability: each evaluator's reliability",
+        key="crowd_evaluators", title="Reliability of each evaluator (crowd Bradley-Terry)",
         columns=(
             Column("evaluator_id", "Id", "", "participation id", on_page=False),
             Column("rater", "Evaluator", "", "short name (V1, V2, ... in order of joining)"),
@@ -92,18 +117,20 @@ def crowd_evaluators_table(report: AlignmentReport) -> Table:
 def crowd_methods_table(report: AlignmentReport) -> Table:
     """Each method against the unweighted and the weighted consensus and scale, side by side."""
     section = report.crowd
-    rows = tuple(
-        (text(m.method), text(report.label(m.method)), *_side(m.unweighted), *_side(m.weighted))
-        for m in (section.methods if section is not None else ())
-    )
+    rows = []
+    for m in (section.methods if section is not None else ()):
+        unweighted, weighted = _cells(m.unweighted), _cells(m.weighted)
+        rows.append((text(m.method), text(report.label(m.method)),
+                     *(cell for measure in MEASURES for cell in (*unweighted[measure], *weighted[measure]))))
     return Table(
-        key="crowd_methods", title="Judges weighted by reliability: each method unweighted and weighted",
+        key="crowd_methods", title="Each method against the unweighted and the weighted consensus and scale",
         columns=(
             Column("method", "Method key", "", "registry key", on_page=False),
             Column("method_label", "Method", "", "the method"),
-            *_side_columns("unweighted", "unweighted"), *_side_columns("weighted", "weighted"),
+            *(column for measure in MEASURES for suffix in ("unweighted", "weighted")
+              for column in _measure_columns(measure, suffix, suffix)),
         ),
-        rows=rows, notes=(WEIGHTED_NOTE,), on_page=section is not None, in_csv=section is not None,
+        rows=tuple(rows), notes=(WEIGHTED_NOTE,), on_page=section is not None, in_csv=section is not None,
     )
 
 
@@ -116,7 +143,7 @@ def crowd_questions_table(report: AlignmentReport) -> Table:
         for q in (section.questions if section is not None else ())
     )
     return Table(
-        key="crowd_questions", title="Judges weighted by reliability: each question on both scales",
+        key="crowd_questions", title="Each question on the unweighted and the weighted scale",
         columns=(
             Column("question_pk", "Question id", "", "the question's database id"),
             Column("dataset", "Dataset", "", "the question's dataset"),
