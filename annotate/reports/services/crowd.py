@@ -28,7 +28,7 @@ from annotate.reports.services.model_crowd import (
     CrowdQuestion,
     CrowdSection,
 )
-from annotate.reports.services.scale import MAX_BOOT, PENALTY, _question_refs
+from annotate.reports.services.scale import MAX_BOOT, PENALTY, question_refs
 from scoring import FIRST, SECOND, UNDEFINED
 from scoring.human_scale import bradley_terry, oriented_judgments
 from scoring.methods import get_method
@@ -188,7 +188,7 @@ def crowd_section(data: StudyData, *, available: list[str], verdicts: dict[str, 
             n_judgments=int(fit.n_judgments[i]))
         for i, e in enumerate(data.evaluators)
     )
-    refs, subjects = _question_refs(data)
+    refs, subjects = question_refs(data)
     n_judged = np.bincount(np.concatenate([harder, other]), minlength=n_items)
     questions = tuple(
         CrowdQuestion(id=refs[i].id, dataset=refs[i].dataset, external_id=refs[i].external_id, subject=subjects[i],
