@@ -22,8 +22,8 @@ class ReportParamsForm(forms.Form):
     n_boot = forms.IntegerField(required=False, min_value=1, max_value=20000, initial=2000,
                                 label="Bootstrap resamples")
     crowd = forms.BooleanField(required=False, label="Judges weighted by reliability",
-                               help_text="Adds a crowd Bradley-Terry section: each evaluator's reliability, and every "
-                                         "method against the weighted consensus and scale.")
+                               help_text="Adds a section: each evaluator's reliability (crowd Bradley-Terry), every "
+                                         "method unweighted and weighted.")
 
     def __init__(self, *args, runs: list[tuple[int, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
