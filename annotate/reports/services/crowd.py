@@ -164,10 +164,10 @@ def crowd_section(data: StudyData, *, available: list[str], verdicts: dict[str, 
     try:
         fit = crowd_bradley_terry(harder, other, who[kept], n_items=n_items, n_evaluators=n_eval, penalty=PENALTY,
                                   ci_level=ci_level)
+        plain, _ = bradley_terry(harder, other, n_items=n_items, penalty=PENALTY)
     except ConvergenceError as error:
         return CrowdSection(available=False, undefined_reason=REASON_NOT_FITTED.format(error=error), **common,
                             **empty)
-    plain, _ = bradley_terry(harder, other, n_items=n_items, penalty=PENALTY)
     weighted_cons = weighted_consensus(data.human, np.nan_to_num(fit.reliability, nan=0.0), min_votes=min_votes)
     weighted, _ = human.consensus_methods(verdicts, weighted_cons, n_boot=n_boot, seed=seed)
     component = _components(harder, other, n_items)
