@@ -41,7 +41,7 @@ def _pairs_text(study: Study) -> str:
 def study_create_page(request: HttpRequest) -> HttpResponse:
     """The New-study page: every setting, and the stopping rules of the manage page (its form, its service)."""
     form = StudyForm(request.POST or None, owner=request.user)
-    stopping_form = StoppingRulesForm(request.POST or None)
+    stopping_form = StoppingRulesForm.on_creation(request.POST or None)
     if request.method == "POST" and form.is_valid() and stopping_form.is_valid():
         try:
             study = study_create(**form.service_kwargs(), created_by=request.user, status=StudyStatus.DRAFT,

@@ -223,3 +223,19 @@ def test_a_study_without_votes_says_why_there_is_no_crowd_model():
     section = alignment_report_compute(study=study, n_boot=N_BOOT, crowd=True).crowd
     assert not section.available and section.undefined_reason == "no evaluator has voted yet (skips are not votes)"
     assert section.evaluators == () and section.methods == ()
+
+
+def test_a_fit_that_does_not_converge_leaves_the_section_undefined_with_the_reason(built, monkeypatch):
+    import scoring.crowd_bt
+    from scoring.exceptions import ConvergenceError
+
+    def refuse(*args, **kwargs):
+        raise ConvergenceError("crowd Bradley-Terry", n_iter=500, residual=2e-3, tol=1e-6)
+
+    monkeypatch.setattr(scoring.crowd_bt, "crowd_bradley_terry", refuse)
+    _, study = built
+    report = alignment_report_compute(study=study, n_boot=N_BOOT, crowd=True)
+    assert not report.crowd.available
+    assert report.crowd.undefined_reason.startswith(
+        "the crowd model could not be fitted: crowd Bradley-Terry did not converge: residual 2.000e-03 > tol 1.0e-06")
+    assert report.crowd.methods == () and report.consensus_agreement  # the rest of the report is there

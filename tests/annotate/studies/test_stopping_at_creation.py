@@ -165,3 +165,16 @@ def test_a_bad_rule_gets_the_manage_page_message_and_nothing_is_written(catalog,
     assert message in str(refused.value)
     assert list(Study.objects.values_list("name", flat=True)) == ["Reference"]
     assert not StoppingRules.objects.exists()
+
+
+def test_a_post_without_any_rule_field_creates_the_study_without_rules(catalog, olga):
+    # A client that never showed the fieldset (an older page, a script) sends none of its fields.
+    data = {k: v for k, v in page_data(catalog).items() if k not in BLANK_RULES}
+    response = client_for(olga).post(reverse("annotate:study_create"), data)
+    assert response.status_code == 302
+    assert Study.objects.filter(name="From the page").exists() and not StoppingRules.objects.exists()
+    # A field sent blank is read as the manage page reads it: the test level is required.
+    response = client_for(olga).post(reverse("annotate:study_create"),
+                                     page_data(catalog, name="Blank level", alpha=""))
+    assert "Stopping rules not saved: Test level α: This field is required." in response.content.decode()
+    assert not Study.objects.filter(name="Blank level").exists()
