@@ -113,6 +113,7 @@ def _build_demo(port: int) -> dict[str, str]:
         "run": reverse("annotate:run_detail", kwargs={"run_id": run.pk}),
         "models": reverse("annotate:run_models", kwargs={"run_id": run.pk}),
         "studies": reverse("annotate:studies"),
+        "new_study": reverse("annotate:study_create"),
         "manage": reverse("annotate:study_manage", kwargs={"study_id": study.pk}),
         "analyses": reverse("annotate:analyses"),
         "analysis_pools": reverse("annotate:analysis_run", kwargs={"analysis_id": pools.pk}),

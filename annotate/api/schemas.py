@@ -269,6 +269,8 @@ class ReportQuery(FormatQuery):
     n_boot: int = Field(2000, ge=1, le=20000, description="bootstrap replicates for the 95% intervals")
     pairs_offset: int = Field(0, ge=0, description="first pair (0-based) of the page of pairs the JSON holds "
                               "(pairs_page says which; the CSV and pairs.csv hold every pair)")
+    crowd: bool = Field(False, description="add the crowd section: judges weighted by reliability (crowd "
+                        "Bradley-Terry), each method unweighted and weighted")
 
     @field_validator("run", "min_votes", "n_boot", "pairs_offset", mode="before")
     @classmethod

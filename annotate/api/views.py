@@ -257,7 +257,7 @@ def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_
             raise ApiError(400, ERR_RUN.format(value=query.run))
     try:
         report = alignment_report_compute(study=study, run=run, min_votes=query.min_votes,
-                                          tie_rule=query.tie_rule, n_boot=query.n_boot)
+                                          tie_rule=query.tie_rule, n_boot=query.n_boot, crowd=query.crowd)
     except ValueError as error:
         raise ApiError(400, str(error)) from None
     if query.format == "csv":

@@ -21,6 +21,9 @@ class ReportParamsForm(forms.Form):
     tie_rule = forms.ChoiceField(required=False, choices=list(TIE_RULE_LABELS.items()), label="Tie rule")
     n_boot = forms.IntegerField(required=False, min_value=1, max_value=20000, initial=2000,
                                 label="Bootstrap resamples")
+    crowd = forms.BooleanField(required=False, label="Judges weighted by reliability",
+                               help_text="Adds a section: each evaluator's reliability (crowd Bradley-Terry), every "
+                                         "method unweighted and weighted.")
 
     def __init__(self, *args, runs: list[tuple[int, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)

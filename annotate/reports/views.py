@@ -4,7 +4,8 @@ Only admins (staff) and the researchers who own the study or were added to it
 may see them (:func:`annotate.studies.views.access.study_access_required`; others get 404):
 anonymous visitors go to the login page, evaluators get 403. Every view
 reads the (cached) typed report for the query string's parameters (``run``,
-``min_votes``, ``tie_rule``, ``n_boot``) and renders it; no GET reruns EIP
+``min_votes``, ``tie_rule``, ``n_boot``, ``crowd``: judges weighted by
+reliability) and renders it; no GET reruns EIP
 (the model pools come from a stored analysis, queued by the POST view).
 """
 from __future__ import annotations
@@ -58,11 +59,10 @@ def _report(request: HttpRequest, study: Study) -> AlignmentReport | HttpRespons
     try:
         return study_alignment_report_cached(
             study=study, run=run, min_votes=data["min_votes"] or 1, tie_rule=data["tie_rule"] or "evaluator_weight",
-            n_boot=data["n_boot"] or 2000,
+            n_boot=data["n_boot"] or 2000, crowd=data["crowd"],
         )
     except ValueError as exc:
         return HttpResponseBadRequest(f"No report: {exc}")
-
 
 
 @study_access_required

@@ -16,9 +16,18 @@ from annotate.management.lookups import (
 from annotate.models import Dataset, PairStrategy, ScoringRun
 from annotate.models.studies import DEFAULT_ADAPTIVE_MIN_COMPARISONS, DEFAULT_ADAPTIVE_RANDOM_SHARE
 from annotate.runs import scoring_run_latest_covering
-from annotate.studies import invitation_create, study_create, study_pool_size
+from annotate.studies import (
+    StoppingInput,
+    StoppingRulesForm,
+    invitation_create,
+    stopping_form_problems,
+    study_create,
+    study_pool_size,
+)
 
 ERR_BASE_URL = "--base-url must start with http:// or https://; got {value!r}"
+#: Stopping-rule options named as the manage page's form fields they fill (``--compare`` fills the methods).
+STOPPING_OPTIONS = ("target_reliability", "alpha", "max_judgments", "budget", "pay_per_judgment")
 
 
 class Command(BaseCommand):
@@ -54,6 +63,18 @@ class Command(BaseCommand):
                                  "(default %(default)s)")
         parser.add_argument("--random-share", type=float, default=DEFAULT_ADAPTIVE_RANDOM_SHARE, metavar="SHARE",
                             help="adaptive: share (0 to 1) of pairs drawn at random (default %(default)s)")
+        rules = parser.add_argument_group("stopping rules (as on the manage page; none: the study runs until its "
+                                          "pairs reach their target votes)")
+        rules.add_argument("--target-reliability", default=None, metavar="R",
+                           help="stop when SSR and split-half of the human scale reach R, in (0, 1)")
+        rules.add_argument("--compare", nargs=2, default=None, metavar=("METHOD_A", "METHOD_B"),
+                           help="stop when the sequential sign test decides which of two methods (keys) agrees "
+                                "better with people")
+        rules.add_argument("--alpha", default="0.05", help="level of that test (default %(default)s)")
+        rules.add_argument("--max-judgments", default=None, metavar="N", help="stop after N judgments (skips count)")
+        rules.add_argument("--budget", default=None, metavar="AMOUNT",
+                           help="stop when judgments x --pay-per-judgment reach AMOUNT")
+        rules.add_argument("--pay-per-judgment", default=None, metavar="AMOUNT", help="pay per judgment")
         parser.add_argument("--no-invitation", action="store_true", help="do not create an invitation link")
         parser.add_argument("--base-url", default="http://127.0.0.1:8000",
                             help="where the site is served, for the printed invitation link (default %(default)s)")
@@ -66,6 +87,7 @@ class Command(BaseCommand):
         subjects = None if options["subjects"] is None else subjects_from_option(options["subjects"])
         run = self._run(options["run"], datasets)
         owner = owner_from_option(options["owner"])
+        stopping = self._stopping(options)
         try:
             study = study_create(
                 name=options["name"],
@@ -82,6 +104,7 @@ class Command(BaseCommand):
                 attention_check_share=options["attention_check_share"],
                 adaptive_min_comparisons=options["min_comparisons"],
                 adaptive_random_share=options["random_share"],
+                stopping=stopping,
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from None
@@ -96,7 +119,14 @@ class Command(BaseCommand):
         return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed})"
                 f" from run {run.pk}")
 
-
+    def _stopping(self, options: dict) -> StoppingInput:
+        """The stopping-rule options read by the manage page's form (same fields, same messages)."""
+        data = {name: options[name] or "" for name in STOPPING_OPTIONS}
+        data["method_a"], data["method_b"] = options["compare"] or ("", "")
+        form = StoppingRulesForm(data)
+        if not form.is_valid():
+            raise CommandError(stopping_form_problems(form))
+        return StoppingInput(**form.cleaned_data)
 
     def _run(self, run_id: int | None, datasets: list[Dataset]) -> ScoringRun:
         if run_id is not None:

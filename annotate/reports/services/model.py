@@ -11,68 +11,17 @@ next to an ``undefined_reason``.
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotate.reports.services.model_base import OMIT_NONE, _Json
+from annotate.reports.services.model_crowd import CrowdSection
+
 #: How a human difficulty label is read (annotate.reports.services.labels): higher = harder, or easier.
 LABEL_DIRECTION = "higher_is_harder"
 LABEL_DIRECTION_EASIER = "higher_is_easier"
-#: Field metadata: leave the key out of the JSON when the value is None.
-OMIT_NONE = {"omit_none": True}
-
-
-class _Json:
-    """``to_json``/``from_json`` for a dataclass whose fields are the JSON keys."""
-
-    def to_json(self) -> dict[str, Any]:
-        out = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            if value is None and f.metadata.get("omit_none"):
-                continue
-            out[f.name] = _plain(value)
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]):
-        hints = typing.get_type_hints(cls)
-        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-        kwargs = {f.name: _build(hints[f.name], data.get(f.name)) for f in fields
-                  if f.name in data or not f.metadata.get("omit_none")}
-        return cls(**kwargs)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, PairRows):
-        return value.to_json()
-    if isinstance(value, _Json):
-        return value.to_json()
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _build(hint: Any, value: Any) -> Any:
-    if value is None:
-        return None
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(hint) if a is not type(None)]
-        return _build(options[0], value) if len(options) == 1 else value
-    if isinstance(hint, type) and issubclass(hint, _Json | PairRows):
-        return hint.from_json(value)
-    if origin is tuple:
-        args = typing.get_args(hint)
-        return tuple(_build(args[0], v) for v in value) if len(args) == 2 and args[1] is Ellipsis else tuple(value)
-    if origin is dict:
-        args = typing.get_args(hint)
-        return {k: _build(args[1], v) for k, v in value.items()} if args else dict(value)
-    return value
 
 
 # --- statistics ----------------------------------------------------------------------
@@ -238,6 +187,8 @@ class Parameters(_Json):
     method_tie_rule: str
     label_higher_is_harder: bool = True
     label_margin: float = 0.2
+    #: True when the report has its crowd section (judges weighted by reliability); None (left out) when not.
+    crowd: bool | None = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True)
@@ -752,6 +703,8 @@ class AlignmentReport(_Json):
     human_scale: HumanScaleSection | None = field(default=None, metadata=OMIT_NONE)
     #: Evaluator groups compared (only when some evaluator has a group).
     groups: GroupSection | None = field(default=None, metadata=OMIT_NONE)
+    #: Judges weighted by reliability (only when the report asks for it: ``crowd=True``).
+    crowd: CrowdSection | None = field(default=None, metadata=OMIT_NONE)
 
     @property
     def available(self) -> tuple[MethodInfo, ...]:

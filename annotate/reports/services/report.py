@@ -14,6 +14,7 @@ from annotate.models import RunStatus, ScoringRun, Study
 from annotate.reports.selectors.alignment import StudyData, study_alignment_data
 from annotate.reports.services import human
 from annotate.reports.services._stats import method_verdicts
+from annotate.reports.services.crowd import crowd_section
 from annotate.reports.services.labels import label_section, profile_section
 from annotate.reports.services.model import (
     AlignmentReport,
@@ -55,6 +56,7 @@ ERR_N_BOOT = "n_boot must be an integer >= 1; got {value!r}"
 ERR_LABEL_KEY = "label_key must be a non-empty string or None; got {value!r}"
 ERR_LABEL_DIRECTION = "label_higher_is_harder must be True or False; got {value!r}"
 ERR_LABEL_MARGIN = "label_margin must be a finite number >= 0; got {value!r}"
+ERR_CROWD = "crowd must be True or False; got {value!r}"
 ERR_RNG = "rng must be a numpy Generator, a non-negative int seed or None; got {value!r}"
 
 
@@ -83,13 +85,14 @@ def study_alignment_report(
     label_higher_is_harder: bool = True,
     label_margin: float = 0.2,
     rng: np.random.Generator | int | None = 0,
+    crowd: bool = False,
 ) -> dict:
     """The report's JSON document (``annotate/report_schema.json``):
     ``alignment_report_compute(...).to_json()`` with the same arguments."""
     return alignment_report_compute(
         study=study, run=run, min_votes=min_votes, tie_rule=tie_rule, n_boot=n_boot,
         size_thresholds=size_thresholds, label_key=label_key, label_higher_is_harder=label_higher_is_harder,
-        label_margin=label_margin, rng=rng,
+        label_margin=label_margin, rng=rng, crowd=crowd,
     ).to_json()
 
 
@@ -105,6 +108,7 @@ def alignment_report_compute(
     label_higher_is_harder: bool = True,
     label_margin: float = 0.2,
     rng: np.random.Generator | int | None = 0,
+    crowd: bool = False,
 ) -> AlignmentReport:
     """How well each difficulty method agrees with the study's human judgments.
 
@@ -136,6 +140,12 @@ def alignment_report_compute(
         Bootstrap randomness. An int seeds every method's bootstrap alike
         (the same resampled pairs for each method); a Generator supplies one
         such seed; None draws a fresh one.
+    crowd : bool, default False
+        Add the ``crowd`` section: judges weighted by reliability (a crowd
+        Bradley-Terry fit, :mod:`annotate.reports.services.crowd`), the
+        weighted consensus and scale beside the unweighted ones, and every
+        method's agreement under both. Without it the report has no such
+        section and is otherwise the same.
 
     Returns
     -------
@@ -146,7 +156,8 @@ def alignment_report_compute(
         ``irr``, ``pools`` (read from a stored pools analysis; EIP is never
         rerun here), ``labels``, ``profiles``, ``timing``, ``human_scale``
         (a Bradley-Terry scale of every vote and each method against it;
-        :mod:`annotate.reports.services.scale`). Agreements are
+        :mod:`annotate.reports.services.scale`), ``crowd`` (only with
+        ``crowd=True``). Agreements are
         fractions in [0, 1]; a method tie on a scored pair is a miss. Every
         undefined value is ``None`` with an ``undefined_reason``.
         ``to_json()`` is JSON-ready (no NaN).
@@ -188,6 +199,8 @@ def alignment_report_compute(
     if isinstance(label_margin, bool) or not isinstance(label_margin, (int, float)) \
             or not math.isfinite(label_margin) or label_margin < 0:
         raise ValueError(ERR_LABEL_MARGIN.format(value=label_margin))
+    if not isinstance(crowd, bool):
+        raise ValueError(ERR_CROWD.format(value=crowd))
     seed = _seed(rng)
 
     started = time.perf_counter()
@@ -213,7 +226,7 @@ def alignment_report_compute(
         params=Parameters(min_votes=min_votes, tie_rule=tie_rule, n_boot=n_boot, ci_level=CI_LEVEL,
                           bootstrap_seed=seed, size_thresholds=thresholds, label_key=label_key,
                           method_tie_rule=METHOD_TIE_RULE, label_higher_is_harder=label_higher_is_harder,
-                          label_margin=float(label_margin)),
+                          label_margin=float(label_margin), crowd=True if crowd else None),
         methods=methods,
         pairs=pairs,
         consensus=human.consensus_counts(pairs),
@@ -236,6 +249,8 @@ def alignment_report_compute(
         human_scale=human_scale_section(data, available=available, n_boot=n_boot, ci_level=CI_LEVEL, seed=seed,
                                         at_bound=bound_flags),
         groups=group_section(data, verdicts, n_boot=n_boot, seed=seed),
+        crowd=crowd_section(data, available=available, verdicts=verdicts, consensus=cons, unweighted=per_method,
+                            min_votes=min_votes, n_boot=n_boot, ci_level=CI_LEVEL, seed=seed) if crowd else None,
     )
 
 

@@ -235,6 +235,8 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
         "- model pools: " + (f"stored analysis {pools.analysis_run} (EIP alpha {pools.alpha:g}, size thresholds "
                              f"{list(pools.size_thresholds)} billion parameters)" if pools.available
                              else str(pools.undefined_reason)),
+        *([f"- judges weighted by reliability (crowd_*.csv): {typed.crowd.model}. {typed.crowd.weighting}"]
+          if typed.crowd is not None else []),
         "", ENCODING_NOTE, "",
         "Every CSV has one header row; blank = missing or undefined (report.json gives the reason); "
         "fractions are in [0, 1] (the page shows them in percent); ids are integers. Text cells that a spreadsheet "

@@ -61,8 +61,20 @@ def _row(c: ScaleCorrelation) -> ScaleCorrelationRow:
                                undefined_reason=c.undefined_reason)
 
 
-def _question_refs(data: StudyData) -> tuple[list[QuestionRef | None], list[str]]:
-    """Each of ``data.question_ids``'s reference and subject, read from the pairs."""
+def question_refs(data: StudyData) -> tuple[list[QuestionRef | None], list[str]]:
+    """Each of ``data.question_ids``'s reference and subject, read from the pairs.
+
+    Parameters
+    ----------
+    data : StudyData
+
+    Returns
+    -------
+    refs : list of QuestionRef or None, length n_questions
+        In ``data.question_ids`` order (dataset and external id of each).
+    subjects : list of str, length n_questions
+        Each question's subject name.
+    """
     n = data.question_ids.size
     refs: list[QuestionRef | None] = [None] * n
     subjects = [""] * n
@@ -108,7 +120,7 @@ def human_scale_section(data: StudyData, *, available: list[str], n_boot: int, c
     adaptive = getattr(data.study, "strategy", None) == PairStrategy.ADAPTIVE
     design = {"adaptive": adaptive, "reliability_note": ADAPTIVE_SSR_NOTE if adaptive else None}
     # Items in natural-key order (dataset, external id), so no figure or row order depends on database ids.
-    refs_by_id, subjects_by_id = _question_refs(data)
+    refs_by_id, subjects_by_id = question_refs(data)
     def natural(i: int) -> tuple[str, str]:
         ref = refs_by_id[i]
         return ("", "") if ref is None else (ref.dataset, ref.external_id)

@@ -53,6 +53,11 @@ from annotate.reports.services.table_cells import (
     text,
     tie_notes,
 )
+from annotate.reports.services.tables_crowd import (
+    crowd_evaluators_table,
+    crowd_methods_table,
+    crowd_questions_table,
+)
 from annotate.reports.services.tables_scale import (
     groups_methods_table,
     groups_table,
@@ -628,6 +633,7 @@ TABLES: tuple[Callable[[AlignmentReport], Table], ...] = (
     table2, table2_excluding_ties, kappa_table, agreement_table, consensus_table, evaluator_table, excluded_table,
     irr_table, pool_table, label_analysis_table, label_table, pairs_table, human_scale_summary_table,
     human_scale_methods_table, human_scale_table, human_scale_evaluators_table, groups_table, groups_methods_table,
+    crowd_evaluators_table, crowd_methods_table, crowd_questions_table,
 )
 
 

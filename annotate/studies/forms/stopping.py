@@ -4,6 +4,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django import forms
+from django.http import QueryDict
 
 from annotate.studies.selectors.stopping import method_labels
 
@@ -28,6 +29,31 @@ class StoppingRulesForm(forms.Form):
     max_judgments = forms.IntegerField(required=False, min_value=1, label="Budget in judgments")
     budget = forms.DecimalField(required=False, min_value=0, decimal_places=2, label="Budget in money")
     pay_per_judgment = forms.DecimalField(required=False, min_value=0, decimal_places=2, label="Pay per judgment")
+
+    @classmethod
+    def on_creation(cls, data: QueryDict | None) -> StoppingRulesForm:
+        """The New-study page's rules form: a POST that carries none of the rules' fields (a client that never
+        showed them) chooses no rule, at the default test level; any field sent is read as the manage page reads it.
+        """
+        if data is not None and not any(name in data for name in cls.base_fields):
+            data = data.copy()
+            data["alpha"] = str(cls.base_fields["alpha"].initial)
+        return cls(data)
+
+
+#: How a refused rules form is reported.
+ERR_NOT_SAVED = "Stopping rules not saved: {problems}"
+
+
+def stopping_form_problems(form: StoppingRulesForm) -> str:
+    """Every field error of a bound, invalid rules form on one line (``ERR_NOT_SAVED``, ``Label: message; ...``).
+
+    The manage page, the creation page and ``create_study`` report a refused
+    rule with this line, so a bad value reads the same everywhere.
+    """
+    problems = (f"{form.fields[k].label}: {' '.join(v)}" if k in form.fields else " ".join(v)
+                for k, v in form.errors.items())
+    return ERR_NOT_SAVED.format(problems="; ".join(problems))
 
 
 class CostForm(forms.Form):

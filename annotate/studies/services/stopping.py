@@ -62,7 +62,27 @@ def _decimal(value: object, *, message: str, name: str, places: int) -> Decimal 
     return out
 
 
-def _check(values: StoppingInput) -> StoppingInput:
+def stopping_input_clean(*, values: StoppingInput) -> StoppingInput:
+    """Check stopping-rule settings without writing anything; the cleaned settings.
+
+    The one check behind :func:`stopping_rules_set` and the rules chosen at
+    study creation (:func:`annotate.studies.services.studies.study_create`).
+
+    Parameters
+    ----------
+    values : StoppingInput
+        As :func:`stopping_rules_set` takes them; decimals may come as text.
+
+    Returns
+    -------
+    StoppingInput
+        Decimals parsed, method keys stripped.
+
+    Raises
+    ------
+    ValueError
+        A bad value; the message (this module's ``ERR_*``) names the field.
+    """
     target = _decimal(values.target_reliability, message=ERR_RELIABILITY, name="target_reliability", places=3)
     if target is not None and not Decimal(0) < target < Decimal(1):
         raise ValueError(ERR_RELIABILITY.format(value=values.target_reliability))
@@ -118,7 +138,7 @@ def stopping_rules_set(*, study: Study, values: StoppingInput) -> StoppingRules 
         A bad value (the message names the field) or a study with judgments;
         nothing is changed.
     """
-    clean = _check(values)
+    clean = stopping_input_clean(values=values)
     if Judgment.objects.filter(pair__study_id=study.pk).exists():
         raise ValueError(ERR_FROZEN.format(name=study.name))
     fields = {"target_reliability": clean.target_reliability, "method_a": clean.method_a,

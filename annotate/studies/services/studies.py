@@ -43,6 +43,7 @@ from annotate.studies.services.scope import (
     _store_scope,
     study_scope_guard,
 )
+from annotate.studies.services.stopping import StoppingInput, stopping_input_clean, stopping_rules_set
 from annotate.studies.services.study_quality import study_quality_settings_update
 from scoring._validation import check_int, check_number
 
@@ -158,6 +159,7 @@ def study_create(
     crowd_settings: Mapping[str, object] | None = None,
     adaptive_min_comparisons: int = DEFAULT_ADAPTIVE_MIN_COMPARISONS,
     adaptive_random_share: float = DEFAULT_ADAPTIVE_RANDOM_SHARE,
+    stopping: StoppingInput | None = None,
 ) -> Study:
     """Create a study whose pairs are fixed now, from one scoring run.
 
@@ -234,6 +236,12 @@ def study_create(
     adaptive_random_share : float, default 0.1
         Adaptive study: share in [0, 1] of the pairs chosen uniformly at random
         among those the evaluator has not seen (keeps the design unbiased).
+    stopping : StoppingInput, optional
+        The study's stopping rules, checked before anything is written and
+        stored in the same transaction by
+        :func:`annotate.studies.services.stopping.stopping_rules_set` (the
+        manage page's service, so the same values are refused with the same
+        messages); default (or every rule blank): no rule.
 
     Returns
     -------
@@ -260,6 +268,7 @@ def study_create(
     )
     datasets = list(datasets)
     _check_share(attention_check_share)
+    rules = stopping_input_clean(values=stopping) if stopping is not None else None
     scope = _sample_scope(
         run=run, datasets=datasets, subjects=subjects, n_pairs=n_pairs, seed=seed, strategy=str(strategy),
         include_unkept=include_unkept, include_low_coverage=include_low_coverage, pairs_per_subject=pairs_per_subject,
@@ -288,6 +297,8 @@ def study_create(
     _store_scope(study=study, scope=scope)
     if crowd_settings is not None:
         _apply_crowd_settings(study=study, crowd_settings=crowd_settings)
+    if rules is not None:
+        stopping_rules_set(study=study, values=rules)
     return study
 
 

@@ -16,7 +16,7 @@ from annotate.studies.forms.judging import (
     StudyQualitySettingsForm,
     StudyStatusForm,
 )
-from annotate.studies.forms.stopping import CostForm, StoppingRulesForm
+from annotate.studies.forms.stopping import ERR_NOT_SAVED, CostForm, StoppingRulesForm, stopping_form_problems
 from annotate.studies.selectors.completion import study_completion_summary
 from annotate.studies.selectors.stopping import stopping_rules_of, study_stopping_state
 from annotate.studies.selectors.studies import (
@@ -90,14 +90,12 @@ def study_stopping_rules(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
     form = StoppingRulesForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Stopping rules not saved: " + "; ".join(
-            f"{form.fields[k].label}: {' '.join(v)}" if k in form.fields else " ".join(v)
-            for k, v in form.errors.items()))
+        messages.error(request, stopping_form_problems(form))
         return redirect("annotate:study_manage", study_id=study_id)
     try:
         stopping_rules_set(study=study, values=StoppingInput(**form.cleaned_data))
     except ValueError as error:
-        messages.error(request, f"Stopping rules not saved: {error}")
+        messages.error(request, ERR_NOT_SAVED.format(problems=error))
     else:
         messages.success(request, "Stopping rules saved.")
     return redirect("annotate:study_manage", study_id=study_id)

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotate.core import render_markdown
 from annotate.models import Study, StudyStatus
 from annotate.studies.forms.judgment_import import JudgmentImportForm
+from annotate.studies.forms.stopping import StoppingRulesForm, stopping_form_problems
 from annotate.studies.forms.studies import DerivedStudyForm, MarkdownPreviewForm, ScopeCountsForm, StudyForm
 from annotate.studies.selectors.studies import (
     study_evaluator_count,
@@ -24,6 +25,7 @@ from annotate.studies.selectors.study_scope import study_scope_counts
 from annotate.studies.services.derived import PAIRING_RULE, derived_study_create, derived_study_preview
 from annotate.studies.services.judgment_import import MAX_PROBLEMS, JudgmentImportError, judgments_import
 from annotate.studies.services.scope import StudyScopeFrozenError
+from annotate.studies.services.stopping import StoppingInput
 from annotate.studies.services.studies import study_create, study_edit
 from annotate.studies.views.access import researcher_required, study_access_required
 
@@ -37,17 +39,23 @@ def _pairs_text(study: Study) -> str:
 
 @researcher_required
 def study_create_page(request: HttpRequest) -> HttpResponse:
+    """The New-study page: every setting, and the stopping rules of the manage page (its form, its service)."""
     form = StudyForm(request.POST or None, owner=request.user)
-    if request.method == "POST" and form.is_valid():
+    stopping_form = StoppingRulesForm.on_creation(request.POST or None)
+    if request.method == "POST" and form.is_valid() and stopping_form.is_valid():
         try:
-            study = study_create(**form.service_kwargs(), created_by=request.user, status=StudyStatus.DRAFT)
+            study = study_create(**form.service_kwargs(), created_by=request.user, status=StudyStatus.DRAFT,
+                                 stopping=StoppingInput(**stopping_form.cleaned_data))
         except ValueError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Study {study.name!r} created as a draft with {_pairs_text(study)}. "
                                       "Check it, then launch it.")
             return redirect("annotate:study_manage", study_id=study.pk)
-    return render(request, "annotate/judging/study_form.html", {"form": form, "study": None})
+    stopping_problems = stopping_form_problems(stopping_form) if stopping_form.errors else ""
+    return render(request, "annotate/judging/study_form.html",
+                  {"form": form, "study": None, "stopping_form": stopping_form,
+                   "stopping_problems": stopping_problems})
 
 
 @researcher_required
