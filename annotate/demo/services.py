@@ -218,11 +218,13 @@ def _simulated_votes(study: Study, run: ScoringRun, seed: int) -> int:
         seen = {pk: value + rng.normal(0.0, SIMULATED_NOISE_SD) for pk, value in sorted(truth.items())}
         now = start + timedelta(minutes=10 * k)
         while (screen := judging_screen(participation=participation, now=now)) is not None:
-            left, right = screen.left.pk, screen.right.pk
-            p_left = 1.0 / (1.0 + math.exp(-SIMULATED_SLOPE * (seen[left] - seen[right])))
+            a, b = screen.pair.question_a_id, screen.pair.question_b_id
+            p_a = 1.0 / (1.0 + math.exp(-SIMULATED_SLOPE * (seen[a] - seen[b])))
+            # one draw per (seed, evaluator, pair): the same votes whatever order and sides the pairs come in
+            harder = a if np.random.default_rng([seed, k, screen.pair.position]).random() < p_a else b
             now += timedelta(seconds=SIMULATED_SECONDS)
-            judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=left,
-                            choice=Choice.LEFT if rng.random() < p_left else Choice.RIGHT, now=now)
+            judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                            choice=Choice.LEFT if harder == screen.left.pk else Choice.RIGHT, now=now)
             n_votes += 1
     return n_votes
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from annotate.reports.services.model import AlignmentReport
 from annotate.reports.services.model_crowd import CrowdAgreement
 from annotate.reports.services.table_cells import (
+    ACCOUNT_NOTE,
     COUNT,
     FRACTION,
     KAPPA,
@@ -102,7 +103,7 @@ def crowd_evaluators_table(report: AlignmentReport) -> Table:
         columns=(
             Column("evaluator_id", "Id", "", "participation id", on_page=False),
             Column("rater", "Evaluator", "", "short name (V1, V2, ... in order of joining)"),
-            Column("pseudonym", "Pseudonym", "", "the evaluator's pseudonym"),
+            Column("pseudonym", "Account", "", ACCOUNT_NOTE),
             Column("reliability", "Reliability", RELIABILITY,
                    "probability that the evaluator judges as the scale says rather than at random"),
             Column("reliability_low", "low", RELIABILITY, "profile-likelihood interval, lower end"),

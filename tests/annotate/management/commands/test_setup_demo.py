@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from annotate.models import (
+    Assignment,
     Invitation,
     Judgment,
     Pair,
@@ -175,3 +176,26 @@ def test_simulated_evaluators_judge_every_pair_once_by_level_and_the_report_has_
             "people think.</p>") in page
     manage = client.get(f"/studies/{study.pk}/manage/").content.decode()
     assert manage.count('<span class="tag" title="a program made these votes, not a person">simulated</span>') == 3
+
+
+def test_the_simulated_votes_do_not_depend_on_the_order_or_sides_pairs_are_shown_in():
+    """Each simulated evaluator's vote on a pair is one seeded draw for that pair, so a second
+    round of the same evaluators (new participations: a new pair order and new sides) votes the same."""
+    from annotate.demo import services as demo
+
+    run("--password", "pw-demo-1")
+    study = Study.objects.get()
+
+    def votes() -> dict[tuple[str, int], int]:
+        return {(j.participation.user.username, j.pair.position): j.harder_question_id
+                for j in Judgment.objects.select_related("participation__user", "pair")
+                .filter(participation__user__username__startswith="simulated-")}
+
+    first = votes()
+    simulated = Participation.objects.filter(study=study, user__username__startswith="simulated-")
+    Judgment.objects.filter(participation__in=simulated).delete()
+    Assignment.objects.filter(participation__in=simulated).delete()
+    simulated.delete()
+    assert Judgment.objects.count() == 0
+    assert demo._simulated_votes(study, study.scoring_run, 1) == 210
+    assert votes() == first and len(first) == 210
