@@ -72,7 +72,7 @@ from annotate.catalog.selectors.catalog import (
     catalog_stamp,
     dataset_ids_by_name,
     model_table,
-    question_table,
+    question_keys_table,
     subject_ids_by_name,
 )
 from annotate.catalog.services.load_plan import _FILE_NAME_LIMIT, LoadPlan, LoadPreview, _check_name, _plan, _unknown
@@ -290,7 +290,7 @@ def response_set_load(
     try:
         response_set = with_lock_retries(lock_and_create)
         plan = planned["plan"]
-        stored_questions = question_table(dataset_ids=_dataset_ids(questions))[["dataset", "external_id", "id"]]
+        stored_questions = question_keys_table(dataset_ids=_dataset_ids(questions))[["dataset", "external_id", "id"]]
         stored_models = model_table(names=models["name"].tolist())[["name", "id"]].rename(columns={"name": "model"})
         if parsed.cells is not None:
             _write_dense(response_set.pk, parsed.cells, stored_questions, stored_models, progress)
