@@ -99,6 +99,7 @@ JSON_BAD_ID = "{key} must be a string or an integer, got {value!r}"
 FORMAT_DETECTED_NOTE = "{file}: format detected as {file_format!r} from the {reason}"
 
 _NAN_WORDS = {"nan", "+nan", "-nan"}
+_RAW_DECODE = json.JSONDecoder().raw_decode  # what json.loads runs, without its whitespace checks
 _DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+$")
 _PANDAS_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
@@ -547,6 +548,13 @@ def _parse_options(text: str, max_depth: int | None = None) -> list[str] | None:
     parsing many cells passes the setting, read once)."""
     if text == "":
         return []
+    if max_depth is not None and max_depth >= 1:  # a list of str, the common cell: one scan, no depth count
+        try:
+            value, end = _RAW_DECODE(text)
+        except (json.JSONDecodeError, RecursionError):
+            end = -1
+        if end == len(text) and type(value) is list and all(type(v) is str for v in value):
+            return value
     try:
         value = loads_bounded(text, max_depth=max_depth)
     except json.JSONDecodeError:

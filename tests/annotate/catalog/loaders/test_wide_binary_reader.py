@@ -139,3 +139,21 @@ def test_options_json_is_json_dumps(options):
                                       {1: "a"}, {"t": True, "f": 1.5}])
 def test_metadata_json_is_json_dumps(metadata):
     assert _metadata_json(metadata) == json.dumps(metadata)
+
+
+@pytest.mark.parametrize("text", ['["a", "b"]', "[]", '["a",1]', '["a"] ', ' ["a"]', '["a"], ["b"]', '["a"]x', "[",
+                                  '{"a": 1}', '"a"', '[["a"]]', '["\\u00e9", "\\ud83d\\ude00"]', "[null]",
+                                  "[1.5, true]", "[" * 200 + "]" * 200, '["a", ["b"]]', "nan", '["x"]]'])
+@pytest.mark.parametrize("max_depth", [None, 0, 1, 2, 100])
+def test_options_cells_parse_as_loads_bounded_says(text, max_depth):
+    """The one-scan reading of a list-of-str cell agrees with the bounded parse, bad cells included."""
+    from annotate.catalog.loaders._tabular_common import _parse_options
+    from annotate.core import loads_bounded
+
+    try:
+        value = loads_bounded(text, max_depth=max_depth)
+    except json.JSONDecodeError:
+        expected = None
+    else:
+        expected = [v if isinstance(v, str) else json.dumps(v) for v in value] if isinstance(value, list) else None
+    assert _parse_options(text, max_depth) == expected
