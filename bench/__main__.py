@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller sizes (smoke run)")
     parser.add_argument("--huge", action="store_true",
                         help="store: also the 1,000,000 x 2,000 uint8 Parquet (minutes, ~3 GiB of memory and disk)")
+    parser.add_argument("--cases", default=None,
+                        help="store: comma-separated cases to run (mmlu-pro, wide, long; default all)")
+    parser.add_argument("--wide-floor-only", action="store_true",
+                        help="store: the wide case against its floor only, without the row-per-cell reference")
     parser.add_argument("--port", type=int, default=None, help="judging: serve on this port (default a free one)")
     parser.add_argument("--database", default=None,
                         help="judging: name of the scratch PostgreSQL database (created and dropped)")

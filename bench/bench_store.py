@@ -13,7 +13,7 @@ interleaved; figures are medians.
   a worker that loaded a set before pays).
 * ``wide 100k x 200``: a wide CSV of 100,000 questions x 200 models (20M
   cells, 0/1, generated here) through ``parse_files`` + ``response_set_load``.
-  Targets < 60 s and < 1 GiB. 1 repeat (``--quick``: 10,000 x 200).
+  Targets < 60 s and < 1 GiB. 2 repeats (``--quick``: 1 of 10,000 x 200).
 * ``long 20k x 200``: a long CSV (``question_id,model,credit``, one row per
   cell: 4M rows, credits 0, 1 or 0.5, 5% blank) of 20,000 questions x 200
   models through ``parse_files(file_format="long")`` + ``response_set_load``
@@ -32,7 +32,12 @@ interleaved; figures are medians.
   machine; that is then printed.
 
 ``floor`` (wide only): pandas reading the same CSV plus a Zarr write of the
-same matrix, timed in the same run; the table prints product / floor.
+same matrix, timed in the same run (interleaved with the product); the table
+prints product / floor.
+
+``--cases mmlu-pro,wide`` runs only the cases named (default all three);
+``--wide-floor-only`` runs the wide case against its floor without the
+row-per-cell reference (minutes at 20M cells).
 
 Reference for each (same run, same cells): the old layout, one row per cell
 ``(response_set, model, question, credit)`` inserted with ``executemany`` in
@@ -267,11 +272,18 @@ def _child(case: str, variant: str, n_questions: int) -> dict:
 def run(args: argparse.Namespace) -> None:
     quick = getattr(args, "quick", False)
     shared = Path(os.environ.get("EIP_SHARED_DATA", ROOT.parent / "shared" / "data")) / "mmlu-pro"
+    cases = set((getattr(args, "cases", None) or "mmlu-pro,wide,long").split(","))
+    unknown = sorted(cases - {"mmlu-pro", "wide", "long"})
+    if unknown:
+        raise SystemExit(f"unknown store case(s) {unknown}; choose among mmlu-pro, wide, long")
     plan = []
-    if shared.is_dir():
+    if shared.is_dir() and "mmlu-pro" in cases:
         plan += [("mmlu-pro", v, 0) for _ in range(1 if quick else 3) for v in ("product", "warm", "reference")]
-    plan += [("wide", v, 10_000 if quick else 100_000) for v in ("product", "reference", "floor")]
-    plan.append(("long", "product", 2_000 if quick else 20_000))
+    if "wide" in cases:
+        variants = ("product", "floor") + (() if getattr(args, "wide_floor_only", False) else ("reference",))
+        plan += [("wide", v, 10_000 if quick else 100_000) for _ in range(1 if quick else 2) for v in variants]
+    if "long" in cases:
+        plan.append(("long", "product", 2_000 if quick else 20_000))
     if getattr(args, "huge", False):
         plan.append(("huge", "product", 1_000_000))
     results: list[dict] = []
@@ -300,16 +312,17 @@ def run(args: argparse.Namespace) -> None:
     for case in dict.fromkeys(r["case"] for r in results):
         product = [r for r in results if r["case"] == case and r["variant"] == "product"]
         reference = [r for r in results if r["case"] == case and r["variant"] == "reference"]
-        if not product or not reference:
+        if not product:
             continue
         p_s = statistics.median(r["seconds"] for r in product)
-        r_s = statistics.median(r["seconds"] for r in reference)
+        r_s = statistics.median(r["seconds"] for r in reference) if reference else float("nan")
         warm = [r["seconds"] for r in results if r["case"] == case and r["variant"] == "warm"]
         target = "< 2 s" if case == "mmlu-pro" else "< 60 s, < 1,024 MiB"
         print(f"{case:<10} {product[0]['cells']:>11,} {p_s:>10.2f} "
               f"{statistics.median(r['parse_s'] for r in product):>10.2f} "
               f"{statistics.median(r['peak_mib'] for r in product):>9,.0f} {r_s:>12.2f} "
-              f"{statistics.median(r['peak_mib'] for r in reference):>13,.0f} {p_s / r_s:>6.2f}  {target}",
+              f"{statistics.median([r['peak_mib'] for r in reference] or [float('nan')]):>13,.0f} "
+              f"{p_s / r_s:>6.2f}  {target}",
               flush=True)
         floor = [r["seconds"] for r in results if r["case"] == case and r["variant"] == "floor"]
         if floor:
@@ -326,4 +339,6 @@ if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         print(json.dumps(_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
     else:
-        run(argparse.Namespace(quick="--quick" in sys.argv, huge="--huge" in sys.argv))
+        cases = next((arg.split("=", 1)[1] for arg in sys.argv if arg.startswith("--cases=")), None)
+        run(argparse.Namespace(quick="--quick" in sys.argv, huge="--huge" in sys.argv, cases=cases,
+                               wide_floor_only="--wide-floor-only" in sys.argv))

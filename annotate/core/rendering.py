@@ -105,6 +105,14 @@ MARKDOWN_SIGNS = {
     "heading": re.compile(r"^#{1,6}[ \t]+\S.*\n[ \t]*\n", re.MULTILINE),
     "list": re.compile(r"^[ \t]*[-*+][ \t]+\S.*\n[ \t]*[-*+][ \t]+\S", re.MULTILINE),
 }
+#: Substrings each sign's pattern cannot match without (a text lacking one is not searched for it).
+_SIGN_NEEDS = {
+    "fenced code": ("```",),
+    "link": ("](",),
+    "bold": ("**",),
+    "heading": ("#", "\n"),
+    "list": ("\n",),
+}
 _TEXT_FORMATS = frozenset(TextFormat.values)
 _BLANK_LINE = re.compile(r"\n(?:[ \t]*\n)+")
 
@@ -177,7 +185,7 @@ def text_format_suggest(texts: Iterable[object]) -> TextFormatSuggestion:
         found = False
         if "*" in text or "`" in text or "](" in text or "#" in text or "-" in text or "+" in text:
             for name, pattern in MARKDOWN_SIGNS.items():
-                if pattern.search(text):
+                if all(part in text for part in _SIGN_NEEDS[name]) and pattern.search(text):
                     signs[name] += 1
                     found = True
         n_markdown += found

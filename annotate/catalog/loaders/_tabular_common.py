@@ -103,6 +103,7 @@ JSON_BAD_ID = "{key} must be a string or an integer, got {value!r}"
 FORMAT_DETECTED_NOTE = "{file}: format detected as {file_format!r} from the {reason}"
 
 _NAN_WORDS = {"nan", "+nan", "-nan"}
+_RAW_DECODE = json.JSONDecoder().raw_decode  # what json.loads runs, without its whitespace checks
 _DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+$")
 _PANDAS_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
@@ -374,8 +375,12 @@ def _csv_options(head: _CsvHead) -> dict:
             "keep_default_na": False, "na_filter": False, "skip_blank_lines": False, "engine": "c"}
 
 
-def _read_csv(path: Path, problems: _Problems) -> _Table | None:
-    """Read a CSV/TSV into strings, checking encoding, separator and header."""
+def _read_csv(path: Path, problems: _Problems, *, cells: type = str) -> _Table | None:
+    """Read a CSV/TSV into strings, checking encoding, separator and header.
+
+    ``cells=object`` gives columns of Python str (the same values, without
+    building Arrow string arrays: faster for a caller that reads each value
+    in Python anyway)."""
     import pandas as pd
     head = _read_csv_head(path, problems)
     if head is None:
@@ -384,7 +389,7 @@ def _read_csv(path: Path, problems: _Problems) -> _Table | None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            frame = pd.read_csv(io.StringIO(text), **_csv_options(head))
+            frame = pd.read_csv(io.StringIO(text), **{**_csv_options(head), "dtype": cells})
     except pd.errors.ParserWarning:
         problems.add(file, LONGER_THAN_HEADER, row=2)
         return None
@@ -547,6 +552,13 @@ def _parse_options(text: str, max_depth: int | None = None) -> list[str] | None:
     parsing many cells passes the setting, read once)."""
     if text == "":
         return []
+    if max_depth is not None and max_depth >= 1:  # a list of str, the common cell: one scan, no depth count
+        try:
+            value, end = _RAW_DECODE(text)
+        except (json.JSONDecodeError, RecursionError):
+            end = -1
+        if end == len(text) and type(value) is list and all(type(v) is str for v in value):
+            return value
     try:
         value = loads_bounded(text, max_depth=max_depth)
     except json.JSONDecodeError:

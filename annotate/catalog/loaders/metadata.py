@@ -53,7 +53,7 @@ def _read_questions(
     id_column: str,
 ) -> pd.DataFrame | None:
     import pandas as pd
-    table = _read_csv(path, problems)
+    table = _read_csv(path, problems, cells=object)  # every value is read in Python below
     if table is None:
         return None
     subject = subject_column or ("subject" if "subject" in table.header else None)

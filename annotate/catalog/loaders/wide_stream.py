@@ -11,6 +11,12 @@ CSV/TSV
     the file back to the whole-file reader (:func:`annotate.catalog.loaders.tabular._read_wide`),
     which reports those cases exactly as it always did: the streamed reader
     returns ``FALLBACK`` and withdraws the problems it had listed.
+    A file whose model cells are all exactly ``0``, ``1`` or blank, without a
+    quote or carriage return anywhere (so that every tokenizer splits it the
+    same way), is first read by :func:`_read_csv_binary` (Arrow's CSV reader,
+    cells compared as bytes, no Python string per cell); the first cell that
+    is anything else, or a line the Arrow reader refuses, sends the file to
+    the reader above from its start, which then decides exactly as before.
 Parquet (``.parquet``, ``.pq``)
     The question id column first, then one column per model, read with
     ``pyarrow.parquet.ParquetFile.iter_batches``. Model columns hold
@@ -144,6 +150,14 @@ def _read_csv_chunks(path: Path, problems: _Problems, *, dataset: str, id_column
     models = header[1:]
     model_names = np.array(models, dtype=object)
     cells = DenseCells(file, models, dataset=dataset)
+    try:
+        if _read_csv_binary(head, cells):
+            return cells.finish()
+    except _Fallback:
+        cells.discard()
+        raise
+    cells.discard()
+    cells = DenseCells(file, models, dataset=dataset)
     seen: set[str] = set()
     ok, offset = True, 0
     try:
@@ -195,6 +209,69 @@ def _csv_chunk(chunk: pd.DataFrame, rows: np.ndarray, cells: DenseCells, seen: s
         number, observed = number.reshape(shape), ~blank.reshape(shape)
         _snap(number, observed, cells)
         cells.add(ids, rows, number, observed)
+    return True
+
+
+#: The only model cells :func:`_read_csv_binary` takes (code = position: 0, 1, blank).
+_BINARY_CELLS = ("0", "1", "")
+_BLANK_CODE = 2
+
+
+def _read_csv_binary(head: object, cells: DenseCells) -> bool:
+    """Add a wide CSV of 0/1/blank cells to ``cells``, a batch of rows at a time; False (and
+    nothing usable in ``cells``) when the file is not such a file.
+
+    Gives what :func:`_csv_chunk` gives for such a file: the same rows, ids (stripped),
+    row numbers, credits 0/1 and blank cells not observed; rows blank in every cell
+    skipped; a blank or repeated id raises ``_Fallback``. Any other cell text (``" 1"``,
+    ``"1.0"``, ``"true"``), a quote or carriage return anywhere, or a line with another
+    number of cells returns False, and the caller reads the file with :func:`_csv_chunk`.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pa_csv
+
+    text = head.text  # type: ignore[attr-defined]
+    if '"' in text or "\r" in text:
+        return False
+    header = head.header  # type: ignore[attr-defined]
+    n_models = len(header) - 1
+    read = pa_csv.ReadOptions(column_names=header, skip_rows=1, use_threads=True,
+                              block_size=max(1 << 20, 2 * CHUNK_CELLS))
+    parse = pa_csv.ParseOptions(delimiter=head.sep, quote_char=False, ignore_empty_lines=False)  # type: ignore[attr-defined]
+    convert = pa_csv.ConvertOptions(column_types=dict.fromkeys(header, pa.string()), strings_can_be_null=False)
+    value_set = pa.array(_BINARY_CELLS)
+    seen: set[str] = set()
+    offset = 0
+    try:
+        reader = pa_csv.open_csv(pa.BufferReader(text.encode("utf-8")), read_options=read, parse_options=parse,
+                                 convert_options=convert)
+        for batch in reader:
+            n = batch.num_rows
+            if n == 0:
+                continue
+            codes = np.empty((n, n_models), dtype=np.int8)
+            for j in range(n_models):
+                code = pc.index_in(batch.column(j + 1), value_set=value_set)
+                if code.null_count:
+                    return False
+                codes[:, j] = code.to_numpy(zero_copy_only=False)
+            rows = np.arange(n, dtype=np.int64) + offset + 2
+            offset += n
+            raw_ids = np.array(batch.column(0).to_pylist(), dtype=object)
+            observed = codes != _BLANK_CODE
+            blank_row = (raw_ids == "") & ~observed.any(axis=1)
+            if blank_row.any():
+                keep = ~blank_row
+                raw_ids, rows, codes, observed = raw_ids[keep], rows[keep], codes[keep], observed[keep]
+            if not len(raw_ids):
+                continue
+            ids = np.array([v.strip() for v in raw_ids.tolist()], dtype=object)
+            _check_ids(ids, seen)
+            credit = np.where(observed, codes, 0).astype(np.uint8)
+            cells.add(ids, rows, credit, observed)
+    except pa.ArrowInvalid:
+        return False
     return True
 
 

@@ -48,6 +48,23 @@ def question_table(*, dataset_ids: Iterable[int]) -> pd.DataFrame:
     return pd.DataFrame(list(rows), columns=["id", "dataset", "external_id", "subject", "text"])
 
 
+def question_keys_table(*, dataset_ids: Iterable[int]) -> pd.DataFrame:
+    """The id and key of every question of the given datasets (no text: a load's lookup of ids).
+
+    Returns
+    -------
+    DataFrame with columns ``id``, ``dataset`` (name) and ``external_id``;
+    one row per question, in id order.
+    """
+    import pandas as pd
+    rows = (
+        Question.objects.filter(dataset_id__in=list(dataset_ids))
+        .order_by("id")
+        .values_list("id", "dataset__name", "external_id")
+    )
+    return pd.DataFrame(list(rows), columns=["id", "dataset", "external_id"])
+
+
 def model_table(*, names: Iterable[str]) -> pd.DataFrame:
     """The language models among ``names`` that exist.
 

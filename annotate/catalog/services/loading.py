@@ -50,12 +50,14 @@ Rules
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,7 +74,7 @@ from annotate.catalog.selectors.catalog import (
     catalog_stamp,
     dataset_ids_by_name,
     model_table,
-    question_table,
+    question_keys_table,
     subject_ids_by_name,
 )
 from annotate.catalog.services.load_plan import _FILE_NAME_LIMIT, LoadPlan, LoadPreview, _check_name, _plan, _unknown
@@ -290,7 +292,7 @@ def response_set_load(
     try:
         response_set = with_lock_retries(lock_and_create)
         plan = planned["plan"]
-        stored_questions = question_table(dataset_ids=_dataset_ids(questions))[["dataset", "external_id", "id"]]
+        stored_questions = question_keys_table(dataset_ids=_dataset_ids(questions))[["dataset", "external_id", "id"]]
         stored_models = model_table(names=models["name"].tolist())[["name", "id"]].rename(columns={"name": "model"})
         if parsed.cells is not None:
             _write_dense(response_set.pk, parsed.cells, stored_questions, stored_models, progress)
@@ -345,22 +347,19 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
     ``json.dumps`` text); the ids are read back by (dataset, external id),
     which is unique.
     """
-    import json
-
     if new.empty:
         return []
     # Whole columns as Python lists (the values row iteration gives, without iterating Arrow strings one by one).
     columns = {c: new[c].to_numpy(dtype=object).tolist()
                for c in ("dataset", "subject", "external_id", "text", "options", "reference_answer", "metadata")}
-    dumps = json.JSONEncoder().encode  # what json.dumps does with its default arguments
     for start in range(0, len(new), QUESTION_BATCH_SIZE):
         batch = slice(start, start + QUESTION_BATCH_SIZE)
         rows = [
             (dataset_ids[dataset], subject_ids.get(subject) if isinstance(subject, str) else None,
              external_id, text if isinstance(text, str) else "",
-             dumps(list(options) if isinstance(options, (list, tuple)) else []),
+             _options_json(options) if isinstance(options, (list, tuple)) else "[]",
              answer if isinstance(answer, str) else "",
-             dumps(metadata if isinstance(metadata, dict) else {}))
+             _metadata_json(metadata) if isinstance(metadata, dict) else "{}")
             for dataset, subject, external_id, text, options, answer, metadata in zip(
                 *(columns[c][batch] for c in ("dataset", "subject", "external_id", "text", "options",
                                               "reference_answer", "metadata")))
@@ -371,6 +370,30 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
                                                                                        "external_id")
     return [pk for pk, dataset_id, external_id in stored.iterator(chunk_size=20_000)
             if (dataset_id, external_id) in wanted]
+
+
+def _options_json(options: list | tuple) -> str:
+    """``json.dumps(list(options))``; a list of str is joined directly (the same text, without
+    building an encoder per row)."""
+    if not options:
+        return "[]"
+    try:
+        return "[" + ", ".join(map(encode_basestring_ascii, options)) + "]"
+    except TypeError:  # an item that is not a str
+        return json.dumps(list(options))
+
+
+def _metadata_json(metadata: dict) -> str:
+    """``json.dumps(metadata)``; str keys with str or None values are joined directly (the same
+    text)."""
+    if not metadata:
+        return "{}"
+    try:
+        return "{" + ", ".join([encode_basestring_ascii(key) + ": " + ("null" if value is None else
+                                                                     encode_basestring_ascii(value))
+                                for key, value in metadata.items()]) + "}"
+    except TypeError:  # a key or value that is not a str (or None)
+        return json.dumps(metadata)
 
 
 def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, created: dict,

@@ -166,3 +166,24 @@ def test_every_real_question_shows_as_written_under_the_suggested_format(shared_
     assert counts["mmlu-pro"] == (12_032, 113_966, ["plain"])
     assert counts["lm-eval"][0] == 3 and counts["inspect"][0] == 5
     assert all(counts[name][0] == 0 for name in counts if name.startswith("pass1_"))
+
+
+def test_the_markdown_count_is_each_sign_searched_in_every_text():
+    """The literal pre-checks skip only texts a sign's pattern cannot match: the counts equal a
+    plain search of every pattern in every non-blank text."""
+    import random
+
+    from annotate.core.rendering import MARKDOWN_SIGNS
+    pieces = ["**bold**", "* item\n* item", "- a\n- b", "+ x\n+ y", "# Head\n\nbody", "```\ncode\n```",
+              "[a](https://x.org)", "[a](/local)", "2*3*4", "# of moles", "a - b", "x+y", "__init__", "\n", " ",
+              "text", "**", "](", "`", "#", "\n\n", "-", "*", "**not bold **", "[b](#top)"]
+    rng = random.Random(11)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(3000)] + ["", "   "]
+    suggestion = text_format_suggest(texts)
+    blank = [t for t in texts if not t.strip()]
+    expected = {name: sum(bool(pattern.search(t)) for t in texts if t.strip())
+                for name, pattern in MARKDOWN_SIGNS.items()}
+    markdown = sum(any(p.search(t) for p in MARKDOWN_SIGNS.values()) for t in texts if t.strip())
+    assert suggestion.signs == expected
+    assert (suggestion.n_texts, suggestion.n_markdown) == (len(texts) - len(blank), markdown)
+    assert all(expected.values())  # the generated texts show every sign
