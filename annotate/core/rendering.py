@@ -142,6 +142,8 @@ class TextFormatSuggestion:
     def reason(self) -> str:
         """One line for the upload preview: what was counted and what it suggests."""
         label = TextFormat(self.text_format).label
+        if not self.n_texts:
+            return f"{label}: the files hold no question text (the default)"
         if not self.n_markdown:
             return f"{label}: none of {self.n_texts:,} question texts shows Markdown"
         found = ", ".join(f"{name} {n:,}" for name, n in self.signs.items() if n)

@@ -717,9 +717,9 @@ def diagnostics_line(
     """
     one, many = ("person", "persons") if human else ("model", "models")
     line = (
-        f"{n_missing} of {n_cells} {one}-question cells not observed; "
-        f"{n_low_coverage} question{'s' if n_low_coverage != 1 else ''} observed by fewer than {min_models} {many}; "
-        f"the {one}-question graph has {n_components} component{'s' if n_components != 1 else ''}"
+        f"{n_missing:,} of {n_cells:,} {one}-question cells not observed; "
+        f"{n_low_coverage:,} question{'s' if n_low_coverage != 1 else ''} observed by fewer than {min_models} {many}; "
+        f"the {one}-question graph has {n_components:,} component{'s' if n_components != 1 else ''}"
     )
     if n_components > 1:
         line += f" (blocks that share no {one}: their questions are never paired)"

@@ -3,6 +3,7 @@ name column can be chosen (page, command, loader)."""
 from __future__ import annotations
 
 import csv
+import io
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -108,9 +109,15 @@ def test_real_livecodebench_snapshot_loads_with_model_repr_and_counts_agree(shar
         answered = sum(1 for line in handle if line.strip())
     with (folder / "problems.csv").open(encoding="utf-8") as handle:
         listed = sum(1 for line in handle if line.strip()) - 1
-    call_command("load_responses", responses=str(folder / "pass1_2024-04-17.csv"),
-                 questions=str(folder / "problems.csv"), models=str(models), dataset="LiveCodeBench",
-                 subject_column="platform", model_column="model_repr", verbosity=0)
+    err = io.StringIO()
+    summary = call_command("load_responses", responses=str(folder / "pass1_2024-04-17.csv"),
+                           questions=str(folder / "problems.csv"), models=str(models), dataset="LiveCodeBench",
+                           subject_column="platform", model_column="model_repr", stderr=err)
+    cells = answered * (len(header) - 1)
+    assert f"0 of {cells:,} model-question cells not observed" in summary  # thousands separated
+    # problems.csv holds no question text: the suggestion says so instead of "none of 0"
+    assert "question text of LiveCodeBench: suggested plain text with math: the files hold no question text" \
+        in err.getvalue()
     response_set = ResponseSet.objects.get()
     assert (response_set.n_questions, response_set.n_models) == (answered, len(header) - 1)
     assert Question.objects.count() == listed
