@@ -51,6 +51,7 @@ import multiprocessing
 import os
 import time
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,6 +81,8 @@ PROJECT_AT = 8
 #: the rule is checked every this many judgments.
 HISTORY = (1.0,)
 RULE_CHECK_EVERY = 40
+#: Worker processes for the seeds: ``BENCH_ADAPTIVE_PROCESSES`` (an integer >= 1), default 2.
+PROCESSES_ENV = "BENCH_ADAPTIVE_PROCESSES"
 
 
 @dataclass
@@ -369,9 +372,21 @@ def run(args) -> None:
           f"tuned on seeds {TUNING_SEEDS[0]}-{TUNING_SEEDS[-1]} only); {n} questions in 4 subjects; "
           f"40 evaluators; AdaptiveConfig{config}")
     runs: dict[str, list[Run]] = {s: [] for s in STRATEGIES}
-    _simulate_all(runs, seeds, per_subject, config)
+    _simulate_all(runs, seeds, per_subject, config, processes=_processes())
     _report(runs, n)
     timing(10 if quick else 30)
+
+
+def _processes() -> int:
+    """Worker processes from ``BENCH_ADAPTIVE_PROCESSES`` (default 2); ``ValueError`` on a bad value."""
+    raw = os.environ.get(PROCESSES_ENV, "2")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{PROCESSES_ENV} must be an integer >= 1; got {raw!r}")
+    return value
 
 
 def _one_seed(seed: int, per_subject: int, config: AdaptiveConfig, spread: float) -> dict[str, Run]:
@@ -385,19 +400,27 @@ def _one_seed(seed: int, per_subject: int, config: AdaptiveConfig, spread: float
 def _simulate_all(runs: dict[str, list[Run]], seeds: tuple[int, ...], per_subject: int, config: AdaptiveConfig, *,
                   spread: float = 1.2, processes: int = 2) -> None:
     """The seeds in ``processes`` worker processes (results in seed order, identical to a serial run)."""
+    if processes == 1:
+        _collect(runs, seeds, map(functools.partial(_one_seed, per_subject=per_subject, config=config,
+                                                    spread=spread), seeds))
+        return
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        results = pool.imap(functools.partial(_one_seed, per_subject=per_subject, config=config, spread=spread),
-                            seeds)
-        for seed, result in zip(seeds, results, strict=True):
-            for strategy in STRATEGIES:
-                runs[strategy].append(result[strategy])
-            ratio = np.median([_median([a.judgments_to_target]) / _median([u.judgments_to_target])
-                               for a, u in zip(runs["adaptive"], runs["uniform"], strict=True)])
-            this = (_median([runs["adaptive"][-1].judgments_to_target])
-                    / _median([runs["uniform"][-1].judgments_to_target]))
-            print(f"seed {seed}: judgments to {TARGET} " + ", ".join(
-                f"{s} {runs[s][-1].judgments_to_target:.0f}" for s in STRATEGIES)
-                + f"; adaptive/uniform {this:.3f}; running median {ratio:.3f}", flush=True)
+        _collect(runs, seeds, pool.imap(functools.partial(_one_seed, per_subject=per_subject, config=config,
+                                                          spread=spread), seeds))
+
+
+def _collect(runs: dict[str, list[Run]], seeds: tuple[int, ...], results: Iterable[dict[str, Run]]) -> None:
+    """Append each seed's runs in seed order and print its line."""
+    for seed, result in zip(seeds, results, strict=True):
+        for strategy in STRATEGIES:
+            runs[strategy].append(result[strategy])
+        ratio = np.median([_median([a.judgments_to_target]) / _median([u.judgments_to_target])
+                           for a, u in zip(runs["adaptive"], runs["uniform"], strict=True)])
+        this = (_median([runs["adaptive"][-1].judgments_to_target])
+                / _median([runs["uniform"][-1].judgments_to_target]))
+        print(f"seed {seed}: judgments to {TARGET} " + ", ".join(
+            f"{s} {runs[s][-1].judgments_to_target:.0f}" for s in STRATEGIES)
+            + f"; adaptive/uniform {this:.3f}; running median {ratio:.3f}", flush=True)
 
 
 def _report(runs: dict[str, list[Run]], n: int) -> None:
