@@ -43,15 +43,25 @@ scale first reaches 0.9; SSR and split-half reliability
 judgments to 0.9. Then the time of one choice (scale_estimate +
 choose_next_pair) at 1,000 questions (10 subjects x 100, 10,000 votes, 300
 seen pairs) against a naive scorer of every candidate pair.
+
+For tuning :class:`~scoring.adaptive_pairs.AdaptiveConfig` on
+:data:`TUNING_SEEDS`, :func:`adaptive_ratios` runs only the adaptive
+strategy with the given configs, each run ending at the target, and reads
+uniform's judgments to the target from a JSON cache (computed once per
+seed; they do not depend on the config).
 """
 from __future__ import annotations
 
 import functools
+import json
 import multiprocessing
 import os
+import tempfile
 import time
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -68,8 +78,9 @@ STRATEGIES = ("uniform", "methods_disagree", "adaptive")
 CHECK_EVERY = 20
 #: A run that has not reached the target at 20 votes per question goes on to this many (then: not reached).
 CAP = 45
-#: Seeds the choice criterion was tuned on (never used for the reported figures) ...
-TUNING_SEEDS = tuple(range(1000, 1006))
+#: Seeds the choice criterion and the projection's default exponent were tuned on (never used for the
+#: reported figures) ...
+TUNING_SEEDS = tuple(range(1000, 1010))
 #: ... and the 20 seeds the bench reports (never looked at while tuning).
 EVAL_SEEDS = tuple(range(2000, 2020))
 #: Projection calibration: the reliability target (the smaller of SSR and split-half) ...
@@ -80,6 +91,8 @@ PROJECT_AT = 8
 #: the rule is checked every this many judgments.
 HISTORY = (1.0,)
 RULE_CHECK_EVERY = 40
+#: Worker processes for the seeds: ``BENCH_ADAPTIVE_PROCESSES`` (an integer >= 1), default 2.
+PROCESSES_ENV = "BENCH_ADAPTIVE_PROCESSES"
 
 
 @dataclass
@@ -188,7 +201,14 @@ class Adaptive:
 
 
 def simulate(world: World, strategy: str, seed: int, *, max_per_question: int,
-             config: AdaptiveConfig) -> Run:
+             config: AdaptiveConfig, stop_at_target: bool = False) -> Run:
+    """One strategy's study on ``world``; with ``stop_at_target`` only the judgments to the target.
+
+    ``stop_at_target`` ends the run when the Spearman target is reached and
+    skips the reliability levels and the projection calibration; the
+    judgments to the target are the same as in a full run (those read their
+    own random streams).
+    """
     rng = np.random.default_rng([seed, 1 + STRATEGIES.index(strategy)])
     chooser: Uniform | MethodsDisagree | Adaptive
     if strategy == "uniform":
@@ -204,10 +224,10 @@ def simulate(world: World, strategy: str, seed: int, *, max_per_question: int,
     easier: list[int] = []
     who: list[int] = []
     run = Run()
-    levels = list(LEVELS)
+    levels = [] if stop_at_target else list(LEVELS)
     judgments = 0
     last_check = 0
-    calibrate = strategy != "methods_disagree"
+    calibrate = strategy != "methods_disagree" and not stop_at_target
     last_rule = 0
 
     def pending() -> bool:
@@ -239,6 +259,8 @@ def simulate(world: World, strategy: str, seed: int, *, max_per_question: int,
             b, _ = bradley_terry(harder, easier, n_items=n)
             if within_subject_spearman(b, world) >= TARGET:
                 run.judgments_to_target, run.votes_to_target = judgments, votes
+                if stop_at_target:
+                    break
         if calibrate and np.isnan(run.projected_at) and 2 * votes >= PROJECT_AT * n:
             counts = [max(2, round(f * votes)) for f in HISTORY]
             rel = [_reliability(harder[:c], easier[:c], who[:c], n, p_evaluator.size, seed) for c in counts]
@@ -369,9 +391,21 @@ def run(args) -> None:
           f"tuned on seeds {TUNING_SEEDS[0]}-{TUNING_SEEDS[-1]} only); {n} questions in 4 subjects; "
           f"40 evaluators; AdaptiveConfig{config}")
     runs: dict[str, list[Run]] = {s: [] for s in STRATEGIES}
-    _simulate_all(runs, seeds, per_subject, config)
+    _simulate_all(runs, seeds, per_subject, config, processes=_processes())
     _report(runs, n)
     timing(10 if quick else 30)
+
+
+def _processes() -> int:
+    """Worker processes from ``BENCH_ADAPTIVE_PROCESSES`` (default 2); ``ValueError`` on a bad value."""
+    raw = os.environ.get(PROCESSES_ENV, "2")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{PROCESSES_ENV} must be an integer >= 1; got {raw!r}")
+    return value
 
 
 def _one_seed(seed: int, per_subject: int, config: AdaptiveConfig, spread: float) -> dict[str, Run]:
@@ -385,19 +419,27 @@ def _one_seed(seed: int, per_subject: int, config: AdaptiveConfig, spread: float
 def _simulate_all(runs: dict[str, list[Run]], seeds: tuple[int, ...], per_subject: int, config: AdaptiveConfig, *,
                   spread: float = 1.2, processes: int = 2) -> None:
     """The seeds in ``processes`` worker processes (results in seed order, identical to a serial run)."""
+    if processes == 1:
+        _collect(runs, seeds, map(functools.partial(_one_seed, per_subject=per_subject, config=config,
+                                                    spread=spread), seeds))
+        return
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        results = pool.imap(functools.partial(_one_seed, per_subject=per_subject, config=config, spread=spread),
-                            seeds)
-        for seed, result in zip(seeds, results, strict=True):
-            for strategy in STRATEGIES:
-                runs[strategy].append(result[strategy])
-            ratio = np.median([_median([a.judgments_to_target]) / _median([u.judgments_to_target])
-                               for a, u in zip(runs["adaptive"], runs["uniform"], strict=True)])
-            this = (_median([runs["adaptive"][-1].judgments_to_target])
-                    / _median([runs["uniform"][-1].judgments_to_target]))
-            print(f"seed {seed}: judgments to {TARGET} " + ", ".join(
-                f"{s} {runs[s][-1].judgments_to_target:.0f}" for s in STRATEGIES)
-                + f"; adaptive/uniform {this:.3f}; running median {ratio:.3f}", flush=True)
+        _collect(runs, seeds, pool.imap(functools.partial(_one_seed, per_subject=per_subject, config=config,
+                                                          spread=spread), seeds))
+
+
+def _collect(runs: dict[str, list[Run]], seeds: tuple[int, ...], results: Iterable[dict[str, Run]]) -> None:
+    """Append each seed's runs in seed order and print its line."""
+    for seed, result in zip(seeds, results, strict=True):
+        for strategy in STRATEGIES:
+            runs[strategy].append(result[strategy])
+        ratio = np.median([_median([a.judgments_to_target]) / _median([u.judgments_to_target])
+                           for a, u in zip(runs["adaptive"], runs["uniform"], strict=True)])
+        this = (_median([runs["adaptive"][-1].judgments_to_target])
+                / _median([runs["uniform"][-1].judgments_to_target]))
+        print(f"seed {seed}: judgments to {TARGET} " + ", ".join(
+            f"{s} {runs[s][-1].judgments_to_target:.0f}" for s in STRATEGIES)
+            + f"; adaptive/uniform {this:.3f}; running median {ratio:.3f}", flush=True)
 
 
 def _report(runs: dict[str, list[Run]], n: int) -> None:
@@ -456,3 +498,64 @@ def _calibration(runs: dict[str, list[Run]]) -> None:
         print(f"  {strategy:<9} projected/actual per seed: {' '.join(line)}")
         print(f"  {strategy:<9} within +-25 %: {within}/{rows} seeds (target >= 80 %); interval holds the actual: "
               f"{cover}/{rows}")
+
+
+#: Where :func:`adaptive_ratios` keeps the uniform strategy's judgments to the target per seed (they do not
+#: depend on the :class:`~scoring.adaptive_pairs.AdaptiveConfig`).
+UNIFORM_CACHE = Path(tempfile.gettempdir()) / "bench_adaptive_uniform.json"
+
+
+def _to_target(task: tuple[int, str, int, AdaptiveConfig], spread: float = 1.2) -> float:
+    """Judgments to the Spearman target of one strategy on one seed's world (NaN: not reached)."""
+    seed, strategy, per_subject, config = task
+    world = make_world(seed, n_subjects=4, per_subject=per_subject, n_evaluators=40, spread=spread)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return simulate(world, strategy, seed, max_per_question=max(LEVELS), config=config,
+                        stop_at_target=True).judgments_to_target
+
+
+def adaptive_ratios(seeds: Iterable[int], configs: Iterable[AdaptiveConfig], *, per_subject: int = 50,
+                    processes: int = 2, cache: Path = UNIFORM_CACHE) -> dict[AdaptiveConfig, dict[int, float]]:
+    """Per-seed ratio adaptive / uniform of judgments to the target, for each config; adaptive runs only.
+
+    Parameters
+    ----------
+    seeds : iterable of int
+        World seeds (tune on :data:`TUNING_SEEDS` only).
+    configs : iterable of AdaptiveConfig
+        Settings of the adaptive strategy to compare.
+    per_subject : int, default 50
+        Questions per subject (4 subjects), as in the full bench.
+    processes : int, default 2
+        Worker processes; 1 runs everything in this process.
+    cache : Path
+        JSON file of the uniform strategy's judgments to the target, keyed
+        ``"seed/per_subject"``: computed once per seed, then read.
+
+    Returns
+    -------
+    dict
+        ``{config: {seed: ratio}}``; a run that does not reach the target
+        counts as infinitely long.
+
+    Notes
+    -----
+    Runs end at the target (``simulate(..., stop_at_target=True)``), which
+    leaves the judgments to the target as in the full bench.
+    """
+    seeds, configs = tuple(seeds), tuple(configs)
+    known = json.loads(cache.read_text(encoding="utf-8")) if cache.exists() else {}
+    missing = [s for s in seeds if f"{s}/{per_subject}" not in known]
+    tasks = ([(s, "uniform", per_subject, AdaptiveConfig()) for s in missing]
+             + [(s, "adaptive", per_subject, c) for c in configs for s in seeds])
+    if processes == 1:
+        results = list(map(_to_target, tasks))
+    else:
+        with multiprocessing.get_context("spawn").Pool(processes) as pool:
+            results = pool.map(_to_target, tasks, chunksize=1)
+    for s, value in zip(missing, results, strict=False):
+        known[f"{s}/{per_subject}"] = None if np.isnan(value) else value
+    cache.write_text(json.dumps(known, indent=1, sort_keys=True), encoding="utf-8")
+    adaptive = iter(results[len(missing):])
+    uniform = {s: _median([known[f"{s}/{per_subject}"] or np.nan]) for s in seeds}
+    return {c: {s: _median([next(adaptive)]) / uniform[s] for s in seeds} for c in configs}
