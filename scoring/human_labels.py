@@ -68,8 +68,13 @@ ERR_R = "R must be 2-D (n_questions, n_persons) with credit in [0, 1] or NaN; {d
 ERR_METHOD = "method must be one of {methods}; got {value!r}"
 ERR_PAIRS = "pairs must be an integer array of shape (n_pairs, 2) with rows of R; {detail}"
 
-#: Bootstrap replicates evaluated together (bounds the memory: chunk x n_questions floats per array).
+#: Bootstrap replicates evaluated together at most.
 _CHUNK = 16
+#: Bytes of one (replicates x questions) float block of the bootstrap: on many questions fewer replicates
+#: go together, so that memory stays a few such blocks whatever the number of questions.
+_BLOCK_BYTES = 32 << 20
+#: Queries gathered at a time when the counts are summed (bounds the temporaries to B x _SLICE floats).
+_SLICE = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -181,121 +186,112 @@ def _check_margins(margins: Sequence[float]) -> tuple[float, ...]:
 
 
 class _Layout:
-    """Labelled questions sorted by (subject, label): positions, segments and ranks."""
+    """Labelled questions sorted by (subject, label): order, labels and the end of each one's subject."""
 
     def __init__(self, labels: FloatArray, subjects: NDArray[np.int64]) -> None:
         self.order = np.lexsort((labels, subjects))
         self.label = labels[self.order]
-        self.subject = subjects[self.order]
+        subject = subjects[self.order]
         n = self.label.size
         self.n = n
-        starts = np.flatnonzero(np.r_[True, self.subject[1:] != self.subject[:-1]]) if n else np.empty(0, np.int64)
-        ends = np.r_[starts[1:], n].astype(np.int64)
-        seg = np.cumsum(np.r_[False, self.subject[1:] != self.subject[:-1]]) if n else np.empty(0, np.int64)
-        self.seg_end = ends[seg] if n else np.empty(0, np.int64)
-        self.seg_id = seg
-        self.n_subjects = int(starts.size)
+        cuts = np.flatnonzero(subject[1:] != subject[:-1]) + 1
+        self.starts = np.r_[0, cuts].astype(np.int64) if n else np.empty(0, np.int64)
+        self.ends = np.r_[cuts, n].astype(np.int64) if n else np.empty(0, np.int64)
+        self.seg_end = np.repeat(self.ends, self.ends - self.starts)
+        self.n_subjects = int(self.starts.size)
 
     def suffix_start(self, margin: float) -> NDArray[np.int64]:
         """First position of the same subject whose label exceeds ``label + margin`` (exactly)."""
-        # key (subject segment, label) searched within the segment: shift labels by segment
         out = np.empty(self.n, dtype=np.int64)
-        starts: NDArray[np.intp] = (np.flatnonzero(np.r_[True, self.seg_id[1:] != self.seg_id[:-1]]) if self.n
-                                    else np.empty(0, np.intp))
-        for a in starts:
-            b = int(self.seg_end[a])
-            out[a:b] = suffix_start_exact(self.label, margin, start=int(a), stop=b)
+        for a, b in zip(self.starts.tolist(), self.ends.tolist()):
+            out[a:b] = suffix_start_exact(self.label, margin, start=a, stop=b)
         return out
 
+    def same_subject_pairs(self) -> int:
+        sizes = self.ends - self.starts
+        return int((sizes * (sizes - 1) // 2).sum())
 
-_Level = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]
+
+def _ranks(v: FloatArray) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """Dense ranks of the finite values (0 elsewhere) and where the values are finite."""
+    defined = np.isfinite(v)
+    rank = np.zeros(v.size, dtype=np.int64)
+    if defined.any():
+        rank[defined] = np.unique(v[defined], return_inverse=True)[1].reshape(-1)
+    return rank, defined
 
 
-def _prefix_index(rank: NDArray[np.int64], points: NDArray[np.int64], x: NDArray[np.int64]) -> list[_Level]:
-    """Index a merge-sort tree over positions for prefix dominance queries.
+def _gather_dot(cw: NDArray, hi: NDArray[np.int64], lo: NDArray[np.int64], w: NDArray,
+                q: NDArray[np.int64] | None = None) -> NDArray:
+    """``sum_t w[:, q_t] * (cw[:, hi_t] - cw[:, lo_t])`` per row, ``_SLICE`` queries at a time."""
+    out = np.zeros(cw.shape[0], dtype=cw.dtype)
+    for s in range(0, hi.size, _SLICE):
+        e = s + _SLICE
+        part = cw[:, hi[s:e]] - cw[:, lo[s:e]]
+        part *= w[:, s:e] if q is None else w[:, q[s:e]]
+        out += part.sum(axis=1)
+    return out
 
-    Per level (blocks of ``2**k`` positions, each sorted by ``rank``): the
-    queries ``(p, x)`` whose prefix ``[0, p)`` uses one of the level's blocks,
-    the tree order of the level, and bounds ``lo <= mid <= hi`` in it such
-    that ``[lo, mid)`` holds the block's values equal to ``x`` and
-    ``[mid, hi)`` those above ``x``.
+
+def _pair_sums(rank: NDArray[np.int64], start: NDArray[np.int64], end: NDArray[np.int64], weights: NDArray,
+               weights_defined: NDArray) -> dict[str, NDArray]:
+    """Weighted counts of the pairs ``(i, j)``, ``start[i] <= j < end[i]``, per row of the weights.
+
+    ``weights`` (B, n) weigh every question, ``weights_defined`` the same
+    with 0 where the method has no value; a pair weighs the product of its
+    two questions' weights. Returns arrays of shape (B,): ``scored`` (every
+    pair), ``defined`` (both values defined), ``agree`` (``rank[j] >
+    rank[i]``) and ``ties`` (equal ranks), the last two over defined pairs.
+
+    The dominance counts ``rank[j] > rank[i]`` over ``j < p`` come from a
+    merge-sort tree over positions, one level at a time (blocks of ``2**k``
+    positions sorted by rank); a level is used and dropped, so memory is a
+    few arrays of ``n`` plus one ``(B, n)`` cumulative sum.
     """
     n = rank.size
-    levels = []
+    dtype = np.int64 if weights.dtype.kind in "biu" else np.float64
+    n_rep = weights.shape[0]
+    cw = np.zeros((n_rep, n + 1), dtype=dtype)
+    np.cumsum(weights, axis=1, dtype=dtype, out=cw[:, 1:])
+    scored = _gather_dot(cw, end, start, weights)
+    np.cumsum(weights_defined, axis=1, dtype=dtype, out=cw[:, 1:])
+    decided = _gather_dot(cw, end, start, weights_defined)
+    agree = np.zeros(n_rep, dtype=dtype)
+    ties = np.zeros(n_rep, dtype=dtype)
     k_rank = int(rank.max()) + 2 if n else 1
-    pos = np.arange(n, dtype=np.int64)
+    order = np.arange(n, dtype=np.int64)
+    skey = order * k_rank + rank
     k = 0
     while (1 << k) <= n:
-        block = pos >> k
-        key = block * k_rank + rank
-        order = np.argsort(key, kind="stable")
-        skey = key[order]
-        use = ((points >> k) & 1).astype(bool)
-        q = np.flatnonzero(use)
-        b = (points[q] >> k) - 1
-        target = b * k_rank + x[q]
-        lo = np.searchsorted(skey, target, side="left")
-        mid = np.searchsorted(skey, target, side="right")
-        hi = (b + 1) << k
-        levels.append((q, order, lo, mid, hi))
+        if k:  # blocks of 2**k sorted by rank: merge the sorted halves (a stable sort of two runs per block)
+            del skey
+            key = rank[order]
+            key += (order >> k) * k_rank
+            sub = np.argsort(key, kind="stable")
+            skey = key[sub]
+            del key
+            order = order[sub]
+            del sub
+        np.cumsum(weights_defined[:, order], axis=1, dtype=dtype, out=cw[:, 1:])
+        for points, sign in ((end, 1), (start, -1)):
+            # a prefix [0, p) uses the level's block (p >> k) - 1 when bit k of p is set
+            q = np.flatnonzero((points >> k) & 1)
+            block = points[q]
+            block >>= k
+            block -= 1
+            target = block * k_rank
+            target += rank[q]
+            lo = np.searchsorted(skey, target, side="left")
+            mid = np.searchsorted(skey, target, side="right")
+            del target
+            block += 1
+            block <<= k  # the block's end: hi
+            ties += sign * _gather_dot(cw, mid, lo, weights_defined, q)
+            del lo
+            agree += sign * _gather_dot(cw, block, mid, weights_defined, q)
+            del q, block, mid
         k += 1
-    return levels
-
-
-def _weighted_counts(levels: list[_Level], weights: FloatArray, n_points: int) -> tuple[FloatArray, FloatArray]:
-    """Weighted prefix counts per query: ``(equal, above)``, shape (B, n_points)."""
-    n_rep = weights.shape[0]
-    equal = np.zeros((n_rep, n_points))
-    above = np.zeros((n_rep, n_points))
-    for q, order, lo, mid, hi in levels:
-        cw = np.zeros((n_rep, order.size + 1))
-        np.cumsum(weights[:, order], axis=1, out=cw[:, 1:])
-        equal[:, q] += cw[:, mid] - cw[:, lo]
-        above[:, q] += cw[:, hi] - cw[:, mid]
-    return equal, above
-
-
-class _MethodCounter:
-    """Counts for one method, one margin, any question weights."""
-
-    def __init__(self, layout: _Layout, values: FloatArray, margin: float) -> None:
-        self.layout = layout
-        v = values[layout.order]
-        self.defined = np.isfinite(v)
-        rank = np.zeros(layout.n, dtype=np.int64)
-        if self.defined.any():
-            rank[self.defined] = np.unique(v[self.defined], return_inverse=True)[1].reshape(-1)
-        self.start = layout.suffix_start(margin)
-        self.end = layout.seg_end
-        n = layout.n
-        points = np.concatenate([self.start, self.end])
-        x = np.concatenate([rank, rank])
-        self.levels = _prefix_index(rank, points, x)
-        self.n_points = points.size
-        self.n = n
-
-    def counts(self, weights: FloatArray) -> dict[str, FloatArray]:
-        """Weighted pair counts, each of shape (B,), for weights of shape (B, n) in layout order."""
-        n = self.n
-        wd = weights * self.defined
-        equal, above = _weighted_counts(self.levels, wd, self.n_points)
-        eq = equal[:, n:] - equal[:, :n]
-        ab = above[:, n:] - above[:, :n]
-        cw_all = np.zeros((weights.shape[0], n + 1))
-        np.cumsum(weights, axis=1, out=cw_all[:, 1:])
-        cw_def = np.zeros_like(cw_all)
-        np.cumsum(wd, axis=1, out=cw_def[:, 1:])
-        scored = ((cw_all[:, self.end] - cw_all[:, self.start]) * weights).sum(axis=1)
-        decided = ((cw_def[:, self.end] - cw_def[:, self.start]) * wd).sum(axis=1)
-        agree = (ab * wd).sum(axis=1)
-        ties = (eq * wd).sum(axis=1)
-        return {"scored": scored, "defined": decided, "agree": agree, "ties": ties,
-                "disagree": decided - agree - ties}
-
-
-def _same_subject_pairs(layout: _Layout) -> int:
-    sizes = np.bincount(layout.seg_id) if layout.n else np.zeros(0, np.int64)
-    return int((sizes * (sizes - 1) // 2).sum())
+    return {"scored": scored, "defined": decided, "agree": agree, "ties": ties}
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -310,8 +306,71 @@ def _percentile(values: FloatArray, level: float) -> tuple[float, float] | None:
     return float(lo), float(hi)
 
 
-def _boot_weights(n: int, n_rep: int, gen: np.random.Generator) -> FloatArray:
-    return gen.multinomial(n, np.full(n, 1.0 / n), size=n_rep).astype(np.float64)
+def _chunk(n: int) -> int:
+    """Replicates evaluated together on ``n`` questions: at most ``_CHUNK``, a (B, n) block within ``_BLOCK_BYTES``."""
+    return max(1, min(_CHUNK, _BLOCK_BYTES // max(1, 8 * n)))
+
+
+def _subject_codes(subjects: NDArray[np.object_]) -> NDArray[np.int64]:
+    """Each subject's position among the distinct subjects (as text), sorted."""
+    code: dict[str, int] = {}
+    raw = np.fromiter((code.setdefault(str(s), len(code)) for s in subjects), dtype=np.int64, count=subjects.size)
+    names = sorted(code)
+    remap = np.empty(len(names), dtype=np.int64)
+    remap[[code[s] for s in names]] = np.arange(len(names))
+    return remap[raw]
+
+
+def _margin_agreements(values: FloatArray, lab: FloatArray, subject_codes: NDArray[np.int64],
+                       margins_t: tuple[float, ...], *, n_boot: int, level: float,
+                       gen: np.random.Generator) -> tuple[list[MarginAgreement], int]:
+    """Pair agreement per margin with its bootstrap (draws ``n_boot`` multinomial rows); and the subjects."""
+    layout = _Layout(lab, subject_codes)
+    n = layout.n
+    n_same = layout.same_subject_pairs()
+    rank, defined = _ranks(values[layout.order])
+    starts = [layout.suffix_start(margin) for margin in margins_t]
+    end = layout.seg_end
+    del layout.label
+
+    points = []
+    for start in starts:
+        c = _pair_sums(rank, start, end, np.ones((1, n), dtype=np.uint8), defined.view(np.uint8)[None])
+        points.append({k: int(v[0]) for k, v in c.items()})
+    reps: list[dict[str, list[FloatArray]]] = [{key: [] for key in ("scored", "agree", "defined", "ties")}
+                                               for _ in margins_t]
+    if n_boot and n:
+        p = np.full(n, 1.0 / n)
+        step = _chunk(n)
+        for i in range(0, n_boot, step):
+            w = gen.multinomial(n, p, size=min(step, n_boot - i))[:, layout.order].astype(np.float64)
+            wd = w * defined
+            for start, rep in zip(starts, reps):
+                c = _pair_sums(rank, start, end, w, wd)
+                for key, got in rep.items():
+                    got.append(c[key])
+            del w, wd
+
+    results = []
+    for margin, c, rep in zip(margins_t, points, reps):
+        n_pairs, agree, ties = c["scored"], c["agree"], c["ties"]
+        dis = c["defined"] - agree - ties
+        p_x = _ratio(agree, agree + dis)
+        ci: dict[str, tuple[float, float] | None] = {"a": None, "x": None, "k": None}
+        if rep["scored"]:
+            sc, ag, de = (np.concatenate(rep[key]) for key in ("scored", "agree", "defined"))
+            de = de - np.concatenate(rep["ties"])  # agree + disagree
+            with np.errstate(invalid="ignore", divide="ignore"):
+                a_rep, x_rep = ag / sc, ag / de
+            ci = {"a": _percentile(a_rep, level), "x": _percentile(x_rep, level),
+                  "k": _percentile(2 * x_rep - 1, level)}
+        results.append(MarginAgreement(
+            margin=margin, n_pairs=n_pairs, n_label_ties=n_same - n_pairs, n_agree=agree, n_disagree=dis,
+            n_method_ties=ties, n_undefined=n_pairs - agree - dis - ties, agreement=_ratio(agree, n_pairs),
+            agreement_excluding_ties=p_x, kappa=None if p_x is None else (2 * agree - agree - dis) / (agree + dis),
+            agreement_ci=ci["a"], agreement_excluding_ties_ci=ci["x"], kappa_ci=ci["k"],
+        ))
+    return results, layout.n_subjects
 
 
 def compare_with_label(
@@ -335,7 +394,8 @@ def compare_with_label(
     labels : array-like of shape (n_questions,)
         The label; NaN = unlabelled (the question is left out everywhere).
     subjects : array-like of shape (n_questions,)
-        Any hashable subject per question; pairs are formed within a subject.
+        Any subject per question, compared as text (``str``); pairs are
+        formed within a subject.
     margins : sequence of float >= 0, default (0.0,)
         A pair counts when ``|label_i - label_j| > margin``, one result per
         margin.
@@ -351,6 +411,12 @@ def compare_with_label(
     level : float, default 0.95
         Coverage of the percentile intervals.
     rng : Generator, int or None
+        Draws, in this order: ``n_boot`` rows of multinomial counts
+        (``generator.multinomial(n, [1/n] * n)``, one per replicate, the
+        pair bootstrap), then ``n_boot`` rows of ``integers(0, m, m)`` (the
+        Spearman bootstrap over the ``m`` questions with a value); drawn a
+        few rows at a time, which gives the same numbers as drawing them
+        all at once.
 
     Returns
     -------
@@ -364,8 +430,15 @@ def compare_with_label(
 
     Notes
     -----
-    Nothing of size ``n_pairs`` is built: memory is ``O(n log n)`` integers
-    for the tree plus ``_CHUNK x n`` floats for the bootstrap.
+    Nothing of size ``n_pairs`` is built, and neither is the merge-sort
+    tree as a whole: each level is built, used and dropped, so memory is a
+    few ``int64`` arrays of ``n_questions`` per margin plus, for the
+    bootstrap, a few blocks of ``B x n_questions`` floats, where ``B``
+    replicates go together (at most 16, fewer when ``n_questions`` is large:
+    one block stays within 32 MiB). The point counts are exact ``int64``
+    sums; the bootstrap's weighted counts are sums of whole numbers far
+    below ``2**53``, hence exact in float64 too. Time is ``O(n log^2 n)``
+    per margin and pass; a pass evaluates ``B`` replicates.
 
     Examples
     --------
@@ -389,41 +462,15 @@ def compare_with_label(
     keep = np.isfinite(lab)
     lab = lab[keep] if label_higher_is_harder else -lab[keep]
     values = merge_ties(d[keep], tol=float(tie_tolerance))
-    _, subject_codes = np.unique(np.array([str(s) for s in subj[keep]], dtype=object), return_inverse=True)
-    layout = _Layout(lab, subject_codes.reshape(-1).astype(np.int64))
-    n = layout.n
-    n_same = _same_subject_pairs(layout)
-    boot = [_boot_weights(n, min(_CHUNK, n_boot - i), gen) for i in range(0, n_boot, _CHUNK)] if n else []
-
-    results = []
-    for margin in margins_t:
-        counter = _MethodCounter(layout, values, margin)
-        c = {k: float(v[0]) for k, v in counter.counts(np.ones((1, n))).items()}
-        n_pairs = round(c["scored"])
-        agree, dis, ties = (round(c[k]) for k in ("agree", "disagree", "ties"))
-        p = _ratio(agree, agree + dis)
-        ci: dict[str, tuple[float, float] | None] = {"a": None, "x": None, "k": None}
-        if boot:
-            reps = [counter.counts(w[:, layout.order]) for w in boot]
-            sc = np.concatenate([r["scored"] for r in reps])
-            ag = np.concatenate([r["agree"] for r in reps])
-            de = np.concatenate([r["agree"] + r["disagree"] for r in reps])
-            with np.errstate(invalid="ignore", divide="ignore"):
-                a_rep, x_rep = ag / sc, ag / de
-            ci = {"a": _percentile(a_rep, level), "x": _percentile(x_rep, level),
-                  "k": _percentile(2 * x_rep - 1, level)}
-        results.append(MarginAgreement(
-            margin=margin, n_pairs=n_pairs, n_label_ties=n_same - n_pairs, n_agree=agree, n_disagree=dis,
-            n_method_ties=ties, n_undefined=n_pairs - agree - dis - ties, agreement=_ratio(agree, n_pairs),
-            agreement_excluding_ties=p, kappa=None if p is None else (2 * agree - agree - dis) / (agree + dis),
-            agreement_ci=ci["a"], agreement_excluding_ties_ci=ci["x"], kappa_ci=ci["k"],
-        ))
-
+    margin_results, n_subjects = _margin_agreements(
+        values, lab, _subject_codes(subj[keep] if not keep.all() else subj), margins_t, n_boot=n_boot, level=level,
+        gen=gen)
+    # the pair kernel's arrays are gone by now: the Spearman coefficient (scipy's copies) does not stack on them
     rho = correlation(values, lab, method="spearman")
     rho_ci = _spearman_ci(values, lab, n_boot=n_boot, level=level, gen=gen) if rho.defined else None
     return LabelComparison(
-        n_questions=n, n_questions_undefined=int((~np.isfinite(values)).sum()), n_subjects=layout.n_subjects,
-        spearman=rho, spearman_ci=rho_ci, margins=tuple(results), n_boot=n_boot, level=level,
+        n_questions=int(values.size), n_questions_undefined=int((~np.isfinite(values)).sum()), n_subjects=n_subjects,
+        spearman=rho, spearman_ci=rho_ci, margins=tuple(margin_results), n_boot=n_boot, level=level,
     )
 
 
@@ -434,11 +481,13 @@ def _spearman_ci(x: FloatArray, y: FloatArray, *, n_boot: int, level: float,
     both = np.isfinite(x) & np.isfinite(y)
     x, y = x[both], y[both]
     n = x.size
+    step = _chunk(n)
     out = []
-    for i in range(0, n_boot, _CHUNK):
-        idx = gen.integers(0, n, size=(min(_CHUNK, n_boot - i), n))
+    for i in range(0, n_boot, step):
+        idx = gen.integers(0, n, size=(min(step, n_boot - i), n))
         rx = stats.rankdata(x[idx], axis=1)
         ry = stats.rankdata(y[idx], axis=1)
+        del idx
         rx -= rx.mean(axis=1, keepdims=True)
         ry -= ry.mean(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
