@@ -12,9 +12,11 @@ module compares one method's difficulty with it in two ways:
   the pairs a question forms with the questions ``margin`` above it are one
   contiguous suffix, and the pairs the method orders the same way (or ties)
   are counted with a merge-sort tree of prefix dominance counts
-  (``O(n log^2 n)`` time, ``O(n)`` memory per level). The bootstrap
-  (questions resampled with multinomial counts, the pair structure kept)
-  reuses the same index arrays with weights.
+  (``O(n log^2 n)`` time). The tree is never held whole: each level is
+  built, used and dropped, so memory is a few arrays of ``n`` whatever the
+  number of pairs. The bootstrap (questions resampled with multinomial
+  counts, the pair structure kept) evaluates a block of replicates per pass
+  over the levels, with the replicates' counts as weights.
 
 Conventions (those of :func:`scoring.pairs.method_agreement`): a pair is
 *scored* when its two labels differ by more than ``margin``; the method's
@@ -34,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -221,8 +224,8 @@ def _ranks(v: FloatArray) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     return rank, defined
 
 
-def _gather_dot(cw: NDArray, hi: NDArray[np.int64], lo: NDArray[np.int64], w: NDArray,
-                q: NDArray[np.int64] | None = None) -> NDArray:
+def _gather_dot(cw: NDArray[Any], hi: NDArray[np.int64], lo: NDArray[np.int64], w: NDArray[Any],
+                q: NDArray[np.int64] | None = None) -> NDArray[Any]:
     """``sum_t w[:, q_t] * (cw[:, hi_t] - cw[:, lo_t])`` per row, ``_SLICE`` queries at a time."""
     out = np.zeros(cw.shape[0], dtype=cw.dtype)
     for s in range(0, hi.size, _SLICE):
@@ -233,8 +236,8 @@ def _gather_dot(cw: NDArray, hi: NDArray[np.int64], lo: NDArray[np.int64], w: ND
     return out
 
 
-def _pair_sums(rank: NDArray[np.int64], start: NDArray[np.int64], end: NDArray[np.int64], weights: NDArray,
-               weights_defined: NDArray) -> dict[str, NDArray]:
+def _pair_sums(rank: NDArray[np.int64], start: NDArray[np.int64], end: NDArray[np.int64], weights: NDArray[Any],
+               weights_defined: NDArray[Any]) -> dict[str, NDArray[Any]]:
     """Weighted counts of the pairs ``(i, j)``, ``start[i] <= j < end[i]``, per row of the weights.
 
     ``weights`` (B, n) weigh every question, ``weights_defined`` the same
@@ -335,8 +338,8 @@ def _margin_agreements(values: FloatArray, lab: FloatArray, subject_codes: NDArr
 
     points = []
     for start in starts:
-        c = _pair_sums(rank, start, end, np.ones((1, n), dtype=np.uint8), defined.view(np.uint8)[None])
-        points.append({k: int(v[0]) for k, v in c.items()})
+        exact = _pair_sums(rank, start, end, np.ones((1, n), dtype=np.uint8), defined.view(np.uint8)[None])
+        points.append({k: int(v[0]) for k, v in exact.items()})
     reps: list[dict[str, list[FloatArray]]] = [{key: [] for key in ("scored", "agree", "defined", "ties")}
                                                for _ in margins_t]
     if n_boot and n:
@@ -346,9 +349,9 @@ def _margin_agreements(values: FloatArray, lab: FloatArray, subject_codes: NDArr
             w = gen.multinomial(n, p, size=min(step, n_boot - i))[:, layout.order].astype(np.float64)
             wd = w * defined
             for start, rep in zip(starts, reps):
-                c = _pair_sums(rank, start, end, w, wd)
+                weighted = _pair_sums(rank, start, end, w, wd)
                 for key, got in rep.items():
-                    got.append(c[key])
+                    got.append(weighted[key])
             del w, wd
 
     results = []
