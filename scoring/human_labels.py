@@ -76,6 +76,8 @@ _CHUNK = 16
 #: Bytes of one (replicates x questions) float block of the bootstrap: on many questions fewer replicates
 #: go together, so that memory stays a few such blocks whatever the number of questions.
 _BLOCK_BYTES = 32 << 20
+#: Bytes per resampled question of the Spearman bootstrap (indices, values, scipy's ranks and their sort).
+_RANK_BYTES = 64
 #: Queries gathered at a time when the counts are summed (bounds the temporaries to B x _SLICE floats).
 _SLICE = 1 << 16
 
@@ -309,9 +311,9 @@ def _percentile(values: FloatArray, level: float) -> tuple[float, float] | None:
     return float(lo), float(hi)
 
 
-def _chunk(n: int) -> int:
-    """Replicates evaluated together on ``n`` questions: at most ``_CHUNK``, a (B, n) block within ``_BLOCK_BYTES``."""
-    return max(1, min(_CHUNK, _BLOCK_BYTES // max(1, 8 * n)))
+def _chunk(n: int, *, bytes_per_value: int = 8) -> int:
+    """Replicates evaluated together on ``n`` questions: at most ``_CHUNK``, a block within ``_BLOCK_BYTES``."""
+    return max(1, min(_CHUNK, _BLOCK_BYTES // max(1, bytes_per_value * n)))
 
 
 def _subject_codes(subjects: NDArray[np.object_]) -> NDArray[np.int64]:
@@ -438,10 +440,15 @@ def compare_with_label(
     few ``int64`` arrays of ``n_questions`` per margin plus, for the
     bootstrap, a few blocks of ``B x n_questions`` floats, where ``B``
     replicates go together (at most 16, fewer when ``n_questions`` is large:
-    one block stays within 32 MiB). The point counts are exact ``int64``
-    sums; the bootstrap's weighted counts are sums of whole numbers far
-    below ``2**53``, hence exact in float64 too. Time is ``O(n log^2 n)``
-    per margin and pass; a pass evaluates ``B`` replicates.
+    one block stays within 32 MiB; the Spearman bootstrap, whose ranking
+    costs more per value, goes one replicate at a time from about 260,000
+    questions). The point counts are exact ``int64`` sums; a replicate's
+    weighted counts are whole numbers of at most ``n_questions**2 / 2``,
+    exact in float64 below ``2**53`` (about 10**8 questions). Time is
+    ``O(n log^2 n)`` per margin and pass, a pass evaluating ``B``
+    replicates: at a million questions a pass takes tens of seconds, so a
+    bootstrap of that size is slow (hours for 200 replicates and 8
+    methods) but stays within the same memory.
 
     Examples
     --------
@@ -484,7 +491,7 @@ def _spearman_ci(x: FloatArray, y: FloatArray, *, n_boot: int, level: float,
     both = np.isfinite(x) & np.isfinite(y)
     x, y = x[both], y[both]
     n = x.size
-    step = _chunk(n)
+    step = _chunk(n, bytes_per_value=_RANK_BYTES)
     out = []
     for i in range(0, n_boot, step):
         idx = gen.integers(0, n, size=(min(step, n_boot - i), n))
