@@ -12,11 +12,12 @@ CSV/TSV
     which reports those cases exactly as it always did: the streamed reader
     returns ``FALLBACK`` and withdraws the problems it had listed.
     A file whose model cells are all exactly ``0``, ``1`` or blank, without a
-    quote or carriage return anywhere (so that every tokenizer splits it the
-    same way), is first read by :func:`_read_csv_binary` (Arrow's CSV reader,
-    cells compared as bytes, no Python string per cell); the first cell that
-    is anything else, or a line the Arrow reader refuses, sends the file to
-    the reader above from its start, which then decides exactly as before.
+    quote anywhere and without a carriage return other than that of a CRLF
+    line end (so that every tokenizer splits it the same way), is first read
+    by :func:`_read_csv_binary` (Arrow's CSV reader, cells compared as
+    bytes, no Python string per cell); the first cell that is anything else,
+    or a line the Arrow reader refuses, sends the file to the reader above
+    from its start, which then decides exactly as before.
 Parquet (``.parquet``, ``.pq``)
     The question id column first, then one column per model, read with
     ``pyarrow.parquet.ParquetFile.iter_batches``. Model columns hold
@@ -33,7 +34,6 @@ The file is the response matrix :math:`A` (Section 2.2) or :math:`A_c`
 """
 from __future__ import annotations
 
-import io
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +47,7 @@ from annotate.catalog.loaders._tabular_common import (
     NO_MODEL_COLUMNS,
     WRONG_FIRST_COLUMN,
     _csv_options,
+    _csv_source,
     _fmt_names,
     _parse_credit_strings,
     _Problems,
@@ -164,7 +165,7 @@ def _read_csv_chunks(path: Path, problems: _Problems, *, dataset: str, id_column
         with warnings.catch_warnings():
             warnings.simplefilter("error", pd.errors.ParserWarning)
             options = {**_csv_options(head), "dtype": object}  # Python str cells, no string-array copies
-            reader = pd.read_csv(io.StringIO(head.text), chunksize=max(1, CHUNK_CELLS // len(header)), **options)
+            reader = pd.read_csv(_csv_source(head), chunksize=max(1, CHUNK_CELLS // len(header)), **options)
             for chunk in reader:
                 rows = np.arange(len(chunk), dtype=np.int64) + offset + 2
                 offset += len(chunk)
@@ -224,7 +225,8 @@ def _read_csv_binary(head: object, cells: DenseCells) -> bool:
     Gives what :func:`_csv_chunk` gives for such a file: the same rows, ids (stripped),
     row numbers, credits 0/1 and blank cells not observed; rows blank in every cell
     skipped; a blank or repeated id raises ``_Fallback``. Any other cell text (``" 1"``,
-    ``"1.0"``, ``"true"``), a quote or carriage return anywhere, or a line with another
+    ``"1.0"``, ``"true"``), a quote anywhere, a carriage return that is not followed by a
+    line feed (CRLF line ends are read as LF ones, as both readers do), or a line with another
     number of cells returns False, and the caller reads the file with :func:`_csv_chunk`.
     """
     import pyarrow as pa
@@ -232,7 +234,7 @@ def _read_csv_binary(head: object, cells: DenseCells) -> bool:
     import pyarrow.csv as pa_csv
 
     text = head.text  # type: ignore[attr-defined]
-    if '"' in text or "\r" in text:
+    if '"' in text or text.count("\r") != text.count("\r\n"):  # a carriage return only ends a line
         return False
     header = head.header  # type: ignore[attr-defined]
     n_models = len(header) - 1
@@ -244,7 +246,8 @@ def _read_csv_binary(head: object, cells: DenseCells) -> bool:
     seen: set[str] = set()
     offset = 0
     try:
-        reader = pa_csv.open_csv(pa.BufferReader(text.encode("utf-8")), read_options=read, parse_options=parse,
+        data = head.data or text.encode("utf-8")  # type: ignore[attr-defined]
+        reader = pa_csv.open_csv(pa.BufferReader(data), read_options=read, parse_options=parse,
                                  convert_options=convert)
         for batch in reader:
             n = batch.num_rows

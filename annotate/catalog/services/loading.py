@@ -271,14 +271,14 @@ def response_set_load(
     if text_format is not None and text_format not in TextFormat.values:
         raise ValueError(UNKNOWN_TEXT_FORMAT.format(choices=", ".join(TextFormat.values), value=text_format))
     plan = _usable(plan, parsed, name, new_version) or _plan(parsed, name=name, new_version=new_version)
-    questions, models = parsed.questions, parsed.models
+    models = parsed.models
 
     response_sets_abandoned_remove()
     created: dict[type, list[int]] = {model: [] for model in _CATALOG}
     response_set = None
     planned = {"plan": plan}
 
-    def lock_and_create() -> ResponseSet:
+    def lock_and_create() -> tuple[ResponseSet, pd.DataFrame]:
         # PostgreSQL: simultaneous loads wait here (the lock lasts this transaction, which creates the
         # catalog rows), then plan again if the first one changed the catalog meanwhile.
         load_lock()
@@ -290,9 +290,8 @@ def response_set_load(
         return _create_rows(current, parsed, name, user, created, text_format)
 
     try:
-        response_set = with_lock_retries(lock_and_create)
+        response_set, stored_questions = with_lock_retries(lock_and_create)
         plan = planned["plan"]
-        stored_questions = question_keys_table(dataset_ids=_dataset_ids(questions))[["dataset", "external_id", "id"]]
         stored_models = model_table(names=models["name"].tolist())[["name", "id"]].rename(columns={"name": "model"})
         if parsed.cells is not None:
             _write_dense(response_set.pk, parsed.cells, stored_questions, stored_models, progress)
@@ -310,10 +309,6 @@ def response_set_load(
     transaction.on_commit(responses_analyze)  # PostgreSQL: fresh planner statistics for the new rows
     response_set.status, response_set.loader, response_set.heartbeat_at = ResponseSetStatus.LOADED, "", None
     return response_set
-
-
-def _dataset_ids(questions: pd.DataFrame) -> list[int]:
-    return list(dataset_ids_by_name(names=questions["dataset"].unique().tolist()).values())
 
 
 def with_lock_retries(write: Callable[[], object], *, retries: int = LOCKED_RETRIES, wait_s: float = LOCKED_WAIT_S):
@@ -338,17 +333,17 @@ def with_lock_retries(write: Callable[[], object], *, retries: int = LOCKED_RETR
 _QUESTION_FIELDS = ("dataset", "subject", "external_id", "text", "options", "reference_answer", "metadata")
 
 
-def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_ids: dict[str, int]) -> list[int]:
+def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_ids: dict[str, int]) -> None:
     """Insert the plan's new questions (:func:`~annotate.core.services.database.rows_insert`,
-    ``QUESTION_BATCH_SIZE`` rows built at a time) and return their ids.
+    ``QUESTION_BATCH_SIZE`` rows built at a time).
 
     The values are those the model fields would write (blank text for a
     missing one, ``[]``/``{}`` for missing options and metadata, JSON as
-    ``json.dumps`` text); the ids are read back by (dataset, external id),
-    which is unique.
+    ``json.dumps`` text); their ids are read back with every other question
+    of the upload's datasets (:func:`_created_question_ids`).
     """
     if new.empty:
-        return []
+        return
     # Whole columns as Python lists (the values row iteration gives, without iterating Arrow strings one by one).
     columns = {c: new[c].to_numpy(dtype=object).tolist()
                for c in ("dataset", "subject", "external_id", "text", "options", "reference_answer", "metadata")}
@@ -365,11 +360,15 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
                                               "reference_answer", "metadata")))
         ]
         rows_insert(model=Question, fields=_QUESTION_FIELDS, rows=rows)
-    wanted = {(dataset_ids[d], e) for d, e in zip(new["dataset"].tolist(), new["external_id"].tolist())}
-    stored = Question.objects.filter(dataset_id__in={d for d, _ in wanted}).values_list("id", "dataset_id",
-                                                                                       "external_id")
-    return [pk for pk, dataset_id, external_id in stored.iterator(chunk_size=20_000)
-            if (dataset_id, external_id) in wanted]
+
+
+def _created_question_ids(new: pd.DataFrame, stored: pd.DataFrame) -> list[int]:
+    """The ids of the plan's new questions, found by (dataset, external id), which is unique,
+    among ``stored`` (:func:`~annotate.catalog.selectors.catalog.question_keys_table` read
+    after they were inserted)."""
+    if new.empty:
+        return []
+    return [int(pk) for pk in _ids(new[["dataset", "external_id"]], stored, ["dataset", "external_id"])]
 
 
 def _options_json(options: list | tuple) -> str:
@@ -397,8 +396,10 @@ def _metadata_json(metadata: dict) -> str:
 
 
 def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, created: dict,
-                 text_format: str | None) -> ResponseSet:
-    """The catalog rows and the response set (status ``loading``), in one short transaction.
+                 text_format: str | None) -> tuple[ResponseSet, pd.DataFrame]:
+    """The catalog rows and the response set (status ``loading``), in one short transaction;
+    returns the set and the id and key (``id``, ``dataset``, ``external_id``) of every question
+    of the upload's datasets, read once, after the new ones were inserted.
 
     ``created`` receives the ids of the catalog rows made here (for
     :func:`_remove_partial`). New datasets take ``text_format``, or else
@@ -416,7 +417,9 @@ def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, cre
         created[model] = [row.pk for row in rows if row.pk is not None]
     dataset_ids = dataset_ids_by_name(names=questions["dataset"].unique().tolist())
     subject_ids = subject_ids_by_name(names=plan.subject_names)
-    created[Question] = _insert_questions(plan.new_questions, dataset_ids, subject_ids)
+    _insert_questions(plan.new_questions, dataset_ids, subject_ids)
+    stored_questions = question_keys_table(dataset_ids=dataset_ids.values())[["dataset", "external_id", "id"]]
+    created[Question] = _created_question_ids(plan.new_questions, stored_questions)
     new_models = LanguageModel.objects.bulk_create(
         [
             LanguageModel(
@@ -431,7 +434,7 @@ def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, cre
     )
     created[LanguageModel] = [m.pk for m in new_models if m.pk is not None]
     file_name = ", ".join(Path(p).name for p in parsed.source_files) or "upload"
-    return ResponseSet.objects.create(
+    response_set = ResponseSet.objects.create(
         name=name,
         version=preview.version,
         file_name=file_name[:_FILE_NAME_LIMIT],
@@ -456,6 +459,7 @@ def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, cre
             CREATED_KEY: {model.__name__: _runs(created[model]) for model in _CATALOG},
         },
     )
+    return response_set, stored_questions
 
 
 def _loader_id() -> str:

@@ -22,7 +22,7 @@ Rules
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -59,24 +59,26 @@ def _where(source: object, label: str) -> str:
     return file if row is None else f"{file}, row {row}"
 
 
-def _spellings(values: Iterable[object], sources: Iterable[object], stored: Iterable[str]
+def _spellings(values: Sequence[object], source_of: Callable[[int], object], stored: Iterable[str]
                ) -> tuple[dict[str, str], list[tuple[str, object, str, object]]]:
     """(rewrite of each variant spelling to its canonical one, [(given, its source, canonical,
-    canonical's source or _STORED)])."""
+    canonical's source or _STORED)]); ``source_of(i)`` is the source of ``values[i]``, asked
+    only for the spellings of a clash (an upload without one never builds its sources)."""
     canonical: dict[str, tuple[str, object]] = {}
     for name in stored:
         canonical.setdefault(name.casefold(), (name, _STORED))
-    seen: dict[str, object] = {}
-    for value, source in zip(values, sources):
+    seen: dict[str, int] = {}  # each spelling -> the position of its first value
+    for position, value in enumerate(values):
         if isinstance(value, str) and value and value not in seen:
-            seen[value] = source
-            canonical.setdefault(value.casefold(), (value, source))
+            seen[value] = position
+            canonical.setdefault(value.casefold(), (value, position))
     rewrite, clashes = {}, []
-    for value, source in seen.items():
-        name, name_source = canonical[value.casefold()]
+    for value, position in seen.items():
+        name, name_position = canonical[value.casefold()]
         if name != value:
             rewrite[value] = name
-            clashes.append((value, source, name, name_source))
+            clashes.append((value, source_of(position), name,
+                            _STORED if name_position is _STORED else source_of(name_position)))  # type: ignore[arg-type]
     return rewrite, clashes
 
 
@@ -102,17 +104,34 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
     questions, models = parsed.questions, parsed.models
     if not {"dataset", "external_id", "subject"} <= set(questions.columns) or "name" not in models.columns:
         return  # the loading service reports the broken parser contract
-    # A row without its own source is placed at its first response (e.g. a model of a long file).
-    if parsed.cells is not None:
-        first_q, first_m = _first_of_cells(parsed.cells)
-    else:
-        responses = parsed.responses
-        r_source = responses["source"] if "source" in responses.columns else pd.Series(None, index=responses.index)
-        first_q = _first(responses, ["dataset", "external_id"], r_source)
-        first_m = _first(responses, ["model"], r_source)
-    q_source = _sources(questions, list(zip(_values(questions["dataset"]), _values(questions["external_id"]))),
-                        first_q)
-    m_source = _sources(models, _values(models["name"]), first_m)
+    # A row without its own source is placed at its first response (e.g. a model of a long file);
+    # sources are built only when a clash names one.
+    firsts: dict[str, tuple[dict[object, object], dict[object, object]]] = {}
+
+    def first_of(kind: int) -> dict[object, object]:
+        if not firsts:
+            if parsed.cells is not None:
+                firsts["all"] = _first_of_cells(parsed.cells)
+            else:
+                responses = parsed.responses
+                r_source = (responses["source"] if "source" in responses.columns
+                            else pd.Series(None, index=responses.index))
+                firsts["all"] = (_first(responses, ["dataset", "external_id"], r_source),
+                                 _first(responses, ["model"], r_source))
+        return firsts["all"][kind]
+
+    q_datasets, q_ids = _values(questions["dataset"]), _values(questions["external_id"])
+    q_own = _own_sources(questions)
+    m_names, m_own = _values(models["name"]), _own_sources(models)
+
+    def q_source(i: int) -> object:
+        own = q_own[i]
+        return own if isinstance(own, str) and own.strip() else first_of(0).get((q_datasets[i], q_ids[i]))
+
+    def m_source(i: int) -> object:
+        own = m_own[i]
+        return own if isinstance(own, str) and own.strip() else first_of(1).get(m_names[i])
+
     problems: list[Problem] = []
     merged: list[tuple[str, str]] = []
 
@@ -127,19 +146,23 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
                                                           where=_where(other_source, label)))
             problems.append(Problem(file=file, row=row, message=message))
 
-    q_places = _values(q_source)
-    datasets, clashes = _spellings(_values(questions["dataset"]), q_places, catalog_names(kind="dataset"))
+    datasets, clashes = _spellings(q_datasets, q_source, catalog_names(kind="dataset"))
     handle("dataset", clashes)
-    subjects, clashes = _spellings(_values(questions["subject"]), q_places, catalog_names(kind="subject"))
+    subjects, clashes = _spellings(_values(questions["subject"]), q_source, catalog_names(kind="subject"))
     handle("subject", clashes)
-    model_names, clashes = _spellings(_values(models["name"]), _values(m_source), catalog_names(kind="model"))
+    model_names, clashes = _spellings(m_names, m_source, catalog_names(kind="model"))
     handle("model", clashes)
-    dataset_of = questions["dataset"].map(lambda d: datasets.get(d, d) if isinstance(d, str) else d)
-    stored_ids = question_ids_by_dataset(dataset_names=[d for d in dataset_of.unique() if isinstance(d, str)])
+    dataset_of = [datasets.get(d, d) if isinstance(d, str) else d for d in q_datasets]
+    codes, groups = pd.factorize(np.asarray(dataset_of, dtype=object))  # a missing dataset is in no group
+    stored_ids = question_ids_by_dataset(dataset_names=[d for d in groups.tolist() if isinstance(d, str)])
     question_ids: dict[tuple[object, str], str] = {}
-    for dataset, rows in questions.groupby(dataset_of, sort=False).groups.items():
-        rewrite, clashes = _spellings(_values(questions.loc[rows, "external_id"]), _values(q_source.loc[rows]),
-                                      stored_ids.get(dataset, []))
+    for code, dataset in enumerate(groups.tolist()):  # in the order of their first question
+        rows: list[int] = np.flatnonzero(codes == code).tolist()
+
+        def group_source(k: int, rows: list[int] = rows) -> object:
+            return q_source(rows[k])
+
+        rewrite, clashes = _spellings([q_ids[i] for i in rows], group_source, stored_ids.get(dataset, []))
         handle(f"question id (dataset {dataset!r})", clashes)
         question_ids.update({(dataset, old): new for old, new in rewrite.items()})
     if problems:
@@ -169,11 +192,9 @@ def _first_of_cells(cells: DenseCells) -> tuple[dict[object, object], dict[objec
     return first_q, first_m
 
 
-def _sources(frame: pd.DataFrame, keys: list[object], fallback: dict[object, object]) -> pd.Series:
-    import pandas as pd
-    own = frame["source"] if "source" in frame.columns else pd.Series(None, index=frame.index, dtype=object)
-    values = [s if isinstance(s, str) and s.strip() else fallback.get(k) for s, k in zip(_values(own), keys)]
-    return pd.Series(values, index=frame.index, dtype=object)
+def _own_sources(frame: pd.DataFrame) -> list[object]:
+    """The ``source`` of each row of ``frame`` (None for every row without the column)."""
+    return _values(frame["source"]) if "source" in frame.columns else [None] * len(frame)
 
 
 def _values(series: pd.Series) -> list[object]:

@@ -5,6 +5,7 @@ repeated ids, bad credits) it steps aside and the chunked reader decides as befo
 included. The JSON the loading service writes for options and metadata is ``json.dumps``'s."""
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -85,6 +86,32 @@ def test_the_binary_reader_takes_a_clean_file_and_no_other(tmp_path, monkeypatch
     _write(path, ["question_id", "a", "b"], [["q1", "1", ""], ["q2", "1.0", "1"]])
     parse_files(responses=path, file_format="wide", dataset="d")
     assert taken == [True, False]
+
+
+@pytest.mark.parametrize(("newline", "stray", "taken"), [("\r\n", False, True), ("\n\r", False, False),
+                                                       ("\r\n", True, False)])
+def test_crlf_line_ends_are_taken_and_a_lone_carriage_return_is_not(tmp_path, monkeypatch, newline, stray, taken):
+    """A file saved with CRLF line ends (as Windows tools save them) is read by the binary reader,
+    with the cells, ids and rows the chunked reader gives; any other carriage return (LF CR line
+    ends, one CR inside a line) sends it to the chunked reader."""
+    rows = _generated(np.random.default_rng(11), 30, 4, blank_share=0.1)
+    if stray:
+        rows[9][0] = "q9\rx"
+    path = tmp_path / "wide.csv"
+    _write(path, ["question_id"] + [f"m{j}" for j in range(4)], rows, newline=newline)
+    took = []
+    original = wide_stream._read_csv_binary
+    with monkeypatch.context() as patch:
+        patch.setattr(wide_stream, "_read_csv_binary", lambda head, cells: took.append(original(head, cells))
+                      or took[-1])
+        with contextlib.suppress(LoadError):  # a stray CR makes a short line: refused by the chunked reader
+            parse_files(responses=path, file_format="wide", dataset="d")
+    assert took == [taken]
+    _assert_same(path, monkeypatch)
+    if taken:
+        parsed, _ = _parse(path, monkeypatch, binary=True)
+        assert parsed.cells.ids.tolist() == [r[0].strip() for r in rows]
+        assert parsed.cells.rows.tolist() == list(range(2, 32))
 
 
 @pytest.mark.parametrize("cell", [" 1", "1 ", "1.0", "1e0", "+1", "-0", "true", "True", "2", "-1", "abc", "nan",
