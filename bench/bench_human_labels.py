@@ -17,12 +17,13 @@ import resource, sys, time
 import numpy as np
 from scoring.human_labels import compare_with_label
 n, n_boot = int(sys.argv[1]), int(sys.argv[2])
-g = np.random.default_rng(0)
+data_seed, boot_seed = np.random.SeedSequence(0).spawn(2)  # independent streams: the data's draws
+g = np.random.default_rng(data_seed)  # must not be the bootstrap's weights
 d = g.random(n)
 lab = np.round(d + g.normal(0, 0.3, n), 1)
 s = g.integers(0, 14, n)
 t = time.perf_counter()
-r = compare_with_label(d, lab, s, margins=(0.0, 0.2), n_boot=n_boot, rng=0)
+r = compare_with_label(d, lab, s, margins=(0.0, 0.2), n_boot=n_boot, rng=np.random.default_rng(boot_seed))
 seconds = time.perf_counter() - t
 mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(f"{n:>9,} {n_boot:>6} {r.margins[0].n_pairs:>14,} {seconds:>9.2f} {mib:>10.0f}")
