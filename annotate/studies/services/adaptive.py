@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
+from collections import OrderedDict
 
 import numpy as np
 from django.db import IntegrityError, transaction
@@ -154,7 +156,44 @@ def adaptive_choose(
     return (a, b) if rng.random() < 0.5 else (b, a)  # which question is "a": a fair coin, as at creation
 
 
+#: Scale estimates kept in this process, newest last: (study id, questions, sorted vote codes) -> estimate.
+_ESTIMATES: OrderedDict[tuple[int, int, bytes], ScaleEstimate] = OrderedDict()
+_ESTIMATES_LOCK = threading.Lock()
+#: Estimates kept (a few studies judged at once; each entry holds a study's arrays and the kernel's memo).
+ESTIMATES_KEPT = 8
+
+
 def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:
+    """The scale estimate of these votes, fitted once per process for each set of votes.
+
+    The fit depends only on the multiset of (harder, easier) votes, not on
+    their order, so it is kept under the study, the number of questions and
+    the sorted vote codes (compared in full, not by a hash): a choice made
+    while no vote has changed (a skip, another evaluator's turn) reuses the
+    same estimate and the kernel's memo of it (:class:`ScaleEstimate`), and
+    chooses exactly what a fresh fit would.
+    """
+    key = (study.pk, n, np.sort(harder.astype(np.int64) * n + easier).tobytes())
+    with _ESTIMATES_LOCK:
+        kept = _ESTIMATES.get(key)
+        if kept is not None:
+            _ESTIMATES.move_to_end(key)
+            return kept
+    estimate = _fit_estimate(n, harder, easier, study=study)
+    with _ESTIMATES_LOCK:
+        _ESTIMATES[key] = estimate
+        while len(_ESTIMATES) > ESTIMATES_KEPT:
+            _ESTIMATES.popitem(last=False)
+    return estimate
+
+
+def adaptive_estimates_forget() -> None:
+    """Drop every scale estimate this process keeps (:func:`_estimate`)."""
+    with _ESTIMATES_LOCK:
+        _ESTIMATES.clear()
+
+
+def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:
     """The kernel's scale estimate; if its fit does not converge, a neutral
     scale (every question at 0) that still counts each question's votes, so
     the exposure floor and the random share keep working and the evaluator's
