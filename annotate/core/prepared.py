@@ -30,14 +30,15 @@ from django.db.models.query import ModelIterable, get_related_populators
 ERR_UNMARKED = "prepared query {name!r}: parameter {param!r} does not reach the SQL as a parameter"
 ERR_NOT_INT = "prepared query {name!r}: parameter {param!r} must be an int; got {value!r}"
 ERR_PARAMS = "prepared query {name!r} takes {expected}; got {given}"
-#: Marker values stand for the parameters while the SQL is compiled: large, distinct, never a real value here.
-_MARKER_BASE = 0x5EED_0000_0000_0000
+#: Marker values stand for the parameters while the SQL is compiled: distinct, and within the range of a 32-bit
+#: integer column (the ORM folds a comparison with a value out of a column's range into a constant condition).
+_MARKER_BASE = 0x5EED_0000
 
 
 @dataclass(frozen=True)
 class _Compiled:
     sql: str
-    #: Per SQL parameter: (True, parameter name) or (False, the fixed value).
+    #: Per SQL parameter: (True, (parameter name, its type)) or (False, the fixed value).
     slots: tuple[tuple[bool, Any], ...]
     compiler: Any
     converters: dict
@@ -82,8 +83,10 @@ class PreparedQuery:
         compiler = queryset.query.get_compiler(using=using)
         sql, params = compiler.as_sql()
         by_marker = {value: name for name, value in markers.items()}
-        slots = tuple((True, by_marker[p]) if type(p) is int and p in by_marker else (False, p) for p in params)
-        used = {value for marked, value in slots if marked}
+        # A marked parameter keeps the type the backend gave it (psycopg's Int4 for a 32-bit column).
+        slots = tuple((True, (by_marker[int(p)], type(p))) if isinstance(p, int) and int(p) in by_marker
+                      else (False, p) for p in params)
+        used = {value[0] for marked, value in slots if marked}
         for param in self.params:
             if param not in used:
                 raise ValueError(ERR_UNMARKED.format(name=self.name, param=param))
@@ -108,7 +111,13 @@ class PreparedQuery:
             if type(value) is not int:
                 raise TypeError(ERR_NOT_INT.format(name=self.name, param=param, value=value))
         compiled = self._compile(using)
-        params = [values[v] if marked else v for marked, v in compiled.slots]
+        params = []
+        for marked, slot in compiled.slots:
+            if not marked:
+                params.append(slot)
+                continue
+            name, kind = slot
+            params.append(values[name] if kind is int else kind(values[name]))
         with connections[using].cursor() as cursor:
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchall()
