@@ -145,7 +145,7 @@ class ScaleEstimate:
     n_iter: int = 0
     converged: bool = True
     residual: float = 0.0
-    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    memo: dict[bytes, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 # --- validation -------------------------------------------------------------------------
@@ -529,7 +529,7 @@ def choose_next_pair(
 def _choose(
     labels: NDArray[Any], b: _FloatArray, se: _FloatArray, n_comp: _IntArray, info: csr_matrix | None,
     pairs: _IntArray,
-    ok: NDArray[np.bool_], rng: np.random.Generator, config: AdaptiveConfig, memo: dict | None = None,
+    ok: NDArray[np.bool_], rng: np.random.Generator, config: AdaptiveConfig, memo: dict[bytes, Any] | None = None,
 ) -> tuple[int, int] | None:
     n = b.size
     _, group = np.unique(labels, return_inverse=True)
@@ -665,14 +665,14 @@ def _rank_weight(b: _FloatArray, var: _FloatArray) -> _FloatArray:
 
 
 def _subject_terms(members: _IntArray, b: _FloatArray, var: _FloatArray, info: csr_matrix | None,
-                   dense: bool) -> tuple[_FloatArray, _FloatArray | None, _FloatArray | None]:
+                   dense: bool) -> tuple[_FloatArray, _FloatArray, _FloatArray]:
     """A subject's rank weights (:func:`_rank_weight`), and its covariance and weighted centred Gram matrix.
 
-    The covariance (:func:`_subject_covariance`) and the Gram matrix are None unless ``dense``.
+    The covariance (:func:`_subject_covariance`) and the Gram matrix are empty (0 x 0) unless ``dense``.
     """
     weight = _rank_weight(b[members], var[members])
     if not dense:
-        return weight, None, None
+        return weight, np.empty((0, 0)), np.empty((0, 0))
     at = np.full(b.size, -1, dtype=np.int64)
     at[members] = np.arange(members.size)
     cov = _subject_covariance(members, var, info, at)
@@ -683,7 +683,7 @@ def _subject_terms(members: _IntArray, b: _FloatArray, var: _FloatArray, info: c
 
 def _best_pair(
     group: _IntArray, b: _FloatArray, se: _FloatArray, info: csr_matrix | None, focal: NDArray[np.bool_],
-    available: NDArray[np.bool_], lo: _IntArray, hi: _IntArray, rng: np.random.Generator, memo: dict,
+    available: NDArray[np.bool_], lo: _IntArray, hi: _IntArray, rng: np.random.Generator, memo: dict[bytes, Any],
 ) -> tuple[int, int]:
     """Maximiser of the expected drop of the subject's squared rank error over unseen pairs with a focal member.
 
