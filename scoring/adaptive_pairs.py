@@ -35,7 +35,7 @@ Pure numpy/scipy; never imports Django.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,6 +55,8 @@ _IntArray = NDArray[np.int64]
 _BLOCK = 128
 #: Relative tolerance under which two criterion values count as a tie.
 _TIE_RTOL = 1e-9
+#: Entries per block of :func:`_rank_weight` (a few hundred kilobytes per temporary array).
+_RANK_BLOCK_ENTRIES = 32_768
 #: Largest subject (eligible questions) whose full covariance is used by :func:`choose_next_pair`.
 _DENSE_MAX = 300
 #: Unseen share of a subject's pairs below which the random draw enumerates instead of rejecting.
@@ -127,6 +129,12 @@ class ScaleEstimate:
     converged : bool
     residual : float
         Largest absolute gradient entry at the end.
+    memo : dict
+        What :func:`choose_next_pair` derives from this estimate alone (each
+        subject's rank weights and, for a dense subject, its covariance), kept
+        so that later choices from the same estimate reuse it; filled by the
+        kernel, not an argument. The arrays stored are exactly the ones it
+        would compute again, so a choice does not depend on what is kept.
     """
 
     b: _FloatArray
@@ -137,6 +145,7 @@ class ScaleEstimate:
     n_iter: int = 0
     converged: bool = True
     residual: float = 0.0
+    memo: dict[bytes, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 # --- validation -------------------------------------------------------------------------
@@ -514,13 +523,13 @@ def choose_next_pair(
     info = estimate.pair_information
     if info is not None and info.shape != (n, n):
         raise ValueError(f"estimate.pair_information must have shape ({n}, {n}); got {info.shape}")
-    return _choose(labels, b, se, n_comp.astype(np.int64), info, pairs, ok, rng, config)
+    return _choose(labels, b, se, n_comp.astype(np.int64), info, pairs, ok, rng, config, memo=estimate.memo)
 
 
 def _choose(
     labels: NDArray[Any], b: _FloatArray, se: _FloatArray, n_comp: _IntArray, info: csr_matrix | None,
     pairs: _IntArray,
-    ok: NDArray[np.bool_], rng: np.random.Generator, config: AdaptiveConfig,
+    ok: NDArray[np.bool_], rng: np.random.Generator, config: AdaptiveConfig, memo: dict[bytes, Any] | None = None,
 ) -> tuple[int, int] | None:
     n = b.size
     _, group = np.unique(labels, return_inverse=True)
@@ -549,7 +558,7 @@ def _choose(
         focal = below
     # Many small dense products: one BLAS thread beats a pool whose threads wait on each other.
     with _blas_controller().limit(limits=1, user_api="blas"):
-        return _best_pair(group, b, se, info, focal, available, lo, hi, rng)
+        return _best_pair(group, b, se, info, focal, available, lo, hi, rng, memo={} if memo is None else memo)
 
 
 _CONTROLLER: list[Any] = []
@@ -630,21 +639,51 @@ def _rank_weight(b: _FloatArray, var: _FloatArray) -> _FloatArray:
     rank by about ``f_i delta``, so the expected squared rank error (what
     Spearman's correlation depends on) is ``sum_i f_i**2 Var(b_i)``.
     """
-    if b.size < 2:
-        return np.ones(b.size)
-    s = np.sqrt(var[:, None] + var[None, :])
-    z = (b[:, None] - b[None, :]) / s
-    dens = np.exp(-0.5 * z * z) / (np.sqrt(2.0 * np.pi) * s)
-    np.fill_diagonal(dens, 0.0)
-    f = dens.sum(axis=1)
+    m = b.size
+    if m < 2:
+        return np.ones(m)
+    # In blocks of rows that stay in the cache; each entry and each row sum are computed exactly as on the
+    # whole matrix at once (same operations, same order), so the result does not depend on the block size.
+    f = np.empty(m)
+    rows = max(1, _RANK_BLOCK_ENTRIES // m)
+    root = np.sqrt(2.0 * np.pi)
+    for k in range(0, m, rows):
+        r = slice(k, min(k + rows, m))
+        s = np.sqrt(var[r, None] + var[None, :])
+        z = b[r, None] - b[None, :]
+        z /= s
+        dens = -0.5 * z
+        dens *= z
+        np.exp(dens, out=dens)
+        s *= root
+        dens /= s
+        dens[np.arange(r.stop - r.start), np.arange(r.start, r.stop)] = 0.0
+        f[r] = dens.sum(axis=1)
     w: _FloatArray = f * f
     mean = float(w.mean())
     return w / mean if mean > 0 else np.ones(b.size)
 
 
+def _subject_terms(members: _IntArray, b: _FloatArray, var: _FloatArray, info: csr_matrix | None,
+                   dense: bool) -> tuple[_FloatArray, _FloatArray, _FloatArray]:
+    """A subject's rank weights (:func:`_rank_weight`), and its covariance and weighted centred Gram matrix.
+
+    The covariance (:func:`_subject_covariance`) and the Gram matrix are empty (0 x 0) unless ``dense``.
+    """
+    weight = _rank_weight(b[members], var[members])
+    if not dense:
+        return weight, np.empty((0, 0)), np.empty((0, 0))
+    at = np.full(b.size, -1, dtype=np.int64)
+    at[members] = np.arange(members.size)
+    cov = _subject_covariance(members, var, info, at)
+    centred = cov - cov.mean(axis=0, keepdims=True)
+    gram = centred.T @ (weight[:, None] * centred)
+    return weight, cov, gram
+
+
 def _best_pair(
     group: _IntArray, b: _FloatArray, se: _FloatArray, info: csr_matrix | None, focal: NDArray[np.bool_],
-    available: NDArray[np.bool_], lo: _IntArray, hi: _IntArray, rng: np.random.Generator,
+    available: NDArray[np.bool_], lo: _IntArray, hi: _IntArray, rng: np.random.Generator, memo: dict[bytes, Any],
 ) -> tuple[int, int]:
     """Maximiser of the expected drop of the subject's squared rank error over unseen pairs with a focal member.
 
@@ -654,7 +693,9 @@ def _best_pair(
     :func:`_rank_weight`; see :func:`choose_next_pair`). Subjects of up
     to ``_DENSE_MAX`` eligible questions use the full covariance; larger ones
     its diagonal (``se**2``, the pair's own votes as a parallel link).
-    Ties are broken uniformly at random by reservoir sampling.
+    Ties are broken uniformly at random by reservoir sampling. What depends
+    on the estimate and the subject's members alone (rank weights, dense
+    covariance) is kept in ``memo`` (the estimate's) under the members' ids.
     """
     n = b.size
     var = se * se
@@ -671,16 +712,18 @@ def _best_pair(
         members = np.flatnonzero(group == g)
         cols = members[available[members]]
         dense = members.size <= _DENSE_MAX
-        weight = _rank_weight(b[members], var[members])
+        key = members.tobytes()
+        kept = memo.get(key)
+        if kept is None or not np.array_equal(kept[0], members):
+            kept = (members, *_subject_terms(members, b, var, info, dense))
+            memo[key] = kept
+        _, weight, cov, gram = kept
         if not dense:
             weight_of = np.ones(n)
             weight_of[members] = weight
         if dense:
             at = np.full(n, -1, dtype=np.int64)
             at[members] = np.arange(members.size)
-            cov = _subject_covariance(members, var, info, at)
-            centred = cov - cov.mean(axis=0, keepdims=True)
-            gram = centred.T @ (weight[:, None] * centred)
             d_cov, d_gram = np.diag(cov), np.diag(gram)
         for k in range(0, focal_rows.size, _BLOCK):
             rows = focal_rows[k:k + _BLOCK]

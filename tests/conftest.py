@@ -58,3 +58,12 @@ def _rate_limit_clock(monkeypatch):
     frozen = 1_000_000_040.0 + 86_400.0 * next(_RATE_WINDOWS)  # 1,000,000,040 = 16,666,667 * 60 + 20
     monkeypatch.setattr(ratelimit, "now", lambda: frozen)
     return frozen
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_scale_estimates():
+    """Each test starts with no scale estimate kept by the adaptive service: ids
+    are reused between tests, and a test may replace the fit (monkeypatch)."""
+    from annotate.studies.services import adaptive
+
+    adaptive.adaptive_estimates_forget()

@@ -418,3 +418,41 @@ def test_choose_next_pair_names_the_bad_input(kwargs, message):
 def test_the_config_names_the_bad_value(kwargs, message):
     with pytest.raises(ValueError, match=message):
         AdaptiveConfig(**kwargs)
+
+
+# --- what is kept between choices ------------------------------------------------------
+
+
+def test_rank_weights_do_not_depend_on_the_block_size_and_match_the_formula(monkeypatch):
+    from scoring import adaptive_pairs
+
+    rng = np.random.default_rng(41)
+    b, se = rng.normal(size=37), rng.uniform(0.2, 1.5, size=37)
+    monkeypatch.setattr(adaptive_pairs, "_RANK_BLOCK_ENTRIES", 1)  # one row per block
+    by_row = adaptive_pairs._rank_weight(b, se**2)
+    monkeypatch.setattr(adaptive_pairs, "_RANK_BLOCK_ENTRIES", 10**9)  # the whole matrix at once
+    whole = adaptive_pairs._rank_weight(b, se**2)
+    assert np.array_equal(by_row, whole)
+    np.testing.assert_allclose(whole, _rank_weights(b, se), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dense_max", [300, 5])  # dense covariance per subject, and the diagonal approximation
+def test_a_choice_from_an_estimate_already_used_equals_one_from_a_fresh_fit(monkeypatch, dense_max):
+    from scoring import adaptive_pairs
+
+    monkeypatch.setattr(adaptive_pairs, "_DENSE_MAX", dense_max)
+    rng = np.random.default_rng(43)
+    subjects = np.repeat([0, 1, 2], 12)
+    harder, easier = _votes(rng.normal(size=36), 150, rng, subjects)
+    used = scale_estimate(36, harder, easier)
+    for k in range(12):  # fills used.memo on the first call, reuses it afterwards
+        choose_next_pair(subjects=subjects, estimate=used, seen=[], rng=np.random.default_rng(k), config=GREEDY)
+    members = {np.flatnonzero(subjects == g).tobytes() for g in range(3)}
+    assert used.memo and set(used.memo) <= members  # one entry per subject a choice looked at
+    for k in range(12):
+        seen = [[0, 1], [12, 13]] if k % 2 else []
+        fresh = scale_estimate(36, harder, easier)
+        assert not fresh.memo
+        assert choose_next_pair(subjects=subjects, estimate=used, seen=seen, rng=np.random.default_rng([k, 1]),
+                                config=GREEDY) == choose_next_pair(subjects=subjects, estimate=fresh, seen=seen,
+                                                                   rng=np.random.default_rng([k, 1]), config=GREEDY)

@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
 
-from annotate.core import ID_MAX
+from annotate.core import ID_MAX, PreparedQuery
 from annotate.models import (
     Assignment,
     Choice,
@@ -44,11 +44,20 @@ def user_is_researcher(*, user: AbstractBaseUser | AnonymousUser) -> bool:
     return bool(user.is_staff or user.groups.filter(name=RESEARCHER_GROUP).exists())
 
 
+#: The names of a user's groups (what ``user.groups.values_list("name")`` reads), compiled once.
+_GROUP_NAMES = PreparedQuery("group names", lambda user_id: Group.objects.filter(user__id=user_id).values_list("name"),
+                             "user_id")
+
+
+def _group_names(user: AbstractBaseUser) -> set[str]:
+    return {name for (name,) in _GROUP_NAMES.rows(user_id=user.pk)}
+
+
 def user_is_evaluator(*, user: AbstractBaseUser | AnonymousUser) -> bool:
     """A member of the "evaluator" group who is neither staff nor researcher."""
     if not user.is_authenticated or user.is_staff:
         return False
-    names = set(user.groups.values_list("name", flat=True))
+    names = _group_names(user)
     return EVALUATOR_GROUP in names and RESEARCHER_GROUP not in names
 
 
@@ -59,7 +68,7 @@ def user_role(*, user: AbstractBaseUser | AnonymousUser) -> str | None:
         return None
     if user.is_staff:
         return "admin"
-    names = set(user.groups.values_list("name", flat=True))  # one read for both groups
+    names = _group_names(user)  # one read for both groups
     if RESEARCHER_GROUP in names:
         return "researcher"
     if EVALUATOR_GROUP in names:
@@ -91,8 +100,17 @@ def participation_get(*, study_id: int, user: AbstractBaseUser) -> Participation
     (also for an id no study can have, such as one beyond 64 bits from a URL)."""
     if not user.is_authenticated or not 1 <= study_id <= ID_MAX:
         return None
-    return (Participation.objects.select_related("study", "study__stopping_rules")
-            .filter(study_id=study_id, user=user).first())
+    found = _PARTICIPATION.objects(study_id=study_id, user_id=user.pk)
+    return found[0] if found else None
+
+
+#: :func:`participation_get`'s read, compiled once.
+_PARTICIPATION = PreparedQuery(
+    "participation",
+    lambda study_id, user_id: Participation.objects.select_related("study", "study__stopping_rules")
+    .filter(study_id=study_id, user_id=user_id).order_by("pk")[:1],
+    "study_id", "user_id",
+)
 
 
 def participations_of(*, user: AbstractBaseUser) -> list[Participation]:
@@ -235,12 +253,20 @@ class JudgingState:
         return None if found is None else found.pair_id
 
 
-def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
-    decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pair_id"))
-    return list(
-        Assignment.objects.filter(participation_id=participation.pk).filter(~Exists(decided))
+def _open_assignments_query(mine: int) -> QuerySet[Assignment]:
+    decided = Judgment.objects.filter(participation_id=mine, pair_id=OuterRef("pair_id"))
+    return (
+        Assignment.objects.filter(participation_id=mine).filter(~Exists(decided))
         .select_related("pair__question_a__dataset", "pair__question_b__dataset").order_by("shown_at", "id")
     )
+
+
+#: The evaluator's open assignments with their pairs, questions and datasets, compiled once.
+_OPEN_ASSIGNMENTS = PreparedQuery("open assignments", _open_assignments_query, "mine")
+
+
+def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
+    return _OPEN_ASSIGNMENTS.objects(mine=participation.pk)
 
 
 class _Count(Subquery):
@@ -251,10 +277,10 @@ class _Count(Subquery):
     output_field = IntegerField()
 
 
-def _open_count(*, participation: Participation) -> _Count:
-    """The number of the evaluator's open assignments, as a scalar subquery."""
-    decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pair_id"))
-    return _Count(Assignment.objects.filter(participation_id=participation.pk).filter(~Exists(decided)).values("pk"))
+def _open_count(*, mine: int) -> _Count:
+    """The number of the open assignments of participation ``mine``, as a scalar subquery."""
+    decided = Judgment.objects.filter(participation_id=mine, pair_id=OuterRef("pair_id"))
+    return _Count(Assignment.objects.filter(participation_id=mine).filter(~Exists(decided)).values("pk"))
 
 
 def _open_assignments(*, participation: Participation, n_open: int) -> tuple[Assignment, ...]:
@@ -289,10 +315,38 @@ def _study_full(study: Study) -> bool:
     return StoppingRules.objects.filter(study_id=study.pk, fired_at__isnull=False).exists()
 
 
-def _one_row(*, study: Study, **expressions) -> dict[str, int]:
-    """Evaluate scalar subqueries in one round trip, as the columns of the
-    study's own row (a primary-key lookup)."""
-    return Study.objects.filter(pk=study.pk).values(**expressions).get()
+def _one_row(*, study_id: int, **expressions) -> QuerySet[Study]:
+    """Scalar subqueries evaluated in one round trip, as the columns of the
+    study's own row (a primary-key lookup), in the order given."""
+    return Study.objects.filter(pk=study_id).values(**expressions)
+
+
+def _uniform_row(study_id: int, mine: int, target: int) -> QuerySet[Study]:
+    return _one_row(
+        study_id=study_id,
+        decided=_Count(Judgment.objects.filter(participation_id=mine).values("pk")),
+        skipped=_Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
+        top=Subquery(Pair.objects.filter(study_id=study_id).order_by("-position").values("position")[:1]),
+        at_target=_Count(Pair.objects.filter(study_id=study_id, n_votes__gte=target).values("pk")),
+        mine_below=_Count(Assignment.objects.filter(participation_id=mine, pair__n_votes__lt=target).values("pk")),
+        n_open=_open_count(mine=mine),
+    )
+
+
+def _adaptive_row(study_id: int, mine: int) -> QuerySet[Study]:
+    return _one_row(
+        study_id=study_id,
+        decided=_Count(Judgment.objects.filter(participation_id=mine).values("pk")),
+        skipped=_Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
+        checks=_Count(Pair.objects.filter(study_id=study_id, attention_check=True).values("pk")),
+        shown=_Count(Assignment.objects.filter(participation_id=mine).values("pk")),
+        n_open=_open_count(mine=mine),
+    )
+
+
+#: The rows of counts of :func:`participation_state` (uniform and adaptive studies), compiled once.
+_UNIFORM_ROW = PreparedQuery("uniform judging state", _uniform_row, "study_id", "mine", "target")
+_ADAPTIVE_ROW = PreparedQuery("adaptive judging state", _adaptive_row, "study_id", "mine")
 
 
 def participation_state(*, participation: Participation) -> JudgingState:
@@ -313,17 +367,10 @@ def participation_state(*, participation: Participation) -> JudgingState:
     study = participation.study
     if study.is_adaptive:
         return _adaptive_state(participation=participation)
-    target = study.target_judgments_per_pair
-    mine = participation.pk
-    row = _one_row(
-        study=study,
-        decided=_Count(Judgment.objects.filter(participation_id=mine).values("pk")),
-        skipped=_Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
-        top=Subquery(Pair.objects.filter(study_id=study.pk).order_by("-position").values("position")[:1]),
-        at_target=_Count(Pair.objects.filter(study_id=study.pk, n_votes__gte=target).values("pk")),
-        mine_below=_Count(Assignment.objects.filter(participation_id=mine, pair__n_votes__lt=target).values("pk")),
-        n_open=_open_count(participation=participation),
-    )
+    (decided, skipped, top, at_target, mine_below, n_open), = _UNIFORM_ROW.rows(
+        study_id=study.pk, mine=participation.pk, target=study.target_judgments_per_pair)
+    row = {"decided": decided, "skipped": skipped, "top": top, "at_target": at_target, "mine_below": mine_below,
+           "n_open": n_open}
     n_pairs = 0 if row["top"] is None else row["top"] + 1
     full = _study_full(study)
     return JudgingState(
@@ -349,15 +396,8 @@ def _adaptive_state(*, participation: Participation) -> JudgingState:
     are finished (the pool had no unseen pair left for them). One row of
     counts, and the open assignments when there are any."""
     study = participation.study
-    mine = participation.pk
-    row = _one_row(
-        study=study,
-        decided=_Count(Judgment.objects.filter(participation_id=mine).values("pk")),
-        skipped=_Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
-        checks=_Count(Pair.objects.filter(study_id=study.pk, attention_check=True).values("pk")),
-        shown=_Count(Assignment.objects.filter(participation_id=mine).values("pk")),
-        n_open=_open_count(participation=participation),
-    )
+    (decided, skipped, checks, shown, n_open), = _ADAPTIVE_ROW.rows(study_id=study.pk, mine=participation.pk)
+    row = {"decided": decided, "skipped": skipped, "checks": checks, "shown": shown, "n_open": n_open}
     total = study.n_pairs + row["checks"]
     full = participation.finished_at is not None or _study_full(study)
     offerable = 0 if full else max(0, total - row["shown"])
@@ -375,6 +415,24 @@ def study_pair_count(*, study_id: int) -> int:
     """Pairs in the study (positions are ``0 .. n - 1``): one index lookup."""
     top = Pair.objects.filter(study_id=study_id).order_by("-position").values_list("position", flat=True).first()
     return 0 if top is None else top + 1
+
+
+def _order_chunk_pairs(study_id: int, mine: int, **positions: int) -> QuerySet[Pair]:
+    """The study's pairs at ``positions`` (a chunk of the evaluator's order) neither assigned to nor decided by
+    participation ``mine``. Only (study, position) in SQL, so the plan is the unique index on it whatever the
+    statistics say (a vote-count condition there let a stale planner scan the study)."""
+    assigned = Assignment.objects.filter(participation_id=mine, pair_id=OuterRef("pk"))
+    decided = Judgment.objects.filter(participation_id=mine, pair_id=OuterRef("pk"))
+    return (
+        Pair.objects.filter(study_id=study_id, position__in=[positions[f"p{k}"] for k in range(ORDER_CHUNK)])
+        .filter(~Exists(assigned), ~Exists(decided))
+        .values_list("pk", "position", "n_votes", "question_a_id", "question_b_id")
+    )
+
+
+#: One chunk of :func:`participation_next_pair`'s walk, compiled once (always :data:`ORDER_CHUNK` positions).
+_ORDER_CHUNK_PAIRS = PreparedQuery("order chunk", _order_chunk_pairs, "study_id", "mine",
+                                   *(f"p{k}" for k in range(ORDER_CHUNK)))
 
 
 def participation_next_pair(
@@ -400,19 +458,14 @@ def participation_next_pair(
         return None
     start = min(participation.order_cursor, n)
     spans = [(start, n), (0, start)]
-    mine = Assignment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pk"))
-    decided = Judgment.objects.filter(participation_id=participation.pk, pair_id=OuterRef("pk"))
     for lo, hi in spans:
         for chunk_lo in range(lo, hi, ORDER_CHUNK):
             indices = range(chunk_lo, min(chunk_lo + ORDER_CHUNK, hi))
             index_of = {evaluator_order_position(seed=participation.seed, n=n, index=k): k for k in indices}
-            # Only (study, position) in SQL, so the plan is the unique index on it whatever the
-            # statistics say (a vote-count condition there let a stale planner scan the study).
-            found = (
-                Pair.objects.filter(study_id=study.pk, position__in=list(index_of))
-                .filter(~Exists(mine), ~Exists(decided))
-                .values_list("pk", "position", "n_votes", "question_a_id", "question_b_id")
-            )
+            # A short chunk repeats position -1, which no pair has.
+            positions = [*index_of, *([-1] * (ORDER_CHUNK - len(index_of)))]
+            found = _ORDER_CHUNK_PAIRS.rows(study_id=study.pk, mine=participation.pk,
+                                            **{f"p{k}": position for k, position in enumerate(positions)})
             target = study.target_judgments_per_pair
             best = min(((index_of[pos], pk, a, b) for pk, pos, votes, a, b in found if votes < target),
                        default=None)

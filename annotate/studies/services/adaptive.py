@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
+from collections import OrderedDict
 
 import numpy as np
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import Max, Q, QuerySet
 
+from annotate.core import PreparedQuery
 from annotate.models import AdaptivePoolQuestion, Assignment, Choice, Judgment, Pair, Participation, Study
 from scoring.adaptive_pairs import AdaptiveConfig, ScaleEstimate, choose_next_pair, scale_estimate
 from scoring.exceptions import ConvergenceError
@@ -59,10 +62,51 @@ def _check_slots(*, seed: int, total: int, n_checks: int) -> frozenset[int]:
     return frozenset(int(k) for k in rng.choice(total, size=min(n_checks, total), replace=False))
 
 
+#: The reads of a choice, each compiled once (:class:`annotate.core.PreparedQuery`): the study's attention
+#: checks, its pool, its votes (oriented: the harder question, then the pair's two), an evaluator's shown pairs.
+_CHECKS = PreparedQuery(
+    "attention checks",
+    lambda study_id: Pair.objects.filter(study_id=study_id, attention_check=True).order_by("position")
+    .values_list("pk", "question_a_id", "question_b_id"),
+    "study_id",
+)
+_POOL = PreparedQuery(
+    "adaptive pool",
+    lambda study_id: AdaptivePoolQuestion.objects.filter(study_id=study_id).order_by("question_id")
+    .values_list("question_id", "block"),
+    "study_id",
+)
+_VOTES = PreparedQuery(
+    "adaptive votes",
+    lambda study_id: Judgment.objects.filter(pair__study_id=study_id, pair__attention_check=False,
+                                             choice__in=(Choice.LEFT, Choice.RIGHT),
+                                             participation__excluded_at__isnull=True)
+    .values_list("harder_question_id", "pair__question_a_id", "pair__question_b_id"),
+    "study_id",
+)
+_SHOWN = PreparedQuery(
+    "shown pairs",
+    lambda mine: Assignment.objects.filter(participation_id=mine).order_by("shown_at", "id")
+    .values_list("pair_id", "pair__question_a_id", "pair__question_b_id", "pair__attention_check"),
+    "mine",
+)
+
+
+def _pair_query(study_id: int, a: int, b: int) -> QuerySet[Pair]:
+    same = Q(question_a_id=a, question_b_id=b) | Q(question_a_id=b, question_b_id=a)
+    return Pair.objects.filter(same, study_id=study_id).order_by("pk")[:1]
+
+
+_PAIR = PreparedQuery("pair of two questions", _pair_query, "study_id", "a", "b")
+_TOP = PreparedQuery("top position",
+                     lambda study_id: Pair.objects.filter(study_id=study_id).values("study_id")
+                     .annotate(top=Max("position")).values_list("top"),
+                     "study_id")
+
+
 def _study_checks(*, study: Study) -> list[tuple[int, int, int]]:
     """The study's attention checks by position: ``(pair id, question a id, question b id)``."""
-    return [tuple(row) for row in Pair.objects.filter(study_id=study.pk, attention_check=True).order_by("position")
-            .values_list("pk", "question_a_id", "question_b_id")]
+    return _CHECKS.rows(study_id=study.pk)
 
 
 def _next_check(*, participation: Participation, shown: list[tuple[int, int, int, bool]],
@@ -87,21 +131,11 @@ def adaptive_choose(
     when the evaluator has seen every pair of the pool. Reads only (three
     queries: the pool, the study's votes, its attention checks; two when
     ``checks``, as :func:`_study_checks` reads them, are given)."""
-    pool = np.array(
-        AdaptivePoolQuestion.objects.filter(study_id=study.pk).order_by("question_id").values_list("question_id",
-                                                                                                   "block"),
-        dtype=np.int64,
-    ).reshape(-1, 2)
+    pool = np.array(_POOL.rows(study_id=study.pk), dtype=np.int64).reshape(-1, 2)
     if len(pool) < 2:
         return None
     qids, blocks = pool[:, 0], pool[:, 1]
-    votes = np.array(
-        Judgment.objects.filter(pair__study_id=study.pk, pair__attention_check=False, choice__in=(Choice.LEFT,
-                                                                                                   Choice.RIGHT),
-                                participation__excluded_at__isnull=True)
-        .values_list("harder_question_id", "pair__question_a_id", "pair__question_b_id"),
-        dtype=np.int64,
-    ).reshape(-1, 3)
+    votes = np.array(_VOTES.rows(study_id=study.pk), dtype=np.int64).reshape(-1, 3)
     harder = votes[:, 0]
     easier = np.where(votes[:, 1] == harder, votes[:, 2], votes[:, 1])
     hi, ei = _index(qids, harder), _index(qids, easier)
@@ -122,7 +156,44 @@ def adaptive_choose(
     return (a, b) if rng.random() < 0.5 else (b, a)  # which question is "a": a fair coin, as at creation
 
 
+#: Scale estimates kept in this process, newest last: (study id, questions, sorted vote codes) -> estimate.
+_ESTIMATES: OrderedDict[tuple[int, int, bytes], ScaleEstimate] = OrderedDict()
+_ESTIMATES_LOCK = threading.Lock()
+#: Estimates kept (a few studies judged at once; each entry holds a study's arrays and the kernel's memo).
+ESTIMATES_KEPT = 8
+
+
 def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:
+    """The scale estimate of these votes, fitted once per process for each set of votes.
+
+    The fit depends only on the multiset of (harder, easier) votes, not on
+    their order, so it is kept under the study, the number of questions and
+    the sorted vote codes (compared in full, not by a hash): a choice made
+    while no vote has changed (a skip, another evaluator's turn) reuses the
+    same estimate and the kernel's memo of it (:class:`ScaleEstimate`), and
+    chooses exactly what a fresh fit would.
+    """
+    key = (study.pk, n, np.sort(harder.astype(np.int64) * n + easier).tobytes())
+    with _ESTIMATES_LOCK:
+        kept = _ESTIMATES.get(key)
+        if kept is not None:
+            _ESTIMATES.move_to_end(key)
+            return kept
+    estimate = _fit_estimate(n, harder, easier, study=study)
+    with _ESTIMATES_LOCK:
+        _ESTIMATES[key] = estimate
+        while len(_ESTIMATES) > ESTIMATES_KEPT:
+            _ESTIMATES.popitem(last=False)
+    return estimate
+
+
+def adaptive_estimates_forget() -> None:
+    """Drop every scale estimate this process keeps (:func:`_estimate`)."""
+    with _ESTIMATES_LOCK:
+        _ESTIMATES.clear()
+
+
+def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:
     """The kernel's scale estimate; if its fit does not converge, a neutral
     scale (every question at 0) that still counts each question's votes, so
     the exposure floor and the random share keep working and the evaluator's
@@ -148,13 +219,11 @@ def pair_get_or_create(*, study: Study, question_a_id: int, question_b_id: int) 
     next free position when missing. Race-safe: a concurrent insert of the
     same pair (or at the same position) raises ``IntegrityError`` in a
     savepoint, and the lookup runs again."""
-    same = Q(question_a_id=question_a_id, question_b_id=question_b_id) | Q(
-        question_a_id=question_b_id, question_b_id=question_a_id)
     for _ in range(INSERT_ATTEMPTS):
-        existing = Pair.objects.filter(same, study_id=study.pk).first()
-        if existing is not None:
-            return existing
-        top = Pair.objects.filter(study_id=study.pk).aggregate(top=Max("position"))["top"]
+        existing = _PAIR.objects(study_id=study.pk, a=question_a_id, b=question_b_id)
+        if existing:
+            return existing[0]
+        top = next(iter(_TOP.rows(study_id=study.pk)), (None,))[0]
         try:
             with transaction.atomic():
                 return Pair.objects.create(study=study, position=0 if top is None else top + 1,
@@ -170,11 +239,7 @@ def adaptive_next_pair(*, participation: Participation) -> Pair | None:
     made now if new), else a remaining attention check; None when nothing is
     left. Writes at most the new Pair row; the caller writes the assignment."""
     study = participation.study
-    shown = [
-        (pk, a, b, bool(check)) for pk, a, b, check in
-        Assignment.objects.filter(participation_id=participation.pk).order_by("shown_at", "id")
-        .values_list("pair_id", "pair__question_a_id", "pair__question_b_id", "pair__attention_check")
-    ]
+    shown = [(pk, a, b, bool(check)) for pk, a, b, check in _SHOWN.rows(mine=participation.pk)]
     n_regular = sum(1 for *_, check in shown if not check)
     checks = _study_checks(study=study)
     check = _next_check(participation=participation, shown=shown, checks=checks)

@@ -40,10 +40,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Subquery
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotate.core import PreparedQuery
 from annotate.models import Assignment, Choice, Judgment, Pair, Participation, Question, StudyStatus
 from annotate.studies.selectors.judging_tokens import PAIR, QUESTION, judging_token
 from annotate.studies.selectors.studies import (
@@ -197,20 +198,28 @@ def _clean_client_seconds(value: float | None) -> float | None:
     return seconds
 
 
+def _pair_as_shown_query(mine: int, pair_id: int, study_id: int) -> QuerySet[Pair]:
+    shown = Assignment.objects.filter(participation_id=mine, pair_id=OuterRef("pk"))
+    return (
+        Pair.objects.filter(pk=pair_id, study_id=study_id)
+        .annotate(decided=Exists(Judgment.objects.filter(participation_id=mine, pair_id=OuterRef("pk"))),
+                  shown_left_id=Subquery(shown.values("left_question_id")[:1]),
+                  shown_at=Subquery(shown.values("shown_at")[:1]))
+        .order_by("pk")[:1]
+    )
+
+
+#: :func:`_pair_as_shown`'s read, compiled once.
+_PAIR_AS_SHOWN = PreparedQuery("pair as shown", _pair_as_shown_query, "mine", "pair_id", "study_id")
+
+
 def _pair_as_shown(*, participation: Participation, pair_id: int) -> Pair | None:
     """The study's pair ``pair_id`` (None if not in the study), read in one
     query with what the evaluator did with it: ``decided`` (they judged or
     skipped it), ``shown_left_id`` and ``shown_at`` (its assignment; None when
     it was never shown to them)."""
-    mine = participation.pk
-    shown = Assignment.objects.filter(participation_id=mine, pair_id=OuterRef("pk"))
-    return (
-        Pair.objects.filter(pk=pair_id, study_id=participation.study_id)
-        .annotate(decided=Exists(Judgment.objects.filter(participation_id=mine, pair_id=OuterRef("pk"))),
-                  shown_left_id=Subquery(shown.values("left_question_id")[:1]),
-                  shown_at=Subquery(shown.values("shown_at")[:1]))
-        .first()
-    )
+    found = _PAIR_AS_SHOWN.objects(mine=participation.pk, pair_id=pair_id, study_id=participation.study_id)
+    return found[0] if found else None
 
 
 def judgment_submit(

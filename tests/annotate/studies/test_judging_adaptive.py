@@ -443,3 +443,23 @@ def test_a_fit_that_does_not_converge_still_serves_a_pair_and_keeps_the_answer(m
     assert counts[-1].sum() == 2  # the one vote counted for both of its questions
     assert counts[-1].max() == 1
     assert "choosing from a neutral scale" in caplog.text
+
+
+def test_the_scale_estimate_of_a_set_of_votes_is_fitted_once_whatever_their_order(monkeypatch):
+    """The service keeps one fit per set of votes: the same votes in another order reuse it, one more vote
+    (or forgetting) fits again, and the estimate equals a fresh fit of the kernel."""
+    study = adaptive_study(make_catalog(per_subject=4), per_evaluator=3)
+    fits = []
+    real = adaptive_module.scale_estimate
+    monkeypatch.setattr(adaptive_module, "scale_estimate", lambda *a, **k: fits.append(1) or real(*a, **k))
+    harder, easier = np.array([0, 2, 5, 0]), np.array([1, 3, 4, 2])
+    first = adaptive_module._estimate(8, harder, easier, study=study)
+    again = adaptive_module._estimate(8, harder[::-1].copy(), easier[::-1].copy(), study=study)
+    assert again is first and len(fits) == 1
+    assert np.array_equal(first.b, real(8, harder, easier).b)
+    more = adaptive_module._estimate(8, np.append(harder, 6), np.append(easier, 7), study=study)
+    assert more is not first and len(fits) == 2
+    assert adaptive_module._estimate(8, harder, easier[::-1].copy(), study=study) is not first  # other votes
+    adaptive_module.adaptive_estimates_forget()
+    assert adaptive_module._estimate(8, harder, easier, study=study) is not first
+    assert len(fits) == 4

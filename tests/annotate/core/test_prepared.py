@@ -1,0 +1,103 @@
+"""PreparedQuery: a read compiled once per connection gives what its queryset gives.
+
+Cast: ``ada`` and ``ben`` judge one study; ``cy`` has no participation.
+"""
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.models import Count, Exists, OuterRef
+from django.test.utils import CaptureQueriesContext
+
+from annotate.core import PreparedQuery
+from annotate.core.prepared import ERR_NOT_INT, ERR_UNMARKED
+from annotate.models import Assignment, Judgment, Pair, Participation, Study
+from tests.annotate.factories import judge, make_catalog, make_evaluator, make_study
+
+pytestmark = pytest.mark.django_db
+
+
+def _participation(study_id, user_id):
+    return (Participation.objects.select_related("study", "study__stopping_rules")
+            .filter(study_id=study_id, user_id=user_id).order_by("pk"))
+
+
+def _pairs_with_counts(study_id, mine):
+    decided = Judgment.objects.filter(participation_id=mine, pair_id=OuterRef("pk"))
+    return (Pair.objects.filter(study_id=study_id).annotate(decided=Exists(decided), n_judged=Count("judgments"))
+            .order_by("position"))
+
+
+PARTICIPATION = PreparedQuery("test participation", _participation, "study_id", "user_id")
+PAIRS = PreparedQuery("test pairs", _pairs_with_counts, "study_id", "mine")
+PAIR_ROWS = PreparedQuery(
+    "test pair rows",
+    lambda study_id: Pair.objects.filter(study_id=study_id).order_by("position")
+    .values_list("pk", "position", "question_a_id", "attention_check"),
+    "study_id",
+)
+
+
+@pytest.fixture
+def cast():
+    study = make_study(make_catalog(subjects=("Mathematics",), per_subject=6), n_pairs=6, seed=3)
+    ada, ben = make_evaluator(study, "ada"), make_evaluator(study, "ben")
+    judge(ada, ["left", "skip", "right"])
+    judge(ben, ["right"])
+    return study, ada, ben
+
+
+def test_rows_are_the_querysets_rows_for_each_set_of_values(cast):
+    study, _ada, _ben = cast
+    assert PAIR_ROWS.rows(study_id=study.pk) == list(
+        Pair.objects.filter(study_id=study.pk).order_by("position")
+        .values_list("pk", "position", "question_a_id", "attention_check"))
+    assert len(PAIR_ROWS.rows(study_id=study.pk)) == 6
+    assert PAIR_ROWS.rows(study_id=study.pk + 1000) == []
+
+
+def test_objects_carry_the_related_rows_and_annotations_the_queryset_gives(cast):
+    study, ada, ben = cast
+    for participation in (ada, ben):
+        got = PARTICIPATION.objects(study_id=study.pk, user_id=participation.user_id)
+        want = list(_participation(study.pk, participation.user_id))
+        assert [p.pk for p in got] == [p.pk for p in want] == [participation.pk]
+        assert got[0].study.name == study.name
+        assert got[0].seed == participation.seed
+        with CaptureQueriesContext(connection) as reads:  # the study and its (missing) rules came with the row
+            assert got[0].study.status == want[0].study.status
+            assert Study.stopping_rules.is_cached(got[0].study)
+        assert len(reads.captured_queries) == 0
+    rows = PAIRS.objects(study_id=study.pk, mine=ada.pk)
+    want = list(_pairs_with_counts(study.pk, ada.pk))
+    assert [(p.pk, p.decided, p.n_judged) for p in rows] == [(p.pk, p.decided, p.n_judged) for p in want]
+    decided = set(Judgment.objects.filter(participation=ada).values_list("pair_id", flat=True))
+    assert {p.pk for p in rows if p.decided} == decided and len(decided) == 3
+
+
+def test_the_sql_is_compiled_once_per_connection(cast):
+    _study, ada, _ben = cast
+    built = []
+    query = PreparedQuery("counted", lambda mine: built.append(mine) or Assignment.objects.filter(
+        participation_id=mine).values_list("pair_id"), "mine")
+    first = query.rows(mine=ada.pk)
+    second = query.rows(mine=ada.pk)
+    assert first == second and len(first) == 3
+    assert len(built) == 1
+
+
+def test_values_must_be_the_declared_integers(cast):
+    study, _ada, _ben = cast
+    with pytest.raises(TypeError, match="takes"):
+        PAIR_ROWS.rows(study=study.pk)
+    with pytest.raises(TypeError) as error:
+        PAIR_ROWS.rows(study_id=str(study.pk))
+    assert str(error.value) == ERR_NOT_INT.format(name="test pair rows", param="study_id", value=str(study.pk))
+
+
+def test_a_parameter_that_does_not_reach_the_sql_is_refused():
+    query = PreparedQuery("unused", lambda study_id, other: Pair.objects.filter(study_id=study_id), "study_id",
+                          "other")
+    with pytest.raises(ValueError) as error:
+        query.rows(study_id=1, other=2)
+    assert str(error.value) == ERR_UNMARKED.format(name="unused", param="other")
