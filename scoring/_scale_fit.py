@@ -67,6 +67,25 @@ def _ties_within(values: _FloatArray, close: float) -> _FloatArray:
     return out
 
 
+def _constrained_inverse(information: _FloatArray) -> _FloatArray:
+    """Moore-Penrose inverse of information matrices whose null space is the constant vector.
+
+    ``information`` has shape (..., n, n): symmetric, ``M 1 = 0``, positive
+    definite on the sum-to-zero subspace (a connected component's Laplacian
+    plus ``penalty (I - J/n)``). ``M + J/n`` has the same eigenvectors with
+    eigenvalue 1 on ``1/sqrt(n)``, so ``M^+ = (M + J/n)^-1 - J/n`` exactly,
+    and ``M + J/n`` is well conditioned (its smallest eigenvalue is at least
+    ``min(1, penalty)`` with a penalty). A truncated-eigenvalue pseudo-inverse
+    (``numpy.linalg.pinv``) is not safe here: the zero eigenvalue comes out of
+    the eigendecomposition with a round-off of about ``n eps |M|``, which can
+    exceed pinv's default cutoff ``1e-15 |M|``; its reciprocal (~1e14) then
+    lands on every item's variance along the constant direction.
+    """
+    n = information.shape[-1]
+    inverse: _FloatArray = np.linalg.inv(information + 1.0 / n) - 1.0 / n
+    return inverse
+
+
 def _fit_component(
     wi: _IntArray, wj: _IntArray, count: _FloatArray, n: int, penalty: float, *, tol: float, max_iter: int,
     with_cov: bool = True, start: _FloatArray | None = None,
@@ -159,8 +178,7 @@ def _fit_component(
     converged = done(residual, b)
     cov: _FloatArray = np.full((n, n), np.nan)
     if n > 1 and with_cov:
-        cov = np.asarray(np.linalg.pinv(laplacian(w) + penalty * (np.eye(n) - 1.0 / n), hermitian=True),
-                         dtype=np.float64)
+        cov = _constrained_inverse(laplacian(w) + penalty * (np.eye(n) - 1.0 / n))
     return b, cov, n_iter, residual, converged
 
 
@@ -279,7 +297,7 @@ def _fit_small_components(
         lap[:, uj, ui] = -w
         idx = np.arange(size)
         lap[:, idx, idx] = -lap.sum(axis=2)
-        cov = np.linalg.pinv(lap + penalty * (np.eye(size) - 1.0 / size), hermitian=True)
+        cov = _constrained_inverse(lap + penalty * (np.eye(size) - 1.0 / size))
         se = np.sqrt(np.clip(np.diagonal(cov, axis1=1, axis2=2), 0.0, None))
     return bs, se, n_iter, residual, converged
 
