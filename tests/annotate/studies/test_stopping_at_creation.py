@@ -17,22 +17,12 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from annotate.models import StoppingRules, Study
-from tests.annotate.factories import make_catalog, make_researcher, make_study
+from tests.annotate.factories import make_study
 
 pytestmark = pytest.mark.django_db
 
 BLANK_RULES = {"target_reliability": "", "method_a": "", "method_b": "", "alpha": "0.05", "max_judgments": "",
                "budget": "", "pay_per_judgment": ""}
-
-
-@pytest.fixture
-def catalog():
-    return make_catalog(subjects=("Mathematics", "Physics"), per_subject=6)
-
-
-@pytest.fixture
-def olga():
-    return make_researcher("olga")
 
 
 def client_for(user) -> Client:

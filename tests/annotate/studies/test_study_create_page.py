@@ -23,16 +23,6 @@ from tests.annotate.factories import make_catalog, make_evaluator, make_research
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def catalog():
-    return make_catalog(subjects=("Mathematics", "Physics"), per_subject=6)
-
-
-@pytest.fixture
-def olga():
-    return make_researcher("olga")
-
-
 def client_for(user) -> Client:
     client = Client()
     client.force_login(user)
