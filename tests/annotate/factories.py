@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.test import Client
 from django.utils import timezone
 
 from annotate.models import (
@@ -192,6 +193,14 @@ def make_study(catalog: Catalog, *, n_pairs: int = 8, seed: int = 1, target: int
 def make_user(username: str, *, staff: bool = False, password: str | None = None) -> AbstractBaseUser:
     """A user; without ``password`` it has an unusable one (no slow hashing)."""
     return get_user_model().objects.create_user(username=username, password=password, is_staff=staff)
+
+
+def client_for(user: AbstractBaseUser | None = None) -> Client:
+    """A test client signed in as ``user`` (anonymous when ``None``)."""
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
 
 
 def make_researcher(username: str, *, password: str | None = None) -> AbstractBaseUser:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from django.contrib.auth.models import Group
-from django.test import Client, override_settings
+from django.test import override_settings
 from django.urls import reverse
 
 from annotate.analyses import services as service
@@ -23,7 +23,7 @@ from scoring.analyses import eip_vs_accuracy
 from scoring.baselines import accuracy
 from scoring.eip import eip
 from tests.annotate.analyses.test_runs import guttman, load_matrix
-from tests.annotate.factories import make_user
+from tests.annotate.factories import client_for, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -50,12 +50,6 @@ def cast():
     eve.groups.add(evaluators)
     return {"owner": owner, "rita": rita, "eve": eve}
 
-
-def client_for(user=None) -> Client:
-    client = Client()
-    if user is not None:
-        client.force_login(user)
-    return client
 
 
 def done_run(rs) -> AnalysisRun:

@@ -10,11 +10,10 @@ import re
 
 import pytest
 from django.contrib.auth.models import Group
-from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Pair
-from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
+from tests.annotate.factories import client_for, make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -32,12 +31,6 @@ def cast():
     plain = make_user("plain")
     return {"study": study, "owner": owner, "rita": rita, "ada": ada, "plain": plain}
 
-
-def client_for(user=None) -> Client:
-    client = Client()
-    if user is not None:
-        client.force_login(user)
-    return client
 
 
 def nav_links(body: str) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
 
-from tests.annotate.factories import make_evaluator, make_user
+from tests.annotate.factories import client_for, make_evaluator, make_user
 from tests.annotate.reports.test_report import build_study
 
 pytestmark = pytest.mark.django_db
@@ -43,11 +43,6 @@ def cast():
     plain = make_user("plain")
     return study, owner, rhea, ada.user, plain
 
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_anonymous_visitors_are_sent_to_login(cast):

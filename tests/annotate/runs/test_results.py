@@ -14,7 +14,7 @@ from django.urls import reverse
 from annotate.models import Dataset, LanguageModel, ModelResult, Question, ResponseSet, RunStatus, ScoringRun, Subject
 from annotate.runs import views
 from annotate.runs.services import scoring as service
-from tests.annotate.factories import make_user, write_responses
+from tests.annotate.factories import client_for, make_user, write_responses
 
 pytestmark = pytest.mark.django_db
 
@@ -60,11 +60,6 @@ def cast():
     eve.groups.add(evaluators)
     return owner, rita, eve
 
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _urls(run: ScoringRun) -> list[str]:

@@ -12,23 +12,17 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
 from annotate.models import StoppingRules, Study
-from tests.annotate.factories import make_study
+from tests.annotate.factories import client_for, make_study
 
 pytestmark = pytest.mark.django_db
 
 BLANK_RULES = {"target_reliability": "", "method_a": "", "method_b": "", "alpha": "0.05", "max_judgments": "",
                "budget": "", "pay_per_judgment": ""}
 
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def page_data(catalog, **rules) -> dict:

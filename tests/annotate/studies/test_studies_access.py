@@ -16,7 +16,7 @@ from django.utils import timezone
 from annotate.models import Invitation, StudyStatus
 from annotate.studies.selectors.study_monitor import study_monitor
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
+from tests.annotate.factories import client_for, make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -42,11 +42,6 @@ def cast():
     outsider = make_evaluator(other, "outsider")
     return study, other, owner, ada, outsider
 
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_anonymous_visitors_are_sent_to_login(cast):

@@ -10,7 +10,6 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
@@ -18,15 +17,10 @@ from annotate.models import Pair, Study, StudyStatus
 from annotate.models.studies import DEFAULT_CONSENT
 from annotate.studies.services.judging import judging_screen, judgment_submit
 from annotate.studies.services.study_quality import ERR_COMPLETION_URL, ERR_PARAM_NAME, ERR_PARAM_REPEATED
-from tests.annotate.factories import make_catalog, make_evaluator, make_researcher
+from tests.annotate.factories import client_for, make_catalog, make_evaluator, make_researcher
 
 pytestmark = pytest.mark.django_db
 
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def form_data(catalog, **overrides) -> dict:

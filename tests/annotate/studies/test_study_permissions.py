@@ -17,7 +17,7 @@ from annotate.models import Invitation, Study, StudyStatus
 from annotate.studies.selectors.studies import can_manage_study, studies_visible_to, study_for_researcher
 from annotate.studies.services.judging import judging_screen, judgment_submit
 from annotate.studies.services.participation import invitation_create
-from tests.annotate.factories import make_catalog, make_evaluator, make_researcher, make_study, make_user
+from tests.annotate.factories import client_for, make_catalog, make_evaluator, make_researcher, make_study, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -51,11 +51,6 @@ def cast():
     return {"study": study, "other": other, "olga": olga, "max": member, "otto": otto, "ada": ada.user,
             "root": root}
 
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def url(name: str, study: Study, extra: dict | None = None) -> str:
