@@ -79,7 +79,10 @@ _SURFACE = {
     "LOAD_UPLOAD": "annotate.core.task_names",
     "RUN_ANALYSIS": "annotate.core.task_names",
     "RUN_SCORING": "annotate.core.task_names",
+    "WORKER_LIBRARIES": "annotate.core.task_names",
+    "WarmUp": "annotate.core.task_names",
     "task_enqueue": "annotate.core.task_names",
+    "tasks_warm_up": "annotate.core.task_names",
 }
 __all__ = sorted(_SURFACE)
 __getattr__, __dir__ = lazy_surface(__name__, _SURFACE)
