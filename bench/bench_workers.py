@@ -15,7 +15,9 @@ was recorded), which is what more workers should shorten. The worker counts
 are interleaved, their order rotated every repeat, and each round is checked
 (40 task results, all successful, one worker each, every worker exiting with
 code 0 on SIGTERM). Prints each round, then per worker count the medians of
-drain and start-up and the drain's ratio to one worker's (``--quick``: one
+drain, of the workers' CPU time during the drain (summed over the workers:
+what each job costs the workers themselves, apart from waiting for the
+database) and of start-up, and the drain's ratio to one worker's (``--quick``: one
 repeat; otherwise ``REPEATS``, or ``BENCH_WORKERS_REPEATS``), with the load
 average before and after (other processes' load lengthens every figure).
 """
@@ -63,6 +65,7 @@ for repeat in range(repeats):
             sys.exit(1)
         used = len({w for r in results for w in r["worker_ids"]})
         print(json.dumps({"repeat": repeat, "workers": n, "drain": done.drain_s, "startup": max(done.startup_s),
+                          "cpu": done.drain_cpu_s,
                           "workers_used": used}), flush=True)
 """
 
@@ -83,6 +86,7 @@ def run(args) -> None:
           f"interleaved; 40 jobs a round", flush=True)
     drains: dict[int, list[float]] = {n: [] for n in WORKER_COUNTS}
     startups: dict[int, list[float]] = {n: [] for n in WORKER_COUNTS}
+    cpus: dict[int, list[float]] = {n: [] for n in WORKER_COUNTS}
     try:
         child = subprocess.Popen([sys.executable, "-c", CHILD, ",".join(map(str, WORKER_COUNTS)), str(repeats)],
                                  cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -93,17 +97,19 @@ def run(args) -> None:
                 continue
             drains[row["workers"]].append(row["drain"])
             startups[row["workers"]].append(row["startup"])
-            print(f"  repeat {row['repeat']}: {row['workers']} worker(s) drain {row['drain']:6.1f} s, start-up "
-                  f"{row['startup']:5.1f} s ({row['workers_used']} took jobs; load {os.getloadavg()[0]:.1f})",
-                  flush=True)
+            cpus[row["workers"]].append(row["cpu"])
+            print(f"  repeat {row['repeat']}: {row['workers']} worker(s) drain {row['drain']:6.1f} s "
+                  f"(workers' CPU {row['cpu']:5.1f} s), start-up {row['startup']:5.1f} s "
+                  f"({row['workers_used']} took jobs; load {os.getloadavg()[0]:.1f})", flush=True)
         if child.wait() != 0:
             raise RuntimeError(f"bench child failed:\n{child.stderr.read()[-3000:]}")
     finally:
         drop()
         shutil.rmtree(store, ignore_errors=True)
     one = statistics.median(drains[1])
-    print(f"{'workers':>7} {'drain s':>8} {'ratio to 1':>10} {'start-up s':>10}  (medians)")
+    print(f"{'workers':>7} {'drain s':>8} {'ratio to 1':>10} {'CPU s':>6} {'start-up s':>10}  (medians)")
     for n in WORKER_COUNTS:
         median = statistics.median(drains[n])
-        print(f"{n:>7} {median:>8.1f} {median / one:>10.2f} {statistics.median(startups[n]):>10.1f}")
+        print(f"{n:>7} {median:>8.1f} {median / one:>10.2f} {statistics.median(cpus[n]):>6.1f} "
+              f"{statistics.median(startups[n]):>10.1f}")
     print(f"load average {os.getloadavg()[0]:.1f} at the end")

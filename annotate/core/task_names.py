@@ -38,7 +38,9 @@ WORKER_LIBRARIES = (
     "pandas",
     "pyarrow.compute",
     "pyarrow.csv",
+    "pyarrow.pandas_compat",
     "pyarrow.parquet",
+    "pyarrow.vendored.version",  # imported by pyarrow.pandas_compat on its first conversion
     "fsspec",
     "zarr",
     "zarr.storage",

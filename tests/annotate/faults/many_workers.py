@@ -177,17 +177,28 @@ class Round:
 
     ``startup_s``: per worker, seconds from its start until it was warm and
     ready; ``drain_s``: from the release of the queued jobs (every worker
-    ready) until the last job finished; ``results``: the task results;
+    ready) until the last job finished; ``drain_cpu_s``: the CPU time the
+    workers used meanwhile, summed (None without ``/proc``); ``results``: the task results;
     ``ids``: the jobs' ids by kind; ``codes``: the workers' exit codes after
     SIGTERM once the queue was empty; ``logs``: their output.
     """
 
     startup_s: list[float]
     drain_s: float
+    drain_cpu_s: float | None
     results: list[dict]
     ids: dict[str, list[int]]
     codes: list[int | None]
     logs: list[str]
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time of process ``pid`` so far (from ``/proc``; None where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def hold_ready_jobs() -> int:
@@ -234,6 +245,7 @@ def run_round(folder: Path, n_workers: int, tag: str, seed: int, timeout: float 
         for worker in workers:
             if not worker.ready.wait(max(0.0, deadline - time.monotonic())):
                 raise RuntimeError(f"a worker did not get ready:\n{worker.log()[-3000:]}")
+        cpu_before = [cpu_seconds(w.pid) for w in workers]
         released = release_jobs()
         while DBTaskResult.objects.filter(status__in=("READY", "RUNNING")).exists():
             if time.monotonic() > deadline:
@@ -241,8 +253,11 @@ def run_round(folder: Path, n_workers: int, tag: str, seed: int, timeout: float 
                 raise RuntimeError(f"the jobs were not all done in time:\n{logs}")
             time.sleep(0.05)
         last = max(DBTaskResult.objects.values_list("finished_at", flat=True))
+        cpu_after = [cpu_seconds(w.pid) for w in workers]
+        cpu = (None if None in cpu_before + cpu_after
+               else sum(a - b for a, b in zip(cpu_after, cpu_before, strict=True)))
     finally:
         stop_workers(workers, graceful=True)
-    return Round(startup_s=[w.ready_s for w in workers], drain_s=(last - released).total_seconds(),
+    return Round(startup_s=[w.ready_s for w in workers], drain_s=(last - released).total_seconds(), drain_cpu_s=cpu,
                  results=task_results(), ids=ids, codes=[w.process.returncode for w in workers],
                  logs=[w.log() for w in workers])
