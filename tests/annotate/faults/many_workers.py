@@ -133,10 +133,15 @@ class WorkerProcess:
 
 
 def start_workers(n: int, *, batch: bool = True) -> list[WorkerProcess]:
-    """``n`` ``run_worker`` processes (``--batch``: each exits when the queue is empty)."""
+    """``n`` ``run_worker`` processes (``--batch``: each exits when the queue is empty).
+
+    They keep their database connection between jobs and polls
+    (``DB_CONN_MAX_AGE=60``, as docs/deploy.md sets it in production)
+    instead of opening one for every poll and every job.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
     env.update(DJANGO_SETTINGS_MODULE="eipsite.settings", PYTHONPATH=str(ROOT), DATABASE_URL=database_url(),
-               TASKS_BACKEND="database", DEBUG="1")
+               TASKS_BACKEND="database", DEBUG="1", DB_CONN_MAX_AGE="60")
     command = [sys.executable, "manage.py", "run_worker", "--interval", "0.1", "--no-startup-delay", "--no-reload"]
     workers = []
     for k in range(n):
