@@ -79,8 +79,6 @@ _SURFACE = {
     "LOAD_UPLOAD": "annotate.core.task_names",
     "RUN_ANALYSIS": "annotate.core.task_names",
     "RUN_SCORING": "annotate.core.task_names",
-    "WORKER_LIBRARIES": "annotate.core.task_names",
-    "WarmUp": "annotate.core.task_names",
     "task_enqueue": "annotate.core.task_names",
     "tasks_warm_up": "annotate.core.task_names",
 }

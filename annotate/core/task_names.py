@@ -88,8 +88,9 @@ def tasks_warm_up() -> WarmUp:
     """Import every task module (:data:`TASK_MODULES`) and :data:`WORKER_LIBRARIES`.
 
     A task worker calls this before it claims its first task, so that no task
-    pays the libraries' import inside its run (several seconds of CPU on the
-    first analysis or upload of a cold process).
+    pays the libraries' import inside its run (about a second on the first
+    analysis, scoring run or upload of a cold process, more on a busy
+    machine).
 
     Returns
     -------
