@@ -152,13 +152,6 @@ def start_workers(n: int, *, batch: bool = True) -> list[WorkerProcess]:
     return workers
 
 
-def wait_workers(workers: list[WorkerProcess], timeout: float) -> list[str]:
-    """Wait for each worker to exit (killed after ``timeout`` seconds); their output."""
-    for worker in workers:
-        worker.wait(timeout)
-    return [worker.log() for worker in workers]
-
-
 def stop_workers(workers: list[WorkerProcess], *, graceful: bool = False) -> None:
     """Stop the workers still running, each with its process group: SIGKILL, or with ``graceful``
     SIGTERM (a worker finishes its task and exits with code 0; killed after 60 s)."""
