@@ -5,11 +5,21 @@ scoring runs, 12 upload loads, 12 analysis runs; the set-up is shared through
 ``tests/annotate/faults/many_workers.py``) run by 1, 2 and 4 ``run_worker``
 processes on a scratch PostgreSQL database (created and dropped; server from
 ``BENCH_JUDGING_POSTGRES``, default ``postgres://postgres@127.0.0.1:5432``).
-The worker counts are interleaved, their order rotated every repeat, and each
-round is checked (40 task results, all successful, one worker each). Prints
-each round, then per worker count the median wall time and its ratio to one
-worker's median (``--quick``: one repeat; otherwise ``REPEATS``, or
-``BENCH_WORKERS_REPEATS``).
+
+A round queues the 40 jobs and holds them, starts the workers, waits until
+every one has logged that it is warm (its task modules and libraries
+imported), releases the jobs in one ``UPDATE`` and waits for the last to
+finish. Two times are kept apart: the **start-up** (until the slowest worker
+was ready) and the **drain** (from the release until the last job's result
+was recorded), which is what more workers should shorten. The worker counts
+are interleaved, their order rotated every repeat, and each round is checked
+(40 task results, all successful, one worker each, every worker exiting with
+code 0 on SIGTERM). Prints each round, then per worker count the medians of
+drain, of the workers' CPU time during the drain (summed over the workers:
+what each job costs the workers themselves, apart from waiting for the
+database) and of start-up, and the drain's ratio to one worker's (``--quick``: one
+repeat; otherwise ``REPEATS``, or ``BENCH_WORKERS_REPEATS``), with the load
+average before and after (other processes' load lengthens every figure).
 """
 from __future__ import annotations
 
@@ -45,15 +55,18 @@ for repeat in range(repeats):
     k = repeat % len(counts)
     for n in counts[k:] + counts[:k]:
         seed += 1
-        seconds, results, ids, codes, logs = run_round(folder, n, f"r{repeat}n{n}", seed)
+        done = run_round(folder, n, f"r{repeat}n{n}", seed)
+        results = done.results
         ok = (len(results) == N_JOBS and all(r["status"] == "SUCCESSFUL" for r in results)
-              and all(len(r["worker_ids"]) == 1 for r in results) and all(c == 0 for c in codes))
+              and all(len(r["worker_ids"]) == 1 for r in results) and done.codes == [0] * n)
         if not ok:
             print(json.dumps({"error": f"round {repeat} with {n} workers: jobs did not all run once",
-                              "logs": [log[-2000:] for log in logs]}), flush=True)
+                              "logs": [log[-2000:] for log in done.logs]}), flush=True)
             sys.exit(1)
         used = len({w for r in results for w in r["worker_ids"]})
-        print(json.dumps({"repeat": repeat, "workers": n, "seconds": seconds, "workers_used": used}), flush=True)
+        print(json.dumps({"repeat": repeat, "workers": n, "drain": done.drain_s, "startup": max(done.startup_s),
+                          "cpu": done.drain_cpu_s,
+                          "workers_used": used}), flush=True)
 """
 
 
@@ -71,7 +84,9 @@ def run(args) -> None:
                TASKS_BACKEND="database", DEBUG="1", EIP_STORE_DIR=str(store))
     print(f"load average {os.getloadavg()[0]:.1f}; {len(WORKER_COUNTS)} worker counts x {repeats} repeat(s), "
           f"interleaved; 40 jobs a round", flush=True)
-    times: dict[int, list[float]] = {n: [] for n in WORKER_COUNTS}
+    drains: dict[int, list[float]] = {n: [] for n in WORKER_COUNTS}
+    startups: dict[int, list[float]] = {n: [] for n in WORKER_COUNTS}
+    cpus: dict[int, list[float]] = {n: [] for n in WORKER_COUNTS}
     try:
         child = subprocess.Popen([sys.executable, "-c", CHILD, ",".join(map(str, WORKER_COUNTS)), str(repeats)],
                                  cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -80,17 +95,21 @@ def run(args) -> None:
             if "error" in row:
                 print(row["error"], *row["logs"], sep="\n")
                 continue
-            times[row["workers"]].append(row["seconds"])
-            print(f"  repeat {row['repeat']}: {row['workers']} worker(s) {row['seconds']:6.1f} s "
-                  f"({row['workers_used']} took jobs)", flush=True)
+            drains[row["workers"]].append(row["drain"])
+            startups[row["workers"]].append(row["startup"])
+            cpus[row["workers"]].append(row["cpu"])
+            print(f"  repeat {row['repeat']}: {row['workers']} worker(s) drain {row['drain']:6.1f} s "
+                  f"(workers' CPU {row['cpu']:5.1f} s), start-up {row['startup']:5.1f} s "
+                  f"({row['workers_used']} took jobs; load {os.getloadavg()[0]:.1f})", flush=True)
         if child.wait() != 0:
             raise RuntimeError(f"bench child failed:\n{child.stderr.read()[-3000:]}")
     finally:
         drop()
         shutil.rmtree(store, ignore_errors=True)
-    one = statistics.median(times[1])
-    print(f"{'workers':>7} {'median s':>9} {'ratio to 1':>10}")
+    one = statistics.median(drains[1])
+    print(f"{'workers':>7} {'drain s':>8} {'ratio to 1':>10} {'CPU s':>6} {'start-up s':>10}  (medians)")
     for n in WORKER_COUNTS:
-        median = statistics.median(times[n])
-        print(f"{n:>7} {median:>9.1f} {median / one:>10.2f}")
+        median = statistics.median(drains[n])
+        print(f"{n:>7} {median:>8.1f} {median / one:>10.2f} {statistics.median(cpus[n]):>6.1f} "
+              f"{statistics.median(startups[n]):>10.1f}")
     print(f"load average {os.getloadavg()[0]:.1f} at the end")

@@ -80,6 +80,7 @@ _SURFACE = {
     "RUN_ANALYSIS": "annotate.core.task_names",
     "RUN_SCORING": "annotate.core.task_names",
     "task_enqueue": "annotate.core.task_names",
+    "tasks_warm_up": "annotate.core.task_names",
 }
 __all__ = sorted(_SURFACE)
 __getattr__, __dir__ = lazy_surface(__name__, _SURFACE)

@@ -9,6 +9,9 @@ worker imports it the same way, by the path django-tasks stores with each task).
 """
 from __future__ import annotations
 
+import sys
+import time
+from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
@@ -26,6 +29,33 @@ TASK_MODULES = {
 #: Every task name; each is a function of its module in :data:`TASK_MODULES`.
 TASK_NAMES = tuple(TASK_MODULES)
 ERR_UNKNOWN_TASK = "unknown task {name!r}; known: {known}"
+#: The libraries the tasks' services import inside their functions, kept out of
+#: the web processes' start-up: pandas and pyarrow (upload parsing), fsspec and
+#: Zarr (the matrix store), scipy.optimize and scipy.stats (the fits and the
+#: analyses), threadpoolctl (the scoring runs' BLAS limit). A worker imports
+#: them before it claims its first task (:func:`tasks_warm_up`).
+WORKER_LIBRARIES = (
+    "pandas",
+    "pyarrow.compute",
+    "pyarrow.csv",
+    "pyarrow.pandas_compat",
+    "pyarrow.parquet",
+    "pyarrow.vendored.version",  # imported by pyarrow.pandas_compat on its first conversion
+    "fsspec",
+    "zarr",
+    "zarr.storage",
+    "scipy.optimize",
+    "scipy.stats",
+    "threadpoolctl",
+)
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    """What :func:`tasks_warm_up` did: ``seconds`` of wall time, ``modules`` newly imported."""
+
+    seconds: float
+    modules: int
 
 
 def task_enqueue(name: str, *args: Any) -> Any:
@@ -52,3 +82,29 @@ def task_enqueue(name: str, *args: Any) -> Any:
     if name not in TASK_NAMES:
         raise LookupError(ERR_UNKNOWN_TASK.format(name=name, known=list(TASK_NAMES)))
     return getattr(import_module(TASK_MODULES[name]), name).enqueue(*args)
+
+
+def tasks_warm_up() -> WarmUp:
+    """Import every task module (:data:`TASK_MODULES`) and :data:`WORKER_LIBRARIES`.
+
+    A task worker calls this before it claims its first task, so that no task
+    pays the libraries' import inside its run (about a second on the first
+    analysis, scoring run or upload of a cold process, more on a busy
+    machine).
+
+    Returns
+    -------
+    WarmUp
+        The wall time the imports took and how many modules they added to
+        ``sys.modules`` (0 when everything was already imported).
+
+    Raises
+    ------
+    ImportError
+        When a task module or a library is missing (the worker could not run
+        its tasks either).
+    """
+    before, t0 = len(sys.modules), time.perf_counter()
+    for module in (*dict.fromkeys(TASK_MODULES.values()), *WORKER_LIBRARIES):
+        import_module(module)
+    return WarmUp(seconds=time.perf_counter() - t0, modules=len(sys.modules) - before)
