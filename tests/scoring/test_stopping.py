@@ -161,11 +161,11 @@ def test_projection_follows_a_steeper_growth_and_brackets_it():
     assert p.more_votes == pytest.approx(truth, rel=0.1)
 
 
-def test_the_default_projection_grows_the_odds_like_votes_to_the_1_25_through_the_last_point():
-    # 0.5 at 100 votes (odds 1) -> odds 4: 100 * 4**(1/1.25) = 100 * 4**0.8 = 303.14, so 203.14 more; the
-    # interval uses exponents 1.5 (100 * 4**(2/3) - 100 = 151.98) and 1.0 (300).
+def test_the_default_projection_grows_the_odds_like_votes_to_the_1_2_through_the_last_point():
+    # 0.5 at 100 votes (odds 1) -> odds 4: 100 * 4**(1/1.2) = 317.5, so 217.5 more; the interval uses
+    # exponents 1.5 (100 * 4**(2/3) - 100 = 151.98) and 1.0 (300).
     p = project_reliability([50, 100], [0.1, 0.5], target="0.8")
-    assert p.more_votes == pytest.approx(203.1433133, rel=1e-9)
+    assert p.more_votes == pytest.approx(100 * 4 ** (1 / 1.2) - 100, rel=1e-12)
     assert p.low == pytest.approx(100 * 4 ** (2 / 3) - 100, rel=1e-12)
     assert p.high == pytest.approx(300.0, rel=1e-12)
 
