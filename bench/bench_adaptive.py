@@ -42,7 +42,7 @@ scale first reaches 0.9; SSR and split-half reliability
 10 and 20 votes per question; the per-seed ratio adaptive / uniform of
 judgments to 0.9; the calibration of the reliability projection
 (:func:`scoring.stopping.project_reliability`, default and a fixed
-reference, from 8 votes per question against the judgments until min(SSR,
+alternative, from 8 votes per question against the judgments until min(SSR,
 split-half) first reached 0.8, the rule checked every 20 judgments). Then
 the time of one choice (scale_estimate + choose_next_pair) at 1,000
 questions (10 subjects x 100, 10,000 votes, 300 seen pairs) against a naive
@@ -147,7 +147,7 @@ class Run:
     choice_seconds: list[float] = field(default_factory=list)
     projected_at: float = float("nan")  # judgments when the projection was made
     projected_more: tuple[float, float, float] = (float("nan"),) * 3  # more judgments: point, low, high
-    reference_more: tuple[float, float, float] = (float("nan"),) * 3  # the same by the reference projection
+    reference_more: tuple[float, float, float] = (float("nan"),) * 3  # the same by the alternative projection
     reliability_at: float = float("nan")  # judgments when min(SSR, split-half) first reached the target
 
 
@@ -501,24 +501,30 @@ def _calibration(runs: dict[str, list[Run]]) -> None:
     """Projected against actual further judgments until min(SSR, split-half) reached the target.
 
     One block per projection (the default of :func:`scoring.stopping.project_reliability` and the fixed
-    reference), one line per strategy: projected/actual per seed, the seeds within +-25 %, the seeds whose
-    interval holds the actual, and the ratios' median and range.
+    alternative), one line per strategy: projected/actual per seed ("never" when the rule did not fire by
+    :data:`CAP` votes per question: a miss), the seeds within +-25 %, the seeds whose interval holds the
+    actual, and the ratios' median and range.
     """
     print(f"\nprojection calibration: at {PROJECT_AT} votes per question, more judgments projected until "
           f"min(SSR, split-half) >= {RELIABILITY_TARGET} (rule checked every {RULE_CHECK_EVERY} judgments) "
           f"against what it took")
     for label, attribute in ((f"default (odds exponent {ODDS_SLOPE}, interval {ODDS_SLOPE_RANGE})", "projected_more"),
-                             (f"reference (odds exponent {REFERENCE_SLOPE}, interval {REFERENCE_SLOPE_RANGE})",
+                             (f"alternative (odds exponent {REFERENCE_SLOPE}, interval {REFERENCE_SLOPE_RANGE})",
                               "reference_more")):
         print(f" {label}")
         for strategy in ("uniform", "adaptive"):
             if not runs.get(strategy):
                 continue
-            within, cover, ratios = 0, 0, []
+            within, cover, never, ratios = 0, 0, 0, []
             line = []
             for r in runs[strategy]:
                 point, low, high = getattr(r, attribute)
                 actual = r.reliability_at - r.projected_at
+                if np.isfinite(r.projected_at) and np.isnan(r.reliability_at) and np.isfinite(point):
+                    # The rule never fired (up to CAP votes per question): a finite projection missed.
+                    never += 1
+                    line.append(f"{point:.0f}/never")
+                    continue
                 if not np.isfinite(actual) or not np.isfinite(point):
                     line.append("n/a")
                     continue
@@ -527,7 +533,7 @@ def _calibration(runs: dict[str, list[Run]]) -> None:
                 within += bool(0.75 <= ratio <= 1.25)
                 cover += bool(low <= actual <= high)
                 line.append(f"{point:.0f}/{actual:.0f}")
-            rows = len(ratios)
+            rows = len(ratios) + never  # a run whose rule never fired counts as a miss
             spread = (f"; ratio median {np.median(ratios):.2f}, range {np.min(ratios):.2f}-{np.max(ratios):.2f}"
                       if ratios else "")
             print(f"  {strategy:<9} projected/actual per seed: {' '.join(line)}")

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from bench.bench_adaptive import LEVELS, RULE_CHECK_EVERY, make_world, simulate
+from bench.bench_adaptive import LEVELS, RULE_CHECK_EVERY, Run, _calibration, make_world, simulate
 from scoring.adaptive_pairs import AdaptiveConfig
 
 
@@ -23,3 +23,19 @@ def test_a_calibration_only_run_projects_and_stops_as_the_full_run(strategy):
     # The calibration-only run skips the Spearman target and the reliability levels.
     assert math.isnan(short.judgments_to_target) and short.at_level == {}
 
+
+
+def test_a_run_whose_rule_never_fired_counts_as_a_missed_projection(capsys):
+    # Projected 100 more, took 110 (ratio 0.91, within +-25 %); projected 1,000, never fired (a miss);
+    # projected 100, took 200 (ratio 0.5, a miss, outside its interval 80-150).
+    runs = {"uniform": [Run(projected_at=500.0, projected_more=(100.0, 80.0, 150.0), reliability_at=610.0),
+                        Run(projected_at=500.0, projected_more=(1000.0, 800.0, 1500.0)),
+                        Run(projected_at=500.0, projected_more=(100.0, 80.0, 150.0), reliability_at=700.0)],
+            "adaptive": [Run()]}
+    _calibration(runs)
+    out = capsys.readouterr().out.splitlines()
+    default = out[out.index(next(line for line in out if line.startswith(" default"))) + 1:][:4]
+    assert "100/110 1000/never 100/200" in default[0]
+    assert "within +-25 %: 1/3 seeds" in default[1] and "interval holds the actual: 1/3" in default[1]
+    assert "ratio median 0.70, range 0.50-0.91" in default[1]  # (100/110 + 0.5) / 2 = 0.7045
+    assert "projected/actual per seed: n/a" in default[2] and "within +-25 %: 0/0" in default[3]
