@@ -495,24 +495,31 @@ def project_reliability(
     of comparisons, so the reliability odds ``R / (1 - R)`` grow about in
     proportion to the votes (Verhavert et al., 2019, found the same in
     comparative-judgement studies). Measured, the smaller of SSR and
-    split-half grows faster early on (the ridge penalty shrinks a young
-    scale; split-half halves the evaluators): in ``python -m bench
-    adaptive``'s simulated studies, projecting from 8 votes per question
-    until the smaller first reaches 0.8, the exponent that would have hit
-    the judgments actually needed ranged from 0.92 to 1.40 over the tuning
-    seeds 1000-1009 of the uniform design (median 1.18); ``k = 1.2``
-    through the last point came within +-25 % on 9 of those 10 seeds
-    (``k = 1.25``: 8, ``k = 1.1``: 6). In the adaptive design ``k = 1.25``
-    projected 0.74-1.07 of the judgments needed (median 0.91) on the 8 of
-    those seeds with a usable value, so the slightly smaller exponent suits
-    both designs. A history fit (below) does worse: the early points grow
-    much faster than the later ones. Hence the default. With
-    ``slope=None`` the projection fits ``log odds = c + k
-    log n_votes`` by least squares on the history points (``k`` clipped to
-    [0.5, 2]) and solves for the target odds; with two points it keeps
-    ``k = 1`` through the last point. The interval re-solves with the
-    slope at its least-squares 90 % t-interval (or ``k`` in [0.75, 1.33]
-    with two points), never narrower than the proportional model's answer.
+    split-half grows faster (the ridge penalty shrinks a young scale;
+    split-half halves the evaluators): in ``python -m bench adaptive``'s
+    simulated studies, projecting from 8 votes per question until the
+    smaller first reaches 0.8 (the rule checked every 20 judgments), the
+    exponent through the last point that would have hit the judgments
+    actually needed had median 1.255 over the 39 uniform and adaptive runs
+    of the tuning seeds 1000-1019 (5th and 95th percentiles 1.04 and 1.48;
+    uniform median 1.21, adaptive 1.30). ``k = 1.2`` came within +-25 % on
+    16 of those 20 uniform and 17 of 19 adaptive runs, ``k = 1.25`` on 17
+    and 19, but on the fresh seeds 7000-7019 on 13 and 15 of 19 against
+    15 and 16 for ``k = 1.2``; hence ``k = 1.2`` (and the interval from
+    exponents 1.0 and 1.5, about those percentiles). The spread comes
+    from the votes still to come: neither the reliability at the
+    projection point, its growth over the last quarter of the votes nor
+    the skip rate predicted a run's exponent (split-half minus SSR did a
+    little in the uniform design), and projecting from a line through the
+    last points with the exponent fixed, a fitted exponent, or SSR and
+    split-half each with an exponent of its own did no better on those
+    seeds (``docs/measurements.md``). With ``slope=None``
+    the projection fits ``log odds = c + k log n_votes`` by least squares
+    on the history points (``k`` clipped to [0.5, 2]) and solves for the
+    target odds; with two points it keeps ``k = 1`` through the last
+    point. The interval re-solves with the slope at its least-squares 90 %
+    t-interval (or ``k`` in [0.75, 1.33] with two points), never narrower
+    than the proportional model's answer.
 
     References
     ----------

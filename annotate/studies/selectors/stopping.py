@@ -22,6 +22,8 @@ from annotate.reports import report_methods
 from scoring.human_scale import human_scale
 from scoring.pairs import FIRST, harder_of_pairs
 from scoring.stopping import (
+    ODDS_SLOPE,
+    ODDS_SLOPE_RANGE,
     ReliabilityProjection,
     SignTestProjection,
     SignTestState,
@@ -156,6 +158,16 @@ class StoppingState:
     @property
     def fired(self) -> bool:
         return self.rules.fired_at is not None
+
+    @property
+    def odds_slope(self) -> float:
+        """Growth exponent of the reliability odds behind the projection (:data:`scoring.stopping.ODDS_SLOPE`)."""
+        return ODDS_SLOPE
+
+    @property
+    def odds_slope_range(self) -> tuple[float, float]:
+        """Exponents giving the projection's interval (:data:`scoring.stopping.ODDS_SLOPE_RANGE`)."""
+        return ODDS_SLOPE_RANGE
 
 
 def stopping_rules_of(*, study: Study) -> StoppingRules | None:

@@ -23,6 +23,7 @@ from annotate.studies.services.judging import judging_screen, judgment_submit
 from annotate.studies.services.participation import invitation_create
 from annotate.studies.services.stopping import StoppingInput, stopping_rules_set
 from scoring.human_scale import human_scale
+from scoring.stopping import ODDS_SLOPE, ODDS_SLOPE_RANGE
 from tests.annotate.factories import difficulty_of, make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db
@@ -253,6 +254,9 @@ def test_the_manage_page_shows_each_rule_with_projection_and_cost(catalog):
             assert str(projection.cost_point) in page.split(f'id="cost-{key}">')[1].split("</td>")[0]
             assert projection.cost_point == (Decimal("0.20") * math.ceil(projection.more)).quantize(Decimal("0.01"))
     assert f"{state.n_judgments} judgments" in page
+    # The page names the projection's model as the projection uses it.
+    low, high = ODDS_SLOPE_RANGE
+    assert f"to the power {ODDS_SLOPE} (interval: powers {low} to {high};" in page
     # Without ?pay= the rules' own pay (0.15) prices them: 88 x 0.15 = 13.20.
     page = client.get(url).content.decode()
     assert page.split('id="cost-budget">')[1].split("</td>")[0].strip() == "13.20"
