@@ -31,7 +31,9 @@ Databases:
   off, static files collected into the temporary folder);
 * ``sqlite-wal``: the same plus ``transaction_mode="IMMEDIATE"`` and
   ``PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL`` (settings this
-  benchmark suggests for SQLite);
+  benchmark suggested for SQLite; ``eipsite/settings.py`` sets both itself,
+  so the two SQLite rows measure one configuration twice and their
+  difference is the run-to-run spread);
 * ``postgres``: a database ``bench_judging_<pid>`` created on the server at
   ``BENCH_JUDGING_POSTGRES`` (default ``postgres://postgres@127.0.0.1:5432``)
   and dropped afterwards; skipped when the server is not reachable.
