@@ -31,13 +31,19 @@ Databases:
   off, static files collected into the temporary folder);
 * ``sqlite-wal``: the same plus ``transaction_mode="IMMEDIATE"`` and
   ``PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL`` (settings this
-  benchmark suggests for SQLite);
+  benchmark suggested for SQLite; ``eipsite/settings.py`` sets both itself,
+  so the two SQLite rows measure one configuration twice and their
+  difference is the run-to-run spread);
 * ``postgres``: a database ``bench_judging_<pid>`` created on the server at
   ``BENCH_JUDGING_POSTGRES`` (default ``postgres://postgres@127.0.0.1:5432``)
   and dropped afterwards; skipped when the server is not reachable.
 
 Server shape: ``BENCH_JUDGING_WORKERS`` (default one per core, at least 2)
 gthread workers with ``BENCH_JUDGING_THREADS`` (default 4) threads each.
+Database connections as production keeps them (docs/deploy.md):
+``DB_CONN_MAX_AGE=60``, each worker thread's connection reused from request
+to request and health-checked before reuse (``BENCH_JUDGING_CONN_MAX_AGE=0``
+opens one per request instead, as the settings did by default before).
 
 Everything is bounded (a fixed number of answers per evaluator) and stops by
 itself; the temporary folder and database are removed. Target: median
@@ -228,7 +234,7 @@ def _env(database_url: str, folder: Path, extra_settings: str | None) -> dict[st
     text = BASE_SETTINGS.format(static_root=str(folder / "static")) + (extra_settings or "")
     (folder / "bench_settings.py").write_text(text)
     env.update(DATABASE_URL=database_url, DEBUG="0", SECRET_KEY=secrets.token_urlsafe(50),
-               ALLOWED_HOSTS="127.0.0.1", SECURE_SSL_REDIRECT="0",
+               ALLOWED_HOSTS="127.0.0.1", SECURE_SSL_REDIRECT="0", DB_CONN_MAX_AGE=_conn_max_age(),
                PYTHONPATH=f"{folder}{os.pathsep}{ROOT}", DJANGO_SETTINGS_MODULE="bench_settings")
     return env
 
@@ -260,6 +266,12 @@ def _server_shape() -> tuple[int, int]:
     BENCH_JUDGING_THREADS; default one worker per core, at least 2, x 4 threads)."""
     workers = int(os.environ.get("BENCH_JUDGING_WORKERS", max(2, os.cpu_count() or 2)))
     return workers, int(os.environ.get("BENCH_JUDGING_THREADS", "4"))
+
+
+def _conn_max_age() -> str:
+    """Seconds a server thread keeps its database connection (env
+    BENCH_JUDGING_CONN_MAX_AGE; default 60, docs/deploy.md's production value)."""
+    return os.environ.get("BENCH_JUDGING_CONN_MAX_AGE", "60")
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -557,7 +569,8 @@ def _run_latency(quick: bool, paced_answers: int, stress_answers: int, port: int
         databases.append(("postgres", scratch[0], None))
     workers, threads_per_worker = _server_shape()
     print(f"{N_EVALUATORS} evaluators at once; gunicorn gthread, {workers} workers x {threads_per_worker} threads, "
-          f"DEBUG off, loopback; paced = {THINK_S[0]}-{THINK_S[1]} s between answers; "
+          f"DEBUG off, DB_CONN_MAX_AGE={_conn_max_age()} (production: docs/deploy.md), loopback; "
+          f"paced = {THINK_S[0]}-{THINK_S[1]} s between answers; "
           f"load average before {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'database':<11}{'load':<8}{'n':>5}{'median ms':>11}{'p95 ms':>9}{'max ms':>9}"
           f"{'srv POST ms':>13}{'srv GET ms':>12}{'stored':>8}{'dup':>5}{'fail':>6}")

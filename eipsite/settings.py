@@ -15,7 +15,8 @@ DATABASE_URL    e.g. postgres://user@127.0.0.1:5432/eip; default SQLite file db.
 EIP_STORE_URL   where the response-set matrices live when machines share them
                 (fsspec URL: file:///mnt/eip-store, s3://bucket/store); default
                 the folder EIP_STORE_DIR
-DB_CONN_MAX_AGE seconds a database connection is kept between requests; default 0
+DB_CONN_MAX_AGE seconds a database connection is kept between requests (checked
+                before reuse); default 60 when DEBUG is off, 0 when it is on
 STATIC_ROOT     where ``collectstatic`` writes; default ./staticfiles
 TASKS_BACKEND   "database" (default; run ``manage.py run_worker``) or "immediate"
 CACHE_BACKEND   "locmem", "redis" (needs REDIS_URL) or "database" (table
@@ -205,7 +206,9 @@ WSGI_APPLICATION = "eipsite.wsgi.application"
 DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        # Production keeps each worker thread's connection (a new PostgreSQL connection costs a process on the
+        # server and a round trip more than the queries of a trivial page); a dead one is replaced, not reused.
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0 if DEBUG else 60),
         conn_health_checks=True,
     )
 }

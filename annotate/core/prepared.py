@@ -13,7 +13,10 @@ the queryset's own, without building it again.
 
 Only integer parameters are marked (ids, counts, seeds); everything else in
 the queryset is fixed when it is defined. The SQL is compiled per connection
-(each has its own vendor, time zone and converters).
+object (each has its own vendor, time zone and converters): Django keeps one
+per thread, and it outlives the database sessions it opens and closes, so a
+server thread compiles each read once whether its database connection is
+kept between requests or not.
 """
 from __future__ import annotations
 

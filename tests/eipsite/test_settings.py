@@ -28,7 +28,7 @@ ENV_NAMES = (
     "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
     "SECURE_PROXY_SSL_HEADER", "RATELIMIT_ATTEMPTS", "RATELIMIT_WINDOW_S", "STATIC_ROOT", "TASKS_BACKEND",
     "REDIS_URL", "CSP_ENABLED", "JSON_MAX_DEPTH", "MAX_ID_LIST_LENGTH", "QUESTION_TEXT_MAX_CHARS",
-    "EIP_DASK_SCHEDULER", "EIP_DASK_MIN_CELLS", "EIP_DASK_TIMEOUT_S",
+    "EIP_DASK_SCHEDULER", "EIP_DASK_MIN_CELLS", "EIP_DASK_TIMEOUT_S", "DB_CONN_MAX_AGE",
 )
 
 
@@ -97,6 +97,8 @@ def test_production_mode_turns_on_https_hsts_and_secure_cookies(env):
     assert s["CACHES"]["default"]["LOCATION"] == "eip_cache"
     assert s["CSP_ENABLED"] is True
     assert "annotate.core.csp.ContentSecurityPolicyMiddleware" in s["MIDDLEWARE"]
+    # Each worker thread keeps its database connection for a minute, checked before it is reused.
+    assert (s["DATABASES"]["default"]["CONN_MAX_AGE"], s["DATABASES"]["default"]["CONN_HEALTH_CHECKS"]) == (60, True)
 
 
 def test_production_uses_redis_for_the_cache_when_redis_url_is_set(env):
@@ -114,7 +116,9 @@ def test_the_limits_come_from_the_environment(env):
 
 def test_production_knobs_come_from_the_environment(env):
     s = production(env, SECURE_HSTS_SECONDS="3600", SECURE_PROXY_SSL_HEADER="1",
-                   CSRF_TRUSTED_ORIGINS="https://example.org, https://www.example.org", CACHE_BACKEND="locmem")
+                   CSRF_TRUSTED_ORIGINS="https://example.org, https://www.example.org", CACHE_BACKEND="locmem",
+                   DB_CONN_MAX_AGE="0")
+    assert s["DATABASES"]["default"]["CONN_MAX_AGE"] == 0
     assert s["SECURE_HSTS_SECONDS"] == 3600
     assert s["SECURE_PROXY_SSL_HEADER"] == ("HTTP_X_FORWARDED_PROTO", "https")
     assert s["CSRF_TRUSTED_ORIGINS"] == ["https://example.org", "https://www.example.org"]
@@ -136,6 +140,7 @@ def test_the_local_defaults_stay_local_and_safe(env):
     assert "SECURE_SSL_REDIRECT" not in s and "SECURE_HSTS_SECONDS" not in s  # plain http on a laptop
     assert s["ALLOWED_HOSTS"] == ["127.0.0.1", "localhost", "testserver"]
     assert s["DATABASES"]["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert s["DATABASES"]["default"]["CONN_MAX_AGE"] == 0  # runserver's thread per request would not reuse it
     assert s["CACHES"]["default"]["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache"
     assert s["STORAGES"]["staticfiles"]["BACKEND"] == "django.contrib.staticfiles.storage.StaticFilesStorage"
     assert (s["RATELIMIT_ATTEMPTS"], s["RATELIMIT_WINDOW_S"]) == (10, 60)

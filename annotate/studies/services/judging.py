@@ -26,12 +26,24 @@ Rules
   constraint); a repeated submission (double click, refresh, back button,
   second tab) is reported as ``created=False`` and changes nothing.
 
-Transactions: these two hot-path services each write a single row, and
-their race safety comes from the unique constraints, not from a surrounding
-transaction. They deliberately run their reads in autocommit and only the
-insert in its own ``atomic`` block: on SQLite a transaction that reads and
-then writes must upgrade its lock, which fails at once ("database is locked")
-when another request is writing, instead of waiting for the busy timeout.
+Transactions: race safety comes from the unique constraints (one judgment
+and one assignment per evaluator and pair), not from locks taken by reads.
+The reads that decide what to write run in autocommit; each group of writes
+that belong together commits as one transaction: the judgment with its vote
+count, the next assignment with the evaluator's cursor. On the hot path (a
+uniform study whose stopping rules need no check: none, or one already
+fired) an answer and the next assignment commit together, once: every commit
+waits for the database's write-ahead log to reach the disk (PostgreSQL's
+``synchronous_commit``), which costs more than the queries of an answer. The
+reads between the two inserts then run inside that transaction; the
+assignment's insert has its own savepoint, so that a second tab that
+assigned the same pair a moment earlier does not undo the answer. On SQLite
+the transactions begin ``IMMEDIATE`` (``eipsite/settings.py``): the write
+lock is taken at ``BEGIN``, waiting for the busy timeout instead of failing
+at a lock upgrade. A study whose rules still need a check (which may fit the
+human scale to every vote) and an adaptive study (whose choice fits it) keep
+those reads out of the answer's transaction: the answer commits first, then
+the check and the choice run, then the assignment commits.
 """
 from __future__ import annotations
 
@@ -55,6 +67,7 @@ from annotate.studies.selectors.studies import (
     evaluator_pair_key,
     participation_next_pair,
     participation_state,
+    stopping_rules_loaded,
 )
 from annotate.studies.services.adaptive import adaptive_next_pair
 from annotate.studies.services.participation import ERR_STUDY_CLOSED, StudyClosedError
@@ -164,17 +177,21 @@ def judging_assign_next(
             participation.finished_at = now
             Participation.objects.filter(pk=participation.pk, finished_at__isnull=True).update(finished_at=now)
         return None
+    moves = found.cursor != participation.order_cursor  # an adaptive study's choice leaves the cursor where it is
     try:
-        with transaction.atomic():
+        with transaction.atomic():  # the assignment and the cursor past it commit together
             assignment = Assignment.objects.create(
                 participation=participation, pair_id=found.pair_id, left_question_id=_left_of(participation, found),
                 shown_at=now,
             )
+            if moves:
+                Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
     except IntegrityError:  # a second tab assigned the same pair a moment ago
         assignment = Assignment.objects.get(participation=participation, pair_id=found.pair_id)
-    if found.cursor != participation.order_cursor:  # an adaptive study's choice leaves the cursor where it is
+        if moves:
+            Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
+    if moves:
         participation.order_cursor = found.cursor
-        Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
     return assignment
 
 
@@ -270,9 +287,12 @@ def judgment_submit(
 
     Notes
     -----
-    Race-safe: the insert runs in a savepoint; when a concurrent request
-    inserted the same (evaluator, pair) first, the unique constraint raises
-    ``IntegrityError`` and the stored judgment is returned instead.
+    Race-safe: when a concurrent request inserted the same (evaluator, pair)
+    first, the unique constraint raises ``IntegrityError``, nothing of this
+    call is kept and the stored judgment is returned instead. The judgment
+    and the pair's vote count commit together; with ``assign_next`` on the
+    hot path (:func:`_assigns_with_the_answer`) the next assignment commits
+    with them, in one transaction.
     """
     if choice not in Choice.values:
         raise InvalidSubmissionError(ERR_CHOICE.format(choices=Choice.values, value=choice))
@@ -293,8 +313,9 @@ def judgment_submit(
     right_id = pair.question_b_id if shown_left_id == pair.question_a_id else pair.question_a_id
     harder_id = {Choice.LEFT: shown_left_id, Choice.RIGHT: right_id}.get(choice)
     now = now or timezone.now()
+    together = assign_next and _assigns_with_the_answer(participation)
     try:
-        with transaction.atomic():
+        with transaction.atomic():  # the judgment, its vote (and on the hot path the next pair) commit together
             judgment = Judgment.objects.create(
                 participation=participation,
                 pair=pair,
@@ -306,14 +327,27 @@ def judgment_submit(
                 seconds=max(0.0, (now - shown_at).total_seconds()),
                 client_seconds=_clean_client_seconds(client_seconds),
             )
+            if harder_id is not None:
+                Pair.objects.filter(pk=pair.pk).update(n_votes=F("n_votes") + 1)
+            if together:  # no rule to check: nothing can fire now
+                judging_assign_next(participation=participation, now=now)
     except IntegrityError:
         judgment = Judgment.objects.filter(participation=participation, pair=pair).first()
         if judgment is None:
             raise
         return SubmitResult(judgment=judgment, created=False)
-    if harder_id is not None:
-        Pair.objects.filter(pk=pair.pk).update(n_votes=F("n_votes") + 1)
-    stopping_check(study=participation.study)  # a rule that fires now: nothing new is assigned from here on
-    if assign_next:
-        judging_assign_next(participation=participation, now=now)
+    if not together:
+        stopping_check(study=participation.study)  # a rule that fires now: nothing new is assigned from here on
+        if assign_next:
+            judging_assign_next(participation=participation, now=now)
     return SubmitResult(judgment=judgment, created=True)
+
+
+def _assigns_with_the_answer(participation: Participation) -> bool:
+    """Whether the next assignment may commit with the answer: a uniform study
+    read with its stopping rules, which has none or whose rule already fired
+    (a stamp is final), so that :func:`stopping_check` would read nothing."""
+    if participation.study.is_adaptive:
+        return False
+    known, rules = stopping_rules_loaded(study=participation.study)
+    return known and (rules is None or rules.fired_at is not None)

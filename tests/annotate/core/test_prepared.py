@@ -4,8 +4,10 @@ Cast: ``ada`` and ``ben`` judge one study; ``cy`` has no participation.
 """
 from __future__ import annotations
 
+import threading
+
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import Count, Exists, OuterRef
 from django.test.utils import CaptureQueriesContext
 
@@ -84,6 +86,31 @@ def test_the_sql_is_compiled_once_per_connection(cast):
     second = query.rows(mine=ada.pk)
     assert first == second and len(first) == 3
     assert len(built) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_compiled_sql_outlives_the_database_session_but_not_the_thread(cast):
+    _study, ada, _ben = cast
+    built = []
+    query = PreparedQuery("counted", lambda mine: built.append(mine) or Assignment.objects.filter(
+        participation_id=mine).values_list("pair_id"), "mine")
+    first = query.rows(mine=ada.pk)
+    connection.close()  # what the end of a request does with CONN_MAX_AGE = 0
+    assert connection.connection is None or connection.is_in_memory_db()  # SQLite keeps an in-memory database open
+    assert query.rows(mine=ada.pk) == first  # a new database session of the same connection object
+    assert len(built) == 1
+    in_thread = []
+
+    def other_thread():
+        try:
+            in_thread.append(query.rows(mine=ada.pk))
+        finally:
+            connections.close_all()
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join(timeout=60)
+    assert in_thread == [first] and len(built) == 2  # another thread, another connection object
 
 
 def test_values_must_be_the_declared_integers(cast):

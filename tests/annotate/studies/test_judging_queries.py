@@ -25,20 +25,22 @@ from tests.annotate.studies import test_judging_adaptive as adaptive_helpers, te
 pytestmark = pytest.mark.django_db
 
 #: Queries of one answer in a uniform study: session, user, participation; the pair read with the evaluator's
-#: judgment and assignment of it; savepoint, judgment insert, release; the vote count; the evaluator's counts in
-#: one row (no pair is open after an answer), the walk to their next pair; savepoint, assignment insert, release;
-#: the cursor.
+#: judgment and assignment of it; then in one transaction (a savepoint inside the test's): the judgment insert, the
+#: vote count, the evaluator's counts in one row (no pair is open after an answer), the walk to their next pair,
+#: the assignment insert and the cursor in a savepoint of their own, its release and the answer's.
 UNIFORM_POST = 14
 #: ... and of the judging page that follows: session, user, participation, one row of counts, the open
 #: assignment with its pair and questions, the visitor's groups (navigation).
 UNIFORM_GET = 6
-#: An adaptive study's answer: as the uniform one up to the counts, then the evaluator's shown pairs, the
-#: study's attention checks, the pool and the votes (the kernel's choice), the chosen pair looked up, the next
-#: position, and the new pair's and the assignment's inserts, each in a savepoint. The cursor does not move.
+#: An adaptive study's answer: the judgment insert and the vote count in a savepoint of their own (the answer commits
+#: before the choice), then the counts, the evaluator's shown pairs, the study's attention checks, the pool and the
+#: votes (the kernel's choice), the chosen pair looked up, the next position, and the new pair's and the
+#: assignment's inserts, each in a savepoint. The cursor does not move.
 ADAPTIVE_POST = 21
 ADAPTIVE_GET = 6
 #: A study with stopping rules reads them again after the judgment (another request may have fired one) and,
-#: for a judgment budget, counts the study's votes and judgments.
+#: for a judgment budget, counts the study's votes and judgments; its answer commits before that check, and the
+#: next assignment after it (the same savepoints, in two transactions outside a test).
 RULES_EXTRA_POST = 3
 
 
