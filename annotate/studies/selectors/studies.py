@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -198,17 +199,42 @@ def evaluator_order_position(*, seed: int, n: int, index: int) -> int:
     int
         A position in ``range(n)``; distinct indices give distinct positions.
     """
+    return evaluator_order_positions(seed=seed, n=n, indices=(index,))[0]
+
+
+def evaluator_order_positions(*, seed: int, n: int, indices: Iterable[int]) -> list[int]:
+    """:func:`evaluator_order_position` of each of ``indices``, in their
+    order, with the seed's round keys computed once.
+
+    Parameters
+    ----------
+    seed : int
+        ``Participation.seed``.
+    n : int
+        Pairs in the study, ``n >= 1``.
+    indices : iterable of int
+        Places in the order, each in ``0 <= index < n``.
+
+    Returns
+    -------
+    list of int
+        One position in ``range(n)`` per index.
+    """
     half = max(1, ((n - 1).bit_length() + 1) // 2)
     mask = (1 << half) - 1
     keys = [_mix64((seed * 4 + r) & _MASK64) for r in range(_FEISTEL_ROUNDS)]
-    x = index
-    while True:
-        left, right = x >> half, x & mask
-        for key in keys:
-            left, right = right, left ^ (_mix64(right ^ key) & mask)
-        x = (left << half) | right
-        if x < n:
-            return x
+    out = []
+    for index in indices:
+        x = index
+        while True:
+            left, right = x >> half, x & mask
+            for key in keys:
+                left, right = right, left ^ (_mix64(right ^ key) & mask)
+            x = (left << half) | right
+            if x < n:
+                break
+        out.append(x)
+    return out
 
 
 @dataclass(frozen=True)
@@ -461,7 +487,7 @@ def participation_next_pair(
     for lo, hi in spans:
         for chunk_lo in range(lo, hi, ORDER_CHUNK):
             indices = range(chunk_lo, min(chunk_lo + ORDER_CHUNK, hi))
-            index_of = {evaluator_order_position(seed=participation.seed, n=n, index=k): k for k in indices}
+            index_of = dict(zip(evaluator_order_positions(seed=participation.seed, n=n, indices=indices), indices))
             # A short chunk repeats position -1, which no pair has.
             positions = [*index_of, *([-1] * (ORDER_CHUNK - len(index_of)))]
             found = _ORDER_CHUNK_PAIRS.rows(study_id=study.pk, mine=participation.pk,

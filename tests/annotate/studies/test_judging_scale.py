@@ -13,7 +13,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotate.models import Assignment, Judgment, Pair
-from annotate.studies.selectors.studies import evaluator_order_position, participation_state
+from annotate.studies.selectors.studies import (
+    evaluator_order_position,
+    evaluator_order_positions,
+    participation_state,
+)
 from annotate.studies.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 from tests.annotate.judging_forms import form_data, form_ids
@@ -50,6 +54,36 @@ def on_screen(client: Client, study) -> tuple[int, int]:
 
 def writes_in(queries) -> list[str]:
     return [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(WRITES)]
+
+
+def _spec_position(seed: int, n: int, index: int) -> int:
+    """The order as its docstring specifies it, written out here: splitmix64's finaliser as the round function,
+    4 Feistel rounds keyed by mix(seed * 4 + round) on the smallest even bit width covering n, cycle-walked."""
+    m64 = (1 << 64) - 1
+
+    def mix(x: int) -> int:
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m64
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m64
+        return x ^ (x >> 31)
+
+    bits = max(2, (n - 1).bit_length() + ((n - 1).bit_length() % 2))
+    half = bits // 2
+    x = index
+    while True:
+        left, right = x >> half, x & ((1 << half) - 1)
+        for r in range(4):
+            left, right = right, left ^ (mix(right ^ mix((seed * 4 + r) & m64)) & ((1 << half) - 1))
+        x = (left << half) | right
+        if x < n:
+            return x
+
+
+def test_a_chunk_of_the_order_is_the_specified_order_at_each_of_its_indices():
+    for n, seed in ((70, 9), (5001, -17), (1, 3), (64, 4)):
+        indices = range(0, n, max(1, n // 64))
+        want = [_spec_position(seed, n, k) for k in indices]
+        assert evaluator_order_positions(seed=seed, n=n, indices=indices) == want
+        assert [evaluator_order_position(seed=seed, n=n, index=k) for k in indices] == want
 
 
 def test_the_order_is_a_permutation_of_the_positions():
