@@ -129,7 +129,7 @@ def judging_screen(*, participation: Participation, now: datetime | None = None)
     Returns None when the evaluator has nothing left (``finished_at`` is
     stamped the first time).
     """
-    state = participation_state(participation=participation)
+    state = participation_state(participation=participation, expect_open=True)
     if state.open_assignments:
         assignment = state.open_assignments[0]
     else:

@@ -30,9 +30,9 @@ pytestmark = pytest.mark.django_db
 #: the assignment insert (a conflict is skipped, not raised: no savepoint of its own) and the cursor, the answer's
 #: release.
 UNIFORM_POST = 12
-#: ... and of the judging page that follows: session, user, participation, one row of counts, the open
-#: assignment with its pair and questions, the visitor's groups (navigation).
-UNIFORM_GET = 6
+#: ... and of the judging page that follows: session, user, participation, the open assignment with its pair and
+#: questions and the row of counts in one query, the visitor's groups (navigation).
+UNIFORM_GET = 5
 #: An adaptive study's answer: the judgment insert and the vote count in a savepoint of their own (the answer commits
 #: before the choice), then the counts, the evaluator's shown pairs, the study's attention checks, the pool and the
 #: votes (the kernel's choice), the chosen pair looked up, the next position, the new pair's insert in a savepoint

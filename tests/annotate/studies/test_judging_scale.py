@@ -29,7 +29,7 @@ WRITES = ("INSERT", "UPDATE", "DELETE")
 #: participation reads included; the participation comes with its study's stopping rules, and the evaluator's
 #: counts come in one row; the exact figures are pinned in test_judging_queries.py).
 MAX_QUERIES_POST = 12
-MAX_QUERIES_GET = 6
+MAX_QUERIES_GET = 5
 
 
 def judge_url(study) -> str:
