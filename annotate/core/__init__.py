@@ -2,7 +2,7 @@
 
 Downloads and HTTP responses (``downloads``, ``http``), bounded JSON
 (``jsonsafe``), the labels of codes (``labels``), question text to HTML
-(``rendering``), figures (``plots``), reads compiled once (``prepared``), values the database can store
+(``rendering``), figures (``plots``), reads and writes compiled once (``prepared``), values the database can store
 (``storable``), background tasks by name (``task_names``, ``selectors.tasks``),
 PostgreSQL housekeeping (``services.database``), the site's middleware
 (``csp``, ``ratelimit``, ``views.errors``, ``logfilters``) and form fields
@@ -48,6 +48,8 @@ _SURFACE = {
     "report_parameters_text": "annotate.core.labels",
     "difficulty_profile_figure": "annotate.core.plots",
     "PreparedQuery": "annotate.core.prepared",
+    "PreparedInsert": "annotate.core.prepared",
+    "PreparedUpdate": "annotate.core.prepared",
     "forest_figure": "annotate.core.plots",
     "human_scale_figure": "annotate.core.plots",
     "API_TOKEN_DOOR": "annotate.core.ratelimit",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -198,17 +199,42 @@ def evaluator_order_position(*, seed: int, n: int, index: int) -> int:
     int
         A position in ``range(n)``; distinct indices give distinct positions.
     """
+    return evaluator_order_positions(seed=seed, n=n, indices=(index,))[0]
+
+
+def evaluator_order_positions(*, seed: int, n: int, indices: Iterable[int]) -> list[int]:
+    """:func:`evaluator_order_position` of each of ``indices``, in their
+    order, with the seed's round keys computed once.
+
+    Parameters
+    ----------
+    seed : int
+        ``Participation.seed``.
+    n : int
+        Pairs in the study, ``n >= 1``.
+    indices : iterable of int
+        Places in the order, each in ``0 <= index < n``.
+
+    Returns
+    -------
+    list of int
+        One position in ``range(n)`` per index.
+    """
     half = max(1, ((n - 1).bit_length() + 1) // 2)
     mask = (1 << half) - 1
     keys = [_mix64((seed * 4 + r) & _MASK64) for r in range(_FEISTEL_ROUNDS)]
-    x = index
-    while True:
-        left, right = x >> half, x & mask
-        for key in keys:
-            left, right = right, left ^ (_mix64(right ^ key) & mask)
-        x = (left << half) | right
-        if x < n:
-            return x
+    out = []
+    for index in indices:
+        x = index
+        while True:
+            left, right = x >> half, x & mask
+            for key in keys:
+                left, right = right, left ^ (_mix64(right ^ key) & mask)
+            x = (left << half) | right
+            if x < n:
+                break
+        out.append(x)
+    return out
 
 
 @dataclass(frozen=True)
@@ -321,16 +347,29 @@ def _one_row(*, study_id: int, **expressions) -> QuerySet[Study]:
     return Study.objects.filter(pk=study_id).values(**expressions)
 
 
+#: The columns of a uniform study's row of counts, in order.
+_UNIFORM_COUNTS = ("decided", "skipped", "top", "at_target", "mine_below", "n_open")
+
+
+def _uniform_counts(study_id: int, mine: int, target: int) -> dict:
+    return {
+        "decided": _Count(Judgment.objects.filter(participation_id=mine).values("pk")),
+        "skipped": _Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
+        "top": Subquery(Pair.objects.filter(study_id=study_id).order_by("-position").values("position")[:1]),
+        "at_target": _Count(Pair.objects.filter(study_id=study_id, n_votes__gte=target).values("pk")),
+        "mine_below": _Count(Assignment.objects.filter(participation_id=mine, pair__n_votes__lt=target).values("pk")),
+        "n_open": _open_count(mine=mine),
+    }
+
+
 def _uniform_row(study_id: int, mine: int, target: int) -> QuerySet[Study]:
-    return _one_row(
-        study_id=study_id,
-        decided=_Count(Judgment.objects.filter(participation_id=mine).values("pk")),
-        skipped=_Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
-        top=Subquery(Pair.objects.filter(study_id=study_id).order_by("-position").values("position")[:1]),
-        at_target=_Count(Pair.objects.filter(study_id=study_id, n_votes__gte=target).values("pk")),
-        mine_below=_Count(Assignment.objects.filter(participation_id=mine, pair__n_votes__lt=target).values("pk")),
-        n_open=_open_count(mine=mine),
-    )
+    return _one_row(study_id=study_id, **_uniform_counts(study_id, mine, target))
+
+
+def _uniform_open_query(study_id: int, mine: int, target: int) -> QuerySet[Assignment]:
+    """The open assignments (:func:`_open_assignments_query`), each row carrying the row of counts."""
+    return _open_assignments_query(mine).annotate(
+        **{f"state_{name}": value for name, value in _uniform_counts(study_id, mine, target).items()})
 
 
 def _adaptive_row(study_id: int, mine: int) -> QuerySet[Study]:
@@ -347,10 +386,17 @@ def _adaptive_row(study_id: int, mine: int) -> QuerySet[Study]:
 #: The rows of counts of :func:`participation_state` (uniform and adaptive studies), compiled once.
 _UNIFORM_ROW = PreparedQuery("uniform judging state", _uniform_row, "study_id", "mine", "target")
 _ADAPTIVE_ROW = PreparedQuery("adaptive judging state", _adaptive_row, "study_id", "mine")
+_UNIFORM_OPEN = PreparedQuery("uniform open assignments with the judging state", _uniform_open_query, "study_id",
+                              "mine", "target")
 
 
-def participation_state(*, participation: Participation) -> JudgingState:
+def participation_state(*, participation: Participation, expect_open: bool = False) -> JudgingState:
     """Read an evaluator's :class:`JudgingState`.
+
+    With ``expect_open`` (the judging page, where a pair is on screen), a
+    uniform study's state comes in one query: the open assignments, each row
+    carrying the row of counts; only when none is open is the row of counts
+    read on its own.
 
     One query, which reads no pair of the study but through an index: one
     row of counts (the evaluator's decisions and skips, their open
@@ -367,17 +413,21 @@ def participation_state(*, participation: Participation) -> JudgingState:
     study = participation.study
     if study.is_adaptive:
         return _adaptive_state(participation=participation)
-    (decided, skipped, top, at_target, mine_below, n_open), = _UNIFORM_ROW.rows(
-        study_id=study.pk, mine=participation.pk, target=study.target_judgments_per_pair)
-    row = {"decided": decided, "skipped": skipped, "top": top, "at_target": at_target, "mine_below": mine_below,
-           "n_open": n_open}
+    values = {"study_id": study.pk, "mine": participation.pk, "target": study.target_judgments_per_pair}
+    found = _UNIFORM_OPEN.objects(**values) if expect_open else []
+    if found:
+        row = {name: getattr(found[0], f"state_{name}") for name in _UNIFORM_COUNTS}
+        open_assignments = tuple(found)
+    else:
+        row = dict(zip(_UNIFORM_COUNTS, _UNIFORM_ROW.rows(**values)[0], strict=True))
+        open_assignments = _open_assignments(participation=participation, n_open=row["n_open"])
     n_pairs = 0 if row["top"] is None else row["top"] + 1
     full = _study_full(study)
     return JudgingState(
         participation=participation,
         judged=row["decided"] - row["skipped"],
         skipped=row["skipped"],
-        open_assignments=_open_assignments(participation=participation, n_open=row["n_open"]),
+        open_assignments=open_assignments,
         n_offerable=0 if full else max(0, n_pairs - row["at_target"] - row["mine_below"]),
         n_pairs=n_pairs,
     )
@@ -461,7 +511,7 @@ def participation_next_pair(
     for lo, hi in spans:
         for chunk_lo in range(lo, hi, ORDER_CHUNK):
             indices = range(chunk_lo, min(chunk_lo + ORDER_CHUNK, hi))
-            index_of = {evaluator_order_position(seed=participation.seed, n=n, index=k): k for k in indices}
+            index_of = dict(zip(evaluator_order_positions(seed=participation.seed, n=n, indices=indices), indices))
             # A short chunk repeats position -1, which no pair has.
             positions = [*index_of, *([-1] * (ORDER_CHUNK - len(index_of)))]
             found = _ORDER_CHUNK_PAIRS.rows(study_id=study.pk, mine=participation.pk,

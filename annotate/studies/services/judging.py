@@ -36,8 +36,12 @@ fired) an answer and the next assignment commit together, once: every commit
 waits for the database's write-ahead log to reach the disk (PostgreSQL's
 ``synchronous_commit``), which costs more than the queries of an answer. The
 reads between the two inserts then run inside that transaction; the
-assignment's insert has its own savepoint, so that a second tab that
-assigned the same pair a moment earlier does not undo the answer. On SQLite
+assignment's insert skips a pair that a second tab assigned a moment earlier
+(``ON CONFLICT DO NOTHING`` on the unique constraint) instead of failing, so
+it needs no savepoint and never undoes the answer. The hot path's inserts
+and updates are compiled once per connection
+(:class:`~annotate.core.PreparedInsert`, :class:`~annotate.core.PreparedUpdate`),
+as its reads are. On SQLite
 the transactions begin ``IMMEDIATE`` (``eipsite/settings.py``): the write
 lock is taken at ``BEGIN``, waiting for the busy timeout instead of failing
 at a lock upgrade. A study whose rules still need a check (which may fit the
@@ -56,7 +60,7 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, QuerySet,
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotate.core import PreparedQuery
+from annotate.core import PreparedInsert, PreparedQuery, PreparedUpdate
 from annotate.models import Assignment, Choice, Judgment, Pair, Participation, Question, StudyStatus
 from annotate.studies.selectors.judging_tokens import PAIR, QUESTION, judging_token
 from annotate.studies.selectors.studies import (
@@ -125,7 +129,7 @@ def judging_screen(*, participation: Participation, now: datetime | None = None)
     Returns None when the evaluator has nothing left (``finished_at`` is
     stamped the first time).
     """
-    state = participation_state(participation=participation)
+    state = participation_state(participation=participation, expect_open=True)
     if state.open_assignments:
         assignment = state.open_assignments[0]
     else:
@@ -143,6 +147,16 @@ def judging_screen(*, participation: Participation, now: datetime | None = None)
     return Screen(pair=pair, left=left, right=right, shown_at=assignment.shown_at, progress=state.progress,
                   pair_token=judging_token(participation=participation, value=pair.pk, kind=PAIR),
                   left_token=judging_token(participation=participation, value=left.pk, kind=QUESTION))
+
+
+#: The hot path's writes, compiled once: a new assignment (none when the evaluator already has this pair), the
+#: evaluator's cursor, a new judgment (a second one of the same pair fails on the unique constraint) and a vote.
+_ASSIGNMENT_INSERT = PreparedInsert(Assignment, skip_conflicts_on=("participation", "pair"))
+_CURSOR_SET = PreparedUpdate("cursor", lambda participation_id, cursor: (
+    Participation.objects.filter(pk=participation_id), {"order_cursor": cursor}), "participation_id", "cursor")
+_JUDGMENT_INSERT = PreparedInsert(Judgment)
+_VOTE_ADD = PreparedUpdate("vote", lambda pair_id: (Pair.objects.filter(pk=pair_id), {"n_votes": F("n_votes") + 1}),
+                           "pair_id")
 
 
 def _left_of(participation: Participation, pair: NextPair) -> int:
@@ -178,18 +192,16 @@ def judging_assign_next(
             Participation.objects.filter(pk=participation.pk, finished_at__isnull=True).update(finished_at=now)
         return None
     moves = found.cursor != participation.order_cursor  # an adaptive study's choice leaves the cursor where it is
-    try:
-        with transaction.atomic():  # the assignment and the cursor past it commit together
-            assignment = Assignment.objects.create(
-                participation=participation, pair_id=found.pair_id, left_question_id=_left_of(participation, found),
-                shown_at=now,
-            )
-            if moves:
-                Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
-    except IntegrityError:  # a second tab assigned the same pair a moment ago
-        assignment = Assignment.objects.get(participation=participation, pair_id=found.pair_id)
+    assignment = Assignment(participation=participation, pair_id=found.pair_id,
+                            left_question_id=_left_of(participation, found), shown_at=now)
+    # The assignment and the cursor past it commit together; inside an answer's transaction, with it (no savepoint:
+    # a conflict is skipped, not raised, and any other error undoes the answer too).
+    with transaction.atomic(savepoint=False):
+        # A second tab that assigned the same pair a moment ago: its assignment stands, this one is not written.
+        if not _ASSIGNMENT_INSERT.insert(assignment):
+            assignment = Assignment.objects.get(participation=participation, pair_id=found.pair_id)
         if moves:
-            Participation.objects.filter(pk=participation.pk).update(order_cursor=found.cursor)
+            _CURSOR_SET.run(participation_id=participation.pk, cursor=found.cursor)
     if moves:
         participation.order_cursor = found.cursor
     return assignment
@@ -316,7 +328,7 @@ def judgment_submit(
     together = assign_next and _assigns_with_the_answer(participation)
     try:
         with transaction.atomic():  # the judgment, its vote (and on the hot path the next pair) commit together
-            judgment = Judgment.objects.create(
+            judgment = Judgment(
                 participation=participation,
                 pair=pair,
                 choice=choice,
@@ -327,8 +339,9 @@ def judgment_submit(
                 seconds=max(0.0, (now - shown_at).total_seconds()),
                 client_seconds=_clean_client_seconds(client_seconds),
             )
+            _JUDGMENT_INSERT.insert(judgment)  # a second answer on the pair: IntegrityError, nothing kept
             if harder_id is not None:
-                Pair.objects.filter(pk=pair.pk).update(n_votes=F("n_votes") + 1)
+                _VOTE_ADD.run(pair_id=pair.pk)
             if together:  # no rule to check: nothing can fire now
                 judging_assign_next(participation=participation, now=now)
     except IntegrityError:

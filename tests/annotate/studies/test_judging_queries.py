@@ -27,16 +27,17 @@ pytestmark = pytest.mark.django_db
 #: Queries of one answer in a uniform study: session, user, participation; the pair read with the evaluator's
 #: judgment and assignment of it; then in one transaction (a savepoint inside the test's): the judgment insert, the
 #: vote count, the evaluator's counts in one row (no pair is open after an answer), the walk to their next pair,
-#: the assignment insert and the cursor in a savepoint of their own, its release and the answer's.
-UNIFORM_POST = 14
-#: ... and of the judging page that follows: session, user, participation, one row of counts, the open
-#: assignment with its pair and questions, the visitor's groups (navigation).
-UNIFORM_GET = 6
+#: the assignment insert (a conflict is skipped, not raised: no savepoint of its own) and the cursor, the answer's
+#: release.
+UNIFORM_POST = 12
+#: ... and of the judging page that follows: session, user, participation, the open assignment with its pair and
+#: questions and the row of counts in one query, the visitor's groups (navigation).
+UNIFORM_GET = 5
 #: An adaptive study's answer: the judgment insert and the vote count in a savepoint of their own (the answer commits
 #: before the choice), then the counts, the evaluator's shown pairs, the study's attention checks, the pool and the
-#: votes (the kernel's choice), the chosen pair looked up, the next position, and the new pair's and the
-#: assignment's inserts, each in a savepoint. The cursor does not move.
-ADAPTIVE_POST = 21
+#: votes (the kernel's choice), the chosen pair looked up, the next position, the new pair's insert in a savepoint
+#: and the assignment's insert. The cursor does not move.
+ADAPTIVE_POST = 19
 ADAPTIVE_GET = 6
 #: A study with stopping rules reads them again after the judgment (another request may have fired one) and,
 #: for a judgment budget, counts the study's votes and judgments; its answer commits before that check, and the

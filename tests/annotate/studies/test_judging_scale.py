@@ -6,6 +6,8 @@ Cast: ``ada`` judges; ``bo`` has voted on some pairs before her.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from django.db import connection
 from django.test import Client
@@ -13,7 +15,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotate.models import Assignment, Judgment, Pair
-from annotate.studies.selectors.studies import evaluator_order_position, participation_state
+from annotate.studies.selectors.studies import (
+    evaluator_order_position,
+    evaluator_order_positions,
+    participation_state,
+)
 from annotate.studies.services.judging import judging_screen, judgment_submit
 from tests.annotate.factories import make_catalog, make_evaluator, make_study
 from tests.annotate.judging_forms import form_data, form_ids
@@ -24,8 +30,8 @@ WRITES = ("INSERT", "UPDATE", "DELETE")
 #: Queries of the POST of an answer and of the GET that follows, whatever the study size (session, user and
 #: participation reads included; the participation comes with its study's stopping rules, and the evaluator's
 #: counts come in one row; the exact figures are pinned in test_judging_queries.py).
-MAX_QUERIES_POST = 14
-MAX_QUERIES_GET = 6
+MAX_QUERIES_POST = 12
+MAX_QUERIES_GET = 5
 
 
 def judge_url(study) -> str:
@@ -50,6 +56,36 @@ def on_screen(client: Client, study) -> tuple[int, int]:
 
 def writes_in(queries) -> list[str]:
     return [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(WRITES)]
+
+
+def _spec_position(seed: int, n: int, index: int) -> int:
+    """The order as its docstring specifies it, written out here: splitmix64's finaliser as the round function,
+    4 Feistel rounds keyed by mix(seed * 4 + round) on the smallest even bit width covering n, cycle-walked."""
+    m64 = (1 << 64) - 1
+
+    def mix(x: int) -> int:
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m64
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m64
+        return x ^ (x >> 31)
+
+    bits = max(2, (n - 1).bit_length() + ((n - 1).bit_length() % 2))
+    half = bits // 2
+    x = index
+    while True:
+        left, right = x >> half, x & ((1 << half) - 1)
+        for r in range(4):
+            left, right = right, left ^ (mix(right ^ mix((seed * 4 + r) & m64)) & ((1 << half) - 1))
+        x = (left << half) | right
+        if x < n:
+            return x
+
+
+def test_a_chunk_of_the_order_is_the_specified_order_at_each_of_its_indices():
+    for n, seed in ((70, 9), (5001, -17), (1, 3), (64, 4)):
+        indices = range(0, n, max(1, n // 64))
+        want = [_spec_position(seed, n, k) for k in indices]
+        assert evaluator_order_positions(seed=seed, n=n, indices=indices) == want
+        assert [evaluator_order_position(seed=seed, n=n, index=k) for k in indices] == want
 
 
 def test_the_order_is_a_permutation_of_the_positions():
@@ -146,3 +182,60 @@ def test_a_finished_evaluator_is_stamped_by_the_post_of_the_last_answer():
     with CaptureQueriesContext(connection) as ctx:
         assert client.get(judge_url(study)).url == reverse("annotate:study_done", kwargs={"study_id": study.pk})
     assert writes_in(ctx.captured_queries) == []
+
+
+def test_a_pair_another_tab_assigned_a_moment_ago_is_kept_not_written_again(monkeypatch):
+    """The race: another tab's request assigns the pair between this request's walk to it and its insert."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.studies.selectors.studies import participation_next_pair
+    from annotate.studies.services import judging as judging_service
+    from annotate.studies.services.judging import judging_assign_next
+
+    study = make_study(make_catalog(subjects=("Mathematics",), per_subject=6), n_pairs=8, seed=5)
+    participation = make_evaluator(study, "ada")
+    state = participation_state(participation=participation)  # read before the other tab wrote
+    assert state.open_assignments == ()
+    found = participation_next_pair(participation=participation, n_offerable=state.n_offerable, n_pairs=state.n_pairs)
+    earlier = timezone.now() - timedelta(seconds=3)
+    theirs = Assignment.objects.create(participation=participation, pair_id=found.pair_id,
+                                       left_question_id=found.question_b_id, shown_at=earlier)
+    monkeypatch.setattr(judging_service, "participation_next_pair", lambda **_: found)  # the walk ran before
+    got = judging_assign_next(participation=participation, state=state)
+    assert (got.pk, got.left_question_id, got.shown_at) == (theirs.pk, found.question_b_id, earlier)
+    assert Assignment.objects.filter(participation=participation).count() == 1
+    participation.refresh_from_db()
+    assert participation.order_cursor == found.cursor
+
+
+def test_an_answer_whose_next_pair_another_tab_just_assigned_is_kept(monkeypatch):
+    """The same race inside an answer's transaction (the hot path): the answer and its vote stay, the other tab's
+    assignment stands, nothing is written twice."""
+    from django.utils import timezone
+
+    from annotate.studies.selectors.studies import NextPair, participation_get
+    from annotate.studies.services import judging as judging_service
+
+    study = make_study(make_catalog(subjects=("Mathematics",), per_subject=6), n_pairs=8, seed=5)
+    participation = participation_get(study_id=study.pk, user=make_evaluator(study, "ada").user)  # as the view reads it
+    assert judging_service._assigns_with_the_answer(participation)  # the hot path: one transaction
+    screen = judging_screen(participation=participation)
+    other = Pair.objects.filter(study=study).exclude(pk=screen.pair.pk).order_by("position").first()
+    theirs = Assignment.objects.create(participation=participation, pair=other, left_question_id=other.question_a_id,
+                                       shown_at=timezone.now())
+    found = NextPair(pair_id=other.pk, cursor=participation.order_cursor + 1, question_a_id=other.question_a_id,
+                     question_b_id=other.question_b_id)
+    real_state = judging_service.participation_state
+    monkeypatch.setattr(judging_service, "participation_state",  # read before the other tab wrote: nothing open
+                        lambda **kw: dataclasses.replace(real_state(**kw), open_assignments=()))
+    monkeypatch.setattr(judging_service, "participation_next_pair", lambda **_: found)
+    result = judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                             choice="left", assign_next=True)
+    assert result.created
+    assert list(Judgment.objects.filter(participation=participation).values_list("pair_id", "choice")) == [
+        (screen.pair.pk, "left")]
+    assert Pair.objects.get(pk=screen.pair.pk).n_votes == 1
+    assert Assignment.objects.get(participation=participation, pair=other).pk == theirs.pk
+    assert Assignment.objects.filter(participation=participation).count() == 2
