@@ -82,7 +82,10 @@ def test_a_20_mb_upload_loads_while_ten_evaluators_judge_on_sqlite(tmp_path, cap
     assert (final["state"], final["error"], final["n_done"], final["n_total"]) == (
         "done", "", N_QUESTIONS * N_MODELS, N_QUESTIONS * N_MODELS), (final, worker_log.decode()[-3000:])
     assert seen["listed_early"] == 0 and seen["listed_after"]
-    assert "loading" in seen["states"]  # the poller saw the load under way (and the set hidden meanwhile)
+    # The poller saw the upload under way (and the set hidden at every such poll). Which phase a poll lands in
+    # depends on the machine's speed (a warm worker may parse and load between two polls), so either counts;
+    # test_loading_batches checks deterministically that a set in the loading phase is hidden everywhere.
+    assert {"parsing", "loading"} & set(seen["states"]), seen["states"]
     stored = [tuple(s) for s in seen["stored"]]
     accepted = pair_ids(seen["accepted"], env, tmp_path)
     assert all(pair_id is not None for _, pair_id in accepted)

@@ -92,7 +92,7 @@ def main(folder: str) -> None:
     status_url = posted["Location"] if posted.status_code == 202 else None
     state = job.get("state")
     while status_url and state not in ("done", "failed") and time.monotonic() - started < DEADLINE_S:
-        time.sleep(0.5)
+        time.sleep(0.1)
         # the list first, then the job: a set listed at the first read must show "done" at the second
         listed = [rs["name"] for rs in staff.get(list_url).json()["response_sets"]]
         body = staff.get(status_url).json()
