@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import Assignment, Choice, Judgment, Participation, Question, StudyStatus
+from annotate.models import Assignment, Choice, Judgment, Pair, Participation, Question, StudyStatus
 from annotate.studies.selectors.studies import evaluator_pair_key
 from annotate.studies.services.participation import (
     invitation_create,
@@ -495,8 +495,6 @@ def test_the_database_refuses_a_second_judgment_and_inconsistent_rows(study, ada
     from django.db import IntegrityError, transaction
     from django.utils import timezone
 
-    from annotate.models import Pair
-
     participation, client = ada
     pair_id, left_id = shown(client, study)
     answer(client, study, pair_id, left_id, "left")
@@ -528,3 +526,19 @@ def test_question_text_and_options_are_escaped():
     assert "<script>alert(1)" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
     assert "<b>bold</b>" not in body and "&amp; &lt;b&gt;bold&lt;/b&gt;" in body
     assert "<img src=x" not in body and "&lt;img src=x onerror=alert(2)&gt;" in body
+
+
+@pytest.mark.parametrize("field", ["choice", "client_ms"])
+@pytest.mark.parametrize("value", ["a\x00b", "x" * 10_000, "99999999999999999999", "-1"])
+def test_an_answer_with_a_hostile_field_on_the_pair_on_screen_is_refused_without_a_write(study, ada, field, value):
+    participation, client = ada
+    pair_id, left_id = shown(client, study)
+    before = (Judgment.objects.count(), Assignment.objects.count(), list(Pair.objects.values_list("n_votes")))
+    data = form_data(client, study, pair_id, left_id, "left", client_ms="1200")
+    data[field] = value
+    response = client.post(judge_url(study), data)
+    assert 400 <= response.status_code < 500 or (response.status_code == 200 and b"harder" in response.content)
+    assert (Judgment.objects.count(), Assignment.objects.count(),
+            list(Pair.objects.values_list("n_votes"))) == before
+    assert answer(client, study, pair_id, left_id, "left", client_ms="1200").status_code == 302  # the pair still open
+    assert Judgment.objects.filter(participation=participation, pair_id=pair_id).count() == 1
