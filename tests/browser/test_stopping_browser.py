@@ -50,12 +50,14 @@ def test_a_study_stops_by_its_budget_and_a_late_participant_sees_it_is_full(live
     expect(page.locator("#stopping-table")).to_be_visible()
     assert StoppingRules.objects.get(study=study).max_judgments == 30
 
-    # Evaluators answer (by EIP's order on even pair positions, by simple rank's on odd ones, so the comparison
-    # stays undecided; a skip now and then) until 27 judgments.
+    # Evaluators answer until 27 judgments, a skip now and then. Where EIP and simple rank disagree on a pair, the
+    # answer sides with whichever method has fewer such votes so far, so the comparison stays undecided whatever
+    # order the pairs come in (the order depends on the evaluators' ids).
     eip = {q.pk: difficulty_of(k)["eip_scaled"] for k, q in enumerate(catalog.questions)}
     simple = {q.pk: difficulty_of(k)["simple_rank"] for k, q in enumerate(catalog.questions)}
     people = [make_evaluator(study, name) for name in ("ada", "bob", "cy")]
     now = START
+    discordant = {"eip": 0, "simple": 0}
 
     def judge(participation) -> bool:
         nonlocal now
@@ -63,9 +65,13 @@ def test_a_study_stops_by_its_budget_and_a_late_participant_sees_it_is_full(live
         screen = judging_screen(participation=participation, now=now)
         if screen is None:
             return False
-        rank = eip if screen.pair.position % 2 == 0 else simple
-        harder = max((screen.left.pk, screen.right.pk), key=rank.__getitem__)
+        shown = (screen.left.pk, screen.right.pk)
+        by_eip, by_simple = max(shown, key=eip.__getitem__), max(shown, key=simple.__getitem__)
+        side = "eip" if discordant["eip"] <= discordant["simple"] else "simple"
+        harder = by_eip if by_eip == by_simple or side == "eip" else by_simple
         choice = "skip" if screen.pair.position % 9 == 4 else ("left" if harder == screen.left.pk else "right")
+        if choice != "skip" and by_eip != by_simple:
+            discordant[side] += 1
         now += timedelta(seconds=40)
         judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
                         choice=choice, now=now)
