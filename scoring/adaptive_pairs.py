@@ -55,6 +55,14 @@ _IntArray = NDArray[np.int64]
 _BLOCK = 128
 #: Relative tolerance under which two criterion values count as a tie.
 _TIE_RTOL = 1e-9
+#: Partners per group (consecutive in difficulty) bounded together by :func:`_diagonal_candidates`.
+_BUCKET = 16
+#: (Question, group) cells scored first by :func:`_diagonal_candidates` to set the bar for the others.
+_FIRST_CELLS = 32
+#: Relative margin that keeps the bound of :func:`_diagonal_bound` above the criterion despite rounding.
+_BOUND_RTOL = 1e-12
+#: Skip pairs that :func:`_diagonal_bound` places below the best (False scores every pair; same choice).
+_PRUNE = True
 #: Entries per block of :func:`_rank_weight` (a few hundred kilobytes per temporary array).
 _RANK_BLOCK_ENTRIES = 32_768
 #: Largest subject (eligible questions) whose full covariance is used by :func:`choose_next_pair`.
@@ -681,6 +689,131 @@ def _subject_terms(members: _IntArray, b: _FloatArray, var: _FloatArray, info: c
     return weight, cov, gram
 
 
+def _offer(crit: _FloatArray, best: float, n_ties: int, rng: np.random.Generator) -> tuple[float, int, int]:
+    """One batch of scored pairs into the running choice (reservoir sampling over ties).
+
+    Returns the new best value, the number of pairs tied with it so far and
+    the position in ``crit`` of the batch's pick, or -1 when the running
+    choice stands.
+    """
+    if crit.size == 0:
+        return best, n_ties, -1
+    top = float(crit.max())
+    if top == -np.inf:
+        return best, n_ties, -1
+    if top > best * (1.0 + _TIE_RTOL) if best > 0 else top > best:
+        idx = np.flatnonzero(crit >= top * (1.0 - _TIE_RTOL))
+        return top, idx.size, int(idx[rng.integers(idx.size)])
+    idx = np.flatnonzero(crit >= best * (1.0 - _TIE_RTOL))
+    if idx.size == 0:
+        return best, n_ties, -1
+    n_ties += idx.size
+    if rng.random() * n_ties >= idx.size:
+        return best, n_ties, -1
+    return best, n_ties, int(idx[rng.integers(idx.size)])
+
+
+def _diagonal_criterion(i: _IntArray, j: _IntArray, b: _FloatArray, var: _FloatArray, weight_of: _FloatArray,
+                        info: csr_matrix | None) -> _FloatArray:
+    """Criterion of the pairs ``(i, j)`` under the diagonal covariance (subjects above ``_DENSE_MAX``).
+
+    ``i`` and ``j`` are index arrays that broadcast: a column and a row (every
+    pair of the two sets) or two 1-D arrays of equal length (those pairs).
+    ``weight_of`` holds the rank weights by question index.
+    """
+    pq = _pq(b[i] - b[j])
+    v = var[i] + var[j]
+    num = weight_of[i] * var[i] ** 2 + weight_of[j] * var[j] ** 2
+    if info is not None and info.nnz:
+        if i.ndim == 2:
+            w_own: NDArray[np.float64] = info[i.reshape(-1)][:, j.reshape(-1)].toarray()
+        else:
+            w_own = np.asarray(info[i, j], dtype=np.float64).reshape(-1)
+        has = w_own != 0
+        if has.any():
+            var_i, var_j = np.broadcast_to(var[i], v.shape), np.broadcast_to(var[j], v.shape)
+            v[has] = _difference_variance(var_i[has], var_j[has], w_own[has])
+    out: _FloatArray = pq * num / (1.0 + pq * v)
+    return out
+
+
+def _diagonal_bound(i: _IntArray, b_low: _FloatArray, b_high: _FloatArray, top_num: _FloatArray,
+                    low_var: _FloatArray, b: _FloatArray, var: _FloatArray, weight_of: _FloatArray) -> _FloatArray:
+    """Upper bound of :func:`_diagonal_criterion` of question ``i`` with any partner of a group.
+
+    A group is given by the range ``[b_low, b_high]`` of its members'
+    difficulties, the largest ``weight * var**2`` and the smallest variance
+    among them (1-D arrays, one entry per group); the result has shape
+    ``(i.size, n_groups)``. The criterion ``(n_i + n_j) / (1 / w + v)``
+    grows with ``w = p (1 - p)``, which falls with the distance ``|b_i -
+    b_j|``, and falls with ``v``: the nearest difficulty in the range, the
+    largest numerator and the smallest ``v = var_i + var_j`` bound it. Pairs
+    with votes of their own have a smaller ``v`` (:func:`_difference_variance`)
+    and are not covered.
+    """
+    bi = b[i][:, None]
+    gap = np.maximum(np.maximum(b_low[None, :] - bi, bi - b_high[None, :]), 0.0)
+    pq = _pq(gap)
+    num = (weight_of[i] * var[i] ** 2)[:, None] + top_num[None, :]
+    out: _FloatArray = pq * num / (1.0 + pq * (var[i][:, None] + low_var[None, :]))
+    return out
+
+
+def _diagonal_candidates(
+    rows: _IntArray, cols: _IntArray, b: _FloatArray, var: _FloatArray, weight_of: _FloatArray,
+    info: csr_matrix | None, focal: NDArray[np.bool_], seen_codes: _IntArray, n: int,
+) -> tuple[_IntArray, _IntArray]:
+    """The pairs (focal ``rows`` x ``cols``) that may reach the best criterion; the rest cannot.
+
+    Returns ``(i, j)``, 1-D, each allowed pair once (not a question with
+    itself, not a seen pair, a pair of two focal questions at its first
+    one). ``cols`` sorted by difficulty form groups of ``_BUCKET``; each
+    focal question's bound against each group (:func:`_diagonal_bound`)
+    ranks the (question, group) cells; the ``_FIRST_CELLS`` best are scored,
+    then every cell whose bound reaches the best score found (less the tie
+    tolerance and a rounding margin) is added. Pairs with votes of their
+    own are always kept (the bound does not cover them). Every pair left
+    out has a criterion below the best kept one by more than the tie
+    tolerance, so the choice (and the ties) are those of scoring every pair.
+    """
+    order = cols[np.argsort(b[cols], kind="stable")]
+    starts = np.arange(0, order.size, _BUCKET)
+    sb = b[order]
+    b_low, b_high = sb[starts], np.maximum.reduceat(sb, starts)
+    top_num = np.maximum.reduceat(weight_of[order] * var[order] ** 2, starts)
+    low_var = np.minimum.reduceat(var[order], starts)
+    bound = _diagonal_bound(rows, b_low, b_high, top_num, low_var, b, var, weight_of).reshape(-1)
+    flat = np.full(starts.size * _BUCKET, -1, dtype=np.int64)
+    flat[:order.size] = order
+    padded = flat.reshape(starts.size, _BUCKET)
+    own_i, own_j = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    if info is not None and info.nnz:
+        linked = info[rows].tocoo()
+        in_cols = np.zeros(n, dtype=bool)
+        in_cols[cols] = True
+        keep = in_cols[linked.col]
+        own_i, own_j = rows[linked.row[keep]], linked.col[keep].astype(np.int64)
+
+    def pairs_of(cells: _IntArray) -> tuple[_IntArray, _IntArray]:
+        i = np.repeat(rows[cells // starts.size], _BUCKET)
+        j = padded[cells % starts.size].reshape(-1)
+        i, j = np.concatenate([i[j >= 0], own_i]), np.concatenate([j[j >= 0], own_j])
+        lo, hi = np.minimum(i, j), np.maximum(i, j)
+        ok = (i != j) & ~(focal[j] & (j < i))
+        code = lo * n + hi
+        ok &= ~np.isin(code, seen_codes)
+        code, first = np.unique(code[ok], return_index=True)
+        return i[ok][first], j[ok][first]
+
+    first = min(_FIRST_CELLS, bound.size)
+    first_i, first_j = pairs_of(np.argpartition(-bound, first - 1)[:first])
+    crit = _diagonal_criterion(first_i, first_j, b, var, weight_of, info)
+    if crit.size == 0 or not crit.max() > 0:
+        return pairs_of(np.arange(bound.size))
+    floor = float(crit.max()) * (1.0 - _TIE_RTOL) * (1.0 - _BOUND_RTOL)
+    return pairs_of(np.flatnonzero(bound >= floor))
+
+
 def _best_pair(
     group: _IntArray, b: _FloatArray, se: _FloatArray, info: csr_matrix | None, focal: NDArray[np.bool_],
     available: NDArray[np.bool_], lo: _IntArray, hi: _IntArray, rng: np.random.Generator, memo: dict[bytes, Any],
@@ -725,23 +858,24 @@ def _best_pair(
             at = np.full(n, -1, dtype=np.int64)
             at[members] = np.arange(members.size)
             d_cov, d_gram = np.diag(cov), np.diag(gram)
+        if not dense and _PRUNE:
+            # Partners far down or up the scale are bounded below the best without being scored.
+            ii, jj = _diagonal_candidates(focal_rows, cols, b, var, weight_of, info, focal, lo * n + hi, n)
+            crit = _diagonal_criterion(ii, jj, b, var, weight_of, info)
+            best, n_ties, pick = _offer(crit, best, n_ties, rng)
+            if pick >= 0:
+                choice = (min(int(ii[pick]), int(jj[pick])), max(int(ii[pick]), int(jj[pick])))
+            continue
         for k in range(0, focal_rows.size, _BLOCK):
             rows = focal_rows[k:k + _BLOCK]
-            pq = _pq(b[rows][:, None] - b[cols][None, :])
             if dense:
+                pq = _pq(b[rows][:, None] - b[cols][None, :])
                 r, c = at[rows], at[cols]
                 v = d_cov[r][:, None] + d_cov[c][None, :] - 2.0 * cov[np.ix_(r, c)]
                 num = d_gram[r][:, None] + d_gram[c][None, :] - 2.0 * gram[np.ix_(r, c)]
+                crit = pq * num / (1.0 + pq * v)
             else:
-                v = var[rows][:, None] + var[cols][None, :]
-                num = (weight_of[rows] * var[rows] ** 2)[:, None] + (weight_of[cols] * var[cols] ** 2)[None, :]
-                if info is not None and info.nnz:
-                    w_own = info[rows][:, cols].toarray()
-                    has = w_own != 0
-                    if has.any():
-                        rr, cc = np.nonzero(has)
-                        v[rr, cc] = _difference_variance(var[rows[rr]], var[cols[cc]], w_own[rr, cc])
-            crit = pq * num / (1.0 + pq * v)
+                crit = _diagonal_criterion(rows[:, None], cols[None, :], b, var, weight_of, info)
             rowpos[rows] = np.arange(rows.size)
             colpos[cols] = np.arange(cols.size)
             crit[rows[:, None] == cols[None, :]] = -np.inf
@@ -752,22 +886,8 @@ def _best_pair(
             crit[rowpos[sa[hit]], colpos[sb[hit]]] = -np.inf
             rowpos[rows] = -1
             colpos[cols] = -1
-            top = float(crit.max())
-            if top == -np.inf:
-                continue
-            if top > best * (1.0 + _TIE_RTOL) if best > 0 else top > best:
-                best = top
-                idx = np.flatnonzero(crit.reshape(-1) >= top * (1.0 - _TIE_RTOL))
-                n_ties = idx.size
-                pick = int(idx[rng.integers(idx.size)])
-            else:
-                idx = np.flatnonzero(crit.reshape(-1) >= best * (1.0 - _TIE_RTOL))
-                if idx.size == 0:
-                    continue
-                n_ties += idx.size
-                if rng.random() * n_ties >= idx.size:
-                    continue
-                pick = int(idx[rng.integers(idx.size)])
-            i, j = int(rows[pick // cols.size]), int(cols[pick % cols.size])
-            choice = (min(i, j), max(i, j))
+            best, n_ties, pick = _offer(crit.reshape(-1), best, n_ties, rng)
+            if pick >= 0:
+                i, j = int(rows[pick // cols.size]), int(cols[pick % cols.size])
+                choice = (min(i, j), max(i, j))
     return choice

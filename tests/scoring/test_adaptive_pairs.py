@@ -305,6 +305,56 @@ def test_a_large_subject_uses_the_diagonal_covariance(monkeypatch):
         assert pair == max(itertools.combinations(range(n), 2), key=diagonal), seed
 
 
+
+def test_the_diagonal_bound_is_above_every_pair_of_its_group():
+    # _diagonal_bound(i, group) >= w (f_i v_i^2 + f_j v_j^2) / (1 + w (v_i + v_j)) for every j of the group
+    # (pairs without votes of their own), from the group's difficulty range, largest f v^2 and smallest v.
+    from scoring import adaptive_pairs
+
+    rng = np.random.default_rng(51)
+    n = 60
+    b, var, weight = rng.normal(0, 1.5, n), rng.uniform(0.05, 2.0, n), rng.uniform(0.0, 3.0, n)
+    rows = np.arange(n)
+    for _ in range(20):
+        group = rng.choice(n, size=int(rng.integers(1, 9)), replace=False)
+        bound = adaptive_pairs._diagonal_bound(rows, b[group].min(keepdims=True), b[group].max(keepdims=True),
+                                               (weight[group] * var[group] ** 2).max(keepdims=True),
+                                               var[group].min(keepdims=True), b, var, weight)
+        for i in rows:
+            for j in group:
+                w = 1 / (1 + math.exp(-(b[i] - b[j])))
+                w *= 1 - w
+                exact = w * (weight[i] * var[i] ** 2 + weight[j] * var[j] ** 2) / (1 + w * (var[i] + var[j]))
+                assert bound[i, 0] >= exact * (1 - 1e-12), (i, j)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_large_subject_chooses_what_scoring_every_pair_chooses(monkeypatch, seed):
+    # The bound skips most pairs of a large subject; the choice must be the full scan's. Every question has
+    # votes (distinct estimates, no ties), some pairs twice (votes of their own), half are below the floor.
+    from scoring import adaptive_pairs
+
+    monkeypatch.setattr(adaptive_pairs, "_DENSE_MAX", 5)
+    rng = np.random.default_rng(seed)
+    n = 150
+    subjects = np.repeat([0, 1], n // 2)
+    true = rng.normal(0, 1.2, n)
+    harder, easier = _votes(true, 3 * n, rng, subjects)
+    harder, easier = np.concatenate([harder, harder[:40]]), np.concatenate([easier, easier[:40]])
+    est = scale_estimate(n, harder, easier)
+    config = AdaptiveConfig(min_comparisons=int(np.median(est.n_comparisons)), random_share=0.0)
+    seen = np.stack([harder[::7], easier[::7]], axis=1)
+    scored = []
+    orig = adaptive_pairs._diagonal_candidates
+    monkeypatch.setattr(adaptive_pairs, "_diagonal_candidates",
+                        lambda *a: scored.append(orig(*a)[0].size) or orig(*a))
+    pruned = choose_next_pair(subjects=subjects, estimate=est, seen=seen, rng=np.random.default_rng(0),
+                              config=config)
+    monkeypatch.setattr(adaptive_pairs, "_PRUNE", False)
+    assert pruned == choose_next_pair(subjects=subjects, estimate=est, seen=seen, rng=np.random.default_rng(0),
+                                      config=config)
+    assert 0 < sum(scored) < (n // 2) ** 2 // 2  # fewer than half the subject's pairs were scored
+
 def test_the_exposure_floor_comes_first():
     # Question 3 has 1 vote and a tiny se (the criterion alone would never pick it); the floor of 5 does.
     est = _estimate(6, [0, 0, 0, 5.0, 0, 0], [1, 1, 1, 0.01, 1, 1], [9, 9, 9, 1, 9, 9])
