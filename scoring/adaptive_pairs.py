@@ -65,6 +65,8 @@ _BOUND_RTOL = 1e-12
 _PRUNE = True
 #: Entries per block of :func:`_rank_weight` (a few hundred kilobytes per temporary array).
 _RANK_BLOCK_ENTRIES = 32_768
+#: Largest subject whose rank weights are computed on one triangle and mirrored (memory 8 bytes x its square).
+_RANK_SYMMETRIC_MAX = 1500
 #: Largest subject (eligible questions) whose full covariance is used by :func:`choose_next_pair`.
 _DENSE_MAX = 300
 #: Unseen share of a subject's pairs below which the random draw enumerates instead of rejecting.
@@ -652,21 +654,33 @@ def _rank_weight(b: _FloatArray, var: _FloatArray) -> _FloatArray:
         return np.ones(m)
     # In blocks of rows that stay in the cache; each entry and each row sum are computed exactly as on the
     # whole matrix at once (same operations, same order), so the result does not depend on the block size.
-    f = np.empty(m)
-    rows = max(1, _RANK_BLOCK_ENTRIES // m)
+    # The entries are symmetric bit for bit (var_i + var_j, and b_i - b_j against b_j - b_i, differ only in
+    # sign), so up to _RANK_SYMMETRIC_MAX questions each block is computed from its diagonal on and mirrored.
     root = np.sqrt(2.0 * np.pi)
+    rows = max(1, _RANK_BLOCK_ENTRIES // m)
+    symmetric = m <= _RANK_SYMMETRIC_MAX
+    full = np.empty((m, m)) if symmetric else np.empty((0, 0))
+    f = np.empty(m)
     for k in range(0, m, rows):
         r = slice(k, min(k + rows, m))
-        s = np.sqrt(var[r, None] + var[None, :])
-        z = b[r, None] - b[None, :]
+        c = slice(k if symmetric else 0, m)
+        s = np.sqrt(var[r, None] + var[None, c])
+        z = b[r, None] - b[None, c]
         z /= s
         dens = -0.5 * z
         dens *= z
         np.exp(dens, out=dens)
         s *= root
         dens /= s
-        dens[np.arange(r.stop - r.start), np.arange(r.start, r.stop)] = 0.0
-        f[r] = dens.sum(axis=1)
+        if symmetric:
+            full[r, c] = dens
+            full[c, r] = dens.T
+        else:
+            dens[np.arange(r.stop - r.start), np.arange(r.start, r.stop)] = 0.0
+            f[r] = dens.sum(axis=1)
+    if symmetric:
+        np.fill_diagonal(full, 0.0)
+        f = full.sum(axis=1)
     w: _FloatArray = f * f
     mean = float(w.mean())
     return w / mean if mean > 0 else np.ones(b.size)

@@ -486,6 +486,21 @@ def test_rank_weights_do_not_depend_on_the_block_size_and_match_the_formula(monk
     np.testing.assert_allclose(whole, _rank_weights(b, se), rtol=1e-12)
 
 
+
+@pytest.mark.parametrize("block_entries", [1, 37 * 5, 10**9])
+def test_rank_weights_from_one_triangle_equal_those_from_every_entry(monkeypatch, block_entries):
+    from scoring import adaptive_pairs
+
+    rng = np.random.default_rng(42)
+    b, var = rng.normal(size=37), rng.uniform(0.05, 2.0, size=37)
+    b[:5] = 0.0  # a few unjudged questions: equal estimates and variances
+    var[:5] = 2.0
+    monkeypatch.setattr(adaptive_pairs, "_RANK_BLOCK_ENTRIES", block_entries)
+    monkeypatch.setattr(adaptive_pairs, "_RANK_SYMMETRIC_MAX", 0)  # every entry, row by row
+    every = adaptive_pairs._rank_weight(b, var)
+    monkeypatch.setattr(adaptive_pairs, "_RANK_SYMMETRIC_MAX", 37)  # one triangle, mirrored
+    assert np.array_equal(adaptive_pairs._rank_weight(b, var), every)
+
 @pytest.mark.parametrize("dense_max", [300, 5])  # dense covariance per subject, and the diagonal approximation
 def test_a_choice_from_an_estimate_already_used_equals_one_from_a_fresh_fit(monkeypatch, dense_max):
     from scoring import adaptive_pairs
