@@ -27,6 +27,7 @@ Nothing here reaches the evaluator but the pair itself.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import threading
 from collections import OrderedDict
@@ -133,11 +134,11 @@ def adaptive_choose(
     when the evaluator has seen every pair of the pool. Reads only (three
     queries: the pool, the study's votes, its attention checks; two when
     ``checks``, as :func:`_study_checks` reads them, are given)."""
-    pool = np.array(_POOL.rows(study_id=study.pk), dtype=np.int64).reshape(-1, 2)
+    pool = _int_array(_POOL.rows(study_id=study.pk), width=2)
     if len(pool) < 2:
         return None
     qids, blocks = pool[:, 0], pool[:, 1]
-    votes = np.array(_VOTES.rows(study_id=study.pk), dtype=np.int64).reshape(-1, 3)
+    votes = _int_array(_VOTES.rows(study_id=study.pk), width=3)
     harder = votes[:, 0]
     easier = np.where(votes[:, 1] == harder, votes[:, 2], votes[:, 1])
     hi, ei = _index(qids, harder), _index(qids, easier)
@@ -207,6 +208,13 @@ def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Stud
         neutral = scale_estimate(n, harder[:0], easier[:0])
         counts = np.bincount(np.concatenate([harder, easier]), minlength=n).astype(np.int64)
         return dataclasses.replace(neutral, n_comparisons=counts)
+
+
+def _int_array(rows: list[tuple[int, ...]], *, width: int) -> np.ndarray:
+    """Rows of ``width`` integers as an int64 array of shape ``(len(rows), width)`` (without a Python object
+    per row on the way, unlike ``np.array(rows)``)."""
+    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=width * len(rows))
+    return flat.reshape(-1, width)
 
 
 def _index(qids: np.ndarray, ids: np.ndarray) -> np.ndarray:
