@@ -743,7 +743,7 @@ def _diagonal_criterion(i: _IntArray, j: _IntArray, b: _FloatArray, var: _FloatA
     pq = _pq(b[i] - b[j])
     v = var[i] + var[j]
     num = weight_of[i] * var[i] ** 2 + weight_of[j] * var[j] ** 2
-    if info is not None and info.nnz:
+    if info is not None and info.nnz and v.size:
         if i.ndim == 2:
             w_own: NDArray[np.float64] = info[i.reshape(-1)][:, j.reshape(-1)].toarray()
         else:

@@ -355,6 +355,24 @@ def test_a_large_subject_chooses_what_scoring_every_pair_chooses(monkeypatch, se
                                       config=config)
     assert 0 < sum(scored) < (n // 2) ** 2 // 2  # fewer than half the subject's pairs were scored
 
+
+@pytest.mark.parametrize("min_comparisons", [0, 5])
+def test_a_large_subject_s_last_unseen_pair_is_chosen(monkeypatch, min_comparisons):
+    # Every pair but one seen: the cells scored first (groups of 2 partners, 1 cell) usually hold seen pairs
+    # only, and the one pair left must still be found.
+    from scoring import adaptive_pairs
+
+    monkeypatch.setattr(adaptive_pairs, "_DENSE_MAX", 2)
+    monkeypatch.setattr(adaptive_pairs, "_BUCKET", 2)
+    monkeypatch.setattr(adaptive_pairs, "_FIRST_CELLS", 1)
+    n = 10
+    est = scale_estimate(n, np.arange(n - 1), np.arange(1, n))
+    pairs = list(itertools.combinations(range(n), 2))
+    for k, left in enumerate(pairs):
+        seen = [p for p in pairs if p != left]
+        assert choose_next_pair(subjects=[0] * n, estimate=est, seen=seen, rng=np.random.default_rng(k),
+                                config=AdaptiveConfig(min_comparisons=min_comparisons, random_share=0.0)) == left
+
 def test_the_exposure_floor_comes_first():
     # Question 3 has 1 vote and a tiny se (the criterion alone would never pick it); the floor of 5 does.
     est = _estimate(6, [0, 0, 0, 5.0, 0, 0], [1, 1, 1, 0.01, 1, 1], [9, 9, 9, 1, 9, 9])
