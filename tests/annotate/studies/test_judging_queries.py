@@ -30,15 +30,15 @@ pytestmark = pytest.mark.django_db
 #: the assignment insert (a conflict is skipped, not raised: no savepoint of its own) and the cursor, the answer's
 #: release.
 UNIFORM_POST = 12
-#: ... and of the judging page that follows: session, user, participation, the open assignment with its pair and
-#: questions and the row of counts in one query, the visitor's groups (navigation).
-UNIFORM_GET = 5
+#: ... and of the judging page that follows: session, user, participation (with the visitor's role groups, for the
+#: navigation), the open assignment with its pair and questions and the row of counts in one query.
+UNIFORM_GET = 4
 #: An adaptive study's answer: the judgment insert and the vote count in a savepoint of their own (the answer commits
 #: before the choice), then the counts, the evaluator's shown pairs, the study's attention checks, the pool and the
 #: votes (the kernel's choice), the chosen pair looked up, the next position, the new pair's insert in a savepoint
 #: and the assignment's insert. The cursor does not move.
 ADAPTIVE_POST = 19
-ADAPTIVE_GET = 6
+ADAPTIVE_GET = 5
 #: A study with stopping rules reads them again after the judgment (another request may have fired one) and,
 #: for a judgment budget, counts the study's votes and judgments; its answer commits before that check, and the
 #: next assignment after it (the same savepoints, in two transactions outside a test).
