@@ -87,3 +87,12 @@ def test_stopping_rules_add_their_reads_to_the_post_only():
     study = make_study(make_catalog(subjects=("Mathematics",), per_subject=13), n_pairs=70, seed=9)
     stopping_rules_set(study=study, values=StoppingInput(max_judgments=1000))
     assert uniform_answer(study) == (UNIFORM_POST + RULES_EXTRA_POST, UNIFORM_GET)
+
+
+def test_the_walks_statement_has_few_enough_parameters_for_psycopg_to_keep_it_parsed():
+    from annotate.studies.selectors.studies import _ORDER_CHUNK_PAIRS
+
+    #: psycopg parses a statement of at most this many parameters once and reuses it (``MAX_CACHED_STATEMENT_PARAMS``
+    #: in psycopg/_queries.py); a longer one is parsed anew at each call.
+    psycopg_cached_params = 50
+    assert len(_ORDER_CHUNK_PAIRS._compile("default").slots) <= psycopg_cached_params
