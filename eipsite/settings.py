@@ -17,6 +17,10 @@ EIP_STORE_URL   where the response-set matrices live when machines share them
                 the folder EIP_STORE_DIR
 DB_CONN_MAX_AGE seconds a database connection is kept between requests (checked
                 before reuse); default 60 when DEBUG is off, 0 when it is on
+DB_PREPARED_STATEMENTS
+                PostgreSQL: let psycopg prepare the judging path's compiled
+                statements (annotate/core/prepared.py); default on; off for a
+                connection pooler that cannot keep prepared statements
 STATIC_ROOT     where ``collectstatic`` writes; default ./staticfiles
 TASKS_BACKEND   "database" (default; run ``manage.py run_worker``) or "immediate"
 CACHE_BACKEND   "locmem", "redis" (needs REDIS_URL) or "database" (table
@@ -212,6 +216,12 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env_bool("DB_PREPARED_STATEMENTS", True):
+    # Let psycopg prepare the statements that ask for it: the judging path's compiled queries
+    # (annotate/core/prepared.py), then planned once per connection. Django's own queries are bound on the client
+    # and never prepared. A pooler in transaction mode needs to support prepared statements (PgBouncer 1.21+,
+    # max_prepared_statements), or DB_PREPARED_STATEMENTS=0.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Wait for a lock instead of failing at once when two requests write
     # together; take the write lock at BEGIN (no failed lock upgrades), and use

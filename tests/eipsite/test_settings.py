@@ -28,7 +28,7 @@ ENV_NAMES = (
     "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
     "SECURE_PROXY_SSL_HEADER", "RATELIMIT_ATTEMPTS", "RATELIMIT_WINDOW_S", "STATIC_ROOT", "TASKS_BACKEND",
     "REDIS_URL", "CSP_ENABLED", "JSON_MAX_DEPTH", "MAX_ID_LIST_LENGTH", "QUESTION_TEXT_MAX_CHARS",
-    "EIP_DASK_SCHEDULER", "EIP_DASK_MIN_CELLS", "EIP_DASK_TIMEOUT_S", "DB_CONN_MAX_AGE",
+    "EIP_DASK_SCHEDULER", "EIP_DASK_MIN_CELLS", "EIP_DASK_TIMEOUT_S", "DB_CONN_MAX_AGE", "DB_PREPARED_STATEMENTS",
 )
 
 
@@ -220,3 +220,12 @@ def test_gunicorn_serves_hashed_static_files_and_sends_http_to_https(tmp_path):
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
+
+
+def test_postgresql_may_prepare_statements_unless_the_environment_says_no(env):
+    env(DATABASE_URL="postgres://eip@127.0.0.1:5432/eip")
+    assert load_settings()["DATABASES"]["default"]["OPTIONS"]["prepare_threshold"] == 5
+    env(DB_PREPARED_STATEMENTS="0")
+    assert "prepare_threshold" not in load_settings()["DATABASES"]["default"].get("OPTIONS", {})
+    env(DATABASE_URL="sqlite:///x.sqlite3", DB_PREPARED_STATEMENTS="1")
+    assert "prepare_threshold" not in load_settings()["DATABASES"]["default"]["OPTIONS"]

@@ -198,10 +198,10 @@ def judging_assign_next(
     # a conflict is skipped, not raised, and any other error undoes the answer too).
     with transaction.atomic(savepoint=False):
         # A second tab that assigned the same pair a moment ago: its assignment stands, this one is not written.
-        if not _ASSIGNMENT_INSERT.insert(assignment):
+        # The cursor moves either way (on PostgreSQL in the insert's statement).
+        cursor = (_CURSOR_SET, {"participation_id": participation.pk, "cursor": found.cursor}) if moves else None
+        if not _ASSIGNMENT_INSERT.insert(assignment, then=cursor):
             assignment = Assignment.objects.get(participation=participation, pair_id=found.pair_id)
-        if moves:
-            _CURSOR_SET.run(participation_id=participation.pk, cursor=found.cursor)
     if moves:
         participation.order_cursor = found.cursor
     return assignment
@@ -339,9 +339,9 @@ def judgment_submit(
                 seconds=max(0.0, (now - shown_at).total_seconds()),
                 client_seconds=_clean_client_seconds(client_seconds),
             )
-            _JUDGMENT_INSERT.insert(judgment)  # a second answer on the pair: IntegrityError, nothing kept
-            if harder_id is not None:
-                _VOTE_ADD.run(pair_id=pair.pk)
+            # A second answer on the pair: IntegrityError, nothing kept. A vote counts with its judgment (on
+            # PostgreSQL in the insert's statement).
+            _JUDGMENT_INSERT.insert(judgment, then=None if harder_id is None else (_VOTE_ADD, {"pair_id": pair.pk}))
             if together:  # no rule to check: nothing can fire now
                 judging_assign_next(participation=participation, now=now)
     except IntegrityError:

@@ -125,3 +125,18 @@ def test_a_missing_page_says_so_and_offers_home_and_another_login(cast):
     assert "Page not found" in body and "<code>/studies/999999/report/</code>" in body
     assert '<a href="/">Home</a>' in body and "Log in as another user" in body
     assert nav_links(body)[0] == ("Results", "/results/")  # the page keeps the visitor's navigation
+
+
+@pytest.mark.parametrize(("groups", "links"), [
+    (("evaluator",), [("My studies", "/studies/")]),
+    (("evaluator", "researcher"), [("Results", "/results/"), ("Studies & reports", "/studies/"),
+                                   ("Analyses", "/analyses/")]),
+    ((), []),
+])
+def test_the_judging_page_shows_the_navigation_of_the_participants_groups(cast, groups, links):
+    study = cast["study"]
+    user = make_evaluator(study, "eve").user
+    user.groups.set([Group.objects.get_or_create(name=name)[0] for name in groups])
+    response = client_for(user).get(reverse("annotate:study_judge", kwargs={"study_id": study.pk}))
+    assert response.status_code == 200
+    assert nav_links(response.content.decode()) == links

@@ -128,3 +128,31 @@ def test_a_parameter_that_does_not_reach_the_sql_is_refused():
     with pytest.raises(ValueError) as error:
         query.rows(study_id=1, other=2)
     assert str(error.value) == ERR_UNMARKED.format(name="unused", param="other")
+
+
+def _prepared_statements() -> list[str]:
+    """The statements the database keeps prepared for this session (PostgreSQL), other than SQL ``PREPARE``."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")
+        return [statement for (statement,) in cursor.fetchall()]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements of PostgreSQL")
+def test_on_postgresql_the_database_keeps_the_statement_prepared(cast):
+    study, _ada, _ben = cast
+    query = PreparedQuery("prepared", lambda study_id: Pair.objects.filter(study_id=study_id, position__gte=4)
+                          .order_by("position").values_list("position"), "study_id")
+    assert [s for s in _prepared_statements() if "position\" >= " in s] == []
+    assert query.rows(study_id=study.pk) == [(4,), (5,)]
+    assert query.rows(study_id=study.pk + 1000) == []
+    prepared = [s for s in _prepared_statements() if "position\" >= " in s]
+    assert len(prepared) == 1 and "$1" in prepared[0]  # once, with its values bound on the server
+
+
+def test_the_query_log_shows_the_statement_with_its_values(cast):
+    study, _ada, _ben = cast
+    for _ in range(2):  # prepared on PostgreSQL by the first run, executed as prepared by the second
+        with CaptureQueriesContext(connection) as logged:
+            assert len(PAIR_ROWS.rows(study_id=study.pk)) == 6
+        (sql,) = [q["sql"] for q in logged.captured_queries]
+        assert sql.startswith("SELECT ") and f"= {study.pk}" in sql and "$1" not in sql and "%s" not in sql

@@ -8,8 +8,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 
 from annotate.core import PreparedInsert, PreparedUpdate
 from annotate.core.prepared import ERR_AUTO_KEY
@@ -119,3 +120,29 @@ def test_a_model_whose_key_the_database_does_not_make_is_refused():
     with pytest.raises(ValueError) as error:
         PreparedInsert(Session)
     assert str(error.value) == ERR_AUTO_KEY.format(model="sessions.Session")
+
+
+def test_an_update_after_the_insert_runs_once_with_it_or_after_its_skipped_conflict(cast):
+    _study, ada, _ben, pairs = cast
+    with CaptureQueriesContext(connection) as sent:
+        assert JUDGMENT_INSERT.insert(_judgment(ada, pairs[0]), then=(VOTE_ADD, {"pair_id": pairs[0].pk})) is True
+    assert len(sent.captured_queries) == (1 if connection.vendor == "postgresql" else 2)  # one statement there
+    assert Pair.objects.get(pk=pairs[0].pk).n_votes == pairs[0].n_votes + 1
+    assert Judgment.objects.filter(participation=ada, pair=pairs[0]).count() == 1
+    first = Assignment(participation=ada, pair=pairs[1], left_question_id=pairs[1].question_a_id, shown_at=SHOWN)
+    again = Assignment(participation=ada, pair=pairs[1], left_question_id=pairs[1].question_b_id, shown_at=SHOWN)
+    assert ASSIGNMENT_INSERT.insert(first, then=(CURSOR_SET, {"participation_id": ada.pk, "cursor": 4})) is True
+    assert ASSIGNMENT_INSERT.insert(again, then=(CURSOR_SET, {"participation_id": ada.pk, "cursor": 9})) is False
+    assert again.pk is None
+    assert Participation.objects.get(pk=ada.pk).order_cursor == 9  # the update ran although the row was skipped
+    assert list(Assignment.objects.filter(participation=ada, pair=pairs[1]).values_list("pk", "left_question_id")) \
+        == [(first.pk, pairs[1].question_a_id)]
+
+
+def test_an_insert_that_fails_runs_no_update(cast):
+    _study, ada, _ben, pairs = cast
+    assert JUDGMENT_INSERT.insert(_judgment(ada, pairs[2])) is True
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JUDGMENT_INSERT.insert(_judgment(ada, pairs[2]), then=(VOTE_ADD, {"pair_id": pairs[2].pk}))
+    assert Pair.objects.get(pk=pairs[2].pk).n_votes == pairs[2].n_votes
+    assert Judgment.objects.filter(participation=ada, pair=pairs[2]).count() == 1

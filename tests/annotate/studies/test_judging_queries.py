@@ -28,17 +28,19 @@ pytestmark = pytest.mark.django_db
 #: judgment and assignment of it; then in one transaction (a savepoint inside the test's): the judgment insert, the
 #: vote count, the evaluator's counts in one row (no pair is open after an answer), the walk to their next pair,
 #: the assignment insert (a conflict is skipped, not raised: no savepoint of its own) and the cursor, the answer's
-#: release.
-UNIFORM_POST = 12
-#: ... and of the judging page that follows: session, user, participation, the open assignment with its pair and
-#: questions and the row of counts in one query, the visitor's groups (navigation).
-UNIFORM_GET = 5
+#: release. On PostgreSQL the vote count travels in the judgment insert's statement and the cursor in the
+#: assignment insert's (annotate/core/prepared.py, ``PreparedInsert.insert(then=...)``): two queries fewer.
+MERGED_ON_POSTGRESQL = 2 if connection.vendor == "postgresql" else 0
+UNIFORM_POST = 12 - MERGED_ON_POSTGRESQL
+#: ... and of the judging page that follows: session, user, participation (with the visitor's role groups, for the
+#: navigation), the open assignment with its pair and questions and the row of counts in one query.
+UNIFORM_GET = 4
 #: An adaptive study's answer: the judgment insert and the vote count in a savepoint of their own (the answer commits
 #: before the choice), then the counts, the evaluator's shown pairs, the study's attention checks, the pool and the
 #: votes (the kernel's choice), the chosen pair looked up, the next position, the new pair's insert in a savepoint
-#: and the assignment's insert. The cursor does not move.
-ADAPTIVE_POST = 19
-ADAPTIVE_GET = 6
+#: and the assignment's insert. The cursor does not move (so only the vote count travels with an insert).
+ADAPTIVE_POST = 19 - MERGED_ON_POSTGRESQL // 2
+ADAPTIVE_GET = 5
 #: A study with stopping rules reads them again after the judgment (another request may have fired one) and,
 #: for a judgment budget, counts the study's votes and judgments; its answer commits before that check, and the
 #: next assignment after it (the same savepoints, in two transactions outside a test).
@@ -85,3 +87,12 @@ def test_stopping_rules_add_their_reads_to_the_post_only():
     study = make_study(make_catalog(subjects=("Mathematics",), per_subject=13), n_pairs=70, seed=9)
     stopping_rules_set(study=study, values=StoppingInput(max_judgments=1000))
     assert uniform_answer(study) == (UNIFORM_POST + RULES_EXTRA_POST, UNIFORM_GET)
+
+
+def test_the_walks_statement_has_few_enough_parameters_for_psycopg_to_keep_it_parsed():
+    from annotate.studies.selectors.studies import _ORDER_CHUNK_PAIRS
+
+    #: psycopg parses a statement of at most this many parameters once and reuses it (``MAX_CACHED_STATEMENT_PARAMS``
+    #: in psycopg/_queries.py); a longer one is parsed anew at each call.
+    psycopg_cached_params = 50
+    assert len(_ORDER_CHUNK_PAIRS._compile("default").slots) <= psycopg_cached_params

@@ -31,7 +31,7 @@ WRITES = ("INSERT", "UPDATE", "DELETE")
 #: participation reads included; the participation comes with its study's stopping rules, and the evaluator's
 #: counts come in one row; the exact figures are pinned in test_judging_queries.py).
 MAX_QUERIES_POST = 12
-MAX_QUERIES_GET = 5
+MAX_QUERIES_GET = 4
 
 
 def judge_url(study) -> str:
