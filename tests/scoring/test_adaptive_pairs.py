@@ -285,7 +285,7 @@ def test_a_large_subject_uses_the_diagonal_covariance(monkeypatch):
     # Above _DENSE_MAX the covariance is diag(se**2): criterion w (f_i v_i^2 + f_j v_j^2) / (1 + w (v_i + v_j))
     # with f the rank weights,
     # checked against that formula over all pairs (no pair information, so no parallel-link term).
-    import scoring.adaptive_pairs as adaptive
+    import scoring._pair_criterion as adaptive
 
     monkeypatch.setattr(adaptive, "_DENSE_MAX", 5)
     for seed in range(10):
@@ -309,7 +309,7 @@ def test_a_large_subject_uses_the_diagonal_covariance(monkeypatch):
 def test_the_diagonal_bound_is_above_every_pair_of_its_group():
     # _diagonal_bound(i, group) >= w (f_i v_i^2 + f_j v_j^2) / (1 + w (v_i + v_j)) for every j of the group
     # (pairs without votes of their own), from the group's difficulty range, largest f v^2 and smallest v.
-    from scoring import adaptive_pairs
+    from scoring import _pair_criterion as adaptive_pairs
 
     rng = np.random.default_rng(51)
     n = 60
@@ -332,7 +332,7 @@ def test_the_diagonal_bound_is_above_every_pair_of_its_group():
 def test_a_large_subject_chooses_what_scoring_every_pair_chooses(monkeypatch, seed):
     # The bound skips most pairs of a large subject; the choice must be the full scan's. Every question has
     # votes (distinct estimates, no ties), some pairs twice (votes of their own), half are below the floor.
-    from scoring import adaptive_pairs
+    from scoring import _pair_criterion as adaptive_pairs
 
     monkeypatch.setattr(adaptive_pairs, "_DENSE_MAX", 5)
     rng = np.random.default_rng(seed)
@@ -360,7 +360,7 @@ def test_a_large_subject_chooses_what_scoring_every_pair_chooses(monkeypatch, se
 def test_a_large_subject_s_last_unseen_pair_is_chosen(monkeypatch, min_comparisons):
     # Every pair but one seen: the cells scored first (groups of 2 partners, 1 cell) usually hold seen pairs
     # only, and the one pair left must still be found.
-    from scoring import adaptive_pairs
+    from scoring import _pair_criterion as adaptive_pairs
 
     monkeypatch.setattr(adaptive_pairs, "_DENSE_MAX", 2)
     monkeypatch.setattr(adaptive_pairs, "_BUCKET", 2)
@@ -492,7 +492,7 @@ def test_the_config_names_the_bad_value(kwargs, message):
 
 
 def test_rank_weights_do_not_depend_on_the_block_size_and_match_the_formula(monkeypatch):
-    from scoring import adaptive_pairs
+    from scoring import _pair_criterion as adaptive_pairs
 
     rng = np.random.default_rng(41)
     b, se = rng.normal(size=37), rng.uniform(0.2, 1.5, size=37)
@@ -507,7 +507,7 @@ def test_rank_weights_do_not_depend_on_the_block_size_and_match_the_formula(monk
 
 @pytest.mark.parametrize("block_entries", [1, 37 * 5, 10**9])
 def test_rank_weights_from_one_triangle_equal_those_from_every_entry(monkeypatch, block_entries):
-    from scoring import adaptive_pairs
+    from scoring import _pair_criterion as adaptive_pairs
 
     rng = np.random.default_rng(42)
     b, var = rng.normal(size=37), rng.uniform(0.05, 2.0, size=37)
@@ -521,7 +521,7 @@ def test_rank_weights_from_one_triangle_equal_those_from_every_entry(monkeypatch
 
 @pytest.mark.parametrize("dense_max", [300, 5])  # dense covariance per subject, and the diagonal approximation
 def test_a_choice_from_an_estimate_already_used_equals_one_from_a_fresh_fit(monkeypatch, dense_max):
-    from scoring import adaptive_pairs
+    from scoring import _pair_criterion as adaptive_pairs
 
     monkeypatch.setattr(adaptive_pairs, "_DENSE_MAX", dense_max)
     rng = np.random.default_rng(43)
