@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 ERR_VERSION_CLASH = "--response-set {name!r} names version {named} but --version says {version}"
 _NAME_VERSION = re.compile(r"^(?P<name>.+) v(?P<version>\d+)$")
+_KEY_CHUNK = 2_000  # rows of question keys fetched at a time
 
 
 def dataset_ids_by_name(*, names: Iterable[str]) -> dict[str, int]:
@@ -54,15 +55,23 @@ def question_keys_table(*, dataset_ids: Iterable[int]) -> pd.DataFrame:
     Returns
     -------
     DataFrame with columns ``id``, ``dataset`` (name) and ``external_id``;
-    one row per question, in id order.
+    one row per question, in no particular order (the lookup goes by key).
+    The rows are read a chunk at a time into one list per column, so that no
+    row tuple outlives its chunk.
     """
     import pandas as pd
-    rows = (
-        Question.objects.filter(dataset_id__in=list(dataset_ids))
-        .order_by("id")
-        .values_list("id", "dataset__name", "external_id")
+    rows = (  # no ORDER BY (not even the model's default ordering): the caller looks ids up by key
+        Question.objects.filter(dataset_id__in=list(dataset_ids)).order_by().values_list("id", "dataset__name",
+                                                                                        "external_id")
     )
-    return pd.DataFrame(list(rows), columns=["id", "dataset", "external_id"])
+    ids: list[int] = []
+    datasets: list[str] = []
+    external_ids: list[str] = []
+    for pk, dataset, external_id in rows.iterator(chunk_size=_KEY_CHUNK):
+        ids.append(pk)
+        datasets.append(dataset)
+        external_ids.append(external_id)
+    return pd.DataFrame({"id": pd.Series(ids, dtype="int64"), "dataset": datasets, "external_id": external_ids})
 
 
 def model_table(*, names: Iterable[str]) -> pd.DataFrame:

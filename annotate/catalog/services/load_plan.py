@@ -480,11 +480,16 @@ def _check_text_lengths(questions: pd.DataFrame, sources: pd.Series, add: Callab
     """Question text, options (all together) and reference answer each no longer than
     ``QUESTION_TEXT_MAX_CHARS`` (a judging page shows them whole); each longer one is
     a problem at its row."""
+    import pandas as pd
     limit = settings.QUESTION_TEXT_MAX_CHARS
     for column in ("text", "options", "reference_answer"):
-        values = questions[column].to_numpy(dtype=object).tolist()
-        lengths = np.fromiter((len(v) if isinstance(v, str) else _text_length(v) for v in values),
-                              dtype=np.int64, count=len(values))
+        series = questions[column]
+        if isinstance(series.dtype, pd.StringDtype):  # characters (code points) counted column-wise; missing: 0
+            lengths = series.str.len().fillna(0).to_numpy(dtype=np.int64)
+        else:
+            values = series.to_numpy(dtype=object).tolist()
+            lengths = np.fromiter((len(v) if isinstance(v, str) else _text_length(v) for v in values),
+                                  dtype=np.int64, count=len(values))
         for position in np.flatnonzero(lengths > limit)[:200]:
             index = questions.index[position]
             add(sources[index], TEXT_TOO_LONG.format(question_id=questions.at[index, "external_id"], column=column,

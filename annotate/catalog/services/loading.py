@@ -57,6 +57,7 @@ import socket
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from itertools import repeat
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -109,9 +110,11 @@ CREATED_KEY = "created_by_load"  # summary key of a loading set: catalog rows it
 LOAD_STALE_S = 15 * 60  # a loading set without a batch for this long is abandoned
 
 logger = logging.getLogger(__name__)
-QUESTION_BATCH_SIZE = 20_000  # new Question instances built (and bulk-created) at a time
+QUESTION_BATCH_SIZE = 20_000  # new questions whose values are built (and inserted) at a time
 
 PLAN_MISMATCH = "plan must be the LoadPlan that response_set_plan made for this parsed upload"
+ERR_KEY_MISSING = "no stored row has the key {key!r}"
+ERR_KEY_REPEATED = "more than one stored row has the key {key!r}"
 
 _CATALOG = (Question, LanguageModel, Subject, Dataset)  # in deletion order
 
@@ -196,8 +199,36 @@ def _usable(plan: LoadPlan | None, parsed: ParsedResponseSet, name: str, new_ver
 
 
 def _ids(frame_keys: pd.DataFrame, table: pd.DataFrame, on: list[str]) -> np.ndarray:
-    merged = frame_keys.merge(table, on=on, how="left", validate="many_to_one")
-    return merged["id"].to_numpy(dtype=np.int64)
+    """The ``id`` of ``table``'s row with each row's key (the columns ``on``) of ``frame_keys``.
+
+    The keys of both are factorized together (one code per distinct value of
+    each column, then per distinct combination) and looked up as integers:
+    the lookup of a left merge, without building the merged frame. Values
+    compare exactly (no stripping or case folding); a missing value (NaN)
+    matches a missing value, as in a merge.
+
+    Raises
+    ------
+    ValueError
+        ``ERR_KEY_REPEATED`` if a key occurs twice in ``table``;
+        ``ERR_KEY_MISSING`` if a key of ``frame_keys`` is not in ``table``.
+    """
+    import pandas as pd
+    n_table = len(table)
+    combined = np.zeros(n_table + len(frame_keys), dtype=np.int64)
+    for column in on:
+        codes, uniques = pd.factorize(pd.concat([table[column], frame_keys[column]], ignore_index=True),
+                                      use_na_sentinel=False)
+        combined, _ = pd.factorize(combined * len(uniques) + codes)  # codes of the combinations so far
+    stored = pd.Index(combined[:n_table])
+    if not stored.is_unique:
+        key = table.loc[stored.duplicated(), on].iloc[0].tolist()
+        raise ValueError(ERR_KEY_REPEATED.format(key=key))
+    position = stored.get_indexer(combined[n_table:])
+    if (position < 0).any():
+        key = frame_keys[on].iloc[int(np.flatnonzero(position < 0)[0])].tolist()
+        raise ValueError(ERR_KEY_MISSING.format(key=key))
+    return table["id"].to_numpy(dtype=np.int64)[position]
 
 
 def response_set_load(
@@ -340,26 +371,27 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
     The values are those the model fields would write (blank text for a
     missing one, ``[]``/``{}`` for missing options and metadata, JSON as
     ``json.dumps`` text); their ids are read back with every other question
-    of the upload's datasets (:func:`_created_question_ids`).
+    of the upload's datasets (:func:`_created_question_ids`). The values are
+    built a column at a time and handed over as ``zip`` of the columns, so
+    that no row tuple outlives its statement.
     """
     if new.empty:
         return
     # Whole columns as Python lists (the values row iteration gives, without iterating Arrow strings one by one).
-    columns = {c: new[c].to_numpy(dtype=object).tolist()
-               for c in ("dataset", "subject", "external_id", "text", "options", "reference_answer", "metadata")}
+    columns = [new[c].to_numpy(dtype=object).tolist() for c in _QUESTION_FIELDS]
     for start in range(0, len(new), QUESTION_BATCH_SIZE):
-        batch = slice(start, start + QUESTION_BATCH_SIZE)
-        rows = [
-            (dataset_ids[dataset], subject_ids.get(subject) if isinstance(subject, str) else None,
-             external_id, text if isinstance(text, str) else "",
-             _options_json(options) if isinstance(options, (list, tuple)) else "[]",
-             answer if isinstance(answer, str) else "",
-             _metadata_json(metadata) if isinstance(metadata, dict) else "{}")
-            for dataset, subject, external_id, text, options, answer, metadata in zip(
-                *(columns[c][batch] for c in ("dataset", "subject", "external_id", "text", "options",
-                                              "reference_answer", "metadata")))
-        ]
-        rows_insert(model=Question, fields=_QUESTION_FIELDS, rows=rows)
+        dataset, subject, external_id, text, options, answer, metadata = (
+            column[start:start + QUESTION_BATCH_SIZE] for column in columns)
+        values = (
+            [dataset_ids[d] for d in dataset],
+            [subject_ids.get(s) if isinstance(s, str) else None for s in subject],
+            external_id,
+            [t if isinstance(t, str) else "" for t in text],
+            [_options_json(o) if isinstance(o, (list, tuple)) else "[]" for o in options],
+            [a if isinstance(a, str) else "" for a in answer],
+            [_metadata_json(m) if isinstance(m, dict) else "{}" for m in metadata],
+        )
+        rows_insert(model=Question, fields=_QUESTION_FIELDS, rows=zip(*values))
 
 
 def _created_question_ids(new: pd.DataFrame, stored: pd.DataFrame) -> list[int]:
@@ -696,5 +728,5 @@ def _write_response_batch(
     membership rows and their block of the store (rewriting a block is harmless, so a
     retried batch is written again whole)."""
     rows_insert(model=ResponseSetQuestion, fields=("response_set", "question", "row"),
-                rows=[(response_set_id, q, start + i) for i, q in enumerate(questions.tolist())])
+                rows=zip(repeat(response_set_id), questions.tolist(), range(start, start + len(questions))))
     writer.write_rows(start, credit, observed)

@@ -16,16 +16,18 @@
   after a run is stored, so its first page is planned as the index range it
   is, not with the statistics of a table a million rows smaller.
 - :func:`rows_insert`: many rows into one table without building model
-  instances (``COPY`` on PostgreSQL, one ``executemany`` elsewhere), for the
-  million-row writes of loads and scoring runs.
+  instances (``COPY`` on PostgreSQL, multi-row ``INSERT`` statements
+  elsewhere), for the million-row writes of loads and scoring runs.
 - :func:`backend_pid` / :func:`backend_cancel`: the server process serving
   this connection, recorded on a run when it starts, and the cancellation of
   a dead worker's still-running query when its run is reaped.
 """
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from itertools import chain, islice
 
 from django.db import connection, models
 
@@ -33,6 +35,11 @@ from annotate.models import Pair, QuestionSortKey, ResponseSetModel, ResponseSet
 
 #: The advisory-lock key of loads (any fixed 64-bit number; "EIPLOAD" in ASCII).
 LOAD_LOCK_KEY = 0x4549504C4F4144
+#: Rows per ``INSERT`` statement of :func:`rows_insert` outside PostgreSQL (fewer when the
+#: database's limit on bound parameters allows fewer).
+ROWS_PER_STATEMENT = 500
+#: SQLite's default limit on the parameters of one statement: 32,766 since SQLite 3.32, 999 before.
+SQLITE_MAX_PARAMS = 32_766 if sqlite3.sqlite_version_info >= (3, 32) else 999
 
 
 def _postgres() -> bool:
@@ -108,14 +115,16 @@ def backend_cancel(*, pid: int, started_before: datetime) -> bool:
 def rows_insert(*, model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
     """Insert ``rows`` (one value per name in ``fields``, in that order) into ``model``'s table.
 
-    PostgreSQL: one ``COPY ... FROM STDIN`` (psycopg 3); elsewhere one
-    ``executemany``. No model instance is built, no default is filled in and
-    no id is returned: every column without a database default must be
-    given, foreign keys as ids, JSON fields as JSON text (``json.dumps`` of
-    the value, which is what ``JSONField`` writes). Through ``bulk_create``
-    a million rows cost minutes of per-object preparation (and SQLite
-    batches of a few hundred rows); PostgreSQL's ``executemany`` about 150 s
-    per million, ``COPY`` 2.2 s per 100,000.
+    PostgreSQL: one ``COPY ... FROM STDIN`` (psycopg 3); elsewhere multi-row
+    ``INSERT ... VALUES (...), (...)`` statements of :func:`rows_per_statement`
+    rows each. No model instance is built, no default is filled in and no id
+    is returned: every column without a database default must be given,
+    foreign keys as ids, JSON fields as JSON text (``json.dumps`` of the
+    value, which is what ``JSONField`` writes). Through ``bulk_create`` a
+    million rows cost minutes of per-object preparation (and SQLite batches
+    of a few hundred rows); PostgreSQL's ``executemany`` about 150 s per
+    million, ``COPY`` 2.2 s per 100,000. ``rows`` may be an iterator (for
+    example ``zip`` of column lists); it is read once.
 
     Raises
     ------
@@ -127,12 +136,56 @@ def rows_insert(*, model: type[models.Model], fields: Sequence[str], rows: Itera
     quote = connection.ops.quote_name
     table = quote(meta.db_table)
     columns = ", ".join(quote(meta.get_field(name).column) for name in fields)
-    with connection.cursor() as cursor:
+    with connection.cursor() as cursor, connection.wrap_database_errors:
         raw = cursor.cursor
         if _postgres() and hasattr(raw, "copy"):
             with raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
             return
-        placeholders = ", ".join(["%s"] * len(fields))
-        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
+        # The driver's cursor: Django's wrapper would, under DEBUG, keep each long statement's text
+        # with every value quoted. Errors still come out as Django's (wrap_database_errors).
+        row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        per_statement = rows_per_statement(n_fields=len(fields))
+        full = None
+        iterator = iter(rows)
+        while True:
+            chunk = list(islice(iterator, per_statement))
+            if not chunk:
+                return
+            if len(chunk) == per_statement:
+                full = full or f"INSERT INTO {table} ({columns}) VALUES " + ", ".join([row_marks] * per_statement)
+                statement = full
+            else:
+                statement = f"INSERT INTO {table} ({columns}) VALUES " + ", ".join([row_marks] * len(chunk))
+            raw.execute(statement, list(chain.from_iterable(chunk)))
+
+
+def rows_per_statement(*, n_fields: int) -> int:
+    """Rows in one ``INSERT`` statement of :func:`rows_insert` outside PostgreSQL.
+
+    ``min(ROWS_PER_STATEMENT, max_params // n_fields)``, at least 1, where
+    ``max_params`` is the connection's limit on bound parameters (SQLite's
+    ``SQLITE_LIMIT_VARIABLE_NUMBER`` as the open connection reports it, else
+    ``SQLITE_MAX_PARAMS``; Django's ``max_query_params`` on other databases).
+
+    Parameters
+    ----------
+    n_fields : int
+        Values per row (at least 1).
+
+    Returns
+    -------
+    int
+    """
+    return max(1, min(ROWS_PER_STATEMENT, _max_params() // n_fields))
+
+
+def _max_params() -> int:
+    if connection.vendor != "sqlite":
+        return int(connection.features.max_query_params or SQLITE_MAX_PARAMS)
+    connection.ensure_connection()
+    getlimit = getattr(connection.connection, "getlimit", None)
+    if getlimit is None:  # Python before 3.11
+        return SQLITE_MAX_PARAMS
+    return int(getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))

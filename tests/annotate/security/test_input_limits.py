@@ -224,6 +224,26 @@ def test_a_question_text_over_the_limit_is_refused_naming_file_row_and_column(tm
     assert ResponseSet.objects.count() == 0
 
 
+@pytest.mark.django_db
+def test_question_text_is_measured_in_characters_not_bytes(tmp_path: Path, settings):
+    settings.QUESTION_TEXT_MAX_CHARS = 10
+    responses = tmp_path / "r.csv"
+    responses.write_text("question_id,m1\nq1,1\nq2,0\nq3,1\nq4,1\n", encoding="utf-8")
+    questions = tmp_path / "q.csv"
+    # Characters are code points, as Python's len counts them: q1 has 10 astral ones (40 bytes), q2 five
+    # letters each followed by a combining accent (10), both at the limit; q3 has 11 two-byte ones; q4 none.
+    astral, decomposed, accented = "\U0001d501" * 10, "e\u0301" * 5, "\u00e9" * 11
+    questions.write_text(f"question_id,question,answer\nq1,{astral},A\nq2,{decomposed},B\nq3,{accented},C\nq4,,D\n",
+                         encoding="utf-8")
+    with pytest.raises(LoadError) as caught:
+        response_set_load(parsed=parse_files(responses=responses, file_format="wide", dataset="D",
+                                             questions=questions), name="chars")
+    assert caught.value.problems == [
+        Problem("q.csv", plan.TEXT_TOO_LONG.format(question_id="q3", column="text", length=11, limit=10),
+                row=4, column="text"),
+    ]
+
+
 def test_the_default_question_text_limit_is_100_000_characters():
     from django.conf import settings
 
