@@ -46,7 +46,7 @@ Rules
   file gives an existing question another subject or text, or an existing
   model another family/access/size, the load is refused naming it.
 - Membership rows (question -> row) are inserted in batches of
-  ``RESPONSE_BATCH_SIZE`` with ``bulk_create``.
+  ``RESPONSE_BATCH_SIZE`` with :func:`~annotate.core.services.database.rows_insert`.
 """
 from __future__ import annotations
 
