@@ -67,3 +67,17 @@ def _no_kept_scale_estimates():
     from annotate.studies.services import adaptive
 
     adaptive.adaptive_estimates_forget()
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_cached_reports():
+    """Each test starts with an empty in-process cache: ids are reused between tests (each
+    test's rows are rolled back), and a cached report's key holds the study's and run's ids
+    and the newest judgment and participation ids, so another test's report could be served.
+    Only the local-memory cache is cleared; a shared cache (Redis) is left alone."""
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    backend = caches["default"]
+    if isinstance(backend, LocMemCache):
+        backend.clear()
