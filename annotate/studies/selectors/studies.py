@@ -192,6 +192,11 @@ class Progress:
 #: a statement of at most 50 once and keeps it, and parses a longer one anew at every call (about a millisecond
 #: for this one).
 ORDER_CHUNK = 45
+#: Order indices the walk's first query examines when at least half of the pairs ahead of the cursor are offerable:
+#: they lie in the evaluator's random order as if drawn at random, so all of the first 8 miss with probability below
+#: 0.5 ** 8 (0.4%), and a shorter chunk costs less to compute and to read than a full one. Otherwise (late in a study,
+#: when most pairs reached the target) the first query examines :data:`ORDER_CHUNK` indices, as every later one does.
+FIRST_CHUNK = 8
 _MASK64 = (1 << 64) - 1
 _FEISTEL_ROUNDS = 4
 
@@ -324,10 +329,15 @@ def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
 
 class _Count(Subquery):
     """``(SELECT COUNT(*) FROM (<query>))``: a count as a scalar subquery, so that
-    several counts travel in one query."""
+    several counts travel in one query. The query is counted without its
+    model's default ordering (a count does not depend on it, and SQLite would
+    sort every counted row first)."""
 
     template = "(SELECT COUNT(*) FROM (%(subquery)s) _counted)"
     output_field = IntegerField()
+
+    def __init__(self, queryset: QuerySet, **extra) -> None:
+        super().__init__(queryset.order_by(), **extra)
 
 
 def _open_count(*, mine: int) -> _Count:
@@ -525,7 +535,9 @@ def participation_next_pair(
     where it stopped; only when nothing is found up to the end (the target was
     raised since) does it wrap around once. ``n_offerable == 0`` (known from
     :func:`participation_state`) skips the walk; ``n_pairs`` saves a query
-    when known. Reads only.
+    when known. The first chunk is :data:`FIRST_CHUNK` positions when
+    ``n_offerable`` says that at least half of the pairs ahead are offerable.
+    Reads only.
     """
     if n_offerable == 0:
         return None
@@ -535,9 +547,12 @@ def participation_next_pair(
         return None
     start = min(participation.order_cursor, n)
     spans = [(start, n), (0, start)]
+    dense = n_offerable is not None and 2 * n_offerable >= n - start
     for lo, hi in spans:
-        for chunk_lo in range(lo, hi, ORDER_CHUNK):
-            indices = range(chunk_lo, min(chunk_lo + ORDER_CHUNK, hi))
+        chunk_lo, size = lo, FIRST_CHUNK if dense and lo == start else ORDER_CHUNK
+        while chunk_lo < hi:
+            indices = range(chunk_lo, min(chunk_lo + size, hi))
+            chunk_lo, size = chunk_lo + size, ORDER_CHUNK
             index_of = dict(zip(evaluator_order_positions(seed=participation.seed, n=n, indices=indices), indices))
             # A short chunk repeats position -1, which no pair has.
             positions = [*index_of, *([-1] * (ORDER_CHUNK - len(index_of)))]
