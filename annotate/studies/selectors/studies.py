@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, IntegerField, Model, OuterRef, Q, QuerySet, Subquery
 
 from annotate.core import ID_MAX, PreparedQuery
 from annotate.models import (
@@ -403,10 +403,17 @@ def _uniform_row(study_id: int, mine: int, target: int) -> QuerySet[Study]:
     return _one_row(study_id=study_id, **_uniform_counts(study_id, mine, target))
 
 
+def with_uniform_counts(queryset: QuerySet, *, study_id: int, mine: int, target: int) -> QuerySet:
+    """``queryset``'s rows, each carrying the row of counts of participation ``mine`` in the uniform study
+    ``study_id`` (annotations ``state_<name>``), read by :func:`participation_state` and
+    :func:`uniform_state_after_answer`."""
+    counts = _uniform_counts(study_id, mine, target)
+    return queryset.annotate(**{f"state_{name}": value for name, value in counts.items()})
+
+
 def _uniform_open_query(study_id: int, mine: int, target: int) -> QuerySet[Assignment]:
     """The open assignments (:func:`_open_assignments_query`), each row carrying the row of counts."""
-    return _open_assignments_query(mine).annotate(
-        **{f"state_{name}": value for name, value in _uniform_counts(study_id, mine, target).items()})
+    return with_uniform_counts(_open_assignments_query(mine), study_id=study_id, mine=mine, target=target)
 
 
 def _adaptive_row(study_id: int, mine: int) -> QuerySet[Study]:
@@ -458,8 +465,12 @@ def participation_state(*, participation: Participation, expect_open: bool = Fal
     else:
         row = dict(zip(_UNIFORM_COUNTS, _UNIFORM_ROW.rows(**values)[0], strict=True))
         open_assignments = _open_assignments(participation=participation, n_open=row["n_open"])
+    return _uniform_state(participation, row, open_assignments)
+
+
+def _uniform_state(participation: Participation, row: dict, open_assignments: tuple[Assignment, ...]) -> JudgingState:
     n_pairs = 0 if row["top"] is None else row["top"] + 1
-    full = _study_full(study)
+    full = _study_full(participation.study)
     return JudgingState(
         participation=participation,
         judged=row["decided"] - row["skipped"],
@@ -468,6 +479,20 @@ def participation_state(*, participation: Participation, expect_open: bool = Fal
         n_offerable=0 if full else max(0, n_pairs - row["at_target"] - row["mine_below"]),
         n_pairs=n_pairs,
     )
+
+
+def uniform_state_after_answer(*, participation: Participation, counted: Model, choice: str) -> JudgingState | None:
+    """The :class:`JudgingState` once the answer ``choice`` on a pair that was open is stored, from the counts
+    read with that pair before (``counted``, a row of :func:`with_uniform_counts`), without a query; None when
+    another pair is still open (the caller reads the state). The answer decides one open pair; what is offerable
+    does not change (a pair of the evaluator's that reaches the target with this vote leaves the pairs assigned
+    below the target for those at it). Another evaluator's vote in between can only make fewer pairs offerable,
+    which the walk to the next pair sees."""
+    row = {name: getattr(counted, f"state_{name}") for name in _UNIFORM_COUNTS}
+    if row["n_open"] != 1:
+        return None
+    row.update(decided=row["decided"] + 1, skipped=row["skipped"] + (choice == Choice.SKIP), n_open=0)
+    return _uniform_state(participation, row, ())
 
 
 def adaptive_total(*, study: Study) -> int:
