@@ -37,10 +37,11 @@ waits for the database's write-ahead log to reach the disk (PostgreSQL's
 ``synchronous_commit``), which costs more than the queries of an answer. The
 evaluator's row of counts comes with the pair read before the transaction
 (:func:`~annotate.studies.selectors.studies.uniform_state_after_answer`: the
-answer changes none of what is offerable), the walk to the next pair runs
-inside it, between the two inserts; the assignment's insert skips a pair that a second tab assigned a moment earlier
-(``ON CONFLICT DO NOTHING`` on the unique constraint) instead of failing, so
-it needs no savepoint and never undoes the answer. The hot path's inserts
+answer changes none of what is offerable); the walk to the next pair runs
+inside it, between the two inserts. The assignment's insert skips a pair
+that a second tab assigned a moment earlier (``ON CONFLICT DO NOTHING`` on
+the unique constraint) instead of failing, so it needs no savepoint and
+never undoes the answer. The hot path's inserts
 and updates are compiled once per connection
 (:class:`~annotate.core.PreparedInsert`, :class:`~annotate.core.PreparedUpdate`),
 as its reads are. On SQLite
