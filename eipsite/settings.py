@@ -252,7 +252,7 @@ STORAGES = {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
             if DEBUG
-            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            else "annotate.core.static_storage.ManifestStaticStorage"
         )
     },
 }

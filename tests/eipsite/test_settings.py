@@ -92,7 +92,8 @@ def test_production_mode_turns_on_https_hsts_and_secure_cookies(env):
     assert s["SECURE_HSTS_INCLUDE_SUBDOMAINS"] is True and s["SECURE_HSTS_PRELOAD"] is True
     assert "SECURE_PROXY_SSL_HEADER" not in s  # opt-in only
     assert s["ALLOWED_HOSTS"] == ["example.org"]
-    assert s["STORAGES"]["staticfiles"]["BACKEND"] == "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    # WhiteNoise's compressed manifest storage, each URL computed once (annotate/core/static_storage.py).
+    assert s["STORAGES"]["staticfiles"]["BACKEND"] == "annotate.core.static_storage.ManifestStaticStorage"
     assert s["CACHES"]["default"]["BACKEND"] == "django.core.cache.backends.db.DatabaseCache"
     assert s["CACHES"]["default"]["LOCATION"] == "eip_cache"
     assert s["CSP_ENABLED"] is True

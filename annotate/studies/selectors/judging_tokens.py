@@ -12,6 +12,7 @@ and decode only with the server's secret.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -29,10 +30,16 @@ _MASK = (1 << _HALF) - 1
 _ID_MAX = 2**63 - 1
 
 
-def _round_keys(participation: Participation, kind: str) -> list[bytes]:
-    secret = hashlib.sha256(f"judging-token:{settings.SECRET_KEY}".encode()).digest()
-    base = f"{kind}:{participation.pk}:{participation.seed}"
-    return [hashlib.blake2b(f"{base}:{r}".encode(), key=secret, digest_size=16).digest() for r in range(_ROUNDS)]
+def _round_keys(participation: Participation, kind: str) -> tuple[bytes, ...]:
+    return _keys(settings.SECRET_KEY, kind, participation.pk, participation.seed)
+
+
+@functools.lru_cache(maxsize=1024)
+def _keys(secret_key: str, kind: str, participation_id: int, seed: int) -> tuple[bytes, ...]:
+    """The round keys, derived once per secret, kind and evaluator rather than at each token."""
+    secret = hashlib.sha256(f"judging-token:{secret_key}".encode()).digest()
+    base = f"{kind}:{participation_id}:{seed}"
+    return tuple(hashlib.blake2b(f"{base}:{r}".encode(), key=secret, digest_size=16).digest() for r in range(_ROUNDS))
 
 
 def _f(key: bytes, half: int) -> int:

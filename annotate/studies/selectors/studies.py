@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, IntegerField, Model, OuterRef, Q, QuerySet, Subquery
 
 from annotate.core import ID_MAX, PreparedQuery
 from annotate.models import (
@@ -192,6 +192,11 @@ class Progress:
 #: a statement of at most 50 once and keeps it, and parses a longer one anew at every call (about a millisecond
 #: for this one).
 ORDER_CHUNK = 45
+#: Order indices the walk's first query examines when at least half of the pairs ahead of the cursor are offerable:
+#: they lie in the evaluator's random order as if drawn at random, so all of the first 8 miss with probability below
+#: 0.5 ** 8 (0.4%), and a shorter chunk costs less to compute and to read than a full one. Otherwise (late in a study,
+#: when most pairs reached the target) the first query examines :data:`ORDER_CHUNK` indices, as every later one does.
+FIRST_CHUNK = 8
 _MASK64 = (1 << 64) - 1
 _FEISTEL_ROUNDS = 4
 
@@ -324,10 +329,15 @@ def _open_assignments_of(*, participation: Participation) -> list[Assignment]:
 
 class _Count(Subquery):
     """``(SELECT COUNT(*) FROM (<query>))``: a count as a scalar subquery, so that
-    several counts travel in one query."""
+    several counts travel in one query. The query is counted without its
+    model's default ordering (a count does not depend on it, and SQLite would
+    sort every counted row first)."""
 
     template = "(SELECT COUNT(*) FROM (%(subquery)s) _counted)"
     output_field = IntegerField()
+
+    def __init__(self, queryset: QuerySet, **extra) -> None:
+        super().__init__(queryset.order_by(), **extra)
 
 
 def _open_count(*, mine: int) -> _Count:
@@ -393,10 +403,17 @@ def _uniform_row(study_id: int, mine: int, target: int) -> QuerySet[Study]:
     return _one_row(study_id=study_id, **_uniform_counts(study_id, mine, target))
 
 
+def with_uniform_counts(queryset: QuerySet, *, study_id: int, mine: int, target: int) -> QuerySet:
+    """``queryset``'s rows, each carrying the row of counts of participation ``mine`` in the uniform study
+    ``study_id`` (annotations ``state_<name>``), read by :func:`participation_state` and
+    :func:`uniform_state_after_answer`."""
+    counts = _uniform_counts(study_id, mine, target)
+    return queryset.annotate(**{f"state_{name}": value for name, value in counts.items()})
+
+
 def _uniform_open_query(study_id: int, mine: int, target: int) -> QuerySet[Assignment]:
     """The open assignments (:func:`_open_assignments_query`), each row carrying the row of counts."""
-    return _open_assignments_query(mine).annotate(
-        **{f"state_{name}": value for name, value in _uniform_counts(study_id, mine, target).items()})
+    return with_uniform_counts(_open_assignments_query(mine), study_id=study_id, mine=mine, target=target)
 
 
 def _adaptive_row(study_id: int, mine: int) -> QuerySet[Study]:
@@ -448,8 +465,12 @@ def participation_state(*, participation: Participation, expect_open: bool = Fal
     else:
         row = dict(zip(_UNIFORM_COUNTS, _UNIFORM_ROW.rows(**values)[0], strict=True))
         open_assignments = _open_assignments(participation=participation, n_open=row["n_open"])
+    return _uniform_state(participation, row, open_assignments)
+
+
+def _uniform_state(participation: Participation, row: dict, open_assignments: tuple[Assignment, ...]) -> JudgingState:
     n_pairs = 0 if row["top"] is None else row["top"] + 1
-    full = _study_full(study)
+    full = _study_full(participation.study)
     return JudgingState(
         participation=participation,
         judged=row["decided"] - row["skipped"],
@@ -458,6 +479,20 @@ def participation_state(*, participation: Participation, expect_open: bool = Fal
         n_offerable=0 if full else max(0, n_pairs - row["at_target"] - row["mine_below"]),
         n_pairs=n_pairs,
     )
+
+
+def uniform_state_after_answer(*, participation: Participation, counted: Model, choice: str) -> JudgingState | None:
+    """The :class:`JudgingState` once the answer ``choice`` on a pair that was open is stored, from the counts
+    read with that pair before (``counted``, a row of :func:`with_uniform_counts`), without a query; None when
+    another pair is still open (the caller reads the state). The answer decides one open pair; what is offerable
+    does not change (a pair of the evaluator's that reaches the target with this vote leaves the pairs assigned
+    below the target for those at it). Another evaluator's vote in between can only make fewer pairs offerable,
+    which the walk to the next pair sees."""
+    row = {name: getattr(counted, f"state_{name}") for name in _UNIFORM_COUNTS}
+    if row["n_open"] != 1:
+        return None
+    row.update(decided=row["decided"] + 1, skipped=row["skipped"] + (choice == Choice.SKIP), n_open=0)
+    return _uniform_state(participation, row, ())
 
 
 def adaptive_total(*, study: Study) -> int:
@@ -525,7 +560,9 @@ def participation_next_pair(
     where it stopped; only when nothing is found up to the end (the target was
     raised since) does it wrap around once. ``n_offerable == 0`` (known from
     :func:`participation_state`) skips the walk; ``n_pairs`` saves a query
-    when known. Reads only.
+    when known. The first chunk is :data:`FIRST_CHUNK` positions when
+    ``n_offerable`` says that at least half of the pairs ahead are offerable.
+    Reads only.
     """
     if n_offerable == 0:
         return None
@@ -535,9 +572,12 @@ def participation_next_pair(
         return None
     start = min(participation.order_cursor, n)
     spans = [(start, n), (0, start)]
+    dense = n_offerable is not None and 2 * n_offerable >= n - start
     for lo, hi in spans:
-        for chunk_lo in range(lo, hi, ORDER_CHUNK):
-            indices = range(chunk_lo, min(chunk_lo + ORDER_CHUNK, hi))
+        chunk_lo, size = lo, FIRST_CHUNK if dense and lo == start else ORDER_CHUNK
+        while chunk_lo < hi:
+            indices = range(chunk_lo, min(chunk_lo + size, hi))
+            chunk_lo, size = chunk_lo + size, ORDER_CHUNK
             index_of = dict(zip(evaluator_order_positions(seed=participation.seed, n=n, indices=indices), indices))
             # A short chunk repeats position -1, which no pair has.
             positions = [*index_of, *([-1] * (ORDER_CHUNK - len(index_of)))]

@@ -35,10 +35,13 @@ uniform study whose stopping rules need no check: none, or one already
 fired) an answer and the next assignment commit together, once: every commit
 waits for the database's write-ahead log to reach the disk (PostgreSQL's
 ``synchronous_commit``), which costs more than the queries of an answer. The
-reads between the two inserts then run inside that transaction; the
-assignment's insert skips a pair that a second tab assigned a moment earlier
-(``ON CONFLICT DO NOTHING`` on the unique constraint) instead of failing, so
-it needs no savepoint and never undoes the answer. The hot path's inserts
+evaluator's row of counts comes with the pair read before the transaction
+(:func:`~annotate.studies.selectors.studies.uniform_state_after_answer`: the
+answer changes none of what is offerable); the walk to the next pair runs
+inside it, between the two inserts. The assignment's insert skips a pair
+that a second tab assigned a moment earlier (``ON CONFLICT DO NOTHING`` on
+the unique constraint) instead of failing, so it needs no savepoint and
+never undoes the answer. The hot path's inserts
 and updates are compiled once per connection
 (:class:`~annotate.core.PreparedInsert`, :class:`~annotate.core.PreparedUpdate`),
 as its reads are. On SQLite
@@ -72,6 +75,8 @@ from annotate.studies.selectors.studies import (
     participation_next_pair,
     participation_state,
     stopping_rules_loaded,
+    uniform_state_after_answer,
+    with_uniform_counts,
 )
 from annotate.studies.services.adaptive import adaptive_next_pair
 from annotate.studies.services.participation import ERR_STUDY_CLOSED, StudyClosedError
@@ -238,16 +243,28 @@ def _pair_as_shown_query(mine: int, pair_id: int, study_id: int) -> QuerySet[Pai
     )
 
 
-#: :func:`_pair_as_shown`'s read, compiled once.
+def _pair_as_shown_counted_query(mine: int, pair_id: int, study_id: int, target: int) -> QuerySet[Pair]:
+    return with_uniform_counts(_pair_as_shown_query(mine, pair_id, study_id), study_id=study_id, mine=mine,
+                               target=target)
+
+
+#: :func:`_pair_as_shown`'s reads, compiled once: the pair, and the pair with the evaluator's row of counts.
 _PAIR_AS_SHOWN = PreparedQuery("pair as shown", _pair_as_shown_query, "mine", "pair_id", "study_id")
+_PAIR_AS_SHOWN_COUNTED = PreparedQuery("pair as shown with the judging state", _pair_as_shown_counted_query, "mine",
+                                       "pair_id", "study_id", "target")
 
 
-def _pair_as_shown(*, participation: Participation, pair_id: int) -> Pair | None:
+def _pair_as_shown(*, participation: Participation, pair_id: int, counted: bool = False) -> Pair | None:
     """The study's pair ``pair_id`` (None if not in the study), read in one
     query with what the evaluator did with it: ``decided`` (they judged or
     skipped it), ``shown_left_id`` and ``shown_at`` (its assignment; None when
-    it was never shown to them)."""
-    found = _PAIR_AS_SHOWN.objects(mine=participation.pk, pair_id=pair_id, study_id=participation.study_id)
+    it was never shown to them); with ``counted`` (a uniform study) also the
+    evaluator's row of counts (:func:`with_uniform_counts`)."""
+    values = {"mine": participation.pk, "pair_id": pair_id, "study_id": participation.study_id}
+    if counted:
+        found = _PAIR_AS_SHOWN_COUNTED.objects(**values, target=participation.study.target_judgments_per_pair)
+    else:
+        found = _PAIR_AS_SHOWN.objects(**values)
     return found[0] if found else None
 
 
@@ -308,7 +325,8 @@ def judgment_submit(
     """
     if choice not in Choice.values:
         raise InvalidSubmissionError(ERR_CHOICE.format(choices=Choice.values, value=choice))
-    pair = _pair_as_shown(participation=participation, pair_id=pair_id)
+    together = assign_next and _assigns_with_the_answer(participation)
+    pair = _pair_as_shown(participation=participation, pair_id=pair_id, counted=together)
     if pair is None:
         raise PairNotInStudyError(ERR_PAIR_NOT_IN_STUDY.format(pair_id=pair_id))
     if pair.decided:
@@ -325,7 +343,6 @@ def judgment_submit(
     right_id = pair.question_b_id if shown_left_id == pair.question_a_id else pair.question_a_id
     harder_id = {Choice.LEFT: shown_left_id, Choice.RIGHT: right_id}.get(choice)
     now = now or timezone.now()
-    together = assign_next and _assigns_with_the_answer(participation)
     try:
         with transaction.atomic():  # the judgment, its vote (and on the hot path the next pair) commit together
             judgment = Judgment(
@@ -342,8 +359,9 @@ def judgment_submit(
             # A second answer on the pair: IntegrityError, nothing kept. A vote counts with its judgment (on
             # PostgreSQL in the insert's statement).
             _JUDGMENT_INSERT.insert(judgment, then=None if harder_id is None else (_VOTE_ADD, {"pair_id": pair.pk}))
-            if together:  # no rule to check: nothing can fire now
-                judging_assign_next(participation=participation, now=now)
+            if together:  # no rule to check: nothing can fire now; the state comes from the counts read with the pair
+                state = uniform_state_after_answer(participation=participation, counted=pair, choice=choice)
+                judging_assign_next(participation=participation, now=now, state=state)
     except IntegrityError:
         judgment = Judgment.objects.filter(participation=participation, pair=pair).first()
         if judgment is None:

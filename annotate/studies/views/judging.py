@@ -379,6 +379,8 @@ def _unsaved_pair(request: HttpRequest, study_id: int) -> str | None:
     the URL marker, else from the invitation evaluator's cookie."""
     if UNSAVED_PARAM in request.GET:
         return _as_token(request.GET[UNSAVED_PARAM])
+    if UNSAVED_COOKIE not in request.COOKIES:
+        return None
     try:
         data = signing.loads(request.COOKIES.get(UNSAVED_COOKIE, ""), salt=UNSAVED_SALT, max_age=UNSAVED_MAX_AGE)
     except signing.BadSignature:

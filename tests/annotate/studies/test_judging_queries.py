@@ -25,13 +25,14 @@ from tests.annotate.studies import test_judging_adaptive as adaptive_helpers, te
 pytestmark = pytest.mark.django_db
 
 #: Queries of one answer in a uniform study: session, user, participation; the pair read with the evaluator's
-#: judgment and assignment of it; then in one transaction (a savepoint inside the test's): the judgment insert, the
-#: vote count, the evaluator's counts in one row (no pair is open after an answer), the walk to their next pair,
-#: the assignment insert (a conflict is skipped, not raised: no savepoint of its own) and the cursor, the answer's
-#: release. On PostgreSQL the vote count travels in the judgment insert's statement and the cursor in the
-#: assignment insert's (annotate/core/prepared.py, ``PreparedInsert.insert(then=...)``): two queries fewer.
+#: judgment and assignment of it and their row of counts (what the answer leaves of it needs no query:
+#: ``uniform_state_after_answer``); then in one transaction (a savepoint inside the test's): the judgment insert, the
+#: vote count, the walk to their next pair, the assignment insert (a conflict is skipped, not raised: no savepoint
+#: of its own) and the cursor, the answer's release. On PostgreSQL the vote count travels in the judgment insert's
+#: statement and the cursor in the assignment insert's (annotate/core/prepared.py, ``PreparedInsert.insert(then=...)``):
+#: two queries fewer.
 MERGED_ON_POSTGRESQL = 2 if connection.vendor == "postgresql" else 0
-UNIFORM_POST = 12 - MERGED_ON_POSTGRESQL
+UNIFORM_POST = 11 - MERGED_ON_POSTGRESQL
 #: ... and of the judging page that follows: session, user, participation (with the visitor's role groups, for the
 #: navigation), the open assignment with its pair and questions and the row of counts in one query.
 UNIFORM_GET = 4
@@ -43,8 +44,9 @@ ADAPTIVE_POST = 19 - MERGED_ON_POSTGRESQL // 2
 ADAPTIVE_GET = 5
 #: A study with stopping rules reads them again after the judgment (another request may have fired one) and,
 #: for a judgment budget, counts the study's votes and judgments; its answer commits before that check, and the
-#: next assignment after it (the same savepoints, in two transactions outside a test).
-RULES_EXTRA_POST = 3
+#: next assignment after it (the same savepoints, in two transactions outside a test), after reading the
+#: evaluator's row of counts anew (the check may have fired a rule).
+RULES_EXTRA_POST = 4
 
 
 def answer_queries(study, *, ready, on_screen, judge_url) -> tuple[int, int]:

@@ -30,7 +30,7 @@ WRITES = ("INSERT", "UPDATE", "DELETE")
 #: Queries of the POST of an answer and of the GET that follows, whatever the study size (session, user and
 #: participation reads included; the participation comes with its study's stopping rules, and the evaluator's
 #: counts come in one row; the exact figures are pinned in test_judging_queries.py).
-MAX_QUERIES_POST = 12
+MAX_QUERIES_POST = 11
 MAX_QUERIES_GET = 4
 
 
