@@ -24,14 +24,12 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 __all__ = [
-    "ODDS_SLOPES",
     "ReliabilityProjection",
     "SignTestProjection",
     "SignTestState",
@@ -451,22 +449,14 @@ class ReliabilityProjection:
     n_points: int
 
 
-#: Growth exponent of the reliability odds with the votes and the exponents giving its interval, per pair
-#: design (see :func:`project_reliability`): ``"adaptive"`` for a study whose next pair is chosen from the
-#: judgments so far, ``"uniform"`` for every fixed design.
-ODDS_SLOPES: dict[str, tuple[float, tuple[float, float]]] = {
-    "uniform": (1.2, (1.0, 1.5)),
-    "adaptive": (1.3, (1.05, 1.5)),
-}
-#: The uniform design's exponent and interval (kept for callers that know no design).
-ODDS_SLOPE, ODDS_SLOPE_RANGE = ODDS_SLOPES["uniform"]
-ERR_DESIGN = "design must be one of {designs}; got {value!r}"
+#: Growth exponent of the reliability odds with the votes (see :func:`project_reliability`) and its range.
+ODDS_SLOPE = 1.2
+ODDS_SLOPE_RANGE = (1.0, 1.5)
 
 
 def project_reliability(
     n_votes: ArrayLike, reliability: ArrayLike, *, target: float | str | Decimal | Fraction,
-    design: str = "uniform", slope: float | Literal["design"] | None = "design",
-    slope_range: tuple[float, float] | None = None,
+    slope: float | None = ODDS_SLOPE, slope_range: tuple[float, float] = ODDS_SLOPE_RANGE,
 ) -> ReliabilityProjection:
     """Project the votes needed for the scale's reliability to reach ``target``.
 
@@ -480,18 +470,12 @@ def project_reliability(
         scale fitted on the first ``n_votes[i]`` votes; NaN = undefined.
     target : float, str, Decimal or Fraction
         Target reliability in (0, 1).
-    design : {"uniform", "adaptive"}, default "uniform"
-        The study's pair design: ``"adaptive"`` when each next pair is
-        chosen from the judgments so far, ``"uniform"`` for any fixed
-        design. Picks the exponent and interval of :data:`ODDS_SLOPES`.
-    slope : float, None or "design", default "design"
+    slope : float or None, default 1.2
         Growth exponent ``k`` of the reliability odds with the votes, used
-        through the last point; ``"design"`` takes it from
-        :data:`ODDS_SLOPES` (1.2 uniform, 1.3 adaptive); None fits it to the
-        history (below).
-    slope_range : (float, float), optional
-        Exponents giving the interval when ``slope`` is fixed; default the
-        design's (1.0-1.5 uniform, 1.05-1.5 adaptive).
+        through the last point (its interval: ``slope_range``); None fits
+        it to the history (below).
+    slope_range : (float, float), default (1.0, 1.5)
+        Exponents giving the interval when ``slope`` is fixed.
 
     Returns
     -------
@@ -502,8 +486,7 @@ def project_reliability(
     Raises
     ------
     ValueError
-        On mismatched shapes, a target outside (0, 1), an unknown design or
-        a non-positive exponent.
+        On mismatched shapes or a target outside (0, 1).
 
     Notes
     -----
@@ -512,17 +495,25 @@ def project_reliability(
     of comparisons, so the reliability odds ``R / (1 - R)`` grow about in
     proportion to the votes (Verhavert et al., 2019, found the same in
     comparative-judgement studies). Measured, the smaller of SSR and
-    split-half grows faster: in ``python -m bench adaptive``'s simulated
-    studies, projecting from 8 votes per question until the smaller first
-    reaches 0.8 (the rule checked every 20 judgments), the exponent through
-    the last point that would have hit the judgments actually needed had
-    median RESULTS_PLACEHOLDER
-    From the current fit, the same figure recomputed with the information
-    scaled by the votes to come (the ridge penalty's shrinkage fixed)
-    grows more slowly than measured (a median projected / actual of 1.4
-    uniform, 1.7 adaptive on the tuning seeds): the naive standard errors
-    of a sparse scale, not the penalty, make the exponent exceed 1, so the
-    exponent stays an empirical one. With ``slope=None``
+    split-half grows faster (the ridge penalty shrinks a young scale;
+    split-half halves the evaluators): in ``python -m bench adaptive``'s
+    simulated studies, projecting from 8 votes per question until the
+    smaller first reaches 0.8 (the rule checked every 20 judgments), the
+    exponent through the last point that would have hit the judgments
+    actually needed had median 1.255 over the 39 uniform and adaptive runs
+    of the tuning seeds 1000-1019 (5th and 95th percentiles 1.04 and 1.48;
+    uniform median 1.21, adaptive 1.30). ``k = 1.2`` came within +-25 % on
+    16 of those 20 uniform and 17 of 19 adaptive runs, ``k = 1.25`` on 17
+    and 19, but on the fresh seeds 7000-7019 on 13 and 15 of 19 against
+    15 and 16 for ``k = 1.2``; hence ``k = 1.2`` (and the interval from
+    exponents 1.0 and 1.5, about those percentiles). The spread comes
+    from the votes still to come: neither the reliability at the
+    projection point, its growth over the last quarter of the votes nor
+    the skip rate predicted a run's exponent (split-half minus SSR did a
+    little in the uniform design), and projecting from a line through the
+    last points with the exponent fixed, a fitted exponent, or SSR and
+    split-half each with an exponent of its own did no better on those
+    seeds (``docs/measurements.md``). With ``slope=None``
     the projection fits ``log odds = c + k log n_votes`` by least squares
     on the history points (``k`` clipped to [0.5, 2]) and solves for the
     target odds; with two points it keeps ``k = 1`` through the last
@@ -543,21 +534,7 @@ def project_reliability(
     200
     >>> round(project_reliability([200], [2 / 3], target="0.8").more_votes)  # 200 * 2**(1/1.2) - 200
     156
-    >>> round(project_reliability([200], [2 / 3], target="0.8", design="adaptive").more_votes)  # 200 * 2**(1/1.3) - 200
-    141
     """
-    if design not in ODDS_SLOPES:
-        raise ValueError(ERR_DESIGN.format(designs=sorted(ODDS_SLOPES), value=design))
-    if isinstance(slope, str):
-        if slope != "design":
-            raise ValueError(f"slope must be a positive number, None or 'design'; got {slope!r}")
-        slope, default_range = ODDS_SLOPES[design]
-        slope_range = default_range if slope_range is None else slope_range
-    elif slope_range is None:
-        slope_range = ODDS_SLOPES[design][1]
-    if slope is not None and not (math.isfinite(slope) and slope > 0 and all(
-            math.isfinite(k) and k > 0 for k in slope_range)):
-        raise ValueError(f"slope and slope_range must be positive; got {slope!r} and {slope_range!r}")
     from scipy import stats
     t = _exact(target, name="target", message=ERR_TARGET)
     if not 0 < t < 1:

@@ -22,7 +22,8 @@ from annotate.reports import report_methods
 from scoring.human_scale import human_scale
 from scoring.pairs import FIRST, harder_of_pairs
 from scoring.stopping import (
-    ODDS_SLOPES,
+    ODDS_SLOPE,
+    ODDS_SLOPE_RANGE,
     ReliabilityProjection,
     SignTestProjection,
     SignTestState,
@@ -153,7 +154,6 @@ class StoppingState:
     reliability_projection: Projection | None = None
     comparison_projection: Projection | None = None
     budget_projection: Projection | None = None
-    design: str = "uniform"  # the pair design the reliability projection assumes: "uniform" or "adaptive"
 
     @property
     def fired(self) -> bool:
@@ -161,13 +161,13 @@ class StoppingState:
 
     @property
     def odds_slope(self) -> float:
-        """Growth exponent of the reliability odds behind the projection (:data:`scoring.stopping.ODDS_SLOPES`)."""
-        return ODDS_SLOPES[self.design][0]
+        """Growth exponent of the reliability odds behind the projection (:data:`scoring.stopping.ODDS_SLOPE`)."""
+        return ODDS_SLOPE
 
     @property
     def odds_slope_range(self) -> tuple[float, float]:
-        """Exponents giving the projection's interval (:data:`scoring.stopping.ODDS_SLOPES`)."""
-        return ODDS_SLOPES[self.design][1]
+        """Exponents giving the projection's interval (:data:`scoring.stopping.ODDS_SLOPE_RANGE`)."""
+        return ODDS_SLOPE_RANGE
 
 
 def stopping_rules_of(*, study: Study) -> StoppingRules | None:
@@ -273,16 +273,15 @@ def study_stopping_state(
                                              budget=rules.budget, pay_per_judgment=rules.pay_per_judgment))
     firing = next((kind for kind, state in (("reliability", reliability), ("comparison", comparison),
                                             ("budget", budget)) if state is not None and state.reached), "")
-    design = "adaptive" if study.is_adaptive else "uniform"
     state = StoppingState(rules=rules, n_judgments=log.n_judgments, n_votes=log.n_votes, reliability=reliability,
-                          comparison=comparison, budget=budget, firing=firing, design=design)
+                          comparison=comparison, budget=budget, firing=firing)
     if not projections:
         return state
     pay = pay if pay is not None else rules.pay_per_judgment
     per_vote = log.n_judgments / log.n_votes if log.n_votes else math.nan
     rel_projection = cmp_projection = budget_projection = None
     if reliability is not None:
-        rel_projection = _reliability_projection(log, reliability, (ssr, split), per_vote, pay, design)
+        rel_projection = _reliability_projection(log, study.seed, reliability, (ssr, split), per_vote, pay)
     if comparison is not None:
         t = comparison.test
         p: SignTestProjection = project_sign_test(t.wins_a, t.n_discordant, log.n_votes, alpha=rules.alpha)
@@ -296,13 +295,13 @@ def study_stopping_state(
     return StoppingState(rules=rules, n_judgments=log.n_judgments, n_votes=log.n_votes, reliability=reliability,
                          comparison=comparison, budget=budget, firing=firing,
                          reliability_projection=rel_projection, comparison_projection=cmp_projection,
-                         budget_projection=budget_projection, design=design)
+                         budget_projection=budget_projection)
 
 
-def _reliability_projection(log: VoteLog, state: ReliabilityState, now: tuple[float, float], per_vote: float,
-                            pay: Decimal | None, design: str) -> Projection:
-    """Judgments until min(SSR, split-half) reaches the target, projected from its value now (``design``'s exponent)."""
+def _reliability_projection(log: VoteLog, seed: int, state: ReliabilityState, now: tuple[float, float],
+                            per_vote: float, pay: Decimal | None) -> Projection:
+    """Judgments until min(SSR, split-half) reaches the target, projected from its value now."""
     ssr, split = now
     value = ssr if not math.isfinite(split) else min(ssr, split)
-    p: ReliabilityProjection = project_reliability([log.n_votes], [value], target=state.target, design=design)
+    p: ReliabilityProjection = project_reliability([log.n_votes], [value], target=state.target)
     return Projection(p.more_votes * per_vote, p.low * per_vote, p.high * per_vote, pay)
