@@ -37,7 +37,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q, QuerySet
 
 from annotate.core import PreparedQuery
-from annotate.models import AdaptivePoolQuestion, Assignment, Choice, Judgment, Pair, Participation, Study
+from annotate.models import AdaptivePoolQuestion, Assignment, Pair, Participation, Study
+from annotate.studies.services.adaptive_votes import study_votes, study_votes_forget
 from scoring.adaptive_pairs import AdaptiveConfig, ScaleEstimate, choose_next_pair, scale_estimate
 from scoring.exceptions import ConvergenceError
 
@@ -64,9 +65,8 @@ def _check_slots(*, seed: int, total: int, n_checks: int) -> frozenset[int]:
 
 
 #: The reads of a choice, each compiled once (:class:`annotate.core.PreparedQuery`): the study's attention
-#: checks, its pool, its votes (oriented: the harder question, then the pair's two), an evaluator's shown pairs.
-#: The votes come unsorted (no ORDER BY, not even the model's default): the estimate does not depend on their
-#: order (:func:`_estimate`), and the sort cost PostgreSQL about a quarter of the read (docs/measurements.md).
+#: checks, its pool, an evaluator's shown pairs. The votes are kept in the process and extended by the judgments
+#: stored since (:func:`annotate.studies.services.adaptive_votes.study_votes`).
 _CHECKS = PreparedQuery(
     "attention checks",
     lambda study_id: Pair.objects.filter(study_id=study_id, attention_check=True).order_by("position")
@@ -77,14 +77,6 @@ _POOL = PreparedQuery(
     "adaptive pool",
     lambda study_id: AdaptivePoolQuestion.objects.filter(study_id=study_id).order_by("question_id")
     .values_list("question_id", "block"),
-    "study_id",
-)
-_VOTES = PreparedQuery(
-    "adaptive votes",
-    lambda study_id: Judgment.objects.filter(pair__study_id=study_id, pair__attention_check=False,
-                                             choice__in=(Choice.LEFT, Choice.RIGHT),
-                                             participation__excluded_at__isnull=True)
-    .order_by().values_list("harder_question_id", "pair__question_a_id", "pair__question_b_id"),
     "study_id",
 )
 _SHOWN = PreparedQuery(
@@ -131,16 +123,17 @@ def adaptive_choose(
     checks: list[tuple[int, int, int]] | None = None,
 ) -> tuple[int, int] | None:
     """The kernel's choice for ``participation``: two question ids, or None
-    when the evaluator has seen every pair of the pool. Reads only (three
-    queries: the pool, the study's votes, its attention checks; two when
-    ``checks``, as :func:`_study_checks` reads them, are given)."""
+    when the evaluator has seen every pair of the pool. Reads only: the pool,
+    the study's votes (the tally of its evaluators' judgments, then the
+    judgments stored since the process last read them, when any were:
+    :func:`~annotate.studies.services.adaptive_votes.study_votes`), and its
+    attention checks unless ``checks``, as :func:`_study_checks` reads them,
+    are given."""
     pool = _int_array(_POOL.rows(study_id=study.pk), width=2)
     if len(pool) < 2:
         return None
     qids, blocks = pool[:, 0], pool[:, 1]
-    votes = _int_array(_VOTES.rows(study_id=study.pk), width=3)
-    harder = votes[:, 0]
-    easier = np.where(votes[:, 1] == harder, votes[:, 2], votes[:, 1])
+    harder, easier = study_votes(study_id=study.pk)
     hi, ei = _index(qids, harder), _index(qids, easier)
     keep = (hi >= 0) & (ei >= 0)
     estimate = _estimate(len(qids), hi[keep], ei[keep], study=study)
@@ -191,9 +184,11 @@ def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -
 
 
 def adaptive_estimates_forget() -> None:
-    """Drop every scale estimate this process keeps (:func:`_estimate`)."""
+    """Drop every scale estimate and every study's votes this process keeps (:func:`_estimate`,
+    :func:`~annotate.studies.services.adaptive_votes.study_votes`)."""
     with _ESTIMATES_LOCK:
         _ESTIMATES.clear()
+    study_votes_forget()
 
 
 def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:

@@ -38,7 +38,8 @@ UNIFORM_POST = 11 - MERGED_ON_POSTGRESQL
 UNIFORM_GET = 4
 #: An adaptive study's answer: the judgment insert and the vote count in a savepoint of their own (the answer commits
 #: before the choice), then the counts, the evaluator's shown pairs, the study's attention checks, the pool and the
-#: votes (the kernel's choice), the chosen pair looked up, the next position, the new pair's insert in a savepoint
+#: votes (the kernel's choice; the votes in one statement: the tally of the study's evaluators and the judgments
+#: stored since the process last read them, annotate/studies/services/adaptive_votes.py), the chosen pair looked up, the next position, the new pair's insert in a savepoint
 #: and the assignment's insert. The cursor does not move (so only the vote count travels with an insert).
 ADAPTIVE_POST = 19 - MERGED_ON_POSTGRESQL // 2
 ADAPTIVE_GET = 5
