@@ -27,7 +27,6 @@ Nothing here reaches the evaluator but the pair itself.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import logging
 import threading
 from collections import OrderedDict
@@ -37,8 +36,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q, QuerySet
 
 from annotate.core import PreparedQuery
-from annotate.models import AdaptivePoolQuestion, Assignment, Pair, Participation, Study
-from annotate.studies.services.adaptive_votes import study_votes, study_votes_forget
+from annotate.models import Assignment, Pair, Participation, Study
+from annotate.studies.services.adaptive_reads import StudyReads, study_reads, study_reads_forget
 from scoring.adaptive_pairs import AdaptiveConfig, ScaleEstimate, choose_next_pair, scale_estimate
 from scoring.exceptions import ConvergenceError
 
@@ -64,21 +63,8 @@ def _check_slots(*, seed: int, total: int, n_checks: int) -> frozenset[int]:
     return frozenset(int(k) for k in rng.choice(total, size=min(n_checks, total), replace=False))
 
 
-#: The reads of a choice, each compiled once (:class:`annotate.core.PreparedQuery`): the study's attention
-#: checks, its pool, an evaluator's shown pairs. The votes are kept in the process and extended by the judgments
-#: stored since (:func:`annotate.studies.services.adaptive_votes.study_votes`).
-_CHECKS = PreparedQuery(
-    "attention checks",
-    lambda study_id: Pair.objects.filter(study_id=study_id, attention_check=True).order_by("position")
-    .values_list("pk", "question_a_id", "question_b_id"),
-    "study_id",
-)
-_POOL = PreparedQuery(
-    "adaptive pool",
-    lambda study_id: AdaptivePoolQuestion.objects.filter(study_id=study_id).order_by("question_id")
-    .values_list("question_id", "block"),
-    "study_id",
-)
+#: An evaluator's shown pairs, compiled once (:class:`annotate.core.PreparedQuery`). The study's pool, votes and
+#: attention checks come in one statement (:func:`annotate.studies.services.adaptive_reads.study_reads`).
 _SHOWN = PreparedQuery(
     "shown pairs",
     lambda mine: Assignment.objects.filter(participation_id=mine).order_by("shown_at", "id")
@@ -99,14 +85,9 @@ _TOP = PreparedQuery("top position",
                      "study_id")
 
 
-def _study_checks(*, study: Study) -> list[tuple[int, int, int]]:
-    """The study's attention checks by position: ``(pair id, question a id, question b id)``."""
-    return _CHECKS.rows(study_id=study.pk)
-
-
 def _next_check(*, participation: Participation, shown: list[tuple[int, int, int, bool]],
                 checks: list[tuple[int, int, int]]) -> Pair | None:
-    """The attention check due at the evaluator's next slot, if any (``checks``: :func:`_study_checks`)."""
+    """The attention check due at the evaluator's next slot, if any (``checks``: :attr:`StudyReads.checks`)."""
     study = participation.study
     if not checks:
         return None
@@ -120,24 +101,21 @@ def _next_check(*, participation: Participation, shown: list[tuple[int, int, int
 
 def adaptive_choose(
     *, study: Study, participation: Participation, shown: list[tuple[int, int, int, bool]],
-    checks: list[tuple[int, int, int]] | None = None,
+    reads: StudyReads | None = None,
 ) -> tuple[int, int] | None:
     """The kernel's choice for ``participation``: two question ids, or None
-    when the evaluator has seen every pair of the pool. Reads only: the pool,
-    the study's votes (the tally of its evaluators' judgments, then the
-    judgments stored since the process last read them, when any were:
-    :func:`~annotate.studies.services.adaptive_votes.study_votes`), and its
-    attention checks unless ``checks``, as :func:`_study_checks` reads them,
-    are given."""
-    pool = _int_array(_POOL.rows(study_id=study.pk), width=2)
-    if len(pool) < 2:
+    when the evaluator has seen every pair of the pool. Reads only: the
+    study's pool, votes and attention checks
+    (:func:`~annotate.studies.services.adaptive_reads.study_reads`: one
+    query while the process keeps the study), unless ``reads`` are given."""
+    reads = study_reads(study_id=study.pk) if reads is None else reads
+    qids, blocks = reads.questions, reads.blocks
+    if len(qids) < 2:
         return None
-    qids, blocks = pool[:, 0], pool[:, 1]
-    harder, easier = study_votes(study_id=study.pk)
-    hi, ei = _index(qids, harder), _index(qids, easier)
+    hi, ei = _index(qids, reads.harder), _index(qids, reads.easier)
     keep = (hi >= 0) & (ei >= 0)
     estimate = _estimate(len(qids), hi[keep], ei[keep], study=study)
-    checks = _study_checks(study=study) if checks is None else checks
+    checks = reads.checks
     seen_ids = np.array([(a, b) for _, a, b, _ in shown] + [(a, b) for _, a, b in checks],
                         dtype=np.int64).reshape(-1, 2)
     seen = np.stack([_index(qids, seen_ids[:, 0]), _index(qids, seen_ids[:, 1])], axis=1)
@@ -184,11 +162,11 @@ def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -
 
 
 def adaptive_estimates_forget() -> None:
-    """Drop every scale estimate and every study's votes this process keeps (:func:`_estimate`,
-    :func:`~annotate.studies.services.adaptive_votes.study_votes`)."""
+    """Drop every scale estimate and every study's reads this process keeps (:func:`_estimate`,
+    :func:`~annotate.studies.services.adaptive_reads.study_reads`)."""
     with _ESTIMATES_LOCK:
         _ESTIMATES.clear()
-    study_votes_forget()
+    study_reads_forget()
 
 
 def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:
@@ -203,13 +181,6 @@ def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Stud
         neutral = scale_estimate(n, harder[:0], easier[:0])
         counts = np.bincount(np.concatenate([harder, easier]), minlength=n).astype(np.int64)
         return dataclasses.replace(neutral, n_comparisons=counts)
-
-
-def _int_array(rows: list[tuple[int, ...]], *, width: int) -> np.ndarray:
-    """Rows of ``width`` integers as an int64 array of shape ``(len(rows), width)`` (without a Python object
-    per row on the way, unlike ``np.array(rows)``)."""
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=width * len(rows))
-    return flat.reshape(-1, width)
 
 
 def _index(qids: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -246,12 +217,12 @@ def adaptive_next_pair(*, participation: Participation) -> Pair | None:
     study = participation.study
     shown = [(pk, a, b, bool(check)) for pk, a, b, check in _SHOWN.rows(mine=participation.pk)]
     n_regular = sum(1 for *_, check in shown if not check)
-    checks = _study_checks(study=study)
-    check = _next_check(participation=participation, shown=shown, checks=checks)
+    reads = study_reads(study_id=study.pk)
+    check = _next_check(participation=participation, shown=shown, checks=reads.checks)
     if check is not None:
         return check
     if n_regular < study.n_pairs:
-        chosen = adaptive_choose(study=study, participation=participation, shown=shown, checks=checks)
+        chosen = adaptive_choose(study=study, participation=participation, shown=shown, reads=reads)
         if chosen is not None:
             return pair_get_or_create(study=study, question_a_id=chosen[0], question_b_id=chosen[1])
     met = {pk for pk, *_, is_check in shown if is_check}

@@ -1,5 +1,6 @@
-"""The votes an adaptive choice reads (:func:`~annotate.studies.services.adaptive_votes.study_votes`): kept in the
-process and extended by the judgments stored since, always equal to a full read of the study's votes.
+"""What an adaptive choice reads (:func:`~annotate.studies.services.adaptive_reads.study_reads`): the votes, kept in
+the process and extended by the judgments stored since, always equal to a full read of the study's votes; the pool,
+kept while unchanged; the attention checks.
 
 Cast: adaptive studies of two subjects of 6 questions; votes stored directly (``Votes`` of the estimate tests: a
 pair row made when new and a judgment by the first prior evaluator who has not judged it); ``after`` records the
@@ -12,9 +13,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotate.models import Choice, Judgment, Pair
-from annotate.studies.services import adaptive_votes
-from annotate.studies.services.adaptive_votes import study_votes
+from annotate.models import AdaptivePoolQuestion, Choice, Judgment, Pair
+from annotate.studies.services import adaptive_reads
+from annotate.studies.services.adaptive_reads import study_reads
 from annotate.studies.services.study_quality import participation_exclude, participation_restore
 from tests.annotate.factories import make_catalog, make_evaluator
 from tests.annotate.studies.test_adaptive_estimate import Votes, _study
@@ -27,13 +28,13 @@ pytestmark = pytest.mark.django_db
 def after(monkeypatch):
     """The ``after`` of every read, in order."""
     seen = []
-    real = adaptive_votes._read
+    real = adaptive_reads._read
 
     def recording(using, *, study_id, after):
         seen.append(after)
         return real(using, study_id=study_id, after=after)
 
-    monkeypatch.setattr(adaptive_votes, "_read", recording)
+    monkeypatch.setattr(adaptive_reads, "_read", recording)
     return seen
 
 
@@ -47,8 +48,8 @@ def full_read(study):
 
 
 def kept_votes(study):
-    harder, easier = study_votes(study_id=study.pk)
-    return sorted(zip(harder.tolist(), easier.tolist()))
+    reads = study_reads(study_id=study.pk)
+    return sorted(zip(reads.harder.tolist(), reads.easier.tolist()))
 
 
 def judge(participation, pair, *, harder=None, pk=None):
@@ -73,7 +74,7 @@ def test_new_votes_are_read_alone_and_each_read_equals_the_full_read(after):
         with CaptureQueriesContext(connection) as queries:
             kept = kept_votes(study)
         assert kept == full_read(study)
-        assert len(queries.captured_queries) == 1  # the tally and the new judgment in one statement
+        assert len(queries.captured_queries) == 1  # the tally, the new judgment, the pool's signature, the checks
         assert after[-1] == top  # only the judgments above the largest one kept
     assert after[0] == 0 and 0 not in after[1:]
     assert len(full_read(study)) == 11
@@ -155,6 +156,30 @@ def test_forgetting_reads_every_judgment_again(after):
     votes.add()
     kept_votes(study)
     kept_votes(study)
-    adaptive_votes.study_votes_forget()
+    adaptive_reads.study_reads_forget()
     assert kept_votes(study) == full_read(study)
     assert after[0] == 0 and after[1] > 0 and after[2] == 0
+
+
+def test_the_pool_is_read_again_only_when_it_changed_and_the_checks_come_by_position():
+    study = _study(make_catalog(per_subject=6))
+    pool = list(AdaptivePoolQuestion.objects.filter(study=study).order_by("question_id").values_list("question_id",
+                                                                                                    "block"))
+    (a, _), (b, _), (c, _) = pool[:3]
+    for position, (x, y) in ((7, (b, c)), (3, (a, b))):
+        Pair.objects.create(study=study, position=position, question_a_id=x, question_b_id=y, attention_check=True)
+    checks = list(Pair.objects.filter(study=study, attention_check=True).order_by("position")
+                  .values_list("pk", "question_a_id", "question_b_id"))
+    with CaptureQueriesContext(connection) as first:
+        reads = study_reads(study_id=study.pk)
+    assert [(int(q), int(k)) for q, k in zip(reads.questions, reads.blocks)] == pool
+    assert reads.checks == checks and checks[0][1:] == (a, b)
+    with CaptureQueriesContext(connection) as second:
+        again = study_reads(study_id=study.pk)
+    assert (len(first.captured_queries), len(second.captured_queries)) == (2, 1)
+    assert again.questions is reads.questions and again.checks == checks
+    AdaptivePoolQuestion.objects.filter(study=study, question_id=a).delete()
+    with CaptureQueriesContext(connection) as third:
+        smaller = study_reads(study_id=study.pk)
+    assert len(third.captured_queries) == 2
+    assert smaller.questions.tolist() == [q for q, _ in pool[1:]]
