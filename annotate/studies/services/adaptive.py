@@ -145,7 +145,9 @@ def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -
     the sorted vote codes (compared in full, not by a hash): a choice made
     while no vote has changed (a skip, another evaluator's turn) reuses the
     same estimate and the kernel's memo of it (:class:`ScaleEstimate`), and
-    chooses exactly what a fresh fit would.
+    chooses exactly what it chose before. A new set of votes is fitted from
+    the newest estimate of the same study (usually one vote away): the same
+    optimum, to the fit's tolerance, in fewer Newton steps than from zeros.
     """
     key = (study.pk, n, np.sort(harder.astype(np.int64) * n + easier).tobytes())
     with _ESTIMATES_LOCK:
@@ -153,7 +155,9 @@ def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -
         if kept is not None:
             _ESTIMATES.move_to_end(key)
             return kept
-    estimate = _fit_estimate(n, harder, easier, study=study)
+        # The newest estimate of the same study starts the fit (usually one vote away: fewer Newton steps).
+        start = next((e.b for (pk, m, _), e in reversed(_ESTIMATES.items()) if pk == study.pk and m == n), None)
+    estimate = _fit_estimate(n, harder, easier, study=study, initial=start)
     with _ESTIMATES_LOCK:
         _ESTIMATES[key] = estimate
         while len(_ESTIMATES) > ESTIMATES_KEPT:
@@ -169,13 +173,16 @@ def adaptive_estimates_forget() -> None:
     study_reads_forget()
 
 
-def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:
-    """The kernel's scale estimate; if its fit does not converge, a neutral
-    scale (every question at 0) that still counts each question's votes, so
-    the exposure floor and the random share keep working and the evaluator's
+def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study,
+                  initial: np.ndarray | None = None) -> ScaleEstimate:
+    """The kernel's scale estimate, its fit started from ``initial`` (default
+    zeros; the optimum does not depend on it, only the number of Newton steps
+    to the fit's tolerance); if the fit does not converge, a neutral scale
+    (every question at 0) that still counts each question's votes, so the
+    exposure floor and the random share keep working and the evaluator's
     answer is never lost to an error."""
     try:
-        return scale_estimate(n, harder, easier)
+        return scale_estimate(n, harder, easier, initial=initial)
     except ConvergenceError as error:
         logger.warning("adaptive study %s: %s; choosing from a neutral scale", study.pk, error)
         neutral = scale_estimate(n, harder[:0], easier[:0])
