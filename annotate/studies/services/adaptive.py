@@ -27,7 +27,6 @@ Nothing here reaches the evaluator but the pair itself.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import logging
 import threading
 from collections import OrderedDict
@@ -37,7 +36,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q, QuerySet
 
 from annotate.core import PreparedQuery
-from annotate.models import AdaptivePoolQuestion, Assignment, Choice, Judgment, Pair, Participation, Study
+from annotate.models import Assignment, Pair, Participation, Study
+from annotate.studies.services.adaptive_reads import StudyReads, study_reads, study_reads_forget
 from scoring.adaptive_pairs import AdaptiveConfig, ScaleEstimate, choose_next_pair, scale_estimate
 from scoring.exceptions import ConvergenceError
 
@@ -63,30 +63,8 @@ def _check_slots(*, seed: int, total: int, n_checks: int) -> frozenset[int]:
     return frozenset(int(k) for k in rng.choice(total, size=min(n_checks, total), replace=False))
 
 
-#: The reads of a choice, each compiled once (:class:`annotate.core.PreparedQuery`): the study's attention
-#: checks, its pool, its votes (oriented: the harder question, then the pair's two), an evaluator's shown pairs.
-#: The votes come unsorted (no ORDER BY, not even the model's default): the estimate does not depend on their
-#: order (:func:`_estimate`), and the sort cost PostgreSQL about a quarter of the read (docs/measurements.md).
-_CHECKS = PreparedQuery(
-    "attention checks",
-    lambda study_id: Pair.objects.filter(study_id=study_id, attention_check=True).order_by("position")
-    .values_list("pk", "question_a_id", "question_b_id"),
-    "study_id",
-)
-_POOL = PreparedQuery(
-    "adaptive pool",
-    lambda study_id: AdaptivePoolQuestion.objects.filter(study_id=study_id).order_by("question_id")
-    .values_list("question_id", "block"),
-    "study_id",
-)
-_VOTES = PreparedQuery(
-    "adaptive votes",
-    lambda study_id: Judgment.objects.filter(pair__study_id=study_id, pair__attention_check=False,
-                                             choice__in=(Choice.LEFT, Choice.RIGHT),
-                                             participation__excluded_at__isnull=True)
-    .order_by().values_list("harder_question_id", "pair__question_a_id", "pair__question_b_id"),
-    "study_id",
-)
+#: An evaluator's shown pairs, compiled once (:class:`annotate.core.PreparedQuery`). The study's pool, votes and
+#: attention checks come in one statement (:func:`annotate.studies.services.adaptive_reads.study_reads`).
 _SHOWN = PreparedQuery(
     "shown pairs",
     lambda mine: Assignment.objects.filter(participation_id=mine).order_by("shown_at", "id")
@@ -107,14 +85,9 @@ _TOP = PreparedQuery("top position",
                      "study_id")
 
 
-def _study_checks(*, study: Study) -> list[tuple[int, int, int]]:
-    """The study's attention checks by position: ``(pair id, question a id, question b id)``."""
-    return _CHECKS.rows(study_id=study.pk)
-
-
 def _next_check(*, participation: Participation, shown: list[tuple[int, int, int, bool]],
                 checks: list[tuple[int, int, int]]) -> Pair | None:
-    """The attention check due at the evaluator's next slot, if any (``checks``: :func:`_study_checks`)."""
+    """The attention check due at the evaluator's next slot, if any (``checks``: :attr:`StudyReads.checks`)."""
     study = participation.study
     if not checks:
         return None
@@ -128,23 +101,21 @@ def _next_check(*, participation: Participation, shown: list[tuple[int, int, int
 
 def adaptive_choose(
     *, study: Study, participation: Participation, shown: list[tuple[int, int, int, bool]],
-    checks: list[tuple[int, int, int]] | None = None,
+    reads: StudyReads | None = None,
 ) -> tuple[int, int] | None:
     """The kernel's choice for ``participation``: two question ids, or None
-    when the evaluator has seen every pair of the pool. Reads only (three
-    queries: the pool, the study's votes, its attention checks; two when
-    ``checks``, as :func:`_study_checks` reads them, are given)."""
-    pool = _int_array(_POOL.rows(study_id=study.pk), width=2)
-    if len(pool) < 2:
+    when the evaluator has seen every pair of the pool. Reads only: the
+    study's pool, votes and attention checks
+    (:func:`~annotate.studies.services.adaptive_reads.study_reads`: one
+    query while the process keeps the study), unless ``reads`` are given."""
+    reads = study_reads(study_id=study.pk) if reads is None else reads
+    qids, blocks = reads.questions, reads.blocks
+    if len(qids) < 2:
         return None
-    qids, blocks = pool[:, 0], pool[:, 1]
-    votes = _int_array(_VOTES.rows(study_id=study.pk), width=3)
-    harder = votes[:, 0]
-    easier = np.where(votes[:, 1] == harder, votes[:, 2], votes[:, 1])
-    hi, ei = _index(qids, harder), _index(qids, easier)
+    hi, ei = _index(qids, reads.harder), _index(qids, reads.easier)
     keep = (hi >= 0) & (ei >= 0)
     estimate = _estimate(len(qids), hi[keep], ei[keep], study=study)
-    checks = _study_checks(study=study) if checks is None else checks
+    checks = reads.checks
     seen_ids = np.array([(a, b) for _, a, b, _ in shown] + [(a, b) for _, a, b in checks],
                         dtype=np.int64).reshape(-1, 2)
     seen = np.stack([_index(qids, seen_ids[:, 0]), _index(qids, seen_ids[:, 1])], axis=1)
@@ -174,7 +145,9 @@ def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -
     the sorted vote codes (compared in full, not by a hash): a choice made
     while no vote has changed (a skip, another evaluator's turn) reuses the
     same estimate and the kernel's memo of it (:class:`ScaleEstimate`), and
-    chooses exactly what a fresh fit would.
+    chooses exactly what it chose before. A new set of votes is fitted from
+    the newest estimate of the same study (usually one vote away): the same
+    optimum, to the fit's tolerance, in fewer Newton steps than from zeros.
     """
     key = (study.pk, n, np.sort(harder.astype(np.int64) * n + easier).tobytes())
     with _ESTIMATES_LOCK:
@@ -182,7 +155,9 @@ def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -
         if kept is not None:
             _ESTIMATES.move_to_end(key)
             return kept
-    estimate = _fit_estimate(n, harder, easier, study=study)
+        # The newest estimate of the same study starts the fit (usually one vote away: fewer Newton steps).
+        start = next((e.b for (pk, m, _), e in reversed(_ESTIMATES.items()) if pk == study.pk and m == n), None)
+    estimate = _fit_estimate(n, harder, easier, study=study, initial=start)
     with _ESTIMATES_LOCK:
         _ESTIMATES[key] = estimate
         while len(_ESTIMATES) > ESTIMATES_KEPT:
@@ -191,30 +166,28 @@ def _estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -
 
 
 def adaptive_estimates_forget() -> None:
-    """Drop every scale estimate this process keeps (:func:`_estimate`)."""
+    """Drop every scale estimate and every study's reads this process keeps (:func:`_estimate`,
+    :func:`~annotate.studies.services.adaptive_reads.study_reads`)."""
     with _ESTIMATES_LOCK:
         _ESTIMATES.clear()
+    study_reads_forget()
 
 
-def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study) -> ScaleEstimate:
-    """The kernel's scale estimate; if its fit does not converge, a neutral
-    scale (every question at 0) that still counts each question's votes, so
-    the exposure floor and the random share keep working and the evaluator's
+def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Study,
+                  initial: np.ndarray | None = None) -> ScaleEstimate:
+    """The kernel's scale estimate, its fit started from ``initial`` (default
+    zeros; the optimum does not depend on it, only the number of Newton steps
+    to the fit's tolerance); if the fit does not converge, a neutral scale
+    (every question at 0) that still counts each question's votes, so the
+    exposure floor and the random share keep working and the evaluator's
     answer is never lost to an error."""
     try:
-        return scale_estimate(n, harder, easier)
+        return scale_estimate(n, harder, easier, initial=initial)
     except ConvergenceError as error:
         logger.warning("adaptive study %s: %s; choosing from a neutral scale", study.pk, error)
         neutral = scale_estimate(n, harder[:0], easier[:0])
         counts = np.bincount(np.concatenate([harder, easier]), minlength=n).astype(np.int64)
         return dataclasses.replace(neutral, n_comparisons=counts)
-
-
-def _int_array(rows: list[tuple[int, ...]], *, width: int) -> np.ndarray:
-    """Rows of ``width`` integers as an int64 array of shape ``(len(rows), width)`` (without a Python object
-    per row on the way, unlike ``np.array(rows)``)."""
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=width * len(rows))
-    return flat.reshape(-1, width)
 
 
 def _index(qids: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -251,12 +224,12 @@ def adaptive_next_pair(*, participation: Participation) -> Pair | None:
     study = participation.study
     shown = [(pk, a, b, bool(check)) for pk, a, b, check in _SHOWN.rows(mine=participation.pk)]
     n_regular = sum(1 for *_, check in shown if not check)
-    checks = _study_checks(study=study)
-    check = _next_check(participation=participation, shown=shown, checks=checks)
+    reads = study_reads(study_id=study.pk)
+    check = _next_check(participation=participation, shown=shown, checks=reads.checks)
     if check is not None:
         return check
     if n_regular < study.n_pairs:
-        chosen = adaptive_choose(study=study, participation=participation, shown=shown, checks=checks)
+        chosen = adaptive_choose(study=study, participation=participation, shown=shown, reads=reads)
         if chosen is not None:
             return pair_get_or_create(study=study, question_a_id=chosen[0], question_b_id=chosen[1])
     met = {pk for pk, *_, is_check in shown if is_check}

@@ -141,3 +141,28 @@ def test_an_excluded_evaluator_s_votes_leave_the_refit():
     Participation.objects.filter(pk__in=[v.pk for v in other.voters]).update(excluded_at=timezone.now())
     assert adaptive_choose(study=study, participation=participation, shown=[]) == _expected(
         study, participation, stored)
+
+
+def test_each_fit_starts_from_the_study_s_newest_estimate_and_reaches_the_cold_optimum(monkeypatch):
+    study = _study(make_catalog(per_subject=6))
+    votes = Votes(study, seed=9)
+    starts, fitted, stored = [], [], []
+    real_fit = adaptive_module.scale_estimate
+
+    def recording(n, h, e, **kwargs):
+        starts.append(kwargs.get("initial"))
+        fitted.append(real_fit(n, h, e, **kwargs))
+        return fitted[-1]
+
+    monkeypatch.setattr(adaptive_module, "scale_estimate", recording)
+    participation = make_evaluator(study, "e")
+    for _ in range(15):
+        adaptive_choose(study=study, participation=participation, shown=[])
+        stored.append(votes.add())
+    assert starts[0] is None and all(start is fitted[k].b for k, start in enumerate(starts[1:]))
+    ids = list(AdaptivePoolQuestion.objects.filter(study=study).order_by("question_id")
+               .values_list("question_id", flat=True))
+    at = {q: k for k, q in enumerate(ids)}
+    cold = real_fit(len(ids), [at[h] for h, _ in stored[:-1]], [at[e] for _, e in stored[:-1]])
+    assert fitted[-1].n_iter < cold.n_iter
+    assert np.max(np.abs(fitted[-1].b - cold.b)) <= 1e-6

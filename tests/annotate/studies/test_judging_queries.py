@@ -37,10 +37,12 @@ UNIFORM_POST = 11 - MERGED_ON_POSTGRESQL
 #: navigation), the open assignment with its pair and questions and the row of counts in one query.
 UNIFORM_GET = 4
 #: An adaptive study's answer: the judgment insert and the vote count in a savepoint of their own (the answer commits
-#: before the choice), then the counts, the evaluator's shown pairs, the study's attention checks, the pool and the
-#: votes (the kernel's choice), the chosen pair looked up, the next position, the new pair's insert in a savepoint
-#: and the assignment's insert. The cursor does not move (so only the vote count travels with an insert).
-ADAPTIVE_POST = 19 - MERGED_ON_POSTGRESQL // 2
+#: before the choice), then the counts, the evaluator's shown pairs, the study's state (one statement: the tally of its
+#: evaluators, the judgments stored since the process last read them, the pool's signature and the attention checks,
+#: annotate/studies/services/adaptive_reads.py; the pool itself is read when new to the process or changed), the
+#: chosen pair looked up, the next position, the new pair's insert in a savepoint and the assignment's insert. The
+#: cursor does not move (so only the vote count travels with an insert).
+ADAPTIVE_POST = 17 - MERGED_ON_POSTGRESQL // 2
 ADAPTIVE_GET = 5
 #: A study with stopping rules reads them again after the judgment (another request may have fired one) and,
 #: for a judgment budget, counts the study's votes and judgments; its answer commits before that check, and the
