@@ -1,14 +1,11 @@
 """The evaluator's progress bar of the judging pages: ``{% progress_bar progress %}``."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-
-if TYPE_CHECKING:
-    from annotate.studies.selectors.studies import Progress
 
 register = template.Library()
 
@@ -31,8 +28,8 @@ PROGRESS_BAR = (
 
 
 @register.simple_tag
-def progress_bar(progress: Progress) -> SafeString:
-    """``progress`` (an evaluator's :class:`~annotate.studies.selectors.studies.Progress`) as a bar of judged and
+def progress_bar(progress: Any) -> SafeString:
+    """``progress`` (an evaluator's counts: ``judged``, ``skipped``, ``remaining``, ``total``) as a bar of judged and
     skipped pairs out of the total (a bar of one unit when there is none) with the three counts in digits."""
     return format_html(PROGRESS_BAR, total=progress.total or 1, judged=progress.judged, skipped=progress.skipped,
                        remaining=progress.remaining)
