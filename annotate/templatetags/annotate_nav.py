@@ -9,6 +9,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.template.loader import render_to_string
 from django.urls import get_script_prefix, get_urlconf, reverse
+from django.utils.autoreload import file_changed
 from django.utils.safestring import SafeString, mark_safe
 
 from annotate.studies import user_role
@@ -55,4 +56,11 @@ def _forget_rendered_navigation(*, setting: str, **kwargs: object) -> None:
     """A test that changes the URL configuration or the templates gets navigation made from the new ones."""
     if setting in ("ROOT_URLCONF", "TEMPLATES", "FORCE_SCRIPT_NAME"):
         _role_urls.cache_clear()
+        _nav_html.cache_clear()
+
+
+@receiver(file_changed)
+def _forget_navigation_of_a_changed_template(*, file_path: object, **kwargs: object) -> None:
+    """The development server shows an edited template's navigation without a restart, as it does the template."""
+    if str(file_path).endswith(".html"):
         _nav_html.cache_clear()
