@@ -34,13 +34,14 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 #: (file name, login, path, full page?) of the README pictures.
 README_SHOTS = ("judging", "questions", "report")
-#: The files each README picture shows (templates and style sheets, relative to the repository).
+#: The files each README picture shows (templates, the tags that write markup, and style sheets, relative to the
+#: repository).
 _PAGE = ("annotate/templates/annotate/base.html", "annotate/templates/annotate/_nav.html",
          "annotate/static/annotate/site.css", "annotate/static/annotate/question_text.css")
 SHOWN = {
     "judging": (*_PAGE, "annotate/templates/annotate/judging/judge.html",
-                "annotate/templates/annotate/judging/_question.html", "annotate/templates/annotate/_question_text.html",
-                "annotate/templates/annotate/judging/_progress.html"),
+                "annotate/templates/annotate/_question_text.html", "annotate/templates/annotate/judging/_progress.html",
+                "annotate/templatetags/annotate_judging.py"),
     "questions": (*_PAGE, "annotate/templates/annotate/results/run_questions.html",
                   "annotate/templates/annotate/results/_run_nav.html",
                   "annotate/templates/annotate/_question_text.html"),

@@ -64,6 +64,7 @@ _SURFACE = {
     "render_markdown": "annotate.core.rendering",
     "render_option": "annotate.core.rendering",
     "render_question": "annotate.core.rendering",
+    "render_question_block": "annotate.core.rendering",
     "text_format_suggest": "annotate.core.rendering",
     "task_pending": "annotate.core.selectors.tasks",
     "backend_cancel": "annotate.core.services.database",

@@ -257,6 +257,51 @@ def render_option(text: str, *, text_format: str) -> str:
     return html
 
 
+def render_question_block(text: str, options: object, *, text_format: str, clip: bool = False) -> str:
+    """A question with its answer options as safe HTML: the markup every page
+    shows a question in (``annotate/_question_text.html``).
+
+    Parameters
+    ----------
+    text : str
+        The question as stored (None counts as empty).
+    options : list of str
+        The answer options, in order; each is shown as an item of a list
+        lettered A, B, ... (:func:`render_option`). Empty or None: no list.
+    text_format : {"plain", "markdown"}
+        The dataset's :class:`~annotate.models.TextFormat`.
+    clip : bool, default False
+        Mark the block for clipping (``question-clip``: the lists of
+        questions, where a long question is cut short).
+
+    Returns
+    -------
+    str
+        ``<div class="question-text">`` holding :func:`render_question`'s
+        HTML and, when there are options, ``<ol class="options" type="A">``.
+
+    Raises
+    ------
+    ValueError
+        If ``text_format`` is not a text format.
+
+    Examples
+    --------
+    >>> render_question_block("Which?", [], text_format="plain")
+    '<div class="question-text"><p class="plain-text">Which?</p></div>'
+    >>> render_question_block("Which?", ["no"], text_format="plain", clip=True)[:41]
+    '<div class="question-text question-clip">'
+    """
+    parts = ['<div class="question-text question-clip">' if clip else '<div class="question-text">',
+             render_question(text or "", text_format=text_format)]
+    if options:
+        parts.append('<ol class="options" type="A">')
+        parts.extend(f"<li>{render_option(str(option or ''), text_format=text_format)}</li>" for option in options)
+        parts.append("</ol>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
 def _render_plain(text: str) -> str:
     """Plain text with math: escaped, paragraphs at blank lines, delimited math set aside."""
     if "$" in text or "\\" in text:  # math needs one of them; most questions have neither

@@ -1,16 +1,30 @@
-"""Question text as safe HTML in templates, in its dataset's text format:
+"""Question text as safe HTML in templates, in its dataset's text format: a
+question with its options, ``{% question_text question clip %}``;
 ``{{ question.text|question_html:question.dataset.text_format }}``,
 ``{{ option|option_html:question.dataset.text_format }}``, and a study's
 guidelines or consent text, ``{{ study.guidelines|markdown_html }}`` (see
 :mod:`annotate.core.rendering`)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from annotate.core import render_markdown, render_option, render_question
+from annotate.core import render_markdown, render_option, render_question, render_question_block
+
+if TYPE_CHECKING:
+    from annotate.models import Question
 
 register = template.Library()
+
+
+@register.simple_tag
+def question_text(question: Question, clip: object = False) -> SafeString:
+    """``question`` (a :class:`~annotate.models.Question`) with its answer options, in its dataset's text format,
+    clipped in lists when ``clip`` is true (:func:`~annotate.core.render_question_block`); safe to output."""
+    return mark_safe(render_question_block(question.text, question.options, text_format=question.dataset.text_format,
+                                           clip=bool(clip)))
 
 
 @register.filter

@@ -10,7 +10,7 @@ import re
 
 import pytest
 from django.contrib.auth.models import Group
-from django.urls import reverse
+from django.urls import reverse, set_script_prefix
 
 from annotate.models import Pair
 from tests.annotate.factories import client_for, make_catalog, make_evaluator, make_study, make_user
@@ -140,3 +140,20 @@ def test_the_judging_page_shows_the_navigation_of_the_participants_groups(cast, 
     response = client_for(user).get(reverse("annotate:study_judge", kwargs={"study_id": study.pk}))
     assert response.status_code == 200
     assert nav_links(response.content.decode()) == links
+
+
+def test_the_links_follow_the_script_prefix_and_the_current_page_of_each_request(cast):
+    """The links are reversed once per script prefix and the bar rendered once per current section: a page served
+    under a prefix, then the same pages without it, each get their own."""
+    rita = client_for(cast["rita"])
+    set_script_prefix("/eip/")  # as the WSGI handler sets it from SCRIPT_NAME (the test client does not)
+    try:
+        body = rita.get(reverse("annotate:analyses")).content.decode()
+    finally:
+        set_script_prefix("/")
+    assert nav_links(body) == [("Results", "/eip/results/"), ("Studies & reports", "/eip/studies/"),
+                               ("Analyses", "/eip/analyses/")]
+    for url, current in ((reverse("annotate:analyses"), "/analyses/"), (reverse("annotate:results"), "/results/")):
+        body = rita.get(url).content.decode()
+        assert nav_links(body)[0] == ("Results", "/results/")
+        assert re.findall(r'<a href="([^"]+)" aria-current="page">', body) == [current]
