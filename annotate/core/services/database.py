@@ -127,8 +127,9 @@ def rows_insert(*, model: type[models.Model], fields: Sequence[str], rows: Itera
     million, ``COPY`` 2.2 s per 100,000. ``rows`` may be an iterator (for
     example ``zip`` of column lists); it is read once.
 
-    ``columns`` (instead of ``rows``): one sequence per name in ``fields``,
-    all of the same length, row ``i`` being the ``i``-th value of each. The
+    ``columns`` (instead of ``rows``): one list (or range) of Python values
+    per name in ``fields``, all of the same length, row ``i`` being the
+    ``i``-th value of each. The
     same rows are inserted; outside PostgreSQL each statement's values are
     interleaved from slices of the columns, so no tuple per row is built.
 
