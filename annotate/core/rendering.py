@@ -113,6 +113,9 @@ _SIGN_NEEDS = {
     "heading": ("#", "\n"),
     "list": ("\n",),
 }
+#: (first needed substring, second or None, pattern) of each sign, in ``MARKDOWN_SIGNS`` order.
+_SIGN_CHECKS = tuple((needs[0], needs[1] if len(needs) > 1 else None, MARKDOWN_SIGNS[name])
+                     for name, needs in _SIGN_NEEDS.items())
 _TEXT_FORMATS = frozenset(TextFormat.values)
 _BLANK_LINE = re.compile(r"\n(?:[ \t]*\n)+")
 
@@ -179,18 +182,20 @@ def text_format_suggest(texts: Iterable[object]) -> TextFormatSuggestion:
     'markdown'
     """
     n_texts = n_markdown = 0
-    signs = dict.fromkeys(MARKDOWN_SIGNS, 0)
+    counts = [0] * len(_SIGN_CHECKS)
     for text in texts:
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str) or not text or text.isspace():  # blank: what strip() empties
             continue
         n_texts += 1
+        if not ("*" in text or "`" in text or "](" in text or "#" in text or "-" in text or "+" in text):
+            continue
         found = False
-        if "*" in text or "`" in text or "](" in text or "#" in text or "-" in text or "+" in text:
-            for name, pattern in MARKDOWN_SIGNS.items():
-                if all(part in text for part in _SIGN_NEEDS[name]) and pattern.search(text):
-                    signs[name] += 1
-                    found = True
+        for k, (first, second, pattern) in enumerate(_SIGN_CHECKS):
+            if first in text and (second is None or second in text) and pattern.search(text):
+                counts[k] += 1
+                found = True
         n_markdown += found
+    signs = dict(zip(MARKDOWN_SIGNS, counts))
     markdown_wins = n_markdown > 0 and n_markdown >= MARKDOWN_SHARE * n_texts
     return TextFormatSuggestion(text_format=(TextFormat.MARKDOWN if markdown_wins else TextFormat.PLAIN).value,
                                 n_texts=n_texts, n_markdown=n_markdown, signs=signs)

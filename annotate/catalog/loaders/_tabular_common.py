@@ -421,7 +421,11 @@ def _read_csv(path: Path, problems: _Problems, *, cells: type = str) -> _Table |
         return None
     rows = np.arange(len(frame), dtype=np.int64) + 2
     if len(frame):
-        blank = (frame == "").to_numpy().all(axis=1)
+        # Rows blank in every cell; only those blank in the first are compared whole.
+        blank = (frame.iloc[:, 0] == "").to_numpy(dtype=bool, na_value=False).copy()
+        if blank.any():
+            candidates = np.flatnonzero(blank)
+            blank[candidates] = (frame.iloc[candidates] == "").to_numpy().all(axis=1)
         if blank.any():
             frame = frame.loc[~blank].reset_index(drop=True)
             rows = rows[~blank]
@@ -575,8 +579,13 @@ def _parse_options(text: str, max_depth: int | None = None) -> list[str] | None:
             value, end = _RAW_DECODE(text)
         except (json.JSONDecodeError, RecursionError):
             end = -1
-        if end == len(text) and type(value) is list and all(type(v) is str for v in value):
-            return value
+        if end == len(text) and type(value) is list:
+            try:
+                "".join(value)  # raises TypeError unless every item is a str (JSON gives no str subclass)
+            except TypeError:
+                pass
+            else:
+                return value
     try:
         value = loads_bounded(text, max_depth=max_depth)
     except json.JSONDecodeError:

@@ -60,16 +60,17 @@ def question_keys_table(*, dataset_ids: Iterable[int]) -> pd.DataFrame:
     row tuple outlives its chunk.
     """
     import pandas as pd
+    dataset_ids = list(dataset_ids)
+    names = dict(Dataset.objects.filter(id__in=dataset_ids).values_list("id", "name"))
     rows = (  # no ORDER BY (not even the model's default ordering): the caller looks ids up by key
-        Question.objects.filter(dataset_id__in=list(dataset_ids)).order_by().values_list("id", "dataset__name",
-                                                                                        "external_id")
+        Question.objects.filter(dataset_id__in=dataset_ids).order_by().values_list("id", "dataset_id", "external_id")
     )
     ids: list[int] = []
-    datasets: list[str] = []
+    datasets: list[str] = []  # names looked up here: no join with the dataset table per row
     external_ids: list[str] = []
-    for pk, dataset, external_id in rows.iterator(chunk_size=_KEY_CHUNK):
+    for pk, dataset_id, external_id in rows.iterator(chunk_size=_KEY_CHUNK):
         ids.append(pk)
-        datasets.append(dataset)
+        datasets.append(names[dataset_id])
         external_ids.append(external_id)
     return pd.DataFrame({"id": pd.Series(ids, dtype="int64"), "dataset": datasets, "external_id": external_ids})
 

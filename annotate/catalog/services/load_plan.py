@@ -497,10 +497,14 @@ def _check_text_lengths(questions: pd.DataFrame, sources: pd.Series, add: Callab
 
 
 def _text_length(value: object) -> int:
+    """Characters of a str, or of the str items of a list or tuple together; 0 otherwise."""
     if isinstance(value, str):
         return len(value)
     if isinstance(value, (list, tuple)):
-        return sum([len(item) for item in value if isinstance(item, str)])
+        try:
+            return len("".join(value))  # every item a str (the parsers' options): one C-level pass
+        except TypeError:
+            return sum([len(item) for item in value if isinstance(item, str)])
     return 0
 
 

@@ -57,7 +57,6 @@ import socket
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from itertools import repeat
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -372,8 +371,8 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
     missing one, ``[]``/``{}`` for missing options and metadata, JSON as
     ``json.dumps`` text); their ids are read back with every other question
     of the upload's datasets (:func:`_created_question_ids`). The values are
-    built a column at a time and handed over as ``zip`` of the columns, so
-    that no row tuple outlives its statement.
+    built a column at a time and handed over as columns, so that no
+    tuple per row is built.
     """
     if new.empty:
         return
@@ -391,7 +390,7 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
             [a if isinstance(a, str) else "" for a in answer],
             [_metadata_json(m) if isinstance(m, dict) else "{}" for m in metadata],
         )
-        rows_insert(model=Question, fields=_QUESTION_FIELDS, rows=zip(*values))
+        rows_insert(model=Question, fields=_QUESTION_FIELDS, columns=values)
 
 
 def _created_question_ids(new: pd.DataFrame, stored: pd.DataFrame) -> list[int]:
@@ -728,5 +727,5 @@ def _write_response_batch(
     membership rows and their block of the store (rewriting a block is harmless, so a
     retried batch is written again whole)."""
     rows_insert(model=ResponseSetQuestion, fields=("response_set", "question", "row"),
-                rows=zip(repeat(response_set_id), questions.tolist(), range(start, start + len(questions))))
+                columns=([response_set_id] * len(questions), questions.tolist(), range(start, start + len(questions))))
     writer.write_rows(start, credit, observed)

@@ -64,22 +64,32 @@ def _spellings(values: Sequence[object], source_of: Callable[[int], object], sto
     """(rewrite of each variant spelling to its canonical one, [(given, its source, canonical,
     canonical's source or _STORED)]); ``source_of(i)`` is the source of ``values[i]``, asked
     only for the spellings of a clash (an upload without one never builds its sources)."""
-    canonical: dict[str, tuple[str, object]] = {}
+    canonical: dict[str, tuple[str, bool]] = {}  # casefolded -> (its canonical spelling, stored)
     for name in stored:
-        canonical.setdefault(name.casefold(), (name, _STORED))
-    seen: dict[str, int] = {}  # each spelling -> the position of its first value
-    for position, value in enumerate(values):
-        if isinstance(value, str) and value and value not in seen:
-            seen[value] = position
-            canonical.setdefault(value.casefold(), (value, position))
+        canonical.setdefault(name.casefold(), (name, True))
+    # Each spelling once, in the order of its first value (dict.fromkeys keeps the first); the position
+    # of a spelling's first value is looked up only for a clash.
+    try:
+        distinct = list(dict.fromkeys(values))
+    except TypeError:  # an unhashable value, which is no name
+        distinct = list(dict.fromkeys(value for value in values if isinstance(value, str)))
+    spellings = [value for value in distinct if isinstance(value, str) and value]
+    folded = [value.casefold() for value in spellings]
+    for value, key in zip(spellings, folded):
+        canonical.setdefault(key, (value, False))
     rewrite, clashes = {}, []
-    for value, position in seen.items():
-        name, name_position = canonical[value.casefold()]
+    for value, key in zip(spellings, folded):
+        name, is_stored = canonical[key]
         if name != value:
             rewrite[value] = name
-            clashes.append((value, source_of(position), name,
-                            _STORED if name_position is _STORED else source_of(name_position)))  # type: ignore[arg-type]
+            clashes.append((value, source_of(_first_position(values, value)), name,
+                            _STORED if is_stored else source_of(_first_position(values, name))))
     return rewrite, clashes
+
+
+def _first_position(values: Sequence[object], value: str) -> int:
+    """The position of the first element of ``values`` that is ``value`` (as a dict key matches it)."""
+    return next(i for i, v in enumerate(values) if v is value or (isinstance(v, str) and v == value))
 
 
 def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
@@ -157,12 +167,16 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
     stored_ids = question_ids_by_dataset(dataset_names=[d for d in groups.tolist() if isinstance(d, str)])
     question_ids: dict[tuple[object, str], str] = {}
     for code, dataset in enumerate(groups.tolist()):  # in the order of their first question
-        rows: list[int] = np.flatnonzero(codes == code).tolist()
+        if len(groups) == 1 and not (codes < 0).any():  # one dataset: every question is in the group
+            rows, group_ids = range(len(q_ids)), q_ids
+        else:
+            rows = np.flatnonzero(codes == code).tolist()
+            group_ids = [q_ids[i] for i in rows]
 
-        def group_source(k: int, rows: list[int] = rows) -> object:
+        def group_source(k: int, rows: Sequence[int] = rows) -> object:
             return q_source(rows[k])
 
-        rewrite, clashes = _spellings([q_ids[i] for i in rows], group_source, stored_ids.get(dataset, []))
+        rewrite, clashes = _spellings(group_ids, group_source, stored_ids.get(dataset, []))
         handle(f"question id (dataset {dataset!r})", clashes)
         question_ids.update({(dataset, old): new for old, new in rewrite.items()})
     if problems:

@@ -112,7 +112,8 @@ def backend_cancel(*, pid: int, started_before: datetime) -> bool:
     return bool(row and row[0])
 
 
-def rows_insert(*, model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+def rows_insert(*, model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[object]] = (),
+                columns: Sequence[Sequence[object]] | None = None) -> None:
     """Insert ``rows`` (one value per name in ``fields``, in that order) into ``model``'s table.
 
     PostgreSQL: one ``COPY ... FROM STDIN`` (psycopg 3); elsewhere multi-row
@@ -126,39 +127,60 @@ def rows_insert(*, model: type[models.Model], fields: Sequence[str], rows: Itera
     million, ``COPY`` 2.2 s per 100,000. ``rows`` may be an iterator (for
     example ``zip`` of column lists); it is read once.
 
+    ``columns`` (instead of ``rows``): one list (or range) of Python values
+    per name in ``fields``, all of the same length, row ``i`` being the
+    ``i``-th value of each. The
+    same rows are inserted; outside PostgreSQL each statement's values are
+    interleaved from slices of the columns, so no tuple per row is built.
+
     Raises
     ------
     django.db.IntegrityError
         As the database raises it (e.g. a unique constraint); inside the
         caller's transaction, which then rolls back whole.
+    ValueError
+        If ``columns`` does not hold one sequence per field, all of one length.
     """
+    if columns is not None:
+        n_rows = len(columns[0]) if len(columns) else 0
+        if len(columns) != len(fields) or any(len(column) != n_rows for column in columns):
+            raise ValueError(f"columns must be {len(fields)} sequences of one length, one per field")
     meta = model._meta
     quote = connection.ops.quote_name
     table = quote(meta.db_table)
-    columns = ", ".join(quote(meta.get_field(name).column) for name in fields)
+    names = ", ".join(quote(meta.get_field(name).column) for name in fields)
     with connection.cursor() as cursor, connection.wrap_database_errors:
         raw = cursor.cursor
         if _postgres() and hasattr(raw, "copy"):
-            with raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for row in rows:
+            with raw.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                for row in (rows if columns is None else zip(*columns)):
                     copy.write_row(row)
             return
         # The driver's cursor: Django's wrapper would, under DEBUG, keep each long statement's text
         # with every value quoted. Errors still come out as Django's (wrap_database_errors).
         row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
         per_statement = rows_per_statement(n_fields=len(fields))
-        full = None
+        full = f"INSERT INTO {table} ({names}) VALUES " + ", ".join([row_marks] * per_statement)
+
+        def statement(n: int) -> str:
+            return full if n == per_statement else (
+                f"INSERT INTO {table} ({names}) VALUES " + ", ".join([row_marks] * n))
+
+        if columns is not None:
+            n_fields = len(fields)
+            for start in range(0, n_rows, per_statement):
+                n = min(per_statement, n_rows - start)
+                values: list[object] = [None] * (n * n_fields)
+                for k, column in enumerate(columns):
+                    values[k::n_fields] = column[start:start + n]
+                raw.execute(statement(n), values)
+            return
         iterator = iter(rows)
         while True:
             chunk = list(islice(iterator, per_statement))
             if not chunk:
                 return
-            if len(chunk) == per_statement:
-                full = full or f"INSERT INTO {table} ({columns}) VALUES " + ", ".join([row_marks] * per_statement)
-                statement = full
-            else:
-                statement = f"INSERT INTO {table} ({columns}) VALUES " + ", ".join([row_marks] * len(chunk))
-            raw.execute(statement, list(chain.from_iterable(chunk)))
+            raw.execute(statement(len(chunk)), list(chain.from_iterable(chunk)))
 
 
 def rows_per_statement(*, n_fields: int) -> int:

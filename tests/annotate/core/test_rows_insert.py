@@ -77,6 +77,33 @@ def test_rows_may_be_an_iterator_of_columns_zipped_and_none_is_null():
     assert LanguageModel.objects.filter(parameters_b__isnull=True).count() == len(range(0, len(names), 3))
 
 
+@pytest.mark.parametrize("n", [0, 1, ROWS_PER_STATEMENT, 2 * ROWS_PER_STATEMENT + 7])
+def test_columns_store_the_same_rows_as_rows(n):
+    rows = [_row(i) for i in range(n)]
+    columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in FIELDS]
+    rows_insert(model=LanguageModel, fields=FIELDS, columns=columns)
+    assert _stored() == _expected(n)
+
+
+def test_columns_may_be_ranges_and_repeated_values():
+    n = ROWS_PER_STATEMENT + 3
+    rows_insert(model=LanguageModel, fields=("name", "family", "parameters_b", "access", "metadata"),
+                columns=([f"model-{i:05d}" for i in range(n)], ["fam"] * n, range(1, n + 1), ["unknown"] * n,
+                         ["{}"] * n))
+    stored = list(LanguageModel.objects.order_by("name").values_list("name", "parameters_b"))
+    assert stored == [(f"model-{i:05d}", float(i + 1)) for i in range(n)]
+
+
+@pytest.mark.parametrize("columns", [
+    (["a", "b"], ["", ""], [None, None], ["unknown", "unknown"]),  # one column short
+    (["a", "b"], [""], [None, None], ["unknown", "unknown"], ["{}", "{}"]),  # one column shorter
+])
+def test_columns_of_another_count_or_length_are_refused_and_insert_nothing(columns):
+    with pytest.raises(ValueError, match="5 sequences of one length"):
+        rows_insert(model=LanguageModel, fields=FIELDS, columns=columns)
+    assert LanguageModel.objects.count() == 0
+
+
 def test_no_rows_insert_nothing():
     rows_insert(model=LanguageModel, fields=FIELDS, rows=iter([]))
     assert LanguageModel.objects.count() == 0
