@@ -50,8 +50,11 @@ def test_the_first_screen_shows_the_forest_plot_and_the_lead_sentence_of_the_rep
     share = {k: 100 * sum(right[k]) / len(decided) for k in (best, nxt)}
     test = f"exact McNemar p = {p:.3g}: {b} pair{'s' if b != 1 else ''} only {label[best]} gets right, {c} only " \
            f"{label[nxt]}"
-    if sum(right[best]) == sum(right[nxt]):  # the simulated votes can leave two methods level
-        expected = (f"{label[best]} and {label[nxt]} agree equally well with the human consensus ({share[best]:.1f}% "
+    if sum(right[best]) == sum(right[nxt]):  # the simulated votes can leave methods level
+        level = [label[k] for k in ranked if sum(right[k]) == sum(right[best])]
+        subject = (f"All {len(ranked)} methods" if len(level) == len(ranked) > 2
+                   else ", ".join(level[:-1]) + " and " + level[-1])
+        expected = (f"{subject} agree equally well with the human consensus ({share[best]:.1f}% "
                     f"of {len(decided)} pairs with a consensus); no method leads ({test}).")
     else:
         verdict = "is significant" if p < 0.05 else "is not significant at the 5% level"

@@ -186,6 +186,44 @@ def _discordant(report: AlignmentReport, first: str, second: str) -> tuple[int, 
     return int((right_first & ~right_second).sum()), int((right_second & ~right_first).sum())
 
 
+def tie_subject(labels: list[str], n_ranked: int) -> str:
+    """The subject of the lead sentence when methods share the highest agreement.
+
+    Parameters
+    ----------
+    labels : list of str
+        Labels of the methods level at the top, in the report's order (at least two).
+    n_ranked : int
+        Methods with a defined agreement with the consensus (at least ``len(labels)``).
+
+    Returns
+    -------
+    str
+        "A and B" for two; "All n methods" when every ranked method is level (three or more);
+        else "A, B and C", every level method named.
+
+    Raises
+    ------
+    ValueError
+        If fewer than two labels are given or ``n_ranked`` is smaller than their number.
+
+    Examples
+    --------
+    >>> tie_subject(["EIP", "Simple rank"], 8)
+    'EIP and Simple rank'
+    >>> tie_subject(["EIP", "Simple rank", "Accuracy"], 8)
+    'EIP, Simple rank and Accuracy'
+    >>> tie_subject(["EIP", "Simple rank", "Accuracy"], 3)
+    'All 3 methods'
+    """
+    if len(labels) < 2 or n_ranked < len(labels):
+        raise ValueError(f"a tie needs at least two labels and n_ranked >= their number; got {len(labels)} "
+                         f"label(s), n_ranked={n_ranked}")
+    if len(labels) == n_ranked and n_ranked > 2:
+        return f"All {n_ranked} methods"
+    return f"{', '.join(labels[:-1])} and {labels[-1]}"
+
+
 def _lead(report: AlignmentReport) -> Lead:
     ranked = []
     for m in report.available:
@@ -213,7 +251,8 @@ def _lead(report: AlignmentReport) -> Lead:
             f"gets right, {c:,} only {report.label(nxt)}")
     tied = ranked[0][0] == ranked[1][0]
     if tied:
-        sentence = (f"{report.label(best)} and {report.label(nxt)} agree equally well with the human consensus "
+        level = [report.label(key) for share, key in ranked if share == ranked[0][0]]
+        sentence = (f"{tie_subject(level, len(ranked))} agree equally well with the human consensus "
                     f"({where}); no method leads ({test}).")
     else:
         verdict = "is significant" if significant else "is not significant at the 5% level"

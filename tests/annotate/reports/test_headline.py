@@ -22,6 +22,7 @@ from annotate.reports.services.headline import (
     SIGNIFICANCE,
     mcnemar_p_exact,
     report_headline,
+    tie_subject,
     uncertainty_notes,
 )
 from annotate.reports.services.report import alignment_report_compute
@@ -72,14 +73,35 @@ def test_the_headline_names_the_method_that_agrees_best_and_tests_its_lead_as_co
     assert lead.significant == (p < 0.05)
     label = {m["key"]: m["label"] for m in document["methods"]}
     share = f"{100 * float(counted['agree'][best]):.1f}% of {counted['n']} pairs"
-    if counted["agree"][best] == counted["agree"][nxt]:  # the simulated votes can leave two methods level
+    if counted["agree"][best] == counted["agree"][nxt]:  # the simulated votes can leave methods level
+        level = [label[k] for k in ranked if counted["agree"][k] == counted["agree"][best]]
+        subject = (f"All {len(ranked)} methods" if len(level) == len(ranked) > 2
+                   else ", ".join(level[:-1]) + " and " + level[-1])
         assert lead.tied and lead.sentence.startswith(
-            f"{label[best]} and {label[nxt]} agree equally well with the human consensus ({share}")
+            f"{subject} agree equally well with the human consensus ({share}")
         return
     assert not lead.tied
     assert lead.sentence.startswith(f"{label[best]} agrees best with the human consensus ({share}")
     assert f"its lead over {label[nxt]} ({100 * float(counted['agree'][nxt]):.1f}%)" in lead.sentence
     assert ("is significant" if p < 0.05 else "is not significant at the 5% level") in lead.sentence
+
+
+@pytest.mark.parametrize(("labels", "n_ranked", "expected"), [
+    (["EIP", "Simple rank"], 2, "EIP and Simple rank"),
+    (["EIP", "Simple rank"], 8, "EIP and Simple rank"),
+    (["EIP", "Simple rank", "Accuracy"], 8, "EIP, Simple rank and Accuracy"),
+    (["EIP", "Simple rank", "Accuracy", "1PL IRT"], 5, "EIP, Simple rank, Accuracy and 1PL IRT"),
+    (["EIP", "Simple rank", "Accuracy"], 3, "All 3 methods"),
+    ([f"m{i}" for i in range(8)], 8, "All 8 methods"),
+])
+def test_a_tie_at_the_top_names_every_level_method_or_says_all(labels, n_ranked, expected):
+    assert tie_subject(labels, n_ranked) == expected
+
+
+@pytest.mark.parametrize(("labels", "n_ranked"), [(["EIP"], 3), ([], 0), (["EIP", "Simple rank", "Accuracy"], 2)])
+def test_a_tie_subject_needs_two_labels_within_the_ranked_methods(labels, n_ranked):
+    with pytest.raises(ValueError, match="a tie needs at least two labels"):
+        tie_subject(labels, n_ranked)
 
 
 @pytest.mark.django_db
@@ -179,3 +201,12 @@ def test_each_section_downloads_its_table_as_in_the_zip():
         assert f"_{key}.csv" in response["Content-Disposition"]
     missing = client.get(reverse("annotate:study_report_table_csv", kwargs={**kw, "key": "nope"}) + query)
     assert missing.status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_report_header_counts_in_the_singular_and_the_plural():
+    study = judged_study(n_evaluators=1, n_pairs=2, p_skip=0.0, seed=5)
+    client = Client()
+    client.force_login(make_user("root", staff=True))
+    html = client.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}), {"n_boot": 20}).content.decode()
+    assert "2 pairs · 1 evaluator · 2 votes, 0 skips ·" in " ".join(html.split())
