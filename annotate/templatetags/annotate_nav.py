@@ -34,8 +34,10 @@ def role_nav(context: template.Context) -> SafeString:
     user = getattr(request, "user", None) or context.get("user")
     role = None if user is None else user_role(user=user)
     path = getattr(request, "path", "")
-    urls = _role_urls(role, get_urlconf() or settings.ROOT_URLCONF, get_script_prefix())
-    return _nav_html(role, tuple((label, url, path.startswith(url)) for label, url in urls))
+    urlconf = get_urlconf() or settings.ROOT_URLCONF
+    urls = _role_urls(role, urlconf, get_script_prefix())
+    return _nav_html(role, _home_url(urlconf, get_script_prefix()),
+                     tuple((label, url, path.startswith(url)) for label, url in urls))
 
 
 @lru_cache(maxsize=64)
@@ -44,11 +46,20 @@ def _role_urls(role: str | None, urlconf: str, script_prefix: str) -> tuple[tupl
     return tuple((label, reverse(name, urlconf=urlconf)) for label, name in NAV_LINKS.get(role or "", ()))
 
 
+@lru_cache(maxsize=16)
+def _home_url(urlconf: str, script_prefix: str) -> str:
+    """The home page's URL, reversed once per URL configuration and script prefix."""
+    return reverse("annotate:home", urlconf=urlconf)
+
+
 @lru_cache(maxsize=256)
-def _nav_html(role: str | None, links: tuple[tuple[str, str, bool], ...]) -> SafeString:
-    """``annotate/_nav.html`` for ``role`` and its (label, URL, current) links, rendered once per combination."""
+def _nav_html(role: str | None, home: str, links: tuple[tuple[str, str, bool], ...]) -> SafeString:
+    """``annotate/_nav.html`` for ``role``: the site's name (the method's only for researchers and admins; an
+    evaluator or a visitor sees a neutral one) linking to ``home``, and the role's (label, URL, current) links,
+    rendered once per combination."""
     return mark_safe(render_to_string("annotate/_nav.html", {
-        "role": role, "links": [{"label": label, "url": url, "current": current} for label, url, current in links]}))
+        "role": role, "home": home,
+        "links": [{"label": label, "url": url, "current": current} for label, url, current in links]}))
 
 
 @receiver(setting_changed)
@@ -56,6 +67,7 @@ def _forget_rendered_navigation(*, setting: str, **kwargs: object) -> None:
     """A test that changes the URL configuration or the templates gets navigation made from the new ones."""
     if setting in ("ROOT_URLCONF", "TEMPLATES", "FORCE_SCRIPT_NAME"):
         _role_urls.cache_clear()
+        _home_url.cache_clear()
         _nav_html.cache_clear()
 
 

@@ -157,3 +157,25 @@ def test_the_links_follow_the_script_prefix_and_the_current_page_of_each_request
         body = rita.get(url).content.decode()
         assert nav_links(body)[0] == ("Results", "/results/")
         assert re.findall(r'<a href="([^"]+)" aria-current="page">', body) == [current]
+
+
+BRAND = re.compile(r'<a class="brand" href="([^"]+)">([^<]+)</a>')
+TITLE = re.compile(r"<title>([^<]*)</title>")
+
+
+def test_evaluators_and_visitors_see_a_neutral_site_name_researchers_the_method(cast):
+    study = cast["study"]
+    judge = reverse("annotate:study_judge", kwargs={"study_id": study.pk})
+    for who, pages in {"ada": ("annotate:home", judge, "annotate:studies"), "plain": ("annotate:home",),
+                       None: ("annotate:home", "login")}.items():
+        client = client_for(cast[who]) if who else client_for()
+        for page in pages:
+            response = client.get(page if page.startswith("/") else reverse(page), follow=True)
+            assert response.status_code == 200, (who, page)
+            body = response.content.decode()
+            assert BRAND.findall(body) == [("/", "Question comparison")], (who, page)
+            assert "EIP" not in body, (who, page)  # neither the name of the method under test nor any other
+    for who in ("owner", "rita"):
+        body = client_for(cast[who]).get(reverse("annotate:home")).content.decode()
+        assert BRAND.findall(body) == [("/", "EIP alignment")], who
+        assert TITLE.findall(body) == ["EIP human alignment"], who
