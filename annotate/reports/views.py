@@ -50,9 +50,15 @@ def _params_form(data, study: Study) -> ReportParamsForm:
     return ReportParamsForm(data, runs=runs)
 
 
-def _report(request: HttpRequest, study: Study) -> AlignmentReport | HttpResponse:
+def _report(request: HttpRequest, study: Study, *, page: bool = False) -> AlignmentReport | HttpResponse:
+    """The study's report for the request's parameters, or a 400 saying why not (a styled page when ``page``,
+    plain text for the downloads)."""
     form = _params_form(request.GET, study)
     if not form.is_valid():
+        reasons = [f"{form.fields[name].label if name in form.fields else name}: {' '.join(errors)}"
+                   for name, errors in form.errors.items()]
+        if page:
+            return _report_refused(request, study, "These report settings are not accepted", reasons)
         return HttpResponseBadRequest(f"Bad report parameters: {form.errors.as_text()}")
     data = form.cleaned_data
     run = None if data["run"] is None else get_object_or_404(ScoringRun, pk=data["run"])
@@ -62,13 +68,21 @@ def _report(request: HttpRequest, study: Study) -> AlignmentReport | HttpRespons
             n_boot=data["n_boot"] or 2000, crowd=data["crowd"],
         )
     except ValueError as exc:
+        if page:
+            return _report_refused(request, study, "No report can be drawn yet", [str(exc)])
         return HttpResponseBadRequest(f"No report: {exc}")
+
+
+def _report_refused(request: HttpRequest, study: Study, heading: str, reasons: list[str]) -> HttpResponse:
+    """The report page's 400: what was refused and why, with the way back (the report's default settings)."""
+    return render(request, "annotate/reports/report_refused.html",
+                  {"study": study, "heading": heading, "reasons": reasons}, status=400)
 
 
 @study_access_required
 def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
-    report = _report(request, study)
+    report = _report(request, study, page=True)
     if isinstance(report, HttpResponse):
         return report
     params = request.GET.copy()

@@ -156,3 +156,29 @@ def test_merged_notes_groups_labels_that_share_a_note():
     assert merged_notes(notes) == ("EIP, Accuracy: evaluator mean over all 4 evaluators",
                                    "1PL: evaluator mean over 3 of 4 evaluators; 1 undefined",
                                    "Spearman over all pairs.")
+
+
+def test_refused_report_settings_get_a_page_that_names_each_field_and_the_way_back(cast):
+    study, owner = cast[:2]
+    page = reverse("annotate:study_report", kwargs={"study_id": study.pk})
+    response = client_for(owner).get(page + "?min_votes=abc&n_boot=0")
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "<h1>These report settings are not accepted</h1>" in body
+    assert "<li>Min. votes per pair: Enter a whole number.</li>" in body
+    assert "<li>Bootstrap resamples: Ensure this value is greater than or equal to 1.</li>" in body
+    assert f'<a href="{page}">Open the report with its default settings</a>' in body
+    assert '<a class="brand"' in body  # the site's page, not bare text
+    csv = client_for(owner).get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}) + "?min_votes=0")
+    assert csv.status_code == 400 and csv.content.decode().startswith("Bad report parameters:")
+
+
+def test_a_report_that_cannot_be_drawn_says_why_on_the_sites_page(cast):
+    study, owner = cast[:2]
+    run = study.scoring_run
+    run.status = "failed"
+    run.save()
+    response = client_for(owner).get(reverse("annotate:study_report", kwargs={"study_id": study.pk}))
+    assert response.status_code == 400
+    body = response.content.decode()
+    assert "<h1>No report can be drawn yet</h1>" in body and f"run {run.pk} is &#x27;failed&#x27;" in body
