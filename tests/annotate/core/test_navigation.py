@@ -179,3 +179,11 @@ def test_evaluators_and_visitors_see_a_neutral_site_name_researchers_the_method(
         body = client_for(cast[who]).get(reverse("annotate:home")).content.decode()
         assert BRAND.findall(body) == [("/", "EIP alignment")], who
         assert TITLE.findall(body) == ["EIP human alignment"], who
+
+
+def test_the_login_page_offers_no_log_in_link_to_itself(cast):
+    body = client_for().get(reverse("login")).content.decode()
+    assert body.count(f'href="{reverse("login")}"') == 0 and body.count("<h1>Log in</h1>") == 1
+    assert 'action="/logout/"' not in body
+    signed_in = client_for(cast["ada"]).get(reverse("login")).content.decode()
+    assert "Log out</button>" in signed_in  # someone logged in still sees who they are and can log out
