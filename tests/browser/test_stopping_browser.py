@@ -107,6 +107,7 @@ def test_a_study_stops_by_its_budget_and_a_late_participant_sees_it_is_full(live
     page.goto(manage)
     expect(page.locator("#stopping-fired")).to_contain_text("Study full")
     expect(page.locator("#stopping-fired")).to_contain_text("after 30 judgments")
+    expect(page.locator("#study-status")).to_have_text("Full — stopped by the budget rule at 30 judgments")
     page.screenshot(path="/tmp/h26_manage_full.png", full_page=True)
 
     # A late participant from the crowd platform.

@@ -28,7 +28,7 @@ from annotate.studies.services.participation import (
 from annotate.studies.services.stopping import StoppingInput, stopping_rules_set
 from annotate.studies.services.studies import study_set_status
 from annotate.studies.services.study_quality import study_quality_settings_update
-from tests.annotate.factories import make_catalog, make_evaluator, make_study
+from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 from tests.annotate.judging_forms import form_data
 
 pytestmark = pytest.mark.django_db
@@ -184,3 +184,14 @@ def test_in_a_closed_study_the_finished_participant_gets_the_code_the_others_are
     assert CLOSED_TEXT in newcomer.post(link(token, "late-9"), {"consent": "yes"}).content.decode()
     assert (Participation.objects.count(), ConsentDecline.objects.count()) == (3, 0)
     assert Judgment.objects.filter(pair__study=study).count() == 6
+
+
+def test_the_manage_page_status_line_leads_with_the_rule_that_filled_the_study(world):
+    study, _, _ = world
+    owner = Client()
+    owner.force_login(make_user("owner", staff=True))
+    url = reverse("annotate:study_manage", kwargs={"study_id": study.pk})
+    status = '<strong id="study-status">Full — stopped by the budget rule at 6 judgments</strong>'
+    assert status in owner.get(url).content.decode()
+    study_set_status(study=study, status=StudyStatus.CLOSED)  # closed says more than full: no answer is taken
+    assert '<strong id="study-status">closed</strong>' in owner.get(url).content.decode()
