@@ -1,11 +1,12 @@
 """A study that stops by a rule, in a real browser: the researcher chooses the
 rules on the manage page, sees each rule's state with projections and their
 cost, the budget fires, and a late participant following the invitation
-link is told the study is full.
+link is told the study is full, while a participant who finished comes back
+through the same link in a new browser and gets their completion code.
 
 Cast: ``owner`` (staff, logs in); evaluators ``ada``, ``bob``, ``cy`` (their
 answers are recorded through the judging service); a late crowd participant
-with PID ``late-1``. Screenshots go to /tmp/h26_*.png.
+with PID ``late-1``; ``ada`` joined as PID ``pid-001``. Screenshots go to /tmp/h26_*.png.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from playwright.sync_api import Page, expect
 
-from annotate.models import StoppingRules
+from annotate.models import Participation, StoppingRules, Study
 from annotate.studies.services.judging import judging_screen, judgment_submit
 from annotate.studies.services.participation import invitation_create
 from tests.annotate.factories import difficulty_of, make_catalog, make_evaluator, make_study, make_user
@@ -98,9 +99,15 @@ def test_a_study_stops_by_its_budget_and_a_late_participant_sees_it_is_full(live
     assert judging_screen(participation=people[1], now=now).pair.pk == bob_screen.pair.pk
     assert judge(people[1]) and judging_screen(participation=people[1], now=now) is None
 
+    # ada joined from a crowd platform as PID pid-001 and finished with the budget: she earned the code.
+    Participation.objects.filter(pk=people[0].pk).update(platform_participant_id="pid-001")
+    Study.objects.filter(pk=study.pk).update(completion_code="C0DE-123")
+    assert Participation.objects.get(pk=people[0].pk).finished_at is not None
+
     page.goto(manage)
     expect(page.locator("#stopping-fired")).to_contain_text("Study full")
     expect(page.locator("#stopping-fired")).to_contain_text("after 30 judgments")
+    expect(page.locator("#study-status")).to_have_text("Full — stopped by the budget rule at 30 judgments")
     page.screenshot(path="/tmp/h26_manage_full.png", full_page=True)
 
     # A late participant from the crowd platform.
@@ -109,4 +116,13 @@ def test_a_study_stops_by_its_budget_and_a_late_participant_sees_it_is_full(live
     expect(late.locator("#study-full")).to_have_text("This study is full")
     expect(late.locator("body")).not_to_contain_text(re.compile("I agree"))
     late.screenshot(path="/tmp/h26_full.png", full_page=True)
+    assert study.participations.count() == 3
+
+    # ada opens the same link in a new browser: she is no newcomer; she agrees again and sees her code.
+    again = browser.new_context().new_page()
+    again.goto(f"{live_server.url}/join/{invitation.token}/?PROLIFIC_PID=pid-001&STUDY_ID=s&SESSION_ID=y")
+    expect(again.locator("#study-full")).to_have_count(0)
+    again.click("#join-start")
+    expect(again.locator("#completion-code")).to_have_text("C0DE-123")
+    again.screenshot(path="/tmp/h26_returning_done.png", full_page=True)
     assert study.participations.count() == 3

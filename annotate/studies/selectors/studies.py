@@ -143,10 +143,13 @@ def participations_of(*, user: AbstractBaseUser) -> list[Participation]:
 
 
 def participation_next_step(*, participation: Participation) -> str:
-    """Where the evaluator goes next: "closed", "onboarding", "guidelines" or
-    "judge" (the judging page itself sends a finished evaluator to "done")."""
+    """Where the evaluator goes next: "done", "closed", "onboarding",
+    "guidelines" or "judge" (in an open study, the judging page itself sends
+    a finished evaluator to "done"). In a study that is not open, an
+    evaluator who had finished (``finished_at``) goes to "done", anyone else
+    to "closed"."""
     if participation.study.status != StudyStatus.OPEN:
-        return "closed"
+        return "done" if participation.finished_at is not None else "closed"
     if participation.onboarded_at is None:
         return "onboarding"
     if participation.guidelines_accepted_at is None:

@@ -301,6 +301,53 @@ def invitation_accept(
     return participation, joined, created_user
 
 
+def participant_id_may_continue(
+    *, known: Participation, user: AbstractBaseUser | None, pid: str, browser_key: str, racing: bool = False,
+) -> bool:
+    """Whether a visitor whose link carries participant id ``pid`` continues
+    ``known`` (the participation that id joined with). Reads only.
+
+    Parameters
+    ----------
+    known : Participation
+        The study's participation with ``platform_participant_id == pid``, with its user and study.
+    user : user or None
+        The account signed in (or recognised) on the visitor's browser, if any.
+    pid : str
+        The participant id, for the refusal's message.
+    browser_key : str
+        The browser's long-lived random key ("" if it has none).
+    racing : bool, default False
+        ``known`` was created a moment ago by the visitor's own concurrent join.
+
+    Returns
+    -------
+    bool
+        True: the visitor is that participant and continues. False: the id
+        belongs to an account other than the signed-in one (or to one that
+        is no longer an active evaluator); the visitor joins without it.
+
+    Raises
+    ------
+    ParticipantIdInUseError
+        Nobody is signed in and the study's ``resume_by_participant_id``
+        does not let the id continue from this browser.
+    """
+    if not (known.user.is_active and user_is_evaluator(user=known.user)):
+        return False
+    if user is not None:
+        return known.user_id == user.pk
+    mode = known.study.resume_by_participant_id
+    same_browser = bool(browser_key) and known.browser_key_hash == visitor_key_hash(value=browser_key)
+    if mode == ResumeByParticipantId.OFF and not (racing and same_browser):
+        raise ParticipantIdInUseError(ERR_PARTICIPANT_ID_IN_USE.format(
+            pid=pid, where="in the browser already signed in as it"))
+    if mode == ResumeByParticipantId.SAME_BROWSER and not same_browser:
+        raise ParticipantIdInUseError(ERR_PARTICIPANT_ID_IN_USE.format(
+            pid=pid, where="in the browser it joined with"))
+    return True
+
+
 def _resume_known(
     *, known: Participation, user: AbstractBaseUser | None, platform: PlatformIds, browser_key: str,
     racing: bool = False,
@@ -309,19 +356,9 @@ def _resume_known(
     when the study's resume setting allows it; None when the id belongs to
     another account (the caller joins without it). ``racing``: the visitor's
     own concurrent join created ``known`` a moment ago (same browser key)."""
-    if not (known.user.is_active and user_is_evaluator(user=known.user)):
+    if not participant_id_may_continue(known=known, user=user, pid=platform.participant, browser_key=browser_key,
+                                       racing=racing):
         return None
-    if user is not None and known.user_id != user.pk:
-        return None
-    if user is None:
-        mode = known.study.resume_by_participant_id
-        same_browser = bool(browser_key) and known.browser_key_hash == visitor_key_hash(value=browser_key)
-        if mode == ResumeByParticipantId.OFF and not (racing and same_browser):
-            raise ParticipantIdInUseError(ERR_PARTICIPANT_ID_IN_USE.format(
-                pid=platform.participant, where="in the browser already signed in as it"))
-        if mode == ResumeByParticipantId.SAME_BROWSER and not same_browser:
-            raise ParticipantIdInUseError(ERR_PARTICIPANT_ID_IN_USE.format(
-                pid=platform.participant, where="in the browser it joined with"))
     if platform.session and platform.session != known.platform_session_id:
         known.platform_session_id = platform.session
         known.save(update_fields=["platform_session_id"])

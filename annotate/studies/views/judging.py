@@ -20,11 +20,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotate.core import DECLINE_DOOR, attempt_failed, attempts_blocked, door_keys, too_many_attempts
-from annotate.models import Invitation, Participation, StudyStatus
+from annotate.models import Invitation, Participation
 from annotate.studies.forms.judging import JudgmentForm, OnboardingForm
 from annotate.studies.selectors.completion import completion_verdict
 from annotate.studies.selectors.judging_tokens import PAIR, QUESTION, TOKEN_RE, judging_token_value
-from annotate.studies.selectors.stopping import study_is_full
 from annotate.studies.selectors.studies import (
     completion_url_for,
     evaluator_get_active,
@@ -37,6 +36,7 @@ from annotate.studies.selectors.studies import (
     study_subjects,
     user_is_evaluator,
 )
+from annotate.studies.services.admission import CLOSED, FULL, REFUSED, REMEMBERED, SIGNED_IN, invitation_admission
 from annotate.studies.services.judging import (
     InvalidSubmissionError,
     PairNotInStudyError,
@@ -84,6 +84,7 @@ STEP_URLS = {
     "guidelines": "annotate:study_guidelines",
     "closed": "annotate:study_closed",
     "judge": "annotate:study_judge",
+    "done": "annotate:study_done",
 }
 #: Seconds the done page shows the completion code before it sends the evaluator to the completion URL.
 COMPLETION_REDIRECT_SECONDS = 5
@@ -167,38 +168,45 @@ logout_view = forgetting_evaluator(LogoutView.as_view())
 def join(request: HttpRequest, token: str) -> HttpResponse:
     """The invitation link: the study's consent text with "agree" and
     "decline". Agreeing joins (and records the time); declining stores only
-    the decline, once per browser and participant id. A closed study says so
-    before anything else; a link whose platform ids cannot be stored is
-    refused (400) before anything is written."""
+    the decline, once per browser and participant id. A link whose platform
+    ids cannot be stored is refused (400) before anything is written. Who the
+    visitor is comes before what the study's state is
+    (:mod:`annotate.studies.services.admission`): a participant coming back
+    continues their participation (a finished one sees their done page) even
+    in a full or closed study; only newcomers are told it is full or closed."""
     invitation = invitation_get_active(token=token)
     if invitation is None:
         return render(request, "annotate/judging/join_invalid.html", status=404)
-    if invitation.study.status != StudyStatus.OPEN:
-        return render(request, "annotate/judging/closed.html", {"study": invitation.study})
     try:
         platform = platform_ids_from_query(study=invitation.study, query=request.GET)
     except PlatformIdError as error:
         return render(request, "annotate/judging/join_refused.html",
                       {"study": invitation.study, "message": str(error)}, status=400)
     user = request.user if request.user.is_authenticated else None
-    if user is not None and participation_get(study_id=invitation.study_id, user=user) is not None:
+    browser_key = _browser_key(request)
+    remembered = _resume_user(request, invitation.study_id)
+    admission = invitation_admission(invitation=invitation, user=user, remembered=remembered, platform=platform,
+                                     browser_key=browser_key)
+    if admission.verdict == SIGNED_IN:
         return redirect("annotate:study_entry", study_id=invitation.study_id)
-    returning = _resume_user(request, invitation.study_id)
-    if returning is None and study_is_full(study_id=invitation.study_id):  # newcomers only
+    if admission.verdict == REFUSED:
+        return render(request, "annotate/judging/join_refused.html",
+                      {"study": invitation.study, "message": admission.message}, status=409)
+    if admission.verdict == CLOSED:
+        return render(request, "annotate/judging/closed.html", {"study": invitation.study})
+    if admission.verdict == FULL:
         return render(request, "annotate/judging/full.html", {"study": invitation.study})
+    returning = admission.participation.user if admission.verdict == REMEMBERED else None
     if request.method == "GET":
         context = {"study": invitation.study, "returning": returning, "token": token, "missing": ""}
         return render(request, "annotate/judging/join.html", context)
     if returning is not None:  # "Continue as ...": this evaluator joined (and consented) before
         login(request, returning, backend="django.contrib.auth.backends.ModelBackend")
-        user = returning
-        if participation_get(study_id=invitation.study_id, user=user) is not None:
-            return redirect("annotate:study_entry", study_id=invitation.study_id)
+        return redirect("annotate:study_entry", study_id=invitation.study_id)
     decision = request.POST.get(CONSENT_FIELD)
     if decision not in ("yes", "no"):
         context = {"study": invitation.study, "returning": None, "token": token, "missing": MSG_CONSENT_MISSING}
         return render(request, "annotate/judging/join.html", context, status=400)
-    browser_key = _browser_key(request)
     if decision == "no":
         return _decline(request, invitation, token, browser_key, platform)
     response = _accept(request, invitation, user, platform, browser_key)
@@ -430,7 +438,7 @@ def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
 def study_done(request: HttpRequest, study_id: int) -> HttpResponse:
     participation = _participation_or_404(request, study_id)
     progress = participation_progress(participation=participation)
-    if not progress.done:
+    if not progress.done and participation_next_step(participation=participation) != "done":
         return redirect("annotate:study_entry", study_id=study_id)
     verdict = completion_verdict(participation=participation)
     if not verdict.earned:  # no code: say why, and offer the platform's return link

@@ -124,7 +124,7 @@ def test_a_returning_evaluator_of_a_closed_study_is_told_it_is_closed_at_the_lin
     client = Client()
     client.post(join_url(invitation), {"consent": "yes"})
     study_set_status(study=study, status=StudyStatus.CLOSED)
-    response = client.get(join_url(invitation))
+    response = client.get(join_url(invitation), follow=True)  # to their own closed page, with their progress
     assert response.status_code == 200 and "This study is closed" in response.content.decode()
 
 
