@@ -6,6 +6,8 @@ from decimal import Decimal
 from django import forms
 from django.http import QueryDict
 
+from annotate.core.forms import column_field
+from annotate.models import StoppingRules
 from annotate.studies.selectors.stopping import method_labels
 
 
@@ -16,19 +18,21 @@ def _method_choices() -> list[tuple[str, str]]:
 class StoppingRulesForm(forms.Form):
     """(a) target reliability, (b) two methods and the test's level, (c) a budget; blank = rule not used."""
 
-    target_reliability = forms.DecimalField(
-        required=False, min_value=Decimal("0.001"), max_value=Decimal("0.999"), decimal_places=3,
+    target_reliability = column_field(
+        StoppingRules, "target_reliability", required=False, min_value=Decimal("0.001"), max_value=Decimal("0.999"),
         label="Target reliability", help_text="SSR and split-half of the human scale, e.g. 0.8.",
     )
     method_a = forms.ChoiceField(required=False, choices=_method_choices, label="Compare method")
     method_b = forms.ChoiceField(required=False, choices=_method_choices, label="with method")
-    alpha = forms.DecimalField(
-        min_value=Decimal("0.001"), max_value=Decimal("0.999"), decimal_places=3, initial=Decimal("0.05"),
+    alpha = column_field(
+        StoppingRules, "alpha", min_value=Decimal("0.001"), max_value=Decimal("0.999"), initial=Decimal("0.05"),
         label="Test level α", help_text="Anytime-valid sequential sign test.",
     )
-    max_judgments = forms.IntegerField(required=False, min_value=1, label="Budget in judgments")
-    budget = forms.DecimalField(required=False, min_value=0, decimal_places=2, label="Budget in money")
-    pay_per_judgment = forms.DecimalField(required=False, min_value=0, decimal_places=2, label="Pay per judgment")
+    max_judgments = column_field(StoppingRules, "max_judgments", required=False, min_value=1,
+                                 label="Budget in judgments")
+    budget = column_field(StoppingRules, "budget", required=False, min_value=0, label="Budget in money")
+    pay_per_judgment = column_field(StoppingRules, "pay_per_judgment", required=False, min_value=0,
+                                    label="Pay per judgment")
 
     @classmethod
     def on_creation(cls, data: QueryDict | None) -> StoppingRulesForm:
@@ -59,4 +63,4 @@ def stopping_form_problems(form: StoppingRulesForm) -> str:
 class CostForm(forms.Form):
     """The pay per judgment at which the manage page prices its projections (GET)."""
 
-    pay = forms.DecimalField(required=False, min_value=0, decimal_places=2, label="Pay per judgment")
+    pay = column_field(StoppingRules, "pay_per_judgment", required=False, min_value=0, label="Pay per judgment")

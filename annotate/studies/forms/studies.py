@@ -8,6 +8,7 @@ from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.core import IdsModelMultipleChoiceField
+from annotate.core.forms import column_field
 from annotate.models import OnboardingQuestion, PairStrategy, ResponseSet, ScoringRun, Study
 from annotate.models.studies import (
     DEFAULT_ADAPTIVE_MIN_COMPARISONS,
@@ -71,12 +72,12 @@ class StudyForm(forms.Form):
     pairs_mode = forms.ChoiceField(
         choices=[(PAIRS_TOTAL, "in all"), (PAIRS_PER_SUBJECT, "per subject")], initial=PAIRS_TOTAL,
         widget=forms.RadioSelect, label="Count pairs")
-    n_pairs = forms.IntegerField(min_value=1, initial=70, label="Number of pairs",
-                                 help_text="The paper used 70 pairs in all.")
+    n_pairs = column_field(Study, "n_pairs", min_value=1, initial=70, label="Number of pairs",
+                           help_text="The paper used 70 pairs in all.")
     strategy = forms.ChoiceField(choices=PairStrategy.choices, initial=PairStrategy.UNIFORM,
                                  label="Sampling strategy", help_text=ADAPTIVE_HELP)
-    adaptive_min_comparisons = forms.IntegerField(
-        min_value=0, initial=DEFAULT_ADAPTIVE_MIN_COMPARISONS, required=False,
+    adaptive_min_comparisons = column_field(
+        Study, "adaptive_min_comparisons", min_value=0, initial=DEFAULT_ADAPTIVE_MIN_COMPARISONS, required=False,
         label="Adaptive: minimum comparisons per question",
         help_text=f"Votes every question gets before informative pairs take over (blank: "
                   f"{DEFAULT_ADAPTIVE_MIN_COMPARISONS}). About 10 per question usually suffice for a reliable scale.")
@@ -85,15 +86,15 @@ class StudyForm(forms.Form):
         label="Adaptive: random share",
         help_text=f"0 to 1: share of pairs drawn at random among those the evaluator has not seen, which keeps "
                   f"the design unbiased (blank: {DEFAULT_ADAPTIVE_RANDOM_SHARE:g}).")
-    target_judgments_per_pair = forms.IntegerField(
-        min_value=1, initial=20, label="Judgments wanted per pair",
+    target_judgments_per_pair = column_field(
+        Study, "target_judgments_per_pair", min_value=1, initial=20, label="Judgments wanted per pair",
         help_text="Votes (not skips) after which a pair is no longer offered to new evaluators.")
     attention_check_share = forms.FloatField(
         min_value=0.0, max_value=0.5, initial=0.0, required=False, label="Attention checks (share of all pairs)",
         help_text="0 to 0.5: pairs whose harder question is known (a large EIP difficulty gap), mixed in blind "
                   "and left out of every agreement statistic.")
-    seed = forms.IntegerField(min_value=0, label="Sampler seed",
-                              help_text="The same settings and seed always draw the same pairs.")
+    seed = column_field(Study, "seed", min_value=0, label="Sampler seed",
+                        help_text="The same settings and seed always draw the same pairs.")
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), initial=DEFAULT_GUIDELINES,
                                  label="Guidelines (Markdown)")
     consent_text = forms.CharField(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 import numpy as np
 
@@ -102,7 +102,9 @@ class Projection:
     def cost(self, value: float) -> Decimal | None:
         if self.pay is None or not math.isfinite(value):
             return None
-        return (self.pay * Decimal(math.ceil(value))).quantize(Decimal("0.01"))
+        count = Decimal(math.ceil(value))
+        with localcontext(prec=len(count.as_tuple().digits) + len(self.pay.as_tuple().digits) + 3):
+            return (self.pay * count).quantize(Decimal("0.01"))
 
     @property
     def cost_point(self) -> Decimal | None:

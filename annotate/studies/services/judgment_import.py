@@ -18,8 +18,9 @@ CSV (one header row) or JSON Lines (one object per line), with the fields
 ``submitted_at``
     Optional ISO 8601 time (default: the import time).
 ``seconds``
-    Optional number >= 0: time spent (default 0); the judgment is stored as
-    shown that long before ``submitted_at``.
+    Optional number from 0 to ``SECONDS_MAX`` (a year): time spent (default
+    0); the judgment is stored as shown that long before ``submitted_at``
+    (which, less the seconds, must fall after the year 1).
 
 Label Studio
     The JSON export (a list of tasks) of a pairwise-comparison project
@@ -47,7 +48,7 @@ import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
@@ -90,6 +91,10 @@ ERR_MISSING_COLUMNS = "missing column(s) {missing}; the header must name {requir
 ERR_BLANK = "blank; a value is required"
 ERR_HARDER = "{value!r} is not a, b or skip"
 ERR_SECONDS = "{value!r} is not a number >= 0"
+ERR_SECONDS_MAX = "{value!r} is more than {most:,} seconds"
+ERR_SHOWN = "{value!r} seconds before submitted_at {time!r} is before the year 1"
+#: Most seconds a judgment may take (a year): more cannot be a time on a pair.
+SECONDS_MAX = 366 * 24 * 3600
 ERR_TIME = "{value!r} is not an ISO 8601 time"
 ERR_GROUP_LONG = "{value!r} is longer than {most} characters"
 GROUP_MAX_CHARS = 100
@@ -176,6 +181,10 @@ def _record(file: str, row: object, record: dict, group: str, problems: list[str
         if not math.isfinite(seconds) or seconds < 0:
             problems.append(_problem(file, row, "seconds", ERR_SECONDS.format(value=raw_seconds)))
             bad = True
+        elif seconds > SECONDS_MAX:
+            problems.append(_problem(file, row, "seconds", ERR_SECONDS_MAX.format(value=raw_seconds,
+                                                                               most=SECONDS_MAX)))
+            bad = True
     when = None
     raw_time = _text(record.get("submitted_at"))
     if raw_time:
@@ -186,8 +195,15 @@ def _record(file: str, row: object, record: dict, group: str, problems: list[str
         if when is None:
             problems.append(_problem(file, row, "submitted_at", ERR_TIME.format(value=raw_time)))
             bad = True
-        elif timezone.is_naive(when):
-            when = timezone.make_aware(when, timezone.UTC)
+        else:
+            try:  # the time in UTC, and the time the pair was shown, are both after the year 1
+                when = (timezone.make_aware(when, UTC) if timezone.is_naive(when) else when
+                        ).astimezone(UTC)
+                when - timedelta(seconds=seconds if 0 <= seconds <= SECONDS_MAX else 0)
+            except OverflowError:
+                problems.append(_problem(file, row, "submitted_at", ERR_SHOWN.format(value=raw_seconds or "0",
+                                                                                  time=raw_time)))
+                bad = True
     group = _text(record.get("group")) or group
     if len(group) > GROUP_MAX_CHARS:
         problems.append(_problem(file, row, "group", ERR_GROUP_LONG.format(value=group, most=GROUP_MAX_CHARS)))
