@@ -44,7 +44,7 @@ def _field(name: str, default, response_set=None) -> forms.Field:
                                help_text="dataset, subject, or metadata:KEY (KEY = a question metadata column)")
     if name == "label":
         return ShortEchoChoiceField(choices=_label_choices(response_set), label="human label",
-                                 help_text="a question metadata column of the response set (type and coverage), "
+                                    help_text="a question metadata column of the response set (type and coverage), "
                                            "or a response set of people's answers")
     if name == "label_higher_is_harder":
         return ShortEchoTypedChoiceField(
@@ -60,7 +60,7 @@ def _field(name: str, default, response_set=None) -> forms.Field:
                                                       "run": "scoring run (0 = newest)"}[name])
     if name == "human_method":
         return ShortEchoChoiceField(choices=[("accuracy", "solve rate"), ("irt_1pl", "1PL")],
-                                 label="human difficulty")
+                                    label="human difficulty")
     return forms.IntegerField(min_value=1, label=label(name, "param"))
 
 

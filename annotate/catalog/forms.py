@@ -50,7 +50,7 @@ TEXT_FORMAT_HELP = ("how the new datasets' questions are written: plain text is 
 def text_format_field() -> forms.ChoiceField:
     """The text format of the datasets an upload creates (blank: as suggested)."""
     return ShortEchoChoiceField(label="Question text format", choices=TEXT_FORMAT_CHOICES, required=False,
-                             help_text=TEXT_FORMAT_HELP)
+                                help_text=TEXT_FORMAT_HELP)
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -88,7 +88,7 @@ class ResponseUploadForm(forms.Form):
                   "schema.json); files of the same name in several folders need a .zip",
     )
     file_format = ShortEchoChoiceField(label="Format", choices=FORMAT_CHOICES, initial="auto",
-                                    help_text="auto: JSON Lines by extension, long if it has model and credit "
+                                       help_text="auto: JSON Lines by extension, long if it has model and credit "
                                               "columns; for logs, the harness is recognised from the files")
     questions = forms.FileField(
         label="Questions file", required=False,

@@ -16,7 +16,7 @@ class ReportParamsForm(forms.Form):
     study's own run. An id not among them is a form error."""
 
     run = ShortEchoTypedChoiceField(required=False, coerce=int, empty_value=None, label="Scoring run",
-                                 error_messages={"invalid_choice": ERR_RUN_CHOICE.format(value="%(value)s")})
+                                    error_messages={"invalid_choice": ERR_RUN_CHOICE.format(value="%(value)s")})
     min_votes = forms.IntegerField(required=False, min_value=1, max_value=1000, initial=1,
                                    label="Min. votes per pair")
     tie_rule = ShortEchoChoiceField(required=False, choices=list(TIE_RULE_LABELS.items()), label="Tie rule")

@@ -75,7 +75,7 @@ class StudyForm(forms.Form):
     n_pairs = forms.IntegerField(min_value=1, initial=70, label="Number of pairs",
                                  help_text="The paper used 70 pairs in all.")
     strategy = ShortEchoChoiceField(choices=PairStrategy.choices, initial=PairStrategy.UNIFORM,
-                                 label="Sampling strategy", help_text=ADAPTIVE_HELP)
+                                    label="Sampling strategy", help_text=ADAPTIVE_HELP)
     adaptive_min_comparisons = forms.IntegerField(
         min_value=0, initial=DEFAULT_ADAPTIVE_MIN_COMPARISONS, required=False,
         label="Adaptive: minimum comparisons per question",
