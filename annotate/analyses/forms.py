@@ -7,8 +7,7 @@ from annotate.analyses.services import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_
 from annotate.analyses.services.human_labels import check_label, label_keys
 from annotate.analyses.services.params import check_groups
 from annotate.catalog import response_sets_loaded
-from annotate.core import label
-from annotate.core.forms import ShortEchoChoiceField, ShortEchoTypedChoiceField
+from annotate.core import ShortEchoChoiceField, ShortEchoTypedChoiceField, label
 from annotate.reports import response_sets_human
 
 

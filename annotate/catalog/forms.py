@@ -9,7 +9,7 @@ from django.conf import settings
 
 from annotate.catalog.loaders.harness import FORMATS as LOG_FORMATS
 from annotate.catalog.loaders.tabular import FORMATS as _TABULAR_AND_AUTO
-from annotate.core.forms import ShortEchoChoiceField, ShortEchoMultipleChoiceField
+from annotate.core import ShortEchoChoiceField, ShortEchoMultipleChoiceField
 from annotate.models import LanguageModel, ResponseSet, TextFormat
 from scoring.methods import methods as registered_methods
 

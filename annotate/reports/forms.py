@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotate.core import TIE_RULE_LABELS
-from annotate.core.forms import ShortEchoChoiceField, ShortEchoTypedChoiceField
+from annotate.core import TIE_RULE_LABELS, ShortEchoChoiceField, ShortEchoTypedChoiceField
 
 ERR_RUN_CHOICE = ("run {value} is not one the report can use: pick a finished run that scores every question "
                   "of the study's pairs")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotate.core.forms import ShortEchoChoiceField
+from annotate.core import ShortEchoChoiceField
 from annotate.models import Dataset, Subject
 
 #: ``status`` choices of the question list: every question, EIP-kept ones, excluded ones.

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotate.core import IdsModelMultipleChoiceField
-from annotate.core.forms import ShortEchoChoiceField
+from annotate.core import IdsModelMultipleChoiceField, ShortEchoChoiceField
 from annotate.models import (
     Choice,
     EducationLevel,

@@ -7,8 +7,7 @@ import secrets
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotate.core import IdsModelMultipleChoiceField
-from annotate.core.forms import ShortEchoChoiceField, ShortEchoMultipleChoiceField
+from annotate.core import IdsModelMultipleChoiceField, ShortEchoChoiceField, ShortEchoMultipleChoiceField
 from annotate.models import OnboardingQuestion, PairStrategy, ResponseSet, ScoringRun, Study
 from annotate.models.studies import (
     DEFAULT_ADAPTIVE_MIN_COMPARISONS,
