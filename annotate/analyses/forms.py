@@ -7,7 +7,7 @@ from annotate.analyses.services import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_
 from annotate.analyses.services.human_labels import check_label, label_keys
 from annotate.analyses.services.params import check_groups
 from annotate.catalog import response_sets_loaded
-from annotate.core import label
+from annotate.core import ShortEchoChoiceField, ShortEchoTypedChoiceField, label
 from annotate.reports import response_sets_human
 
 
@@ -34,19 +34,19 @@ def _field(name: str, default, response_set=None) -> forms.Field:
     if name in ("skip_irt", "include_excluded"):
         return forms.BooleanField(required=False, label=label(name, "param"))
     if name == "grid":
-        return forms.ChoiceField(choices=[(g, f"{g} (up to {max(q for q, _ in s):,} x {max(m for _, m in s):,})")
+        return ShortEchoChoiceField(choices=[(g, f"{g} (up to {max(q for q, _ in s):,} x {max(m for _, m in s):,})")
                                           for g, s in SCALING_GRIDS.items()])
     if name == "density_model":
-        return forms.ChoiceField(choices=[("1pl", "1PL"), ("uniform", "uniform")], label="density model")
+        return ShortEchoChoiceField(choices=[("1pl", "1PL"), ("uniform", "uniform")], label="density model")
     if name == "group_by":
         return forms.CharField(max_length=120, label="group by",
                                help_text="dataset, subject, or metadata:KEY (KEY = a question metadata column)")
     if name == "label":
-        return forms.ChoiceField(choices=_label_choices(response_set), label="human label",
-                                 help_text="a question metadata column of the response set (type and coverage), "
+        return ShortEchoChoiceField(choices=_label_choices(response_set), label="human label",
+                                    help_text="a question metadata column of the response set (type and coverage), "
                                            "or a response set of people's answers")
     if name == "label_higher_is_harder":
-        return forms.TypedChoiceField(
+        return ShortEchoTypedChoiceField(
             choices=[(True, "higher = harder (a level, a difficulty)"),
                      (False, "higher = easier (a solve rate)")],
             coerce=lambda v: v in (True, "True"), widget=forms.RadioSelect, label="label direction",
@@ -58,8 +58,8 @@ def _field(name: str, default, response_set=None) -> forms.Field:
         return forms.IntegerField(min_value=0, label={"n_boot": "bootstrap replicates",
                                                       "run": "scoring run (0 = newest)"}[name])
     if name == "human_method":
-        return forms.ChoiceField(choices=[("accuracy", "solve rate"), ("irt_1pl", "1PL")],
-                                 label="human difficulty")
+        return ShortEchoChoiceField(choices=[("accuracy", "solve rate"), ("irt_1pl", "1PL")],
+                                    label="human difficulty")
     return forms.IntegerField(min_value=1, label=label(name, "param"))
 
 

@@ -27,6 +27,17 @@ ERR_NOT_ALLOWED = (
 ERR_INACTIVE = "user {username!r} is inactive"
 
 
+ERR_NAME_TOO_LONG = "name: at most {limit} characters (it has {n:,})"
+
+
+def _checked_name(name: str) -> str:
+    name = name.strip()
+    limit = ApiToken._meta.get_field("name").max_length
+    if len(name) > limit:
+        raise ValueError(ERR_NAME_TOO_LONG.format(limit=limit, n=len(name)))
+    return name
+
+
 def api_token_create(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiToken, str]:
     """A new token for ``user``.
 
@@ -39,15 +50,17 @@ def api_token_create(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiToke
     ------
     ValueError
         If the user is inactive, or neither staff nor a researcher
-        (evaluators have no use for the API).
+        (evaluators have no use for the API), or the name, stripped, is
+        longer than the column holds (100 characters): refused, never cut.
     """
     if not user.is_active:
         raise ValueError(ERR_INACTIVE.format(username=user.get_username()))
     if not user_is_researcher(user=user):
         raise ValueError(ERR_NOT_ALLOWED.format(username=user.get_username()))
+    name = _checked_name(name)
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        user=user, name=name.strip()[:100], prefix=key[:PREFIX_LENGTH], key_hash=api_key_hash(key)
+        user=user, name=name, prefix=key[:PREFIX_LENGTH], key_hash=api_key_hash(key)
     )
     return token, key
 
@@ -79,10 +92,11 @@ def api_token_save(*, entry: ApiToken, fields: Sequence[str] | None) -> ApiToken
     """Save a token's admin edit (its name: every other field is read-only there).
 
     ``fields``: the changed model fields (``None`` for a new token, which the
-    admin never makes: :func:`api_token_create` shows the key once). The name is
-    cut to 100 characters, as :func:`api_token_create` does.
+    admin never makes: :func:`api_token_create` shows the key once). A name
+    longer than the column holds raises ``ValueError``, as
+    :func:`api_token_create` does.
     """
-    entry.name = entry.name.strip()[:100]
+    entry.name = _checked_name(entry.name)
     if fields is None or entry.pk is None:
         entry.save()
     elif fields:

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from annotate.catalog.loaders.harness import FORMATS as LOG_FORMATS
 from annotate.catalog.loaders.tabular import FORMATS as _TABULAR_AND_AUTO
+from annotate.core import ShortEchoChoiceField, ShortEchoMultipleChoiceField
 from annotate.models import LanguageModel, ResponseSet, TextFormat
 from scoring.methods import methods as registered_methods
 
@@ -48,8 +49,8 @@ TEXT_FORMAT_HELP = ("how the new datasets' questions are written: plain text is 
 
 def text_format_field() -> forms.ChoiceField:
     """The text format of the datasets an upload creates (blank: as suggested)."""
-    return forms.ChoiceField(label="Question text format", choices=TEXT_FORMAT_CHOICES, required=False,
-                             help_text=TEXT_FORMAT_HELP)
+    return ShortEchoChoiceField(label="Question text format", choices=TEXT_FORMAT_CHOICES, required=False,
+                                help_text=TEXT_FORMAT_HELP)
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -86,8 +87,8 @@ class ResponseUploadForm(forms.Form):
                   "and/or .zip archives of log folders (lm-eval: a folder per model; HELM: run folders with "
                   "schema.json); files of the same name in several folders need a .zip",
     )
-    file_format = forms.ChoiceField(label="Format", choices=FORMAT_CHOICES, initial="auto",
-                                    help_text="auto: JSON Lines by extension, long if it has model and credit "
+    file_format = ShortEchoChoiceField(label="Format", choices=FORMAT_CHOICES, initial="auto",
+                                       help_text="auto: JSON Lines by extension, long if it has model and credit "
                                               "columns; for logs, the harness is recognised from the files")
     questions = forms.FileField(
         label="Questions file", required=False,
@@ -216,7 +217,7 @@ class ConfirmLoadForm(forms.Form):
 class ScoreNowForm(forms.Form):
     """Start a scoring run on a freshly loaded response set: methods, EIP damping, models."""
 
-    methods = forms.MultipleChoiceField(
+    methods = ShortEchoMultipleChoiceField(
         choices=(), required=False, widget=forms.CheckboxSelectMultiple,
         help_text="the required methods always run")
     alpha = forms.FloatField(label="Damping alpha", initial=0.85, min_value=0.0, max_value=1.0,

@@ -79,3 +79,62 @@ def column_field(model: type[models.Model], name: str, **kwargs: Any) -> forms.F
         raise TypeError(f"{model.__name__}.{name} is not a number field")
     setattr(field, COLUMN_ATTR, column)
     return field
+
+
+#: The most characters of a refused value an error message repeats.
+ECHO_CHARS = 80
+
+
+def short_echo(value: object, limit: int = ECHO_CHARS) -> str:
+    """``value`` as text, cut to its first ``limit`` characters and "…" when longer.
+
+    Parameters
+    ----------
+    value : object
+        A value a form refused (``str()`` of it is shown).
+    limit : int, default 80
+        Characters kept.
+
+    Returns
+    -------
+    str
+        The text itself when at most ``limit`` characters long.
+
+    Examples
+    --------
+    >>> short_echo("x" * 100, 3)
+    'xxx…'
+    """
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _short_params(error: ValidationError) -> ValidationError:
+    for item in error.error_list:
+        if isinstance(item.params, dict) and "value" in item.params:
+            item.params = {**item.params, "value": short_echo(item.params["value"])}
+    return error
+
+
+class _ShortEcho:
+    """A choice field whose "not one of the choices" error repeats at most
+    :data:`ECHO_CHARS` characters of the refused value (a tampered value may be
+    thousands of characters long)."""
+
+    def validate(self, value: Any) -> None:
+        try:
+            super().validate(value)  # type: ignore[misc]
+        except ValidationError as error:
+            raise _short_params(error) from None
+
+
+class ShortEchoChoiceField(_ShortEcho, forms.ChoiceField):
+    """``forms.ChoiceField`` with a bounded echo (:class:`_ShortEcho`)."""
+
+
+class ShortEchoTypedChoiceField(_ShortEcho, forms.TypedChoiceField):
+    """``forms.TypedChoiceField`` with a bounded echo (:class:`_ShortEcho`)."""
+
+
+class ShortEchoMultipleChoiceField(_ShortEcho, forms.MultipleChoiceField):
+    """``forms.MultipleChoiceField`` with a bounded echo (:class:`_ShortEcho`)."""

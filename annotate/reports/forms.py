@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotate.core import TIE_RULE_LABELS
+from annotate.core import TIE_RULE_LABELS, ShortEchoChoiceField, ShortEchoTypedChoiceField
 
 ERR_RUN_CHOICE = ("run {value} is not one the report can use: pick a finished run that scores every question "
                   "of the study's pairs")
@@ -14,11 +14,11 @@ class ReportParamsForm(forms.Form):
     :func:`annotate.runs.selectors.scoring.study_report_runs`); blank = the
     study's own run. An id not among them is a form error."""
 
-    run = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Scoring run",
-                                 error_messages={"invalid_choice": ERR_RUN_CHOICE.format(value="%(value)s")})
+    run = ShortEchoTypedChoiceField(required=False, coerce=int, empty_value=None, label="Scoring run",
+                                    error_messages={"invalid_choice": ERR_RUN_CHOICE.format(value="%(value)s")})
     min_votes = forms.IntegerField(required=False, min_value=1, max_value=1000, initial=1,
                                    label="Min. votes per pair")
-    tie_rule = forms.ChoiceField(required=False, choices=list(TIE_RULE_LABELS.items()), label="Tie rule")
+    tie_rule = ShortEchoChoiceField(required=False, choices=list(TIE_RULE_LABELS.items()), label="Tie rule")
     n_boot = forms.IntegerField(required=False, min_value=1, max_value=20000, initial=2000,
                                 label="Bootstrap resamples")
     crowd = forms.BooleanField(required=False, label="Judges weighted by reliability",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
+from annotate.core import ShortEchoChoiceField
 from annotate.models import Dataset, Subject
 
 #: ``status`` choices of the question list: every question, EIP-kept ones, excluded ones.
@@ -25,10 +26,10 @@ class QuestionFilterForm(forms.Form):
                         widget=forms.TextInput(attrs={"placeholder": "question id or text", "type": "search"}))
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), required=False, empty_label="all datasets")
     subject = forms.ModelChoiceField(queryset=Subject.objects.none(), required=False, empty_label="all subjects")
-    status = forms.ChoiceField(choices=STATUS_CHOICES, required=False, label="EIP")
-    coverage = forms.ChoiceField(choices=COVERAGE_CHOICES, required=False, label="Coverage")
-    sort = forms.ChoiceField(choices=(), required=False, label="Sort by")
-    direction = forms.ChoiceField(choices=DIRECTION_CHOICES, required=False, label="Order")
+    status = ShortEchoChoiceField(choices=STATUS_CHOICES, required=False, label="EIP")
+    coverage = ShortEchoChoiceField(choices=COVERAGE_CHOICES, required=False, label="Coverage")
+    sort = ShortEchoChoiceField(choices=(), required=False, label="Sort by")
+    direction = ShortEchoChoiceField(choices=DIRECTION_CHOICES, required=False, label="Order")
 
     def __init__(self, *args, datasets, subjects, sorts: list[tuple[str, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)

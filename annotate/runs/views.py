@@ -23,6 +23,7 @@ from annotate.models import RunStatus, ScoringRun
 from annotate.runs.forms import QuestionFilterForm
 from annotate.runs.selectors.results import (
     RUN_TABLES,
+    bound_notes,
     model_score_columns,
     question_rows,
     question_score_columns,
@@ -114,7 +115,7 @@ def run_questions_list(request: HttpRequest, run_id: int) -> HttpResponse:
     bounds = run_estimation_bounds(run=run)
     context = {"run": run, "form": form, "page": page, "min_models": min_models,
                "rows": question_rows(results=page.object_list, min_models=min_models, bounds=bounds),
-               "bounds": sorted(set(bounds.values())),
+               "bounds": bound_notes(bounds),
                "columns": question_score_columns(), "query": query.urlencode(), "kept_query": query}
     return render(request, "annotate/results/run_questions.html", context)
 

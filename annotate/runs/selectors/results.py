@@ -72,16 +72,58 @@ AT_BOUND_ATOL = irt_at_bound_atol
 
 
 def run_estimation_bounds(*, run: ScoringRun) -> dict[str, tuple[float, float]]:
-    """The box each bounded estimate of ``run`` was fitted in: difficulty column -> (low, high).
+    """The box each bounded estimate of ``run`` was fitted in: question column -> (low, high).
 
-    A method whose stored parameters hold ``bounds`` (the joint-maximum-likelihood
-    IRT fits: (-5, 5) logits by default) contributes its difficulty column.
+    Every column a method declares bounded (``question_bounds`` of
+    :mod:`scoring.methods`) whose box the run stored in that method's
+    parameters: the joint-maximum-likelihood IRT difficulties (``bounds``,
+    (-5, 5) logits by default), the marginal-maximum-likelihood ones
+    (``difficulty_bounds``, (-6, 6) logits by default) and the 2PL
+    discriminations (``discrimination_bounds``, (0.1, 5) by default).
     """
+    params = {method: p for method, p in run.methods.values_list("method", "params") if isinstance(p, dict)}
     out = {}
-    for method, params in run.methods.values_list("method", "params"):
-        bounds = params.get("bounds") if isinstance(params, dict) else None
-        if method in method_keys() and isinstance(bounds, (list, tuple)) and len(bounds) == 2:
-            out[get_method(method).difficulty_column] = (float(bounds[0]), float(bounds[1]))
+    for m, column, key in iter_bounded_columns("question"):
+        bounds = params.get(m.key, {}).get(key)
+        if isinstance(bounds, (list, tuple)) and len(bounds) == 2:
+            out[column] = (float(bounds[0]), float(bounds[1]))
+    return out
+
+
+@dataclass(frozen=True)
+class BoundNote:
+    """One bounded column shown in the question list and the box its fit used."""
+
+    header: str
+    low: float
+    high: float
+    unit: str
+    decimals: int  # as few as show both ends exactly: (-5, 5) -> 0, (0.1, 5) -> 1
+
+
+def bound_notes(bounds: dict[str, tuple[float, float]]) -> list[BoundNote]:
+    """The bounds of :func:`run_estimation_bounds`, one per shown column, in column order.
+
+    Parameters
+    ----------
+    bounds : dict of str to (float, float)
+        Column -> (low, high), as :func:`run_estimation_bounds` gives.
+
+    Returns
+    -------
+    list of BoundNote
+        Header of the column (as the list heads it), low and high end, the
+        unit (``"logits"`` for a difficulty, ``"per logit"`` for a
+        discrimination) and the decimals that show both ends as stored.
+    """
+    out = []
+    for c in question_score_columns():
+        if c.column in bounds:
+            method = get_method(c.method)
+            unit = "logits" if c.column == method.difficulty_column else "per logit"
+            low, high = bounds[c.column]
+            decimals = max(len(f"{x:g}".partition(".")[2]) for x in (low, high))
+            out.append(BoundNote(c.header, low, high, unit, decimals))
     return out
 
 

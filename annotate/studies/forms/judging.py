@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotate.core import IdsModelMultipleChoiceField
+from annotate.core import IdsModelMultipleChoiceField, ShortEchoChoiceField
 from annotate.models import (
     Choice,
     EducationLevel,
@@ -17,10 +17,10 @@ from annotate.studies.selectors.judging_tokens import TOKEN_RE
 
 
 class OnboardingForm(forms.Form):
-    field_of_study = forms.ChoiceField(
+    field_of_study = ShortEchoChoiceField(
         choices=[("", "Choose…"), *FieldOfStudy.choices], label="Field of study"
     )
-    education_level = forms.ChoiceField(
+    education_level = ShortEchoChoiceField(
         choices=[("", "Choose…"), *EducationLevel.choices], label="Education level"
     )
     qualified_subjects = IdsModelMultipleChoiceField(
@@ -46,7 +46,7 @@ class JudgmentForm(forms.Form):
 
     pair = forms.RegexField(regex=TOKEN_RE)
     left = forms.RegexField(regex=TOKEN_RE)
-    choice = forms.ChoiceField(choices=Choice.choices)
+    choice = ShortEchoChoiceField(choices=Choice.choices)
     client_ms = forms.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
 
     def client_seconds(self) -> float | None:
@@ -59,7 +59,7 @@ class InvitationForm(forms.Form):
 
 
 class StudyStatusForm(forms.Form):
-    status = forms.ChoiceField(choices=StudyStatus.choices)
+    status = ShortEchoChoiceField(choices=StudyStatus.choices)
 
 
 class ExclusionForm(forms.Form):
@@ -98,7 +98,7 @@ class StudyQualitySettingsForm(forms.Form):
         max_length=500, required=False, label="Return URL (no code)", assume_scheme="https",
         help_text="Offered to a participant who did not earn the code (the platform's return or screened-out link).",
     )
-    resume_by_participant_id = forms.ChoiceField(
+    resume_by_participant_id = ShortEchoChoiceField(
         choices=ResumeByParticipantId.choices, required=False, label="Resume by participant id",
         help_text="On: continue in any browser (anyone with the link and the id can). Same browser: only where "
                   "they joined. Off: a known id never signs in.",

@@ -7,7 +7,7 @@ import secrets
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotate.core import IdsModelMultipleChoiceField
+from annotate.core import IdsModelMultipleChoiceField, ShortEchoChoiceField, ShortEchoMultipleChoiceField
 from annotate.core.forms import column_field
 from annotate.models import OnboardingQuestion, PairStrategy, ResponseSet, ScoringRun, Study
 from annotate.models.studies import (
@@ -69,13 +69,13 @@ class StudyForm(forms.Form):
         required=False, label="Also pair questions every model solved (or every model failed)")
     include_low_coverage = forms.BooleanField(
         required=False, label="Also pair questions answered by fewer models than the run's minimum")
-    pairs_mode = forms.ChoiceField(
+    pairs_mode = ShortEchoChoiceField(
         choices=[(PAIRS_TOTAL, "in all"), (PAIRS_PER_SUBJECT, "per subject")], initial=PAIRS_TOTAL,
         widget=forms.RadioSelect, label="Count pairs")
     n_pairs = column_field(Study, "n_pairs", min_value=1, initial=70, label="Number of pairs",
                            help_text="The paper used 70 pairs in all.")
-    strategy = forms.ChoiceField(choices=PairStrategy.choices, initial=PairStrategy.UNIFORM,
-                                 label="Sampling strategy", help_text=ADAPTIVE_HELP)
+    strategy = ShortEchoChoiceField(choices=PairStrategy.choices, initial=PairStrategy.UNIFORM,
+                                    label="Sampling strategy", help_text=ADAPTIVE_HELP)
     adaptive_min_comparisons = column_field(
         Study, "adaptive_min_comparisons", min_value=0, initial=DEFAULT_ADAPTIVE_MIN_COMPARISONS, required=False,
         label="Adaptive: minimum comparisons per question",
@@ -100,7 +100,7 @@ class StudyForm(forms.Form):
     consent_text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 6}), initial=DEFAULT_CONSENT, label="Consent text (Markdown)",
         help_text="Shown on the invitation page; evaluators agree or decline before anything about them is stored.")
-    onboarding_questions = forms.MultipleChoiceField(
+    onboarding_questions = ShortEchoMultipleChoiceField(
         choices=OnboardingQuestion.choices, widget=forms.CheckboxSelectMultiple, required=False,
         initial=list(OnboardingQuestion.values), label="Onboarding questions",
         help_text="Education offers school levels and \u201cprefer not to say\u201d.")

@@ -91,19 +91,38 @@ def ensure_role_groups() -> tuple[Group, Group]:
     return _group(RESEARCHER_GROUP), _group(EVALUATOR_GROUP)
 
 
+ERR_NOTE_TOO_LONG = "Note: at most {limit} characters (it has {n:,})"
+
+
+def _checked_note(note: str) -> str:
+    note = note.strip()
+    limit = Invitation._meta.get_field("note").max_length
+    if len(note) > limit:
+        raise ValueError(ERR_NOTE_TOO_LONG.format(limit=limit, n=len(note)))
+    return note
+
+
 def invitation_create(*, study: Study, note: str = "", created_by: AbstractBaseUser | None = None) -> Invitation:
-    """A new invitation link (token from ``secrets.token_urlsafe(32)``)."""
-    return Invitation.objects.create(study=study, note=note.strip()[:200], created_by=created_by)
+    """A new invitation link (token from ``secrets.token_urlsafe(32)``).
+
+    Raises
+    ------
+    ValueError
+        When the note, stripped, is longer than the column holds (200
+        characters): it is refused, never cut.
+    """
+    return Invitation.objects.create(study=study, note=_checked_note(note), created_by=created_by)
 
 
 def invitation_save(*, entry: Invitation, fields: Sequence[str] | None) -> Invitation:
     """Save an invitation added or changed in the admin.
 
-    ``fields``: ``None`` for a new invitation (a fresh token, the note cut to
-    200 characters as :func:`invitation_create` does), else the changed model
-    fields (the study and the note; the token never changes).
+    ``fields``: ``None`` for a new invitation (a fresh token), else the
+    changed model fields (the study and the note; the token never changes).
+    A note longer than the column holds raises ``ValueError``, as
+    :func:`invitation_create` does.
     """
-    entry.note = (entry.note or "").strip()[:200]
+    entry.note = _checked_note(entry.note or "")
     if fields is None or entry.pk is None:
         entry.save()
     elif fields:

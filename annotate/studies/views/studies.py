@@ -108,6 +108,9 @@ def study_invitation_create(request: HttpRequest, study_id: int) -> HttpResponse
     form = InvitationForm(request.POST)
     if form.is_valid():
         invitation_create(study=study, note=form.cleaned_data["note"], created_by=request.user)
+    else:
+        messages.error(request, "No link made: " + " ".join(
+            f"{form.fields[name].label}: {' '.join(errors)}" for name, errors in form.errors.items()))
     return redirect("annotate:study_manage", study_id=study_id)
 
 

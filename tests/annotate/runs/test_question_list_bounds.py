@@ -86,7 +86,47 @@ def test_the_list_marks_values_on_the_bound_and_explains_them(run, rita):
     assert _ids(html) == ["b1", "b2", "x", "m", "low"]  # the tie at 5 in question order, then the rest
     assert html.count('<td class="num at-bound">≥ ') == 2 and html.count('<td class="num at-bound">≤ ') == 1
     assert html.count('<span class="flag">at bound</span>') == 3  # = the run's difficulties_at_bound
-    assert 'id="bound-note"' in html and "within [−5, 5] logits" in html
+    assert 'id="bound-note"' in html and "bounds: 1PL IRT [−5, 5] logits." in html
     ascending = rita.get(reverse("annotate:run_questions", kwargs={"run_id": run.pk}),
                          {"sort": "irt_1pl", "direction": "asc"}).content.decode()
     assert _ids(ascending) == ["low", "m", "x", "b1", "b2"]
+
+
+def test_a_real_mml_fit_on_its_bound_is_marked_and_the_note_gives_each_methods_own_bound(rita):
+    """Scored by the real service: a question every model solves runs the MML difficulty to its
+    lower bound (-6 logits, the fit's default), one every model fails to its upper bound; the
+    JML fit of the same run has its own box (-5, 5). Each mark and the note follow each method's box."""
+    from annotate.models import LanguageModel
+    from annotate.runs.services import scoring as service
+    from tests.annotate.factories import write_responses
+
+    dataset = Dataset.objects.create(name="Sim")
+    questions = [Question.objects.create(dataset=dataset, external_id=f"q{i}", text=f"Question {i}")
+                 for i in range(8)]
+    models = [LanguageModel.objects.create(name=f"model-{j}") for j in range(6)]
+    cells = np.array([[1, 1, 1, 1, 1, 1],  # q0: every model solves it
+                      [1, 1, 0, 1, 1, 1], [1, 0, 1, 1, 0, 1], [0, 1, 1, 0, 1, 0],
+                      [1, 0, 0, 1, 0, 1], [0, 0, 1, 0, 1, 0], [0, 1, 0, 0, 0, 0],
+                      [0, 0, 0, 0, 0, 0]], dtype=float)  # q7: every model fails it
+    rs = ResponseSet.objects.create(name="sim", file_name="s.csv", checksum="f" * 64, file_format="wide")
+    write_responses(rs, [(q, m, cells[i, j]) for i, q in enumerate(questions) for j, m in enumerate(models)])
+    run = service.scoring_run_execute(run=service.scoring_run_create(
+        response_set=rs, params={"methods": ["eip", "accuracy", "irt_1pl", "irt_1pl_mml"]}))
+    stored = {r.question.external_id: r.score("irt_1pl_mml")
+              for r in QuestionResult.objects.filter(run=run).select_related("question")}
+    assert stored["q0"] == -6.0 and stored["q7"] == 6.0  # the fit's box, not an unbounded estimate
+    assert min(stored[f"q{i}"] for i in range(1, 7)) > -6.0 and max(stored[f"q{i}"] for i in range(1, 7)) < 6.0
+    notes = MethodResult.objects.get(run=run, method="irt_1pl_mml").notes
+    assert run_estimation_bounds(run=run) == {"irt_1pl": (-5.0, 5.0), "irt_1pl_mml": (-6.0, 6.0)}
+
+    html = rita.get(reverse("annotate:run_questions", kwargs={"run_id": run.pk}),
+                    {"sort": "irt_1pl_mml", "direction": "desc"}).content.decode()
+    note = html[html.index('id="bound-note"'):]
+    note = note[:note.index("</p>")]
+    assert "1PL IRT [−5, 5] logits" in note and "1PL IRT (MML) [−6, 6] logits" in note
+    assert '<td class="num at-bound">≥ 6.00 <span class="flag">at bound</span>' in html
+    assert '<td class="num at-bound">≤ −6.00 <span class="flag">at bound</span>' in html
+    assert _ids(html)[0] == "q7" and _ids(html)[-1] == "q0"
+    marked_mml = html.count("6.00 <span")  # JML difficulties here stay inside (-5, 5): no 5.00 mark
+    assert marked_mml == 2 and "5.00 <span" not in html
+    assert notes["difficulties_at_bound"] == marked_mml  # the page marks what the fit counts
