@@ -17,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from annotate.api.selectors import KEY_PREFIX, PREFIX_LENGTH, api_key_hash, api_token_for_key
+from annotate.core import column_text
 from annotate.models import ApiToken
 from annotate.studies import user_is_researcher
 
@@ -27,15 +28,8 @@ ERR_NOT_ALLOWED = (
 ERR_INACTIVE = "user {username!r} is inactive"
 
 
-ERR_NAME_TOO_LONG = "name: at most {limit} characters (it has {n:,})"
-
-
 def _checked_name(name: str) -> str:
-    name = name.strip()
-    limit = ApiToken._meta.get_field("name").max_length
-    if len(name) > limit:
-        raise ValueError(ERR_NAME_TOO_LONG.format(limit=limit, n=len(name)))
-    return name
+    return column_text(name, model=ApiToken, field="name", label="name")
 
 
 def api_token_create(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiToken, str]:

@@ -11,6 +11,39 @@ from __future__ import annotations
 ID_MAX = 2**63 - 1
 
 
+#: A text longer than its column holds (label, the column's limit, the text's length).
+ERR_TEXT_TOO_LONG = "{label}: at most {limit} characters (it has {n:,})"
+
+
+def column_text(value: str, *, model: type, field: str, label: str) -> str:
+    """``value`` without surrounding blanks, refused when longer than ``model``'s ``field`` holds.
+
+    Parameters
+    ----------
+    value : str
+    model : Django model class
+    field : str
+        A ``CharField`` of ``model`` (its ``max_length`` is the limit).
+    label : str
+        The field's name as the person who typed it knows it (starts the error).
+
+    Returns
+    -------
+    str
+        ``value.strip()``, whole: it is never cut to fit.
+
+    Raises
+    ------
+    ValueError
+        ``ERR_TEXT_TOO_LONG`` when the stripped text is longer than the column.
+    """
+    text = value.strip()
+    limit = model._meta.get_field(field).max_length
+    if len(text) > limit:
+        raise ValueError(ERR_TEXT_TOO_LONG.format(label=label, limit=limit, n=len(text)))
+    return text
+
+
 #: Smallest and largest integer a 64-bit column holds.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 

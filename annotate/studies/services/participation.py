@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotate.core import storable_text_problem
+from annotate.core import column_text, storable_text_problem
 from annotate.models import (
     ConsentDecline,
     EducationLevel,
@@ -91,15 +91,8 @@ def ensure_role_groups() -> tuple[Group, Group]:
     return _group(RESEARCHER_GROUP), _group(EVALUATOR_GROUP)
 
 
-ERR_NOTE_TOO_LONG = "Note: at most {limit} characters (it has {n:,})"
-
-
 def _checked_note(note: str) -> str:
-    note = note.strip()
-    limit = Invitation._meta.get_field("note").max_length
-    if len(note) > limit:
-        raise ValueError(ERR_NOTE_TOO_LONG.format(limit=limit, n=len(note)))
-    return note
+    return column_text(note, model=Invitation, field="note", label="Note")
 
 
 def invitation_create(*, study: Study, note: str = "", created_by: AbstractBaseUser | None = None) -> Invitation:
