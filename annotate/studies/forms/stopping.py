@@ -6,7 +6,7 @@ from decimal import Decimal
 from django import forms
 from django.http import QueryDict
 
-from annotate.core.forms import column_field
+from annotate.core import column_field
 from annotate.models import StoppingRules
 from annotate.studies.selectors.stopping import method_labels
 

@@ -7,8 +7,12 @@ import secrets
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 
-from annotate.core import IdsModelMultipleChoiceField, ShortEchoChoiceField, ShortEchoMultipleChoiceField
-from annotate.core.forms import column_field
+from annotate.core import (
+    IdsModelMultipleChoiceField,
+    ShortEchoChoiceField,
+    ShortEchoMultipleChoiceField,
+    column_field,
+)
 from annotate.models import OnboardingQuestion, PairStrategy, ResponseSet, ScoringRun, Study
 from annotate.models.studies import (
     DEFAULT_ADAPTIVE_MIN_COMPARISONS,
