@@ -44,6 +44,8 @@ ADAPTIVE_HELP = (
     "then among questions whose current human difficulty estimates are close and uncertain (with a random "
     "share), and the number of pairs is then the number each evaluator judges."
 )
+#: The fields that only the adaptive design reads; with any other design they are ignored (not checked, not kept).
+ADAPTIVE_FIELDS = ("adaptive_min_comparisons", "adaptive_random_share")
 SEED_BITS = 31
 #: The crowd-platform fields, named as ``study_quality_settings_update``'s arguments and the Study's fields.
 CROWD_FIELDS = ("speeder_seconds", "participant_param", "study_param", "session_param", "completion_code",
@@ -60,6 +62,9 @@ class RunChoiceField(forms.ModelChoiceField):
 
 class StudyForm(forms.Form):
     """Every setting of a study; the creation page and the edit page (until the first judgment)."""
+
+    #: Service arguments carried by another field (:func:`annotate.core.form_add_service_error`).
+    service_names = {"pairs_per_subject": "n_pairs"}
 
     name = forms.CharField(max_length=200, label="Study name", help_text="Shown to evaluators.")
     run = RunChoiceField(queryset=ScoringRun.objects.none(), label="Response set and scoring run",
@@ -82,12 +87,12 @@ class StudyForm(forms.Form):
                                     label="Sampling strategy", help_text=ADAPTIVE_HELP)
     adaptive_min_comparisons = column_field(
         Study, "adaptive_min_comparisons", min_value=0, initial=DEFAULT_ADAPTIVE_MIN_COMPARISONS, required=False,
-        label="Adaptive: minimum comparisons per question",
+        label="Minimum comparisons per question (adaptive design only)",
         help_text=f"Votes every question gets before informative pairs take over (blank: "
                   f"{DEFAULT_ADAPTIVE_MIN_COMPARISONS}). About 10 per question usually suffice for a reliable scale.")
     adaptive_random_share = forms.FloatField(
         min_value=0.0, max_value=1.0, initial=DEFAULT_ADAPTIVE_RANDOM_SHARE, required=False,
-        label="Adaptive: random share",
+        label="Random share (adaptive design only)",
         help_text=f"0 to 1: share of pairs drawn at random among those the evaluator has not seen, which keeps "
                   f"the design unbiased (blank: {DEFAULT_ADAPTIVE_RANDOM_SHARE:g}).")
     target_judgments_per_pair = column_field(
@@ -163,6 +168,10 @@ class StudyForm(forms.Form):
         data = super().clean()
         if data.get("strategy") == PairStrategy.ADAPTIVE and data.get("pairs_mode") == PAIRS_PER_SUBJECT:
             self.add_error("pairs_mode", ERR_ADAPTIVE_PER_SUBJECT)
+        if "strategy" in data and data["strategy"] != PairStrategy.ADAPTIVE:
+            for name in ADAPTIVE_FIELDS:  # another design: what these fields hold is ignored, valid or not
+                self.errors.pop(name, None)
+                data[name] = None
         return data
 
     def service_kwargs(self) -> dict:
