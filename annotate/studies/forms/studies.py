@@ -37,7 +37,10 @@ PAIRS_TOTAL = "total"
 PAIRS_PER_SUBJECT = "per_subject"
 ERR_PAIRS_REQUIRED = "Say how many pairs."
 ERR_ADAPTIVE_PER_SUBJECT = "An adaptive study counts the pairs each evaluator judges: choose \u201cin all\u201d."
-#: One sentence on the creation page: what the adaptive strategy does.
+#: The strategy field's help on the creation page: what the designs have in common and where they differ.
+STRATEGY_HELP = ("The first three draw every pair once, when the study is created; the adaptive design chooses "
+                 "each evaluator's next pair while they judge.")
+#: One sentence on the creation page, above the adaptive design's own settings: what the adaptive strategy does.
 ADAPTIVE_HELP = (
     "Adaptive: no pairs are drawn in advance; each evaluator's next pair is chosen when it is served, from the "
     "same-subject questions of the pool, first so that every question gets its minimum number of comparisons, "
@@ -65,6 +68,8 @@ class StudyForm(forms.Form):
 
     #: Service arguments carried by another field (:func:`annotate.core.form_add_service_error`).
     service_names = {"pairs_per_subject": "n_pairs"}
+    #: What the adaptive design does, shown above its own settings.
+    adaptive_help = ADAPTIVE_HELP
 
     name = forms.CharField(max_length=200, label="Study name", help_text="Shown to evaluators.")
     run = RunChoiceField(queryset=ScoringRun.objects.none(), label="Response set and scoring run",
@@ -84,7 +89,7 @@ class StudyForm(forms.Form):
     n_pairs = column_field(Study, "n_pairs", min_value=1, initial=70, label="Number of pairs",
                            help_text="The paper used 70 pairs in all.")
     strategy = ShortEchoChoiceField(choices=PairStrategy.choices, initial=PairStrategy.UNIFORM,
-                                    label="Sampling strategy", help_text=ADAPTIVE_HELP)
+                                    label="Sampling strategy", help_text=STRATEGY_HELP)
     adaptive_min_comparisons = column_field(
         Study, "adaptive_min_comparisons", min_value=0, initial=DEFAULT_ADAPTIVE_MIN_COMPARISONS, required=False,
         label="Minimum comparisons per question (adaptive design only)",

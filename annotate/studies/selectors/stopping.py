@@ -127,8 +127,8 @@ class BudgetState:
 #: How the manage page words a projection whose upper end is infinite, and one it cannot make.
 NO_UPPER_END = "the upper end cannot be projected yet"
 NOT_PROJECTED = "not projected yet: too few votes"
-RELIABILITY_NOT_POSITIVE = "not projected yet: the reliability must first rise above 0"
-NO_DISCORDANT_VOTE = "not projected yet: no vote yet on which only one of the two methods agrees with the evaluator"
+RELIABILITY_NOT_POSITIVE = "not projected yet: SSR must first rise above 0"
+NO_DISCORDANT_VOTE = "not projected yet: no vote tells the two methods apart yet"
 
 
 @dataclass(frozen=True)
@@ -180,10 +180,11 @@ class Projection:
         return self._count(self.more)
 
     @staticmethod
-    def _words(point: str, low: str, high: str, *, unbounded: bool) -> str:
-        """A point and its interval in words: "53", "about 120 (90 to 160)", "at least 53; the upper end ..."."""
-        if unbounded:
-            at_least = f"at least {low}; {NO_UPPER_END}"
+    def _words(point: str, low: str, high: str, *, unbounded: str | None) -> str:
+        """A point and its interval in words: "53", "about 120 (90 to 160)", or with no upper end "at least 53"
+        followed by ``unbounded`` (when not empty)."""
+        if unbounded is not None:
+            at_least = f"at least {low}" + (f"; {unbounded}" if unbounded else "")
             return at_least if point == low else f"about {point} ({at_least})"
         return point if low == high else f"about {point} ({low} to {high})"
 
@@ -191,16 +192,18 @@ class Projection:
     def text(self) -> str:
         """The judgments still needed, in words (a projected status only; see :attr:`status`)."""
         return self._words(self.more_text, self._count(self.low), self._count(self.high),
-                           unbounded=math.isinf(self.high))
+                           unbounded=NO_UPPER_END if math.isinf(self.high) else None)
 
     @property
     def cost_text(self) -> str:
-        """The cost of :attr:`text` at ``pay``, in words; "" without a pay or a finite point."""
+        """The cost of :attr:`text` at ``pay``, in words ("at least 10.60" when the judgments have no upper end);
+        "" without a pay or a finite point."""
         point, low = self.cost_point, self.cost_low
         if point is None or low is None:
             return ""
         high = self.cost_high
-        return self._words(str(point), str(low), str(high if high is not None else ""), unbounded=high is None)
+        return self._words(str(point), str(low), str(high if high is not None else ""),
+                           unbounded="" if high is None else None)
 
 
 @dataclass(frozen=True)

@@ -300,9 +300,12 @@ def test_the_manage_page_says_every_figure_in_words(catalog, monkeypatch):
         "evaluators on the same questions)")
     assert "read it as no reliability yet" in page.split('id="ssr-note">')[1].split("</p>")[0]
     assert cell(page, "projection-reliability") == \
-        '<span class="muted">not projected yet: the reliability must first rise above 0</span>'
-    assert cell(page, "projection-comparison") == ('<span class="muted">not projected yet: no vote yet on which only '
-                                                   "one of the two methods agrees with the evaluator</span>")
+        '<span class="muted">not projected yet: SSR must first rise above 0</span>'
+    assert cell(page, "projection-comparison") == \
+        '<span class="muted">not projected yet: no vote tells the two methods apart yet</span>'
+    assert cell(page, "comparison-now") == (
+        "0 of 0 votes that tell the methods apart side with EIP<br>\n      evidence (e-value) 1.00; the test decides "
+        "at 20<br>\n      EIP's share of those votes: 0.00 to 1.00")
     assert cell(page, "cost-reliability") == cell(page, "cost-comparison") == "–"
     # More votes: 3 of 3 discordant votes for EIP; the share's interval still reaches 1/2, so the comparison's
     # projection has no upper end: at least 53 more judgments, 53 x 0.20 = 10.60.
@@ -314,7 +317,7 @@ def test_the_manage_page_says_every_figure_in_words(catalog, monkeypatch):
     assert cell(page, "projection-reliability") == "about 299 (143 to 616)"
     assert cell(page, "cost-reliability") == "about 59.80 (28.60 to 123.20)"
     assert cell(page, "projection-comparison") == "at least 53; the upper end cannot be projected yet"
-    assert cell(page, "cost-comparison") == "at least 10.60; the upper end cannot be projected yet"
+    assert cell(page, "cost-comparison") == "at least 10.60"
 
 
 def test_the_manage_page_words_the_selectors_figures(catalog):
@@ -342,10 +345,9 @@ def test_the_manage_page_words_the_selectors_figures(catalog):
 @pytest.mark.parametrize(("more", "low", "high", "text", "cost"), [
     (88, 88, 88, "88", "17.60"),
     (120.2, 90, 159.1, "about 121 (90 to 160)", "about 24.20 (18.00 to 32.00)"),
-    (53, 53, math.inf, "at least 53; the upper end cannot be projected yet",
-     "at least 10.60; the upper end cannot be projected yet"),
+    (53, 53, math.inf, "at least 53; the upper end cannot be projected yet", "at least 10.60"),
     (80, 52.5, math.inf, "about 80 (at least 53; the upper end cannot be projected yet)",
-     "about 16.00 (at least 10.60; the upper end cannot be projected yet)"),
+     "about 16.00 (at least 10.60)"),
 ])
 def test_a_projection_reads_in_words(more, low, high, text, cost):
     from annotate.studies.selectors.stopping import Projection
