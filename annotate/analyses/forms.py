@@ -7,7 +7,7 @@ from annotate.analyses.services import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_
 from annotate.analyses.services.human_labels import check_label, label_keys
 from annotate.analyses.services.params import check_groups
 from annotate.catalog import response_sets_loaded
-from annotate.core import ShortEchoChoiceField, ShortEchoTypedChoiceField, label
+from annotate.core import ShortEchoChoiceField, ShortEchoTypedChoiceField, form_add_service_error, label
 from annotate.reports import response_sets_human
 
 
@@ -88,7 +88,7 @@ def analysis_form_class(kind: str, *, response_set=None) -> type[forms.Form]:
                 if kind == "human_labels" and data.get("response_set") is not None:
                     check_label(response_set=data["response_set"], label=data["params"]["label"])
             except ValueError as exc:
-                raise forms.ValidationError(str(exc)) from exc
+                form_add_service_error(self, exc)
         return data
 
     form_class = type(f"{kind.title()}Form", (forms.Form,), {**fields, "clean": clean})

@@ -83,7 +83,7 @@ def test_a_study_stops_by_its_budget_and_a_late_participant_sees_it_is_full(live
     page.goto(manage + "?pay=0.20")
     expect(page.locator("#projection-budget")).to_have_text("3")
     expect(page.locator("#cost-budget")).to_have_text("0.60")
-    expect(page.locator("#rule-comparison")).to_contain_text("discordant votes side with EIP")
+    expect(page.locator("#rule-comparison")).to_contain_text("votes that tell the methods apart side with EIP")
     expect(page.locator("#rule-reliability")).to_contain_text("SSR")
     page.screenshot(path="/tmp/h26_manage_projections.png", full_page=True)
 

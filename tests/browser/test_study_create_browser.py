@@ -116,3 +116,22 @@ def test_a_researcher_creates_an_adaptive_study_in_the_browser(live_server, page
     assert (study.strategy, study.n_pairs, study.adaptive_min_comparisons, study.adaptive_random_share) == (
         "adaptive", 6, 3, 0.2)
     assert Pair.objects.filter(study=study).count() == 0
+
+
+def test_the_adaptive_settings_show_only_with_the_adaptive_design(live_server, page: Page):
+    make_catalog(per_subject=3)
+    make_researcher("olga", password="olga-pass-7")
+    page.set_default_timeout(10_000)
+    page.goto(f"{live_server.url}/accounts/login/?next=/studies/new/")
+    page.fill("#id_username", "olga")
+    page.fill("#id_password", "olga-pass-7")
+    page.click("#login-submit")
+    expect(page.locator("h1")).to_have_text("New study")
+    settings = page.locator("#adaptive-settings")
+    expect(settings).to_be_hidden()  # uniform by default
+    page.select_option("#id_strategy", "adaptive")
+    expect(settings).to_be_visible()
+    expect(page.get_by_label("Minimum comparisons per question (adaptive design only)")).to_be_visible()
+    expect(page.get_by_label("Random share (adaptive design only)")).to_be_visible()
+    page.select_option("#id_strategy", "stratified_gap")
+    expect(settings).to_be_hidden()

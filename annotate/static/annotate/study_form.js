@@ -1,6 +1,8 @@
 // The study creation / edit page: live counts of eligible questions and pairs
 // (GET data-counts-url) and the Markdown preview (POST data-preview-url; the
-// server returns HTML it has already sanitised). No inline script: CSP-friendly.
+// server returns HTML it has already sanitised), and the adaptive design's own
+// settings shown only while that design is chosen (without this script they stay
+// visible, labelled "adaptive design only"). No inline script: CSP-friendly.
 (function () {
   "use strict";
   var form = document.getElementById("study-form");
@@ -132,9 +134,16 @@
       .finally(function () { button.disabled = false; });
   }
 
+  function showAdaptive() {
+    var adaptive = form.elements.strategy && form.elements.strategy.value === "adaptive";
+    form.querySelectorAll(".adaptive-only").forEach(function (el) { el.hidden = !adaptive; });
+  }
+
   form.addEventListener("change", function (event) {
     if (SCOPE_FIELDS.indexOf(event.target.name) >= 0) { refresh(); } else { updateHint(); }
+    if (event.target.name === "strategy") { showAdaptive(); }
   });
+  showAdaptive();
   form.elements.n_pairs.addEventListener("input", updateHint);
   form.querySelectorAll("button[data-preview-for]").forEach(function (button) {
     button.addEventListener("click", function () { preview(button); });

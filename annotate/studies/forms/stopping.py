@@ -6,7 +6,7 @@ from decimal import Decimal
 from django import forms
 from django.http import QueryDict
 
-from annotate.core import column_field
+from annotate.core import column_field, form_problems
 from annotate.models import StoppingRules
 from annotate.studies.selectors.stopping import method_labels
 
@@ -22,6 +22,9 @@ class StoppingRulesForm(forms.Form):
         StoppingRules, "target_reliability", required=False, min_value=Decimal("0.001"), max_value=Decimal("0.999"),
         label="Target reliability", help_text="SSR and split-half of the human scale, e.g. 0.8.",
     )
+    #: How a service's message names the two methods (:func:`annotate.core.form_add_service_error`).
+    service_words = {"method_a": "the first method to compare", "method_b": "the second method"}
+
     method_a = forms.ChoiceField(required=False, choices=_method_choices, label="Compare method")
     method_b = forms.ChoiceField(required=False, choices=_method_choices, label="with method")
     alpha = column_field(
@@ -55,9 +58,7 @@ def stopping_form_problems(form: StoppingRulesForm) -> str:
     The manage page, the creation page and ``create_study`` report a refused
     rule with this line, so a bad value reads the same everywhere.
     """
-    problems = (f"{form.fields[k].label}: {' '.join(v)}" if k in form.fields else " ".join(v)
-                for k, v in form.errors.items())
-    return ERR_NOT_SAVED.format(problems="; ".join(problems))
+    return ERR_NOT_SAVED.format(problems=form_problems(form))
 
 
 class CostForm(forms.Form):

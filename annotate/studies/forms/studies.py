@@ -37,13 +37,18 @@ PAIRS_TOTAL = "total"
 PAIRS_PER_SUBJECT = "per_subject"
 ERR_PAIRS_REQUIRED = "Say how many pairs."
 ERR_ADAPTIVE_PER_SUBJECT = "An adaptive study counts the pairs each evaluator judges: choose \u201cin all\u201d."
-#: One sentence on the creation page: what the adaptive strategy does.
+#: The strategy field's help on the creation page: what the designs have in common and where they differ.
+STRATEGY_HELP = ("The first three draw every pair once, when the study is created; the adaptive design chooses "
+                 "each evaluator's next pair while they judge.")
+#: One sentence on the creation page, above the adaptive design's own settings: what the adaptive strategy does.
 ADAPTIVE_HELP = (
     "Adaptive: no pairs are drawn in advance; each evaluator's next pair is chosen when it is served, from the "
     "same-subject questions of the pool, first so that every question gets its minimum number of comparisons, "
     "then among questions whose current human difficulty estimates are close and uncertain (with a random "
     "share), and the number of pairs is then the number each evaluator judges."
 )
+#: The fields that only the adaptive design reads; with any other design they are ignored (not checked, not kept).
+ADAPTIVE_FIELDS = ("adaptive_min_comparisons", "adaptive_random_share")
 SEED_BITS = 31
 #: The crowd-platform fields, named as ``study_quality_settings_update``'s arguments and the Study's fields.
 CROWD_FIELDS = ("speeder_seconds", "participant_param", "study_param", "session_param", "completion_code",
@@ -60,6 +65,11 @@ class RunChoiceField(forms.ModelChoiceField):
 
 class StudyForm(forms.Form):
     """Every setting of a study; the creation page and the edit page (until the first judgment)."""
+
+    #: Service arguments carried by another field (:func:`annotate.core.form_add_service_error`).
+    service_names = {"pairs_per_subject": "n_pairs"}
+    #: What the adaptive design does, shown above its own settings.
+    adaptive_help = ADAPTIVE_HELP
 
     name = forms.CharField(max_length=200, label="Study name", help_text="Shown to evaluators.")
     run = RunChoiceField(queryset=ScoringRun.objects.none(), label="Response set and scoring run",
@@ -79,15 +89,15 @@ class StudyForm(forms.Form):
     n_pairs = column_field(Study, "n_pairs", min_value=1, initial=70, label="Number of pairs",
                            help_text="The paper used 70 pairs in all.")
     strategy = ShortEchoChoiceField(choices=PairStrategy.choices, initial=PairStrategy.UNIFORM,
-                                    label="Sampling strategy", help_text=ADAPTIVE_HELP)
+                                    label="Sampling strategy", help_text=STRATEGY_HELP)
     adaptive_min_comparisons = column_field(
         Study, "adaptive_min_comparisons", min_value=0, initial=DEFAULT_ADAPTIVE_MIN_COMPARISONS, required=False,
-        label="Adaptive: minimum comparisons per question",
+        label="Minimum comparisons per question (adaptive design only)",
         help_text=f"Votes every question gets before informative pairs take over (blank: "
                   f"{DEFAULT_ADAPTIVE_MIN_COMPARISONS}). About 10 per question usually suffice for a reliable scale.")
     adaptive_random_share = forms.FloatField(
         min_value=0.0, max_value=1.0, initial=DEFAULT_ADAPTIVE_RANDOM_SHARE, required=False,
-        label="Adaptive: random share",
+        label="Random share (adaptive design only)",
         help_text=f"0 to 1: share of pairs drawn at random among those the evaluator has not seen, which keeps "
                   f"the design unbiased (blank: {DEFAULT_ADAPTIVE_RANDOM_SHARE:g}).")
     target_judgments_per_pair = column_field(
@@ -163,6 +173,10 @@ class StudyForm(forms.Form):
         data = super().clean()
         if data.get("strategy") == PairStrategy.ADAPTIVE and data.get("pairs_mode") == PAIRS_PER_SUBJECT:
             self.add_error("pairs_mode", ERR_ADAPTIVE_PER_SUBJECT)
+        if "strategy" in data and data["strategy"] != PairStrategy.ADAPTIVE:
+            for name in ADAPTIVE_FIELDS:  # another design: what these fields hold is ignored, valid or not
+                self.errors.pop(name, None)
+                data[name] = None
         return data
 
     def service_kwargs(self) -> dict:

@@ -56,12 +56,46 @@ class VoteLog:
         return int(self.harder.size)
 
 
+#: How the manage page words a scale separation reliability (SSR) that is not yet a reliability.
+SSR_UNDEFINED = "not defined yet (too few votes)"
+SSR_NEGATIVE = "below 0 ({value}): too few votes yet"
+SSR_NEGATIVE_NOTE = (
+    "SSR = (spread of the questions' difficulties − their estimation error) / spread. It is below 0 while the "
+    "estimation error is still larger than the spread: the votes cannot yet tell the questions apart, so read it "
+    "as no reliability yet. It rises as votes come in."
+)
+SPLIT_HALF_UNDEFINED = "not defined yet (it needs votes from several evaluators on the same questions)"
+
+
+def _figure(value: float) -> str:
+    return f"{value:.3f}".replace("-", "−")
+
+
 @dataclass(frozen=True)
 class ReliabilityState:
+    """The reliability rule now: SSR and split-half reliability of the human scale (NaN = undefined)."""
+
     ssr: float
     split_half: float
     target: Decimal
     reached: bool
+
+    @property
+    def ssr_text(self) -> str:
+        """SSR in words: its value, or why it is no reliability yet (undefined, or below 0)."""
+        if not math.isfinite(self.ssr):
+            return SSR_UNDEFINED
+        return SSR_NEGATIVE.format(value=_figure(self.ssr)) if self.ssr < 0 else _figure(self.ssr)
+
+    @property
+    def split_half_text(self) -> str:
+        """Split-half reliability in words: its value, or why it is not defined yet."""
+        return _figure(self.split_half) if math.isfinite(self.split_half) else SPLIT_HALF_UNDEFINED
+
+    @property
+    def ssr_note(self) -> str:
+        """What a negative SSR means ("" when SSR is not negative)."""
+        return SSR_NEGATIVE_NOTE if math.isfinite(self.ssr) and self.ssr < 0 else ""
 
 
 @dataclass(frozen=True)
@@ -90,14 +124,24 @@ class BudgetState:
     reached: bool
 
 
+#: How the manage page words a projection whose upper end is infinite, and one it cannot make.
+NO_UPPER_END = "the upper end cannot be projected yet"
+NOT_PROJECTED = "not projected yet: too few votes"
+RELIABILITY_NOT_POSITIVE = "not projected yet: SSR must first rise above 0"
+NO_DISCORDANT_VOTE = "not projected yet: no vote tells the two methods apart yet"
+
+
 @dataclass(frozen=True)
 class Projection:
-    """More judgments (skips included) to a rule's target: point and interval, and their cost at ``pay``."""
+    """More judgments (skips included) to a rule's target: point and interval, and their cost at ``pay``.
+
+    ``unknown_reason`` says, in words, why the point is NaN (too little data)."""
 
     more: float
     low: float
     high: float
     pay: Decimal | None
+    unknown_reason: str = NOT_PROJECTED
 
     def cost(self, value: float) -> Decimal | None:
         if self.pay is None or not math.isfinite(value):
@@ -135,11 +179,31 @@ class Projection:
     def more_text(self) -> str:
         return self._count(self.more)
 
+    @staticmethod
+    def _words(point: str, low: str, high: str, *, unbounded: str | None) -> str:
+        """A point and its interval in words: "53", "about 120 (90 to 160)", or with no upper end "at least 53"
+        followed by ``unbounded`` (when not empty)."""
+        if unbounded is not None:
+            at_least = f"at least {low}" + (f"; {unbounded}" if unbounded else "")
+            return at_least if point == low else f"about {point} ({at_least})"
+        return point if low == high else f"about {point} ({low} to {high})"
+
     @property
-    def interval_text(self) -> str:
-        """``"low–high"`` judgments, or "" when the interval is a single value."""
-        low, high = self._count(self.low), self._count(self.high)
-        return "" if low == high else f"{low}–{high}"
+    def text(self) -> str:
+        """The judgments still needed, in words (a projected status only; see :attr:`status`)."""
+        return self._words(self.more_text, self._count(self.low), self._count(self.high),
+                           unbounded=NO_UPPER_END if math.isinf(self.high) else None)
+
+    @property
+    def cost_text(self) -> str:
+        """The cost of :attr:`text` at ``pay``, in words ("at least 10.60" when the judgments have no upper end);
+        "" without a pay or a finite point."""
+        point, low = self.cost_point, self.cost_low
+        if point is None or low is None:
+            return ""
+        high = self.cost_high
+        return self._words(str(point), str(low), str(high if high is not None else ""),
+                           unbounded="" if high is None else None)
 
 
 @dataclass(frozen=True)
@@ -287,7 +351,8 @@ def study_stopping_state(
     if comparison is not None:
         t = comparison.test
         p: SignTestProjection = project_sign_test(t.wins_a, t.n_discordant, log.n_votes, alpha=rules.alpha)
-        cmp_projection = Projection(p.more_votes * per_vote, p.low * per_vote, p.high * per_vote, pay)
+        cmp_projection = Projection(p.more_votes * per_vote, p.low * per_vote, p.high * per_vote, pay,
+                                    unknown_reason=NO_DISCORDANT_VOTE)
     if budget is not None:
         left = [float(budget.max_judgments - log.n_judgments)] if budget.max_judgments is not None else []
         if budget.budget is not None and budget.pay_per_judgment:
@@ -306,4 +371,5 @@ def _reliability_projection(log: VoteLog, seed: int, state: ReliabilityState, no
     ssr, split = now
     value = ssr if not math.isfinite(split) else min(ssr, split)
     p: ReliabilityProjection = project_reliability([log.n_votes], [value], target=state.target)
-    return Projection(p.more_votes * per_vote, p.low * per_vote, p.high * per_vote, pay)
+    reason = RELIABILITY_NOT_POSITIVE if math.isfinite(value) and value <= 0 else NOT_PROJECTED
+    return Projection(p.more_votes * per_vote, p.low * per_vote, p.high * per_vote, pay, unknown_reason=reason)

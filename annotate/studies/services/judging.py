@@ -24,7 +24,9 @@ Rules
   nothing new is assigned and the evaluator finishes the pair on screen.
 * Answers are final. One judgment per evaluator and pair (a database
   constraint); a repeated submission (double click, refresh, back button,
-  second tab) is reported as ``created=False`` and changes nothing.
+  second tab) is reported as ``created=False`` and changes nothing; one
+  that carried a different answer is flagged (``SubmitResult.conflicts``)
+  so the page can say which answer was kept.
 
 Transactions: race safety comes from the unique constraints (one judgment
 and one assignment per evaluator and pair), not from locks taken by reads.
@@ -115,8 +117,18 @@ class Screen:
 
 @dataclass(frozen=True)
 class SubmitResult:
+    """The stored judgment of a submission, and whether this submission stored it."""
+
     judgment: Judgment
     created: bool  # False: the pair was already decided; nothing changed
+    #: The choice this submission carried ("" when not known).
+    submitted: str = ""
+
+    @property
+    def conflicts(self) -> bool:
+        """This submission was not stored and carried another answer than the stored one (a second tab or window
+        that answered the pair differently): the first answer stands, and the evaluator should be told."""
+        return not self.created and bool(self.submitted) and self.submitted != self.judgment.choice
 
 
 def judging_screen(*, participation: Participation, now: datetime | None = None) -> Screen | None:
@@ -302,7 +314,9 @@ def judgment_submit(
     -------
     SubmitResult
         ``created`` is False when the pair had already been decided (the
-        earlier answer stands; nothing is written).
+        earlier answer stands; nothing is written); ``conflicts`` then says
+        whether this submission carried a different answer (e.g. from a
+        second tab), which the evaluator is told about.
 
     Raises
     ------
@@ -332,7 +346,7 @@ def judgment_submit(
     if pair.decided:
         existing = Judgment.objects.filter(participation=participation, pair=pair).first()
         if existing is not None:
-            return SubmitResult(judgment=existing, created=False)
+            return SubmitResult(judgment=existing, created=False, submitted=choice)
     if participation.study.status != StudyStatus.OPEN:
         raise StudyClosedError(ERR_STUDY_CLOSED.format(name=participation.study.name))
     if pair.shown_left_id is None:
@@ -366,12 +380,12 @@ def judgment_submit(
         judgment = Judgment.objects.filter(participation=participation, pair=pair).first()
         if judgment is None:
             raise
-        return SubmitResult(judgment=judgment, created=False)
+        return SubmitResult(judgment=judgment, created=False, submitted=choice)
     if not together:
         stopping_check(study=participation.study)  # a rule that fires now: nothing new is assigned from here on
         if assign_next:
             judging_assign_next(participation=participation, now=now)
-    return SubmitResult(judgment=judgment, created=True)
+    return SubmitResult(judgment=judgment, created=True, submitted=choice)
 
 
 def _assigns_with_the_answer(participation: Participation) -> bool:

@@ -77,6 +77,10 @@ UNSAVED_SALT = "annotate.judging.unsaved"
 UNSAVED_MAX_AGE = 24 * 3600
 MSG_UNSAVED = "Your session had expired, so your last answer was not saved. Here is the same pair again."
 MSG_CONSENT_MISSING = "Choose whether you agree to take part: press one of the two buttons."
+MSG_ANSWERED_ELSEWHERE = ("This pair was already answered in another tab or window; your first answer ({first}) "
+                          "was kept and this one was not saved. Answers are final.")
+#: The judging page's buttons, as the notice above names the answer that was kept.
+CHOICE_WORDS = {"left": "left / top is harder", "right": "right / bottom is harder", "skip": "skip — not qualified"}
 MSG_EMPTY_QUESTION = "This pair cannot be shown: one of its questions has no text. Nothing was saved."
 CONSENT_FIELD = "consent"  # the join form's two buttons send "yes" or "no"
 STEP_URLS = {
@@ -417,7 +421,7 @@ def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
     if pair_id is None or left_id is None:
         return HttpResponseBadRequest("This answer does not match the pair you were shown. Nothing was saved.")
     try:
-        judgment_submit(
+        result = judgment_submit(
             participation=participation,
             pair_id=pair_id,
             left_question_id=left_id,
@@ -431,6 +435,8 @@ def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
         return HttpResponseBadRequest("This answer does not match the pair you were shown. Nothing was saved.")
     except StudyClosedError:
         return redirect("annotate:study_closed", study_id=participation.study_id)
+    if result.conflicts:
+        messages.warning(request, MSG_ANSWERED_ELSEWHERE.format(first=CHOICE_WORDS[result.judgment.choice]))
     return redirect("annotate:study_judge", study_id=participation.study_id)
 
 

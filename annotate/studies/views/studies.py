@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotate.core import form_problems, service_error_text
 from annotate.models import Invitation, Participation, Study, StudyStatus
 from annotate.reports import study_live_counts
 from annotate.studies.forms.judging import (
@@ -95,7 +96,7 @@ def study_stopping_rules(request: HttpRequest, study_id: int) -> HttpResponse:
     try:
         stopping_rules_set(study=study, values=StoppingInput(**form.cleaned_data))
     except ValueError as error:
-        messages.error(request, ERR_NOT_SAVED.format(problems=error))
+        messages.error(request, ERR_NOT_SAVED.format(problems=service_error_text(form, error)))
     else:
         messages.success(request, "Stopping rules saved.")
     return redirect("annotate:study_manage", study_id=study_id)
@@ -109,8 +110,7 @@ def study_invitation_create(request: HttpRequest, study_id: int) -> HttpResponse
     if form.is_valid():
         invitation_create(study=study, note=form.cleaned_data["note"], created_by=request.user)
     else:
-        messages.error(request, "No link made: " + " ".join(
-            f"{form.fields[name].label}: {' '.join(errors)}" for name, errors in form.errors.items()))
+        messages.error(request, "No link made: " + form_problems(form))
     return redirect("annotate:study_manage", study_id=study_id)
 
 
@@ -150,14 +150,12 @@ def study_quality_settings(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
     form = StudyQualitySettingsForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Settings not saved: " + "; ".join(
-            f"{form.fields[k].label}: {' '.join(v)}" if k in form.fields else " ".join(v)
-            for k, v in form.errors.items()))
+        messages.error(request, "Settings not saved: " + form_problems(form))
         return redirect("annotate:study_manage", study_id=study_id)
     try:
         study_quality_settings_update(study=study, **form.cleaned_data)
     except ValueError as error:
-        messages.error(request, f"Settings not saved: {error}")
+        messages.error(request, f"Settings not saved: {service_error_text(form, error)}")
     else:
         messages.success(request, "Settings saved.")
     return redirect("annotate:study_manage", study_id=study_id)
@@ -172,7 +170,7 @@ def study_evaluator_exclude(request: HttpRequest, study_id: int, participation_i
     try:
         participation_exclude(participation=participation, reason=reason, by=request.user)
     except ValueError as error:
-        messages.error(request, str(error))
+        messages.error(request, service_error_text(form, error))
     return redirect("annotate:study_manage", study_id=study_id)
 
 
@@ -185,5 +183,5 @@ def study_evaluator_restore(request: HttpRequest, study_id: int, participation_i
     try:
         participation_restore(participation=participation, by=request.user, reason=reason)
     except ValueError as error:
-        messages.error(request, str(error))
+        messages.error(request, service_error_text(form, error))
     return redirect("annotate:study_manage", study_id=study_id)

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.core import render_markdown
+from annotate.core import form_add_service_error, render_markdown
 from annotate.models import Study, StudyStatus
 from annotate.studies.forms.judgment_import import JudgmentImportForm
 from annotate.studies.forms.stopping import StoppingRulesForm, stopping_form_problems
@@ -47,7 +47,7 @@ def study_create_page(request: HttpRequest) -> HttpResponse:
             study = study_create(**form.service_kwargs(), created_by=request.user, status=StudyStatus.DRAFT,
                                  stopping=StoppingInput(**stopping_form.cleaned_data))
         except ValueError as exc:
-            form.add_error(None, str(exc))
+            form_add_service_error(form, exc, others=(stopping_form,))
         else:
             messages.success(request, f"Study {study.name!r} created as a draft with {_pairs_text(study)}. "
                                       "Check it, then launch it.")
@@ -74,7 +74,7 @@ def study_derive_page(request: HttpRequest) -> HttpResponse:
                 return redirect("annotate:study_report", study_id=study.pk)
             preview = derived_study_preview(**kwargs)
         except ValueError as exc:
-            form.add_error(None, str(exc))
+            form_add_service_error(form, exc)
     return render(request, "annotate/judging/study_derive.html",
                   {"form": form, "preview": preview, "rule": PAIRING_RULE})
 
@@ -95,7 +95,7 @@ def study_import_page(request: HttpRequest) -> HttpResponse:
         except JudgmentImportError as exc:
             problems = exc.problems
         except ValueError as exc:
-            form.add_error(None, str(exc))
+            form_add_service_error(form, exc)
         else:
             groups = study_group_counts(study=study)
             in_groups = (" in groups " + ", ".join(f"{g} ({n})" for g, n in groups.items())) if groups else ""
@@ -119,7 +119,7 @@ def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
         try:
             study = study_edit(study=study, **form.service_kwargs())
         except (StudyScopeFrozenError, ValueError) as exc:
-            form.add_error(None, str(exc))
+            form_add_service_error(form, exc)
         else:
             messages.success(request, f"Study {study.name!r} saved; " + (
                 f"its pool of questions was chosen again ({_pairs_text(study)})." if study.is_adaptive

@@ -218,6 +218,37 @@ def test_it_ignores_a_second_submission_of_the_same_pair(study, ada):
     assert judgment.choice == Choice.LEFT  # answers are final
 
 
+def test_a_second_tab_with_another_answer_is_told_which_answer_was_kept(study, ada):
+    participation, client = ada
+    pair_id, left_id = shown(client, study)  # tab 1
+    assert shown(client, study) == (pair_id, left_id)  # tab 2 shows the same pair the same way round
+    answer(client, study, pair_id, left_id, "left")  # tab 1 answers
+    page = client.post(judge_url(study), form_data(client, study, pair_id, left_id, "right"), follow=True)
+    text = page.content.decode()
+    assert ("This pair was already answered in another tab or window; your first answer (left / top is harder) "
+            "was kept and this one was not saved.") in text
+    # One judgment, the first; one vote on the pair; the next page is the next pair.
+    judgment = Judgment.objects.get(participation=participation)
+    assert (judgment.pair_id, judgment.choice) == (pair_id, Choice.LEFT)
+    assert Pair.objects.get(pk=pair_id).n_votes == 1
+    assert form_ids(client, study, text)[0] != pair_id
+    # The notice is shown once.
+    assert "another tab" not in client.get(judge_url(study)).content.decode()
+
+
+def test_a_second_tab_with_the_same_answer_or_a_skip_after_an_answer(study, ada):
+    participation, client = ada
+    pair_id, left_id = shown(client, study)
+    answer(client, study, pair_id, left_id, "skip")
+    same = client.post(judge_url(study), form_data(client, study, pair_id, left_id, "skip"), follow=True)
+    assert "another tab" not in same.content.decode()  # nothing lost: no notice
+    other = client.post(judge_url(study), form_data(client, study, pair_id, left_id, "left"), follow=True)
+    assert "your first answer (skip — not qualified) was kept" in other.content.decode()
+    assert list(Judgment.objects.filter(participation=participation).values_list("pair_id", "choice")) == [
+        (pair_id, Choice.SKIP)]
+    assert Pair.objects.get(pk=pair_id).n_votes == 0  # a skip is no vote, and the later "left" added none
+
+
 def test_a_forged_pair_from_another_study_is_404_and_stores_nothing(study, ada):
     _, client = ada
     other = make_study(make_catalog(per_subject=3), n_pairs=2)

@@ -101,7 +101,8 @@ def test_the_page_offers_the_rules_in_their_own_fieldset_and_the_edit_page_does_
     assert 'id="stopping-rules"' not in edit
 
 
-# A bad value: the page's and the command's rules, and the message the manage page gives for it.
+# A bad value: the page's and the command's rules, and the message the manage page gives for it (the pages name
+# the fields by their labels, the command by its own names: then a pair (pages, command)).
 BAD = {
     "reliability above the field's maximum": (
         {"target_reliability": "1.2"}, ["--target-reliability", "1.2"],
@@ -111,10 +112,13 @@ BAD = {
         "Stopping rules not saved: Target reliability: Enter a number."),
     "one method only": (
         {"method_a": "eip"}, ["--compare", "eip", ""],
-        "method_a and method_b must both be set or both be blank; got 'eip' and ''"),
+        ("Stopping rules not saved: The first method to compare and the second method must both be set or both be "
+         "blank (entered: 'eip' and '')",
+         "method_a and method_b must both be set or both be blank; got 'eip' and ''")),
     "the same method twice": (
         {"method_a": "eip", "method_b": "eip"}, ["--compare", "eip", "eip"],
-        "method_a and method_b must differ; got 'eip' twice"),
+        ("Stopping rules not saved: The first method to compare and the second method must differ (entered: 'eip' "
+         "twice)", "method_a and method_b must differ; got 'eip' twice")),
     "an unknown method": (
         {"method_a": "eip", "method_b": "astrology"}, ["--compare", "eip", "astrology"],
         "Stopping rules not saved: with method: Select a valid choice. astrology is not one of the available "
@@ -124,7 +128,9 @@ BAD = {
         ["--compare", "eip", "simple_rank", "--alpha", "0"],
         "Stopping rules not saved: Test level α: Ensure this value is greater than or equal to 0.001."),
     "a money budget without pay": (
-        {"budget": "10"}, ["--budget", "10"], "a budget in money needs pay_per_judgment > 0"),
+        {"budget": "10"}, ["--budget", "10"],
+        ("Stopping rules not saved: A budget in money needs pay per judgment above 0",
+         "a budget in money needs pay_per_judgment > 0")),
     "no judgment at all": (
         {"max_judgments": "0"}, ["--max-judgments", "0"],
         "Stopping rules not saved: Budget in judgments: Ensure this value is greater than or equal to 1."),
@@ -137,6 +143,7 @@ BAD = {
 @pytest.mark.parametrize("case", list(BAD))
 def test_a_bad_rule_gets_the_manage_page_message_and_nothing_is_written(catalog, olga, case):
     posted, args, message = BAD[case]
+    message, command_message = message if isinstance(message, tuple) else (message, message)
     reference = make_study(catalog, owner=olga, name="Reference")
     client = client_for(olga)
     manage = client.post(reverse("annotate:study_stopping_rules", kwargs={"study_id": reference.pk}),
@@ -146,7 +153,7 @@ def test_a_bad_rule_gets_the_manage_page_message_and_nothing_is_written(catalog,
     assert page.status_code == 200 and escape(message) in page.content.decode()
     with pytest.raises(CommandError) as refused:
         call_command("create_study", *command_args(catalog, *args), stdout=StringIO())
-    assert message in str(refused.value)
+    assert command_message in str(refused.value)
     assert list(Study.objects.values_list("name", flat=True)) == ["Reference"]
     assert not StoppingRules.objects.exists()
 

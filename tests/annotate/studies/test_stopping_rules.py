@@ -23,7 +23,7 @@ from annotate.studies.services.judging import judging_screen, judgment_submit
 from annotate.studies.services.participation import invitation_create
 from annotate.studies.services.stopping import StoppingInput, stopping_rules_set
 from scoring.human_scale import human_scale
-from scoring.stopping import ODDS_SLOPE, ODDS_SLOPE_RANGE
+from scoring.stopping import ODDS_SLOPE, ODDS_SLOPE_RANGE, sequential_sign_test
 from tests.annotate.factories import difficulty_of, make_catalog, make_evaluator, make_study, make_user
 
 pytestmark = pytest.mark.django_db
@@ -262,6 +262,114 @@ def test_the_manage_page_shows_each_rule_with_projection_and_cost(catalog):
     assert page.split('id="cost-budget">')[1].split("</td>")[0].strip() == "13.20"
 
 
+def cell(page: str, cell_id: str) -> str:
+    return page.split(f'id="{cell_id}">')[1].split("</td>")[0].strip()
+
+
+def test_the_manage_page_says_every_figure_in_words(catalog, monkeypatch):
+    from annotate.studies.selectors import stopping as selector
+    from annotate.studies.views import studies as views
+
+    study = make_study(catalog, n_pairs=15, target=6)
+    stored = rules(study, method_a="eip", method_b="simple_rank", target_reliability="0.9", pay_per_judgment="0.20")
+    client = Client()
+    client.force_login(make_user("owner", staff=True))
+    url = reverse("annotate:study_manage", kwargs={"study_id": study.pk})
+
+    def shown(reliability, rel_projection, test, cmp_projection) -> str:
+        """The manage page when the rules stand so (the votes that would give these figures vary with the order
+        in which evaluators meet the pairs)."""
+        comparison = selector.ComparisonState("eip", "simple_rank", "EIP", "Simple rank", test)
+        state = selector.StoppingState(rules=stored, n_judgments=9, n_votes=9, reliability=reliability,
+                                       comparison=comparison, budget=None, firing="",
+                                       reliability_projection=rel_projection, comparison_projection=cmp_projection)
+        monkeypatch.setattr(views, "study_stopping_state", lambda **kwargs: state)
+        return client.get(url).content.decode()
+
+    # Few votes: SSR below 0 (the estimation error exceeds the spread), split-half undefined, nothing projected.
+    page = shown(selector.ReliabilityState(ssr=-0.5771, split_half=math.nan, target=Decimal("0.9"), reached=False),
+                 selector.Projection(math.nan, math.nan, math.nan, Decimal("0.20"),
+                                     unknown_reason=selector.RELIABILITY_NOT_POSITIVE),
+                 sequential_sign_test(0, 0, alpha="0.05"),
+                 selector.Projection(math.nan, math.nan, math.nan, Decimal("0.20"),
+                                     unknown_reason=selector.NO_DISCORDANT_VOTE))
+    assert "Scale separation reliability (SSR) and split-half reliability of the human difficulty scale both " \
+           "reach 0.9" in page
+    assert cell(page, "reliability-now") == (
+        "SSR: below 0 (\u22120.577): too few votes yet<br>split-half: not defined yet (it needs votes from several "
+        "evaluators on the same questions)")
+    assert "read it as no reliability yet" in page.split('id="ssr-note">')[1].split("</p>")[0]
+    assert cell(page, "projection-reliability") == \
+        '<span class="muted">not projected yet: SSR must first rise above 0</span>'
+    assert cell(page, "projection-comparison") == \
+        '<span class="muted">not projected yet: no vote tells the two methods apart yet</span>'
+    assert cell(page, "comparison-now") == (
+        "0 of 0 votes that tell the methods apart side with EIP<br>\n      evidence (e-value) 1.00; the test decides "
+        "at 20<br>\n      EIP's share of those votes: 0.00 to 1.00")
+    assert cell(page, "cost-reliability") == cell(page, "cost-comparison") == "–"
+    # More votes: 3 of 3 discordant votes for EIP; the share's interval still reaches 1/2, so the comparison's
+    # projection has no upper end: at least 53 more judgments, 53 x 0.20 = 10.60.
+    page = shown(selector.ReliabilityState(ssr=0.1149, split_half=0.8467, target=Decimal("0.9"), reached=False),
+                 selector.Projection(298.97, 142.94, 615.27, Decimal("0.20")),
+                 sequential_sign_test(3, 3, alpha="0.05"), selector.Projection(53, 53, math.inf, Decimal("0.20")))
+    assert "∞" not in page and 'id="ssr-note"' not in page
+    assert cell(page, "reliability-now") == "SSR: 0.115<br>split-half: 0.847"
+    assert cell(page, "projection-reliability") == "about 299 (143 to 616)"
+    assert cell(page, "cost-reliability") == "about 59.80 (28.60 to 123.20)"
+    assert cell(page, "projection-comparison") == "at least 53; the upper end cannot be projected yet"
+    assert cell(page, "cost-comparison") == "at least 10.60"
+
+
+def test_the_manage_page_words_the_selectors_figures(catalog):
+    study = make_study(catalog, n_pairs=15, target=6)
+    rules(study, method_a="eip", method_b="simple_rank", target_reliability="0.9", pay_per_judgment="0.20")
+    people = [make_evaluator(study, name) for name in ("ada", "bob", "cy")]
+    clock, decide = Clock(), harder_by_eip(catalog)
+    for k in range(9):
+        judge_one(people[k % 3], decide, clock)
+    client = Client()
+    client.force_login(make_user("owner", staff=True))
+    page = client.get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
+    state = study_stopping_state(study=study, projections=True)
+    assert cell(page, "reliability-now") == f"SSR: {state.reliability.ssr_text}<br>split-half: " \
+                                            f"{state.reliability.split_half_text}"
+    for key, projection in (("reliability", state.reliability_projection),
+                            ("comparison", state.comparison_projection)):
+        words = {"projected": projection.text, "reached": "0",
+                 "never": "not expected: at the current shares the test never decides",
+                 "unknown": f'<span class="muted">{projection.unknown_reason}</span>'}.get(projection.status)
+        assert cell(page, f"projection-{key}") == words
+    assert "∞" not in page
+
+
+@pytest.mark.parametrize(("more", "low", "high", "text", "cost"), [
+    (88, 88, 88, "88", "17.60"),
+    (120.2, 90, 159.1, "about 121 (90 to 160)", "about 24.20 (18.00 to 32.00)"),
+    (53, 53, math.inf, "at least 53; the upper end cannot be projected yet", "at least 10.60"),
+    (80, 52.5, math.inf, "about 80 (at least 53; the upper end cannot be projected yet)",
+     "about 16.00 (at least 10.60)"),
+])
+def test_a_projection_reads_in_words(more, low, high, text, cost):
+    from annotate.studies.selectors.stopping import Projection
+
+    projection = Projection(more, low, high, Decimal("0.20"))
+    assert (projection.status, projection.text, projection.cost_text) == ("projected", text, cost)
+    assert Projection(more, low, high, None).cost_text == ""
+
+
+@pytest.mark.parametrize(("ssr", "split_half", "ssr_text", "split_text", "note"), [
+    (0.8123, 0.7456, "0.812", "0.746", False),
+    (-0.5771, 0.31, "below 0 (\u22120.577): too few votes yet", "0.310", True),
+    (math.nan, math.nan, "not defined yet (too few votes)",
+     "not defined yet (it needs votes from several evaluators on the same questions)", False),
+])
+def test_a_reliability_reads_in_words(ssr, split_half, ssr_text, split_text, note):
+    from annotate.studies.selectors.stopping import ReliabilityState
+
+    state = ReliabilityState(ssr=ssr, split_half=split_half, target=Decimal("0.8"), reached=False)
+    assert (state.ssr_text, state.split_half_text, bool(state.ssr_note)) == (ssr_text, split_text, note)
+
+
 def test_the_owner_sets_rules_on_the_manage_page_before_the_first_judgment(catalog):
     study = make_study(catalog, n_pairs=4)
     owner = make_user("owner", staff=True)
@@ -273,7 +381,8 @@ def test_the_owner_sets_rules_on_the_manage_page_before_the_first_judgment(catal
     stored = StoppingRules.objects.get(study=study)
     assert (stored.target_reliability, stored.method_a, stored.max_judgments) == (Decimal("0.800"), "eip", 300)
     response = client.post(url, {"alpha": "0.05", "method_a": "eip", "method_b": ""}, follow=True)
-    assert "Stopping rules not saved: method_a and method_b must both be set" in response.content.decode()
+    assert ("Stopping rules not saved: The first method to compare and the second method must both be set or both "
+            "be blank (entered: &#x27;eip&#x27; and &#x27;&#x27;)") in response.content.decode()
     assert StoppingRules.objects.get(study=study).method_b == "simple_rank"  # unchanged
 
 

@@ -16,7 +16,6 @@ from django.utils.html import escape
 from annotate.models import Pair, Study, StudyStatus
 from annotate.models.studies import DEFAULT_CONSENT
 from annotate.studies.services.judging import judging_screen, judgment_submit
-from annotate.studies.services.study_quality import ERR_COMPLETION_URL, ERR_PARAM_NAME, ERR_PARAM_REPEATED
 from tests.annotate.factories import client_for, make_catalog, make_evaluator, make_researcher
 
 pytestmark = pytest.mark.django_db
@@ -93,7 +92,10 @@ def test_a_refused_study_shows_the_reason_and_writes_nothing(catalog, olga):
     # 6 questions per subject, all kept: 15 + 15 = 30 distinct pairs at most.
     response = client_for(olga).post(reverse("annotate:study_create"), form_data(catalog, n_pairs=31))
     assert response.status_code == 200
-    assert "n_pairs=31 but only 30 distinct same-subject pairs are possible" in response.content.decode()
+    # The sampler's message in the form's words, on the field it is about.
+    assert response.context["form"].errors["n_pairs"] == [
+        "Number of pairs is 31, but only 30 distinct same-subject pairs are possible from 12 eligible questions"]
+    assert "n_pairs" not in " ".join(response.context["form"].errors.get("__all__", []))
     assert not Study.objects.exists()
 
 
@@ -232,11 +234,13 @@ def test_the_edit_page_shows_and_changes_the_crowd_fields(catalog, olga):
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
-    ("completion_url", "ftp://example.org/done", ERR_COMPLETION_URL.format(value="ftp://example.org/done")),
+    # The service's messages (ERR_COMPLETION_URL, ERR_PARAM_NAME, ERR_PARAM_REPEATED) in the form's words.
+    ("completion_url", "ftp://example.org/done",
+     "Completion URL must start with https:// or http:// (entered: 'ftp://example.org/done')"),
     ("completion_url", "not a url", "Enter a valid URL."),
     ("participant_param", "PROLIFIC PID",
-     ERR_PARAM_NAME.format(field="participant_param", value="PROLIFIC PID")),
-    ("session_param", "STUDY_ID", ERR_PARAM_REPEATED.format(value="STUDY_ID")),
+     "Participant id parameter must be letters, digits, '_' or '-' (at most 64) (entered: 'PROLIFIC PID')"),
+    ("session_param", "STUDY_ID", "Participant, study and session parameters must differ; 'STUDY_ID' is used twice"),
     ("speeder_seconds", "-1", "Ensure this value is greater than or equal to 0."),
 ])
 def test_bad_crowd_fields_are_refused_and_nothing_is_written(catalog, olga, field, value, message):
@@ -245,3 +249,32 @@ def test_bad_crowd_fields_are_refused_and_nothing_is_written(catalog, olga, fiel
     assert response.status_code == 200
     assert escape(message) in response.content.decode()
     assert not Study.objects.exists() and not Pair.objects.exists()
+
+
+def test_the_adaptive_settings_are_marked_and_read_only_with_the_adaptive_design(catalog, olga):
+    client = client_for(olga)
+    page = client.get(reverse("annotate:study_create")).content.decode()
+    # Without the page's script both stay visible, labelled; the script (a static file) hides them otherwise.
+    adaptive = page.split('id="adaptive-settings"')[1].split("</div>\n    </div>")[0]
+    assert '<label for="id_adaptive_min_comparisons">Minimum comparisons per question (adaptive design only):' \
+        in adaptive
+    assert '<label for="id_adaptive_random_share">Random share (adaptive design only):' in adaptive
+    assert 'class="adaptive-only"' in page and "<script>" not in page
+    # A uniform study ignores what they hold, valid or not: it is created with the defaults.
+    response = client.post(reverse("annotate:study_create"),
+                           form_data(catalog, adaptive_min_comparisons="-4", adaptive_random_share="7"))
+    assert response.status_code == 302
+    study = Study.objects.get(name="From the page")
+    assert (study.strategy, study.adaptive_min_comparisons, study.adaptive_random_share) == ("uniform", 5, 0.1)
+    # The adaptive design checks them, and names them in the page's words.
+    refused = client.post(reverse("annotate:study_create"),
+                          form_data(catalog, name="Adaptive", strategy="adaptive", adaptive_random_share="7"))
+    assert refused.status_code == 200 and not Study.objects.filter(name="Adaptive").exists()
+    assert refused.context["form"].errors["adaptive_random_share"] == [
+        "Ensure this value is less than or equal to 1.0."]
+    made = client.post(reverse("annotate:study_create"), form_data(
+        catalog, name="Adaptive", strategy="adaptive", adaptive_min_comparisons="3", adaptive_random_share="0.3"))
+    assert made.status_code == 302
+    study = Study.objects.get(name="Adaptive")
+    assert (study.adaptive_min_comparisons, study.adaptive_random_share) == (3, 0.3)
+
