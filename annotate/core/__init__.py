@@ -34,6 +34,7 @@ _SURFACE = {
     "ShortEchoChoiceField": "annotate.core.forms",
     "ShortEchoMultipleChoiceField": "annotate.core.forms",
     "ShortEchoTypedChoiceField": "annotate.core.forms",
+    "short_echo": "annotate.core.forms",
     "file_response": "annotate.core.http",
     "streamed_file_response": "annotate.core.http",
     "BoundedJSONDecoder": "annotate.core.jsonsafe",
