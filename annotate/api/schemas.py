@@ -199,7 +199,7 @@ class RunRequest(BaseModel):
             raise ValueError(ERR_KEYS.format(keys=unknown, known=list(RUN_KEYS)))
         value = data.get("response_set")
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(ERR_RESPONSE_SET.format(value=short_echo(value)))
+            raise ValueError(ERR_RESPONSE_SET.format(value=short_echo(value) if isinstance(value, str) else value))
         return data
 
 
