@@ -16,6 +16,8 @@ from annotate.core.surface import lazy_surface
 #: Public name -> the module that defines it (``module:attribute`` when exported under another name).
 _SURFACE = {
     "ServiceWritesAdmin": "annotate.core.admin",
+    "json_display": "annotate.core.admin",
+    "json_html": "annotate.core.admin",
     "Column": "annotate.core.downloads",
     "ENCODING_NOTE": "annotate.core.downloads",
     "TidyTable": "annotate.core.downloads",

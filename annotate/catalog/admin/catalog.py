@@ -35,7 +35,7 @@ from annotate.catalog.services.human import response_set_mark_human
 from annotate.catalog.services.upload_jobs import upload_job_submit
 from annotate.catalog.services.upload_store import FILE_ROLES, upload_preview, upload_store
 from annotate.catalog.services.uploads import StoredUpload, UploadOptions
-from annotate.core import BoundedJSONDecoder, ServiceWritesAdmin
+from annotate.core import BoundedJSONDecoder, ServiceWritesAdmin, json_display
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject, UploadState
 from annotate.runs import scoring_run_create, scoring_run_enqueue
 
@@ -135,7 +135,10 @@ class ResponseSetAdmin(BackgroundDeleteMixin, ServiceWritesAdmin):
     list_select_related = ["uploaded_by"]
     search_fields = ["name", "file_name"]
     readonly_fields = ["name", "version", "file_name", "checksum", "file_format", "uploaded_by", "created_at",
-                       "status", "n_questions", "n_models", "n_responses", "options", "summary"]
+                       "status", "n_questions", "n_models", "n_responses", "loader_options", "load_summary"]
+    exclude = ["options", "summary"]  # shown formatted (below), never as a JSON box
+    loader_options = json_display("options", "loader options")
+    load_summary = json_display("summary", "load summary")
     change_list_template = "annotate/admin/responseset_change_list.html"
     actions = ["delete_in_background", "mark_human", "unmark_human"]  # delete: counts-only confirmation, worker
 
