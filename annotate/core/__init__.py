@@ -17,7 +17,6 @@ from annotate.core.surface import lazy_surface
 _SURFACE = {
     "ServiceWritesAdmin": "annotate.core.admin",
     "json_display": "annotate.core.admin",
-    "json_html": "annotate.core.admin",
     "Column": "annotate.core.downloads",
     "ENCODING_NOTE": "annotate.core.downloads",
     "TidyTable": "annotate.core.downloads",

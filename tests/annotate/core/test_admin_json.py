@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db import models
 from django.urls import reverse
 
-from annotate.core import json_html
+from annotate.core.admin import json_html
 from annotate.models import (
     AnalysisRun,
     MethodResult,
