@@ -92,3 +92,19 @@ def test_every_admin_page_of_a_model_with_json_shows_it_formatted(rows):
              for f in _json_fields(m)}
     assert every - checked - TYPED_AS_JSON <= {("analysisrun", "result"), ("uploadjob", "files"),
                                                ("uploadjob", "options"), ("uploadjob", "problems")}
+
+
+def test_the_json_boxes_left_say_what_they_hold_with_an_example_and_show_the_stored_value_formatted():
+    catalog = make_catalog(per_subject=1)
+    question, model = catalog.questions[0], catalog.models[0]
+    model.metadata = {"inferred": ["family"]}
+    model.save()
+    client = client_for(get_user_model().objects.create_superuser(username="boss", password=None))
+    page = client.get(reverse("admin:annotate_question_change", args=[question.pk])).content.decode()
+    assert 'The answer options in order, as a JSON list of texts, e.g. ["Paris", "Lyon", "Nice", "Lille"].' in page
+    assert 'Extra columns as a JSON object of name: value, e.g. {"level": 2, "source": "exam"}.' in page
+    assert str(json_html(question.options)) == "option a of 0-0, option b of 0-0, option c of 0-0, option d of 0-0"
+    assert f"<div class=\"readonly\">{json_html(question.options)}</div>" in page
+    assert '<div class="readonly"><dl class="json"><dt>secret_level</dt><dd>college</dd></dl></div>' in page
+    page = client.get(reverse("admin:annotate_languagemodel_change", args=[model.pk])).content.decode()
+    assert '<div class="readonly"><dl class="json"><dt>inferred</dt><dd>family</dd></dl></div>' in page
