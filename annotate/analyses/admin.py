@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from annotate.analyses.services.runs import analysis_run_delete
-from annotate.core import ServiceWritesAdmin
+from annotate.core import ServiceWritesAdmin, json_display
 from annotate.models import AnalysisRun
 
 
@@ -16,9 +16,10 @@ class AnalysisRunAdmin(ServiceWritesAdmin):
     list_filter = ("kind", "status")
     list_select_related = ("response_set", "created_by")
     search_fields = ("kind", "response_set__name")
-    exclude = ("result",)
+    exclude = ("result", "params")  # the parameters are shown formatted; the result on its own pages
+    parameters = json_display("params", "parameters")
     readonly_fields = (
-        "kind", "response_set", "params", "params_key", "status", "progress", "message",
+        "kind", "response_set", "parameters", "params_key", "status", "progress", "message",
         "error", "created_by", "created_at", "started_at", "finished_at", "duration_s",
     )
 

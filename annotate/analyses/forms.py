@@ -5,7 +5,7 @@ from django import forms
 
 from annotate.analyses.services import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_params, defaults
 from annotate.analyses.services.human_labels import check_label, label_keys
-from annotate.analyses.services.params import check_groups
+from annotate.analyses.services.params import check_groups, check_param, int_bounds
 from annotate.catalog import response_sets_loaded
 from annotate.core import ShortEchoChoiceField, ShortEchoTypedChoiceField, form_add_service_error, label
 from annotate.reports import response_sets_human
@@ -26,11 +26,17 @@ def _label_choices(response_set=None) -> list[tuple[str, object]]:
     return [*groups, ("Human response sets", humans or [("", "none loaded")])]
 
 
-def _field(name: str, default, response_set=None) -> forms.Field:
+#: Labels of the integer parameters that are not the parameter's own label.
+INT_LABELS = {"n_boot": "bootstrap replicates", "run": "scoring run (0 = newest)"}
+
+
+def _field(kind: str, name: str, response_set=None) -> forms.Field:
+    bounds = int_bounds(kind, name)
+    if bounds is not None:  # the service's range, so a refused value is an error of its own field
+        return forms.IntegerField(min_value=bounds[0], max_value=bounds[1],
+                                  label=INT_LABELS.get(name, label(name, "param")))
     if name == "alpha":
         return forms.FloatField(label="alpha (EIP damping)", help_text="in (0, 1)")
-    if name == "seed":
-        return forms.IntegerField(min_value=0)
     if name in ("skip_irt", "include_excluded"):
         return forms.BooleanField(required=False, label=label(name, "param"))
     if name == "grid":
@@ -54,13 +60,20 @@ def _field(name: str, default, response_set=None) -> forms.Field:
     if name == "margin":
         return forms.FloatField(min_value=0.0, label="label margin",
                                 help_text="pairs also counted only when their labels differ by more than this")
-    if name in ("n_boot", "run"):
-        return forms.IntegerField(min_value=0, label={"n_boot": "bootstrap replicates",
-                                                      "run": "scoring run (0 = newest)"}[name])
     if name == "human_method":
         return ShortEchoChoiceField(choices=[("accuracy", "solve rate"), ("irt_1pl", "1PL")],
                                     label="human difficulty")
-    return forms.IntegerField(min_value=1, label=label(name, "param"))
+    raise ValueError(f"no form field for the {kind} parameter {name!r}")
+
+
+def _param_validator(kind: str, name: str):
+    """The service's check of one parameter, so a bad value is an error of its own field."""
+    def validate(value) -> None:
+        try:
+            check_param(kind, name, value)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+    return validate
 
 
 def analysis_form_class(kind: str, *, response_set=None) -> type[forms.Form]:
@@ -76,8 +89,9 @@ def analysis_form_class(kind: str, *, response_set=None) -> type[forms.Form]:
             queryset=loaded.filter(is_human=False) if kind == "human_labels" else loaded,
             label="response set")
     params = defaults(kind)
-    for name, default in params.items():
-        fields[name] = _field(name, default, response_set)
+    for name in params:
+        fields[name] = _field(kind, name, response_set)
+        fields[name].validators.append(_param_validator(kind, name))
 
     def clean(self):
         data = super(form_class, self).clean()

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from annotate.api.errors import ERR_JSON
+from annotate.core import ID_MAX, short_echo
 from annotate.models import ResponseSetStatus, RunStatus, StudyStatus, UploadState
 
 FORMATS = ("json", "csv")
@@ -39,7 +40,10 @@ IsoTime = Annotated[
     PlainSerializer(lambda value: value.isoformat(), return_type=str),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
-Id = Annotated[int, Field(ge=1)]
+#: A database id: positive and within the 64-bit id column (a larger one is refused before any query).
+Id = Annotated[int, Field(ge=1, le=ID_MAX)]
+#: The largest count a (portable, 32-bit) integer column holds.
+INT32_MAX = 2**31 - 1
 
 
 # --- errors ------------------------------------------------------------------------------
@@ -195,7 +199,7 @@ class RunRequest(BaseModel):
             raise ValueError(ERR_KEYS.format(keys=unknown, known=list(RUN_KEYS)))
         value = data.get("response_set")
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(ERR_RESPONSE_SET.format(value=value))
+            raise ValueError(ERR_RESPONSE_SET.format(value=short_echo(value) if isinstance(value, str) else value))
         return data
 
 
@@ -267,8 +271,8 @@ class ReportQuery(FormatQuery):
     min_votes: int = Field(1, ge=1, le=1000, description="fewest votes a pair needs for a consensus")
     tie_rule: Literal["evaluator_weight", "none"] = "evaluator_weight"
     n_boot: int = Field(2000, ge=1, le=20000, description="bootstrap replicates for the 95% intervals")
-    pairs_offset: int = Field(0, ge=0, description="first pair (0-based) of the page of pairs the JSON holds "
-                              "(pairs_page says which; the CSV and pairs.csv hold every pair)")
+    pairs_offset: int = Field(0, ge=0, le=ID_MAX, description="first pair (0-based) of the page of pairs the JSON "
+                              "holds (pairs_page says which; the CSV and pairs.csv hold every pair)")
     crowd: bool = Field(False, description="add the crowd section: judges weighted by reliability (crowd "
                         "Bradley-Terry), each method unweighted and weighted")
 
@@ -280,7 +284,7 @@ class ReportQuery(FormatQuery):
         try:
             return int(value)
         except (TypeError, ValueError):
-            raise ValueError(ERR_INT.format(name=info.field_name, value=value)) from None
+            raise ValueError(ERR_INT.format(name=info.field_name, value=short_echo(value))) from None
 
 
 class Report(BaseModel):
@@ -349,10 +353,10 @@ class HumanLabelRequest(BaseModel):
     label: str = Field(description="metadata:KEY (a question metadata column) or human:ID (a human response set)")
     label_higher_is_harder: bool | None = Field(None, description="metadata label direction (default true)")
     margin: float | None = Field(None, description="label margin besides 0 (default 0.2)")
-    n_boot: int | None = Field(None, description="bootstrap replicates (default 200)")
-    run: int | None = Field(None, description="scoring run id (default 0: the newest finished one)")
+    n_boot: int | None = Field(None, ge=0, le=INT32_MAX, description="bootstrap replicates (default 200)")
+    run: int | None = Field(None, ge=0, le=ID_MAX, description="scoring run id (default 0: the newest finished one)")
     human_method: str | None = Field(None, description="human:ID labels: accuracy (solve rate) or irt_1pl")
-    seed: int | None = Field(None, description="seed of the bootstrap (default 0)")
+    seed: int | None = Field(None, ge=0, le=ID_MAX, description="seed of the bootstrap (default 0)")
 
 
 class AnalysisRunOut(Schema):
@@ -374,11 +378,12 @@ class DerivedStudyRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    human_response_set: int = Field(description="id of a loaded response set marked as human")
-    run: int = Field(description="id of a finished scoring run of a model set (the methods compared)")
+    human_response_set: Id = Field(description="id of a loaded response set marked as human")
+    run: Id = Field(description="id of a finished scoring run of a model set (the methods compared)")
     name: str = Field("", description="name of the new study (required unless dry_run)")
-    n_pairs: int = Field(500, ge=1, description="pairs to draw (fewer when fewer same-subject pairs exist)")
-    seed: int = Field(0, ge=0, description="seed of the uniform pair draw")
+    n_pairs: int = Field(500, ge=1, le=INT32_MAX,
+                         description="pairs to draw (fewer when fewer same-subject pairs exist)")
+    seed: int = Field(0, ge=0, le=ID_MAX, description="seed of the uniform pair draw")
     dry_run: bool = Field(False, description="count the pairs and judgments; write nothing")
 
 
@@ -404,7 +409,7 @@ class DerivedStudyOut(BaseModel):
 class ImportFields(Schema):
     """The text fields of a judgment import (multipart form); the files are ``files`` parts."""
 
-    run: int = Field(description="id of a finished scoring run (the methods the report compares)")
+    run: Id = Field(description="id of a finished scoring run (the methods the report compares)")
     name: str = Field(description="name of the new study")
     format: Literal["csv", "jsonl", "label-studio"] | None = Field(
         None, description="format of every file (default: by extension: .csv, .jsonl, .json = Label Studio): "

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from ninja import File, Form, Path, Query, Router, Status, UploadedFile
-from pydantic import WithJsonSchema
+from pydantic import Field, WithJsonSchema
 
 from annotate.analyses import analysis_run_start
 from annotate.api import schemas
@@ -22,7 +22,7 @@ from annotate.api.schemas import ERR_RESPONSE_SET
 from annotate.api.selectors import response_set_get, response_sets_list, scoring_run_get, studies_list
 from annotate.api.uploads import response_set_submit, response_set_upload
 from annotate.catalog import LoadError, ResponseUploadForm, response_set_mark_human, upload_job_get
-from annotate.core import file_response, streamed_file_response
+from annotate.core import ID_MAX, file_response, streamed_file_response
 from annotate.models import AnalysisKind, RunStatus, Study
 from annotate.reports import (
     JSON_PAIRS_LIMIT,
@@ -51,8 +51,9 @@ ERR_RUN = "run must be the id of an existing scoring run; got {value!r}"
 ERR_NOT_FOUND = "no {kind} {pk}"
 
 router = Router()
-#: An object id in a path: documented as >= 1, but 0 still answers 404 (no such object), not 400.
-PathId = Annotated[int, WithJsonSchema({"type": "integer", "minimum": 1})]
+#: An object id in a path: documented as >= 1, but 0 still answers 404 (no such object), not 400; what is not an
+#: integer from 0 to the largest id is refused (400) naming the parameter, before any query.
+PathId = Annotated[int, Field(ge=0, le=ID_MAX), WithJsonSchema({"type": "integer", "minimum": 1})]
 
 
 def _errors(*codes: int) -> dict[int, type[schemas.Error]]:
@@ -147,7 +148,7 @@ def response_set_create(
     return Status(202, upload_out(job))
 
 
-@router.get("/uploads/{int:upload_id}/", auth=STAFF, response={200: schemas.UploadStatus, **_errors(401, 403, 404)},
+@router.get("/uploads/{upload_id}/", auth=STAFF, response={200: schemas.UploadStatus, **_errors(401, 403, 404)},
             url_name="api_upload", operation_id="getUpload",
             summary="State and progress of an upload the worker loads. Staff.")
 def upload_detail(request: HttpRequest, upload_id: PathId = UPLOAD_ID) -> schemas.UploadStatus:
@@ -157,7 +158,7 @@ def upload_detail(request: HttpRequest, upload_id: PathId = UPLOAD_ID) -> schema
     return upload_out(job)
 
 
-@router.get("/response-sets/{int:response_set_id}/", auth=STAFF,
+@router.get("/response-sets/{response_set_id}/", auth=STAFF,
             response={200: schemas.ResponseSet, **_errors(401, 403, 404)},
             url_name="api_response_set", operation_id="getResponseSet", summary="One response set. Staff.")
 def response_set_detail(request: HttpRequest,
@@ -197,7 +198,7 @@ def scoring_run_start(request: HttpRequest, response: HttpResponse, payload: sch
     return Status(202, scoring_run_out(run))
 
 
-@router.get("/scoring-runs/{int:run_id}/", auth=STAFF,
+@router.get("/scoring-runs/{run_id}/", auth=STAFF,
             response={200: schemas.ScoringRun, **_errors(401, 403, 404)},
             url_name="api_scoring_run", operation_id="getScoringRun",
             summary="Status and progress of a scoring run. Staff.")
@@ -209,7 +210,7 @@ def scoring_run_detail(request: HttpRequest, run_id: PathId = RUN_ID) -> schemas
 
 
 def _table_endpoint(table: str, what: str) -> Any:
-    @router.get(f"/scoring-runs/{{int:run_id}}/{table}/", auth=RESEARCHER, response={**_errors(400, 401, 403, 404)},
+    @router.get(f"/scoring-runs/{{run_id}}/{table}/", auth=RESEARCHER, response={**_errors(400, 401, 403, 404)},
                 url_name=f"api_scoring_run_{table}", operation_id=f"getScoringRun{table.title()}",
                 summary=f"{what} of a finished scoring run, as a tidy CSV (default) or Parquet. "
                         "Researchers and staff.",
@@ -242,7 +243,7 @@ def studies(request: HttpRequest) -> schemas.StudyList:
     return schemas.StudyList(studies=[study_out(s) for s in studies_list(user=request.auth)])
 
 
-@router.get("/studies/{int:study_id}/report/", auth=RESEARCHER,
+@router.get("/studies/{study_id}/report/", auth=RESEARCHER,
             response={200: schemas.Report, **_errors(400, 401, 403, 404)},
             url_name="api_study_report", operation_id="getStudyReport",
             summary="The study's alignment report (agreement of each method with the human judgments). "
@@ -266,7 +267,7 @@ def study_report(request: HttpRequest, query: Query[schemas.ReportQuery], study_
     return report.to_json(pairs_offset=query.pairs_offset, pairs_limit=JSON_PAIRS_LIMIT)
 
 
-@router.get("/studies/{int:study_id}/judgments/", auth=RESEARCHER,
+@router.get("/studies/{study_id}/judgments/", auth=RESEARCHER,
             response={200: schemas.JudgmentList, **_errors(400, 401, 403, 404)},
             url_name="api_study_judgments", operation_id="getStudyJudgments",
             summary="Every judgment and skip, evaluators by pseudonym. Researchers and staff.",
@@ -294,7 +295,7 @@ def _response_set(response_set_id: int):
     return response_set
 
 
-@router.post("/response-sets/{int:response_set_id}/human/", auth=STAFF,
+@router.post("/response-sets/{response_set_id}/human/", auth=STAFF,
              response={200: schemas.ResponseSet, **_errors(400, 401, 403, 404)},
              url_name="api_response_set_human", operation_id="markResponseSetHuman",
              summary="Mark a response set as people's answers (never scored as LLMs), or clear the mark. Staff.")
@@ -308,7 +309,7 @@ def response_set_human(request: HttpRequest, payload: schemas.HumanFlag,
     return response_set_out(response_set)
 
 
-@router.post("/response-sets/{int:response_set_id}/human-labels/", auth=RESEARCHER,
+@router.post("/response-sets/{response_set_id}/human-labels/", auth=RESEARCHER,
              response={202: schemas.AnalysisRunOut, **_errors(400, 401, 403, 404)},
              url_name="api_human_labels", operation_id="startHumanLabelAnalysis",
              summary="Compare every method of a scoring run of this set with a human difficulty label (a "
@@ -328,7 +329,7 @@ def human_labels_start(request: HttpRequest, response: HttpResponse, payload: sc
     return Status(202, _analysis_out(run))
 
 
-@router.get("/analysis-runs/{int:analysis_id}/", auth=RESEARCHER,
+@router.get("/analysis-runs/{analysis_id}/", auth=RESEARCHER,
             response={200: schemas.AnalysisRunOut, **_errors(401, 403, 404)},
             url_name="api_analysis_run", operation_id="getAnalysisRun",
             summary="One analysis run with its result once done. Researchers and staff.")

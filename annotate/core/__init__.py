@@ -16,6 +16,7 @@ from annotate.core.surface import lazy_surface
 #: Public name -> the module that defines it (``module:attribute`` when exported under another name).
 _SURFACE = {
     "ServiceWritesAdmin": "annotate.core.admin",
+    "json_display": "annotate.core.admin",
     "Column": "annotate.core.downloads",
     "ENCODING_NOTE": "annotate.core.downloads",
     "TidyTable": "annotate.core.downloads",
@@ -37,6 +38,7 @@ _SURFACE = {
     "ShortEchoChoiceField": "annotate.core.forms",
     "ShortEchoMultipleChoiceField": "annotate.core.forms",
     "ShortEchoTypedChoiceField": "annotate.core.forms",
+    "short_echo": "annotate.core.forms",
     "file_response": "annotate.core.http",
     "streamed_file_response": "annotate.core.http",
     "BoundedJSONDecoder": "annotate.core.jsonsafe",

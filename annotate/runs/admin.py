@@ -12,7 +12,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from annotate.core import ServiceWritesAdmin
+from annotate.core import ServiceWritesAdmin, json_display
 from annotate.models import MethodResult, ModelResult, QuestionResult, ScoringRun
 from annotate.runs.services.scoring import scoring_run_delete, scoring_run_request_again
 
@@ -40,14 +40,16 @@ class ReadOnlyResultInline(admin.TabularInline):
 
 class MethodResultInline(ReadOnlyResultInline):
     model = MethodResult
-    fields = ("method", "n_iter", "converged", "residual", "duration_s", "notes")
+    fields = ("method", "n_iter", "converged", "residual", "duration_s", "notes_shown")
     readonly_fields = fields
+    notes_shown = json_display("notes", "notes")
 
 
 class ModelResultInline(ReadOnlyResultInline):
     model = ModelResult
-    fields = ("model", "n_observed", "scores")
+    fields = ("model", "n_observed", "scores_shown")
     readonly_fields = fields
+    scores_shown = json_display("scores", "scores")
 
 
 @admin.register(ScoringRun)
@@ -57,8 +59,11 @@ class ScoringRunAdmin(ServiceWritesAdmin):
     list_filter = ("status", "response_set")
     list_select_related = ("response_set", "created_by")
     search_fields = ("response_set__name", "error")
-    readonly_fields = ("response_set", "models_used", "datasets_used", "params", "status", "progress", "error",
-                       "created_by", "created_at", "finished_at")
+    readonly_fields = ("response_set", "models_used", "datasets_used", "parameters", "status", "progress", "error",
+                       "created_by", "created_at", "finished_at", "fit_diagnostics")
+    exclude = ("params", "diagnostics")  # shown formatted, never as JSON
+    parameters = json_display("params", "parameters")
+    fit_diagnostics = json_display("diagnostics", "diagnostics")
     inlines = [MethodResultInline, ModelResultInline]
     actions = ["run_scoring"]
 
@@ -108,6 +113,9 @@ class QuestionResultAdmin(ReadOnlyResultAdmin):
     list_select_related = ("run__response_set", "question__dataset")
     search_fields = ("question__external_id",)
     show_full_result_count = False
+    exclude = ("scores",)
+    readonly_fields = ("scores_shown",)
+    scores_shown = json_display("scores", "scores")
 
 
 @admin.register(ModelResult)
@@ -116,3 +124,6 @@ class ModelResultAdmin(ReadOnlyResultAdmin):
     list_filter = ("run",)
     list_select_related = ("run__response_set", "model")
     search_fields = ("model__name",)
+    exclude = ("scores",)
+    readonly_fields = ("scores_shown",)
+    scores_shown = json_display("scores", "scores")

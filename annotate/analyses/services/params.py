@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from annotate.analyses.selectors import GROUP_BY_PATTERN, distinct_groups
+from annotate.core import ID_MAX
 from annotate.models import AnalysisKind
 
 #: Synthetic sizes ``(n_questions, n_models)`` for the scaling analysis.
@@ -43,20 +44,51 @@ ERR_BOOL = "{name} must be true or false; got {value!r}"
 ERR_CHOICE = "{name} must be one of {choices}; got {value!r}"
 ERR_GROUP_BY = "group_by must be 'dataset', 'subject' or 'metadata:<key>'; got {value!r}"
 ERR_LABEL = "label must be 'metadata:<key>' or 'human:<response set id>'; got {value!r}"
-ERR_MARGIN = "margin must be a finite number >= 0; got {value!r}"
+ERR_MARGIN = "margin must be a number from 0 to {high:g}; got {value!r}"
+#: The largest label margin (far beyond any label scale: levels, difficulties, solve rates).
+MARGIN_MAX = 1e6
 LABEL_PATTERN = re.compile(r"^(metadata:[A-Za-z0-9_.\-]{1,100}|human:[1-9][0-9]{0,11})$")
 
 Checker = Callable[[str, object], object]
 
 
-def _int(low: int, high: int | None = None) -> Checker:
+def _int(low: int, high: int) -> Checker:
     def check(name: str, value: object) -> int:
         ok = isinstance(value, int | np.integer) and not isinstance(value, bool)
-        if not ok or value < low or (high is not None and value > high):
-            raise ValueError(ERR_INT.format(name=name, low=low, high="" if high is None else f" and <= {high}",
-                                            value=value))
+        if not ok or value < low or value > high:
+            raise ValueError(ERR_INT.format(name=name, low=low, high=f" and <= {high}", value=value))
         return int(value)
+    check.bounds = (low, high)  # type: ignore[attr-defined]
     return check
+
+
+def check_param(kind: str, name: str, value: object) -> object:
+    """``value`` of ``kind``'s parameter ``name`` checked as :func:`check_params` checks it (ValueError if bad)."""
+    for key, _, check in SPECS[check_kind(kind)]:
+        if key == name:
+            return check(name, value)
+    raise ValueError(ERR_UNKNOWN.format(keys=[name], kind=kind, known=[key for key, _, _ in SPECS[kind]]))
+
+
+def int_bounds(kind: str, name: str) -> tuple[int, int] | None:
+    """The smallest and largest value of ``kind``'s integer parameter ``name``; None when it is not an integer.
+
+    Parameters
+    ----------
+    kind : str
+        An analysis kind.
+    name : str
+        One of its parameters.
+
+    Returns
+    -------
+    tuple of int or None
+        ``(low, high)``, both included: what :func:`check_params` accepts, for the form field of the parameter.
+    """
+    for key, _, check in SPECS[check_kind(kind)]:
+        if key == name:
+            return getattr(check, "bounds", None)
+    return None
 
 
 def _alpha(name: str, value: object) -> float:
@@ -94,8 +126,8 @@ def _label(name: str, value: object) -> str:
 
 def _margin(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
-            or not math.isfinite(value) or value < 0:
-        raise ValueError(ERR_MARGIN.format(value=value))
+            or not math.isfinite(value) or not 0 <= value <= MARGIN_MAX:
+        raise ValueError(ERR_MARGIN.format(high=MARGIN_MAX, value=value))
     return float(value)
 
 
@@ -119,8 +151,8 @@ SPECS: dict[str, tuple[tuple[str, object, Checker], ...]] = {
     AnalysisKind.POOLS: (_ALPHA, ("include_excluded", False, _bool)),
     AnalysisKind.HUMAN_LABELS: (("label", "metadata:level", _label), ("label_higher_is_harder", True, _bool),
                                 ("margin", 0.2, _margin), ("n_boot", 200, _int(0, 10_000)),
-                                ("run", 0, _int(0)), ("human_method", "accuracy", _choice("accuracy", "irt_1pl")),
-                                _SEED),
+                                ("run", 0, _int(0, ID_MAX)),
+                                ("human_method", "accuracy", _choice("accuracy", "irt_1pl")), _SEED),
 }
 
 

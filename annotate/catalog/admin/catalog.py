@@ -35,7 +35,7 @@ from annotate.catalog.services.human import response_set_mark_human
 from annotate.catalog.services.upload_jobs import upload_job_submit
 from annotate.catalog.services.upload_store import FILE_ROLES, upload_preview, upload_store
 from annotate.catalog.services.uploads import StoredUpload, UploadOptions
-from annotate.core import BoundedJSONDecoder, ServiceWritesAdmin
+from annotate.core import BoundedJSONDecoder, ServiceWritesAdmin, json_display
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject, UploadState
 from annotate.runs import scoring_run_create, scoring_run_enqueue
 
@@ -78,17 +78,35 @@ class SubjectAdmin(ServiceWritesAdmin):
 
 #: Staff edit questions' options and metadata and models' metadata as JSON: parse it bounded.
 BOUNDED_JSON = {models.JSONField: {"decoder": BoundedJSONDecoder}}
+#: What each JSON box holds, with an example, under the box (the stored value is also shown formatted).
+JSON_HELP = {
+    "options": 'The answer options in order, as a JSON list of texts, e.g. ["Paris", "Lyon", "Nice", "Lille"].',
+    "metadata": 'Extra columns as a JSON object of name: value, e.g. {"level": 2, "source": "exam"}.',
+}
+
+
+class JsonHelpMixin:
+    """JSON boxes with a plain-words help text and an example (:data:`JSON_HELP`), and the stored value shown
+    formatted beside them."""
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)  # type: ignore[misc]
+        if isinstance(db_field, models.JSONField) and db_field.name in JSON_HELP and field is not None:
+            field.help_text = JSON_HELP[db_field.name]
+        return field
 
 
 @admin.register(Question)
-class QuestionAdmin(ServiceWritesAdmin):
+class QuestionAdmin(JsonHelpMixin, ServiceWritesAdmin):
     save_service = staticmethod(catalog_entry_save)
     delete_service = staticmethod(catalog_entry_delete)
     formfield_overrides = BOUNDED_JSON
     list_display = ["external_id", "dataset", "subject", "shown_text"]
     list_filter = ["dataset", "subject"]
     list_select_related = ["dataset", "subject"]
-    readonly_fields = ["as_shown"]
+    readonly_fields = ["as_shown", "stored_options", "stored_metadata"]
+    stored_options = json_display("options", "options as stored")
+    stored_metadata = json_display("metadata", "metadata as stored")
     search_fields = ["external_id", "text"]
     show_full_result_count = False
     Media = QuestionTextMedia
@@ -113,13 +131,15 @@ class FamilyFilter(admin.AllValuesFieldListFilter):
 
 
 @admin.register(LanguageModel)
-class LanguageModelAdmin(ServiceWritesAdmin):
+class LanguageModelAdmin(JsonHelpMixin, ServiceWritesAdmin):
     save_service = staticmethod(catalog_entry_save)
     delete_service = staticmethod(catalog_entry_delete)
     formfield_overrides = BOUNDED_JSON
     list_display = ["name", "family", "parameters_b", "access", "inferred"]
     list_filter = ["access", ("family", FamilyFilter)]
     search_fields = ["name", "family"]
+    readonly_fields = ["stored_metadata"]
+    stored_metadata = json_display("metadata", "metadata as stored")
 
     @admin.display(description="guessed from the name")
     def inferred(self, obj: LanguageModel) -> str:
@@ -135,7 +155,10 @@ class ResponseSetAdmin(BackgroundDeleteMixin, ServiceWritesAdmin):
     list_select_related = ["uploaded_by"]
     search_fields = ["name", "file_name"]
     readonly_fields = ["name", "version", "file_name", "checksum", "file_format", "uploaded_by", "created_at",
-                       "status", "n_questions", "n_models", "n_responses", "options", "summary"]
+                       "status", "n_questions", "n_models", "n_responses", "loader_options", "load_summary"]
+    exclude = ["options", "summary"]  # shown formatted (below), never as a JSON box
+    loader_options = json_display("options", "loader options")
+    load_summary = json_display("summary", "load summary")
     change_list_template = "annotate/admin/responseset_change_list.html"
     actions = ["delete_in_background", "mark_human", "unmark_human"]  # delete: counts-only confirmation, worker
 

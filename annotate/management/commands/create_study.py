@@ -13,7 +13,8 @@ from annotate.management.lookups import (
     scoring_run_from_option,
     subjects_from_option,
 )
-from annotate.models import Dataset, PairStrategy, ScoringRun
+from annotate.management.options import column_option
+from annotate.models import Dataset, PairStrategy, ScoringRun, Study
 from annotate.models.studies import DEFAULT_ADAPTIVE_MIN_COMPARISONS, DEFAULT_ADAPTIVE_RANDOM_SHARE
 from annotate.runs import scoring_run_latest_covering
 from annotate.studies import (
@@ -28,6 +29,16 @@ from annotate.studies import (
 ERR_BASE_URL = "--base-url must start with http:// or https://; got {value!r}"
 #: Stopping-rule options named as the manage page's form fields they fill (``--compare`` fills the methods).
 STOPPING_OPTIONS = ("target_reliability", "alpha", "max_judgments", "budget", "pay_per_judgment")
+#: The number options, bounded by the columns they are stored in (an error names the option).
+OPTION_TYPES = {
+    "pairs": column_option(Study, "n_pairs", min_value=1),
+    "seed": column_option(Study, "seed", min_value=0),
+    "run_id": column_option(ScoringRun, "id", min_value=1),
+    "target": column_option(Study, "target_judgments_per_pair", min_value=1),
+    "share": column_option(Study, "attention_check_share", min_value=0.0, max_value=0.5),
+    "min_comparisons": column_option(Study, "adaptive_min_comparisons", min_value=1),
+    "random_share": column_option(Study, "adaptive_random_share", min_value=0.0, max_value=1.0),
+}
 
 
 class Command(BaseCommand):
@@ -41,27 +52,30 @@ class Command(BaseCommand):
         parser.add_argument("--datasets", nargs="+", required=True, metavar="DATASET", help="dataset names")
         parser.add_argument("--subjects", nargs="*", default=None, metavar="SUBJECT",
                             help="subject names (default: every subject of the datasets)")
-        parser.add_argument("--pairs", type=int, default=70,
+        parser.add_argument("--pairs", type=OPTION_TYPES["pairs"], default=70,
                             help="number of pairs (default 70, as in the paper); with --strategy adaptive, the pairs "
                                  "each evaluator judges")
-        parser.add_argument("--seed", type=int, default=1, help="sampler seed (default 1)")
+        parser.add_argument("--seed", type=OPTION_TYPES["seed"], default=1, help="sampler seed (default 1)")
         parser.add_argument("--strategy", choices=PairStrategy.values, default=PairStrategy.UNIFORM)
-        parser.add_argument("--run", type=int, default=None, metavar="RUN_ID",
+        parser.add_argument("--run", type=OPTION_TYPES["run_id"], default=None, metavar="RUN_ID",
                             help="scoring run id (default: latest finished run covering the datasets)")
-        parser.add_argument("--target", type=int, default=20, help="votes per pair before it stops being offered")
+        parser.add_argument("--target", type=OPTION_TYPES["target"], default=20,
+                            help="votes per pair before it stops being offered")
         parser.add_argument("--include-unkept", action="store_true",
                             help="also pair questions every model solved or failed")
         parser.add_argument("--include-low-coverage", action="store_true",
                             help="also pair questions observed by fewer than the run's min_models (default 3) models")
         parser.add_argument("--owner", default=None, metavar="USERNAME",
                             help=OWNER_HELP)
-        parser.add_argument("--attention-check-share", type=float, default=0.0, metavar="SHARE",
+        parser.add_argument("--attention-check-share", type=OPTION_TYPES["share"], default=0.0, metavar="SHARE",
                             help="share (0 to 0.5) of attention-check pairs with a known answer, mixed in blind "
                                  "(default 0: none)")
-        parser.add_argument("--min-comparisons", type=int, default=DEFAULT_ADAPTIVE_MIN_COMPARISONS, metavar="N",
+        parser.add_argument("--min-comparisons", type=OPTION_TYPES["min_comparisons"],
+                            default=DEFAULT_ADAPTIVE_MIN_COMPARISONS, metavar="N",
                             help="adaptive: comparisons every question gets before informative pairs take over "
                                  "(default %(default)s)")
-        parser.add_argument("--random-share", type=float, default=DEFAULT_ADAPTIVE_RANDOM_SHARE, metavar="SHARE",
+        parser.add_argument("--random-share", type=OPTION_TYPES["random_share"],
+                            default=DEFAULT_ADAPTIVE_RANDOM_SHARE, metavar="SHARE",
                             help="adaptive: share (0 to 1) of pairs drawn at random (default %(default)s)")
         rules = parser.add_argument_group("stopping rules (as on the manage page; none: the study runs until its "
                                           "pairs reach their target votes)")

@@ -76,17 +76,22 @@ class StudyAdminForm(forms.ModelForm):
     """Shows why a scope change is refused (frozen study, or a scope without
     enough pairs) next to the fields, before anything is saved."""
 
+    #: Ticked boxes, not JSON: the questions the onboarding page asks, in the order listed here.
+    onboarding_questions = forms.MultipleChoiceField(
+        choices=OnboardingQuestion.choices, required=False, widget=forms.CheckboxSelectMultiple,
+        label="Onboarding questions",
+        help_text="The background questions evaluators answer before the guidelines (none ticked: none asked).")
+
     class Meta:
         model = Study
         fields = ("name", "datasets", "subjects", "target_judgments_per_pair", "guidelines", "consent_text",
                   "onboarding_questions", "members", "status")
 
-    def clean_onboarding_questions(self) -> list:
+    def clean_onboarding_questions(self) -> list[str]:
         value = self.cleaned_data["onboarding_questions"]
-        if not isinstance(value, list) or any(q not in OnboardingQuestion.values for q in value) \
-                or len(set(value)) != len(value):
+        if any(q not in OnboardingQuestion.values for q in value):
             raise forms.ValidationError(ERR_ONBOARDING.format(choices=OnboardingQuestion.values, value=value))
-        return value
+        return [q for q in OnboardingQuestion.values if q in value]
 
     def clean(self) -> dict:
         cleaned = super().clean()

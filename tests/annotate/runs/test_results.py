@@ -136,7 +136,8 @@ def test_the_question_list_paginates_and_keeps_the_filter(scored, cast, monkeypa
     client = client_for(cast[1])
     url = reverse("annotate:run_questions", kwargs={"run_id": run.pk})
     first = client.get(url, {"subject": subjects["biology"].pk}).content.decode()
-    assert len(_question_ids(first)) == 2 and "page 1 of 2" in first
+    assert len(_question_ids(first)) == 2
+    assert '<span id="page-of">questions 1–2 of 3 · page 1 of 2</span>' in first
     assert f"?subject={subjects['biology'].pk}&amp;page=2" in first
     second = client.get(url, {"subject": subjects["biology"].pk, "page": 2}).content.decode()
     assert len(_question_ids(second)) == 1
@@ -189,8 +190,9 @@ def test_the_leaderboard_is_paginated_with_ranks_over_every_model(cast, monkeypa
 
     rows, html = page("")
     assert rows == [("1", "m0"), ("2", "m1")]
-    assert "page 1 of 3 (5 models)" in html and 'href="?page=2" rel="next"' in html
+    assert "models 1–2 of 5 · page 1 of 3" in html and 'href="?page=2" rel="next"' in html
     assert page("?page=2")[0] == [("3", "m2"), ("4", "m3")]
+    assert "models 5–5 of 5 · page 3 of 3" in page("?page=3")[1]
     assert page("?page=3")[0] == [("5", "m4")]
     assert page("?page=99")[0] == [("5", "m4")]
     assert page("?page=x")[0] == [("1", "m0"), ("2", "m1")]

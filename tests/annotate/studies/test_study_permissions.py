@@ -6,6 +6,8 @@ outsider to Olga's), ``ada`` (evaluator in Olga's study), ``root`` (staff).
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.admin.sites import site
 from django.contrib.auth import get_user_model
@@ -165,11 +167,22 @@ def test_staff_add_a_researcher_to_a_study_in_the_admin_and_bad_onboarding_lists
     client = client_for(boss)
     url = reverse("admin:annotate_study_change", args=[study.pk])
     data = {"name": study.name, "target_judgments_per_pair": 20, "guidelines": "g", "consent_text": "I agree.",
-            "onboarding_questions": '["education_level", "shoe_size"]', "members": [cast["max"].pk, otto.pk],
+            "onboarding_questions": ["education_level", "shoe_size"], "members": [cast["max"].pk, otto.pk],
             "status": "open", "pairs-TOTAL_FORMS": 0, "pairs-INITIAL_FORMS": 0}
+    # the onboarding questions are tick boxes, one per question, ticked as stored; no JSON box to type into
+    page = client.get(url).content.decode()
+    assert re.search(r'<textarea[^>]*name="onboarding_questions"', page) is None
+    for value in ("field_of_study", "education_level", "qualified_subjects"):
+        assert f'type="checkbox" name="onboarding_questions" value="{value}"' in page
     refused = client.post(url, data)
-    assert refused.status_code == 200 and "onboarding_questions must be distinct values of" in refused.content.decode()
-    assert client.post(url, {**data, "onboarding_questions": '["education_level"]'}).status_code == 302
-    study.refresh_from_db()
-    assert set(study.members.all()) == {cast["max"], otto} and study.onboarding_questions == ["education_level"]
+    assert refused.status_code == 200
+    assert "Select a valid choice. shoe_size is not one of the available choices." in refused.content.decode()
+    ticked = ["qualified_subjects", "education_level"]
+    assert client.post(url, {**data, "onboarding_questions": ticked}).status_code == 302
+    study.refresh_from_db()  # stored in the listed order
+    assert set(study.members.all()) == {cast["max"], otto}
+    assert study.onboarding_questions == ["education_level", "qualified_subjects"]
+    assert client.post(url, {k: v for k, v in data.items() if k != "onboarding_questions"}).status_code == 302
+    study.refresh_from_db()  # nothing ticked: nothing asked
+    assert study.onboarding_questions == []
     assert can_manage_study(user=otto, study=study)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
 
 import pytest
@@ -199,3 +200,35 @@ def test_the_simulated_votes_do_not_depend_on_the_order_or_sides_pairs_are_shown
     assert Judgment.objects.count() == 0
     assert demo._simulated_votes(study, study.scoring_run, 1) == 210
     assert votes() == first and len(first) == 210
+
+
+def test_the_simulated_timeline_follows_the_study_and_each_join_and_ends_before_now():
+    """Load, score, create the study, then each simulated evaluator joins, reads the guidelines and votes every
+    20 s: every stored time is at or after the one before it in that story, and none is in the future."""
+    from django.utils import timezone
+
+    before = timezone.now()
+    run("--password", "pw-demo-1")
+    after = timezone.now()
+    study = Study.objects.select_related("scoring_run__response_set").get()
+    run_ = study.scoring_run
+    assert run_.response_set.created_at <= run_.created_at <= run_.finished_at <= study.created_at
+    judgments = Judgment.objects.select_related("participation").filter(participation__study=study)
+    assert judgments.count() == 210
+    for j in judgments:
+        assert study.created_at <= j.participation.created_at <= j.participation.guidelines_accepted_at
+        assert j.participation.guidelines_accepted_at <= j.shown_at < j.submitted_at <= after
+        assert j.seconds == 20.0
+    simulated = Participation.objects.filter(study=study, is_simulated=True).order_by("user__username")
+    joins = [p.created_at for p in simulated]
+    # the first joins 5 minutes after the study's creation, the next ones 10 minutes apart
+    assert [(t - study.created_at).total_seconds() for t in joins] == [300.0, 900.0, 1500.0]
+    for p in simulated:
+        submitted = list(p.judgments.order_by("submitted_at").values_list("submitted_at", flat=True))
+        assert (submitted[0] - p.guidelines_accepted_at).total_seconds() == 20.0
+        assert {(b - a).total_seconds() for a, b in itertools.pairwise(submitted)} == {20.0}
+        assert p.finished_at == submitted[-1]
+    # the study was dated back far enough for the last evaluator: 25 min to join, 1 to read, 70 votes x 20 s
+    assert (after - study.created_at).total_seconds() >= 1500 + 60 + 70 * 20
+    assert study.created_at < before
+    assert Participation.objects.get(user__username="evaluator").created_at >= study.created_at

@@ -9,7 +9,6 @@ by one.
 from __future__ import annotations
 
 import io
-import json
 import zipfile
 
 import pytest
@@ -68,7 +67,7 @@ def study_post(study: Study, **changes) -> dict[str, object]:
         "target_judgments_per_pair": study.target_judgments_per_pair,
         "guidelines": study.guidelines,
         "consent_text": study.consent_text,
-        "onboarding_questions": json.dumps(study.onboarding_questions),
+        "onboarding_questions": list(study.onboarding_questions),
         "status": study.status,
         "pairs-TOTAL_FORMS": len(pairs),
         "pairs-INITIAL_FORMS": len(pairs),
