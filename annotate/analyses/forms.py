@@ -7,7 +7,13 @@ from annotate.analyses.services import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_
 from annotate.analyses.services.human_labels import check_label, label_keys
 from annotate.analyses.services.params import check_groups, check_param, int_bounds
 from annotate.catalog import response_sets_loaded
-from annotate.core import ShortEchoChoiceField, ShortEchoTypedChoiceField, form_add_service_error, label
+from annotate.core import (
+    ShortEchoChoiceField,
+    ShortEchoTypedChoiceField,
+    form_add_service_error,
+    label,
+    service_error_text,
+)
 from annotate.reports import response_sets_human
 
 
@@ -66,14 +72,16 @@ def _field(kind: str, name: str, response_set=None) -> forms.Field:
     raise ValueError(f"no form field for the {kind} parameter {name!r}")
 
 
-def _param_validator(kind: str, name: str):
-    """The service's check of one parameter, so a bad value is an error of its own field."""
-    def validate(value) -> None:
+def _param_cleaner(kind: str, name: str):
+    """The service's check of one parameter, so a bad value is an error of its own field, in the form's words."""
+    def clean_param(self):
+        value = self.cleaned_data[name]
         try:
             check_param(kind, name, value)
         except ValueError as exc:
-            raise forms.ValidationError(str(exc)) from None
-    return validate
+            raise forms.ValidationError(service_error_text(self, exc)) from None
+        return value
+    return clean_param
 
 
 def analysis_form_class(kind: str, *, response_set=None) -> type[forms.Form]:
@@ -82,7 +90,7 @@ def analysis_form_class(kind: str, *, response_set=None) -> type[forms.Form]:
 
     ``response_set`` is the set the page is about: a human-label form offers
     only its metadata columns (every loaded set's when None)."""
-    fields: dict[str, forms.Field] = {}
+    fields: dict[str, object] = {}
     if kind in NEEDS_RESPONSE_SET:
         loaded = response_sets_loaded()
         fields["response_set"] = forms.ModelChoiceField(
@@ -91,7 +99,7 @@ def analysis_form_class(kind: str, *, response_set=None) -> type[forms.Form]:
     params = defaults(kind)
     for name in params:
         fields[name] = _field(kind, name, response_set)
-        fields[name].validators.append(_param_validator(kind, name))
+        fields[f"clean_{name}"] = _param_cleaner(kind, name)
 
     def clean(self):
         data = super(form_class, self).clean()
