@@ -76,7 +76,9 @@ def study_derive_page(request: HttpRequest) -> HttpResponse:
         except ValueError as exc:
             form_add_service_error(form, exc)
     return render(request, "annotate/judging/study_derive.html",
-                  {"form": form, "preview": preview, "rule": PAIRING_RULE})
+                  {"form": form, "preview": preview, "rule": PAIRING_RULE,
+                   "no_human_sets": not form.fields["human_set"].queryset.exists(),
+                   "no_runs": not form.fields["run"].queryset.exists()})
 
 
 @researcher_required

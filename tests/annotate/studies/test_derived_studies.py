@@ -177,3 +177,24 @@ def test_the_api_previews_then_creates(sets, client):
                       content_type="application/json", **auth)
     assert bad.status_code == 400 and "not a loaded response set marked as human" in bad.json()["error"]
     assert Study.objects.count() == 1
+
+
+def test_the_page_says_what_is_missing_and_where_to_get_it(tmp_path):
+    from django.urls import reverse
+
+    from tests.annotate.factories import client_for
+
+    client = client_for(make_researcher("rita"))
+    url = reverse("annotate:study_derive")
+    page = client.get(url).content.decode()
+    assert "No response set is marked as human yet." in page
+    assert "load_responses --human" in page
+    assert "No scoring run has finished yet." in page
+    _load(tmp_path, "people", PEOPLE, "--human")
+    page = client.get(url).content.decode()
+    assert "No response set is marked as human yet." not in page
+    assert "No scoring run has finished yet." in page
+    models, _ = _load(tmp_path, "models", MODELS)
+    scoring_run_execute(run=scoring_run_create(response_set=models, params={"methods": ["eip", "accuracy"]}))
+    page = client.get(url).content.decode()
+    assert 'id="derive-missing"' not in page
