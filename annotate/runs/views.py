@@ -44,12 +44,15 @@ from annotate.runs.selectors.results import (
     run_table_chunks,
     runs_active,
 )
-from annotate.runs.services.scoring import scoring_run_request
+from annotate.runs.selectors.settings import run_settings_text
+from annotate.runs.services.scoring import DEFAULT_PARAMS, scoring_run_done_before, scoring_run_request
 from annotate.studies import researcher_required
 
 QUESTIONS_PER_PAGE = 50
 MODELS_PER_PAGE = 100  # leaderboard rows per page (ranks are over every model of the run)
 RUN_QUEUED_MESSAGE = "Scoring run {run_id} of {response_set} is queued; this page shows its progress."
+RUN_REPEATS_MESSAGE = ("Run {before} already holds the results of the same settings; run {run_id} computes them "
+                       "again (to score with other settings, use manage.py score_responses or the API).")
 RUN_ACTIVE_MESSAGE = (
     "An identical scoring run of {response_set} (run {run_id}) is already {status}; no second run was queued."
 )
@@ -62,6 +65,9 @@ def _run(run_id: int) -> ScoringRun:
 @researcher_required
 def results_index(request: HttpRequest) -> HttpResponse:
     groups = response_sets_with_runs()
+    for group in groups:
+        for run in group.runs:
+            run.settings_text = run_settings_text(params=run.params or {}, defaults=DEFAULT_PARAMS)
     context = {"groups": groups, "refresh": runs_active(groups=groups), "can_score": request.user.is_staff}
     return render(request, "annotate/results/index.html", context)
 
@@ -75,6 +81,9 @@ def response_set_score(request: HttpRequest, response_set_id: int) -> HttpRespon
     outcome = scoring_run_request(response_set=response_set, user=request.user)
     if outcome.created:
         messages.success(request, RUN_QUEUED_MESSAGE.format(run_id=outcome.run.pk, response_set=response_set))
+        before = scoring_run_done_before(run=outcome.run)
+        if before is not None:
+            messages.info(request, RUN_REPEATS_MESSAGE.format(run_id=outcome.run.pk, before=before.pk))
     else:
         messages.info(request, RUN_ACTIVE_MESSAGE.format(run_id=outcome.run.pk, response_set=response_set,
                                                          status=outcome.run.status))

@@ -342,6 +342,20 @@ def scoring_run_request_again(*, run: ScoringRun, user=None) -> RunRequest:
                                dataset_ids=run.params.get("dataset_ids"), params=params, user=user)
 
 
+def scoring_run_done_before(*, run: ScoringRun) -> ScoringRun | None:
+    """The newest finished (done) run of ``run``'s response set with the same settings, if any.
+
+    Settings compare as in :func:`scoring_run_request` (methods, parameters
+    and subsets, defaults filled in). A new run of the same settings
+    recomputes what that run holds.
+    """
+    done = ScoringRun.objects.filter(response_set_id=run.response_set_id, status=RunStatus.DONE).exclude(pk=run.pk)
+    for other in done.order_by("-pk"):
+        if _same_request(other.params, run.params):
+            return other
+    return None
+
+
 def _same_request(stored: Mapping, wanted: Mapping) -> bool:
     """Do a stored run's ``params`` describe the request ``wanted`` (every key compared)?"""
     keys = set(stored) | set(wanted)

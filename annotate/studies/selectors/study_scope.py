@@ -241,3 +241,10 @@ def researchers_except(*, user: AbstractBaseUser | None) -> QuerySet[AbstractBas
     if user is not None:
         found = found.exclude(pk=user.pk)
     return found.distinct().order_by("username")
+
+
+def derive_prerequisites_missing() -> tuple[bool, bool]:
+    """What a study from people's answers still lacks: (no set marked as human, no finished scoring run)."""
+    from annotate.reports import response_sets_human_queryset
+
+    return not response_sets_human_queryset().exists(), not scoring_runs_finished().exists()

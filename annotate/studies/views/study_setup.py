@@ -21,7 +21,7 @@ from annotate.studies.selectors.studies import (
     study_pool_size,
     study_scope_frozen,
 )
-from annotate.studies.selectors.study_scope import study_scope_counts
+from annotate.studies.selectors.study_scope import derive_prerequisites_missing, study_scope_counts
 from annotate.studies.services.derived import PAIRING_RULE, derived_study_create, derived_study_preview
 from annotate.studies.services.judgment_import import MAX_PROBLEMS, JudgmentImportError, judgments_import
 from annotate.studies.services.scope import StudyScopeFrozenError
@@ -75,10 +75,10 @@ def study_derive_page(request: HttpRequest) -> HttpResponse:
             preview = derived_study_preview(**kwargs)
         except ValueError as exc:
             form_add_service_error(form, exc)
+    no_human_sets, no_runs = derive_prerequisites_missing()
     return render(request, "annotate/judging/study_derive.html",
-                  {"form": form, "preview": preview, "rule": PAIRING_RULE,
-                   "no_human_sets": not form.fields["human_set"].queryset.exists(),
-                   "no_runs": not form.fields["run"].queryset.exists()})
+                  {"form": form, "preview": preview, "rule": PAIRING_RULE, "no_human_sets": no_human_sets,
+                   "no_runs": no_runs})
 
 
 @researcher_required

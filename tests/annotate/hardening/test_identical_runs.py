@@ -111,3 +111,31 @@ def test_the_command_does_not_start_a_copy_of_a_running_run(catalog):
     assert out.getvalue().strip() == f"An identical scoring run (run {running.pk} on {catalog.response_set}) " \
                                      "is already running; not started again."
     assert ScoringRun.objects.count() == 2
+
+
+def test_the_run_list_says_each_runs_settings_and_a_repeat_of_a_finished_run_is_named(catalog):
+    from annotate.runs.selectors.settings import run_settings_text
+    from annotate.runs.services.scoring import DEFAULT_PARAMS
+
+    rs = catalog.response_set
+    first = scoring_run_create(response_set=rs)
+    ScoringRun.objects.filter(pk=first.pk).update(status=RunStatus.DONE)
+    other = scoring_run_create(response_set=rs, params={"alpha": 0.9, "methods": ["eip", "accuracy"]},
+                               model_ids=[catalog.models[0].pk, catalog.models[1].pk])
+    ScoringRun.objects.filter(pk=other.pk).update(status=RunStatus.DONE)
+    other.refresh_from_db()
+    assert run_settings_text(params=first.params, defaults=DEFAULT_PARAMS) == "defaults"
+    assert run_settings_text(params=other.params, defaults=DEFAULT_PARAMS) == (
+        "damping factor α 0.9; 2 of 9 methods (EIP, Accuracy); 2 models only")
+    owner = make_user("owner", staff=True)
+    client = Client()
+    client.force_login(owner)
+    page = client.get(reverse("annotate:results")).content.decode()
+    assert "Score again with the default settings" in page
+    assert "damping factor α 0.9; 2 of 9 methods" in page and ">defaults<" in page
+    with override_settings(TASKS=DATABASE):
+        response = client.post(reverse("annotate:response_set_score", kwargs={"response_set_id": rs.pk}),
+                               follow=True)
+    new = ScoringRun.objects.get(status=RunStatus.QUEUED)
+    assert (f"Run {first.pk} already holds the results of the same settings; run {new.pk} computes them again"
+            in response.content.decode())

@@ -90,11 +90,11 @@ def test_only_staff_can_start_a_run_and_it_redirects(scored, cast):
     owner, rita, _ = cast
     run = scored[0]
     score = reverse("annotate:response_set_score", kwargs={"response_set_id": run.response_set_id})
-    assert b"Score this response set" not in client_for(rita).get(reverse("annotate:results")).content
+    assert b"Score again with the default settings" not in client_for(rita).get(reverse("annotate:results")).content
     assert client_for(rita).post(score).status_code == 403
     assert client_for(owner).get(score).status_code == 405  # POST only
     client = client_for(owner)
-    assert b"Score this response set" in client.get(reverse("annotate:results")).content
+    assert b"Score again with the default settings" in client.get(reverse("annotate:results")).content
     with override_settings(TASKS=IMMEDIATE):
         response = client.post(score)
     assert response.status_code == 302 and response.url == reverse("annotate:results")
