@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.text import capfirst
 
 from annotate.analyses.services import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_params, defaults
 from annotate.analyses.services.human_labels import check_label, label_keys
@@ -14,7 +15,7 @@ from annotate.core import (
     label,
     service_error_text,
 )
-from annotate.reports import response_sets_human
+from annotate.reports import response_sets_human, scoring_runs_for_labels
 
 
 def _label_choices(response_set=None) -> list[tuple[str, object]]:
@@ -33,16 +34,27 @@ def _label_choices(response_set=None) -> list[tuple[str, object]]:
 
 
 #: Labels of the integer parameters that are not the parameter's own label.
-INT_LABELS = {"n_boot": "bootstrap replicates", "run": "scoring run (0 = newest)"}
+INT_LABELS = {"n_boot": "bootstrap replicates"}
+
+
+def _run_choices(response_set=None) -> list[tuple[int, str]]:
+    """The scoring run a label analysis reads: 0 (the set's newest finished run) or one finished run."""
+    runs = scoring_runs_for_labels(response_set=response_set)
+    named = [(run.pk, f"run {run.pk} of {run.response_set} (finished {run.finished_at:%Y-%m-%d %H:%M})"
+              if run.finished_at else f"run {run.pk} of {run.response_set}") for run in runs]
+    return [(0, "the newest finished run of the response set"), *named]
 
 
 def _field(kind: str, name: str, response_set=None) -> forms.Field:
+    if name == "run":
+        return ShortEchoTypedChoiceField(choices=_run_choices(response_set), coerce=int, label="scoring run",
+                                         help_text="whose methods are compared with the label")
     bounds = int_bounds(kind, name)
     if bounds is not None:  # the service's range, so a refused value is an error of its own field
         return forms.IntegerField(min_value=bounds[0], max_value=bounds[1],
                                   label=INT_LABELS.get(name, label(name, "param")))
     if name == "alpha":
-        return forms.FloatField(label="alpha (EIP damping)", help_text="in (0, 1)")
+        return forms.FloatField(label="damping factor α (EIP)", help_text="in (0, 1)")
     if name in ("skip_irt", "include_excluded"):
         return forms.BooleanField(required=False, label=label(name, "param"))
     if name == "grid":
@@ -95,10 +107,12 @@ def analysis_form_class(kind: str, *, response_set=None) -> type[forms.Form]:
         loaded = response_sets_loaded()
         fields["response_set"] = forms.ModelChoiceField(
             queryset=loaded.filter(is_human=False) if kind == "human_labels" else loaded,
-            label="response set")
+            label="Response set")
     params = defaults(kind)
     for name in params:
-        fields[name] = _field(kind, name, response_set)
+        fields[name] = field = _field(kind, name, response_set)
+        if field.label:
+            field.label = capfirst(field.label)
         fields[f"clean_{name}"] = _param_cleaner(kind, name)
 
     def clean(self):

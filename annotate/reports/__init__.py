@@ -26,6 +26,7 @@ _SURFACE = {
     "response_sets_human_queryset": "annotate.reports.selectors.human_labels",
     "run_questions": "annotate.reports.selectors.human_labels",
     "scoring_run_for_labels": "annotate.reports.selectors.human_labels",
+    "scoring_runs_for_labels": "annotate.reports.selectors.human_labels",
     "study_live_counts": "annotate.reports.services.live",
     "run_alpha": "annotate.reports.services.pools",
     "alignment_report_compute": "annotate.reports.services.report",

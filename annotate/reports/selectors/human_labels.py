@@ -48,6 +48,15 @@ class RunQuestions:
     scores: dict[str, np.ndarray]
 
 
+def scoring_runs_for_labels(*, response_set: ResponseSet | None = None) -> list[ScoringRun]:
+    """The finished scoring runs a label analysis may read: ``response_set``'s (every model set's when None),
+    newest first, with their response sets."""
+    runs = ScoringRun.objects.filter(status=RunStatus.DONE, response_set__is_human=False)
+    if response_set is not None:
+        runs = runs.filter(response_set=response_set)
+    return list(runs.select_related("response_set").order_by("-finished_at", "-id"))
+
+
 def scoring_run_for_labels(*, response_set: ResponseSet, run_id: int = 0) -> ScoringRun:
     """Scoring run ``run_id`` of ``response_set`` (0 = its newest finished run).
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 from annotate.analyses.services import analysis_csv, analysis_run_create, analysis_run_execute
 from annotate.analyses.services.params import ERR_LABEL
 from annotate.catalog.services.human import ERR_HAS_RUNS, response_set_mark_human
-from annotate.models import AnalysisKind, Question, ResponseSet
+from annotate.models import AnalysisKind, Question, ResponseSet, RunStatus, ScoringRun
 from annotate.runs.services.scoring import ERR_HUMAN, scoring_run_create, scoring_run_execute
 from scoring.methods import get_method
 
@@ -108,7 +108,12 @@ def test_the_analysis_page_the_command_and_the_api(sets, client, django_user_mod
     staff = django_user_model.objects.create_user("staff", password="pw", is_staff=True, is_superuser=True)
     client.force_login(staff)
     page = client.get(reverse("annotate:analysis_kind", kwargs={"kind": "human_labels"}))
-    assert page.status_code == 200 and "human label" in page.content.decode()
+    assert page.status_code == 200 and "Human label" in page.content.decode()
+    # the scoring run is chosen from the finished runs by name, not typed as an id
+    run = ScoringRun.objects.get(response_set=models, status=RunStatus.DONE)
+    shown = page.content.decode()
+    assert '<option value="0" selected>the newest finished run of the response set</option>' in shown
+    assert f'<option value="{run.pk}">run {run.pk} of {models} (finished ' in shown
     out = tmp_path / "out"
     call_command("paper_report", "--response-set", str(models.pk), "--out", str(out), "--analyses", "human_labels",
                  "--label", "metadata:level", "--margin", "1.5", "--n-boot", "0", verbosity=0, stdout=StringIO())

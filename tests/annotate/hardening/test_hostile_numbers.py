@@ -46,8 +46,9 @@ def _number_fields() -> list[tuple[str, str]]:
 def test_the_walk_finds_the_number_fields_of_every_analysis():
     found = _number_fields()
     assert {k for k, _ in found} == set(AnalysisKind.values)
-    for kind, name in found:  # each is a number field of the form
-        assert isinstance(analysis_form_class(kind).base_fields[name], forms.IntegerField | forms.FloatField)
+    for kind, name in found:  # each is a number field of the form (the scoring run: a list of run ids)
+        field = analysis_form_class(kind).base_fields[name]
+        assert isinstance(field, forms.TypedChoiceField if name == "run" else forms.IntegerField | forms.FloatField)
     assert {("human_labels", "run"), ("human_labels", "n_boot"), ("case_study", "n_seeds"), ("profiles", "bins"),
             ("efficiency", "seed"), ("scaling", "alpha")} <= set(found)
 
