@@ -1,0 +1,62 @@
+"""Ordinary words, numbers and buttons never break mid-word, and no page is wider than a 1280 px window.
+
+Cast: ``owner`` (staff) on the manage page and the alignment report of a
+study judged by five simulated evaluators, with an invitation link, and on
+the result pages of the study's run.
+"""
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser
+
+from annotate.studies.services.participation import invitation_create
+from tests.annotate.factories import make_user
+from tests.annotate.report_cast import judged_study
+from tests.browser.flow import log_in_as
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+VIEWPORT = {"width": 1280, "height": 800}
+WIDTHS = "() => [document.scrollingElement.scrollWidth, window.innerWidth]"
+#: The outermost elements that reach past the window's right edge (for the failure message).
+PAST_THE_EDGE = """() => [...document.querySelectorAll('main *')]
+    .filter(el => el.getBoundingClientRect().right > window.innerWidth
+                  && el.parentElement.getBoundingClientRect().right <= window.innerWidth)
+    .map(el => el.tagName + '.' + el.className + ' ' + Math.round(el.getBoundingClientRect().width))"""
+#: Every visible table cell, header or button whose text is one short word (no space, at most 20
+#: characters), with the number of lines its text is drawn on: a word broken mid-word takes two (a
+#: hyphenated word may also break after each hyphen).
+ONE_WORD_LINES = """() => [...document.querySelectorAll('main td, main th, main button, main .button')]
+    .filter(el => el.offsetParent !== null && !el.querySelector('.visually-hidden'))
+    .filter(el => /^\\S{1,20}$/.test(el.textContent.trim()))
+    .map(el => {
+        const tops = new Set(), walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const range = document.createRange();
+            range.selectNodeContents(node);
+            [...range.getClientRects()].filter(r => r.width > 0).forEach(r => tops.add(Math.round(r.top)));
+        }
+        return [el.textContent.trim(), tops.size];
+    })"""
+
+
+def test_short_words_stay_on_one_line_and_no_page_is_wider_than_the_window(live_server, browser: Browser):
+    study = judged_study()
+    owner = make_user("owner", staff=True)
+    invitation_create(study=study, note="demo invitation (setup_demo)", created_by=owner)
+    run = study.scoring_run_id
+    page = browser.new_context(viewport=VIEWPORT).new_page()
+    page.set_default_timeout(90_000)  # the live server draws the report's plots on a shared machine
+    log_in_as(page, live_server.url, owner)
+    checked = set()
+    for path in (f"/studies/{study.pk}/manage/", f"/studies/{study.pk}/report/?n_boot=100",
+                 f"/results/runs/{run}/", f"/results/runs/{run}/questions/", f"/results/runs/{run}/models/",
+                 "/results/"):
+        response = page.goto(live_server.url + path)
+        assert response is not None and response.status == 200, path
+        scroll_width, window_width = page.evaluate(WIDTHS)
+        assert scroll_width <= window_width, (path, scroll_width, window_width, page.evaluate(PAST_THE_EDGE))
+        words = page.evaluate(ONE_WORD_LINES)
+        broken = [word for word, lines in words if not 1 <= lines <= 1 + word.count("-")]
+        assert broken == [], (path, broken)
+        checked |= {word for word, _ in words}
+    assert {"Revoke", "active", "majority", "Mathematics", "Copy"} <= checked, sorted(checked)
