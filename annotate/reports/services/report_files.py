@@ -499,7 +499,7 @@ def render_plot(report: AlignmentReport | dict, *, name: str, fmt: str) -> bytes
     fig = PLOTS[name](as_report(report))
     buffer = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-    fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
+    fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata, bbox_inches="tight", pad_inches=0.05)
     return buffer.getvalue()
 
 
