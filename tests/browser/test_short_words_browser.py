@@ -62,6 +62,14 @@ def test_short_words_stay_on_one_line_and_no_page_is_wider_than_the_window(live_
         broken = [word for word, lines in words if not 1 <= lines <= 1 + word.count("-")]
         assert broken == [], (path, broken)
         checked |= {word for word, _ in words}
+        if "/report/" in path:  # each plot at its drawn size (never stretched), shorter than the window
+            page.locator("#section-plots > summary").click()
+            page.wait_for_function("() => [...document.querySelectorAll('.plot-full img')]"
+                                   ".every(i => i.complete && i.naturalWidth > 0)")
+            sizes = page.evaluate("() => [...document.querySelectorAll('.plot-full img')].map(i => "
+                                  "[i.closest('figure').id, i.width, i.naturalWidth, i.height])")
+            assert {name for name, *_ in sizes} >= {"plot-profiles", "plot-agreement", "plot-heatmap"}, sizes
+            assert all(shown <= natural and height < VIEWPORT["height"] for _, shown, natural, height in sizes), sizes
     assert {"Revoke", "active", "majority", "Mathematics", "Copy"} <= checked, sorted(checked)
 
 
