@@ -246,7 +246,8 @@ class DifficultyMethod:
 
 
 #: One line for codebooks: how the two IRT fits differ and when each is the right reading.
-JML_VS_MML = ("MML integrates each model's ability out over a N(0, 1) prior (EM, as mirt and ltm fit IRT: "
+JML_VS_MML = ("MML integrates each model's ability out over a N(0, 1) prior (EM, as the R packages mirt and ltm "
+              "fit IRT: "
               "the psychometric standard, the reading to compare with published IRT); the plain 1PL/2PL IRT "
               "columns are joint ML, abilities estimated with the questions (the paper's, appendix H.4: the "
               "reading that reproduces its figures)")
@@ -260,18 +261,19 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         residual_label="L1 residual",
         column_labels={"eip": "EIP π", "eip_scaled": "EIP 0–100"},
         column_decimals={"eip": 6, "eip_scaled": 1},
-        column_units={"eip": "stationary mass: questions pi_Q sum to 1 over kept questions (0 for excluded ones); "
-                             "models pi_M sum to 1",
+        column_units={"eip": "stationary mass π: the questions' values sum to 1 over kept questions (0 for "
+                             "excluded ones); the models' values sum to 1",
                       "eip_scaled": "0-100 display scale (questions: kept in [1, 99], all solved 0, all failed 100)"},
         description="EIP difficulty on the 0-100 display scale (kept questions in [1, 99]; all solved 0, "
-        "all failed 100); eip = stationary mass pi_Q (sums to 1 over kept questions)",
+        "all failed 100); EIP π = stationary mass (sums to 1 over kept questions)",
     ),
     DifficultyMethod(
         key="simple_rank", label="Simple rank", runner=_run_simple_rank,
         question_columns=("simple_rank",), difficulty_column="simple_rank", cost=0.1, tie_tolerance=1e-12,
         compact=True,
         column_decimals={"simple_rank": 2},
-        column_units={"simple_rank": "failures: sum over observed models of (1 - credit), in [0, n_models]"},
+        column_units={"simple_rank": "failures: sum over observed models of (1 - credit), from 0 to the number "
+                                     "of models"},
         description="sum over observed models of (1 - credit): with 0/1 credit, the number of models that failed",
     ),
     DifficultyMethod(
@@ -295,7 +297,7 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         competency_column="irt_1pl", cost=3.0, residual_label=_JML_RESIDUAL,
         question_bounds={"irt_1pl": "bounds"}, model_bounds={"irt_1pl": "bounds"},
         description="Rasch difficulty b, logits", column_decimals={"irt_1pl": 2},
-        column_units={"irt_1pl": "logits (questions: difficulty b; models: ability theta)"},
+        column_units={"irt_1pl": "logits (questions: difficulty b; models: ability)"},
     ),
     DifficultyMethod(
         key="irt_2pl", label="2PL IRT", runner=_run_jml("irt_2pl"),
@@ -306,7 +308,7 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         description="2PL difficulty b, logits (irt_2pl_discrimination: a)",
         column_labels={"irt_2pl_discrimination": "2PL IRT discrimination a"},
         column_decimals={"irt_2pl": 2, "irt_2pl_discrimination": 2},
-        column_units={"irt_2pl": "logits (questions: difficulty b; models: ability theta)",
+        column_units={"irt_2pl": "logits (questions: difficulty b; models: ability)",
                       "irt_2pl_discrimination": "discrimination a, per logit"},
     ),
     DifficultyMethod(
@@ -351,9 +353,9 @@ _BUILTIN: tuple[DifficultyMethod, ...] = (
         column_decimals={"irt_mirt": 2, **dict.fromkeys(MIRT_SEED_COLUMNS, 2)},
         column_labels={c: f"Multidimensional IRT seed {k}" for k, c in enumerate(MIRT_SEED_COLUMNS)},
         column_units={"irt_mirt": "questions: intercept-based difficulty, logits, mean over the seeds; models: "
-                                  "norm |theta| min-max scaled to 0-100, mean over the seeds",
-                      **{c: f"difficulty of the fit with seed mirt_seed + {k}, logits (blank when the run used "
-                            f"fewer seeds); questions with identical responses share one value"
+                                  "length of the ability vector, min-max scaled to 0-100, mean over the seeds",
+                      **{c: f"difficulty of the fit with the run's first MIRT seed + {k}, logits (blank when "
+                            f"the run used fewer seeds); questions with identical responses share one value"
                          for k, c in enumerate(MIRT_SEED_COLUMNS)}},
     ),
 )

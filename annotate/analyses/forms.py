@@ -26,7 +26,8 @@ def _label_choices(response_set=None) -> list[tuple[str, object]]:
     sets = [response_set] if response_set is not None else list(response_sets_loaded().filter(is_human=False))
     groups: list[tuple[str, object]] = []
     for rs in sets:
-        columns = [(f"metadata:{k.key}", f"{k.key} ({k.kind}, {k.n_labelled:,} of {k.n_questions:,} questions)")
+        columns = [(f"metadata:{k.key}",
+                    f"{k.key} (question metadata: {k.kind}, {k.n_labelled:,} of {k.n_questions:,} questions)")
                    for k in label_keys(response_set=rs)]
         groups.append((f"Question metadata columns of {rs}", columns or [("", "none: no numeric or level column")]))
     humans = [(f"human:{rs.pk}", f"{rs} (set {rs.pk}, people's answers)") for rs in response_sets_human()]

@@ -158,7 +158,7 @@ def method_notes(notes: dict) -> list[tuple[str, str]]:
 
 def param_text(value: object) -> str:
     """A parameter value as shown: yes/no, numbers with the minus sign U+2212,
-    lists comma-separated, ``metadata:<key>`` as "metadata <key>"."""
+    lists comma-separated, ``metadata:<key>`` as "<key> (question metadata)"."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (list, tuple)):
@@ -166,7 +166,8 @@ def param_text(value: object) -> str:
     if isinstance(value, (int, float)):
         text = f"{value:,}" if isinstance(value, int) else f"{value:g}"
         return "\u2212" + text[1:] if text.startswith("-") else text
-    return str(value).replace("metadata:", "metadata ")
+    text = str(value)
+    return f"{text.removeprefix('metadata:')} (question metadata)" if text.startswith("metadata:") else text
 
 
 def params_text(params: dict) -> list[tuple[str, str]]:

@@ -29,7 +29,7 @@ def difficulty_profile_figure(
     from matplotlib.figure import Figure
     n = max(len(groups), 1)
     cols, rows = min(n, 4), math.ceil(n / 4)
-    fig = Figure(figsize=(min(3.0 * cols, 12.0), 2.7 * rows), layout="constrained")
+    fig = Figure(figsize=(max(min(3.0 * cols, 12.0), 4.5), 2.7 * rows), layout="constrained")  # one panel: 4.5 in wide
     edges = np.asarray(bin_edges, dtype=float)
     for i, (label, size, counts) in enumerate(groups):
         ax = fig.add_subplot(rows, cols, i + 1)

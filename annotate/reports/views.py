@@ -25,6 +25,7 @@ from annotate.reports.services.cache import study_alignment_report_cached
 from annotate.reports.services.headline import report_headline, uncertainty_notes
 from annotate.reports.services.report_files import (
     CONTENT_TYPES,
+    PLOT_TITLES,
     PLOTS,
     judgments_csv_stream,
     judgments_file_name,
@@ -96,7 +97,8 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     def table_url(key: str) -> str:
         return reverse("annotate:study_report_table_csv", kwargs={"study_id": study_id, "key": key}) + suffix
 
-    plots = [{"name": n, "png": plot_url(n, "png"), "svg": plot_url(n, "svg")} for n in report_plot_names(report)]
+    plots = [{"name": n, "title": PLOT_TITLES.get(n, n), "png": plot_url(n, "png"), "svg": plot_url(n, "svg")}
+             for n in report_plot_names(report)]
     forest = next(p for p in plots if p["name"] == "forest")
     context = {
         "study": study, "report": report, "tables": page_tables(report, pages=pages), "suffix": suffix,

@@ -14,6 +14,7 @@ CSV and JSON downloads keep plain numbers; these filters are for pages only.
 from __future__ import annotations
 
 import math
+import re
 from numbers import Real
 
 from django import template
@@ -22,6 +23,8 @@ register = template.Library()
 
 MINUS = "\u2212"
 MISSING = "–"
+#: A formatted number that rounds to zero but kept the sign of a tiny negative value ("-0.00").
+NEGATIVE_ZERO = re.compile(r"[-\u2212]0(\.0*)?%?")
 
 
 def _number(value) -> float | None:
@@ -107,8 +110,12 @@ def sci(value, digits=2) -> str:
 def cell_text(cell) -> str:
     """A report table cell (:class:`annotate.reports.services.table_cells.Cell`) in
     the page's number style: a whole-number value as a count (``1,234``),
-    otherwise its text with U+2212 for a minus."""
+    otherwise its text with U+2212 for a minus; a value that rounds to zero
+    (``-0.00``) prints without a sign."""
     value = getattr(cell, "value", None)
     if isinstance(value, int) and not isinstance(value, bool):
         return count(value)
-    return with_minus(str(getattr(cell, "text", cell)))
+    text = str(getattr(cell, "text", cell))
+    if NEGATIVE_ZERO.fullmatch(text):
+        text = text[1:]
+    return with_minus(text)

@@ -45,7 +45,7 @@ Progress = Callable[[float, str], None]
 IRT_METHODS = ("irt_1pl", "irt_2pl", "irt_mirt")
 WINDOWS = (1, 3, 5, 10)
 SIZE_THRESHOLDS_B = (10, 70)
-SKIPPED_IRT = "skipped: skip_irt is on"
+SKIPPED_IRT = "not run (the IRT fits were switched off for this analysis)"
 
 
 # --- JSON helpers ----------------------------------------------------------------

@@ -186,8 +186,9 @@ def _efficiency_headlines(r: dict) -> list[str]:
         elif m["median_seconds"] is None:
             out.append(f"{method_label(m['method'])}: failed ({m['error']}).")
         else:
+            converged = "converged" if m["converged"] else "did not converge"
             out.append(f"{method_label(m['method'])}: {m['median_seconds']:.4g} s, {m['n_iter']} iterations, "
-                       f"converged {m['converged']}.")
+                       f"{converged}.")
     out.append(f"Paper (table 3): EIP {PAPER['eip_seconds']} s on {PAPER['eip_shape']} (Intel i7), "
                "faster than every IRT baseline.")
     return out
@@ -368,17 +369,17 @@ def _case_study_tables(r: dict) -> list[Table]:
         [[m["method"], _ranking_text(m["ranking"]), bool(m["matches_ground_truth"]),
           *[m["pairs"].get(p) for p in pairs], _v(m["kendall"]), m["converged"], m["error"]]
          for m in r["single"]["methods"]],
-        (*(f"{m} not run: skip_irt is on" for m in r["skipped"]),
+        (*(f"{method_label(m)}: not run (the IRT fits were switched off for this analysis)" for m in r["skipped"]),
          "ranking: groups from easiest to hardest, '>' between groups, '=' within a tie; "
          f"a pair column ({', '.join(pairs)}): did the method order that pair as the ground truth does"),
         {"Kendall tau vs truth": "Kendall rank correlation, in [-1, 1]"}, display=_method_labels())
     groups = Table("difficulty", "EIP difficulty of each question group (table 7)",
                    ("group", "questions", "kept", "all solved", "all failed", "scaled mean", "scaled min",
-                    "scaled max", "pi_Q mean"),
+                    "scaled max", "EIP π mean"),
                    [[g["group"], g["n"], g["n_kept"], g["n_all_solved"], g["n_all_failed"], g["scaled_mean"],
                      g["scaled_min"], g["scaled_max"], g["pi_q_mean"]] for g in r["single"]["difficulty_by_group"]],
                    units={"scaled mean": "EIP 0-100", "scaled min": "EIP 0-100", "scaled max": "EIP 0-100",
-                          "pi_Q mean": "stationary mass (sums to 1 over kept questions)"})
+                          "EIP π mean": "EIP stationary mass π (sums to 1 over kept questions)"})
     rec = r["recovery"]
     recovery = Table(
         "recovery", f"Recovery over {rec['n_seeds']} simulated draws (beyond the paper)",
@@ -388,7 +389,8 @@ def _case_study_tables(r: dict) -> list[Table]:
           *[m["share_tied_pairs"][p] for p in pairs], m["kendall"]["mean"], m["n_failed"], m["n_not_converged"]]
          for m in rec["methods"]],
         ("shares of seeds; a tie never counts as recovering an order",
-         f"MIRT epochs: {r['mirt_epochs']}" if r["mirt_epochs"] else "MIRT not run"),
+         f"Multidimensional IRT: {r['mirt_epochs']} training epochs" if r["mirt_epochs"]
+         else "Multidimensional IRT: not run"),
         {"full order": SHARE, **{f"{p} (strict)": SHARE for p in pairs}, **{f"{p} tied": SHARE for p in pairs},
          "Kendall tau mean": "Kendall rank correlation, in [-1, 1]"}, display=_method_labels())
     return [single, groups, recovery]
@@ -441,7 +443,7 @@ def _rank_changes_tables(r: dict) -> list[Table]:
           m["rank_change"], *[m["tertile_accuracy"][lab] for lab in labels]] for m in r["models"]],
         (f"Kendall tau (EIP vs accuracy) {fmt(_v(r['kendall']))}, p = {fmt(r['kendall']['p_value'])}; "
          f"{r['n_concordant']} concordant and {r['n_discordant']} discordant pairs",
-         f"tertile thresholds (pi_Q) {fmt(r['tertiles']['thresholds'][0])} and "
+         f"tertile thresholds (EIP π) {fmt(r['tertiles']['thresholds'][0])} and "
          f"{fmt(r['tertiles']['thresholds'][1])}; questions per tertile "
          + ", ".join(f"{lab} {r['tertiles']['n_questions'][lab]:,}" for lab in labels)
          + f" (all solved {r['tertiles']['n_all_solved']:,} in easy, all failed {r['tertiles']['n_all_failed']:,} "
@@ -703,7 +705,8 @@ def analysis_plot(*, kind: str, result: dict, fmt: str) -> bytes:
         raise ValueError(ERR_FORMAT.format(formats=sorted(PLOT_FORMATS), value=fmt))
     fig = RENDERERS[kind].plot(result)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else {"Software": None})
+    fig.savefig(buffer, format=fmt, dpi=110, metadata={"Date": None} if fmt == "svg" else {"Software": None},
+                bbox_inches="tight", pad_inches=0.05)
     return buffer.getvalue()
 
 

@@ -476,6 +476,17 @@ PLOTS: dict[str, Callable[[AlignmentReport], Figure]] = {
 }
 
 
+#: Each plot's title on the report page (the keys stay in file names and addresses).
+PLOT_TITLES: dict[str, str] = {
+    "forest": "Agreement of each method with people (forest plot)",
+    "agreement": "Agreement with the human consensus",
+    "heatmap": "Each evaluator against each method",
+    "profiles": "Difficulty profile of each dataset",
+    "pools": "Model pools",
+    "human_scale": "Each method's difficulty against the human scale",
+}
+
+
 def report_plot_names(report: AlignmentReport) -> list[str]:
     """The plots worth showing for ``report``: every one of :data:`PLOTS`, less
     the pools plot while no stored pools analysis is available and the human
@@ -499,7 +510,7 @@ def render_plot(report: AlignmentReport | dict, *, name: str, fmt: str) -> bytes
     fig = PLOTS[name](as_report(report))
     buffer = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-    fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata)
+    fig.savefig(buffer, format=fmt, dpi=110, metadata=metadata, bbox_inches="tight", pad_inches=0.05)
     return buffer.getvalue()
 
 

@@ -80,6 +80,8 @@ def test_report_cells_follow_the_page_style():
     assert cell_text(Cell(12345, "12345")) == "12,345"
     assert cell_text(Cell(-0.31, "-0.31")) == f"{MINUS}0.31"
     assert cell_text(Cell("majority", "majority")) == "majority"
+    assert [cell_text(Cell(-0.001, t)) for t in ("-0.00", "-0", "-0.0%")] == ["0.00", "0", "0.0%"]
+    assert cell_text(Cell(-0.01, "-0.01")) == f"{MINUS}0.01"
 
 
 # --- labels (unit) -----------------------------------------------------------------------
@@ -216,7 +218,7 @@ def test_analysis_parameters_and_kinds_read_as_words():
     from annotate.templatetags.annotate_labels import analysis_label
 
     assert params_text({"alpha": 0.85, "skip_irt": False, "group_by": "metadata:level", "k_max": 1500}) == [
-        ("α (EIP damping)", "0.85"), ("skip IRT", "no"), ("grouped by", "metadata level"),
+        ("α (EIP damping)", "0.85"), ("skip IRT", "no"), ("grouped by", "level (question metadata)"),
         ("most models left out", "1,500")]
     assert analysis_label("rank_changes") == "EIP against accuracy (3.2, appendix G, figure 5)"
     assert analysis_label("retired_kind") == "retired kind"

@@ -61,7 +61,7 @@ def test_an_unknown_key_is_refused_with_the_valid_ones(sets, client, django_user
     html = page.content.decode()
     assert page.status_code == 200 and "(issue" not in html
     assert '<optgroup label="Question metadata columns of models v1">' in html
-    assert "level (numeric, 6 of 6 questions)" in html and "higher = easier (a solve rate)" in html
+    assert "level (question metadata: numeric, 6 of 6 questions)" in html and "higher = easier (a solve rate)" in html
     assert f'value="human:{sets[1].pk}"' in html
 
 

@@ -236,7 +236,7 @@ def test_the_codebook_names_every_column_the_parameters_and_the_version(small_ru
                    *(c for _, c in iter_columns("model")), "eip_rank", "accuracy_rank"]:
         assert f"| `{column}` |" in text, column
     assert "| `irt_1pl` | number | 1PL IRT: its difficulty, higher = harder; blank where undefined | " \
-           "logits (questions: difficulty b; models: ability theta) |" in text
+           "logits (questions: difficulty b; models: ability) |" in text
     assert "| `accuracy` | number | Accuracy: its competency, higher = better; blank where undefined | " \
            "mean credit over observed questions, in [0, 1] |" in text
     assert "## `questions.csv`, `questions.parquet`: Per-question difficulty" in text
