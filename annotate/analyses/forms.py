@@ -6,9 +6,11 @@ from django.utils.text import capfirst
 
 from annotate.analyses.services import NEEDS_RESPONSE_SET, SCALING_GRIDS, check_params, defaults
 from annotate.analyses.services.human_labels import check_label, label_keys
-from annotate.analyses.services.params import check_groups, check_param, int_bounds
+from annotate.analyses.services.params import MARGIN_MAX, check_groups, check_param, int_bounds
 from annotate.catalog import response_sets_loaded
 from annotate.core import (
+    ALPHA_HIGH,
+    ALPHA_LOW,
     ShortEchoChoiceField,
     ShortEchoTypedChoiceField,
     form_add_service_error,
@@ -55,7 +57,8 @@ def _field(kind: str, name: str, response_set=None) -> forms.Field:
         return forms.IntegerField(min_value=bounds[0], max_value=bounds[1],
                                   label=INT_LABELS.get(name, label(name, "param")))
     if name == "alpha":
-        return forms.FloatField(label="damping factor α (EIP)", help_text="in (0, 1)")
+        return forms.FloatField(min_value=ALPHA_LOW, max_value=ALPHA_HIGH, label="damping factor α (EIP)",
+                                help_text="in (0, 1)")
     if name in ("skip_irt", "include_excluded"):
         return forms.BooleanField(required=False, label=label(name, "param"))
     if name == "grid":
@@ -77,7 +80,7 @@ def _field(kind: str, name: str, response_set=None) -> forms.Field:
             coerce=lambda v: v in (True, "True"), widget=forms.RadioSelect, label="label direction",
             help_text="for a metadata column; a human response set is read as a difficulty")
     if name == "margin":
-        return forms.FloatField(min_value=0.0, label="label margin",
+        return forms.FloatField(min_value=0.0, max_value=MARGIN_MAX, label="label margin",
                                 help_text="pairs also counted only when their labels differ by more than this")
     if name == "human_method":
         return ShortEchoChoiceField(choices=[("accuracy", "solve rate"), ("irt_1pl", "1PL")],

@@ -11,6 +11,7 @@ import numpy as np
 from django.db.models import QuerySet
 
 from annotate.catalog import NO_SUBJECT, response_matrix
+from annotate.core import ascii_int
 from annotate.models import (
     AnalysisRun,
     Dataset,
@@ -149,8 +150,8 @@ def label_response_set(*, value: str | None) -> ResponseSet | None:
     scoring run, else the newest loaded model set; None when none is loaded.
     """
     loaded = ResponseSet.objects.filter(status=ResponseSetStatus.LOADED, is_human=False).order_by("-created_at")
-    if value and value.isascii() and value.isdigit() and len(value) < 19:
-        chosen = loaded.filter(pk=int(value)).first()
+    if value and ascii_int(value) is not None:
+        chosen = loaded.filter(pk=ascii_int(value)).first()
         if chosen is not None:
             return chosen
     return loaded.filter(scoring_runs__status=RunStatus.DONE).first() or loaded.first()

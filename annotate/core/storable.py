@@ -75,6 +75,43 @@ def storable_text_problem(value: str, *, controls: bool = True) -> str | None:
     return None
 
 
+#: Why a text read from a file cannot be stored (the problem, the column's limit, the text's length).
+ERR_VALUE_HOLDS = "holds {problem}, which cannot be stored"
+ERR_VALUE_TOO_LONG = "is {n:,} characters long; at most {limit:,} are stored"
+
+
+def column_value_problem(value: str, *, model: type, field: str, controls: bool = True) -> str | None:
+    """What keeps ``value`` out of ``model``'s text column ``field``, or None.
+
+    The one check for text read from an uploaded file before it lands in (or
+    is looked up in) a ``CharField``: its characters, then its length.
+
+    Parameters
+    ----------
+    value : str
+    model : Django model class
+    field : str
+        A ``CharField`` of ``model`` (its ``max_length`` is the limit).
+    controls : bool, default True
+        Also refuse control characters other than tab, newline and carriage
+        return (see :func:`storable_text_problem`).
+
+    Returns
+    -------
+    str or None
+        ``ERR_VALUE_HOLDS`` (a NUL, control character or lone surrogate) or
+        ``ERR_VALUE_TOO_LONG``, to follow the value's name ("evaluator holds
+        a NUL character, ..."); None when the column can hold ``value``.
+    """
+    problem = storable_text_problem(value, controls=controls)
+    if problem is not None:
+        return ERR_VALUE_HOLDS.format(problem=problem)
+    limit = model._meta.get_field(field).max_length
+    if limit is not None and len(value) > limit:
+        return ERR_VALUE_TOO_LONG.format(n=len(value), limit=limit)
+    return None
+
+
 def unstorable_in(document: object, path: str = "", *, ints: bool = True) -> str | None:
     """The first place in a JSON-like ``document`` (dicts, lists, scalars) that
     no database column can hold, described ("study.name holds a NUL
@@ -104,8 +141,48 @@ def unstorable_in(document: object, path: str = "", *, ints: bool = True) -> str
 
 def id_or_none(value: object) -> int | None:
     """``value`` as a database id (decimal digits, 1 to :data:`ID_MAX`), else None."""
-    text = str(value).strip()
-    if not text.isascii() or not text.isdigit() or len(text) > 19:
+    return ascii_int(str(value), low=1, high=ID_MAX)
+
+
+#: A whole number refused (what it is, the bounds, the text given).
+ERR_WHOLE_NUMBER = "{label} must be a whole number from {low:,} to {high:,}; got {value!r}"
+
+
+def ascii_int(text: str, *, low: int = 0, high: int = ID_MAX) -> int | None:
+    """``text`` as a whole number from ``low`` to ``high``, or None.
+
+    The one parser of whole numbers typed by people (a query parameter, a
+    command's key, a posted id). Only ASCII digits count: ``str.isdigit``
+    also accepts "²" or "١", which ``int`` refuses or reads differently.
+
+    Parameters
+    ----------
+    text : str
+        Surrounding blanks are ignored; a sign is not accepted.
+    low, high : int
+        The accepted range, both included (``low`` >= 0).
+
+    Returns
+    -------
+    int or None
+        None when ``text`` is not ASCII digits or falls outside the range.
+    """
+    text = text.strip()
+    if not text or not text.isascii() or not text.isdigit() or len(text) > len(str(high)):
         return None
     number = int(text)
-    return number if 1 <= number <= ID_MAX else None
+    return number if low <= number <= high else None
+
+
+def whole_number(text: str, *, label: str, low: int = 0, high: int = ID_MAX) -> int:
+    """``text`` read by :func:`ascii_int`, refused with a message naming ``label``.
+
+    Raises
+    ------
+    ValueError
+        ``ERR_WHOLE_NUMBER`` with ``label``, the range and the text.
+    """
+    number = ascii_int(text, low=low, high=high)
+    if number is None:
+        raise ValueError(ERR_WHOLE_NUMBER.format(label=label, low=low, high=high, value=text[:40]))
+    return number

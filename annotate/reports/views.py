@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotate.core import file_response, report_parameters_text, streamed_file_response
+from annotate.core import file_response, report_parameters_text, streamed_file_response, whole_number
 from annotate.models import ScoringRun, Study
 from annotate.reports.forms import ReportParamsForm
 from annotate.reports.selectors.alignment import study_judgment_rows_iter
@@ -87,7 +87,10 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     if isinstance(report, HttpResponse):
         return report
     params = request.GET.copy()
-    pages = {key: _page_number(params.pop(f"{key}_page", ["1"])[-1]) for key in PER_PAGE}
+    try:
+        pages = {key: _page_number(params.pop(f"{key}_page", ["1"])[-1], name=f"{key}_page") for key in PER_PAGE}
+    except ValueError as exc:
+        return _report_refused(request, study, "These report settings are not accepted", [str(exc)])
     query = params.urlencode()
     suffix = f"?{query}" if query else ""
 
@@ -114,9 +117,13 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     return render(request, "annotate/reports/report.html", context)
 
 
-def _page_number(raw: str) -> int:
-    """A 1-based page number from the query string; anything else is page 1."""
-    return int(raw) if raw.isdigit() and int(raw) >= 1 else 1
+#: Most a page number or pair offset of the query string may be.
+PAGE_MAX = 10**9
+
+
+def _page_number(raw: str, *, name: str) -> int:
+    """A 1-based page number from the query string's ``name``; a ValueError naming it otherwise."""
+    return whole_number(raw, label=f"The page number ?{name}=", low=1, high=PAGE_MAX)
 
 
 @study_access_required
@@ -126,8 +133,12 @@ def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     report = _report(request, get_object_or_404(Study, pk=study_id))
     if isinstance(report, HttpResponse):
         return report
-    offset = request.GET.get("pairs_offset", "0")
-    return file_response(report_json(report, pairs_offset=int(offset) if offset.isdigit() else 0),
+    try:
+        offset = whole_number(request.GET.get("pairs_offset", "0"), label="The pair offset ?pairs_offset=",
+                              high=PAGE_MAX)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc))
+    return file_response(report_json(report, pairs_offset=offset),
                          file_name=report_file_name(report, "report", ext="json"))
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from annotate.analyses.selectors import GROUP_BY_PATTERN, distinct_groups
-from annotate.core import ID_MAX
+from annotate.core import ID_MAX, MIRT_EPOCHS_MAX, SEED_MAX
 from annotate.models import AnalysisKind
 
 #: Synthetic sizes ``(n_questions, n_models)`` for the scaling analysis.
@@ -132,8 +132,8 @@ def _margin(name: str, value: object) -> float:
 
 
 _ALPHA = ("alpha", 0.85, _alpha)
-_SEED = ("seed", 0, _int(0, 2**32 - 1))
-_MIRT_EPOCHS = ("mirt_epochs", 1000, _int(1, 100_000))
+_SEED = ("seed", 0, _int(0, SEED_MAX))
+_MIRT_EPOCHS = ("mirt_epochs", 1000, _int(1, MIRT_EPOCHS_MAX))
 _SKIP_IRT = ("skip_irt", False, _bool)
 _GROUP_BY = ("group_by", "dataset", _group_by)
 

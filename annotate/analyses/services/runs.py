@@ -10,7 +10,7 @@ Rules
 - Progress (0..1 and a message) is written to the row while the run works,
   at most every ``PROGRESS_INTERVAL_S`` seconds, so a page can show it.
 - The result is stored in the same UPDATE that marks the run done. A failure
-  leaves the run "failed" with ``"<ExceptionType>: <message>"`` and no result;
+  leaves the run "failed" with a sentence (:func:`annotate.core.run_failure_text`) and no result;
   the exception is re-raised.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from annotate.analyses.selectors import analysis_data, analysis_run_by_params_ke
 from annotate.analyses.services.compute import COMPUTE, plain
 from annotate.analyses.services.human_labels import check_label
 from annotate.analyses.services.params import NEEDS_RESPONSE_SET, READS_OWN_DATA, check_kind, check_params, params_key
-from annotate.core import RUN_ANALYSIS, backend_pid, task_enqueue
+from annotate.core import RUN_ANALYSIS, backend_pid, run_failure_text, task_enqueue
 from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
 
 Progress = Callable[[float, str], None]
@@ -175,7 +175,7 @@ def analysis_run_execute(*, run: AnalysisRun, progress: Progress | None = None) 
         If the run is not queued (``ERR_NOT_QUEUED``; the run is unchanged).
     Exception
         Whatever the analysis raised: the run is then "failed", ``error``
-        holds ``"<ExceptionType>: <message>"``, ``result`` stays NULL, and the
+        holds a sentence (:func:`annotate.core.run_failure_text`), ``result`` stays NULL, and the
         exception is re-raised.
 
     References
@@ -208,7 +208,7 @@ def analysis_run_execute(*, run: AnalysisRun, progress: Progress | None = None) 
             duration_s=duration)
     except BaseException as exc:  # also Ctrl-C in a command: never leave it "running"
         AnalysisRun.objects.filter(pk=run.pk).update(
-            status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}", result=None,
+            status=RunStatus.FAILED, error=run_failure_text(exc, step="computing the analysis"), result=None,
             finished_at=timezone.now(), duration_s=time.perf_counter() - t0)
         run.refresh_from_db()
         raise

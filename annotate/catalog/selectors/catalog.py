@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from django.db.models import Count, Max, QuerySet
 
+from annotate.core import ascii_int
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetStatus, RunStatus, Subject
 
 if TYPE_CHECKING:
@@ -167,8 +168,8 @@ def response_set_by_key(*, key: str, version: int | None = None) -> ResponseSet 
         if version is not None and version != named:
             raise ValueError(ERR_VERSION_CLASH.format(name=key, named=named, version=version))
         return visible.filter(name=match["name"], version=named).first()
-    if key.isdigit():
-        found = visible.filter(pk=int(key))
+    if ascii_int(key) is not None:
+        found = visible.filter(pk=ascii_int(key))
         return (found.filter(version=version) if version is not None else found).first()
     return None
 

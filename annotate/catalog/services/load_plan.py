@@ -44,6 +44,7 @@ from annotate.catalog.selectors.catalog import (
 from annotate.catalog.services.name_variants import case_variants_resolve
 from annotate.core import (
     TextFormatSuggestion,
+    ascii_int,
     text_format_suggest,
 )
 from annotate.models import (
@@ -332,7 +333,7 @@ def _where(source: object, default: str) -> tuple[str, int | None]:
     if not isinstance(source, str) or not source.strip():
         return default, None
     file, colon, row = source.rpartition(":")
-    if colon and file and row.isascii() and row.isdigit():
+    if colon and file and ascii_int(row) is not None:
         return file, int(row)
     return source, None
 

@@ -80,6 +80,7 @@ from annotate.catalog.selectors.catalog import (
 from annotate.catalog.services.load_plan import _FILE_NAME_LIMIT, LoadPlan, LoadPreview, _check_name, _plan, _unknown
 from annotate.core import (
     UNKNOWN_TEXT_FORMAT,
+    ascii_int,
     load_lock,
     responses_analyze,
     rows_insert,
@@ -500,7 +501,7 @@ def _loader_id() -> str:
 def _is_dead(loader: str) -> bool:
     """True when ``loader`` ("host:pid") names a process of this host that no longer runs."""
     host, _, pid = loader.rpartition(":")
-    if host != socket.gethostname()[:100] or not pid.isdigit():
+    if host != socket.gethostname()[:100] or ascii_int(pid) is None:
         return False
     try:
         os.kill(int(pid), 0)

@@ -29,6 +29,7 @@ import numpy as np
 
 from annotate.catalog.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.catalog.selectors.catalog import catalog_names, question_ids_by_dataset
+from annotate.core import ascii_int
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +50,7 @@ def _place(source: object, label: str) -> tuple[str, int | None]:
     if not isinstance(source, str) or not source.strip():
         return label, None
     file, colon, row = source.rpartition(":")
-    if colon and file and row.isascii() and row.isdigit():
+    if colon and file and ascii_int(row) is not None:
         return file, int(row)
     return source, None
 

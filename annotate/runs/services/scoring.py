@@ -54,7 +54,19 @@ from annotate.catalog import (
     response_matrix,
     response_matrix_compact,
 )
-from annotate.core import RUN_SCORING, backend_pid, rows_insert, task_enqueue
+from annotate.core import (
+    ALPHA_HIGH,
+    ALPHA_LOW,
+    MIN_MODELS_MAX,
+    MIRT_EPOCHS_MAX,
+    RUN_SCORING,
+    SEED_MAX,
+    TOL_MAX,
+    backend_pid,
+    rows_insert,
+    run_failure_text,
+    task_enqueue,
+)
 from annotate.models import (
     MethodResult,
     ModelResult,
@@ -115,11 +127,11 @@ ERR_STILL_LOADING = "response set {value} is still loading; score it once its lo
 ERR_PARAMS = "params must be a mapping or None; got {value!r}"
 ERR_UNKNOWN_PARAMS = "params has unknown key(s) {keys}; known: {known}"
 ERR_ALPHA = "alpha must be a number in (0, 1); got {value!r}"
-ERR_TOL = "tol must be a finite number > 0; got {value!r}"
-ERR_EPOCHS = "mirt_epochs must be an integer >= 1; got {value!r}"
-ERR_SEED = "mirt_seed must be an integer >= 0; got {value!r}"
+ERR_TOL = f"tol must be a finite number in (0, {TOL_MAX:g}]; got {{value!r}}"
+ERR_EPOCHS = f"mirt_epochs must be an integer from 1 to {MIRT_EPOCHS_MAX:,}; got {{value!r}}"
+ERR_SEED = f"mirt_seed must be an integer from 0 to {SEED_MAX:,}; got {{value!r}}"
 ERR_SEEDS = "mirt_seeds must be an integer from 1 to {most}; got {value!r}"
-ERR_MIN_MODELS = "min_models must be an integer >= 1; got {value!r}"
+ERR_MIN_MODELS = f"min_models must be an integer from 1 to {MIN_MODELS_MAX:,}; got {{value!r}}"
 ERR_METHODS = "methods must be a list drawn from {known} that includes {required}; got {value!r}"
 ERR_NOT_IN_SET = "{name} {ids} have no response in response set {response_set!r}"
 ERR_NOT_QUEUED = "scoring run {run_id} is {status!r}; only a queued run can be executed"
@@ -144,14 +156,14 @@ def _check_params(params: Mapping | None) -> dict:
         raise ValueError(ERR_UNKNOWN_PARAMS.format(keys=unknown, known=sorted(PARAM_KEYS)))
     known, required = method_keys(), required_methods()
     merged = {**DEFAULT_PARAMS, "methods": list(known), **params}
-    alpha = check_number(merged["alpha"], name="alpha", low=0.0, high=1.0, low_open=True, high_open=True,
-                         message=ERR_ALPHA)
-    tol = check_number(merged["tol"], name="tol", low=0.0, low_open=True, message=ERR_TOL)
-    check_int(merged["mirt_epochs"], name="mirt_epochs", low=1, message=ERR_EPOCHS)
-    check_int(merged["mirt_seed"], name="mirt_seed", low=0, message=ERR_SEED)
+    alpha = check_number(merged["alpha"], name="alpha", low=ALPHA_LOW, high=ALPHA_HIGH, low_open=True,
+                         high_open=True, message=ERR_ALPHA)
+    tol = check_number(merged["tol"], name="tol", low=0.0, high=TOL_MAX, low_open=True, message=ERR_TOL)
+    check_int(merged["mirt_epochs"], name="mirt_epochs", low=1, high=MIRT_EPOCHS_MAX, message=ERR_EPOCHS)
+    check_int(merged["mirt_seed"], name="mirt_seed", low=0, high=SEED_MAX, message=ERR_SEED)
     check_int(merged["mirt_seeds"], name="mirt_seeds", low=1, high=MIRT_SEEDS,
               message=ERR_SEEDS.replace("{most}", str(MIRT_SEEDS)))
-    check_int(merged["min_models"], name="min_models", low=1, message=ERR_MIN_MODELS)
+    check_int(merged["min_models"], name="min_models", low=1, high=MIN_MODELS_MAX, message=ERR_MIN_MODELS)
     methods = merged["methods"]
     if (
         isinstance(methods, str)
@@ -428,7 +440,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
     Exception
         Whatever the selector or a method raised (e.g. ``ValueError`` when
         EIP keeps no question, ``scoring.ConvergenceError``): the run is then
-        "failed", ``error`` holds ``"<ExceptionType>: <message>"``, no result
+        "failed", ``error`` holds a sentence (:func:`annotate.core.run_failure_text`), no result
         row exists, and the exception is re-raised.
 
     Notes
@@ -455,6 +467,7 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
         run.refresh_from_db()
         raise ValueError(ERR_NOT_QUEUED.format(run_id=run.pk, status=str(run.status)))
     run.status, run.progress, run.error = RunStatus.RUNNING, 0.0, ""
+    step = "reading the responses"
     try:
         params = run.params
         keys = params.get("methods", list(method_keys()))
@@ -469,14 +482,16 @@ def scoring_run_execute(*, run: ScoringRun, progress: Progress | None = None) ->
         outcomes: dict[str, MethodOutput] = {}
         with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
             for key in keys:
+                step = f"computing {get_method(key).label}"
                 _set_progress(run, READ_SHARE + (1 - READ_SHARE - WRITE_SHARE) * done / total, key, progress)
                 outcomes[key] = run_method(key, data)
                 done += get_method(key).cost
+        step = "storing the results"
         _set_progress(run, 1.0 - WRITE_SHARE, "storing", progress)
         _store(run, matrix, outcomes, diagnose(matrix.R, min_models=params.get("min_models", DEFAULT_MIN_MODELS)))
     except BaseException as exc:  # also Ctrl-C in a command: never leave it "running"
         ScoringRun.objects.filter(pk=run.pk).update(
-            status=RunStatus.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+            status=RunStatus.FAILED, error=run_failure_text(exc, step=step), finished_at=timezone.now()
         )
         run.refresh_from_db()
         raise

@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from annotate.core import ServiceWritesAdmin
+from annotate.core import ServiceWritesAdmin, ascii_int
 from annotate.models import (
     Assignment,
     Invitation,
@@ -179,7 +179,7 @@ class StudyAdmin(admin.ModelAdmin):
         for name in SCOPE_FIELDS:
             if name not in request.POST:
                 continue
-            posted = {int(v) for v in request.POST.getlist(name) if v.isdigit()}
+            posted = {ascii_int(v) for v in request.POST.getlist(name)} - {None}
             if posted != set(getattr(obj, name).values_list("pk", flat=True)):
                 return True
         return False

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotate.core import IdsModelMultipleChoiceField, ShortEchoChoiceField
+from annotate.core import SECONDS_MAX, IdsModelMultipleChoiceField, ShortEchoChoiceField
 from annotate.models import (
     Choice,
     EducationLevel,
@@ -74,7 +74,7 @@ class StudyQualitySettingsForm(forms.Form):
     """Speeder threshold, crowd-platform parameter names, completion code and URL."""
 
     speeder_seconds = forms.FloatField(
-        min_value=0, label="Speeder threshold (s)",
+        min_value=0, max_value=SECONDS_MAX, label="Speeder threshold (s)",
         help_text="Flag an evaluator whose median seconds per vote is below this.",
     )
     participant_param = forms.CharField(max_length=64, required=False, label="Participant id parameter")
@@ -91,7 +91,7 @@ class StudyQualitySettingsForm(forms.Form):
         help_text="1 = every attention check shown answered and passed; a skip is not a pass.",
     )
     completion_min_seconds = forms.FloatField(
-        min_value=0, max_value=7 * 24 * 3600, required=False, label="Code needs seconds on pairs",
+        min_value=0, max_value=SECONDS_MAX, required=False, label="Code needs seconds on pairs",
         help_text="Server seconds on pairs, summed over votes and skips.",
     )
     screened_out_url = forms.URLField(

@@ -8,6 +8,7 @@ from django import forms
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotate.core import (
+    SECONDS_MAX,
     IdsModelMultipleChoiceField,
     ShortEchoChoiceField,
     ShortEchoMultipleChoiceField,
@@ -47,9 +48,12 @@ ADAPTIVE_HELP = (
     "then among questions whose current human difficulty estimates are close and uncertain (with a random "
     "share), and the number of pairs is then the number each evaluator judges."
 )
-#: The fields that only the adaptive design reads; with any other design they are ignored (not checked, not kept).
+#: The fields that only the adaptive design reads; with any other design they are checked but not kept.
 ADAPTIVE_FIELDS = ("adaptive_min_comparisons", "adaptive_random_share")
 SEED_BITS = 31
+#: An adaptive-only field holding a value that is not accepted while another design is chosen.
+ERR_ADAPTIVE_UNUSED = ("{label}: the value is not accepted; the chosen design does not use it, but it must be "
+                       "valid or blank")
 #: The crowd-platform fields, named as ``study_quality_settings_update``'s arguments and the Study's fields.
 CROWD_FIELDS = ("speeder_seconds", "participant_param", "study_param", "session_param", "completion_code",
                 "completion_url")
@@ -122,7 +126,8 @@ class StudyForm(forms.Form):
         queryset=None, widget=forms.CheckboxSelectMultiple, required=False, label="Co-researchers",
         help_text="They see and manage this study as you do.")
     speeder_seconds = forms.FloatField(
-        min_value=0, initial=DEFAULT_SPEEDER_SECONDS, required=False, label="Speeder threshold (seconds)",
+        min_value=0, max_value=SECONDS_MAX, initial=DEFAULT_SPEEDER_SECONDS, required=False,
+        label="Speeder threshold (seconds)",
         help_text=f"The manage page flags an evaluator whose median seconds per vote is below this "
                   f"(blank: {DEFAULT_SPEEDER_SECONDS:g}).")
     participant_param = forms.CharField(max_length=64, required=False, initial=PROLIFIC_PARTICIPANT_PARAM,
@@ -174,8 +179,9 @@ class StudyForm(forms.Form):
         if data.get("strategy") == PairStrategy.ADAPTIVE and data.get("pairs_mode") == PAIRS_PER_SUBJECT:
             self.add_error("pairs_mode", ERR_ADAPTIVE_PER_SUBJECT)
         if "strategy" in data and data["strategy"] != PairStrategy.ADAPTIVE:
-            for name in ADAPTIVE_FIELDS:  # another design: what these fields hold is ignored, valid or not
-                self.errors.pop(name, None)
+            for name in ADAPTIVE_FIELDS:  # another design: a valid value is not kept; an invalid one is refused
+                if name in self.errors:  # named at the top too: the page's script hides the field
+                    self.add_error(None, ERR_ADAPTIVE_UNUSED.format(label=self.fields[name].label))
                 data[name] = None
         return data
 
@@ -250,4 +256,4 @@ class DerivedStudyForm(forms.Form):
 
 
 class MarkdownPreviewForm(forms.Form):
-    text = forms.CharField(required=False, max_length=100_000)
+    text = forms.CharField(required=False, max_length=100_000, label="Text")

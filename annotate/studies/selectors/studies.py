@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.db.models import Count, Exists, IntegerField, Model, OuterRef, Q, QuerySet, Subquery
 
-from annotate.core import ID_MAX, PreparedQuery
+from annotate.core import ID_MAX, PreparedQuery, ascii_int
 from annotate.models import (
     Assignment,
     Choice,
@@ -638,8 +638,8 @@ def study_get_by_key(*, key: str) -> Study | None:
     therefore still found by its name (and hides the study with that id:
     pass the other study's name instead). None when nothing matches."""
     study = Study.objects.filter(name=key).first()
-    if study is None and key.isdigit():
-        study = Study.objects.filter(pk=int(key)).first()
+    if study is None and ascii_int(key) is not None:
+        study = Study.objects.filter(pk=ascii_int(key)).first()
     return study
 
 

@@ -56,8 +56,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from annotate.core import column_value_problem
 from annotate.models import (
     Choice,
+    Dataset,
     Judgment,
     Pair,
     PairStrategy,
@@ -96,8 +98,17 @@ ERR_SHOWN = "{value!r} seconds before submitted_at {time!r} is before the year 1
 #: Most seconds a judgment may take (a year): more cannot be a time on a pair.
 SECONDS_MAX = 366 * 24 * 3600
 ERR_TIME = "{value!r} is not an ISO 8601 time"
-ERR_GROUP_LONG = "{value!r} is longer than {most} characters"
-GROUP_MAX_CHARS = 100
+#: Longest group name (the column's limit), for the import form's field.
+GROUP_MAX_CHARS = Participation._meta.get_field("group").max_length
+#: The column each text of a row is stored in or looked up in: its characters and length are checked against it.
+TEXT_COLUMNS = {
+    "evaluator": (Participation, "platform_participant_id"),
+    "group": (Participation, "group"),
+    "dataset_a": (Dataset, "name"),
+    "question_a": (Question, "external_id"),
+    "dataset_b": (Dataset, "name"),
+    "question_b": (Question, "external_id"),
+}
 ERR_UNKNOWN_QUESTION = "no question {question!r} in dataset {dataset!r}"
 ERR_SAME_QUESTION = "question {question!r} of dataset {dataset!r} is paired with itself"
 ERR_TWICE = "evaluator {evaluator!r} already judged this pair at row {first}"
@@ -204,10 +215,12 @@ def _record(file: str, row: object, record: dict, group: str, problems: list[str
                 problems.append(_problem(file, row, "submitted_at", ERR_SHOWN.format(value=raw_seconds or "0",
                                                                                   time=raw_time)))
                 bad = True
-    group = _text(record.get("group")) or group
-    if len(group) > GROUP_MAX_CHARS:
-        problems.append(_problem(file, row, "group", ERR_GROUP_LONG.format(value=group, most=GROUP_MAX_CHARS)))
-        bad = True
+    values["group"] = group = _text(record.get("group")) or group
+    for column, (model, field) in TEXT_COLUMNS.items():
+        problem = column_value_problem(values[column], model=model, field=field)
+        if problem is not None:
+            problems.append(_problem(file, row, column, f"the value {problem}"))
+            bad = True
     if bad:
         return None
     return _Row(file=file, row=str(row), evaluator=values["evaluator"], group=group,
@@ -471,7 +484,7 @@ def judgments_import(
             user.groups.add(group)
             part = Participation.objects.create(study=study, user=user, consented_at=stamp, onboarded_at=stamp,
                                                 guidelines_accepted_at=stamp, finished_at=stamp, group=r.group,
-                                                platform_participant_id=r.evaluator[:128])
+                                                platform_participant_id=r.evaluator)
             participations[r.evaluator] = part
         pair = pairs[frozenset((r.a, r.b))]
         when = r.submitted_at or stamp

@@ -16,12 +16,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.core import SECONDS_MAX
 from annotate.models import ExclusionAction, ExclusionEvent, Participation, ResumeByParticipantId, Study
 
 ERR_REASON_EMPTY = "a reason is required to exclude an evaluator"
 ERR_ALREADY_EXCLUDED = "evaluator {name!r} is already excluded"
 ERR_NOT_EXCLUDED = "evaluator {name!r} is not excluded"
-ERR_SPEEDER_SECONDS = "speeder_seconds must be a finite number >= 0; got {value!r}"
+ERR_SPEEDER_SECONDS = f"speeder_seconds must be a finite number from 0 to {SECONDS_MAX:,}; got {{value!r}}"
 ERR_PARAM_NAME = "{field} must be letters, digits, '_' or '-' (at most 64); got {value!r}"
 ERR_PARAM_REPEATED = "participant, study and session parameters must differ; {value!r} is used twice"
 ERR_COMPLETION_URL = "completion_url must start with https:// or http://; got {value!r}"
@@ -36,7 +37,7 @@ REASON_MAX = 500
 #: Largest value of a positive integer column on every supported database.
 POSITIVE_INT_MAX = 2**31 - 1
 #: Longest minimum time a study may ask for (a week, in seconds).
-MIN_SECONDS_MAX = 7 * 24 * 3600.0
+MIN_SECONDS_MAX = float(SECONDS_MAX)
 COMPLETION_CODE_MAX = 100
 URL_MAX = 500
 
@@ -198,7 +199,7 @@ def study_quality_settings_update(
     }
     completion_rules_check(**rules)
     if isinstance(speeder_seconds, bool) or not isinstance(speeder_seconds, int | float) \
-            or not math.isfinite(speeder_seconds) or speeder_seconds < 0:
+            or not math.isfinite(speeder_seconds) or not 0 <= speeder_seconds <= SECONDS_MAX:
         raise ValueError(ERR_SPEEDER_SECONDS.format(value=speeder_seconds))
     names = [_param(participant_param, "participant_param"), _param(study_param, "study_param"),
              _param(session_param, "session_param")]

@@ -94,7 +94,7 @@ import math
 
 from django.db import transaction
 
-from annotate.core import unstorable_in
+from annotate.core import SECONDS_MAX, unstorable_in
 from annotate.models import (
     Choice,
     ExclusionAction,
@@ -282,7 +282,7 @@ def _check_ranges(exported: dict) -> None:
     if not math.isfinite(random_share) or not 0 <= random_share <= 1:
         raise ValueError(ERR_ADAPTIVE_SHARE.format(value=random_share))
     speeder = exported.get("speeder_seconds", 0.0)
-    if not math.isfinite(speeder) or speeder < 0:
+    if not math.isfinite(speeder) or not 0 <= speeder <= SECONDS_MAX:
         raise ValueError(ERR_SPEEDER_SECONDS.format(value=speeder))
     names = [exported.get(f, "") for f in ("participant_param", "study_param", "session_param")]
     for field, value in zip(("participant_param", "study_param", "session_param"), names, strict=True):

@@ -308,7 +308,8 @@ def study_onboarding(request: HttpRequest, study_id: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         participation_onboard(participation=participation, **form.cleaned_data)
         return redirect("annotate:study_guidelines", study_id=study_id)
-    return render(request, "annotate/judging/onboarding.html", {"study": participation.study, "form": form})
+    return render(request, "annotate/judging/onboarding.html", {"study": participation.study, "form": form},
+                  status=400 if form.is_bound else 200)
 
 
 @login_required

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.core import form_add_service_error, render_markdown
+from annotate.core import ascii_int, form_add_service_error, form_problems, render_markdown
 from annotate.models import Study, StudyStatus
 from annotate.studies.forms.judgment_import import JudgmentImportForm
 from annotate.studies.forms.stopping import StoppingRulesForm, stopping_form_problems
@@ -87,7 +87,7 @@ def study_import_page(request: HttpRequest) -> HttpResponse:
     list every one (file, row, column) and write nothing."""
     run = request.GET.get("run", "")
     form = JudgmentImportForm(request.POST or None, request.FILES or None,
-                              initial={"run": int(run)} if run.isascii() and run.isdigit() and len(run) < 19 else {})
+                              initial={"run": ascii_int(run)} if ascii_int(run) is not None else {})
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -156,5 +156,5 @@ def markdown_preview(request: HttpRequest) -> HttpResponse:
     """The sanitised HTML of the posted Markdown (``text``), as the evaluators will see it."""
     form = MarkdownPreviewForm(request.POST)
     if not form.is_valid():
-        return HttpResponseBadRequest("text is too long")
+        return HttpResponseBadRequest(f"No preview: {form_problems(form)}")
     return JsonResponse({"html": render_markdown(form.cleaned_data["text"])})

@@ -277,7 +277,8 @@ def test_a_failing_run_keeps_its_error_and_no_result():
         service.analysis_run_execute(run=run)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
-    assert run.error.startswith("ValueError: groups must hold at least 2 distinct datasets")
+    assert run.error.startswith(
+        "The run stopped while computing the analysis: groups must hold at least 2 distinct datasets")
     assert run.result is None and run.finished_at is not None
 
 

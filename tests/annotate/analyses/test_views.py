@@ -163,7 +163,7 @@ def test_a_failed_run_shows_its_error(cast):
         service.analysis_run_execute(run=run)
     url = reverse("annotate:analysis_run", kwargs={"analysis_id": run.pk})
     page = client_for(cast["rita"]).get(url).content.decode()
-    assert "The run failed: ValueError: groups must hold at least 2 distinct datasets" in page
+    assert "The run stopped while computing the analysis: groups must hold at least 2 distinct datasets" in page
     assert "http-equiv" not in page
 
 

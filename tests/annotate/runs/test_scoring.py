@@ -205,7 +205,7 @@ def test_a_failing_method_leaves_a_failed_run_without_results(demo_set, monkeypa
         service.scoring_run_execute(run=run)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
-    assert run.error == "RuntimeError: 2PL exploded"
+    assert run.error == "The run stopped while computing 2PL IRT: 2PL exploded (RuntimeError)"
     assert run.finished_at is not None
     assert not MethodResult.objects.filter(run=run).exists()
     assert not QuestionResult.objects.filter(run=run).exists()

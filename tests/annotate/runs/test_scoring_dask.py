@@ -105,8 +105,10 @@ def test_a_bad_or_unreachable_scheduler_fails_the_run_with_the_setting_named(res
         scoring_run_execute(run=run)
     run.refresh_from_db()
     assert run.error.startswith(
-        "SchedulerUnreachableError: EIP_DASK_SCHEDULER='tcp://127.0.0.1:9': no Dask scheduler answered within 1 s"
+        "The run stopped while computing EIP: EIP_DASK_SCHEDULER='tcp://127.0.0.1:9': no Dask scheduler answered "
+        "within 1 s"
     )
+    assert run.error.endswith("(SchedulerUnreachableError)")
     assert not MethodResult.objects.filter(run=run).exists()
 
 

@@ -149,7 +149,7 @@ def test_onboarding_then_guidelines_then_judging(study):
         assert label in page
     bad = client.post(reverse("annotate:study_onboarding", kwargs={"study_id": study.pk}),
                       {"field_of_study": "astrology"})
-    assert bad.status_code == 200 and "Select a valid choice" in bad.content.decode()
+    assert bad.status_code == 400 and "Select a valid choice" in bad.content.decode()
     physics = study.subjects.get(name="Physics")
     response = client.post(
         reverse("annotate:study_onboarding", kwargs={"study_id": study.pk}),

@@ -260,9 +260,18 @@ def test_the_adaptive_settings_are_marked_and_read_only_with_the_adaptive_design
         in adaptive
     assert '<label for="id_adaptive_random_share">Random share (adaptive design only):' in adaptive
     assert 'class="adaptive-only"' in page and "<script>" not in page
-    # A uniform study ignores what they hold, valid or not: it is created with the defaults.
+    # A uniform study refuses what they hold when it is not valid (named at the top, where it is seen)...
     response = client.post(reverse("annotate:study_create"),
                            form_data(catalog, adaptive_min_comparisons="-4", adaptive_random_share="7"))
+    assert response.status_code == 200 and not Study.objects.exists()
+    assert response.context["form"].non_field_errors() == [
+        "Minimum comparisons per question (adaptive design only): the value is not accepted; the chosen design "
+        "does not use it, but it must be valid or blank",
+        "Random share (adaptive design only): the value is not accepted; the chosen design does not use it, but it "
+        "must be valid or blank"]
+    # ...and ignores a valid value: it is created with the defaults.
+    response = client.post(reverse("annotate:study_create"),
+                           form_data(catalog, adaptive_min_comparisons="4", adaptive_random_share="0.5"))
     assert response.status_code == 302
     study = Study.objects.get(name="From the page")
     assert (study.strategy, study.adaptive_min_comparisons, study.adaptive_random_share) == ("uniform", 5, 0.1)
