@@ -112,7 +112,7 @@ def _manage_page(request: HttpRequest, study: Study, *, problem: Problem | None 
     }
     cost_form = context["cost_form"]
     if problem is None and cost_form.is_bound and not cost_form.is_valid():
-        problem = Problem("cost-form", "Pay per judgment", form_problems(cost_form))
+        problem = Problem("cost-form", "Projections not priced", form_problems(cost_form))
     context["problems"] = [problem] if problem else []
     return render(request, "annotate/judging/study_manage.html", context, status=400 if problem else 200)
 
@@ -181,6 +181,9 @@ def study_status_confirm(request: HttpRequest, study_id: int) -> HttpResponse:
     """The confirmation step before launching (a draft), closing or reopening: what it does; its form posts
     to ``study_status``."""
     study = get_object_or_404(Study, pk=study_id)
+    if _is_external(study):
+        return _manage_page(request, study, problem=Problem("study-status", "Status not changed", ERR_EXTERNAL_STATUS),
+                            status_error=ERR_EXTERNAL_STATUS)
     target = StudyStatus.CLOSED if study.status == StudyStatus.OPEN else StudyStatus.OPEN
     context = {"study": study, "target": target, "monitor": study_monitor(study=study),
                "change": study_status_change(study=study, status=target)}

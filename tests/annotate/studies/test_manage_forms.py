@@ -107,6 +107,8 @@ def test_every_manage_form_refused_keeps_what_was_typed_and_saves_nothing(catalo
     assert f'href="#{anchor}"' in summary and "Nothing was saved." in summary
     assert f'id="{anchor}"' in html  # the link has somewhere to go
     assert html.count('class="messages"') == 0  # no banner of the old way beside it
+    title, text = summary.split("<li>")[1].split(">", 1)[1].split(": ", 1)
+    assert not text.startswith(title)  # "<what was not done>: <field>: <error>", no word said twice
 
 
 @pytest.mark.django_db
@@ -137,6 +139,7 @@ def test_an_imported_study_shows_no_control_that_cannot_apply(imported, olga):
         assert absent not in html, absent
     assert "1 pair with judgments imported from elsewhere" in html
     assert 'id="id_speeder_seconds"' in html  # flagging speeders still applies to judgments made elsewhere
+    assert "Quality settings" in html and "Declined consent" not in html
 
 
 @pytest.mark.django_db
@@ -147,6 +150,8 @@ def test_an_imported_study_refuses_an_invitation_and_reopening(imported, olga):
         page = client.post(reverse(f"annotate:{name}", kwargs={"study_id": imported.pk}), data)
         assert page.status_code == 400, name
         assert "judgments were made elsewhere" in page.content.decode()
+    confirm = client.get(reverse("annotate:study_status_confirm", kwargs={"study_id": imported.pk}))
+    assert confirm.status_code == 400 and 'id="confirm-status"' not in confirm.content.decode()
     assert database_state() == before
 
 
