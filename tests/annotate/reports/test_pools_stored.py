@@ -157,6 +157,8 @@ def test_without_a_stored_analysis_the_section_says_not_computed_and_the_rest_re
     assert ('Model pools <span class="muted small">EIP rerun on subsets of the models · not computed yet</span>'
             in html)
     assert 'id="table-pools"' not in html  # no empty table beside the message
+    timing = html.split('id="report-timing">')[1].split("</p>")[0]
+    assert timing.startswith("Computed in ") and "pools" not in timing  # no time for pools not computed
     assert 'id="compute-pools"' in html
     assert reverse("annotate:study_report_pools", kwargs={"study_id": study.pk}) in html
     assert "Agreement with each evaluator and with the consensus (%)" in html

@@ -139,6 +139,10 @@ STUDY_FORM = Access("the study's owner, members and staff (form; rita is an outs
 STUDY_WRITE = Access("the study's owner, members and staff (POST only; rita is an outsider: 404)",
                      roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, NOT_ALLOWED),
                      roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, OK))
+STUDY_WRITE_FORM = Access("the study's owner, members and staff (POST only; rita is an outsider: 404); an empty "
+                          "POST re-shows the manage page with the form's errors (400)",
+                          roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, NOT_ALLOWED),
+                          roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, BAD_INPUT))
 STUDY_QUEUE = Access("the study's owner, members and staff (POST only); a valid POST queues a computation",
                      roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, NOT_ALLOWED),
                      roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, BAD_INPUT))
@@ -203,14 +207,14 @@ ACCESS: dict[str, Access] = {
     "annotate:markdown_preview": RESEARCHER_POST,
     "annotate:study_edit": STUDY_FORM,
     "annotate:study_manage": STUDY_PAGE,
-    "annotate:study_status": STUDY_WRITE,
+    "annotate:study_status": STUDY_WRITE_FORM,
     "annotate:study_invitation_create": STUDY_WRITE,
     "annotate:study_invitation_revoke": STUDY_WRITE,
     "annotate:study_status_confirm": STUDY_PAGE,
-    "annotate:study_quality_settings": STUDY_WRITE,
-    "annotate:study_stopping_rules": STUDY_WRITE,
-    "annotate:study_evaluator_exclude": STUDY_WRITE,
-    "annotate:study_evaluator_restore": STUDY_WRITE,
+    "annotate:study_quality_settings": STUDY_WRITE_FORM,
+    "annotate:study_stopping_rules": STUDY_WRITE_FORM,
+    "annotate:study_evaluator_exclude": STUDY_WRITE_FORM,
+    "annotate:study_evaluator_restore": STUDY_WRITE_FORM,
     # results (scoring runs) and reports
     "annotate:results": RESEARCHER_PAGE,
     "annotate:response_set_score": RESEARCHER_THEN_STAFF_WRITE,

@@ -61,7 +61,7 @@ def test_the_manage_page_refuses_a_rule_beyond_its_column_and_still_renders(cata
     before = list(StoppingRules.objects.values())
     page = client_for(olga).post(reverse("annotate:study_stopping_rules", kwargs={"study_id": study.pk}),
                                  {**BLANK_RULES, **posted}, follow=True)
-    assert page.status_code == 200
+    assert page.status_code == 400
     assert escape(f"Stopping rules not saved: {message}") in page.content.decode()
     assert "Stopping rules saved." not in page.content.decode()
     assert list(StoppingRules.objects.values()) == before
@@ -93,7 +93,7 @@ def test_a_pay_the_column_cannot_hold_is_named_on_the_manage_page(catalog, olga,
     stopping_rules_set(study=study, values=StoppingInput(alpha=Decimal("0.05"), max_judgments=40,
                                                          pay_per_judgment=Decimal("0.25")))
     page = client_for(olga).get(reverse("annotate:study_manage", kwargs={"study_id": study.pk}), {"pay": pay})
-    assert page.status_code == 200
+    assert page.status_code == 400
     html = page.content.decode()
     error = html.split('id="cost-form-error"')[1].split("</p>")[0]
     assert escape(PAY_REFUSED[pay]) in error and "Pay per judgment" in error
