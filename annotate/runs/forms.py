@@ -26,7 +26,7 @@ class QuestionFilterForm(forms.Form):
                         widget=forms.TextInput(attrs={"placeholder": "question id or text", "type": "search"}))
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.none(), required=False, empty_label="all datasets")
     subject = forms.ModelChoiceField(queryset=Subject.objects.none(), required=False, empty_label="all subjects")
-    status = ShortEchoChoiceField(choices=STATUS_CHOICES, required=False, label="EIP")
+    status = ShortEchoChoiceField(choices=STATUS_CHOICES, required=False, label="EIP status")
     coverage = ShortEchoChoiceField(choices=COVERAGE_CHOICES, required=False, label="Coverage")
     sort = ShortEchoChoiceField(choices=(), required=False, label="Sort by")
     direction = ShortEchoChoiceField(choices=DIRECTION_CHOICES, required=False, label="Order")

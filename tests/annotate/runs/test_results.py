@@ -248,3 +248,17 @@ def test_the_home_page_links_each_role_to_its_pages(cast):
     assert f'href="{reverse("annotate:studies")}"' in evaluator_page
     assert f'href="{reverse("annotate:results")}"' not in evaluator_page
     assert f'href="{reverse("annotate:results")}"' not in Client().get(home).content.decode()
+
+
+def test_a_failed_or_pending_run_says_what_it_is_and_what_to_do(scored, cast):
+    _, rita, _ = cast
+    run = scored[0]
+    failed = ScoringRun.objects.create(response_set=run.response_set, status=RunStatus.FAILED,
+                                       error="The run stopped while computing EIP: out of memory (MemoryError).")
+    queued = ScoringRun.objects.create(response_set=run.response_set, status=RunStatus.QUEUED)
+    page = client_for(rita).get(reverse("annotate:run_detail", kwargs={"run_id": failed.pk})).content.decode()
+    assert ("This run failed: The run stopped while computing EIP: out of memory (MemoryError). It has no scores; "
+            "start a new run from the") in page
+    assert "once it is done" not in page
+    page = client_for(rita).get(reverse("annotate:run_detail", kwargs={"run_id": queued.pk})).content.decode()
+    assert "This run is queued. Scores appear here once it is done." in page

@@ -121,7 +121,7 @@ def test_an_unknown_filter_value_is_an_error_and_shows_everything(catalog, rita)
     assert 'id="filter-errors"' in html and len(_ids(html)) == 6
     html = _list(rita, run, status="A" * 10_000)
     [errors] = re.findall(r'<p class="error" id="filter-errors">(.*?)</p>', html, flags=re.S)
-    assert errors == (f"EIP: Select a valid choice. {'A' * 80}… is not one of the available choices. "
+    assert errors == (f"EIP status: Select a valid choice. {'A' * 80}… is not one of the available choices. "
                       "(showing all)")
 
 
