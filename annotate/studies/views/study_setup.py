@@ -55,7 +55,7 @@ def study_create_page(request: HttpRequest) -> HttpResponse:
     stopping_problems = stopping_form_problems(stopping_form) if stopping_form.errors else ""
     return render(request, "annotate/judging/study_form.html",
                   {"form": form, "study": None, "stopping_form": stopping_form,
-                   "stopping_problems": stopping_problems})
+                   "stopping_problems": stopping_problems}, status=400 if request.method == "POST" else 200)
 
 
 @researcher_required
@@ -127,7 +127,8 @@ def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
                 f"its pool of questions was chosen again ({_pairs_text(study)})." if study.is_adaptive
                 else f"its {study.n_pairs} pairs were drawn again."))
             return redirect("annotate:study_manage", study_id=study.pk)
-    return render(request, "annotate/judging/study_form.html", {"form": form, "study": study})
+    return render(request, "annotate/judging/study_form.html", {"form": form, "study": study},
+                  status=400 if request.method == "POST" else 200)
 
 
 @researcher_required

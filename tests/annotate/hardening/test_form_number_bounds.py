@@ -58,7 +58,7 @@ def test_a_speeder_threshold_past_the_cap_is_refused_on_both_pages():
     client = client_for(olga)
     response = client.post(reverse("annotate:study_create"),
                            form_data(catalog, speeder_seconds="99999999999999999999"))
-    assert response.status_code == 200 and not Study.objects.exists()
+    assert response.status_code == 400 and not Study.objects.exists()
     assert "Ensure this value is less than or equal to 604800" in response.content.decode()
     client.post(reverse("annotate:study_create"), form_data(catalog, speeder_seconds=str(SECONDS_MAX)))
     study = Study.objects.get()

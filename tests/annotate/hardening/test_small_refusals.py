@@ -42,7 +42,7 @@ def test_an_adaptive_field_holding_a_nul_is_refused_with_any_design(field, valid
     catalog = make_catalog()
     client = client_for(make_researcher("olga"))
     response = client.post(reverse("annotate:study_create"), form_data(catalog, strategy="uniform", **{field: "4\x00"}))
-    assert response.status_code == 200 and not Study.objects.exists()
+    assert response.status_code == 400 and not Study.objects.exists()
     assert error in response.content.decode()
     client.post(reverse("annotate:study_create"), form_data(catalog, strategy="uniform", **{field: valid}))
     study = Study.objects.get()  # a valid value is not kept with another design: the defaults are

@@ -148,6 +148,9 @@ STUDY_QUEUE = Access("the study's owner, members and staff (POST only); a valid 
                      roles(LOGIN, FORBIDDEN, FORBIDDEN, NOT_FOUND, BAD_INPUT))
 RESEARCHER_FORM = Access("researchers and staff (form)", roles(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK),
                          roles(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK))
+RESEARCHER_FORM_REFUSED = Access("researchers and staff (form); an empty POST re-shows it with its errors (400)",
+                                 roles(LOGIN, FORBIDDEN, FORBIDDEN, OK, OK),
+                                 roles(LOGIN, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
 RESEARCHER_QUERY = Access("researchers and staff; without its query parameters, 400",
                           roles(LOGIN, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
 RESEARCHER_POST = Access("researchers and staff (POST only; answers JSON, writes nothing)",
@@ -200,7 +203,7 @@ ACCESS: dict[str, Access] = {
     "annotate:study_judge": OWN_STUDY_FORM,
     "annotate:study_done": OWN_STUDY,
     "annotate:study_closed": OWN_STUDY,
-    "annotate:study_create": RESEARCHER_FORM,
+    "annotate:study_create": RESEARCHER_FORM_REFUSED,
     "annotate:study_derive": RESEARCHER_FORM,
     "annotate:study_import": RESEARCHER_FORM,
     "annotate:study_scope_counts": RESEARCHER_QUERY,

@@ -120,7 +120,7 @@ def test_every_refusal_of_the_study_pages_is_in_the_pages_words(catalog, olga, t
     create = reverse("annotate:study_create")
     for case, (posted, expect) in NEW_STUDY.items():
         response = client.post(create, study_data(catalog, **posted))
-        assert response.status_code == 200, case
+        assert response.status_code == 400, case
         assert_in_words(response, expect=expect)
     assert list(Study.objects.values_list("name", flat=True)) == ["Taken"]  # nothing was written
     assert not StoppingRules.objects.exists()
@@ -130,7 +130,9 @@ def test_every_refusal_of_the_study_pages_is_in_the_pages_words(catalog, olga, t
     make_study(catalog, owner=olga, name="Other", n_pairs=4)  # a name the edit may not take
     for posted in ({"n_pairs": "31"}, {"seed": "-1"}, {"name": "Other"}, {"strategy": "adaptive",
                                                                           "adaptive_random_share": "-0.5"}):
-        assert_in_words(client.post(edit, study_data(catalog, **{"name": "Taken", **posted})))
+        response = client.post(edit, study_data(catalog, **{"name": "Taken", **posted}))
+        assert response.status_code == 400, posted
+        assert_in_words(response)
     taken.refresh_from_db()
     assert (taken.n_pairs, taken.seed, taken.name) == (4, 1, "Taken")
 

@@ -368,10 +368,10 @@ def test_the_creation_page_makes_an_adaptive_study_and_explains_it():
     assert 'value="0.25"' in edit and 'name="adaptive_min_comparisons" value="4"' in edit
     refused = client.post(reverse("annotate:study_create"),
                           {**data, "name": "Per subject", "pairs_mode": "per_subject"})
-    assert refused.status_code == 200 and not Study.objects.filter(name="Per subject").exists()
+    assert refused.status_code == 400 and not Study.objects.filter(name="Per subject").exists()
     assert escape(FORM_ERR_PER_SUBJECT) in refused.content.decode()
     bad = client.post(reverse("annotate:study_create"), {**data, "name": "Bad share", "adaptive_random_share": 2})
-    assert bad.status_code == 200 and not Study.objects.filter(name="Bad share").exists()
+    assert bad.status_code == 400 and not Study.objects.filter(name="Bad share").exists()
 
 
 def test_the_command_and_the_api_carry_the_strategy_and_its_settings():

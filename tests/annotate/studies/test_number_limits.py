@@ -47,7 +47,7 @@ TOO_LARGE = {
 def test_the_new_study_page_refuses_a_rule_beyond_its_column_and_writes_nothing(catalog, olga, case):
     posted, message = TOO_LARGE[case]
     page = client_for(olga).post(reverse("annotate:study_create"), page_data(catalog, **posted))
-    assert page.status_code == 200
+    assert page.status_code == 400
     assert escape(f"Stopping rules not saved: {message}") in page.content.decode()
     assert not Study.objects.exists() and not StoppingRules.objects.exists()
 

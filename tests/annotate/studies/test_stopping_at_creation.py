@@ -150,7 +150,7 @@ def test_a_bad_rule_gets_the_manage_page_message_and_nothing_is_written(catalog,
                          {**BLANK_RULES, **posted}, follow=True)
     assert escape(message) in manage.content.decode()
     page = client.post(reverse("annotate:study_create"), page_data(catalog, **posted))
-    assert page.status_code == 200 and escape(message) in page.content.decode()
+    assert page.status_code == 400 and escape(message) in page.content.decode()
     with pytest.raises(CommandError) as refused:
         call_command("create_study", *command_args(catalog, *args), stdout=StringIO())
     assert command_message in str(refused.value)

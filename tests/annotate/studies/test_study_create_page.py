@@ -91,7 +91,7 @@ def test_pairs_per_subject_draws_that_many_in_each_subject(catalog, olga):
 def test_a_refused_study_shows_the_reason_and_writes_nothing(catalog, olga):
     # 6 questions per subject, all kept: 15 + 15 = 30 distinct pairs at most.
     response = client_for(olga).post(reverse("annotate:study_create"), form_data(catalog, n_pairs=31))
-    assert response.status_code == 200
+    assert response.status_code == 400
     # The sampler's message in the form's words, on the field it is about.
     assert response.context["form"].errors["n_pairs"] == [
         "Number of pairs is 31, but only 30 distinct same-subject pairs are possible from 12 eligible questions"]
@@ -246,7 +246,7 @@ def test_the_edit_page_shows_and_changes_the_crowd_fields(catalog, olga):
 def test_bad_crowd_fields_are_refused_and_nothing_is_written(catalog, olga, field, value, message):
     # the service's checks run in the transaction that creates the study: a refusal leaves nothing behind
     response = client_for(olga).post(reverse("annotate:study_create"), form_data(catalog, **{**CROWD, field: value}))
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert escape(message) in response.content.decode()
     assert not Study.objects.exists() and not Pair.objects.exists()
 
@@ -263,7 +263,7 @@ def test_the_adaptive_settings_are_marked_and_read_only_with_the_adaptive_design
     # A uniform study refuses what they hold when it is not valid (named at the top, where it is seen)...
     response = client.post(reverse("annotate:study_create"),
                            form_data(catalog, adaptive_min_comparisons="-4", adaptive_random_share="7"))
-    assert response.status_code == 200 and not Study.objects.exists()
+    assert response.status_code == 400 and not Study.objects.exists()
     assert response.context["form"].non_field_errors() == [
         "Minimum comparisons per question (adaptive design only): the value is not accepted; the chosen design "
         "does not use it, but it must be valid or blank",
@@ -278,7 +278,7 @@ def test_the_adaptive_settings_are_marked_and_read_only_with_the_adaptive_design
     # The adaptive design checks them, and names them in the page's words.
     refused = client.post(reverse("annotate:study_create"),
                           form_data(catalog, name="Adaptive", strategy="adaptive", adaptive_random_share="7"))
-    assert refused.status_code == 200 and not Study.objects.filter(name="Adaptive").exists()
+    assert refused.status_code == 400 and not Study.objects.filter(name="Adaptive").exists()
     assert refused.context["form"].errors["adaptive_random_share"] == [
         "Ensure this value is less than or equal to 1.0."]
     made = client.post(reverse("annotate:study_create"), form_data(
