@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from annotate.models import ScoringRun
 from scoring.methods import methods
 
 #: Page words of each scoring parameter, in the order they are listed.
@@ -52,7 +51,3 @@ def run_settings_text(*, params: Mapping, defaults: Mapping) -> str:
             parts.append(f"{len(set(ids)):,} {noun}{'' if len(set(ids)) == 1 else 's'} only")
     return "; ".join(parts) or "defaults"
 
-
-def runs_settings(*, runs: list[ScoringRun], defaults: Mapping) -> dict[int, str]:
-    """:func:`run_settings_text` of each run, by run id."""
-    return {run.pk: run_settings_text(params=run.params or {}, defaults=defaults) for run in runs}
