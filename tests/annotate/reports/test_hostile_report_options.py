@@ -27,5 +27,5 @@ def test_hostile_crowd_option_and_stopping_fields(value):
     data = {"name": value, "target_reliability": value, "alpha": value, "max_judgments": value,
             "budget": value, "pay_per_judgment": value, "method_a": value, "method_b": value}
     resp = c.post(reverse("annotate:study_create"), data)
-    assert resp.status_code == 200 and resp.context["form"].errors  # the page again, with its errors
+    assert resp.status_code == 400 and resp.context["form"].errors  # the page again, with its errors
     assert Study.objects.count() == n
