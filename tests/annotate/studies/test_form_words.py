@@ -21,7 +21,7 @@ from annotate.analyses.services import defaults
 from annotate.models import AnalysisKind, AnalysisRun, Invitation, ResponseSet, StoppingRules, Study
 from annotate.runs.services.scoring import scoring_run_create, scoring_run_execute
 from tests.annotate.analyses.test_runs import load_matrix
-from tests.annotate.factories import client_for, make_catalog, make_evaluator, make_researcher, make_study
+from tests.annotate.factories import client_for, make_evaluator, make_study
 
 pytestmark = pytest.mark.django_db
 
@@ -71,16 +71,6 @@ def assert_in_words(response, *, expect: str | None = None) -> list[str]:
     if expect is not None:
         assert expect in shown, shown
     return shown
-
-
-@pytest.fixture
-def catalog():
-    return make_catalog(subjects=("Mathematics", "Physics"), per_subject=6)
-
-
-@pytest.fixture
-def olga():
-    return make_researcher("olga")
 
 
 # The New-study page: (posted values, a message it must show, where one is checked).
