@@ -43,7 +43,9 @@ scale first reaches 0.9; SSR and split-half reliability
 judgments to 0.9; the calibration of the reliability projection
 (:func:`scoring.stopping.project_reliability`, default and a fixed
 alternative, from 8 votes per question against the judgments until min(SSR,
-split-half) first reached 0.8, the rule checked every 20 judgments). Then
+split-half) first reached 0.8, the rule checked every 20 judgments), and
+the default projection's calibration when made later, at the first look
+with min(SSR, split-half) at least 0.6 and at least 0.7. Then
 the time of one choice (scale_estimate + choose_next_pair) at 1,000
 questions (10 subjects x 100, 10,000 votes, 300 seen pairs) against a naive
 scorer of every candidate pair.
@@ -102,6 +104,10 @@ RULE_CHECK_EVERY = 20
 #: exponent the runs of seeds 1000-1019 needed), interval from exponents 1.0 and 1.5.
 REFERENCE_SLOPE = 1.25
 REFERENCE_SLOPE_RANGE = (1.0, 1.5)
+#: Later projection points: the first look (every :data:`RULE_CHECK_EVERY` judgments from
+#: :data:`LOOKS_FROM` votes per question on) at which min(SSR, split-half) is at least each of these.
+RELIABILITY_POINTS = ("0.6", "0.7")
+LOOKS_FROM = 4
 #: Worker processes for the seeds: ``BENCH_ADAPTIVE_PROCESSES`` (an integer >= 1), default 2.
 PROCESSES_ENV = "BENCH_ADAPTIVE_PROCESSES"
 
@@ -149,6 +155,9 @@ class Run:
     projected_more: tuple[float, float, float] = (float("nan"),) * 3  # more judgments: point, low, high
     reference_more: tuple[float, float, float] = (float("nan"),) * 3  # the same by the alternative projection
     reliability_at: float = float("nan")  # judgments when min(SSR, split-half) first reached the target
+    # By projection point (a RELIABILITY_POINTS entry): judgments when made, the reliability then, and more
+    # judgments projected by the default projection (point, low, high).
+    at_reliability: dict[str, tuple[float, float, tuple[float, float, float]]] = field(default_factory=dict)
 
 
 class Uniform:
@@ -243,6 +252,8 @@ def simulate(world: World, strategy: str, seed: int, *, max_per_question: int,
     last_check = 0
     calibrate = strategy != "methods_disagree" and not stop_at_target
     last_rule = 0
+    last_look = 0
+    points = list(RELIABILITY_POINTS) if calibrate else []
 
     def pending() -> bool:
         spearman = np.isnan(run.judgments_to_target) and not calibration_only
@@ -277,6 +288,14 @@ def simulate(world: World, strategy: str, seed: int, *, max_per_question: int,
                 run.judgments_to_target, run.votes_to_target = judgments, votes
                 if stop_at_target:
                     break
+        if points and 2 * votes >= LOOKS_FROM * n and judgments - last_look >= RULE_CHECK_EVERY:
+            last_look = judgments
+            r = _reliability(harder, easier, who, n, p_evaluator.size, seed)
+            while points and r >= float(points[0]):
+                proj = project_reliability([votes], [r], target=RELIABILITY_TARGET)
+                per_vote = judgments / votes
+                run.at_reliability[points.pop(0)] = (
+                    judgments, r, (proj.more_votes * per_vote, proj.low * per_vote, proj.high * per_vote))
         if calibrate and np.isnan(run.projected_at) and 2 * votes >= PROJECT_AT * n:
             counts = [max(2, round(f * votes)) for f in HISTORY]
             rel = [_reliability(harder[:c], easier[:c], who[:c], n, p_evaluator.size, seed) for c in counts]
@@ -539,6 +558,47 @@ def _calibration(runs: dict[str, list[Run]]) -> None:
             print(f"  {strategy:<9} projected/actual per seed: {' '.join(line)}")
             print(f"  {strategy:<9} within +-25 %: {within}/{rows} seeds (target >= 80 %); interval holds the "
                   f"actual: {cover}/{rows}{spread}")
+    for point in RELIABILITY_POINTS:
+        print(f" default, projected at the first look with min(SSR, split-half) >= {point}")
+        for strategy in ("uniform", "adaptive"):
+            if runs.get(strategy):
+                _point_line(strategy, [(r.at_reliability.get(point), r.reliability_at) for r in runs[strategy]])
+
+
+PointCase = tuple[tuple[float, float, tuple[float, float, float]] | None, float]
+
+
+def _point_line(strategy: str, cases: list[PointCase]) -> None:
+    """One design's calibration at one reliability point: ``cases`` holds per run (what was projected, when the
+    rule fired); a run that never reached the point is 'n/a', one whose rule never fired afterwards a miss."""
+    within = cover = rows = 0
+    ratios, line = [], []
+    for made, fired in cases:
+        if made is None:
+            line.append("n/a")
+            continue
+        at, _, (point, low, high) = made
+        rows += 1
+        if np.isnan(fired):
+            line.append(f"{point:.0f}/never")
+            continue
+        actual = fired - at
+        if actual <= 0:  # the point and the rule in the same look: nothing left to project
+            rows -= 1
+            line.append("same look")
+            continue
+        ratio = point / actual
+        ratios.append(ratio)
+        within += bool(0.75 <= ratio <= 1.25)
+        cover += bool(low <= actual <= high)
+        line.append(f"{point:.0f}/{actual:.0f}")
+    spread = (f"; ratio median {np.median(ratios):.2f}, range {np.min(ratios):.2f}-{np.max(ratios):.2f}"
+              if ratios else "")
+    reliabilities = [made[1] for made, _ in cases if made is not None]
+    at = f" (reliability then: median {np.median(reliabilities):.3f})" if reliabilities else ""
+    print(f"  {strategy:<9} projected/actual per seed: {' '.join(line)}")
+    print(f"  {strategy:<9} within +-25 %: {within}/{rows} seeds (target >= 80 %); interval holds the "
+          f"actual: {cover}/{rows}{spread}{at}")
 
 
 def _calibration_runs(seed: int, per_subject: int = 50, spread: float = 1.2) -> dict[str, Run]:

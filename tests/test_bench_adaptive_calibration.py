@@ -5,7 +5,16 @@ import math
 
 import pytest
 
-from bench.bench_adaptive import LEVELS, RULE_CHECK_EVERY, Run, _calibration, make_world, simulate
+from bench.bench_adaptive import (
+    LEVELS,
+    RELIABILITY_POINTS,
+    RULE_CHECK_EVERY,
+    Run,
+    _calibration,
+    _point_line,
+    make_world,
+    simulate,
+)
 from scoring.adaptive_pairs import AdaptiveConfig
 
 
@@ -22,7 +31,12 @@ def test_a_calibration_only_run_projects_and_stops_as_the_full_run(strategy):
     assert short.reliability_at - short.projected_at >= RULE_CHECK_EVERY
     # The calibration-only run skips the Spearman target and the reliability levels.
     assert math.isnan(short.judgments_to_target) and short.at_level == {}
-
+    # The later projection points: the same in both runs, made once the reliability reached each point.
+    assert short.at_reliability == full.at_reliability
+    assert sorted(short.at_reliability) == sorted(RELIABILITY_POINTS)
+    for point, (at, reliability, (more, low, high)) in short.at_reliability.items():
+        assert reliability >= float(point) and at <= short.reliability_at
+        assert low <= more <= high
 
 
 def test_a_run_whose_rule_never_fired_counts_as_a_missed_projection(capsys):
@@ -39,3 +53,16 @@ def test_a_run_whose_rule_never_fired_counts_as_a_missed_projection(capsys):
     assert "within +-25 %: 1/3 seeds" in default[1] and "interval holds the actual: 1/3" in default[1]
     assert "ratio median 0.70, range 0.50-0.91" in default[1]  # (100/110 + 0.5) / 2 = 0.7045
     assert "projected/actual per seed: n/a" in default[2] and "within +-25 %: 0/0" in default[3]
+
+
+def test_a_reliability_point_counts_runs_as_the_8_votes_projection_does(capsys):
+    # Made at 300 with 100 more projected, fired at 390 (100/90 = 1.11: within; the interval 80-150 holds 90);
+    # never reached the point (n/a, not counted); reached it, rule never fired (a miss); reached it in the look
+    # that fired the rule (nothing left to project: not counted).
+    _point_line("uniform", [((300.0, 0.61, (100.0, 80.0, 150.0)), 390.0), (None, 500.0),
+                            ((300.0, 0.62, (100.0, 80.0, 150.0)), float("nan")),
+                            ((400.0, 0.81, (0.0, 0.0, 0.0)), 400.0)])
+    out = capsys.readouterr().out.splitlines()
+    assert "100/90 n/a 100/never same look" in out[0]
+    assert "within +-25 %: 1/2 seeds" in out[1] and "interval holds the actual: 1/2" in out[1]
+    assert "reliability then: median 0.620" in out[1]  # median of 0.61, 0.62, 0.81 (n/a has none)
