@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.utils.datastructures import MultiValueDict
 
 from annotate.core.downloads import CONTENT_TYPES
 
@@ -43,3 +44,18 @@ def streamed_file_response(chunks: Iterable[bytes], *, file_name: str,
     response = StreamingHttpResponse(chunks, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{file_name}"'
     return response
+
+
+def posted(request: HttpRequest) -> QueryDict | None:
+    """A form's data: the POST's fields for a POST (even none: an empty POST is a refused form, not a GET),
+    else None (an unbound form).
+
+    ``request.POST or None`` would read an empty POST as a GET: the form unbound,
+    no error shown, status 200.
+    """
+    return request.POST if request.method == "POST" else None
+
+
+def posted_files(request: HttpRequest) -> MultiValueDict | None:
+    """A form's files, as :func:`posted` gives its fields."""
+    return request.FILES if request.method == "POST" else None
