@@ -1,7 +1,9 @@
 """HTTP helpers shared by the pages and the JSON API (no rules, no database)."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import wraps
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
 from django.utils.datastructures import MultiValueDict
@@ -59,3 +61,28 @@ def posted(request: HttpRequest) -> QueryDict | None:
 def posted_files(request: HttpRequest) -> MultiValueDict | None:
     """A form's files, as :func:`posted` gives its fields."""
     return request.FILES if request.method == "POST" else None
+
+
+def refused_post_is_400(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Wrap a view whose accepted POST always redirects (Django's login and password views, the admin's
+    login) so that a POST it answers with 200, its form re-shown with errors, answers 400 instead.
+
+    Parameters
+    ----------
+    view : callable
+        A view following Post/Redirect/Get: a POST answered 200 was refused and wrote nothing.
+
+    Returns
+    -------
+    callable
+        The same view; any other answer (a GET, a redirect, a 403, a 429) is left as it was.
+    """
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if request.method == "POST" and response.status_code == 200:
+            response.status_code = 400
+        return response
+
+    return wrapper

@@ -181,8 +181,9 @@ ADMIN_NO_QUERY = Access("admin autocomplete without its query", roles(LOGIN, LOG
 ADMIN_NO_PAGE = Access("admin view-on-site of a model without pages", roles(LOGIN, LOGIN, LOGIN, LOGIN, NOT_FOUND))
 
 ACCESS: dict[str, Access] = {
-    # Django's auth views
+    # Django's auth views (and the admin's login, placed first so that a refused login answers 400)
     "login": PUBLIC,
+    "admin_login": ADMIN_LOGIN,
     "logout": LOGOUT,
     "password_change": Access("any logged-in user (form)", roles(LOGIN, OK, OK, OK, OK),
                               roles(LOGIN, REACHED, REACHED, REACHED, REACHED)),
