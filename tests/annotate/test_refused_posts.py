@@ -3,7 +3,7 @@ does not validate, or a service that says no) answers 400 with the page itself,
 its error shown and what was typed kept, and writes nothing.
 
 Two walks. ``REFUSALS`` posts an invalid form to each researcher and staff page
-(and the evaluator's onboarding) and checks the status, the error, the typed
+(and the evaluator's onboarding, the login and password forms) and checks the status, the error, the typed
 values and the row count of every model. The sweep posts an empty form to every
 URL of the site (and the admin's upload pages) and fails on any answer that
 re-shows a bound form with errors under another status than 400, so a page
@@ -11,7 +11,7 @@ added later is checked too.
 
 Cast: ``olga`` (researcher, owns the draft study), ``root`` (superuser: the
 admin pages and the sweep), ``ada`` (evaluator of olga's study, not yet
-onboarded).
+onboarded), an anonymous visitor (the login and password-reset forms).
 """
 from __future__ import annotations
 
@@ -80,7 +80,8 @@ def cast() -> Cast:
     job = UploadJob.objects.create(token="d" * 32, state=UploadState.DONE, response_set=catalog.response_set)
     return Cast(catalog=catalog, other=other, study=study, ada=ada, human=_human_set(catalog, "people"),
                 human_apart=_human_set(other, "people-apart"), job=job, root=root,
-                clients={"olga": client_for(olga), "root": client_for(root), "ada": client_for(ada.user)})
+                clients={"olga": client_for(olga), "root": client_for(root), "ada": client_for(ada.user),
+                         "anonymous": Client()})
 
 
 def row_counts() -> dict[str, int]:
@@ -193,6 +194,20 @@ REFUSALS = {
                    "datasets": [c.catalog.dataset.pk], "pair_set-TOTAL_FORMS": "0",
                    "pair_set-INITIAL_FORMS": "0"},
         "This field is required.", ("typed guidelines",), who="root"),
+    "Log in: a wrong password": Refusal(
+        _url("login"), lambda c: {"username": "olga", "password": "wrong"},
+        "Your username and password did not match.", ('value="olga"',), who="anonymous"),
+    "Admin log in: a wrong password": Refusal(
+        _url("admin:login"), lambda c: {"username": "root", "password": "wrong"},
+        "Please enter the correct username and password for a staff account.", ('value="root"',),
+        who="anonymous"),
+    "Password change: a wrong old password": Refusal(
+        _url("password_change"),
+        lambda c: {"old_password": "wrong", "new_password1": "a-Long-pass-123", "new_password2": "a-Long-pass-123"},
+        "Your old password was entered incorrectly."),
+    "Password reset: not an e-mail address": Refusal(
+        _url("password_reset"), lambda c: {"email": "not-an-address"}, "Enter a valid email address.",
+        ('value="not-an-address"',), who="anonymous"),
     "Onboarding: a field of study that does not exist": Refusal(
         _url("annotate:study_onboarding", **STUDY),
         lambda c: {"field_of_study": "alchemy", "education_level": "master_student"},
@@ -229,17 +244,18 @@ ADMIN_SWEPT = ("admin:annotate_responseset_upload", "admin:annotate_responseset_
 
 
 def _routes() -> list[tuple[str, str]]:
-    """(URL name, route) of every named pattern of the site and of the admin's upload pages; not the API."""
+    """(URL name, or the route of an unnamed pattern; route) of every pattern but the API's and the admin's
+    own (its upload pages are walked)."""
     found = []
 
     def walk(patterns, prefix: str, namespace: str) -> None:
         for p in patterns:
             if isinstance(p, URLResolver):
                 walk(p.url_patterns, prefix + str(p.pattern), ":".join(x for x in (namespace, p.namespace) if x))
-            elif isinstance(p, URLPattern) and p.name:
-                name = f"{namespace}:{p.name}" if namespace else p.name
+            elif isinstance(p, URLPattern):
                 route = prefix + str(p.pattern)
-                if (namespace == "annotate" and not route.startswith("api/")) or name in ADMIN_SWEPT:
+                name = (f"{namespace}:{p.name}" if namespace else p.name) if p.name else route
+                if not route.startswith("api/") and (namespace != "admin" or name in ADMIN_SWEPT):
                     found.append((name, route))
 
     walk(get_resolver().url_patterns, "", "")
@@ -261,7 +277,8 @@ def _params(cast: Cast) -> dict[str, str]:
     return {"study_id": str(cast.study.pk), "run_id": str(cast.catalog.run.pk),
             "response_set_id": str(cast.catalog.response_set.pk), "participation_id": str(cast.ada.pk),
             "invitation_id": "0", "analysis_id": "0", "kind": "rank_changes", "token": "no-such-token",
-            "key": "consensus", "name": "agreement", "fmt": "png", "table": "timing", "job_id": str(cast.job.pk)}
+            "key": "consensus", "name": "agreement", "fmt": "png", "table": "timing", "job_id": str(cast.job.pk),
+            "uidb64": "MQ"}
 
 
 def test_no_page_shows_a_refused_form_under_another_status_than_400(cast):
@@ -280,4 +297,5 @@ def test_no_page_shows_a_refused_form_under_another_status_than_400(cast):
     # The sweep does see the refusals (an empty form is refused by each of these pages).
     assert {"annotate:study_create", "annotate:study_derive", "annotate:study_import", "annotate:study_edit",
             "annotate:study_stopping_rules", "annotate:analysis_kind", "admin:annotate_responseset_upload",
-            "admin:annotate_responseset_upload_job"} <= set(refused), refused
+            "admin:annotate_responseset_upload_job", "login", "admin_login", "password_change",
+            "password_reset"} <= set(refused), refused
