@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.contrib.auth import urls as auth_urls
 from django.urls import include, path
 
-from annotate.core import refused_post_is_400
+from annotate.core.http import refused_post_is_400
 from annotate.studies.views.judging import forgetting_evaluator, logout_view
 
 #: Django's auth views (login, password change and reset), a refused form answering 400.

@@ -43,7 +43,6 @@ _SURFACE = {
     "file_response": "annotate.core.http",
     "posted": "annotate.core.http",
     "posted_files": "annotate.core.http",
-    "refused_post_is_400": "annotate.core.http",
     "streamed_file_response": "annotate.core.http",
     "BoundedJSONDecoder": "annotate.core.jsonsafe",
     "JsonTooDeepError": "annotate.core.jsonsafe",
