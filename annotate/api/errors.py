@@ -131,9 +131,9 @@ def api_not_found(request: HttpRequest) -> JsonResponse:
     -------
     JsonResponse
         404, ``{"error": "no API endpoint at <path>; ..."}`` naming the
-        OpenAPI document (the path cut to ``PATH_CHARS`` characters); when the path with a trailing slash is an
-        endpoint, the message says so instead of redirecting (a redirect would
-        turn a POST into a GET).
+        OpenAPI document (the path cut to ``PATH_CHARS`` characters); when
+        the path with a trailing slash is an endpoint, the message says so
+        instead of redirecting (a redirect would turn a POST into a GET).
     """
     path = request.path
     shown = path if len(path) <= PATH_CHARS else f"{path[:PATH_CHARS]}…"
