@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 
 import numpy as np
-
 from django.db.models import F, Sum
 from django.db.models.functions import Greatest
 
