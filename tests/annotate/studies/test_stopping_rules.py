@@ -257,7 +257,10 @@ def test_the_manage_page_shows_each_rule_with_projection_and_cost(catalog):
     assert f"{state.n_judgments} judgments" in page
     # The page names the projection's model as the projection uses it.
     low, high = ODDS_SLOPE_RANGE
-    assert f"to the power {ODDS_SLOPE} (interval: powers {low} to {high};" in page
+    assert f"to the power {ODDS_SLOPE} (interval: powers {low} to {high})" in page
+    # ... and how often it came true in simulated studies, as the bench measured it.
+    from annotate.studies.selectors.stopping import PROJECTION_CALIBRATION
+    assert page.split('id="projection-calibration">')[1].split("</span>")[0] == PROJECTION_CALIBRATION
     # Without ?pay= the rules' own pay (0.15) prices them: 88 x 0.15 = 13.20.
     page = client.get(url).content.decode()
     assert page.split('id="cost-budget">')[1].split("</td>")[0].strip() == "13.20"
