@@ -58,6 +58,7 @@ from annotate.studies import (
     study_create,
 )
 from scoring._validation import check_int
+from scoring.methods import get_method
 
 DEMO_FOLDER = Path(annotate.demo.__file__).resolve().parent
 DEMO_DATASET = "EIP-demo"
@@ -77,6 +78,10 @@ N_SIMULATED = 3
 SIMULATED_NOISE_SD = 0.5
 #: Slope of the vote: P(a called harder) = 1 / (1 + exp(-SLOPE * (seen_a - seen_b))).
 SIMULATED_SLOPE = 2.0
+#: The registry method whose stored difficulty (error rate) stands in for a question without a ``level``.
+ACCURACY_METHOD = "accuracy"
+#: The demo's human difficulty scale (``level``): 1 = easy ... 3 = hard; an error rate in [0, 1] is mapped onto it.
+LEVEL_LOW, LEVEL_HIGH = 1.0, 3.0
 #: Seconds between two simulated votes (above the speeder threshold).
 SIMULATED_SECONDS = 20
 #: The simulated evaluators' timeline: the first joins this long after the study is created, the next ones this far
@@ -182,22 +187,28 @@ def _logins_and_invitation(study: Study, password: str | None) -> tuple[tuple[De
 
 
 def _human_difficulty(run: ScoringRun, question_ids: set[int]) -> dict[int, float]:
-    """The difficulty simulated evaluators perceive: the question's ``level``
-    metadata (the demo's human difficulty 1/2/3) when it has one, else its
-    error rate in the run (``accuracy`` column: higher = harder), else 0."""
+    """The difficulty simulated evaluators perceive, on the demo's 1-3 scale: the question's ``level`` metadata
+    (the demo's human difficulty 1/2/3) when it has one, else ``1 + 2 * error rate`` in the run (the accuracy
+    method's stored difficulty column, 1 - mean credit: higher = harder), else the middle of the scale (2)."""
     from annotate.models import Question
 
+    column = get_method(ACCURACY_METHOD).difficulty_column
     levels = {pk: meta.get("level") if isinstance(meta, dict) else None
               for pk, meta in Question.objects.filter(pk__in=question_ids).values_list("pk", "metadata")}
-    errors = dict(QuestionResult.objects.filter(run=run, question_id__in=question_ids)
+    scores = dict(QuestionResult.objects.filter(run=run, question_id__in=question_ids)
                   .values_list("question_id", "scores"))
     seen = {}
     for pk in question_ids:
-        level = levels.get(pk)
         try:
-            seen[pk] = float(level)
+            seen[pk] = float(levels.get(pk))
+            continue
         except (TypeError, ValueError):
-            seen[pk] = float((errors.get(pk) or {}).get("accuracy", 0.0))
+            pass
+        error_rate = (scores.get(pk) or {}).get(column)
+        if isinstance(error_rate, int | float) and math.isfinite(error_rate):
+            seen[pk] = LEVEL_LOW + (LEVEL_HIGH - LEVEL_LOW) * float(error_rate)
+        else:
+            seen[pk] = (LEVEL_LOW + LEVEL_HIGH) / 2
     return seen
 
 
@@ -312,7 +323,8 @@ def demo_setup(
         ``seed`` (paper section 5: 70 pairs). ``N_SIMULATED`` (3) simulated
         evaluators, ``simulated-1`` ..., judge every pair once with votes
         seeded by ``seed``: each perceives a question's difficulty (its
-        ``level``, else its error rate in the run) with Gaussian noise of SD
+        ``level`` 1-3, else ``1 + 2 *`` its error rate in the run, the
+        registry's accuracy difficulty column) with Gaussian noise of SD
         ``SIMULATED_NOISE_SD`` and calls the left one harder with probability
         ``1 / (1 + exp(-SIMULATED_SLOPE * (left - right)))``. They are never
         people and cannot log in.
