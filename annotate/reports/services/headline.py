@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from annotate.reports.services.model import AlignmentReport, MethodConsensus
+from annotate.reports.services.scale import correlation_basis, scale_fragmented, scale_fragmented_warning
 
 #: The lead is called significant when the exact two-sided McNemar p-value is below this.
 SIGNIFICANCE = Fraction(1, 20)
@@ -118,9 +119,16 @@ def _scale_panel(report: AlignmentReport) -> ForestPanel | None:
             continue
         rows.append(ForestRow(method=m.key, label=m.label, value=s.value, low=None if s.ci is None else s.ci[0],
                               high=None if s.ci is None else s.ci[1], n=s.n, undefined_reason=s.undefined_reason))
-    return ForestPanel(key=PANEL_SCALE, title="With the human scale", axis="Spearman ρ with the human scale",
-                       percent=False, rows=tuple(rows),
-                       note="judged questions; bootstrap interval (evaluators resampled); 0 = no relation")
+    basis = correlation_basis([overall[r.method] for r in rows], hs)
+    fragmented = scale_fragmented(hs)
+    axis = "Spearman ρ with the human scale" + (" (fragmented scale: not meaningful)" if fragmented else "")
+    note = (f"Spearman ρ on {basis} (within components of 3 or more questions); bootstrap interval (evaluators "
+            "resampled); 0 = no relation")
+    if fragmented:
+        note += (f"; the scale is fragmented (its largest component holds {max(hs.component_sizes):,} of the "
+                 f"{hs.n_questions:,} judged questions), so these correlations are not meaningful")
+    return ForestPanel(key=PANEL_SCALE, title="With the human scale", axis=axis, percent=False, rows=tuple(rows),
+                       note=note)
 
 
 def _label_panel(report: AlignmentReport) -> ForestPanel | None:
@@ -399,7 +407,7 @@ def uncertainty_notes(report: AlignmentReport) -> dict[str, tuple[str, ...]]:
     -------
     dict of str to tuple of str
         ``"consensus"``: pairs whose consensus is a single vote;
-        ``"human_scale"``: a negative SSR, an undefined split-half;
+        ``"human_scale"``: a negative SSR, a fragmented scale, an undefined split-half;
         ``"human_scale_questions"``: estimates on or beyond an end of their
         bootstrap interval; ``"evaluators"``: evaluators whose votes a
         simulation made. A key is present only when it has a note.
@@ -425,6 +433,8 @@ def uncertainty_notes(report: AlignmentReport) -> dict[str, tuple[str, ...]]:
     if hs is not None and hs.available:
         if (ssr := _ssr_note(hs.ssr)) is not None:
             notes.setdefault("human_scale", []).append(ssr)
+        if (fragmented := scale_fragmented_warning(hs)) is not None:
+            notes.setdefault("human_scale", []).append(fragmented)
         if hs.split_half is None:
             why = ("it needs random halves of the evaluators that each judged at least 3 of the same questions, "
                    f"and this study has {len(report.evaluators)} evaluator{'s' if len(report.evaluators) != 1 else ''}")
