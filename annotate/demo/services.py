@@ -14,15 +14,12 @@ import math
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
 
 import annotate.demo
 from annotate.catalog import (
@@ -36,7 +33,6 @@ from annotate.catalog import (
 )
 from annotate.models import (
     Choice,
-    Dataset,
     Invitation,
     PairStrategy,
     Participation,
@@ -82,13 +78,6 @@ SIMULATED_SLOPE = 2.0
 ACCURACY_METHOD = "accuracy"
 #: The demo's human difficulty scale (``level``): 1 = easy ... 3 = hard; an error rate in [0, 1] is mapped onto it.
 LEVEL_LOW, LEVEL_HIGH = 1.0, 3.0
-#: Seconds between two simulated votes (above the speeder threshold).
-SIMULATED_SECONDS = 20
-#: The simulated evaluators' timeline: the first joins this long after the study is created, the next ones this far
-#: apart, and each reads the guidelines this long before the first pair is shown.
-SIMULATED_FIRST_JOIN = timedelta(minutes=5)
-SIMULATED_JOIN_GAP = timedelta(minutes=10)
-SIMULATED_READING = timedelta(minutes=1)
 
 ERR_FOLDER_MISSING = ("data folder {path} does not exist (a relative path is read from {cwd}); give the folder's "
                       "full path, e.g. DATA=/path/to/shared/data/mmlu-pro")
@@ -212,55 +201,23 @@ def _human_difficulty(run: ScoringRun, question_ids: set[int]) -> dict[int, floa
     return seen
 
 
-def _simulation_span(n_pairs: int) -> timedelta:
-    """From the study's creation to the last simulated vote, when each simulated evaluator judges ``n_pairs``."""
-    return (SIMULATED_FIRST_JOIN + SIMULATED_JOIN_GAP * (N_SIMULATED - 1) + SIMULATED_READING
-            + timedelta(seconds=SIMULATED_SECONDS * n_pairs))
-
-
-def _date_back(*, study: Study, since: datetime | None, latest: datetime) -> None:
-    """Move what this call of :func:`demo_setup` made (everything created at or after ``since``: datasets, the
-    response set, the scoring run, the study) back by one amount, so that the study is created no later than
-    ``latest``; their order stays as it was. Only the study moves when ``since`` is None."""
-    by = study.created_at - latest
-    if by <= timedelta(0):
-        return
-    if since is not None:
-        _date_back_made_since(since=since, by=by)
-    Study.objects.filter(pk=study.pk).update(created_at=F("created_at") - by)
-    study.refresh_from_db(fields=["created_at"])
-
-
-def _date_back_made_since(*, since: datetime, by: timedelta) -> None:
-    Dataset.objects.filter(created_at__gte=since).update(created_at=F("created_at") - by)
-    ResponseSet.objects.filter(created_at__gte=since).update(
-        created_at=F("created_at") - by, heartbeat_at=F("heartbeat_at") - by)
-    ScoringRun.objects.filter(created_at__gte=since).update(
-        created_at=F("created_at") - by, finished_at=F("finished_at") - by, heartbeat_at=F("heartbeat_at") - by)
-
-
-def _simulated_votes(study: Study, run: ScoringRun, seed: int, *, since: datetime | None = None) -> int:
+def _simulated_votes(study: Study, run: ScoringRun, seed: int) -> int:
     """Let ``N_SIMULATED`` simulated evaluators judge every pair of the demo
     study once, through the judging services (as a person's votes would be
     stored), with seeded Bradley-Terry votes on :func:`_human_difficulty`.
     Does nothing when they have voted already. Returns the votes cast.
 
-    Their timeline ends before now and starts after the study's creation: the
-    first joins ``SIMULATED_FIRST_JOIN`` after it, the others
-    ``SIMULATED_JOIN_GAP`` apart, each reads the guidelines for
-    ``SIMULATED_READING`` and then votes every ``SIMULATED_SECONDS``. When the
-    study is too new for that, what :func:`demo_setup` made from ``since`` on
-    (the study alone when ``since`` is None) is dated back (:func:`_date_back`)."""
+    Every time stored is the moment it happened: the simulated evaluators
+    join, accept the guidelines and vote now, one after the other, a program's
+    milliseconds apart. Nothing is dated back or invented, so the demo's
+    pages show when ``setup_demo`` ran (a program's speed is not a person's:
+    the study monitor flags no simulated evaluator as a speeder)."""
     if Participation.objects.filter(study=study, user__username__startswith=SIMULATED_PREFIX,
                                     judgments__isnull=False).exists():
         return 0
     rng = np.random.default_rng(seed)
     truth = _human_difficulty(run, set(study.pairs.values_list("question_a_id", flat=True))
                               | set(study.pairs.values_list("question_b_id", flat=True)))
-    span = _simulation_span(study.pairs.count())
-    latest = timezone.now() - span
-    _date_back(study=study, since=since, latest=latest)
-    start = max(study.created_at, latest)
     n_votes = 0
     for k in range(1, N_SIMULATED + 1):
         user = _login(f"{SIMULATED_PREFIX}{k}", secrets.token_urlsafe(24), group=EVALUATOR_GROUP)
@@ -268,20 +225,15 @@ def _simulated_votes(study: Study, run: ScoringRun, seed: int, *, since: datetim
         user.save(update_fields=["password"])
         participation, _ = Participation.objects.update_or_create(
             study=study, user=user, defaults={"is_simulated": True})
-        joined = start + SIMULATED_FIRST_JOIN + SIMULATED_JOIN_GAP * (k - 1)
         participation_accept_guidelines(participation=participation)
-        Participation.objects.filter(pk=participation.pk).update(
-            created_at=joined, guidelines_accepted_at=joined + SIMULATED_READING)
         seen = {pk: value + rng.normal(0.0, SIMULATED_NOISE_SD) for pk, value in sorted(truth.items())}
-        now = joined + SIMULATED_READING
-        while (screen := judging_screen(participation=participation, now=now)) is not None:
+        while (screen := judging_screen(participation=participation)) is not None:
             a, b = screen.pair.question_a_id, screen.pair.question_b_id
             p_a = 1.0 / (1.0 + math.exp(-SIMULATED_SLOPE * (seen[a] - seen[b])))
             # one draw per (seed, evaluator, pair): the same votes whatever order and sides the pairs come in
             harder = a if np.random.default_rng([seed, k, screen.pair.position]).random() < p_a else b
-            now += timedelta(seconds=SIMULATED_SECONDS)
             judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
-                            choice=Choice.LEFT if harder == screen.left.pk else Choice.RIGHT, now=now)
+                            choice=Choice.LEFT if harder == screen.left.pk else Choice.RIGHT)
             n_votes += 1
     return n_votes
 
@@ -347,7 +299,6 @@ def demo_setup(
         files cannot be loaded. A failed scoring run is stored as failed and
         its exception re-raised.
     """
-    since = timezone.now()
     folder = Path(folder) if folder is not None else DEMO_FOLDER
     if not folder.is_dir():
         raise ValueError(ERR_FOLDER_MISSING.format(path=folder, cwd=Path.cwd()))
@@ -375,5 +326,5 @@ def demo_setup(
         study_created = True
     logins, invitation = _logins_and_invitation(study, password)
     stage("simulated evaluators voting ...")
-    votes = _simulated_votes(study, run, seed, since=since)
+    votes = _simulated_votes(study, run, seed)
     return DemoSetup(response_set, loaded, run, run_created, study, study_created, invitation, logins, votes)
