@@ -4,10 +4,12 @@ default), so the class is caught here, by reading the source.
 
 A score dict is recognised by its name (anything called ``*score*``) or by where it comes from: a name bound,
 in the same function, to an expression that reads ``QuestionResult`` / ``ModelResult`` rows or their ``scores``
-field (``dict(QuestionResult.objects...values_list("question_id", "scores"))``, ``for s in ...``)."""
+field (``dict(QuestionResult.objects...values_list("question_id", "scores"))``, ``for s in ...``). Database
+lookups into the stored JSON written as literals (``"scores__eip_scaled"``) are checked too."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from scoring.methods import methods
@@ -74,11 +76,21 @@ def literal_score_reads(tree: ast.AST) -> list[tuple[int, str, str]]:
     return sorted(set(found))
 
 
+def json_lookups(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, key)`` of each database lookup into the stored scores written as a literal, ``"scores__key"``."""
+    return [(node.lineno, m.group(1)) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            for m in [re.match(r"scores__(\w+?)(?:__\w+)?$", node.value)] if m]
+
+
 def wrong_keys(path: Path, source: str) -> list[str]:
     question, model = registry_columns()
     allowed = {"question": question, "model": model, "any": question | model}
-    return [f"{path}:{line}: score key {key!r} is not a registry column ({origin} scores)"
-            for line, key, origin in literal_score_reads(ast.parse(source)) if key not in allowed[origin]]
+    tree = ast.parse(source)
+    return ([f"{path}:{line}: score key {key!r} is not a registry column ({origin} scores)"
+             for line, key, origin in literal_score_reads(tree) if key not in allowed[origin]]
+            + [f"{path}:{line}: score lookup key {key!r} is not a registry column"
+               for line, key in json_lookups(tree) if key not in allowed["any"]])
 
 
 def test_every_literal_score_key_in_the_code_is_a_registry_column():
@@ -104,8 +116,12 @@ def _human_difficulty(run, question_ids):
 def other(rows):
     for pk, scores in rows:
         yield scores["eip_scaled"], scores["eip_scled"]
+
+def lookup(run):
+    return QuestionResult.objects.filter(run=run).values_list("scores__eip_scaled", "scores__irt1pl")
 '''
     assert wrong_keys(Path("x.py"), old_demo) == [
         "x.py:4: score key 'accuracy' is not a registry column (question scores)",
         "x.py:8: score key 'eip_scled' is not a registry column (any scores)",
+        "x.py:11: score lookup key 'irt1pl' is not a registry column",
     ]
