@@ -121,7 +121,7 @@ def _scale_panel(report: AlignmentReport) -> ForestPanel | None:
                               high=None if s.ci is None else s.ci[1], n=s.n, undefined_reason=s.undefined_reason))
     basis = correlation_basis([overall[r.method] for r in rows], hs)
     fragmented = scale_fragmented(hs)
-    axis = "Spearman ρ with the human scale" + (" (fragmented scale: not meaningful)" if fragmented else "")
+    axis = "Spearman ρ with the human scale" + ("\nfragmented scale: not meaningful" if fragmented else "")
     note = (f"Spearman ρ on {basis} (within components of 3 or more questions); bootstrap interval (evaluators "
             "resampled); 0 = no relation")
     if fragmented:

@@ -66,7 +66,7 @@ def test_a_fragmented_scale_says_its_few_questions_and_that_rho_is_not_meaningfu
         "Spearman ρ on 3 of the 11 judged questions, in 1 of 5 components (within components of 3 or more "
         "questions); bootstrap interval (evaluators resampled); 0 = no relation; the scale is fragmented (its "
         "largest component holds 3 of the 11 judged questions), so these correlations are not meaningful")
-    assert panel.axis == "Spearman ρ with the human scale (fragmented scale: not meaningful)"
+    assert panel.axis == "Spearman ρ with the human scale\nfragmented scale: not meaningful"
     warning = ("The human scale is fragmented: its 11 judged questions fall into 5 connected components and the "
                "largest holds only 3. Values of different components are not comparable, so a correlation with "
                "the scale rests on a few small pieces and is not meaningful; more votes that link the pieces are "
