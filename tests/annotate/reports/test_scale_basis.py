@@ -2,7 +2,7 @@
 it is shown (the forest plot's caption and axis, the scatter plots' titles), and a fragmented scale (largest
 component under half the judged questions) is called not meaningful there and in the scale's section.
 
-Cast: a hand-made study of 11 Mathematics questions x0..x10 judged by one evaluator: a triangle x0-x1-x2 (one
+Cast: a hand-made study of 11 Mathematics questions x0..x10 judged by two evaluators: a triangle x0-x1-x2 (one
 component of 3) and four disjoint pairs x3-x4, x5-x6, x7-x8, x9-x10 (four components of 2). Correlations are taken
 within components of 3 or more questions, so every rho rests on the 3 questions of the triangle: 3 of the 11
 judged questions, in 1 of 5 components; the largest component holds 3 < 11 / 2 of them.
@@ -19,6 +19,7 @@ from annotate.models import Judgment, Pair, QuestionResult, Study
 from annotate.reports.services import alignment_report_compute
 from annotate.reports.services.headline import report_headline, uncertainty_notes
 from annotate.reports.services.report_files import plot_human_scale
+from annotate.reports.services.tables_crowd import crowd_methods_table
 from tests.annotate.factories import make_catalog, make_evaluator, make_user
 from tests.annotate.reports.test_human_scale import build_study
 
@@ -38,14 +39,16 @@ def fragmented_study() -> Study:
     study = Study.objects.create(name="Fragmented", scoring_run=catalog.run, seed=0, n_pairs=len(PAIRS))
     study.datasets.set([catalog.dataset])
     study.subjects.set(catalog.subjects)
-    ann = make_evaluator(study, "ann")
+    people = [make_evaluator(study, "ann"), make_evaluator(study, "ben")]
     now = timezone.now()
     for position, (a, b) in enumerate(PAIRS):
         pair = Pair.objects.create(study=study, position=position, question_a=q[a], question_b=q[b])
-        harder = q[b] if (a + position) % 3 else q[a]  # not simply the run's order, so rho is not 1 everywhere
-        Judgment.objects.create(participation=ann, pair=pair, choice="left" if harder == q[a] else "right",
-                                left_question=q[a], harder_question=harder, shown_at=now, submitted_at=now,
-                                seconds=3.0)
+        for k, who in enumerate(people):
+            # not simply the run's order, so rho is not 1 everywhere; ben differs from ann on the disjoint pairs
+            harder = q[b] if ((a + position) % 3 == 0) == (k == 1 and position >= 3) else q[a]
+            Judgment.objects.create(participation=who, pair=pair, choice="left" if harder == q[a] else "right",
+                                    left_question=q[a], harder_question=harder, shown_at=now, submitted_at=now,
+                                    seconds=3.0)
     return study
 
 
@@ -84,6 +87,13 @@ def test_a_fragmented_scale_says_its_few_questions_and_that_rho_is_not_meaningfu
             expected.append(f"{m.label}\nρ = {rhos[m.key]:.2f} on 3 of the 11 judged questions,\nin 1 of 5 "
                             "components\nfragmented scale: ρ not meaningful")
     assert titles == expected
+
+    crowd = crowd_methods_table(report)
+    assert warning in crowd.notes
+    header = [c.key for c in crowd.columns]
+    for row in crowd.rows:
+        for side in ("unweighted", "weighted"):
+            assert row[header.index(f"scale_questions_{side}")].value == 3
 
     cache.clear()
     client = Client()
