@@ -188,17 +188,23 @@ def _human_difficulty(run: ScoringRun, question_ids: set[int]) -> dict[int, floa
                   .values_list("question_id", "scores"))
     seen = {}
     for pk in question_ids:
-        try:
-            seen[pk] = float(levels.get(pk))
-            continue
-        except (TypeError, ValueError):
-            pass
-        error_rate = (scores.get(pk) or {}).get(column)
-        if isinstance(error_rate, int | float) and math.isfinite(error_rate):
-            seen[pk] = LEVEL_LOW + (LEVEL_HIGH - LEVEL_LOW) * float(error_rate)
+        level, error_rate = _finite(levels.get(pk)), _finite((scores.get(pk) or {}).get(column))
+        if level is not None:
+            seen[pk] = level
+        elif error_rate is not None:
+            seen[pk] = LEVEL_LOW + (LEVEL_HIGH - LEVEL_LOW) * error_rate
         else:
             seen[pk] = (LEVEL_LOW + LEVEL_HIGH) / 2
     return seen
+
+
+def _finite(value: object) -> float | None:
+    """``value`` as a finite float (a number or a numeric string), else None."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _simulated_votes(study: Study, run: ScoringRun, seed: int) -> int:
