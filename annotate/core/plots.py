@@ -57,8 +57,9 @@ def human_scale_figure(
     panels : sequence of (label, x, y, y_low, y_high, caption)
         A panel title (the method), the method's difficulty per question,
         the human scale (logits) with its interval ends (NaN = no interval,
-        drawn without a bar) and a caption line (e.g. the Spearman
-        correlation); three panels a row.
+        drawn without a bar) and a caption (e.g. the Spearman correlation
+        and what it was computed on; a newline breaks it), written under
+        the label in the panel's title; three panels a row.
     empty_reason : str, default ""
         Written on an empty figure when there is no panel.
     """
@@ -74,7 +75,7 @@ def human_scale_figure(
         err = np.vstack([np.where(np.isfinite(lo), yv - lo, 0.0), np.where(np.isfinite(hi), hi - yv, 0.0)])
         ax.errorbar(xv, yv, yerr=np.clip(err, 0.0, None), fmt="o", markersize=3, color="#2b6cb0",
                     ecolor="#a0aec0", elinewidth=0.8, capsize=0)
-        ax.set_title(f"{label} ({caption})", fontsize=9)
+        ax.set_title(f"{label}\n{caption}", fontsize=8)
         ax.set_xlabel(f"{label} difficulty", fontsize=8)
         ax.set_ylabel("human scale (logits)", fontsize=8)
     if not panels:

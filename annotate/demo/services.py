@@ -14,15 +14,12 @@ import math
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
 
 import annotate.demo
 from annotate.catalog import (
@@ -36,7 +33,6 @@ from annotate.catalog import (
 )
 from annotate.models import (
     Choice,
-    Dataset,
     Invitation,
     PairStrategy,
     Participation,
@@ -58,6 +54,7 @@ from annotate.studies import (
     study_create,
 )
 from scoring._validation import check_int
+from scoring.methods import get_method
 
 DEMO_FOLDER = Path(annotate.demo.__file__).resolve().parent
 DEMO_DATASET = "EIP-demo"
@@ -77,13 +74,10 @@ N_SIMULATED = 3
 SIMULATED_NOISE_SD = 0.5
 #: Slope of the vote: P(a called harder) = 1 / (1 + exp(-SLOPE * (seen_a - seen_b))).
 SIMULATED_SLOPE = 2.0
-#: Seconds between two simulated votes (above the speeder threshold).
-SIMULATED_SECONDS = 20
-#: The simulated evaluators' timeline: the first joins this long after the study is created, the next ones this far
-#: apart, and each reads the guidelines this long before the first pair is shown.
-SIMULATED_FIRST_JOIN = timedelta(minutes=5)
-SIMULATED_JOIN_GAP = timedelta(minutes=10)
-SIMULATED_READING = timedelta(minutes=1)
+#: The registry method whose stored difficulty (error rate) stands in for a question without a ``level``.
+ACCURACY_METHOD = "accuracy"
+#: The demo's human difficulty scale (``level``): 1 = easy ... 3 = hard; an error rate in [0, 1] is mapped onto it.
+LEVEL_LOW, LEVEL_HIGH = 1.0, 3.0
 
 ERR_FOLDER_MISSING = ("data folder {path} does not exist (a relative path is read from {cwd}); give the folder's "
                       "full path, e.g. DATA=/path/to/shared/data/mmlu-pro")
@@ -182,74 +176,54 @@ def _logins_and_invitation(study: Study, password: str | None) -> tuple[tuple[De
 
 
 def _human_difficulty(run: ScoringRun, question_ids: set[int]) -> dict[int, float]:
-    """The difficulty simulated evaluators perceive: the question's ``level``
-    metadata (the demo's human difficulty 1/2/3) when it has one, else its
-    error rate in the run (``accuracy`` column: higher = harder), else 0."""
+    """The difficulty simulated evaluators perceive, on the demo's 1-3 scale: the question's ``level`` metadata
+    (the demo's human difficulty 1/2/3) when it has one, else ``1 + 2 * error rate`` in the run (the accuracy
+    method's stored difficulty column, 1 - mean credit: higher = harder), else the middle of the scale (2)."""
     from annotate.models import Question
 
+    column = get_method(ACCURACY_METHOD).difficulty_column
     levels = {pk: meta.get("level") if isinstance(meta, dict) else None
               for pk, meta in Question.objects.filter(pk__in=question_ids).values_list("pk", "metadata")}
-    errors = dict(QuestionResult.objects.filter(run=run, question_id__in=question_ids)
+    scores = dict(QuestionResult.objects.filter(run=run, question_id__in=question_ids)
                   .values_list("question_id", "scores"))
     seen = {}
     for pk in question_ids:
-        level = levels.get(pk)
-        try:
-            seen[pk] = float(level)
-        except (TypeError, ValueError):
-            seen[pk] = float((errors.get(pk) or {}).get("accuracy", 0.0))
+        level, error_rate = _finite(levels.get(pk)), _finite((scores.get(pk) or {}).get(column))
+        if level is not None:
+            seen[pk] = level
+        elif error_rate is not None:
+            seen[pk] = LEVEL_LOW + (LEVEL_HIGH - LEVEL_LOW) * error_rate
+        else:
+            seen[pk] = (LEVEL_LOW + LEVEL_HIGH) / 2
     return seen
 
 
-def _simulation_span(n_pairs: int) -> timedelta:
-    """From the study's creation to the last simulated vote, when each simulated evaluator judges ``n_pairs``."""
-    return (SIMULATED_FIRST_JOIN + SIMULATED_JOIN_GAP * (N_SIMULATED - 1) + SIMULATED_READING
-            + timedelta(seconds=SIMULATED_SECONDS * n_pairs))
+def _finite(value: object) -> float | None:
+    """``value`` as a finite float (a number or a numeric string), else None."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
 
 
-def _date_back(*, study: Study, since: datetime | None, latest: datetime) -> None:
-    """Move what this call of :func:`demo_setup` made (everything created at or after ``since``: datasets, the
-    response set, the scoring run, the study) back by one amount, so that the study is created no later than
-    ``latest``; their order stays as it was. Only the study moves when ``since`` is None."""
-    by = study.created_at - latest
-    if by <= timedelta(0):
-        return
-    if since is not None:
-        _date_back_made_since(since=since, by=by)
-    Study.objects.filter(pk=study.pk).update(created_at=F("created_at") - by)
-    study.refresh_from_db(fields=["created_at"])
-
-
-def _date_back_made_since(*, since: datetime, by: timedelta) -> None:
-    Dataset.objects.filter(created_at__gte=since).update(created_at=F("created_at") - by)
-    ResponseSet.objects.filter(created_at__gte=since).update(
-        created_at=F("created_at") - by, heartbeat_at=F("heartbeat_at") - by)
-    ScoringRun.objects.filter(created_at__gte=since).update(
-        created_at=F("created_at") - by, finished_at=F("finished_at") - by, heartbeat_at=F("heartbeat_at") - by)
-
-
-def _simulated_votes(study: Study, run: ScoringRun, seed: int, *, since: datetime | None = None) -> int:
+def _simulated_votes(study: Study, run: ScoringRun, seed: int) -> int:
     """Let ``N_SIMULATED`` simulated evaluators judge every pair of the demo
     study once, through the judging services (as a person's votes would be
     stored), with seeded Bradley-Terry votes on :func:`_human_difficulty`.
     Does nothing when they have voted already. Returns the votes cast.
 
-    Their timeline ends before now and starts after the study's creation: the
-    first joins ``SIMULATED_FIRST_JOIN`` after it, the others
-    ``SIMULATED_JOIN_GAP`` apart, each reads the guidelines for
-    ``SIMULATED_READING`` and then votes every ``SIMULATED_SECONDS``. When the
-    study is too new for that, what :func:`demo_setup` made from ``since`` on
-    (the study alone when ``since`` is None) is dated back (:func:`_date_back`)."""
+    Every time stored is the moment it happened: the simulated evaluators
+    join, accept the guidelines and vote now, one after the other, a program's
+    milliseconds apart. Nothing is dated back or invented, so the demo's
+    pages show when ``setup_demo`` ran (a program's speed is not a person's:
+    the study monitor flags no simulated evaluator as a speeder)."""
     if Participation.objects.filter(study=study, user__username__startswith=SIMULATED_PREFIX,
                                     judgments__isnull=False).exists():
         return 0
     rng = np.random.default_rng(seed)
     truth = _human_difficulty(run, set(study.pairs.values_list("question_a_id", flat=True))
                               | set(study.pairs.values_list("question_b_id", flat=True)))
-    span = _simulation_span(study.pairs.count())
-    latest = timezone.now() - span
-    _date_back(study=study, since=since, latest=latest)
-    start = max(study.created_at, latest)
     n_votes = 0
     for k in range(1, N_SIMULATED + 1):
         user = _login(f"{SIMULATED_PREFIX}{k}", secrets.token_urlsafe(24), group=EVALUATOR_GROUP)
@@ -257,20 +231,15 @@ def _simulated_votes(study: Study, run: ScoringRun, seed: int, *, since: datetim
         user.save(update_fields=["password"])
         participation, _ = Participation.objects.update_or_create(
             study=study, user=user, defaults={"is_simulated": True})
-        joined = start + SIMULATED_FIRST_JOIN + SIMULATED_JOIN_GAP * (k - 1)
         participation_accept_guidelines(participation=participation)
-        Participation.objects.filter(pk=participation.pk).update(
-            created_at=joined, guidelines_accepted_at=joined + SIMULATED_READING)
         seen = {pk: value + rng.normal(0.0, SIMULATED_NOISE_SD) for pk, value in sorted(truth.items())}
-        now = joined + SIMULATED_READING
-        while (screen := judging_screen(participation=participation, now=now)) is not None:
+        while (screen := judging_screen(participation=participation)) is not None:
             a, b = screen.pair.question_a_id, screen.pair.question_b_id
             p_a = 1.0 / (1.0 + math.exp(-SIMULATED_SLOPE * (seen[a] - seen[b])))
             # one draw per (seed, evaluator, pair): the same votes whatever order and sides the pairs come in
             harder = a if np.random.default_rng([seed, k, screen.pair.position]).random() < p_a else b
-            now += timedelta(seconds=SIMULATED_SECONDS)
             judgment_submit(participation=participation, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
-                            choice=Choice.LEFT if harder == screen.left.pk else Choice.RIGHT, now=now)
+                            choice=Choice.LEFT if harder == screen.left.pk else Choice.RIGHT)
             n_votes += 1
     return n_votes
 
@@ -312,7 +281,8 @@ def demo_setup(
         ``seed`` (paper section 5: 70 pairs). ``N_SIMULATED`` (3) simulated
         evaluators, ``simulated-1`` ..., judge every pair once with votes
         seeded by ``seed``: each perceives a question's difficulty (its
-        ``level``, else its error rate in the run) with Gaussian noise of SD
+        ``level`` 1-3, else ``1 + 2 *`` its error rate in the run, the
+        registry's accuracy difficulty column) with Gaussian noise of SD
         ``SIMULATED_NOISE_SD`` and calls the left one harder with probability
         ``1 / (1 + exp(-SIMULATED_SLOPE * (left - right)))``. They are never
         people and cannot log in.
@@ -335,7 +305,6 @@ def demo_setup(
         files cannot be loaded. A failed scoring run is stored as failed and
         its exception re-raised.
     """
-    since = timezone.now()
     folder = Path(folder) if folder is not None else DEMO_FOLDER
     if not folder.is_dir():
         raise ValueError(ERR_FOLDER_MISSING.format(path=folder, cwd=Path.cwd()))
@@ -363,5 +332,5 @@ def demo_setup(
         study_created = True
     logins, invitation = _logins_and_invitation(study, password)
     stage("simulated evaluators voting ...")
-    votes = _simulated_votes(study, run, seed, since=since)
+    votes = _simulated_votes(study, run, seed)
     return DemoSetup(response_set, loaded, run, run_created, study, study_created, invitation, logins, votes)

@@ -7,7 +7,9 @@ leading methods) and returns what the report page shows first: the values of
 the forest plot (each method's agreement with people, with its interval: with
 the consensus, with the human scale and with a difficulty label when one is
 used) and one sentence naming the method that agrees best with the consensus
-and saying whether its lead over the next one is significant.
+and saying whether its lead over the next one is significant, or, when no
+method's agreement is above chance (:func:`above_chance`), saying so and
+naming none.
 
 :func:`uncertainty_notes` says in plain words why a figure that looks wrong
 is what it is: a negative SSR, an estimate on (or beyond) an end of its
@@ -19,10 +21,13 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from annotate.reports.services.model import AlignmentReport
+from annotate.reports.services.model import AlignmentReport, MethodConsensus
+from annotate.reports.services.scale import correlation_basis, scale_fragmented, scale_fragmented_warning
 
 #: The lead is called significant when the exact two-sided McNemar p-value is below this.
 SIGNIFICANCE = Fraction(1, 20)
+#: Agreement with the consensus that a coin toss reaches: a pair has two orders.
+CHANCE = 0.5
 PANEL_CONSENSUS = "consensus"
 PANEL_SCALE = "human_scale"
 PANEL_LABEL = "label"
@@ -62,7 +67,8 @@ class Lead:
     """The best method against the consensus and its lead over the next one.
 
     ``best`` and ``runner_up`` are method keys (``runner_up`` None when at most one
-    method has a defined agreement); ``b`` counts the pairs only ``best`` gets right,
+    method has a defined agreement; both None when no method agrees with the
+    consensus better than chance, :func:`above_chance`); ``b`` counts the pairs only ``best`` gets right,
     ``c`` those only ``runner_up`` gets right; ``p_value`` is the exact two-sided
     McNemar p-value of ``b`` in ``b + c``; ``significant`` is decided exactly from
     ``b`` and ``c`` against :data:`SIGNIFICANCE` (None without a runner-up).
@@ -113,9 +119,16 @@ def _scale_panel(report: AlignmentReport) -> ForestPanel | None:
             continue
         rows.append(ForestRow(method=m.key, label=m.label, value=s.value, low=None if s.ci is None else s.ci[0],
                               high=None if s.ci is None else s.ci[1], n=s.n, undefined_reason=s.undefined_reason))
-    return ForestPanel(key=PANEL_SCALE, title="With the human scale", axis="Spearman ρ with the human scale",
-                       percent=False, rows=tuple(rows),
-                       note="judged questions; bootstrap interval (evaluators resampled); 0 = no relation")
+    basis = correlation_basis([overall[r.method] for r in rows], hs)
+    fragmented = scale_fragmented(hs)
+    axis = "Spearman ρ with the human scale" + ("\nfragmented scale: not meaningful" if fragmented else "")
+    note = (f"Spearman ρ on {basis} (within components of 3 or more questions); bootstrap interval (evaluators "
+            "resampled); 0 = no relation")
+    if fragmented:
+        note += (f"; the scale is fragmented (its largest component holds {max(hs.component_sizes):,} of the "
+                 f"{hs.n_questions:,} judged questions), so these correlations are not meaningful")
+    return ForestPanel(key=PANEL_SCALE, title="With the human scale", axis=axis, percent=False, rows=tuple(rows),
+                       note=note)
 
 
 def _label_panel(report: AlignmentReport) -> ForestPanel | None:
@@ -224,6 +237,58 @@ def tie_subject(labels: list[str], n_ranked: int) -> str:
     return f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
+def upper_tail_p_exact(k: int, n: int) -> Fraction:
+    """Exact one-sided binomial p-value ``P(X >= k)`` with ``X ~ Binomial(n, 1/2)``; 1 when ``n == 0``.
+
+    Parameters
+    ----------
+    k, n : int
+        Successes and trials, ``0 <= k <= n``.
+
+    Returns
+    -------
+    Fraction
+        The p-value in [0, 1], exactly.
+
+    Raises
+    ------
+    ValueError
+        If not ``0 <= k <= n``.
+
+    Examples
+    --------
+    >>> upper_tail_p_exact(5, 5)
+    Fraction(1, 32)
+    """
+    if not 0 <= k <= n:
+        raise ValueError(f"k and n must satisfy 0 <= k <= n; got k={k!r}, n={n!r}")
+    return Fraction(sum(math.comb(n, j) for j in range(k, n + 1)), 2**n)
+
+
+def above_chance(agreement: MethodConsensus) -> bool:
+    """Whether a method agrees with the consensus better than chance (1/2).
+
+    Decided by the report's own interval: the lower end of the agreement's
+    bootstrap interval lies above 1/2. Without an interval, by the exact
+    one-sided binomial test of ``n_agree`` in ``n_pairs`` against 1/2 at
+    :data:`SIGNIFICANCE`. An undefined agreement is not above chance.
+    """
+    if agreement.agreement is None or not agreement.n_pairs:
+        return False
+    ci = agreement.ci.agreement
+    if ci is not None:
+        return ci[0] > CHANCE
+    return upper_tail_p_exact(agreement.n_agree, agreement.n_pairs) < SIGNIFICANCE
+
+
+def _none_above_chance(report: AlignmentReport, shares: list[Fraction]) -> str:
+    low, high = _pct(float(min(shares))), _pct(float(max(shares)))
+    span = low if low == high else f"from {low} to {high}"
+    n = max(report.consensus_agreement[m.key].n_pairs for m in report.available)
+    return (f"No method agrees with people better than chance: agreement with the human consensus is {span} of "
+            f"{n:,} pairs with a consensus, and no method's interval lies above the 50% chance line.")
+
+
 def _lead(report: AlignmentReport) -> Lead:
     ranked = []
     for m in report.available:
@@ -235,6 +300,9 @@ def _lead(report: AlignmentReport) -> Lead:
                     sentence=f"No method can be ranked yet: {REASON_NO_CONSENSUS}.")
     order = {m.key: i for i, m in enumerate(report.available)}
     ranked.sort(key=lambda t: (-t[0], order[t[1]]))
+    if not any(above_chance(report.consensus_agreement[key]) for _, key in ranked):
+        return Lead(best=None, runner_up=None, tied=False, b=None, c=None, p_value=None, significant=None,
+                    sentence=_none_above_chance(report, [share for share, _ in ranked]))
     best = ranked[0][1]
     cb = report.consensus_agreement[best]
     where = f"{_pct(cb.agreement)} of {cb.n_pairs:,} pairs with a consensus"  # type: ignore[arg-type]
@@ -278,8 +346,10 @@ def report_headline(report: AlignmentReport) -> Headline:
         bootstrap interval, every available method), the human-scale panel
         (overall Spearman ρ with its bootstrap interval; left out while the
         study has no scale) and the label panel (agreement at margin 0 on
-        every labelled question of the run; only with a label). ``lead``: the
-        method with the highest agreement with the consensus (ties among
+        every labelled question of the run; only with a label). ``lead``:
+        when no method agrees with the consensus better than chance
+        (:func:`above_chance`), no method (``best`` None) and a sentence that
+        says so; else the method with the highest agreement with the consensus (ties among
         methods broken by registry order and said so), the next one, the exact
         McNemar test on the pairs with a consensus (the report's own test when
         it holds one for the two, else the same test counted from the pairs)
@@ -337,7 +407,7 @@ def uncertainty_notes(report: AlignmentReport) -> dict[str, tuple[str, ...]]:
     -------
     dict of str to tuple of str
         ``"consensus"``: pairs whose consensus is a single vote;
-        ``"human_scale"``: a negative SSR, an undefined split-half;
+        ``"human_scale"``: a negative SSR, a fragmented scale, an undefined split-half;
         ``"human_scale_questions"``: estimates on or beyond an end of their
         bootstrap interval; ``"evaluators"``: evaluators whose votes a
         simulation made. A key is present only when it has a note.
@@ -363,6 +433,8 @@ def uncertainty_notes(report: AlignmentReport) -> dict[str, tuple[str, ...]]:
     if hs is not None and hs.available:
         if (ssr := _ssr_note(hs.ssr)) is not None:
             notes.setdefault("human_scale", []).append(ssr)
+        if (fragmented := scale_fragmented_warning(hs)) is not None:
+            notes.setdefault("human_scale", []).append(fragmented)
         if hs.split_half is None:
             why = ("it needs random halves of the evaluators that each judged at least 3 of the same questions, "
                    f"and this study has {len(report.evaluators)} evaluator{'s' if len(report.evaluators) != 1 else ''}")

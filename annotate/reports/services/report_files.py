@@ -47,6 +47,7 @@ from annotate.core import (
 from annotate.reports.selectors.alignment import JUDGMENT_COLUMNS
 from annotate.reports.services.headline import report_headline
 from annotate.reports.services.model import AlignmentReport
+from annotate.reports.services.scale import correlation_basis, scale_fragmented
 from annotate.reports.services.table_cells import ACCOUNT_NOTE, Table
 from annotate.reports.services.tables import csv_tables
 
@@ -446,15 +447,22 @@ def plot_pools(report: AlignmentReport) -> Figure:
 
 
 def plot_human_scale(report: AlignmentReport) -> Figure:
-    """Per method: its difficulty against the human scale, each question with its bootstrap interval."""
+    """Per method: its difficulty against the human scale, each question with its bootstrap interval; each
+    panel's title says its Spearman ρ and on how many judged questions and components it was computed, and
+    that it is not meaningful when the scale is fragmented
+    (:func:`~annotate.reports.services.scale.scale_fragmented`)."""
     hs = report.human_scale
     panels = []
     if hs is not None and hs.available:
         overall = {r.method: r.spearman for r in hs.methods if r.scope == "overall"}
+        fragmented = scale_fragmented(hs)
         for m in report.available:
             qs = [q for q in hs.questions if q.difficulty is not None and q.methods.get(m.key) is not None]
             rho = overall.get(m.key)
-            caption = ("ρ undefined" if rho is None or rho.value is None else f"ρ = {rho.value:.2f}")
+            caption = ("ρ undefined" if rho is None or rho.value is None
+                       else f"ρ = {rho.value:.2f} on {correlation_basis([rho], hs)}".replace(", in ", ",\nin "))
+            if fragmented:
+                caption += "\nfragmented scale: ρ not meaningful"
             panels.append((m.label, [q.methods[m.key] for q in qs], [q.difficulty for q in qs],
                            [np.nan if q.ci is None else q.ci[0] for q in qs],
                            [np.nan if q.ci is None else q.ci[1] for q in qs], caption))

@@ -51,6 +51,49 @@ ADAPTIVE_NO_SPLIT_NOTE = (
 )
 
 
+#: The scale is fragmented when its largest connected component holds fewer than this share of the judged
+#: questions: its values are comparable only within a component, so a correlation with it rests on small pieces.
+FRAGMENTED_SHARE = 0.5
+
+
+def scale_fragmented(hs: HumanScaleSection) -> bool:
+    """Whether the scale's largest connected component holds fewer than
+    :data:`FRAGMENTED_SHARE` of its judged questions (False for an unavailable scale)."""
+    return bool(hs.available and hs.n_questions and max(hs.component_sizes, default=0)
+                < FRAGMENTED_SHARE * hs.n_questions)
+
+
+def scale_fragmented_warning(hs: HumanScaleSection) -> str | None:
+    """A sentence saying that correlations with a fragmented scale (:func:`scale_fragmented`) are not
+    meaningful; None when the scale is not fragmented."""
+    if not scale_fragmented(hs):
+        return None
+    largest = max(hs.component_sizes)
+    return (f"The human scale is fragmented: its {hs.n_questions:,} judged questions fall into "
+            f"{hs.n_components:,} connected components and the largest holds only {largest:,}. Values of different "
+            "components are not comparable, so a correlation with the scale rests on a few small pieces and is "
+            "not meaningful; more votes that link the pieces are needed.")
+
+
+def correlation_basis(rows: list[ScaleCorrelationRow], hs: HumanScaleSection) -> str:
+    """On how many of the scale's judged questions and components ``rows`` (correlations with it) were
+    computed, e.g. "3 of the 139 judged questions, in 1 of 69 components" (a range when the rows differ).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as S
+    >>> correlation_basis([S(n=3, n_components=1)], S(n_questions=139, n_components=69))
+    '3 of the 139 judged questions, in 1 of 69 components'
+    """
+    def span(values: list[int]) -> str:
+        low, high = min(values, default=0), max(values, default=0)
+        return f"{low:,}" if low == high else f"{low:,}-{high:,}"
+
+    return (f"{span([r.n for r in rows])} of the {hs.n_questions:,} judged questions, in "
+            f"{span([r.n_components for r in rows])} of {hs.n_components:,} "
+            f"component{'s' if hs.n_components != 1 else ''}")
+
+
 def _value(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from annotate.reports.services.model import AlignmentReport
 from annotate.reports.services.model_crowd import CrowdAgreement
+from annotate.reports.services.scale import scale_fragmented_warning
 from annotate.reports.services.table_cells import (
     ACCOUNT_NOTE,
     COUNT,
@@ -53,7 +54,8 @@ def _cells(a: CrowdAgreement) -> dict[str, tuple[Cell, ...]]:
         "pairs": (count(a.n_pairs),),
         "agreement": (_with_interval(pct(a.consensus_agreement, reason), agreement_ci, 1, 100.0), *agreement_ci,
                       dec(a.consensus_kappa, reason)),
-        "spearman": (_with_interval(dec(a.scale_spearman, a.scale_undefined_reason, 3), rho_ci, 3, 1.0), *rho_ci),
+        "spearman": (_with_interval(dec(a.scale_spearman, a.scale_undefined_reason, 3), rho_ci, 3, 1.0), *rho_ci,
+                     count(a.n_questions)),
     }
 
 
@@ -78,6 +80,8 @@ def _measure_columns(measure: str, suffix: str, label: str) -> tuple[Column, ...
                    f"Spearman's correlation of the method's difficulty with the {label} Bradley-Terry scale"),
             Column(f"scale_spearman_{suffix}_low", "low", CORR, "bootstrap interval, lower end", on_page=False),
             Column(f"scale_spearman_{suffix}_high", "high", CORR, "bootstrap interval, upper end", on_page=False),
+            Column(f"scale_questions_{suffix}", f"Questions ({label} scale)", COUNT,
+                   "judged questions the correlation was computed on (those in components of 3 or more)"),
         ),
     }[measure]
 
@@ -131,8 +135,17 @@ def crowd_methods_table(report: AlignmentReport) -> Table:
             *(column for measure in MEASURES for suffix in ("unweighted", "weighted")
               for column in _measure_columns(measure, suffix, suffix)),
         ),
-        rows=tuple(rows), notes=(WEIGHTED_NOTE,), on_page=section is not None, in_csv=section is not None,
+        rows=tuple(rows), notes=(WEIGHTED_NOTE, *_fragmented(report)), on_page=section is not None,
+        in_csv=section is not None,
     )
+
+
+def _fragmented(report: AlignmentReport) -> tuple[str, ...]:
+    """The fragmented-scale warning (:func:`~annotate.reports.services.scale.scale_fragmented_warning`): both
+    scales are fitted on the same votes, so they share the human scale's components."""
+    hs = report.human_scale
+    warning = None if hs is None else scale_fragmented_warning(hs)
+    return () if warning is None else (warning,)
 
 
 def crowd_questions_table(report: AlignmentReport) -> Table:

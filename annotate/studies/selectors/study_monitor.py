@@ -3,7 +3,9 @@ attention, and coverage by question identity.
 
 Nothing here writes. Pace: the median server seconds per *vote* (skips are
 not timed judgments of difficulty); an evaluator whose median is below the
-study's ``speeder_seconds`` is flagged as a speeder. Attention: an attention
+study's ``speeder_seconds`` is flagged as a speeder, unless it is a
+simulated evaluator (``Participation.is_simulated``: a program's speed says
+nothing about its attention). Attention: an attention
 check is passed when the evaluator calls the pair's ``expected_harder``
 question harder, failed when they call the other one; a skip is neither (it
 is counted apart), so the pass rate is ``passed / (passed + failed)``.
@@ -63,7 +65,7 @@ class MonitorEvaluator:
     assigned: int  # pairs ever shown to them (judged, skipped or on screen now)
     skip_rate: float | None  # skipped / (judged + skipped); None before any decision
     median_seconds: float | None  # per vote; None before the first vote
-    speeder: bool
+    speeder: bool  # never for a simulated evaluator
     attention: AttentionTally
     finished: bool
     excluded_at: datetime | None
@@ -178,7 +180,8 @@ def study_monitor(*, study: Study) -> StudyMonitor:
             judged=counts[p.pk][0], skipped=counts[p.pk][1],
             assigned=max(assigned[p.pk], sum(counts[p.pk])),
             skip_rate=counts[p.pk][1] / sum(counts[p.pk]) if sum(counts[p.pk]) else None,
-            median_seconds=median, speeder=bool(median_is_below(seconds[p.pk], study.speeder_seconds)),
+            median_seconds=median,
+            speeder=not p.is_simulated and bool(median_is_below(seconds[p.pk], study.speeder_seconds)),
             attention=AttentionTally(*tally[p.pk]), finished=p.finished_at is not None,
             excluded_at=p.excluded_at, excluded_by=p.excluded_by.get_username() if p.excluded_by else "",
             exclusion_reason=p.exclusion_reason, simulated=p.is_simulated,

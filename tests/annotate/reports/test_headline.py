@@ -13,17 +13,22 @@ import io
 import zipfile
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 from scipy.stats import binomtest
 
+from annotate.models import QuestionResult
+from annotate.reports.selectors.alignment import report_methods
 from annotate.reports.services.headline import (
     SIGNIFICANCE,
     mcnemar_p_exact,
     report_headline,
     tie_subject,
     uncertainty_notes,
+    upper_tail_p_exact,
 )
 from annotate.reports.services.report import alignment_report_compute
 from annotate.reports.services.report_files import plot_forest, report_zip
@@ -210,3 +215,73 @@ def test_the_report_header_counts_in_the_singular_and_the_plural():
     client.force_login(make_user("root", staff=True))
     html = client.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}), {"n_boot": 20}).content.decode()
     assert "2 pairs · 1 evaluator · 2 votes, 0 skips ·" in " ".join(html.split())
+
+
+def test_the_one_sided_binomial_tail_matches_scipy_and_hand_arithmetic():
+    # 5 of 5: (1/2)^5 = 1/32; 0 of 3: the whole distribution, 1
+    assert upper_tail_p_exact(5, 5) == Fraction(1, 32)
+    assert upper_tail_p_exact(0, 3) == 1
+    for k, n in ((17, 24), (16, 24), (40, 70), (0, 0)):
+        expected = 1.0 if n == 0 else binomtest(k, n, 0.5, alternative="greater").pvalue
+        assert float(upper_tail_p_exact(k, n)) == pytest.approx(expected, abs=TOL)
+    with pytest.raises(ValueError, match="k and n must satisfy 0 <= k <= n; got k=4, n=3"):
+        upper_tail_p_exact(4, 3)
+
+
+@pytest.mark.django_db
+def test_when_every_method_is_below_chance_the_headline_says_so_and_calls_none_best():
+    """Every method's stored difficulty is made to rank the questions as EIP does, and the evaluators mostly vote
+    against that order: every method agrees with the consensus on fewer than half of the pairs."""
+    study = judged_study(p_agree=0.15)
+    rng = np.random.default_rng(5)
+    for result in QuestionResult.objects.filter(run=study.scoring_run).order_by("pk"):
+        eip = result.scores["eip_scaled"]  # plus a little noise, so that the methods do not all agree equally
+        mine = {m.column: (1 if m.higher_is_harder else -1) * (eip + rng.normal(0.0, 8.0)) for m in report_methods()}
+        result.scores = {**result.scores, **mine, "eip_scaled": eip}
+        result.save(update_fields=["scores"])
+    report = alignment_report_compute(study=study, n_boot=50)
+    document = report.to_json()
+    counted = by_hand(document)
+    shares = sorted(float(a) for a in counted["agree"].values())
+    assert len(shares) >= 3 and shares[0] < shares[-1] < 0.5
+    headline = report_headline(report)
+    lead = headline.lead
+    assert (lead.best, lead.runner_up, lead.significant) == (None, None, None)
+    assert lead.sentence == (
+        f"No method agrees with people better than chance: agreement with the human consensus is from "
+        f"{100 * shares[0]:.1f}% to {100 * shares[-1]:.1f}% of {counted['n']} pairs with a consensus, and no "
+        f"method's interval lies above the 50% chance line.")
+    assert "best" not in lead.sentence
+    fig = plot_forest(report)
+    assert {t.get_fontweight() for t in fig.axes[0].get_yticklabels()} == {"normal"}  # nobody drawn as the best
+    client = Client()
+    client.force_login(make_user("root", staff=True))
+    page = client.get(reverse("annotate:study_report", kwargs={"study_id": study.pk}), {"n_boot": 20}).content.decode()
+    assert f'<p class="lead" id="lead-sentence">{escape(lead.sentence)}</p>' in page
+    assert "agrees best" not in page
+
+
+@pytest.mark.django_db
+def test_a_leader_above_half_whose_interval_reaches_below_half_is_not_above_chance():
+    report = alignment_report_compute(study=judged_study(), n_boot=50)
+    lead = report_headline(report).lead
+    assert lead.best is not None  # evaluators who follow EIP 80 % of the time
+    cb = report.consensus_agreement[lead.best]
+
+    def with_best(**changes) -> str:
+        below = (0.3, 0.49)
+        changed = {k: dataclasses.replace(v, agreement=0.4, n_agree=0, ci=dataclasses.replace(v.ci, agreement=below))
+                   for k, v in report.consensus_agreement.items()}
+        changed[lead.best] = dataclasses.replace(cb, **changes)
+        return report_headline(dataclasses.replace(report, consensus_agreement=changed)).lead
+
+    n = cb.n_pairs
+    k = n // 2 + 3  # above half
+    assert with_best(agreement=k / n, n_agree=k, ci=dataclasses.replace(cb.ci, agreement=(0.49, 0.8))).best is None
+    assert with_best(agreement=k / n, n_agree=k, ci=dataclasses.replace(cb.ci, agreement=(0.51, 0.8))).best \
+        == lead.best
+    # no interval: the exact one-sided binomial test against 1/2 decides
+    for k in range(n // 2, n + 1):
+        p = binomtest(k, n, 0.5, alternative="greater").pvalue
+        got = with_best(agreement=k / n, n_agree=k, ci=dataclasses.replace(cb.ci, agreement=None))
+        assert (got.best == lead.best) == (p < 0.05), (k, n, p)

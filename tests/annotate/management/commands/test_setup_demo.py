@@ -202,9 +202,10 @@ def test_the_simulated_votes_do_not_depend_on_the_order_or_sides_pairs_are_shown
     assert votes() == first and len(first) == 210
 
 
-def test_the_simulated_timeline_follows_the_study_and_each_join_and_ends_before_now():
-    """Load, score, create the study, then each simulated evaluator joins, reads the guidelines and votes every
-    20 s: every stored time is at or after the one before it in that story, and none is in the future."""
+def test_every_stored_time_is_when_setup_demo_ran_nothing_is_dated_back():
+    """Load, score, create the study, then each simulated evaluator joins, reads the guidelines and votes: every
+    stored time lies between the command's start and end, in that order, and each vote's seconds are its own
+    submitted_at - shown_at (no invented pace)."""
     from django.utils import timezone
 
     before = timezone.now()
@@ -212,23 +213,42 @@ def test_the_simulated_timeline_follows_the_study_and_each_join_and_ends_before_
     after = timezone.now()
     study = Study.objects.select_related("scoring_run__response_set").get()
     run_ = study.scoring_run
-    assert run_.response_set.created_at <= run_.created_at <= run_.finished_at <= study.created_at
+    assert before <= run_.response_set.created_at <= run_.created_at <= run_.finished_at <= study.created_at <= after
+    assert all(before <= t <= after for t in (run_.response_set.heartbeat_at, run_.heartbeat_at) if t is not None)
+    assert all(before <= d.created_at <= after for d in run_.datasets_used.all())
     judgments = Judgment.objects.select_related("participation").filter(participation__study=study)
     assert judgments.count() == 210
     for j in judgments:
-        assert study.created_at <= j.participation.created_at <= j.participation.guidelines_accepted_at
-        assert j.participation.guidelines_accepted_at <= j.shown_at < j.submitted_at <= after
-        assert j.seconds == 20.0
-    simulated = Participation.objects.filter(study=study, is_simulated=True).order_by("user__username")
-    joins = [p.created_at for p in simulated]
-    # the first joins 5 minutes after the study's creation, the next ones 10 minutes apart
-    assert [(t - study.created_at).total_seconds() for t in joins] == [300.0, 900.0, 1500.0]
-    for p in simulated:
-        submitted = list(p.judgments.order_by("submitted_at").values_list("submitted_at", flat=True))
-        assert (submitted[0] - p.guidelines_accepted_at).total_seconds() == 20.0
-        assert {(b - a).total_seconds() for a, b in itertools.pairwise(submitted)} == {20.0}
-        assert p.finished_at == submitted[-1]
-    # the study was dated back far enough for the last evaluator: 25 min to join, 1 to read, 70 votes x 20 s
-    assert (after - study.created_at).total_seconds() >= 1500 + 60 + 70 * 20
-    assert study.created_at < before
+        p = j.participation
+        assert study.created_at <= p.created_at <= p.guidelines_accepted_at <= j.shown_at <= j.submitted_at <= after
+        assert j.seconds == (j.submitted_at - j.shown_at).total_seconds()
+    simulated = list(Participation.objects.filter(study=study, is_simulated=True).order_by("user__username"))
+    for first, second in itertools.pairwise(simulated):  # one after the other
+        assert first.finished_at <= second.created_at
     assert Participation.objects.get(user__username="evaluator").created_at >= study.created_at
+
+
+def test_the_monitor_flags_no_simulated_evaluator_as_a_speeder_but_a_person_as_fast():
+    """The simulated evaluators vote a program's milliseconds apart; a person as fast is still flagged."""
+    from datetime import timedelta
+
+    from annotate.studies.selectors.study_monitor import study_monitor
+    from annotate.studies.services.judging import judging_screen, judgment_submit
+
+    run("--password", "pw-demo-1")
+    study = Study.objects.get()
+    person = Participation.objects.get(study=study, user__username="evaluator")
+    Participation.objects.filter(pk=person.pk).update(guidelines_accepted_at=study.created_at)
+    person.refresh_from_db()
+    for _ in range(3):
+        screen = judging_screen(participation=person)
+        judgment_submit(participation=person, pair_id=screen.pair.pk, left_question_id=screen.left.pk,
+                        choice="left", now=screen.shown_at + timedelta(seconds=1))
+    monitor = study_monitor(study=study)
+    by_name = {e.username: e for e in monitor.evaluators}
+    assert study.speeder_seconds == 5.0
+    for k in (1, 2, 3):
+        e = by_name[f"simulated-{k}"]
+        assert e.simulated and e.median_seconds < 5.0 and not e.speeder
+    assert by_name["evaluator"].median_seconds < 5.0 and by_name["evaluator"].speeder
+    assert monitor.n_speeders == 1
