@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
-from django.db.models import Count, Exists, IntegerField, Model, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, IntegerField, Model, OuterRef, Q, QuerySet, Subquery
 
 from annotate.core import ID_MAX, PreparedQuery, ascii_int
 from annotate.models import (
@@ -624,11 +624,6 @@ def study_group_counts(*, study: Study) -> dict[str, int]:
     rows = (Participation.objects.filter(study_id=study.pk).exclude(group="").values("group")
             .annotate(n=Count("id")).order_by("group"))
     return {row["group"]: row["n"] for row in rows}
-
-
-def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser) -> list[Study]:
-    """The study list of ``user`` (:func:`studies_visible_to`), each with ``n_evaluators``."""
-    return list(studies_visible_to(user=user).annotate(n_evaluators=Count("participations", distinct=True)))
 
 
 def study_get_by_key(*, key: str) -> Study | None:

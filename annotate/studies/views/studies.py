@@ -24,11 +24,11 @@ from annotate.studies.selectors.completion import study_completion_summary
 from annotate.studies.selectors.stopping import stopping_rules_of, study_stopping_state
 from annotate.studies.selectors.studies import (
     participations_of,
-    studies_for_researcher,
     study_scope_frozen,
     study_status_change,
     user_is_researcher,
 )
+from annotate.studies.selectors.study_list import study_list_rows
 from annotate.studies.selectors.study_monitor import platform_link_query, study_monitor
 from annotate.studies.services.participation import invitation_create, invitation_revoke
 from annotate.studies.services.stopping import StoppingInput, stopping_rules_set
@@ -58,7 +58,7 @@ def studies(request: HttpRequest) -> HttpResponse:
         return redirect_to_login(request.get_full_path())
     if user_is_researcher(user=request.user):
         return render(request, "annotate/judging/study_list.html",
-                      {"studies": studies_for_researcher(user=request.user), "can_manage": True})
+                      {"studies": study_list_rows(user=request.user), "can_manage": True})
     mine = participations_of(user=request.user)
     if len(mine) == 1:
         return redirect("annotate:study_entry", study_id=mine[0].study_id)
