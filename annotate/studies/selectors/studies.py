@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
-from django.db.models import Exists, IntegerField, Model, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, IntegerField, Model, OuterRef, Q, QuerySet, Subquery
 
 from annotate.core import ID_MAX, PreparedQuery, ascii_int
 from annotate.models import (

@@ -21,8 +21,8 @@ from django.db.models.functions import Coalesce
 from annotate.models import (
     AdaptivePoolQuestion,
     Pair,
-    Participation,
     PairStrategy,
+    Participation,
     StoppingRules,
     Study,
     StudyOrigin,
