@@ -70,8 +70,9 @@ ERR_ADAPTIVE_NO_PAIR = (
 
 
 ERR_ADAPTIVE_TOO_MANY = (
-    "n_pairs is the pairs each evaluator judges in an adaptive study, at most the {n_possible:,} distinct "
-    "same-subject pairs its pool of {n_pool:,} questions holds; got {value:,}"
+    "n_pairs must be at most {n_possible:,} in this adaptive study: it is the pairs each evaluator judges, each "
+    "pair at most once, and its pool of {n_pool:,} questions holds {n_possible:,} distinct same-subject pairs; "
+    "got {value:,}"
 )
 
 

@@ -32,9 +32,9 @@ from annotate.studies.views.access import researcher_required, study_access_requ
 
 def _pairs_text(study: Study) -> str:
     if study.is_adaptive:
-        return (f"a pool of {study_pool_size(study=study)} questions, pairs chosen adaptively, "
-                f"{study.n_pairs} per evaluator")
-    return f"{study.n_pairs} pairs"
+        return (f"a pool of {study_pool_size(study=study):,} questions, pairs chosen adaptively, "
+                f"{study.n_pairs:,} per evaluator")
+    return f"{study.n_pairs:,} pairs"
 
 
 @researcher_required
@@ -70,7 +70,7 @@ def study_derive_page(request: HttpRequest) -> HttpResponse:
         try:
             if request.POST.get("action") == "create":
                 study, _ = derived_study_create(**kwargs, name=data["name"], created_by=request.user)
-                messages.success(request, f"Derived study {study.name!r} created with {study.n_pairs} pairs.")
+                messages.success(request, f"Derived study {study.name!r} created with {study.n_pairs:,} pairs.")
                 return redirect("annotate:study_report", study_id=study.pk)
             preview = derived_study_preview(**kwargs)
         except ValueError as exc:
@@ -100,10 +100,10 @@ def study_import_page(request: HttpRequest) -> HttpResponse:
             form_add_service_error(form, exc)
         else:
             groups = study_group_counts(study=study)
-            in_groups = (" in groups " + ", ".join(f"{g} ({n})" for g, n in groups.items())) if groups else ""
-            messages.success(request, f"Imported study {study.name!r}: {study.n_pairs} pairs, "
-                                      f"{study_evaluator_count(study=study)} evaluators{in_groups}, "
-                                      f"{study_judgment_count(study=study)} judgments and skips.")
+            in_groups = (" in groups " + ", ".join(f"{g} ({n:,})" for g, n in groups.items())) if groups else ""
+            messages.success(request, f"Imported study {study.name!r}: {study.n_pairs:,} pairs, "
+                                      f"{study_evaluator_count(study=study):,} evaluators{in_groups}, "
+                                      f"{study_judgment_count(study=study):,} judgments and skips.")
             return redirect("annotate:study_report", study_id=study.pk)
     return render(request, "annotate/judging/study_import.html",
                   {"form": form, "problems": problems, "more": max(0, len(problems) - MAX_PROBLEMS),
@@ -125,7 +125,7 @@ def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
         else:
             messages.success(request, f"Study {study.name!r} saved; " + (
                 f"its pool of questions was chosen again ({_pairs_text(study)})." if study.is_adaptive
-                else f"its {study.n_pairs} pairs were drawn again."))
+                else f"its {study.n_pairs:,} pairs were drawn again."))
             return redirect("annotate:study_manage", study_id=study.pk)
     return render(request, "annotate/judging/study_form.html", {"form": form, "study": study},
                   status=400 if request.method == "POST" else 200)
