@@ -62,7 +62,8 @@ def test_a_crowded_evaluators_table_fits_1280_px_and_selects_look_like_the_input
         judge(p, ["left", "right"])
         p.platform_participant_id, p.platform_study_id = f"{PROLIFIC_ID[:-1]}{k}", "6a" * 12
         if k == 0:
-            p.excluded_at, p.excluded_by, p.exclusion_reason = timezone.now(), owner, "median 0.1 s per vote, below 30 s"
+            p.excluded_at, p.excluded_by = timezone.now(), owner
+            p.exclusion_reason = "median 0.1 s per vote, below 30 s"
         p.save()
     study.speeder_seconds = 3600.0  # every evaluator is a speeder: a flag and a prefilled reason on each row
     study.save(update_fields=["speeder_seconds"])
@@ -76,7 +77,7 @@ def test_a_crowded_evaluators_table_fits_1280_px_and_selects_look_like_the_input
     heads = page.locator("table.evaluators thead th").all_inner_texts()
     assert heads[-1] == "Exclusion from the analyses"
     page.goto(f"{live_server.url}/studies/{draft.pk}/manage/")
-    assert tuple(page.evaluate(WIDTHS))[0] <= window_width
+    assert page.evaluate(WIDTHS)[0] <= window_width
     look = """(sel) => { const s = getComputedStyle(document.querySelector(sel));
         return [s.fontSize, s.borderTopLeftRadius, s.paddingLeft, s.borderTopColor]; }"""
     field = page.evaluate(look, "#id_target_reliability")
