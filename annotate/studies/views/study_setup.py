@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.core import ascii_int, form_add_service_error, form_problems, render_markdown
+from annotate.core import ascii_int, form_add_service_error, form_problems, json_refusals, render_markdown
 from annotate.models import Study, StudyStatus
 from annotate.studies.forms.judgment_import import JudgmentImportForm
 from annotate.studies.forms.stopping import StoppingRulesForm, stopping_form_problems
@@ -131,13 +131,14 @@ def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
                   status=400 if request.method == "POST" else 200)
 
 
+@json_refusals
 @researcher_required
 @require_GET
 def study_scope_counts_json(request: HttpRequest) -> HttpResponse:
     """Eligible questions and possible pairs for the chosen run, datasets and subjects."""
     form = ScopeCountsForm(request.GET)
     if not form.is_valid():
-        return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+        return JsonResponse({"error": form_problems(form), "errors": form.errors.get_json_data()}, status=400)
     data = form.cleaned_data
     counts = study_scope_counts(
         run=data["run"], datasets=list(data["datasets"]), subjects=list(data["subjects"]) or None,
@@ -151,6 +152,7 @@ def study_scope_counts_json(request: HttpRequest) -> HttpResponse:
     })
 
 
+@json_refusals
 @researcher_required
 @require_POST
 def markdown_preview(request: HttpRequest) -> HttpResponse:
