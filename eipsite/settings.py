@@ -187,6 +187,10 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
+# A message for the next page ("This study has judgments, ...") is kept in the session, which every signed-in
+# client already sends back, not in a cookie of its own that a client may drop between the redirect and the page.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+
 ROOT_URLCONF = "eipsite.urls"
 
 TEMPLATES = [

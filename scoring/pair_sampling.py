@@ -44,8 +44,8 @@ __all__ = ["STRATEGIES", "PairSample", "count_possible_pairs", "sample_pairs"]
 
 STRATEGIES = ("uniform", "stratified_gap", "methods_disagree")
 ERR_TOO_FEW_PAIRS = (
-    "n_pairs={n_pairs} but only {n_possible} distinct same-subject pairs are possible "
-    "from {n_eligible} eligible questions"
+    "n_pairs={n_pairs:,} but only {n_possible:,} distinct same-subject pairs are possible "
+    "from {n_eligible:,} eligible questions"
 )
 
 

@@ -37,7 +37,7 @@ from annotate.analyses.services import (
 from annotate.analyses.services.files import PLOT_FORMATS
 from annotate.analyses.services.params import distinct_groups
 from annotate.catalog import response_set_default
-from annotate.core import file_response
+from annotate.core import file_response, json_refusals
 from annotate.models import AnalysisKind, AnalysisRun, ResponseSet, RunStatus
 from annotate.studies import researcher_required
 
@@ -165,6 +165,7 @@ def _done_run(analysis_id: int) -> AnalysisRun:
 
 
 
+@json_refusals
 @researcher_required
 @require_GET
 def analysis_run_json(request: HttpRequest, analysis_id: int) -> HttpResponse:

@@ -32,6 +32,7 @@ _SURFACE = {
     "tidy_frame": "annotate.core.downloads",
     "zip_bytes": "annotate.core.downloads",
     "column_field": "annotate.core.forms",
+    "json_refusals": "annotate.core.views.errors",
     "form_add_service_error": "annotate.core.service_errors",
     "form_problems": "annotate.core.service_errors",
     "service_error_text": "annotate.core.service_errors",

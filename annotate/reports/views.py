@@ -16,7 +16,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotate.core import file_response, report_parameters_text, streamed_file_response, whole_number
+from annotate.core import (
+    file_response,
+    json_refusals,
+    report_parameters_text,
+    streamed_file_response,
+    whole_number,
+)
 from annotate.models import ScoringRun, Study
 from annotate.reports.forms import ReportParamsForm
 from annotate.reports.selectors.alignment import study_judgment_rows_iter
@@ -126,6 +132,7 @@ def _page_number(raw: str, *, name: str) -> int:
     return whole_number(raw, label=f"The page number ?{name}=", low=1, high=PAGE_MAX)
 
 
+@json_refusals
 @study_access_required
 def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     """report.json; a study of more than ``JSON_PAIRS_LIMIT`` pairs gets one page of pairs

@@ -13,7 +13,7 @@ from playwright.sync_api import Browser
 
 from annotate.models import ResponseSet, RunStatus, ScoringRun
 from annotate.studies.services.participation import invitation_create
-from tests.annotate.factories import make_catalog, make_researcher, make_study, make_user
+from tests.annotate.factories import judge, make_catalog, make_evaluator, make_researcher, make_study, make_user
 from tests.browser.flow import log_in_as
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -46,3 +46,42 @@ def test_a_long_response_set_name_wraps_on_the_run_pages_and_in_the_run_selects(
                  "/studies/new/", "/studies/new/imported/"):
         scroll_width, window_width = _width_after(browser, live_server.url, rita, path)
         assert scroll_width <= window_width, (path, scroll_width, window_width)
+
+
+#: What makes the evaluators table of the manage page wide: a Prolific participant id (24 unbroken characters),
+#: a background, a speeder's flag and prefilled exclusion reason, an exclusion with its reason.
+PROLIFIC_ID = "5f8e3c2a9b1d4e7f6a0c2b3d"
+
+
+def test_a_crowded_evaluators_table_fits_1280_px_and_selects_look_like_the_inputs(live_server, browser: Browser):
+    catalog = make_catalog(per_subject=4)
+    study = make_study(catalog, n_pairs=4, name="Crowd pilot")
+    owner = make_user("owner", staff=True)
+    for k in range(4):
+        p = make_evaluator(study, f"participant-{k}")
+        judge(p, ["left", "right"])
+        p.platform_participant_id, p.platform_study_id = f"{PROLIFIC_ID[:-1]}{k}", "6a" * 12
+        if k == 0:
+            p.excluded_at, p.excluded_by = timezone.now(), owner
+            p.exclusion_reason = "median 0.1 s per vote, below 30 s"
+        p.save()
+    study.speeder_seconds = 3600.0  # every evaluator is a speeder: a flag and a prefilled reason on each row
+    study.save(update_fields=["speeder_seconds"])
+    draft = make_study(catalog, n_pairs=2, name="Draft")  # no judgment: its stopping-rules form is shown
+    page = browser.new_context(viewport=VIEWPORT).new_page()
+    page.set_default_timeout(30_000)
+    log_in_as(page, live_server.url, owner)
+    page.goto(f"{live_server.url}/studies/{study.pk}/manage/")
+    scroll_width, window_width = page.evaluate(WIDTHS)
+    assert scroll_width <= window_width, (scroll_width, window_width)
+    heads = page.locator("table.evaluators thead th").all_inner_texts()
+    assert heads[-1] == "Exclusion from the analyses"
+    page.goto(f"{live_server.url}/studies/{draft.pk}/manage/")
+    assert page.evaluate(WIDTHS)[0] <= window_width
+    look = """(sel) => { const s = getComputedStyle(document.querySelector(sel));
+        return [s.fontSize, s.borderTopLeftRadius, s.paddingLeft, s.borderTopColor]; }"""
+    field = page.evaluate(look, "#id_target_reliability")
+    for select in ("#id_method_a", "#id_resume_by_participant_id"):
+        assert page.evaluate(look, select) == field, select
+    heights = [page.locator(s).bounding_box()["height"] for s in ("#id_method_a", "#id_target_reliability")]
+    assert abs(heights[0] - heights[1]) <= 2, heights

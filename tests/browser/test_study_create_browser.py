@@ -135,3 +135,21 @@ def test_the_adaptive_settings_show_only_with_the_adaptive_design(live_server, p
     expect(page.get_by_label("Random share (adaptive design only)")).to_be_visible()
     page.select_option("#id_strategy", "stratified_gap")
     expect(settings).to_be_hidden()
+
+
+def test_the_live_counts_print_thousands_with_separators(live_server, page: Page):
+    # Mathematics and Physics, 50 questions each: 50 x 49 / 2 = 1,225 pairs each, 2,450 in all.
+    catalog = make_catalog(per_subject=50)
+    make_researcher("olga", password="olga-pass-7")
+    page.set_default_timeout(10_000)
+    page.goto(f"{live_server.url}/accounts/login/?next=/studies/new/")
+    page.fill("#id_username", "olga")
+    page.fill("#id_password", "olga-pass-7")
+    page.click("#login-submit")
+    page.select_option("#id_run", str(catalog.run.pk))
+    page.get_by_label(catalog.dataset.name).check()
+    expect(page.locator("#total-pairs")).to_have_text("2,450")
+    expect(page.locator("#counts-status")).to_contain_text("allowing 2,450 distinct same-subject pairs")
+    expect(page.locator("tr[data-subject] .n-pairs").first).to_have_text("1,225")
+    page.fill("#id_n_pairs", "1500")
+    expect(page.locator("#pairs-hint")).to_contain_text("1,500 of at most 2,450 possible pairs")

@@ -33,6 +33,9 @@
 
   function setText(id, value) { document.getElementById(id).textContent = value; }
 
+  // A count as the pages print one (the annotate_numbers "count" filter): 316929 -> "316,929"; blank stays blank.
+  function count(value) { return value === "" || value == null ? "" : Number(value).toLocaleString("en-US"); }
+
   function clearCounts(message) {
     latest = null;
     form.querySelectorAll("tr[data-subject]").forEach(function (row) {
@@ -51,21 +54,21 @@
     form.querySelectorAll("tr[data-subject]").forEach(function (row) {
       var s = bySubject.get(row.dataset.subject);
       row.hidden = !s;
-      row.querySelector(".n-questions").textContent = s ? s.n_questions : "";
-      row.querySelector(".n-eligible").textContent = s ? s.n_eligible : "";
-      row.querySelector(".n-pairs").textContent = s ? s.n_possible_pairs : "";
+      row.querySelector(".n-questions").textContent = s ? count(s.n_questions) : "";
+      row.querySelector(".n-eligible").textContent = s ? count(s.n_eligible) : "";
+      row.querySelector(".n-pairs").textContent = s ? count(s.n_possible_pairs) : "";
     });
-    setText("total-questions", data.n_questions);
-    setText("total-eligible", data.n_eligible);
-    setText("total-pairs", data.n_possible_pairs);
+    setText("total-questions", count(data.n_questions));
+    setText("total-eligible", count(data.n_eligible));
+    setText("total-pairs", count(data.n_possible_pairs));
     var left = data.excluded.reduce(function (sum, e) { return sum + e.n; }, 0);
-    status.textContent = data.n_eligible + " of " + data.n_questions + " questions are eligible, allowing " +
-      data.n_possible_pairs + " distinct same-subject pairs; " + left + " left out" + (left ? ":" : ".");
+    status.textContent = count(data.n_eligible) + " of " + count(data.n_questions) + " questions are eligible, allowing " +
+      count(data.n_possible_pairs) + " distinct same-subject pairs; " + count(left) + " left out" + (left ? ":" : ".");
     excluded.replaceChildren();
     data.excluded.forEach(function (e) {
       if (!e.n) { return; }
       var li = document.createElement("li");
-      li.textContent = e.n + " with " + e.reason;
+      li.textContent = count(e.n) + " with " + e.reason;
       excluded.appendChild(li);
     });
     updateHint();
@@ -86,15 +89,15 @@
     });
     if (perSubject) {
       var short = subjects.filter(function (s) { return s.n_possible_pairs < n; });
-      hint.textContent = n + " pairs in each of " + subjects.length + " subjects = " + (n * subjects.length) +
+      hint.textContent = count(n) + " pairs in each of " + count(subjects.length) + " subjects = " + count(n * subjects.length) +
         " pairs." + (short.length ? " Too few possible in: " + short.map(function (s) { return s.name; }).join(", ") + "." : "");
       if (short.length) { hint.classList.add("over"); }
     } else if (form.elements.strategy && form.elements.strategy.value === "adaptive") {
-      hint.textContent = n + " pairs per evaluator, chosen as they judge, among " + latest.n_possible_pairs +
+      hint.textContent = count(n) + " pairs per evaluator, chosen as they judge, among " + count(latest.n_possible_pairs) +
         " possible pairs." + (n > latest.n_possible_pairs ? " Ask for fewer, or widen the datasets and subjects." : "");
       if (n > latest.n_possible_pairs) { hint.classList.add("over"); }
     } else {
-      hint.textContent = n + " of at most " + latest.n_possible_pairs + " possible pairs." +
+      hint.textContent = count(n) + " of at most " + count(latest.n_possible_pairs) + " possible pairs." +
         (n > latest.n_possible_pairs ? " Ask for fewer, or widen the datasets and subjects." : "");
       if (n > latest.n_possible_pairs) { hint.classList.add("over"); }
     }

@@ -626,11 +626,6 @@ def study_group_counts(*, study: Study) -> dict[str, int]:
     return {row["group"]: row["n"] for row in rows}
 
 
-def studies_for_researcher(*, user: AbstractBaseUser | AnonymousUser) -> list[Study]:
-    """The study list of ``user`` (:func:`studies_visible_to`), each with ``n_evaluators``."""
-    return list(studies_visible_to(user=user).annotate(n_evaluators=Count("participations", distinct=True)))
-
-
 def study_get_by_key(*, key: str) -> Study | None:
     """The study ``key`` names, as every command's ``--study`` takes it: a
     study *name* first, then, if no study has that name and ``key`` is all

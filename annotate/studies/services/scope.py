@@ -69,6 +69,13 @@ ERR_ADAPTIVE_NO_PAIR = (
 )
 
 
+ERR_ADAPTIVE_TOO_MANY = (
+    "n_pairs must be at most {n_possible:,} in this adaptive study: it is the pairs each evaluator judges, each "
+    "pair at most once, and its pool of {n_pool:,} questions holds {n_possible:,} distinct same-subject pairs; "
+    "got {value:,}"
+)
+
+
 ERR_SUBJECTS_OUTSIDE = "subjects {names} have no question of the chosen datasets in run {run_id}"
 
 
@@ -237,6 +244,11 @@ def _adaptive_scope(
     _, counts = np.unique(blocks[eligible], return_counts=True)
     if not (counts >= 2).any():
         raise ValueError(ERR_ADAPTIVE_NO_PAIR.format(run_id=run.pk))
+    # An evaluator judges a pair at most once, and pairs never cross a block.
+    n_possible = int((counts * (counts - 1) // 2).sum())
+    if per_evaluator > n_possible:
+        raise ValueError(ERR_ADAPTIVE_TOO_MANY.format(n_possible=n_possible, n_pool=int(counts.sum()),
+                                                      value=per_evaluator))
     pool = [(int(q), int(b)) for q, b in zip(candidates.question_ids[eligible].tolist(),
                                               blocks[eligible].tolist(), strict=True)]
     checks = []

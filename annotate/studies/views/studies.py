@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import NON_FIELD_ERRORS
+from django.forms import BaseForm
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -24,11 +26,11 @@ from annotate.studies.selectors.completion import study_completion_summary
 from annotate.studies.selectors.stopping import stopping_rules_of, study_stopping_state
 from annotate.studies.selectors.studies import (
     participations_of,
-    studies_for_researcher,
     study_scope_frozen,
     study_status_change,
     user_is_researcher,
 )
+from annotate.studies.selectors.study_list import study_list_rows
 from annotate.studies.selectors.study_monitor import platform_link_query, study_monitor
 from annotate.studies.services.participation import invitation_create, invitation_revoke
 from annotate.studies.services.stopping import StoppingInput, stopping_rules_set
@@ -58,7 +60,7 @@ def studies(request: HttpRequest) -> HttpResponse:
         return redirect_to_login(request.get_full_path())
     if user_is_researcher(user=request.user):
         return render(request, "annotate/judging/study_list.html",
-                      {"studies": studies_for_researcher(user=request.user), "can_manage": True})
+                      {"studies": study_list_rows(user=request.user), "can_manage": True})
     mine = participations_of(user=request.user)
     if len(mine) == 1:
         return redirect("annotate:study_entry", study_id=mine[0].study_id)
@@ -67,11 +69,20 @@ def studies(request: HttpRequest) -> HttpResponse:
 
 @dataclass(frozen=True)
 class Problem:
-    """A refused submission as the manage page's summary shows it: the form's anchor, its name, what is wrong."""
+    """A refused submission as the manage page's summary shows it: the form's anchor, its name, what is wrong,
+    and whether sending the form again with other values can succeed (an error at a field) or not (a refusal:
+    the study is frozen, judged elsewhere, ...)."""
 
     anchor: str
     title: str
     text: str
+    correctable: bool = True
+
+    @classmethod
+    def of(cls, form: BaseForm, anchor: str, title: str) -> Problem:
+        """The problem of a bound, invalid ``form``: correctable when one of its fields has an error."""
+        fields = [name for name in form.errors if name != NON_FIELD_ERRORS]
+        return cls(anchor, title, form_problems(form), correctable=bool(fields))
 
 
 def _is_external(study: Study) -> bool:
@@ -112,7 +123,7 @@ def _manage_page(request: HttpRequest, study: Study, *, problem: Problem | None 
     }
     cost_form = context["cost_form"]
     if problem is None and cost_form.is_bound and not cost_form.is_valid():
-        problem = Problem("cost-form", "Projections not priced", form_problems(cost_form))
+        problem = Problem.of(cost_form, "cost-form", "Projections not priced")
     context["problems"] = [problem] if problem else []
     return render(request, "annotate/judging/study_manage.html", context, status=400 if problem else 200)
 
@@ -120,7 +131,7 @@ def _manage_page(request: HttpRequest, study: Study, *, problem: Problem | None 
 def _refused(request: HttpRequest, study: Study, anchor: str, title: str, **forms_: object) -> HttpResponse:
     """The manage page re-shown (400) with the bound, invalid form in ``forms_``, summarised under ``title``."""
     form = next(iter(forms_.values()))
-    return _manage_page(request, study, problem=Problem(anchor, title, form_problems(form)), **forms_)
+    return _manage_page(request, study, problem=Problem.of(form, anchor, title), **forms_)
 
 
 @study_access_required
@@ -182,8 +193,8 @@ def study_status_confirm(request: HttpRequest, study_id: int) -> HttpResponse:
     to ``study_status``."""
     study = get_object_or_404(Study, pk=study_id)
     if _is_external(study):
-        return _manage_page(request, study, problem=Problem("study-status", "Status not changed", ERR_EXTERNAL_STATUS),
-                            status_error=ERR_EXTERNAL_STATUS)
+        refusal = Problem("study-status", "Status not changed", ERR_EXTERNAL_STATUS, correctable=False)
+        return _manage_page(request, study, problem=refusal, status_error=ERR_EXTERNAL_STATUS)
     target = StudyStatus.CLOSED if study.status == StudyStatus.OPEN else StudyStatus.OPEN
     context = {"study": study, "target": target, "monitor": study_monitor(study=study),
                "change": study_status_change(study=study, status=target)}
@@ -203,9 +214,8 @@ def study_status(request: HttpRequest, study_id: int) -> HttpResponse:
         except ValueError as error:
             form_add_service_error(form, error)
     if not form.is_valid():
-        text = form_problems(form)
-        return _manage_page(request, study, problem=Problem("study-status", "Status not changed", text),
-                            status_error=text)
+        return _manage_page(request, study, problem=Problem.of(form, "study-status", "Status not changed"),
+                            status_error=form_problems(form))
     messages.success(request, f"Study {study.name!r} is now {study.get_status_display()}.")
     return redirect("annotate:study_manage", study_id=study_id)
 
@@ -249,7 +259,7 @@ def _evaluator_action(request: HttpRequest, study_id: int, participation_id: int
     title = f"{name} not excluded" if exclude else f"{name} not included again"
     row = {"participation_id": participation_id, "reason": request.POST.get("reason", "")[:500],
            "errors": form.errors.get("reason") or form.non_field_errors()}
-    return _manage_page(request, study, problem=Problem(f"evaluator-{participation_id}", title, form_problems(form)),
+    return _manage_page(request, study, problem=Problem.of(form, f"evaluator-{participation_id}", title),
                         exclusion=row, exclusion_form=form)
 
 

@@ -9,7 +9,15 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.core import ascii_int, form_add_service_error, form_problems, posted, posted_files, render_markdown
+from annotate.core import (
+    ascii_int,
+    form_add_service_error,
+    form_problems,
+    json_refusals,
+    posted,
+    posted_files,
+    render_markdown,
+)
 from annotate.models import Study, StudyStatus
 from annotate.studies.forms.judgment_import import JudgmentImportForm
 from annotate.studies.forms.stopping import StoppingRulesForm, stopping_form_problems
@@ -32,9 +40,9 @@ from annotate.studies.views.access import researcher_required, study_access_requ
 
 def _pairs_text(study: Study) -> str:
     if study.is_adaptive:
-        return (f"a pool of {study_pool_size(study=study)} questions, pairs chosen adaptively, "
-                f"{study.n_pairs} per evaluator")
-    return f"{study.n_pairs} pairs"
+        return (f"a pool of {study_pool_size(study=study):,} questions, pairs chosen adaptively, "
+                f"{study.n_pairs:,} per evaluator")
+    return f"{study.n_pairs:,} pairs"
 
 
 @researcher_required
@@ -71,7 +79,7 @@ def study_derive_page(request: HttpRequest) -> HttpResponse:
         try:
             if request.POST.get("action") == "create":
                 study, _ = derived_study_create(**kwargs, name=data["name"], created_by=request.user)
-                messages.success(request, f"Derived study {study.name!r} created with {study.n_pairs} pairs.")
+                messages.success(request, f"Derived study {study.name!r} created with {study.n_pairs:,} pairs.")
                 return redirect("annotate:study_report", study_id=study.pk)
             preview = derived_study_preview(**kwargs)
         except ValueError as exc:
@@ -101,10 +109,10 @@ def study_import_page(request: HttpRequest) -> HttpResponse:
             form_add_service_error(form, exc)
         else:
             groups = study_group_counts(study=study)
-            in_groups = (" in groups " + ", ".join(f"{g} ({n})" for g, n in groups.items())) if groups else ""
-            messages.success(request, f"Imported study {study.name!r}: {study.n_pairs} pairs, "
-                                      f"{study_evaluator_count(study=study)} evaluators{in_groups}, "
-                                      f"{study_judgment_count(study=study)} judgments and skips.")
+            in_groups = (" in groups " + ", ".join(f"{g} ({n:,})" for g, n in groups.items())) if groups else ""
+            messages.success(request, f"Imported study {study.name!r}: {study.n_pairs:,} pairs, "
+                                      f"{study_evaluator_count(study=study):,} evaluators{in_groups}, "
+                                      f"{study_judgment_count(study=study):,} judgments and skips.")
             return redirect("annotate:study_report", study_id=study.pk)
     return render(request, "annotate/judging/study_import.html",
                   {"form": form, "problems": problems, "more": max(0, len(problems) - MAX_PROBLEMS),
@@ -126,19 +134,20 @@ def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
         else:
             messages.success(request, f"Study {study.name!r} saved; " + (
                 f"its pool of questions was chosen again ({_pairs_text(study)})." if study.is_adaptive
-                else f"its {study.n_pairs} pairs were drawn again."))
+                else f"its {study.n_pairs:,} pairs were drawn again."))
             return redirect("annotate:study_manage", study_id=study.pk)
     return render(request, "annotate/judging/study_form.html", {"form": form, "study": study},
                   status=400 if request.method == "POST" else 200)
 
 
+@json_refusals
 @researcher_required
 @require_GET
 def study_scope_counts_json(request: HttpRequest) -> HttpResponse:
     """Eligible questions and possible pairs for the chosen run, datasets and subjects."""
     form = ScopeCountsForm(request.GET)
     if not form.is_valid():
-        return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+        return JsonResponse({"error": form_problems(form), "errors": form.errors.get_json_data()}, status=400)
     data = form.cleaned_data
     counts = study_scope_counts(
         run=data["run"], datasets=list(data["datasets"]), subjects=list(data["subjects"]) or None,
@@ -152,6 +161,7 @@ def study_scope_counts_json(request: HttpRequest) -> HttpResponse:
     })
 
 
+@json_refusals
 @researcher_required
 @require_POST
 def markdown_preview(request: HttpRequest) -> HttpResponse:

@@ -16,11 +16,11 @@ pytestmark = pytest.mark.django_db
 def test_the_preview_names_a_nul_character_and_a_long_text_each_for_what_it_is():
     client = client_for(make_researcher("olga"))
     nul = client.post(reverse("annotate:markdown_preview"), {"text": "a\x00b"})
-    assert (nul.status_code, nul.content.decode()) == (400, "No preview: Text: Null characters are not allowed.")
+    assert (nul.status_code, nul.json()) == (400, {"error": "No preview: Text: Null characters are not allowed."})
     long = client.post(reverse("annotate:markdown_preview"), {"text": "x" * 100_001})
     assert long.status_code == 400
-    assert long.content.decode() == ("No preview: Text: Ensure this value has at most 100000 characters "
-                                     "(it has 100001).")
+    assert long.json() == {"error": "No preview: Text: Ensure this value has at most 100000 characters "
+                                    "(it has 100001)."}
 
 
 def test_onboarding_with_an_unknown_subject_is_a_400_naming_it_and_saves_nothing():

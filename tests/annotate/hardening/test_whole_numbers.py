@@ -48,5 +48,5 @@ def test_every_page_number_and_offset_of_the_report_refuses_a_hostile_value_nami
     response = client.get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}),
                           {"pairs_offset": value})
     assert response.status_code == 400
-    assert response.content.decode() == (f"The pair offset ?pairs_offset= must be a whole number from 0 to "
-                                         f"1,000,000,000; got {value!r}")
+    assert response.json() == {"error": f"The pair offset ?pairs_offset= must be a whole number from 0 to "
+                                        f"1,000,000,000; got {value!r}"}

@@ -170,7 +170,7 @@ def test_refused_report_settings_get_a_page_that_names_each_field_and_the_way_ba
     assert f'<a href="{page}">Open the report with its default settings</a>' in body
     assert '<a class="brand"' in body  # the site's page, not bare text
     csv = client_for(owner).get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}) + "?min_votes=0")
-    assert csv.status_code == 400 and csv.content.decode().startswith("Bad report parameters:")
+    assert csv.status_code == 400 and csv.json()["error"].startswith("Bad report parameters:")
 
 
 def test_a_report_that_cannot_be_drawn_says_why_on_the_sites_page(cast):

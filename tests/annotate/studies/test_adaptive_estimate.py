@@ -35,7 +35,7 @@ def _fresh_estimates():
 
 def _study(catalog, *, min_comparisons=2, random_share=0.1):
     return study_create(
-        name="Refit", run=catalog.run, datasets=[catalog.dataset], n_pairs=40, seed=5,
+        name="Refit", run=catalog.run, datasets=[catalog.dataset], n_pairs=30, seed=5,
         strategy=PairStrategy.ADAPTIVE, adaptive_min_comparisons=min_comparisons,
         adaptive_random_share=random_share, attention_check_share=0.0,
     )

@@ -44,8 +44,10 @@ class Refusal:
     error: str
     anchor: str  # the form the summary links to
     method: str = "post"
+    correctable: bool = True  # False: a refusal that other values cannot turn into a success
 
 
+CORRECT = "Correct the marked field"
 STOPPING_MIN_0 = "Ensure this value is greater than or equal to 0."
 REFUSALS = {
     "stopping rules: a negative budget beside a reliability and a judgment budget": Refusal(
@@ -73,7 +75,8 @@ REFUSALS = {
         "study_evaluator_exclude", {"reason": "   "}, (), "reason-pid", "A reason is required to exclude an evaluator",
         "evaluator-pid"),
     "include again: an evaluator who is not excluded": Refusal(
-        "study_evaluator_restore", {"reason": "typed reason"}, (), "reason-pid", "not excluded", "evaluator-pid"),
+        "study_evaluator_restore", {"reason": "typed reason"}, (), "reason-pid", "not excluded", "evaluator-pid",
+        correctable=False),
     "status: a status that does not exist": Refusal(
         "study_status", {"status": "finished"}, (), "study-status", "Select a valid choice", "study-status"),
     "price the projections: a negative pay": Refusal(
@@ -104,7 +107,11 @@ def test_every_manage_form_refused_keeps_what_was_typed_and_saves_nothing(catalo
     assert escape(refusal.error) in at_field or refusal.error in at_field, at_field
     summary = html.split('id="form-problems"')[1].split("</div>")[0]
     anchor = refusal.anchor.replace("pid", str(evaluator.pk))
-    assert f'href="#{anchor}"' in summary and "Nothing was saved." in summary
+    assert html.count('class="messages"') == 0  # no banner of the old way beside it
+    if not refusal.correctable:
+        assert CORRECT not in summary and "not included again." in summary and "not excluded" in summary
+        return
+    assert f'href="#{anchor}"' in summary and "Nothing was saved." in summary and CORRECT in summary
     assert f'id="{anchor}"' in html  # the link has somewhere to go
     assert html.count('class="messages"') == 0  # no banner of the old way beside it
     title, text = summary.split("<li>")[1].split(">", 1)[1].split(": ", 1)
@@ -172,3 +179,44 @@ def test_the_completion_counts_say_what_the_code_setting_says(catalog, olga, cod
     Study.objects.filter(pk=study.pk).update(completion_code=code)
     html = client_for(olga).get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
     assert f"<dt>{label}</dt>" in html and absent not in html
+
+
+@pytest.mark.django_db
+def test_refusals_that_no_value_can_correct_say_why_and_ask_for_no_correction(catalog, olga, imported):
+    from tests.annotate.factories import judge
+
+    study = make_study(catalog, owner=olga, name="Judged")
+    judge(make_evaluator(study, "eve"), ["left"])
+    client = client_for(olga)
+    cases = [  # (url, study, data, title, reason)
+        ("study_stopping_rules", study, {"max_judgments": "50", "alpha": "0.05"}, "Stopping rules not saved.",
+         "are frozen: it already has judgments"),
+        ("study_status_confirm", imported, {}, "Status not changed.", "made elsewhere: it stays closed."),
+    ]
+    for url, target, data, title, reason in cases:
+        before = database_state()
+        response = client.post(reverse(f"annotate:{url}", kwargs={"study_id": target.pk}), data)
+        html = response.content.decode()
+        summary = html.split('id="form-problems"')[1].split("</div>")[0]
+        assert response.status_code == 400 and database_state() == before, url
+        assert CORRECT not in summary and title in summary and escape(reason) in summary, summary
+
+
+@pytest.mark.django_db
+def test_editing_a_frozen_study_says_on_the_manage_page_that_its_settings_cannot_change(catalog, olga):
+    from tests.annotate.factories import judge
+
+    study = make_study(catalog, owner=olga, name="Judged")
+    judge(make_evaluator(study, "eve"), ["left"])
+    before = database_state()
+    for method, data in (("get", {}), ("post", {"name": "Renamed", "n_pairs": "3"})):
+        client = client_for(olga)
+        response = getattr(client, method)(reverse("annotate:study_edit", kwargs={"study_id": study.pk}), data)
+        assert response.status_code == 302 and response["Location"] == f"/studies/{study.pk}/manage/"
+        # The next page this session opens shows it, even from a client that keeps only its session cookie.
+        page = client_for(olga)
+        page.cookies["sessionid"] = client.cookies["sessionid"]
+        html = page.get(response["Location"]).content.decode()
+        messages_ = html.split('class="messages"')[1].split("</ul>")[0]
+        assert "This study has judgments, so its settings can no longer change." in messages_, method
+    assert database_state() == before

@@ -99,6 +99,18 @@ def test_a_refused_study_shows_the_reason_and_writes_nothing(catalog, olga):
     assert not Study.objects.exists()
 
 
+def test_an_adaptive_study_asking_more_pairs_per_evaluator_than_its_pool_holds_is_refused_at_the_field(
+        catalog, olga):
+    # Two subjects of 6 questions: 15 + 15 = 30 distinct same-subject pairs in the pool.
+    response = client_for(olga).post(reverse("annotate:study_create"),
+                                     form_data(catalog, strategy="adaptive", n_pairs=100000))
+    assert response.status_code == 400
+    assert response.context["form"].errors["n_pairs"] == [
+        "Number of pairs must be at most 30 in this adaptive study: it is the pairs each evaluator judges, each pair "
+        "at most once, and its pool of 12 questions holds 30 distinct same-subject pairs (entered: 100,000)"]
+    assert not Study.objects.exists()
+
+
 def test_a_member_can_edit_until_the_first_judgment(catalog, olga):
     member = make_researcher("max")
     client_for(olga).post(reverse("annotate:study_create"), form_data(catalog, members=[member.pk]))
