@@ -63,10 +63,13 @@ NO_DATASET = (
     "there is no dataset column (or it is blank on every row) and no default dataset was given; "
     "pass --dataset (command) or fill the Dataset field (admin)"
 )
-NO_SUBJECT_NOTE = (
-    "{file}: no subject column: questions have no subject, so no study can be made from them until subjects "
+#: What :data:`NO_SUBJECT_NOTE` says after the file's name: a load plan, which knows the stored
+#: questions' subjects, finds the parser's note by it and judges it again.
+NO_SUBJECT_TAIL = (
+    "no subject column: questions have no subject, so no study can be made from them until subjects "
     "are loaded (give --questions with --subject-column, or a questions file and the subject column in the admin)"
 )
+NO_SUBJECT_NOTE = "{file}: " + NO_SUBJECT_TAIL
 WRONG_FIRST_COLUMN = "expected the first column to be {expected!r}, followed by one column per model; found {found}"
 NO_MODEL_COLUMNS = "expected one column per model after {expected!r}; found only {found}"
 MISSING_COLUMNS = "missing column(s) {missing}; expected {expected}; found {found}"
