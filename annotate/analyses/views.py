@@ -77,7 +77,7 @@ def _chosen(kind: str, form: forms.Form) -> tuple[ResponseSet | None, dict] | No
             return None
         return form.cleaned_data.get("response_set"), form.cleaned_data["params"]
     response_set = form.initial.get("response_set")
-    if kind in NEEDS_RESPONSE_SET and response_set is None or form.initial.get("label") == "":
+    if (kind in NEEDS_RESPONSE_SET and response_set is None) or form.initial.get("label") == "":
         return None
     return response_set, check_params(kind, {k: form.initial[k] for k in defaults(kind)})
 
