@@ -33,7 +33,9 @@ def _label_choices(response_set=None) -> list[tuple[str, object]]:
                    for k in label_keys(response_set=rs)]
         groups.append((f"Question metadata columns of {rs}", columns or [("", "none: no numeric or level column")]))
     humans = [(f"human:{rs.pk}", f"{rs} (set {rs.pk}, people's answers)") for rs in response_sets_human()]
-    return [*groups, ("Human response sets", humans or [("", "none loaded")])]
+    # first a blank choice: with no column named like a difficulty the page preselects nothing, so the browser
+    # does not preselect the first column (an answer position, an id) as if it were a label
+    return [("", "choose a label"), *groups, ("Human response sets", humans or [("", "none loaded")])]
 
 
 #: Labels of the integer parameters that are not the parameter's own label.
@@ -72,7 +74,9 @@ def _field(kind: str, name: str, response_set=None) -> forms.Field:
     if name == "label":
         return ShortEchoChoiceField(choices=_label_choices(response_set), label="human label",
                                     help_text="a question metadata column of the response set (type and coverage), "
-                                           "or a response set of people's answers")
+                                              "or a response set of people's answers; a column is preselected "
+                                              "only when its name says difficulty (level, difficulty, grade, "
+                                              "...) and not answer, option or id")
     if name == "label_higher_is_harder":
         return ShortEchoTypedChoiceField(
             choices=[(True, "higher = harder (a level, a difficulty)"),

@@ -35,6 +35,7 @@ from annotate.analyses.services import (
     defaults,
 )
 from annotate.analyses.services.files import PLOT_FORMATS
+from annotate.analyses.services.human_labels import label_default
 from annotate.analyses.services.params import distinct_groups
 from annotate.catalog import response_set_default
 from annotate.core import file_response, json_refusals
@@ -45,17 +46,21 @@ RUN_STARTED_MESSAGE = "Analysis run {run_id} is queued; this page shows its prog
 RUN_REUSED_MESSAGE = "Analysis run {run_id} with the same parameters is already {status}; showing it."
 
 
-def _initial(kind: str) -> dict:
+def _initial(kind: str, about: ResponseSet | None) -> dict:
     """The defaults, on the newest response set that has a finished scoring run
     (else the newest loaded one); grouped by subject when a grouping analysis
-    would find a single dataset."""
+    would find a single dataset. A human-label page is on ``about`` and
+    preselects a column whose name says difficulty, else no label
+    (:func:`~annotate.analyses.services.human_labels.label_key_default`)."""
     initial = defaults(kind)
     if kind in NEEDS_RESPONSE_SET:
-        newest = response_set_default()
+        newest = response_set_default() if about is None else about
         initial["response_set"] = newest
         if newest is not None and initial.get("group_by") == "dataset" \
                 and distinct_groups(response_set=newest, group_by="dataset") < 2:
             initial["group_by"] = "subject"
+    if kind == AnalysisKind.HUMAN_LABELS:
+        initial["label"] = label_default(response_set=about) or ""
     return initial
 
 
@@ -72,7 +77,7 @@ def _chosen(kind: str, form: forms.Form) -> tuple[ResponseSet | None, dict] | No
             return None
         return form.cleaned_data.get("response_set"), form.cleaned_data["params"]
     response_set = form.initial.get("response_set")
-    if kind in NEEDS_RESPONSE_SET and response_set is None:
+    if (kind in NEEDS_RESPONSE_SET and response_set is None) or form.initial.get("label") == "":
         return None
     return response_set, check_params(kind, {k: form.initial[k] for k in defaults(kind)})
 
@@ -136,9 +141,7 @@ def analysis_kind(request: HttpRequest, kind: str) -> HttpResponse:
             messages.success(request, text.format(run_id=run.pk, status=run.get_status_display()))
             return redirect("annotate:analysis_run", analysis_id=run.pk)
     else:
-        initial = _initial(kind.value)
-        if about is not None:
-            initial["response_set"] = about
+        initial = _initial(kind.value, about)
         form = form_class(query or None, initial=initial)
     stored, chosen = None, _chosen(kind.value, form)
     if chosen is not None:

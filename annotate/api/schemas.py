@@ -300,7 +300,9 @@ class Report(BaseModel):
     study: dict[str, Any]
     run: dict[str, Any]
     parameters: dict[str, Any] = Field(description="what the report was computed with: study, scoring_run, "
-                                       "min_votes, tie_rule, label_key, label_direction, n_boot, bootstrap_seed")
+                                       "min_votes, tie_rule, label_key, label_direction, n_boot, bootstrap_seed, "
+                                       "scale_n_boot (the human scale's replicates: n_boot, at most 200), "
+                                       "label_n_boot (the label analysis's own)")
 
 
 class Judgment(Schema):

@@ -35,6 +35,7 @@ _SURFACE = {
     "response_set_names_loaded": "annotate.catalog.selectors.catalog",
     "response_sets_loaded": "annotate.catalog.selectors.catalog",
     "response_sets_visible": "annotate.catalog.selectors.catalog",
+    "subject_names": "annotate.catalog.selectors.catalog",
     "subjects_by_name": "annotate.catalog.selectors.catalog",
     "CompactMatrix": "annotate.catalog.selectors.matrix",
     "NO_SUBJECT": "annotate.catalog.selectors.matrix",

@@ -92,6 +92,8 @@ REPORT_PARAM_LABELS = {
     "label_direction": "label direction",
     "n_boot": "bootstrap resamples",
     "bootstrap_seed": "bootstrap seed",
+    "scale_n_boot": "bootstrap resamples of the human scale",
+    "label_n_boot": "bootstrap resamples of the label analysis",
 }
 #: Values of ``label_direction``.
 LABEL_DIRECTION_LABELS = {"higher_is_harder": "higher is harder", "lower_is_harder": "lower is harder"}

@@ -45,6 +45,25 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern), 
 ))
 
 
+#: A message's first word that is prose (capitalised at the start of a sentence); anything else
+#: there is an echoed name (a file "big.csv", a dataset "mmlu-pro", an identifier "n_pairs") and keeps its case.
+_PROSE_WORD = re.compile(r"^[a-z]+(?=[\s,;:]|$)")
+
+
+def sentence_start(message: str) -> str:
+    """``message`` with its first letter capitalised, unless it opens with an echoed name.
+
+    A name the user gave (a file's, a dataset's) is shown as given: only a
+    first word of plain lower-case letters is capitalised.
+
+    Examples
+    --------
+    >>> sentence_start("cannot tell the format of big.csv"), sentence_start("big.csv is 60 bytes")
+    ('Cannot tell the format of big.csv', 'big.csv is 60 bytes')
+    """
+    return message[:1].upper() + message[1:] if _PROSE_WORD.match(message) else message
+
+
 def _label_of(form: forms.BaseForm, name: str) -> str:
     field = form.fields[name]
     return str(field.label) if field.label else pretty_name(name)
@@ -77,7 +96,7 @@ def service_error_words(form: forms.BaseForm, error: Exception | str) -> tuple[s
         The name of the form's field the message names first (None when it
         names none), and the message with every field identifier replaced by
         the field's label, ``>=``-style shorthand in words, and its first
-        letter capitalised.
+        letter capitalised unless it opens with an echoed name (:func:`sentence_start`).
 
     Examples
     --------
@@ -107,7 +126,7 @@ def service_error_words(form: forms.BaseForm, error: Exception | str) -> tuple[s
         message = pattern.sub(replace, message)
     for pattern, words in _PHRASES:
         message = pattern.sub(words, message)
-    message = message[:1].upper() + message[1:]
+    message = sentence_start(message)
     return (min(found)[1] if found else None), message
 
 

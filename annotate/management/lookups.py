@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from annotate.catalog import dataset_names, datasets_by_name, subjects_by_name
+from annotate.catalog import dataset_names, datasets_by_name, subject_names, subjects_by_name
+from annotate.core import unknown_name
 from annotate.models import Dataset, ScoringRun, Study, Subject
 from annotate.runs import scoring_run_get
 from annotate.studies import study_get_by_key, user_get_by_username
 
 NO_STUDY = "no study named or numbered {key!r}"
 NO_RUN = "no scoring run with id {run_id}"
-NO_DATASETS = "unknown dataset(s) {missing}; known: {known}"
-NO_SUBJECTS = "unknown subject(s) {missing}"
 NO_OWNER = "--owner must name an existing user; no user {value!r}"
 OWNER_HELP = "the researcher who owns the study (default: none; then only staff see it)"
 
@@ -51,7 +50,8 @@ def datasets_from_option(names: list[str]) -> list[Dataset]:
     found = datasets_by_name(names=names)
     missing = [n for n in names if n not in found]
     if missing:
-        raise CommandError(NO_DATASETS.format(missing=missing, known=dataset_names()))
+        known = dataset_names()
+        raise CommandError(" | ".join(unknown_name(kind="dataset", name=n, known=known) for n in missing))
     return [found[n] for n in names]
 
 
@@ -60,5 +60,6 @@ def subjects_from_option(names: list[str]) -> list[Subject]:
     found = subjects_by_name(names=names)
     missing = [n for n in names if n not in found]
     if missing:
-        raise CommandError(NO_SUBJECTS.format(missing=missing))
+        known = subject_names()
+        raise CommandError(" | ".join(unknown_name(kind="subject", name=n, known=known) for n in missing))
     return [found[n] for n in names]

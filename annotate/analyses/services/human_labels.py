@@ -9,7 +9,8 @@ names and renders.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,15 @@ Progress = Callable[[float, str], None]
 REASON_NO_LABEL = "no question of scoring run {run} has a usable {label!r} label"
 ERR_UNKNOWN_KEY = ("response set {response_set} has no question metadata column {key!r} with a usable label; "
                    "valid: {valid}")
+#: Words of a metadata column's name that mark it as a difficulty label: the human-label page
+#: offers such a column first. A name is cut into words at non-letters and at lower-to-upper case
+#: changes ("mmlu_level", "DifficultyLevel", "grade-band").
+DIFFICULTY_WORDS = frozenset({"level", "levels", "difficulty", "difficult", "hard", "hardness", "grade", "grades",
+                              "tier", "complexity"})
+#: Words that mark a column as an answer, an option or an identifier: never offered first, whatever
+#: else its name says ("answer_index", "option_level", "level_id").
+NOT_LABEL_WORDS = frozenset({"answer", "answers", "option", "options", "choice", "choices", "correct", "gold",
+                             "target", "key", "id", "ids", "index", "idx", "number", "num", "position", "pos"})
 HIGHER_HARDER = "higher = harder"
 HIGHER_EASIER = "higher = easier"
 
@@ -97,6 +107,48 @@ def label_keys(*, response_set: ResponseSet) -> list[LabelKey]:
             c[1] += not (isinstance(raw, str) and raw.strip().lower() in MMLU_LEVELS)
     return [LabelKey(key=k, n_questions=len(metadata), n_labelled=c[0], kind="numeric" if c[1] == c[0] else "ordinal")
             for k, c in sorted(counts.items())]
+
+
+def _name_words(key: str) -> set[str]:
+    """The lower-case words of a column name, cut at non-letters and at lower-to-upper case changes."""
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", key)}
+
+
+def label_key_default(keys: Sequence[LabelKey]) -> str | None:
+    """The metadata key a human-label form offers first, or None (the researcher chooses).
+
+    A key is a candidate when a word of its name is in :data:`DIFFICULTY_WORDS`
+    and none is in :data:`NOT_LABEL_WORDS`; of several, the one with the most
+    labelled questions, then the first by name. A column is never offered
+    first only because it is numeric: a position of the correct option
+    (``answer_index``) is numeric and no difficulty.
+
+    Parameters
+    ----------
+    keys : sequence of LabelKey
+        The usable keys (:func:`label_keys`).
+
+    Returns
+    -------
+    str or None
+        ``"metadata:<key>"``, or None when no key's name says difficulty.
+
+    Examples
+    --------
+    >>> keys = [LabelKey("answer_index", 10, 10, "numeric"), LabelKey("mmlu_level", 10, 6, "ordinal")]
+    >>> label_key_default(keys), label_key_default(keys[:1])
+    ('metadata:mmlu_level', None)
+    """
+    fits = [k for k in keys if _name_words(k.key) & DIFFICULTY_WORDS and not _name_words(k.key) & NOT_LABEL_WORDS]
+    if not fits:
+        return None
+    best = min(fits, key=lambda k: (-k.n_labelled, k.key))
+    return f"metadata:{best.key}"
+
+
+def label_default(*, response_set: ResponseSet | None) -> str | None:
+    """The label the human-label page offers first for ``response_set`` (:func:`label_key_default`), or None."""
+    return None if response_set is None else label_key_default(label_keys(response_set=response_set))
 
 
 def check_label(*, response_set: ResponseSet, label: str) -> None:

@@ -26,7 +26,12 @@ import numpy as np
 
 from annotate.catalog.loaders.base import LoadError, Problem
 from annotate.catalog.loaders.model_names import OPEN_WEIGHT, PROPRIETARY, UNKNOWN
-from annotate.core import loads_bounded
+from annotate.core import (  # the CSV messages every reader of the site shares
+    SEMICOLON_SEPARATED,
+    csv_error_words,
+    csv_separator,
+    loads_bounded,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,14 +52,9 @@ EMPTY_FILE = "the file is empty; expected a header row"
 UTF16_BOM = "the file starts with a {encoding} byte-order mark; save it as UTF-8 (a UTF-8 byte-order mark is fine)"
 NOT_UTF8 = "the file is not UTF-8 text (byte 0x{byte:02x} at offset {offset}); save it as UTF-8"
 NUL_CHARACTER = "the line holds a NUL character (byte 0x00 or \\u0000), which a database text field cannot store"
-SEMICOLON_SEPARATED = (
-    "the header is separated by ';'; save the file as comma-separated (CSV) with a decimal point (0.5, not 0,5)"
-)
 BLANK_COLUMN_NAME = "column {position} of the header has no name"
 DUPLICATE_COLUMN = "column {name!r} appears more than once in the header (columns {positions})"
-MALFORMED_ROW = "row has {found} fields but the header has {expected}"
 LONGER_THAN_HEADER = "a data row has more fields than the header"
-CSV_ERROR = "cannot read the file as CSV: {detail}"
 FIELD_TOO_LONG = (
     "field {position} of the header is {length:,} characters long; a CSV field may hold at most {limit:,} characters"
 )
@@ -63,10 +63,13 @@ NO_DATASET = (
     "there is no dataset column (or it is blank on every row) and no default dataset was given; "
     "pass --dataset (command) or fill the Dataset field (admin)"
 )
-NO_SUBJECT_NOTE = (
-    "{file}: no subject column: questions have no subject, so no study can be made from them until subjects "
+#: What :data:`NO_SUBJECT_NOTE` says after the file's name: a load plan, which knows the stored
+#: questions' subjects, finds the parser's note by it and judges it again.
+NO_SUBJECT_TAIL = (
+    "no subject column: questions have no subject, so no study can be made from them until subjects "
     "are loaded (give --questions with --subject-column, or a questions file and the subject column in the admin)"
 )
+NO_SUBJECT_NOTE = "{file}: " + NO_SUBJECT_TAIL
 WRONG_FIRST_COLUMN = "expected the first column to be {expected!r}, followed by one column per model; found {found}"
 NO_MODEL_COLUMNS = "expected one column per model after {expected!r}; found only {found}"
 MISSING_COLUMNS = "missing column(s) {missing}; expected {expected}; found {found}"
@@ -106,7 +109,6 @@ FORMAT_DETECTED_NOTE = "{file}: format detected as {file_format!r} from the {rea
 _NAN_WORDS = {"nan", "+nan", "-nan"}
 _RAW_DECODE = json.JSONDecoder().raw_decode  # what json.loads runs, without its whitespace checks
 _DECIMAL_COMMA = re.compile(r"^[+-]?\d*,\d+$")
-_PANDAS_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 
 
 class _Problems:
@@ -352,15 +354,10 @@ def _csv_head(file: str, text: str, lines: Iterator[str], problems: _Problems) -
     first = next(lines, "")
     first_line = first[:-1] if first.endswith("\n") else first
     lines = itertools.chain([first], lines)
-    if "," in first_line:
-        sep = ","
-    elif "\t" in first_line:
-        sep = "\t"
-    elif ";" in first_line:
+    sep = csv_separator(first_line)
+    if sep == ";":
         problems.add(file, SEMICOLON_SEPARATED, row=1)
         return None
-    else:
-        sep = ","
     try:
         header = [name.strip() for name in next(csv.reader(lines, delimiter=sep))]
     except csv.Error as exc:
@@ -372,7 +369,7 @@ def _csv_head(file: str, text: str, lines: Iterator[str], problems: _Problems) -
                 message = HEADER_FIELD_TOO_LONG.format(limit=CSV_FIELD_LIMIT)
             problems.add(file, message, row=1)
         else:
-            problems.add(file, CSV_ERROR.format(detail=str(exc).strip()), row=1)
+            problems.add(file, csv_error_words(str(exc), text=first, sep=sep, record=0)[0], row=1)
         return None
     ok = header_names_ok(header, file, problems)
     if not ok:
@@ -412,12 +409,9 @@ def _read_csv(path: Path, problems: _Problems, *, cells: type = str) -> _Table |
         problems.add(file, LONGER_THAN_HEADER, row=2)
         return None
     except pd.errors.ParserError as exc:
-        match = _PANDAS_FIELDS.search(str(exc))
-        if match:
-            expected, line, found = (int(g) for g in match.groups())
-            problems.add(file, MALFORMED_ROW.format(found=found, expected=expected), row=line)
-        else:
-            problems.add(file, CSV_ERROR.format(detail=str(exc).strip()))
+        text = head.text or head.data.decode("utf-8-sig", errors="replace")  # checked as UTF-8 already
+        message, row = csv_error_words(str(exc), text=text, sep=head.sep)
+        problems.add(file, message, row=row)
         return None
     rows = np.arange(len(frame), dtype=np.int64) + 2
     if len(frame):

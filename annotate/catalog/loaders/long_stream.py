@@ -59,7 +59,6 @@ from annotate.catalog.loaders._tabular_common import (
     BLANK_MODEL,
     BLANK_QUESTION_ID,
     CONFLICTING_DUPLICATE,
-    CSV_ERROR,
     EXACT_DUPLICATES_NOTE,
     JSON_BAD_ID,
     JSON_INVALID,
@@ -81,7 +80,7 @@ from annotate.catalog.loaders._tabular_common import (
 from annotate.catalog.loaders.base import QUESTION_COLUMNS
 from annotate.catalog.loaders.dense import DenseCells
 from annotate.catalog.loaders.wide_stream import _snap
-from annotate.core import loads_bounded, max_json_depth
+from annotate.core import csv_error_words, loads_bounded, max_json_depth
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -508,7 +507,8 @@ def csv_refused(path: Path, problems: _Problems, detail: str) -> None:
     """
     n_items = len(problems.items)
     if _read_csv(path, problems) is not None or len(problems.items) == n_items:  # pragma: no cover - defensive
-        problems.add(path.name, CSV_ERROR.format(detail=detail.strip()))
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        problems.add(path.name, csv_error_words(detail, text=text)[0])
 
 
 # --- JSON Lines ------------------------------------------------------------------------------

@@ -87,7 +87,6 @@ from annotate.catalog.loaders._tabular_common import (
     CREDIT_NOT_A_NUMBER,
     CREDIT_NOT_FINITE,
     CREDIT_OUT_OF_RANGE,
-    CSV_ERROR,
     CSV_FIELD_LIMIT,
     DUPLICATE_COLUMN,
     EMPTY_FILE,
@@ -106,13 +105,13 @@ from annotate.catalog.loaders._tabular_common import (
     JSON_MISSING_KEY,
     JSON_NOT_OBJECT,
     LONGER_THAN_HEADER,
-    MALFORMED_ROW,
     MAX_PROBLEMS,
     MISSING_COLUMNS,
     NO_DATASET,
     NO_MODEL_COLUMNS,
     NO_RESPONSES,
     NO_SUBJECT_NOTE,
+    NO_SUBJECT_TAIL,
     NOT_UTF8,
     NOTE_NAMES_LIMIT,
     NUL_CHARACTER,
@@ -165,6 +164,7 @@ from annotate.catalog.loaders.metadata import (
 )
 from annotate.catalog.loaders.names import finish_parsed
 from annotate.catalog.loaders.wide_stream import read_wide_stream
+from annotate.core import CSV_ERROR, MALFORMED_ROW  # re-exported: the loaders' messages, in one list
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -213,6 +213,7 @@ __all__ = [
     "NO_MODEL_COLUMNS",
     "NO_RESPONSES",
     "NO_SUBJECT_NOTE",
+    "NO_SUBJECT_TAIL",
     "PARAMETERS_LABEL_NOTE",
     "QUESTIONS_FILE_CONFLICT",
     "QUOTED_VALUE_LIMIT",

@@ -195,6 +195,11 @@ def dataset_names() -> list[str]:
     return list(Dataset.objects.order_by("name").values_list("name", flat=True))
 
 
+def subject_names() -> list[str]:
+    """Every subject's name, sorted."""
+    return list(Subject.objects.order_by("name").values_list("name", flat=True))
+
+
 def model_ids_by_name(*, names: Iterable[str]) -> dict[str, int]:
     """Ids of the language models among ``names`` that exist (name -> id)."""
     return dict(LanguageModel.objects.filter(name__in=list(names)).values_list("name", "id"))

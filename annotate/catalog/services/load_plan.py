@@ -30,7 +30,7 @@ from annotate.catalog.loaders.base import (
 )
 from annotate.catalog.loaders.harness import FORMATS as HARNESS_FORMATS
 from annotate.catalog.loaders.model_names import infer_from_model_name
-from annotate.catalog.loaders.tabular import shorten_quoted
+from annotate.catalog.loaders.tabular import NO_SUBJECT_TAIL, shorten_quoted
 from annotate.catalog.selectors.catalog import (
     catalog_stamp,
     dataset_ids_by_name,
@@ -65,6 +65,10 @@ if TYPE_CHECKING:
 
 
 PREVIEW_ROWS = 10
+SOME_WITHOUT_SUBJECT_NOTE = (
+    "{file}: no subject column: {n:,} of {total:,} questions will have no subject (neither in the file nor stored), "
+    "so no study can be made from those; the others keep their stored subjects"
+)
 
 
 ALREADY_LOADED = "these files were already loaded as response set {existing!r} (id {pk}); nothing was written"
@@ -622,6 +626,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
                 model=record["name"], field=field_name, stored=_plain(stored_value), given=_plain(given))))
     if problems:
         raise _load_error(problems)
+    notes = _subject_notes(parsed.notes, keyed)
 
     subjects_by_question = questions.set_index(["dataset", "external_id"])["subject"]
     cells = parsed.cells
@@ -667,7 +672,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         new_dataset_names=tuple(new_datasets),
         new_subject_names=tuple(new_subjects),
         new_model_names=tuple(new_models["name"].tolist()),
-        notes=tuple(parsed.notes),
+        notes=notes,
         first_rows=first_rows,
         text_formats=tuple(
             DatasetTextFormat(dataset=dataset, suggestion=suggestion, stored=stored_formats.get(dataset))
@@ -686,6 +691,29 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         new_models=new_models,
         superseded_name=name if supersedes else None,
     )
+
+
+def _subject_notes(notes: list[str], keyed: pd.DataFrame) -> tuple[str, ...]:
+    """The parser's notes, its "no subject" note judged as the questions will be after the load.
+
+    The parser sees only the files; a question already stored keeps its stored
+    subject. The note stays when no question will have a subject, becomes
+    ``SOME_WITHOUT_SUBJECT_NOTE`` when some will, and goes when all will.
+    ``keyed``: the upload's questions with their stored ``subject_db`` (NaN for new ones).
+    """
+    def named(values) -> np.ndarray:
+        return np.array([isinstance(v, str) and v != "" for v in values], dtype=bool)
+
+    with_subject = named(keyed["subject"]) | named(keyed["subject_db"])
+    out = []
+    for note in notes:
+        if note.endswith(NO_SUBJECT_TAIL) and with_subject.any():
+            if with_subject.all():
+                continue
+            note = SOME_WITHOUT_SUBJECT_NOTE.format(file=note[:-len(NO_SUBJECT_TAIL)].removesuffix(": "),
+                                                    n=int((~with_subject).sum()), total=len(with_subject))
+        out.append(note)
+    return tuple(out)
 
 
 def _cell_diagnostics(responses: pd.DataFrame) -> dict[str, int]:

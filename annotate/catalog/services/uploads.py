@@ -56,6 +56,7 @@ from annotate.catalog.selectors.catalog import response_set_by_checksum
 from annotate.catalog.services.load_plan import ALREADY_LOADED, LoadPlan, LoadPreview
 from annotate.catalog.services.loading import Progress, response_set_load, response_set_plan
 from annotate.catalog.services.name_variants import MERGE_OPTION
+from annotate.core import csv_separator
 from annotate.models import ResponseSet
 
 UPLOAD_TOO_LARGE = "the upload is larger than {limit:,} bytes (EIP_UPLOAD_MAX_BYTES); nothing was loaded"
@@ -362,7 +363,7 @@ def upload_check_limits(*, source: UploadSource, options: UploadOptions) -> None
         if rows > max_cells():
             raise LoadError([Problem(file=responses.name, message=TOO_MANY_ROWS.format(rows=rows, limit=max_cells()))])
         return
-    sep = "," if "," in header else "\t" if "\t" in header else ","
+    sep = csv_separator(header)
     n_fields = len(header.split(sep))
     n_models = max(n_fields - 1 - len(options.keep_columns) - (options.subject_column is not None), 1)
     n_questions = max(lines - 1, 0)

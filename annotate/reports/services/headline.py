@@ -147,9 +147,12 @@ def _label_panel(report: AlignmentReport) -> ForestPanel | None:
                               value=first["agreement"], low=None if not ci else ci[0], high=None if not ci else ci[1],
                               n=first["n_pairs"], undefined_reason=None if first["agreement"] is not None
                               else "no scored pair"))
-    return ForestPanel(key=PANEL_LABEL, title=f"With the label {labels.key!r}",
-                       axis=f"agreement with the label {labels.key!r} (%)", percent=True, rows=tuple(rows),
-                       note="same-subject pairs of labelled questions whose labels differ; bootstrap interval")
+    # run-wide (the human-label analysis of the run), so the same on every study of the run: said in the title
+    return ForestPanel(key=PANEL_LABEL, title=f"With the label {labels.key!r} (whole run)",
+                       axis=f"agreement with the label {labels.key!r}, every labelled question of the run (%)",
+                       percent=True, rows=tuple(rows),
+                       note=f"every labelled question of scoring run {report.run.id}, not only this study's, and no "
+                            "judgment of this study: same-subject pairs whose labels differ; bootstrap interval")
 
 
 def mcnemar_p_exact(b: int, c: int) -> Fraction:

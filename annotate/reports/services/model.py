@@ -724,7 +724,11 @@ class AlignmentReport(_Json):
         Keys: ``study``, ``scoring_run``, ``min_votes``, ``tie_rule``,
         ``label_key`` (the label used, given or autodetected; None when none),
         ``label_direction`` (``"higher_is_harder"`` or ``"higher_is_easier"``; None without a label),
-        ``n_boot``, ``bootstrap_seed``.
+        ``n_boot``, ``bootstrap_seed``; ``scale_n_boot``: the replicates behind the
+        human scale's intervals and its correlations (``n_boot``, at most
+        :data:`~annotate.reports.services.scale.MAX_BOOT`: each replicate refits the
+        scale; None without a fitted scale); ``label_n_boot``: the replicates of the
+        label analysis (its own setting, the human-label analysis's; None without one).
         """
         return {
             "study": self.study.id, "scoring_run": self.run.id, "min_votes": self.params.min_votes,
@@ -732,6 +736,9 @@ class AlignmentReport(_Json):
             "label_direction": None if not self.labels.key else (
                 LABEL_DIRECTION if self.params.label_higher_is_harder else LABEL_DIRECTION_EASIER),
             "n_boot": self.params.n_boot, "bootstrap_seed": self.params.bootstrap_seed,
+            "scale_n_boot": self.human_scale.n_boot if self.human_scale is not None and self.human_scale.available
+            else None,
+            "label_n_boot": (self.labels.analysis or {}).get("n_boot") if self.labels.key else None,
         }
 
     def to_json(self, *, pairs_offset: int = 0, pairs_limit: int | None = None) -> dict[str, Any]:

@@ -229,7 +229,8 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
         f"- consensus: min_votes {p.min_votes}, tie rule {p.tie_rule!r}; {p.method_tie_rule}",
         "- parameters (also parameters.json, report.json's `parameters`, the last columns of every table CSV and "
         f"the download's file name): {json.dumps(typed.parameters(), ensure_ascii=False)}",
-        f"- bootstrap: {p.n_boot} replicates, seed {p.bootstrap_seed}, {p.ci_level:.0%} percentile intervals",
+        f"- bootstrap: {p.n_boot} replicates, seed {p.bootstrap_seed}, {p.ci_level:.0%} percentile intervals"
+        + _other_boots(typed.parameters()),
         "- difficulty label key: " + (
             f"{typed.labels.key!r} ({'autodetected' if typed.labels.autodetected else 'given'})"
             if typed.labels.key else f"none ({typed.labels.undefined_reason})"),
@@ -270,6 +271,17 @@ def report_files(report: AlignmentReport | dict, judgments: Sequence[dict]) -> d
     files["parameters.json"] = parameters_json(typed)
     files["codebook.md"] = codebook(typed)
     return files
+
+
+def _other_boots(parameters: dict) -> str:
+    """The bootstrap settings besides ``n_boot`` that some tables' intervals use, said beside it."""
+    parts = []
+    if parameters.get("scale_n_boot") is not None:
+        parts.append(f"{parameters['scale_n_boot']} for the human scale and its correlations (scale_n_boot: "
+                     "at most 200, as each replicate refits the scale)")
+    if parameters.get("label_n_boot") is not None:
+        parts.append(f"{parameters['label_n_boot']} for the label analysis (label_n_boot: its own setting)")
+    return "; " + "; ".join(parts) if parts else ""
 
 
 def report_zip(report: AlignmentReport | dict, judgments: Sequence[dict]) -> bytes:

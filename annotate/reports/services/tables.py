@@ -443,8 +443,9 @@ def label_analysis_table(report: AlignmentReport) -> Table:
         notes.append(f"No label analysis: {labels.undefined_reason}.")
     return Table(
         key="labels_analysis",
-        title=(f"Against the human difficulty label {labels.key!r}: every labelled question" if labels.key
-               else "Human difficulty label: every labelled question"),
+        title=(f"Against the human difficulty label {labels.key!r}: every labelled question of the run "
+               "(not only this study's)" if labels.key
+               else "Human difficulty label: every labelled question of the run (not only this study's)"),
         columns=(
             _METHOD, _METHOD_LABEL,
             Column("margin", "Margin", "label units", "a pair counts when its labels differ by more than this"),
@@ -679,11 +680,17 @@ PARAMETER_COLUMNS = {
     "tie_rule": ("how an exact vote tie is resolved: evaluator_weight or none", ""),
     "label_key": ("question metadata key of the human difficulty label; blank = no label", ""),
     "label_direction": ("how the label is read: higher_is_harder or higher_is_easier; blank = no label", ""),
-    "n_boot": ("bootstrap replicates of the intervals", COUNT),
+    "n_boot": ("bootstrap replicates of the intervals on pairs (agreement, kappa, consensus, groups)", COUNT),
     "bootstrap_seed": ("seed of the bootstrap", ""),
+    "scale_n_boot": ("bootstrap replicates of the human scale's intervals and of its correlations with the methods "
+                     "(human_scale*, crowd scale correlations): n_boot, at most 200, as each replicate refits the "
+                     "scale; blank = no scale", COUNT),
+    "label_n_boot": ("bootstrap replicates of the label analysis (labels_analysis): its own setting, the "
+                     "human-label analysis's; blank = no label", COUNT),
 }
 PARAMETERS_NOTE = ("The last columns (study, scoring_run, min_votes, tie_rule, label_key, label_direction, n_boot, "
-                   "bootstrap_seed) repeat the parameters the report was computed with, the same on every row.")
+                   "bootstrap_seed, scale_n_boot, label_n_boot) repeat the parameters the report was computed with, "
+                   "the same on every row and in every table of the download.")
 
 
 def with_parameters(table: Table, parameters: dict) -> Table:

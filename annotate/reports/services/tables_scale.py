@@ -70,7 +70,7 @@ def human_scale_summary_table(report: AlignmentReport) -> Table:
                  dec(hs.split_half, "no split had 3 questions judged in both halves with varying values"),
                  dec(hs.split_half_spearman, "no split had 3 questions judged in both halves with varying values"),
                  count(hs.n_evaluators_flagged), count(hs.n_questions_flagged), dec(hs.misfit_threshold),
-                 dec(hs.penalty), count(hs.n_boot), count(hs.n_splits), text(hs.reliability_note)),)
+                 dec(hs.penalty), count(hs.n_splits), text(hs.reliability_note)),)
     notes = [HUMAN_SCALE_NOTE, *(hs.warnings if hs is not None else ())]
     if hs is not None and hs.reliability_note:
         notes.append(f"{hs.reliability_note}.")
@@ -94,8 +94,6 @@ def human_scale_summary_table(report: AlignmentReport) -> Table:
             Column("misfit_threshold", "Misfit threshold", "mean square",
                    "infit mean square above which a flag is set"),
             Column("penalty", "Penalty", "", "ridge penalty on the logits"),
-            Column("scale_n_boot", "Bootstrap", COUNT,
-                   "bootstrap replicates of the scale (evaluators resampled, scale refitted; at most 200)"),
             Column("n_splits", "Splits", COUNT, "random evaluator halves behind split-half"),
             Column("reliability_note", "Reliability note", "",
                    "which reliability to trust (adaptive studies: split-half, as adaptivity inflates SSR); "

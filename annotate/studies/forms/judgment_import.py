@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django import forms
 
+from annotate.core import sentence_start
 from annotate.models import ScoringRun
 from annotate.studies.forms.studies import RunChoiceField
 from annotate.studies.selectors.study_scope import scoring_runs_finished
@@ -53,7 +54,7 @@ class JudgmentImportForm(forms.Form):
                 files.append(import_file_read(name=str(upload.name), size=upload.size, read=upload.read,
                                               format=data.get("format") or None, group=group))
             except ValueError as error:
-                self.add_error(f"file_{k}", f"{str(error)[:1].upper()}{str(error)[1:]}.")
+                self.add_error(f"file_{k}", f"{sentence_start(str(error))}.")  # the file's name as uploaded
         if not files and not self.errors:
             raise forms.ValidationError(ERR_NO_FILE)
         data["files"] = files

@@ -248,3 +248,18 @@ def derive_prerequisites_missing() -> tuple[bool, bool]:
     from annotate.reports import response_sets_human_queryset
 
     return not response_sets_human_queryset().exists(), not scoring_runs_finished().exists()
+
+
+def import_example_questions() -> tuple[str, str, str] | None:
+    """Two questions of one dataset of the newest finished run, as (dataset name, id, id), for the
+    judgment-import page's example; None when no finished run has two questions of one dataset."""
+    run = scoring_runs_finished().first()
+    if run is None:
+        return None
+    rows = list(QuestionResult.objects.filter(run=run).order_by("question_id")
+                .values_list("question__dataset__name", "question__external_id")[:50])
+    for dataset, first in rows:
+        second = next((q for d, q in rows if d == dataset and q != first), None)
+        if second is not None:
+            return dataset, first, second
+    return None

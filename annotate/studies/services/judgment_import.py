@@ -41,9 +41,7 @@ imported twice.
 """
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import math
 from collections.abc import Callable
@@ -56,7 +54,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from annotate.core import column_value_problem
+from annotate.core import (
+    SEMICOLON_SEPARATED,
+    CsvTextError,
+    column_value_problem,
+    csv_rows,
+    csv_separator,
+    unknown_name,
+)
 from annotate.models import (
     Choice,
     Dataset,
@@ -90,6 +95,7 @@ ERR_FILE_EXTENSION = ("cannot tell the format of {name} from its extension (.csv
 
 PROBLEM = "{file}, row {row}, column {column}: {message}"
 ERR_MISSING_COLUMNS = "missing column(s) {missing}; the header must name {required}"
+ERR_NO_HEADER = "the file is empty; expected a header row"
 ERR_BLANK = "blank; a value is required"
 ERR_HARDER = "{value!r} is not a, b or skip"
 ERR_SECONDS = "{value!r} is not a number >= 0"
@@ -116,6 +122,11 @@ ERR_TWO_GROUPS = ("evaluator {evaluator!r} is in group {group!r} here but in gro
                   "row {first}; an evaluator belongs to one group")
 ERR_JSON = "not a JSON object: {detail}"
 ERR_LS_TOP = "a Label Studio export is a JSON list of tasks; {detail}"
+ERR_LS_NOT_TASK = ("not a Label Studio task (an object with a 'data' object and an 'annotations' list); "
+                   "found {found}")
+ERR_LS_NOT_ANNOTATION = "not a Label Studio annotation (an object); found {found}"
+#: Characters of a JSON value a message shows.
+SHOWN_CHARS = 60
 ERR_LS_SELECTED = "{value!r} is not left or right"
 ERR_LS_NO_RESULT = "no pairwise result and not cancelled"
 ERR_FORMAT = "format must be one of {formats}; got {value!r}"
@@ -278,19 +289,32 @@ def _decode(f: ImportFile) -> str:
 
 
 def _parse_csv(f: ImportFile, problems: list[str]) -> list[_Row]:
-    reader = csv.DictReader(io.StringIO(_decode(f), newline=""))
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    missing = [c for c in REQUIRED if c not in header]
-    if missing:
-        problems.append(_problem(f.name, 1, ", ".join(missing),
-                                 ERR_MISSING_COLUMNS.format(missing=missing, required=list(REQUIRED))))
+    text = _decode(f)
+    sep = csv_separator(text.split("\n", 1)[0])
+    if sep == ";":  # the separator is said, not six columns "missing" (the response uploads say the same)
+        problems.append(_problem(f.name, 1, "-", SEMICOLON_SEPARATED))
         return []
-    reader.fieldnames = header
-    rows = []
-    for number, record in enumerate(reader, start=2):
-        row = _record(f.name, number, record, f.group, problems)
-        if row is not None:
-            rows.append(row)
+    rows: list[_Row] = []
+    header: list[str] = []
+    try:
+        for number, fields in csv_rows(text, sep=sep):
+            if number == 1:
+                header = [h.strip() for h in fields]
+                missing = [c for c in REQUIRED if c not in header]
+                if missing:
+                    problems.append(_problem(f.name, 1, ", ".join(missing), ERR_MISSING_COLUMNS.format(
+                        missing=missing, required=list(REQUIRED))))
+                    return []
+                continue
+            if not fields:  # a blank line
+                continue
+            row = _record(f.name, number, dict(zip(header, fields, strict=False)), f.group, problems)
+            if row is not None:
+                rows.append(row)
+    except CsvTextError as error:
+        problems.append(_problem(f.name, error.row or "-", "-", error.message))
+    if not header:
+        problems.append(_problem(f.name, 1, "-", ERR_NO_HEADER))
     return rows
 
 
@@ -330,8 +354,16 @@ def _parse_label_studio(f: ImportFile, problems: list[str]) -> list[_Row]:
         return []
     rows = []
     for t, task in enumerate(tasks, start=1):
-        data = task.get("data", {}) if isinstance(task, dict) else {}
-        for k, annotation in enumerate(task.get("annotations", []) if isinstance(task, dict) else [], start=1):
+        refused = _not_a_task(task)
+        if refused is not None:  # said with its position and what is there, as a CSV's row and column
+            problems.append(_problem(f.name, f"task {t}", refused[0], ERR_LS_NOT_TASK.format(found=refused[1])))
+            continue
+        data = task["data"]
+        for k, annotation in enumerate(task["annotations"], start=1):
+            if not isinstance(annotation, dict):
+                problems.append(_problem(f.name, f"task {t} (id {task.get('id')}), annotation {k}", "-",
+                                         ERR_LS_NOT_ANNOTATION.format(found=_shown(annotation))))
+                continue
             where = f"task {t} (id {task.get('id')}), annotation {k}"
             record = {**{c: data.get(c) for c in ("dataset_a", "question_a", "dataset_b", "question_b")},
                       "evaluator": _annotator(annotation.get("completed_by")),
@@ -356,6 +388,25 @@ def _parse_label_studio(f: ImportFile, problems: list[str]) -> list[_Row]:
     return rows
 
 
+def _shown(value: object) -> str:
+    """A JSON value as found, for a message: its JSON text, cut to ``SHOWN_CHARS``."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
+
+
+def _not_a_task(task: object) -> tuple[str, str] | None:
+    """(column, what was found) when ``task`` is not a Label Studio task, else None."""
+    if not isinstance(task, dict):
+        return "-", _shown(task)
+    if not isinstance(task.get("data"), dict):
+        return "data", f"data {_shown(task.get('data'))}" if "data" in task else f"no data key (keys {sorted(task)})"
+    if not isinstance(task.get("annotations", []), list):
+        return "annotations", f"annotations {_shown(task['annotations'])}"
+    if "annotations" not in task:
+        return "annotations", f"no annotations key (keys {sorted(task)})"
+    return None
+
+
 _PARSERS = {"csv": _parse_csv, "jsonl": _parse_jsonl, "label-studio": _parse_label_studio}
 
 
@@ -369,14 +420,21 @@ def _digest(files: list[ImportFile]) -> str:
 def _questions(rows: list[_Row], problems: list[str]) -> dict[tuple[str, str], Question]:
     keys = {k for r in rows for k in (r.a, r.b)}
     found: dict[tuple[str, str], Question] = {}
+    found_datasets = set(Dataset.objects.filter(name__in={k[0] for k in keys}).values_list("name", flat=True))
     ids = sorted({k[1] for k in keys})
     for start in range(0, len(ids), 5000):
         for q in Question.objects.filter(external_id__in=ids[start:start + 5000]).select_related("dataset"):
             if (q.dataset.name, q.external_id) in keys:
                 found[(q.dataset.name, q.external_id)] = q
+    unknown = {k[0] for k in keys} - found_datasets
+    stored_names = list(Dataset.objects.values_list("name", flat=True)) if unknown else []
+    # an unknown dataset is said as such (with the stored name it likely meant), not blamed on the question id
+    said = {name: unknown_name(kind="dataset", name=name, known=stored_names) for name in unknown}
     for r in rows:
         for side, key in (("a", r.a), ("b", r.b)):
-            if key not in found:
+            if key[0] in said:
+                problems.append(_problem(r.file, r.row, f"dataset_{side}", said[key[0]]))
+            elif key not in found:
                 problems.append(_problem(r.file, r.row, f"question_{side}",
                                          ERR_UNKNOWN_QUESTION.format(question=key[1], dataset=key[0])))
         if r.a == r.b:

@@ -29,7 +29,11 @@ from annotate.studies.selectors.studies import (
     study_pool_size,
     study_scope_frozen,
 )
-from annotate.studies.selectors.study_scope import derive_prerequisites_missing, study_scope_counts
+from annotate.studies.selectors.study_scope import (
+    derive_prerequisites_missing,
+    import_example_questions,
+    study_scope_counts,
+)
 from annotate.studies.services.derived import PAIRING_RULE, derived_study_create, derived_study_preview
 from annotate.studies.services.judgment_import import MAX_PROBLEMS, JudgmentImportError, judgments_import
 from annotate.studies.services.scope import StudyScopeFrozenError
@@ -116,7 +120,8 @@ def study_import_page(request: HttpRequest) -> HttpResponse:
             return redirect("annotate:study_report", study_id=study.pk)
     return render(request, "annotate/judging/study_import.html",
                   {"form": form, "problems": problems, "more": max(0, len(problems) - MAX_PROBLEMS),
-                   "shown": problems[:MAX_PROBLEMS]}, status=400 if request.method == "POST" else 200)
+                   "shown": problems[:MAX_PROBLEMS], "example": import_example_questions()},
+                  status=400 if request.method == "POST" else 200)
 
 
 @study_access_required

@@ -57,7 +57,7 @@ pytestmark = pytest.mark.django_db
 QUESTIONS = (("alpha", "q1", 1, 10.0), ("alpha", "q2", 2, 30.0), ("beta", "q1", 3, 20.0), ("beta", "q2", 2, 40.0))
 PAIRS = ((0, 2), (1, 2), (0, 3))
 PARAMETER_KEYS = ["study", "scoring_run", "min_votes", "tie_rule", "label_key", "label_direction", "n_boot",
-                  "bootstrap_seed"]
+                  "bootstrap_seed", "scale_n_boot", "label_n_boot"]
 
 
 @pytest.fixture
@@ -196,9 +196,11 @@ def test_two_report_downloads_with_different_parameters_get_different_names_and_
     }
     values = {
         "first": {"study": study.pk, "scoring_run": run.pk, "min_votes": 1, "tie_rule": "evaluator_weight",
-                  "label_key": "level", "label_direction": "higher_is_harder", "n_boot": 30, "bootstrap_seed": 0},
+                  "label_key": "level", "label_direction": "higher_is_harder", "n_boot": 30, "bootstrap_seed": 0,
+                  "scale_n_boot": 30, "label_n_boot": 200},
         "second": {"study": study.pk, "scoring_run": run.pk, "min_votes": 2, "tie_rule": "none",
-                   "label_key": "level", "label_direction": "higher_is_harder", "n_boot": 50, "bootstrap_seed": 0},
+                   "label_key": "level", "label_direction": "higher_is_harder", "n_boot": 50, "bootstrap_seed": 0,
+                   "scale_n_boot": 50, "label_n_boot": 200},
     }
     for which, query in (("first", first), ("second", second)):
         stem, expected = stems[which], values[which]

@@ -79,7 +79,7 @@ def report(study):
 
 
 PARAMETER_COLUMNS = ["study", "scoring_run", "min_votes", "tie_rule", "label_key", "label_direction", "n_boot",
-                     "bootstrap_seed"]
+                     "bootstrap_seed", "scale_n_boot", "label_n_boot"]
 
 
 def test_the_report_csv_holds_table_2_with_numbers_and_reasons(study, report):
@@ -88,9 +88,9 @@ def test_the_report_csv_holds_table_2_with_numbers_and_reasons(study, report):
     rows = read_csv(report_csv(report))
     assert rows[0] == ["method", "method_label", "rater", "pseudonym", "agreement", "agreement_excluding_ties",
                        "n_pairs", "n_agree", "n_ties", "n_undefined", "kappa", *PARAMETER_COLUMNS]
-    # min_votes 1, tie rule evaluator_weight, no label, 100 replicates, seed 0 (the defaults)
+    # min_votes 1, ties evaluator_weight, no label, 100 replicates, seed 0 (defaults); scale 100, no label analysis
     assert {tuple(r[11:]) for r in rows[1:]} == {
-        (str(study.pk), str(study.scoring_run_id), "1", "evaluator_weight", "", "", "100", "0")}
+        (str(study.pk), str(study.scoring_run_id), "1", "evaluator_weight", "", "", "100", "0", "100", "")}
     eip = {r[2]: r for r in rows[1:] if r[0] == "eip"}
     # EIP: ada 100, bo 66.67, cy 33.33, dee 100; consensus 100, kappa 1
     assert [float(eip[v][4]) for v in ("V1", "V2", "V3", "V4", "consensus")] == pytest.approx(

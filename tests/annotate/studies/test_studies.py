@@ -200,7 +200,7 @@ def test_create_study_prints_the_full_invitation_url_under_the_given_base():
 
 def test_create_study_explains_user_mistakes():
     catalog = make_catalog(per_subject=3)
-    with pytest.raises(CommandError, match=r"unknown dataset\(s\) \['nope'\]"):
+    with pytest.raises(CommandError, match=r"^no dataset 'nope'; known: "):
         call_command("create_study", "--name", "x", "--datasets", "nope", stdout=StringIO())
     with pytest.raises(CommandError, match="only 6 distinct same-subject pairs"):
         call_command("create_study", "--name", "x", "--datasets", catalog.dataset.name, "--pairs", "70",
