@@ -56,7 +56,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from annotate.core import column_value_problem
+from annotate.core import column_name, column_value_problem
 from annotate.models import (
     Choice,
     Dataset,
@@ -100,7 +100,8 @@ SECONDS_MAX = 366 * 24 * 3600
 ERR_TIME = "{value!r} is not an ISO 8601 time"
 #: Longest group name (the column's limit), for the import form's field.
 GROUP_MAX_CHARS = Participation._meta.get_field("group").max_length
-#: The column each text of a row is stored in or looked up in: its characters and length are checked against it.
+#: The column each text of a row is stored in or looked up in: its characters (as a name or id) and length are
+#: checked against it.
 TEXT_COLUMNS = {
     "evaluator": (Participation, "platform_participant_id"),
     "group": (Participation, "group"),
@@ -217,7 +218,7 @@ def _record(file: str, row: object, record: dict, group: str, problems: list[str
                 bad = True
     values["group"] = group = _text(record.get("group")) or group
     for column, (model, field) in TEXT_COLUMNS.items():
-        problem = column_value_problem(values[column], model=model, field=field)
+        problem = column_value_problem(values[column], model=model, field=field, name=True)
         if problem is not None:
             problems.append(_problem(file, row, column, f"the value {problem}"))
             bad = True
@@ -419,6 +420,7 @@ def judgments_import(
     name = (name or "").strip()
     if not name:
         raise ValueError(ERR_NAME_BLANK)
+    name = column_name(name, model=Study, field="name", label="name")
     if Study.objects.filter(name=name).exists():
         raise ValueError(ERR_NAME.format(name=name))
     for f in files:
