@@ -85,6 +85,7 @@ REQUIRED = ("evaluator", "dataset_a", "question_a", "dataset_b", "question_b", "
 OPTIONAL = ("group", "submitted_at", "seconds")
 MAX_PROBLEMS = 50
 ERR_FILE_SIZE = "{name} is {size:,} bytes; at most {limit:,} are accepted"
+ERR_FILE_GROUP = "the group of {name} {problem}"
 ERR_FILE_EXTENSION = ("cannot tell the format of {name} from its extension (.csv, .jsonl, or .json for Label "
                       "Studio); choose the format ({formats})")
 
@@ -261,8 +262,12 @@ def import_file_read(*, name: str, size: int | None, read: Callable[[], bytes], 
     ------
     ValueError
         ``ERR_FILE_SIZE`` over the limit, ``ERR_FILE_EXTENSION`` when no format is
-        given and the extension names none.
+        given and the extension names none, ``ERR_FILE_GROUP`` for a group that is
+        not a clean name (:func:`annotate.core.column_value_problem`).
     """
+    problem = column_value_problem(group, model=Participation, field="group", name=True)
+    if problem is not None:
+        raise ValueError(ERR_FILE_GROUP.format(name=name, problem=problem))
     if size is not None and size > MAX_IMPORT_BYTES:
         raise ValueError(ERR_FILE_SIZE.format(name=name, size=size, limit=MAX_IMPORT_BYTES))
     fmt = format or format_from_name(name)
