@@ -107,7 +107,7 @@ def study_import_page(request: HttpRequest) -> HttpResponse:
             return redirect("annotate:study_report", study_id=study.pk)
     return render(request, "annotate/judging/study_import.html",
                   {"form": form, "problems": problems, "more": max(0, len(problems) - MAX_PROBLEMS),
-                   "shown": problems[:MAX_PROBLEMS]})
+                   "shown": problems[:MAX_PROBLEMS]}, status=400 if request.method == "POST" else 200)
 
 
 @study_access_required

@@ -247,3 +247,22 @@ def test_question_text_keeps_bidi_and_zero_width_characters(run):  # noqa: F811
     judgments_import(files=[ImportFile("j.csv", _judgments_csv("e1"), "csv")], run=run, name="imported")
     question.refresh_from_db()
     assert question.text == text
+
+
+@pytest.mark.parametrize(("field", "value", "needle"), [
+    ("evaluator", EVIL, "column evaluator: the value " + HOLDS.format(code=0x202E)),
+    ("group_1", "cr\u200bowd", "The group of j.csv " + HOLDS.format(code=0x200B)),
+    ("name", "imp\u2068orted", "Study name " + HOLDS.format(code=0x2068)),
+])
+def test_the_import_page_refuses_such_names_and_creates_nothing(run, field, value, needle):  # noqa: F811
+    rosa = make_researcher("rosa")
+    data = {"run": run.pk, "name": "imported", "format": "csv", "group_1": ""}
+    body = _judgments_csv(value) if field == "evaluator" else _judgments_csv("e1")
+    if field != "evaluator":
+        data[field] = value
+    before = everything()
+    page = client_for(rosa).post(reverse("annotate:study_import"),
+                                 {**data, "file_1": SimpleUploadedFile("j.csv", body, content_type="text/csv")})
+    assert page.status_code == 400
+    assert needle in page.content.decode().replace("&#x27;", "'")
+    assert everything() == before

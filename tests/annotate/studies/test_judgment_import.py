@@ -296,7 +296,7 @@ def test_the_page_lists_every_problem_and_writes_nothing(run, client):
     answer = client.post("/studies/new/imported/", data={
         "run": run.pk, "name": "broken", "format": "",
         "file_1": SimpleUploadedFile("judgments.csv", broken)})
-    assert answer.status_code == 200
+    assert answer.status_code == 400  # refused: the page again, every problem listed
     body = answer.content.decode()
     assert "2 problems; nothing was imported." in body
     assert "<li>judgments.csv, row 4, column harder: &#x27;c&#x27; is not a, b or skip</li>" in body
@@ -344,14 +344,14 @@ def test_hostile_values_on_the_import_and_label_pages_are_4xx_or_refused_and_wri
     answer = client.post("/studies/new/imported/", data={
         "run": value, "name": value, "group_1": value, "format": value,
         "file_1": SimpleUploadedFile("judgments.csv", _csv())})
-    assert answer.status_code == 200 and b"errorlist" in answer.content
+    assert answer.status_code == 400 and b"errorlist" in answer.content
     assert Study.objects.count() == 0 and Participation.objects.count() == 0
     answer = client.post("/studies/new/imported/", data={
         "run": run.pk, "name": value, "group_1": value, "file_1": SimpleUploadedFile("judgments.csv", _csv())})
     if value.isdigit():  # a plain name and group: imported
         assert answer.status_code == 302 and Study.objects.get().name == value
     else:
-        assert answer.status_code == 200 and b"errorlist" in answer.content
+        assert answer.status_code == 400 and b"errorlist" in answer.content
         assert Study.objects.count() == 0 and Participation.objects.count() == 0
 
 
