@@ -266,3 +266,22 @@ def test_the_import_page_refuses_such_names_and_creates_nothing(run, field, valu
     assert page.status_code == 400
     assert needle in page.content.decode().replace("&#x27;", "'")
     assert everything() == before
+
+
+# --- uploaded catalog names: cleaned of the same characters ------------------------------------
+
+
+def test_an_uploaded_response_set_stores_names_without_direction_changing_characters(tmp_path):
+    from annotate.catalog.services.uploads import UploadOptions, UploadSource, upload_check, upload_load
+    from annotate.models import Dataset, LanguageModel, Subject
+    path = tmp_path / "r.csv"
+    path.write_text("dataset,question_id,subject,model,credit,question\n"
+                    "\u202eDS,q\u20661\u2069,Ma\u200bth,\u202dgpt-4\u202c,1,Is \u202e321\u202c larger?\n"
+                    "\u202eDS,q2,Ma\u200bth,\u202dgpt-4\u202c,0,Plain\n", encoding="utf-8")
+    checked = upload_check(source=UploadSource(responses=path), options=UploadOptions(file_format="long", name="s"))
+    upload_load(checked=checked)
+    assert list(Dataset.objects.values_list("name", flat=True)) == ["DS"]
+    assert list(Subject.objects.values_list("name", flat=True)) == ["Math"]
+    assert list(LanguageModel.objects.values_list("name", flat=True)) == ["gpt-4"]
+    assert sorted(Question.objects.values_list("external_id", flat=True)) == ["q1", "q2"]
+    assert Question.objects.get(external_id="q1").text == "Is \u202e321\u202c larger?"  # data: as written
