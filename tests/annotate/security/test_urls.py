@@ -205,7 +205,7 @@ ACCESS: dict[str, Access] = {
     "annotate:study_closed": OWN_STUDY,
     "annotate:study_create": RESEARCHER_FORM_REFUSED,
     "annotate:study_derive": RESEARCHER_FORM,
-    "annotate:study_import": RESEARCHER_FORM,
+    "annotate:study_import": RESEARCHER_FORM_REFUSED,
     "annotate:study_scope_counts": RESEARCHER_QUERY,
     "annotate:markdown_preview": RESEARCHER_POST,
     "annotate:study_edit": STUDY_FORM,
