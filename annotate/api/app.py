@@ -15,13 +15,13 @@ import json
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, path, re_path, reverse
 from ninja import NinjaAPI, Swagger
 from ninja.openapi.docs import render_template
 from ninja.parser import Parser
 from ninja.responses import Response
 
-from annotate.api.errors import ApiError, install_error_handlers, json_method_not_allowed
+from annotate.api.errors import ApiError, api_not_found, install_error_handlers, json_method_not_allowed
 from annotate.api.views import router
 from annotate.core import JsonTooDeepError, loads_bounded
 from annotate.studies import researcher_required
@@ -106,10 +106,13 @@ def docs(request: HttpRequest) -> HttpResponse:
 
 def api_urlpatterns() -> list[URLPattern]:
     """The endpoints' URL patterns (to mount under ``api/``), without a namespace so
-    that their names stay ``api_*``; a 405 answers in JSON like every other error."""
+    that their names stay ``api_*``; a 405 answers in JSON like every other error.
+    The last pattern takes every other path under the prefix: a JSON 404
+    (:func:`annotate.api.errors.api_not_found`), never the site's HTML page."""
     patterns, _, _ = api.urls
     return [
-        path(str(p.pattern), json_method_not_allowed(p.callback), name=p.name)
-        for p in patterns
-        if p.name != "api-root"  # ninja's placeholder for the API's root URL
+        *(path(str(p.pattern), json_method_not_allowed(p.callback), name=p.name)
+          for p in patterns
+          if p.name != "api-root"),  # ninja's placeholder for the API's root URL
+        re_path(r"^.*$", api_not_found, name="api_not_found"),
     ]

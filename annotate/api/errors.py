@@ -3,6 +3,8 @@
 A refused upload adds ``"problems"`` (each with ``file``, ``row``, ``column``,
 ``message``), invalid upload fields add ``"fields"`` (field -> messages). A
 401 carries ``WWW-Authenticate: Token realm="api"``; a 405 carries ``Allow``.
+A path under the API's prefix that no endpoint has answers a JSON 404 too
+(:func:`api_not_found`, the API's last URL pattern), whatever the method.
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from functools import wraps
 from typing import TYPE_CHECKING, Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve, reverse
+from django.views.decorators.csrf import csrf_exempt
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
 if TYPE_CHECKING:
@@ -21,6 +25,10 @@ ERR_METHOD = "method {method} not allowed; use {allowed}"
 ERR_FIELDS = "the upload's fields are invalid"
 ERR_JSON = "the request body must be a JSON object"
 ERR_NOT_FOUND = "not found"
+ERR_NO_ENDPOINT = "no API endpoint at {path}; the endpoints are listed in {document}"
+ERR_NO_ENDPOINT_SLASH = "no API endpoint at {path}; the endpoint is {path}/ (with a trailing slash)"
+#: The most characters of a requested path an error message repeats.
+PATH_CHARS = 200
 WWW_AUTHENTICATE = 'Token realm="api"'
 #: Where a request's invalid value was: ninja's first ``loc`` item -> shown as.
 FIELD_SOURCES = ("form", "file")
@@ -108,3 +116,32 @@ def json_method_not_allowed(view: Callable[..., HttpResponse]) -> Callable[..., 
         return refused
 
     return wrapper
+
+
+@csrf_exempt  # it writes nothing; a POST without a CSRF token gets the same JSON 404 as any other
+def api_not_found(request: HttpRequest) -> JsonResponse:
+    """The JSON 404 of a path under the API's prefix that no endpoint has, for any method.
+
+    Parameters
+    ----------
+    request : HttpRequest
+        Any method; nothing is read but its path.
+
+    Returns
+    -------
+    JsonResponse
+        404, ``{"error": "no API endpoint at <path>; ..."}`` naming the
+        OpenAPI document (the path cut to ``PATH_CHARS`` characters); when
+        the path with a trailing slash is an endpoint, the message says so
+        instead of redirecting (a redirect would turn a POST into a GET).
+    """
+    path = request.path
+    shown = path if len(path) <= PATH_CHARS else f"{path[:PATH_CHARS]}…"
+    if not path.endswith("/"):
+        try:
+            match = resolve(f"{path}/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not api_not_found:
+            return error_response(404, ERR_NO_ENDPOINT_SLASH.format(path=shown))
+    return error_response(404, ERR_NO_ENDPOINT.format(path=shown, document=reverse("annotate:api_openapi")))

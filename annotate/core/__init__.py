@@ -15,6 +15,7 @@ from annotate.core.surface import lazy_surface
 
 #: Public name -> the module that defines it (``module:attribute`` when exported under another name).
 _SURFACE = {
+    "RefusedFormStatusMixin": "annotate.core.admin",
     "ServiceWritesAdmin": "annotate.core.admin",
     "json_display": "annotate.core.admin",
     "Column": "annotate.core.downloads",
@@ -40,6 +41,8 @@ _SURFACE = {
     "ShortEchoTypedChoiceField": "annotate.core.forms",
     "short_echo": "annotate.core.forms",
     "file_response": "annotate.core.http",
+    "posted": "annotate.core.http",
+    "posted_files": "annotate.core.http",
     "streamed_file_response": "annotate.core.http",
     "BoundedJSONDecoder": "annotate.core.jsonsafe",
     "JsonTooDeepError": "annotate.core.jsonsafe",

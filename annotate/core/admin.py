@@ -1,4 +1,5 @@
 """The admin's writes, through services: a base for every editable ModelAdmin;
+a refused add or change form answered with status 400 (:class:`RefusedFormStatusMixin`);
 and stored JSON shown formatted (:func:`json_display`), never as a raw JSON box.
 
 Django's ``ModelAdmin`` saves and deletes by itself (``obj.save()``,
@@ -14,13 +15,29 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import Model
 from django.forms import ModelForm
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 
-class ServiceWritesAdmin(admin.ModelAdmin):
-    """A ModelAdmin whose add, change and delete call services.
+class RefusedFormStatusMixin:
+    """For a ModelAdmin: a refused add or change form answers 400, as the site's own pages do.
+
+    Django's admin re-shows a POSTed form that did not validate (nothing saved,
+    the errors at their fields, the typed values kept) with status 200; a POST
+    that reaches :meth:`render_change_form` is always such a refusal, since a
+    saved form redirects.
+    """
+
+    def render_change_form(self, request: HttpRequest, context: dict, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = super().render_change_form(request, context, *args, **kwargs)
+        if request.method == "POST":
+            response.status_code = 400
+        return response
+
+
+class ServiceWritesAdmin(RefusedFormStatusMixin, admin.ModelAdmin):
+    """A ModelAdmin whose add, change and delete call services, and whose refused forms answer 400.
 
     Subclasses set (as ``staticmethod``):
 

@@ -1,9 +1,12 @@
 """HTTP helpers shared by the pages and the JSON API (no rules, no database)."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import wraps
+from typing import Any
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.utils.datastructures import MultiValueDict
 
 from annotate.core.downloads import CONTENT_TYPES
 
@@ -43,3 +46,43 @@ def streamed_file_response(chunks: Iterable[bytes], *, file_name: str,
     response = StreamingHttpResponse(chunks, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{file_name}"'
     return response
+
+
+def posted(request: HttpRequest) -> QueryDict | None:
+    """A form's data: the POST's fields for a POST (even none: an empty POST is a refused form, not a GET),
+    else None (an unbound form).
+
+    ``request.POST or None`` would read an empty POST as a GET: the form unbound,
+    no error shown, status 200.
+    """
+    return request.POST if request.method == "POST" else None
+
+
+def posted_files(request: HttpRequest) -> MultiValueDict | None:
+    """A form's files, as :func:`posted` gives its fields."""
+    return request.FILES if request.method == "POST" else None
+
+
+def refused_post_is_400(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Wrap a view whose accepted POST always redirects (Django's login and password views, the admin's
+    login) so that a POST it answers with 200, its form re-shown with errors, answers 400 instead.
+
+    Parameters
+    ----------
+    view : callable
+        A view following Post/Redirect/Get: a POST answered 200 was refused and wrote nothing.
+
+    Returns
+    -------
+    callable
+        The same view; any other answer (a GET, a redirect, a 403, a 429) is left as it was.
+    """
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if request.method == "POST" and response.status_code == 200:
+            response.status_code = 400
+        return response
+
+    return wrapper

@@ -4,7 +4,7 @@ invitation links.
 What is counted
 ---------------
 * ``login`` (the site's and the admin's login form): every failed POST (the
-  form comes back with an error, status 200), once per client address and once
+  form comes back with an error, status 400), once per client address and once
   per username typed.
 * ``join`` (``/join/<token>/``): every request for an unknown or revoked token
   (status 404), per client address.
@@ -65,8 +65,8 @@ class Door:
 
 
 DOORS: dict[str, Door] = {
-    "login": Door("login", frozenset({"POST"}), True, lambda r: r.status_code == 200),
-    "admin:login": Door("login", frozenset({"POST"}), True, lambda r: r.status_code == 200),
+    "login": Door("login", frozenset({"POST"}), True, lambda r: r.status_code == 400),
+    "admin_login": Door("login", frozenset({"POST"}), True, lambda r: r.status_code == 400),  # eipsite/urls.py
     "annotate:study_join": Door("join", frozenset({"GET", "POST"}), False, lambda r: r.status_code == 404),
 }
 

@@ -35,7 +35,7 @@ from annotate.catalog.services.human import response_set_mark_human
 from annotate.catalog.services.upload_jobs import upload_job_submit
 from annotate.catalog.services.upload_store import FILE_ROLES, upload_preview, upload_store
 from annotate.catalog.services.uploads import StoredUpload, UploadOptions
-from annotate.core import BoundedJSONDecoder, ServiceWritesAdmin, json_display
+from annotate.core import BoundedJSONDecoder, ServiceWritesAdmin, json_display, posted, posted_files
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, Subject, UploadState
 from annotate.runs import scoring_run_create, scoring_run_enqueue
 
@@ -194,7 +194,7 @@ class ResponseSetAdmin(BackgroundDeleteMixin, ServiceWritesAdmin):
 
     def upload_view(self, request: HttpRequest) -> HttpResponse:
         _require_upload_permission(request)
-        form = ResponseUploadForm(request.POST or None, request.FILES or None)
+        form = ResponseUploadForm(posted(request), posted_files(request))
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
             try:
@@ -205,8 +205,9 @@ class ResponseSetAdmin(BackgroundDeleteMixin, ServiceWritesAdmin):
             request.session[SESSION_KEY] = {**request.session.get(SESSION_KEY, {}),
                                             upload.token: upload.as_session()}
             return HttpResponseRedirect(reverse("admin:annotate_responseset_upload_preview", args=[upload.token]))
-        return render(request, "annotate/admin/response_upload.html", self._context(request, form=form,
-                                                                                   title="Upload responses"))
+        return render(request, "annotate/admin/response_upload.html",
+                      self._context(request, form=form, title="Upload responses"),
+                      status=400 if request.method == "POST" else 200)  # a POST here: the form was refused
 
     def preview_view(self, request: HttpRequest, token: str) -> HttpResponse:
         _require_upload_permission(request)
@@ -239,7 +240,7 @@ class ResponseSetAdmin(BackgroundDeleteMixin, ServiceWritesAdmin):
             title="Preview: nothing written yet"))
 
     def job_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
-        """An upload's progress while the worker loads it; once done, "score now"."""
+        """An upload's progress while the worker loads it; once done, "score now" (refused: 400, re-shown)."""
         _require_upload_permission(request)
         job = upload_job_get(job_id=job_id)
         if job is None:
@@ -247,7 +248,7 @@ class ResponseSetAdmin(BackgroundDeleteMixin, ServiceWritesAdmin):
         response_set = job.response_set if job.state == UploadState.DONE else None
         form = None
         if response_set is not None:
-            form = ScoreNowForm(request.POST or None, models_queryset=response_set_models(response_set=response_set))
+            form = ScoreNowForm(posted(request), models_queryset=response_set_models(response_set=response_set))
             if request.method == "POST" and form.is_valid():
                 data = form.cleaned_data
                 try:
@@ -267,7 +268,8 @@ class ResponseSetAdmin(BackgroundDeleteMixin, ServiceWritesAdmin):
             request, job=job, active=job.state in ACTIVE_STATES, response_set=response_set, form=form,
             unanswered=response_set_unanswered_questions(response_set=response_set) if response_set else 0,
             problems=[_shortened(Problem(**p)) if "file" in p else str(p.get("message", "")) for p in job.problems],
-            title=f"Upload {job.pk}: {job.get_state_display()}"))
+            title=f"Upload {job.pk}: {job.get_state_display()}"),
+            status=400 if request.method == "POST" else 200)  # a POST here: "score now" was refused
 
     def _problems(self, request: HttpRequest, problems: list) -> HttpResponse:
         shown = [_shortened(problem) for problem in problems]

@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from annotate.core import ERR_NAME_HOLDS, ServiceWritesAdmin, ascii_int, name_text_problem
+from annotate.core import ERR_NAME_HOLDS, RefusedFormStatusMixin, ServiceWritesAdmin, ascii_int, name_text_problem
 from annotate.models import (
     Assignment,
     Invitation,
@@ -115,7 +115,7 @@ class StudyAdminForm(forms.ModelForm):
 
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(RefusedFormStatusMixin, admin.ModelAdmin):
     form = StudyAdminForm
     list_display = ("name", "status", "strategy", "n_pairs", "target_judgments_per_pair", "scoring_run", "created_at")
     list_filter = ("status", "strategy")

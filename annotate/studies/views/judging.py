@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotate.core import DECLINE_DOOR, attempt_failed, attempts_blocked, door_keys, too_many_attempts
+from annotate.core import DECLINE_DOOR, attempt_failed, attempts_blocked, door_keys, posted, too_many_attempts
 from annotate.models import Invitation, Participation
 from annotate.models.studies import SKIP_BUTTON_LABEL
 from annotate.studies.forms.judging import JudgmentForm, OnboardingForm
@@ -310,7 +310,7 @@ def study_onboarding(request: HttpRequest, study_id: int) -> HttpResponse:
         "qualified_subjects": participation_qualified_subjects(participation=participation)
         if participation.onboarded_at else [],
     }
-    form = OnboardingForm(request.POST or None, subjects=subjects, initial=initial,
+    form = OnboardingForm(posted(request), subjects=subjects, initial=initial,
                           asked=participation.study.onboarding_questions)
     if request.method == "POST" and form.is_valid():
         participation_onboard(participation=participation, **form.cleaned_data)

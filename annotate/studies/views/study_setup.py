@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonR
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotate.core import ascii_int, form_add_service_error, form_problems, render_markdown
+from annotate.core import ascii_int, form_add_service_error, form_problems, posted, posted_files, render_markdown
 from annotate.models import Study, StudyStatus
 from annotate.studies.forms.judgment_import import JudgmentImportForm
 from annotate.studies.forms.stopping import StoppingRulesForm, stopping_form_problems
@@ -40,8 +40,8 @@ def _pairs_text(study: Study) -> str:
 @researcher_required
 def study_create_page(request: HttpRequest) -> HttpResponse:
     """The New-study page: every setting, and the stopping rules of the manage page (its form, its service)."""
-    form = StudyForm(request.POST or None, owner=request.user)
-    stopping_form = StoppingRulesForm.on_creation(request.POST or None)
+    form = StudyForm(posted(request), owner=request.user)
+    stopping_form = StoppingRulesForm.on_creation(posted(request))
     if request.method == "POST" and form.is_valid() and stopping_form.is_valid():
         try:
             study = study_create(**form.service_kwargs(), created_by=request.user, status=StudyStatus.DRAFT,
@@ -60,8 +60,9 @@ def study_create_page(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def study_derive_page(request: HttpRequest) -> HttpResponse:
-    """Preview (counts, nothing written) or create a study derived from a human response set."""
-    form = DerivedStudyForm(request.POST or None)
+    """Preview (counts, nothing written) or create a study derived from a human response set; a refused
+    form (or a service's refusal, on the field it names) is re-shown with status 400, nothing written."""
+    form = DerivedStudyForm(posted(request))
     preview = None
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -78,15 +79,15 @@ def study_derive_page(request: HttpRequest) -> HttpResponse:
     no_human_sets, no_runs = derive_prerequisites_missing()
     return render(request, "annotate/judging/study_derive.html",
                   {"form": form, "preview": preview, "rule": PAIRING_RULE, "no_human_sets": no_human_sets,
-                   "no_runs": no_runs})
+                   "no_runs": no_runs}, status=400 if form.errors else 200)
 
 
 @researcher_required
 def study_import_page(request: HttpRequest) -> HttpResponse:
     """Import judgments made elsewhere (CSV, JSON Lines, Label Studio) as a closed study; on any problem,
-    list every one (file, row, column) and write nothing."""
+    list every one (file, row, column), write nothing and answer 400 (as for a refused form)."""
     run = request.GET.get("run", "")
-    form = JudgmentImportForm(request.POST or None, request.FILES or None,
+    form = JudgmentImportForm(posted(request), posted_files(request),
                               initial={"run": ascii_int(run)} if ascii_int(run) is not None else {})
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
@@ -116,7 +117,7 @@ def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
     if study_scope_frozen(study=study):
         messages.error(request, "This study has judgments, so its settings can no longer change.")
         return redirect("annotate:study_manage", study_id=study_id)
-    form = StudyForm(request.POST or None, owner=study.created_by, initial=StudyForm.initial_of(study))
+    form = StudyForm(posted(request), owner=study.created_by, initial=StudyForm.initial_of(study))
     if request.method == "POST" and form.is_valid():
         try:
             study = study_edit(study=study, **form.service_kwargs())

@@ -27,7 +27,7 @@ from annotate.studies.services.participation import ensure_role_groups
 from tests.annotate.factories import make_catalog, make_evaluator, make_study, make_user
 
 IMMEDIATE = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
-PAGES = ("api_docs",)  # HTML pages of the API, not operations
+PAGES = ("api_docs", "api_not_found")  # not operations: the HTML docs page, the JSON 404 of any other path
 TOKEN_OR_SESSION = [{"TokenAuth": []}, {"SessionAuth": []}]
 #: Who may call each operation: None = anyone (no security in the document).
 WHO = {

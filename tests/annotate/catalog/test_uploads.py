@@ -459,7 +459,7 @@ def test_score_now_starts_a_scoring_run_with_the_chosen_methods_alpha_and_models
     page = admin_client.get(progress_url)
     assert [m.name for m in page.context["form"].fields["models"].queryset] == ["m1", "m2"]
     refused = admin_client.post(progress_url, {"methods": ["simple_rank"], "alpha": "1", "models": [m2.pk]})
-    assert refused.status_code == 200 and refused.context["form"].errors == {
+    assert refused.status_code == 400 and refused.context["form"].errors == {
         "alpha": ["alpha must be strictly between 0 and 1"]}
     assert ScoringRun.objects.count() == 0
     started = admin_client.post(progress_url, {"methods": ["simple_rank"], "alpha": "0.5", "models": [m2.pk]})

@@ -268,7 +268,7 @@ def test_a_100k_deep_metadata_edit_in_the_admin_is_a_form_error_not_a_500():
             "text": question.text, "options": json.dumps(question.options), "reference_answer": "A",
             "metadata": nested(DEEP)}
     response = client.post(url, form)
-    assert response.status_code == 200  # the form again, with the error
+    assert response.status_code == 400  # the form again, refused, with the error
     assert "Enter a valid JSON." in response.content.decode()
     assert Question.objects.get(pk=question.pk).metadata == {"secret_level": "college"}
     form["metadata"] = json.dumps({"level": [1, [2]]})

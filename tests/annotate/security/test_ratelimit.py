@@ -52,7 +52,7 @@ def login(client: Client, username: str, password: str, url: str | None = None):
 def test_it_refuses_the_eleventh_failed_login_from_one_address(owner):
     client = Client(REMOTE_ADDR="10.0.0.1")
     for k in range(LIMIT):  # different usernames: only the address key fills up
-        assert login(client, f"guess-{k}", "wrong").status_code == 200
+        assert login(client, f"guess-{k}", "wrong").status_code == 400
     refused = login(client, "guess-x", "wrong")
     assert refused.status_code == 429
     assert "Too many failed attempts" in refused.content.decode()
@@ -65,10 +65,10 @@ def test_it_refuses_the_eleventh_failed_login_from_one_address(owner):
 
 def test_it_limits_failed_logins_per_username_across_addresses(owner):
     for k in range(LIMIT):
-        assert login(Client(REMOTE_ADDR=f"10.1.0.{k}"), "OWNER", "wrong").status_code == 200
+        assert login(Client(REMOTE_ADDR=f"10.1.0.{k}"), "OWNER", "wrong").status_code == 400
     fresh = Client(REMOTE_ADDR="10.1.1.1")
     assert login(fresh, "owner", PASSWORD).status_code == 429  # usernames compared case-insensitively
-    assert login(fresh, "someone-else", "wrong").status_code == 200  # the address itself is not blocked
+    assert login(fresh, "someone-else", "wrong").status_code == 400  # the address itself is not blocked
 
 
 def test_it_does_not_count_successful_logins(owner):
@@ -93,9 +93,9 @@ def test_it_lets_attempts_through_again_in_the_next_window(owner, monkeypatch):
 def test_the_admin_login_shares_the_login_limit(owner):
     client = Client(REMOTE_ADDR="10.4.0.1")
     for k in range(LIMIT // 2):
-        assert login(client, f"guess-{k}", "wrong").status_code == 200
+        assert login(client, f"guess-{k}", "wrong").status_code == 400
     for k in range(LIMIT // 2):
-        assert login(client, f"admin-guess-{k}", "wrong", url=reverse("admin:login")).status_code == 200
+        assert login(client, f"admin-guess-{k}", "wrong", url=reverse("admin:login")).status_code == 400
     assert login(client, "owner", PASSWORD, url=reverse("admin:login")).status_code == 429
 
 

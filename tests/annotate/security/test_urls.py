@@ -169,6 +169,8 @@ API_RESEARCHER_WRITE = Access("API, researchers and staff (POST only); a valid P
                               everyone(NOT_ALLOWED), roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
 API_RESEARCHER_CREATE = Access("API, researchers and staff (POST only); a valid POST writes a closed study",
                                everyone(NOT_ALLOWED), roles(UNAUTHORIZED, FORBIDDEN, FORBIDDEN, BAD_INPUT, BAD_INPUT))
+API_UNKNOWN = Access("API, a path no endpoint has (the catch-all): a JSON 404 for anyone, any method",
+                     everyone(NOT_FOUND), everyone(NOT_FOUND))
 ADMIN = Access("admin: staff only", roles(LOGIN, LOGIN, LOGIN, LOGIN, ADMIN_REACHED),
                roles(LOGIN, LOGIN, LOGIN, LOGIN, None))  # the admin's own writes are not replayed
 ADMIN_MISSING = Access("admin, a page that does not exist", roles(LOGIN, LOGIN, LOGIN, LOGIN, NOT_FOUND))
@@ -179,8 +181,9 @@ ADMIN_NO_QUERY = Access("admin autocomplete without its query", roles(LOGIN, LOG
 ADMIN_NO_PAGE = Access("admin view-on-site of a model without pages", roles(LOGIN, LOGIN, LOGIN, LOGIN, NOT_FOUND))
 
 ACCESS: dict[str, Access] = {
-    # Django's auth views
+    # Django's auth views (and the admin's login, placed first so that a refused login answers 400)
     "login": PUBLIC,
+    "admin_login": ADMIN_LOGIN,
     "logout": LOGOUT,
     "password_change": Access("any logged-in user (form)", roles(LOGIN, OK, OK, OK, OK),
                               roles(LOGIN, REACHED, REACHED, REACHED, REACHED)),
@@ -204,7 +207,7 @@ ACCESS: dict[str, Access] = {
     "annotate:study_done": OWN_STUDY,
     "annotate:study_closed": OWN_STUDY,
     "annotate:study_create": RESEARCHER_FORM_REFUSED,
-    "annotate:study_derive": RESEARCHER_FORM,
+    "annotate:study_derive": RESEARCHER_FORM_REFUSED,
     "annotate:study_import": RESEARCHER_FORM_REFUSED,
     "annotate:study_scope_counts": RESEARCHER_QUERY,
     "annotate:markdown_preview": RESEARCHER_POST,
@@ -267,6 +270,7 @@ ACCESS: dict[str, Access] = {
     "annotate:api_response_set_human": API_STAFF_WRITE,
     "annotate:api_human_labels": API_RESEARCHER_WRITE,
     "annotate:api_analysis_run": API_RESEARCHER,
+    "annotate:api_not_found": API_UNKNOWN,
 }
 ADMIN_SPECIAL = {
     "admin:login": ADMIN_LOGIN,

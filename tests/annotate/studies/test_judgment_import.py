@@ -296,7 +296,7 @@ def test_the_page_lists_every_problem_and_writes_nothing(run, client):
     answer = client.post("/studies/new/imported/", data={
         "run": run.pk, "name": "broken", "format": "",
         "file_1": SimpleUploadedFile("judgments.csv", broken)})
-    assert answer.status_code == 400  # refused: the page again, every problem listed
+    assert answer.status_code == 400
     body = answer.content.decode()
     assert "2 problems; nothing was imported." in body
     assert "<li>judgments.csv, row 4, column harder: &#x27;c&#x27; is not a, b or skip</li>" in body

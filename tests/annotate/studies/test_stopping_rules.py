@@ -7,6 +7,7 @@ following the invitation link.
 """
 from __future__ import annotations
 
+import html
 import math
 import warnings
 from datetime import UTC, datetime, timedelta
@@ -256,7 +257,10 @@ def test_the_manage_page_shows_each_rule_with_projection_and_cost(catalog):
     assert f"{state.n_judgments} judgments" in page
     # The page names the projection's model as the projection uses it.
     low, high = ODDS_SLOPE_RANGE
-    assert f"to the power {ODDS_SLOPE} (interval: powers {low} to {high};" in page
+    assert f"to the power {ODDS_SLOPE} (interval: powers {low} to {high})" in page
+    # ... and how often it came true in simulated studies, as the bench measured it.
+    from annotate.studies.selectors.stopping import PROJECTION_CALIBRATION
+    assert page.split('id="projection-calibration">')[1].split("</span>")[0] == PROJECTION_CALIBRATION
     # Without ?pay= the rules' own pay (0.15) prices them: 88 x 0.15 = 13.20.
     page = client.get(url).content.decode()
     assert page.split('id="cost-budget">')[1].split("</td>")[0].strip() == "13.20"
@@ -331,13 +335,16 @@ def test_the_manage_page_words_the_selectors_figures(catalog):
     client.force_login(make_user("owner", staff=True))
     page = client.get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
     state = study_stopping_state(study=study, projections=True)
+    # Both projections know what the 15 pairs x 6 votes can still take, in judgments (9 judgments, no skip).
+    assert state.n_judgments == state.n_votes == 9
+    left = 15 * 6 - 9
+    assert state.reliability_projection.capacity == state.comparison_projection.capacity == left
     assert cell(page, "reliability-now") == f"SSR: {state.reliability.ssr_text}<br>split-half: " \
                                             f"{state.reliability.split_half_text}"
     for key, projection in (("reliability", state.reliability_projection),
                             ("comparison", state.comparison_projection)):
-        words = {"projected": projection.text, "reached": "0",
-                 "never": "not expected: at the current shares the test never decides",
-                 "unknown": f'<span class="muted">{projection.unknown_reason}</span>'}.get(projection.status)
+        words = (f'<span class="muted">{projection.unknown_reason}</span>' if projection.status == "unknown"
+                 else html.escape(projection.text))
         assert cell(page, f"projection-{key}") == words
     assert "∞" not in page
 
@@ -355,6 +362,62 @@ def test_a_projection_reads_in_words(more, low, high, text, cost):
     projection = Projection(more, low, high, Decimal("0.20"))
     assert (projection.status, projection.text, projection.cost_text) == ("projected", text, cost)
     assert Projection(more, low, high, None).cost_text == ""
+
+
+@pytest.mark.parametrize(("more", "low", "high", "capacity", "status", "text"), [
+    # Within the pairs' room: as without a capacity; an upper end past it is said.
+    (120.2, 90, 159.1, 200.0, "projected", "about 121 (90 to 160)"),
+    (120.2, 90, 159.1, 140.0, "projected",
+     "about 121 (90 to 160); the study's pairs take at most about 140 more"),
+    (53, 53, math.inf, 81.0, "projected",
+     "at least 53; the upper end cannot be projected yet; the study's pairs take at most about 81 more"),
+    # Past it: the target is not within the study's pairs.
+    (1045.3, 521.6, 2061.2, 180.4, "beyond",
+     "more than the study's pairs can take: about 1,046 would be needed, and they take at most about 181 more "
+     "(votes past each pair's target are not collected)"),
+    # The comparison at an even split: no point, a lower end from the share's interval.
+    (math.inf, 13.1, math.inf, None, "never",
+     "at least 14; no point estimate yet: at the current shares of the votes that tell the methods apart the "
+     "test would not decide"),
+    (math.inf, math.inf, math.inf, None, "never", "not expected: at the current shares the test never decides"),
+])
+def test_a_projection_is_said_against_what_the_pairs_can_take(more, low, high, capacity, status, text):
+    from annotate.studies.selectors.stopping import Projection
+
+    projection = Projection(more, low, high, Decimal("0.20"), capacity=capacity)
+    assert (projection.status, projection.text) == (status, text)
+    if status != "projected":
+        assert projection.cost_text == ""
+
+
+def test_the_pairs_room_counts_votes_up_to_each_pairs_target(catalog):
+    from annotate.studies.selectors.stopping import study_votes_left
+
+    study = make_study(catalog, n_pairs=4, target=2)
+    pairs = list(study.pairs.filter(attention_check=False))
+    assert study_votes_left(study=study) == 4 * 2
+    # 3 votes on one pair (one past its target) and 1 on another: 0 + 1 + 2 + 2 = 5 votes still taken.
+    pairs[0].n_votes, pairs[1].n_votes = 3, 1
+    for pair in pairs[:2]:
+        pair.save(update_fields=["n_votes"])
+    assert study_votes_left(study=study) == 5
+
+
+def test_a_full_study_projects_nothing(catalog):
+    study = make_study(catalog, n_pairs=12, target=3)
+    rules(study, max_judgments=3, target_reliability="0.8", method_a="eip", method_b="simple_rank",
+          pay_per_judgment="0.20")
+    people = [make_evaluator(study, name) for name in ("ada", "bob", "cy")]
+    clock, decide = Clock(), harder_by_eip(catalog)
+    for k in range(3):
+        judge_one(people[k], decide, clock)
+    assert fired(study).fired_at is not None
+    client = Client()
+    client.force_login(make_user("owner", staff=True))
+    page = client.get(reverse("annotate:study_manage", kwargs={"study_id": study.pk})).content.decode()
+    for key in ("reliability", "comparison", "budget"):
+        assert cell(page, f"projection-{key}") == '<span class="muted">none: the study is full</span>'
+        assert cell(page, f"cost-{key}") == "–"
 
 
 @pytest.mark.parametrize(("ssr", "split_half", "ssr_text", "split_text", "note"), [

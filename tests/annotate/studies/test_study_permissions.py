@@ -175,7 +175,7 @@ def test_staff_add_a_researcher_to_a_study_in_the_admin_and_bad_onboarding_lists
     for value in ("field_of_study", "education_level", "qualified_subjects"):
         assert f'type="checkbox" name="onboarding_questions" value="{value}"' in page
     refused = client.post(url, data)
-    assert refused.status_code == 200
+    assert refused.status_code == 400
     assert "Select a valid choice. shoe_size is not one of the available choices." in refused.content.decode()
     ticked = ["qualified_subjects", "education_level"]
     assert client.post(url, {**data, "onboarding_questions": ticked}).status_code == 302

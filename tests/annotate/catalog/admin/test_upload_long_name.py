@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 def test_a_name_longer_than_its_column_is_refused_with_its_limit(client, uploader, upload_root):
     response = upload(client, name="x" * 500)
     html = response.content.decode()
-    assert response.status_code == 200  # the form again, no preview
+    assert response.status_code == 400  # the form again, refused, no preview
     assert "Ensure this value has at most 200 characters (it has 500)." in html
     assert counts() == dict.fromkeys(counts(), 0) and UploadJob.objects.count() == 0
 

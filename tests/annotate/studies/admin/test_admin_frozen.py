@@ -111,7 +111,7 @@ def test_before_any_judgment_an_impossible_scope_is_refused_on_the_form(admin_cl
     physics = Subject.objects.get(name="Physics")
     response = admin_client.post(change_url(study), study_post(study, datasets=[other.dataset.pk],
                                                                subjects=[physics.pk]))
-    assert response.status_code == 200  # the form again, with the reason
+    assert response.status_code == 400  # the form again, refused, with the reason
     assert f"subjects [&#x27;Physics&#x27;] have no question of the chosen datasets in run {catalog.run.pk}" \
         in response.content.decode()
     assert scope_state(study) == before
