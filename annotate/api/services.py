@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
 from annotate.api.selectors import KEY_PREFIX, PREFIX_LENGTH, api_key_hash, api_token_for_key
-from annotate.core import column_text
+from annotate.core import column_name
 from annotate.models import ApiToken
 from annotate.studies import user_is_researcher
 
@@ -29,7 +29,7 @@ ERR_INACTIVE = "user {username!r} is inactive"
 
 
 def _checked_name(name: str) -> str:
-    return column_text(name, model=ApiToken, field="name", label="name")
+    return column_name(name, model=ApiToken, field="name", label="name")
 
 
 def api_token_create(*, user: AbstractBaseUser, name: str = "") -> tuple[ApiToken, str]:

@@ -112,7 +112,7 @@ def service_error_words(form: forms.BaseForm, error: Exception | str) -> tuple[s
         if "_" in identifier:  # an argument name, wherever it stands
             pattern = re.compile(rf"(?<![\w'\"]){re.escape(identifier)}(?:=|\b)(?!['\"])")
         else:  # a plain word ("seed", "alpha", "name") only as the subject that opens the message
-            pattern = re.compile(rf"^{re.escape(identifier)}(?= must\b| is\b| has\b)")
+            pattern = re.compile(rf"^{re.escape(identifier)}(?= must\b| is\b| has\b| holds\b)")
         match = pattern.search(message)
         if match is None:
             continue

@@ -7,6 +7,8 @@ too large for a 64-bit column (SQLite raises ``OverflowError`` on it inside
 """
 from __future__ import annotations
 
+import unicodedata
+
 #: Largest database id (a signed 64-bit column).
 ID_MAX = 2**63 - 1
 
@@ -75,12 +77,66 @@ def storable_text_problem(value: str, *, controls: bool = True) -> str | None:
     return None
 
 
+#: Why a name or id is refused: a character that shows nothing or turns the text around.
+INVISIBLE_PROBLEM = "an invisible or direction-changing character (U+{code:04X})"
+
+
+def name_text_problem(value: str) -> str | None:
+    """What keeps ``value`` out of a *name or identifier*, or None.
+
+    The one check for names and ids that people type or upload (a study
+    name, a completion code, a participant or evaluator id, a group): what
+    :func:`storable_text_problem` refuses (NUL, lone surrogates, control
+    characters), and every Unicode format character (category ``Cf``):
+    the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+    U+2066-U+2069), the zero-width characters (U+200B-U+200D, U+2060), the
+    byte-order mark (U+FEFF), the soft hyphen and the rest. They show
+    nothing, or show the text reversed, so a name holding one reads as
+    another name in every list and CSV. Question text, options and answers
+    are data, stored as written: they never pass through this check.
+
+    Returns
+    -------
+    str or None
+        The problem, to follow the value's name ("... holds an invisible or
+        direction-changing character (U+202E)"); None for a clean name.
+    """
+    problem = storable_text_problem(value)
+    if problem is not None:
+        return problem
+    for ch in value:
+        if unicodedata.category(ch) == "Cf":
+            return INVISIBLE_PROBLEM.format(code=ord(ch))
+    return None
+
+
+#: A name or id refused for its characters (label, the problem).
+ERR_NAME_HOLDS = "{label} holds {problem}; names and ids must be plain visible text"
+
+
+def column_name(value: str, *, model: type, field: str, label: str) -> str:
+    """:func:`column_text` for a name or id: also refused when it holds what
+    :func:`name_text_problem` finds.
+
+    Raises
+    ------
+    ValueError
+        ``ERR_NAME_HOLDS`` naming ``label`` and the character, or ``ERR_TEXT_TOO_LONG``.
+    """
+    text = value.strip()
+    problem = name_text_problem(text)
+    if problem is not None:
+        raise ValueError(ERR_NAME_HOLDS.format(label=label, problem=problem))
+    return column_text(text, model=model, field=field, label=label)
+
+
 #: Why a text read from a file cannot be stored (the problem, the column's limit, the text's length).
 ERR_VALUE_HOLDS = "holds {problem}, which cannot be stored"
 ERR_VALUE_TOO_LONG = "is {n:,} characters long; at most {limit:,} are stored"
 
 
-def column_value_problem(value: str, *, model: type, field: str, controls: bool = True) -> str | None:
+def column_value_problem(value: str, *, model: type, field: str, controls: bool = True,
+                         name: bool = False) -> str | None:
     """What keeps ``value`` out of ``model``'s text column ``field``, or None.
 
     The one check for text read from an uploaded file before it lands in (or
@@ -95,15 +151,18 @@ def column_value_problem(value: str, *, model: type, field: str, controls: bool 
     controls : bool, default True
         Also refuse control characters other than tab, newline and carriage
         return (see :func:`storable_text_problem`).
+    name : bool, default False
+        ``value`` is a name or id (an evaluator, a group): also refuse
+        invisible and direction-changing characters (:func:`name_text_problem`).
 
     Returns
     -------
     str or None
-        ``ERR_VALUE_HOLDS`` (a NUL, control character or lone surrogate) or
+        ``ERR_VALUE_HOLDS`` (a NUL, control character, lone surrogate or, for a name, a format character) or
         ``ERR_VALUE_TOO_LONG``, to follow the value's name ("evaluator holds
         a NUL character, ..."); None when the column can hold ``value``.
     """
-    problem = storable_text_problem(value, controls=controls)
+    problem = name_text_problem(value) if name else storable_text_problem(value, controls=controls)
     if problem is not None:
         return ERR_VALUE_HOLDS.format(problem=problem)
     limit = model._meta.get_field(field).max_length

@@ -17,7 +17,12 @@ from django.db.models.functions import Greatest, Least
 from annotate.models.catalog import Dataset, Question, Subject
 from annotate.models.scoring import ScoringRun
 
-DEFAULT_GUIDELINES = """\
+#: The judging page's skip button, as it reads; the guidelines and notices quote it from here.
+SKIP_BUTTON_LABEL = "Skip \u2014 not qualified"
+
+#: What the default guidelines said before they quoted :data:`SKIP_BUTTON_LABEL` and left how to come back to
+#: the page (which says it from the study's resume setting); studies that still hold it are given the new default.
+OLD_DEFAULT_GUIDELINES = """\
 You will see two questions from the same subject, side by side.
 Decide which of the two is harder to answer correctly for a well-prepared
 student of the subject, and press the matching button.
@@ -32,6 +37,21 @@ student of the subject, and press the matching button.
   will continue where you left off.
 """
 
+DEFAULT_GUIDELINES = f"""\
+You will see two questions from the same subject, side by side.
+Decide which of the two is harder to answer correctly for a well-prepared
+student of the subject, and press the matching button.
+
+- Judge the question, not how long it is or how it is worded.
+- You do not need to solve the questions; a careful reading is enough.
+- If you do not know the subject well enough to judge, press "{SKIP_BUTTON_LABEL}".
+  A skip is not a vote (and not an answer towards a completion code); the pair
+  goes to other evaluators.
+- Your answers are final: once you submit a pair you cannot change it.
+  Take your time before you press a button.
+- You can stop at any time; how to come back is said below.
+"""
+
 # One line per paragraph or point: Markdown keeps line breaks of the text (as
 # the data files' questions need), so the text is not wrapped here.
 DEFAULT_CONSENT = (
@@ -44,6 +64,10 @@ DEFAULT_CONSENT = (
     "- Your answers are used, without anything that identifies you, in research publications and shared data "
     "sets.\n"
 )
+
+
+#: Longest guidelines or consent text (Markdown a participant reads before judging), in characters.
+STUDY_TEXT_MAX = 20_000
 
 
 def new_participation_seed() -> int:

@@ -1,4 +1,5 @@
-"""The evaluator's progress bar of the judging pages: ``{% progress_bar progress %}``."""
+"""The evaluator's progress bar of the judging pages (``{% progress_bar progress %}``) and the skip button's
+label (``{% skip_label %}``, as the guidelines quote it)."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,6 +7,8 @@ from typing import Any
 from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+
+from annotate.models.studies import SKIP_BUTTON_LABEL
 
 register = template.Library()
 
@@ -33,3 +36,9 @@ def progress_bar(progress: Any) -> SafeString:
     skipped pairs out of the total (a bar of one unit when there is none) with the three counts in digits."""
     return format_html(PROGRESS_BAR, total=progress.total or 1, judged=progress.judged, skipped=progress.skipped,
                        remaining=progress.remaining)
+
+
+@register.simple_tag
+def skip_label() -> str:
+    """The judging page's skip button label (:data:`annotate.models.studies.SKIP_BUTTON_LABEL`)."""
+    return SKIP_BUTTON_LABEL

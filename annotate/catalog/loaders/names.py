@@ -6,7 +6,11 @@ Every parser (:func:`annotate.catalog.loaders.tabular_files.parse_files`,
 
 Names (dataset, subject and model names, question ids)
     Unicode NFC; zero-width characters (U+200B, U+200C, U+200D, U+2060,
-    U+FEFF) removed; no-break spaces (U+00A0, U+202F, U+2007) become spaces;
+    U+FEFF), bidirectional controls (U+202A-U+202E, U+2066-U+2069) and every
+    other Unicode format character (category Cf) removed, so no stored name
+    shows reversed or hides a character (what
+    :func:`annotate.core.name_text_problem` refuses where a name is typed);
+    no-break spaces (U+00A0, U+202F, U+2007) become spaces;
     leading and trailing whitespace stripped and inner runs of whitespace
     collapsed to one space. "Llama\\u00a0 3" and "Llama 3" are then the same
     name. Names that differ only by case are not merged here (the loading
@@ -42,7 +46,8 @@ CREDIT_SNAP = 1e-12
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 NO_BREAK_SPACES = "\u00a0\u202f\u2007"
 NAMES_CLEANED_NOTE = (
-    "{count} name(s) were normalised (Unicode NFC, zero-width characters removed, no-break spaces and "
+    "{count} name(s) were normalised (Unicode NFC, zero-width and direction-changing characters removed, "
+    "no-break spaces and "
     "repeated whitespace made one space), e.g. {example!r} -> {cleaned!r}"
 )
 CREDITS_SNAPPED_NOTE = (
@@ -79,11 +84,14 @@ def clean_name(value: object) -> object:
     'Llama 3'
     >>> clean_name("cafe\\u0301") == "caf\\u00e9"
     True
+    >>> clean_name("\\u202eevil\\u2066 model\\u2069")
+    'evil model'
     """
     if not isinstance(value, str):
         return value
-    text = unicodedata.normalize("NFC", value.translate(_DROP).translate(_SPACES))
-    return _WHITESPACE.sub(" ", text).strip()
+    text = value.translate(_DROP).translate(_SPACES)
+    text = "".join(ch for ch in text if ch.isascii() or unicodedata.category(ch) != "Cf")
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 
 def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:

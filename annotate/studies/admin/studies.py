@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
-from annotate.core import RefusedFormStatusMixin, ServiceWritesAdmin, ascii_int
+from annotate.core import ERR_NAME_HOLDS, RefusedFormStatusMixin, ServiceWritesAdmin, ascii_int, name_text_problem
 from annotate.models import (
     Assignment,
     Invitation,
@@ -86,6 +86,13 @@ class StudyAdminForm(forms.ModelForm):
         model = Study
         fields = ("name", "datasets", "subjects", "target_judgments_per_pair", "guidelines", "consent_text",
                   "onboarding_questions", "members", "status")
+
+    def clean_name(self) -> str:
+        value = self.cleaned_data["name"]
+        problem = name_text_problem(value)
+        if problem is not None:
+            raise forms.ValidationError(ERR_NAME_HOLDS.format(label="name", problem=problem))
+        return value
 
     def clean_onboarding_questions(self) -> list[str]:
         value = self.cleaned_data["onboarding_questions"]

@@ -7,6 +7,7 @@ from annotate.core import SECONDS_MAX, IdsModelMultipleChoiceField, ShortEchoCho
 from annotate.models import (
     Choice,
     EducationLevel,
+    ExclusionEvent,
     FieldOfStudy,
     OnboardingQuestion,
     ResumeByParticipantId,
@@ -62,12 +63,16 @@ class StudyStatusForm(forms.Form):
     status = ShortEchoChoiceField(choices=StudyStatus.choices)
 
 
+#: Longest exclusion reason (the column's length); the service refuses a longer one as well.
+REASON_MAX = ExclusionEvent._meta.get_field("reason").max_length
+
+
 class ExclusionForm(forms.Form):
-    reason = forms.CharField(label="Reason", strip=True)  # the service requires it, and keeps 500 characters
+    reason = forms.CharField(label="Reason", strip=True, max_length=REASON_MAX)  # the service requires it
 
 
 class RestoreForm(forms.Form):
-    reason = forms.CharField(required=False, label="Reason (optional)", strip=True)
+    reason = forms.CharField(required=False, label="Reason (optional)", strip=True, max_length=REASON_MAX)
 
 
 class StudyQualitySettingsForm(forms.Form):

@@ -24,6 +24,7 @@ from annotate.models.studies import (
     PROLIFIC_PARTICIPANT_PARAM,
     PROLIFIC_SESSION_PARAM,
     PROLIFIC_STUDY_PARAM,
+    STUDY_TEXT_MAX,
 )
 from annotate.reports import response_sets_human_queryset
 from annotate.studies.selectors.studies import study_related
@@ -114,9 +115,10 @@ class StudyForm(forms.Form):
     seed = column_field(Study, "seed", min_value=0, label="Sampler seed",
                         help_text="The same settings and seed always draw the same pairs.")
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 12}), initial=DEFAULT_GUIDELINES,
-                                 label="Guidelines (Markdown)")
+                                 label="Guidelines (Markdown)", max_length=STUDY_TEXT_MAX)
     consent_text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 6}), initial=DEFAULT_CONSENT, label="Consent text (Markdown)",
+        max_length=STUDY_TEXT_MAX,
         help_text="Shown on the invitation page; evaluators agree or decline before anything about them is stored.")
     onboarding_questions = ShortEchoMultipleChoiceField(
         choices=OnboardingQuestion.choices, widget=forms.CheckboxSelectMultiple, required=False,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from annotate.models import Assignment, Choice, Judgment, Participation, Study
+from annotate.models.studies import SKIP_BUTTON_LABEL
 
 #: Reason keys of a shortfall, in the order the pages list them.
 REASON_VOTES = "votes"
@@ -150,6 +151,56 @@ def completion_verdict(*, participation: Participation) -> CompletionVerdict:
     return CompletionVerdict(tally=tally, shortfalls=completion_rules_apply(study=participation.study, tally=tally))
 
 
+#: The completion rules as a participant reads them before judging (the consent and guidelines pages).
+RULE_VOTES = (
+    "To earn the completion code, answer at least {need} pair{need_s}: say which question is harder. "
+    "\u201c{skip}\u201d is not an answer: skipped pairs do not count towards the {need}."
+)
+RULE_CHECKS = ("Some pairs have a clear answer that any careful reader finds; the code needs {need} answered as "
+               "expected.")
+RULE_TIME = "The code also needs at least {need:g} seconds spent on the pairs in total."
+#: The judging page's line beside the progress bar: answers needed and answers given, as the verdict counts them.
+GOAL_SHORT = "{need} answer{need_s} needed for your completion code; you have {votes} (skips do not count)."
+GOAL_MET = "You have the {need} answer{need_s} your completion code needs (you have {votes})."
+
+
+def completion_code_offered(*, study: Study) -> bool:
+    """Whether ``study`` gives a completion code (a code or a completion link): only then are its rules told."""
+    return bool((study.completion_code or "").strip() or (study.completion_url or "").strip())
+
+
+def completion_rules_text(*, study: Study) -> tuple[str, ...]:
+    """The rules of :func:`completion_rules_apply`, one plain sentence each, for a
+    participant before they judge; () when the study gives no code or asks for nothing.
+
+    The numbers are the study's own fields, read where the verdict reads them,
+    and the skip button is quoted as it reads (:data:`SKIP_BUTTON_LABEL`).
+    """
+    if not completion_code_offered(study=study):
+        return ()
+    out = []
+    need = study.completion_min_votes
+    if need > 0:
+        out.append(RULE_VOTES.format(need=need, need_s="" if need == 1 else "s", skip=SKIP_BUTTON_LABEL))
+    if study.attention_check_share > 0 and exact(study.completion_min_check_share) > 0:
+        out.append(RULE_CHECKS.format(need=_checks_needed_text(study.completion_min_check_share)))
+    if exact(study.completion_min_seconds) > 0:
+        out.append(RULE_TIME.format(need=study.completion_min_seconds))
+    return tuple(out)
+
+
+def completion_goal_text(*, study: Study, votes: int) -> str:
+    """The judging page's line beside the progress bar: how many answers (not
+    skips) the completion code needs and how many the participant has
+    (``votes``: their answered pairs, as :class:`CompletionTally` counts them);
+    "" when the study gives no code or needs no answer."""
+    need = study.completion_min_votes
+    if not completion_code_offered(study=study) or need <= 0:
+        return ""
+    template = GOAL_MET if votes >= need else GOAL_SHORT
+    return template.format(need=need, need_s="" if need == 1 else "s", votes=votes)
+
+
 @dataclass(frozen=True)
 class CompletionSummary:
     """The manage page's count of finished participants: how many earned the
@@ -184,7 +235,10 @@ __all__ = [
     "CompletionTally",
     "CompletionVerdict",
     "Shortfall",
+    "completion_code_offered",
+    "completion_goal_text",
     "completion_rules_apply",
+    "completion_rules_text",
     "completion_verdict",
     "exact",
     "study_completion_summary",

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.catalog import response_matrix
+from annotate.core import column_name
 from annotate.models import (
     Choice,
     Judgment,
@@ -207,6 +208,7 @@ def derived_study_create(
     name = (name or "").strip()
     if not name:
         raise ValueError(ERR_NAME_BLANK)
+    name = column_name(name, model=Study, field="name", label="name")
     if Study.objects.filter(name=name).exists():
         raise ValueError(ERR_NAME.format(name=name))
     plan = _plan(human_set_id=human_set_id, run=run, n_pairs=n_pairs, seed=seed)

@@ -57,6 +57,7 @@ from django.utils.dateparse import parse_datetime
 from annotate.core import (
     SEMICOLON_SEPARATED,
     CsvTextError,
+    column_name,
     column_value_problem,
     csv_rows,
     csv_separator,
@@ -90,6 +91,7 @@ REQUIRED = ("evaluator", "dataset_a", "question_a", "dataset_b", "question_b", "
 OPTIONAL = ("group", "submitted_at", "seconds")
 MAX_PROBLEMS = 50
 ERR_FILE_SIZE = "{name} is {size:,} bytes; at most {limit:,} are accepted"
+ERR_FILE_GROUP = "the group of {name} {problem}"
 ERR_FILE_EXTENSION = ("cannot tell the format of {name} from its extension (.csv, .jsonl, or .json for Label "
                       "Studio); choose the format ({formats})")
 
@@ -106,7 +108,8 @@ SECONDS_MAX = 366 * 24 * 3600
 ERR_TIME = "{value!r} is not an ISO 8601 time"
 #: Longest group name (the column's limit), for the import form's field.
 GROUP_MAX_CHARS = Participation._meta.get_field("group").max_length
-#: The column each text of a row is stored in or looked up in: its characters and length are checked against it.
+#: The column each text of a row is stored in or looked up in: its characters (as a name or id) and length are
+#: checked against it.
 TEXT_COLUMNS = {
     "evaluator": (Participation, "platform_participant_id"),
     "group": (Participation, "group"),
@@ -228,7 +231,7 @@ def _record(file: str, row: object, record: dict, group: str, problems: list[str
                 bad = True
     values["group"] = group = _text(record.get("group")) or group
     for column, (model, field) in TEXT_COLUMNS.items():
-        problem = column_value_problem(values[column], model=model, field=field)
+        problem = column_value_problem(values[column], model=model, field=field, name=True)
         if problem is not None:
             problems.append(_problem(file, row, column, f"the value {problem}"))
             bad = True
@@ -271,8 +274,12 @@ def import_file_read(*, name: str, size: int | None, read: Callable[[], bytes], 
     ------
     ValueError
         ``ERR_FILE_SIZE`` over the limit, ``ERR_FILE_EXTENSION`` when no format is
-        given and the extension names none.
+        given and the extension names none, ``ERR_FILE_GROUP`` for a group that is
+        not a clean name (:func:`annotate.core.column_value_problem`).
     """
+    problem = column_value_problem(group, model=Participation, field="group", name=True)
+    if problem is not None:
+        raise ValueError(ERR_FILE_GROUP.format(name=name, problem=problem))
     if size is not None and size > MAX_IMPORT_BYTES:
         raise ValueError(ERR_FILE_SIZE.format(name=name, size=size, limit=MAX_IMPORT_BYTES))
     fmt = format or format_from_name(name)
@@ -477,6 +484,7 @@ def judgments_import(
     name = (name or "").strip()
     if not name:
         raise ValueError(ERR_NAME_BLANK)
+    name = column_name(name, model=Study, field="name", label="name")
     if Study.objects.filter(name=name).exists():
         raise ValueError(ERR_NAME.format(name=name))
     for f in files:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import hmac
+import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotate.core import column_text, storable_text_problem
+from annotate.core import column_text, name_text_problem
 from annotate.models import (
     ConsentDecline,
     EducationLevel,
@@ -182,6 +183,18 @@ ERR_PLATFORM_ID = "the link's {param} is not a valid id: it holds {problem}"
 ERR_PLATFORM_ID_LONG = "the link's {param} is not a valid id: it is longer than {limit} characters"
 
 
+ERR_PLATFORM_PLACEHOLDER = (
+    "the link still has its placeholder {value!r} where the platform puts your {param}: the platform fills it in "
+    "when it sends you to the study, so a copied or test link cannot be used to take part"
+)
+
+
+#: An unfilled link template of a crowd platform: Prolific's ``{{%PROLIFIC_PID%}}``, the ``{{name}}`` and
+#: ``{name}`` fields of survey tools and of MTurk-style external links, ``${name}`` (Qualtrics piped text) and
+#: CloudResearch's and SONA's ``%name%``. No platform's real ids hold braces or a ``%NAME%``.
+PLATFORM_PLACEHOLDER_RE = re.compile(r"[{}]|%[A-Za-z_][A-Za-z0-9_.]*%")
+
+
 ERR_PARTICIPANT_ID_IN_USE = (
     "participant id {pid!r} has already joined this study; it continues only {where}"
 )
@@ -189,6 +202,10 @@ ERR_PARTICIPANT_ID_IN_USE = (
 
 class PlatformIdError(ValueError):
     """A platform id in the join link that cannot be stored (a 400; nothing is written)."""
+
+
+class PlatformPlaceholderError(PlatformIdError):
+    """A platform id in the join link that is still the platform's unfilled placeholder (a 400; nothing is written)."""
 
 
 class ParticipantIdInUseError(Exception):
@@ -203,8 +220,10 @@ def platform_ids_from_query(*, study: Study, query: Mapping[str, str]) -> Platfo
     ------
     PlatformIdError
         An id longer than :data:`PLATFORM_ID_MAX` characters, or holding a NUL,
-        a lone surrogate or another control character
-        (:func:`annotate.core.storable.storable_text_problem`); the message
+        a lone surrogate, another control character or an invisible or
+        direction-changing character (:func:`annotate.core.storable.name_text_problem`);
+        :class:`PlatformPlaceholderError` for an id that is still a platform's
+        unfilled placeholder (:data:`PLATFORM_PLACEHOLDER_RE`). The message
         names the parameter.
     """
 
@@ -212,7 +231,9 @@ def platform_ids_from_query(*, study: Study, query: Mapping[str, str]) -> Platfo
         if not name:
             return ""
         value = (query.get(name) or "").strip()
-        problem = storable_text_problem(value)
+        if PLATFORM_PLACEHOLDER_RE.search(value):
+            raise PlatformPlaceholderError(ERR_PLATFORM_PLACEHOLDER.format(value=value[:40], param=name))
+        problem = name_text_problem(value)
         if problem is not None:
             raise PlatformIdError(ERR_PLATFORM_ID.format(param=name, problem=problem))
         if len(value) > PLATFORM_ID_MAX:

@@ -17,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.core import ERR_TEXT_TOO_LONG, column_name
 from annotate.models import (
     Dataset,
     OnboardingQuestion,
@@ -33,6 +34,7 @@ from annotate.models.studies import (
     DEFAULT_ADAPTIVE_RANDOM_SHARE,
     DEFAULT_CONSENT,
     DEFAULT_GUIDELINES,
+    STUDY_TEXT_MAX,
 )
 from annotate.studies.services.scope import (
     ERR_ADAPTIVE_PER_SUBJECT,
@@ -73,6 +75,13 @@ ERR_STATUS = "status must be one of {choices}; got {status!r}"
 # --- studies --------------------------------------------------------------------
 
 
+def _check_texts(*, guidelines: str | None, consent_text: str | None) -> None:
+    """Refuse guidelines or a consent text longer than :data:`STUDY_TEXT_MAX` characters (never cut)."""
+    for label, text in (("guidelines", guidelines), ("consent_text", consent_text)):
+        if text is not None and len(str(text)) > STUDY_TEXT_MAX:
+            raise ValueError(ERR_TEXT_TOO_LONG.format(label=label, limit=STUDY_TEXT_MAX, n=len(str(text))))
+
+
 def _check_settings(
     *,
     name: str,
@@ -95,6 +104,7 @@ def _check_settings(
         raise ValueError(ERR_NAME_EMPTY)
     if len(name) > NAME_MAX:
         raise ValueError(ERR_NAME_LONG.format(limit=NAME_MAX, length=len(name)))
+    name = column_name(name, model=Study, field="name", label="name")
     for field, value in (("target_judgments_per_pair", target_judgments_per_pair), ("n_pairs", n_pairs),
                          ("pairs_per_subject", pairs_per_subject),
                          ("adaptive_min_comparisons", adaptive_min_comparisons)):
@@ -261,6 +271,7 @@ def study_create(
     EIP paper, section 5 and appendix H.3 (70 same-subject pairs, blind).
     """
     questions = list(OnboardingQuestion.values) if onboarding_questions is None else list(onboarding_questions)
+    _check_texts(guidelines=guidelines, consent_text=consent_text)
     name = _check_settings(
         name=name, run=run, datasets=datasets, strategy=strategy, target_judgments_per_pair=target_judgments_per_pair,
         seed=seed, n_pairs=n_pairs, pairs_per_subject=pairs_per_subject, onboarding_questions=questions,
@@ -356,6 +367,7 @@ def study_edit(
     study = Study.objects.select_for_update().get(pk=study.pk)
     study_scope_guard(study=study)
     questions = list(OnboardingQuestion.values) if onboarding_questions is None else list(onboarding_questions)
+    _check_texts(guidelines=guidelines, consent_text=consent_text)
     name = _check_settings(
         name=name, run=run, datasets=datasets, strategy=strategy, target_judgments_per_pair=target_judgments_per_pair,
         seed=seed, n_pairs=n_pairs, pairs_per_subject=pairs_per_subject, onboarding_questions=questions,
@@ -455,9 +467,11 @@ def study_settings_update(
         name = str(changes["name"]).strip()
         if not name:
             raise ValueError(ERR_NAME_EMPTY)
+        name = column_name(name, model=Study, field="name", label="name")
         if Study.objects.filter(name=name).exclude(pk=stored.pk).exists():
             raise ValueError(ERR_NAME_TAKEN.format(name=name))
         changes = {**changes, "name": name}
+    _check_texts(guidelines=changes.get("guidelines"), consent_text=changes.get("consent_text"))
     if status is not None and status not in StudyStatus.values:
         raise ValueError(ERR_STATUS.format(choices=StudyStatus.values, status=status))
     for field_name, value in changes.items():

@@ -16,7 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.core import SECONDS_MAX
+from annotate.core import SECONDS_MAX, column_name, column_text
 from annotate.models import ExclusionAction, ExclusionEvent, Participation, ResumeByParticipantId, Study
 
 ERR_REASON_EMPTY = "a reason is required to exclude an evaluator"
@@ -42,6 +42,11 @@ COMPLETION_CODE_MAX = 100
 URL_MAX = 500
 
 
+def _reason(reason: str) -> str:
+    """An exclusion (or inclusion) reason, stripped; refused, never cut, when longer than :data:`REASON_MAX`."""
+    return column_text(reason or "", model=ExclusionEvent, field="reason", label="reason")
+
+
 @transaction.atomic
 def participation_exclude(*, participation: Participation, reason: str, by: AbstractBaseUser | None) -> Participation:
     """Leave an evaluator out of the study's analyses from now on.
@@ -49,10 +54,12 @@ def participation_exclude(*, participation: Participation, reason: str, by: Abst
     Raises
     ------
     ValueError
-        :data:`ERR_REASON_EMPTY` for a blank reason, :data:`ERR_ALREADY_EXCLUDED`.
+        :data:`ERR_REASON_EMPTY` for a blank reason, a reason longer than
+        :data:`REASON_MAX` characters (``ERR_TEXT_TOO_LONG``, never cut),
+        :data:`ERR_ALREADY_EXCLUDED`.
     """
     participation = Participation.objects.select_for_update().select_related("user").get(pk=participation.pk)
-    reason = (reason or "").strip()[:REASON_MAX]
+    reason = _reason(reason)
     if not reason:
         raise ValueError(ERR_REASON_EMPTY)
     if participation.excluded_at is not None:
@@ -76,8 +83,9 @@ def participation_restore(
     Raises
     ------
     ValueError
-        :data:`ERR_NOT_EXCLUDED`.
+        :data:`ERR_NOT_EXCLUDED`; a reason longer than :data:`REASON_MAX` characters.
     """
+    reason = _reason(reason)
     participation = Participation.objects.select_for_update().select_related("user").get(pk=participation.pk)
     if participation.excluded_at is None:
         raise ValueError(ERR_NOT_EXCLUDED.format(name=participation.user.get_username()))
@@ -86,7 +94,7 @@ def participation_restore(
     participation.exclusion_reason = ""
     participation.save(update_fields=["excluded_at", "excluded_by", "exclusion_reason"])
     ExclusionEvent.objects.create(participation=participation, action=ExclusionAction.RESTORE,
-                                  reason=(reason or "").strip()[:REASON_MAX], by=by, at=timezone.now())
+                                  reason=reason, by=by, at=timezone.now())
     return participation
 
 
@@ -211,6 +219,7 @@ def study_quality_settings_update(
     completion_code = (completion_code or "").strip()
     if len(completion_code) > COMPLETION_CODE_MAX:
         raise ValueError(ERR_COMPLETION_CODE.format(limit=COMPLETION_CODE_MAX, length=len(completion_code)))
+    completion_code = column_name(completion_code, model=Study, field="completion_code", label="completion_code")
     study.speeder_seconds = float(speeder_seconds)
     study.participant_param, study.study_param, study.session_param = names
     study.completion_code = completion_code

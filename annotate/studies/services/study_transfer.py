@@ -94,7 +94,7 @@ import math
 
 from django.db import transaction
 
-from annotate.core import SECONDS_MAX, unstorable_in
+from annotate.core import SECONDS_MAX, column_name, name_text_problem, unstorable_in
 from annotate.models import (
     Choice,
     ExclusionAction,
@@ -135,6 +135,7 @@ from annotate.studies.services.study_quality import (
     ERR_PARAM_NAME,
     ERR_SPEEDER_SECONDS,
     ERR_URL_LENGTH,
+    REASON_MAX,
     URL_MAX,
     completion_rules_check,
 )
@@ -292,6 +293,7 @@ def _check_ranges(exported: dict) -> None:
     code = exported.get("completion_code", "")
     if len(code) > COMPLETION_CODE_MAX:
         raise ValueError(ERR_COMPLETION_CODE.format(limit=COMPLETION_CODE_MAX, length=len(code)))
+    column_name(code, model=Study, field="completion_code", label="study.completion_code")
     url = exported.get("completion_url", "")
     if url and not url.lower().startswith(("https://", "http://")):
         raise ValueError(ERR_COMPLETION_URL.format(value=url))
@@ -315,10 +317,16 @@ def _check_evaluator_extras(evaluators: list[dict]) -> None:
             if len(e.get(name, "")) > limit:
                 raise MalformedExport(ERR_MALFORMED.format(
                     detail=f"evaluator {who!r} {name} is longer than {limit} characters"))
+            problem = name_text_problem(e.get(name, "")) if name != "exclusion_reason" else None
+            if problem is not None:
+                raise MalformedExport(ERR_MALFORMED.format(detail=f"evaluator {who!r} {name} holds {problem}"))
         _parse_time(e.get("excluded_at"), f"evaluator {who!r} excluded_at")
         for event in _get(e, "exclusion_events", who, list) if "exclusion_events" in e else []:
             _choice(_get(event, "action", who), ExclusionAction.values, f"evaluator {who!r} exclusion action")
             _parse_time(_get(event, "at", who), f"evaluator {who!r} exclusion at")
+            if len(event.get("reason") or "") > REASON_MAX:
+                raise MalformedExport(ERR_MALFORMED.format(
+                    detail=f"evaluator {who!r} exclusion reason is longer than {REASON_MAX} characters"))
         pid = e.get("platform_participant_id", "")
         if pid and pid in seen:
             raise MalformedExport(ERR_PLATFORM_REPEATED.format(a=seen[pid], b=who, pid=pid))
@@ -338,6 +346,7 @@ def _plan(document: object, rename: str | None, reuse_evaluators: bool) -> _Plan
         raise ValueError(ERR_NAME_EMPTY)
     if len(name) > NAME_MAX:
         raise ValueError(ERR_NAME_LONG.format(limit=NAME_MAX, length=len(name)))
+    name = column_name(name, model=Study, field="name", label="study.name")
     if study_name_taken(name=name):
         raise ValueError(ERR_NAME_TAKEN.format(name=name))
     _choice(exported.get("status"), StudyStatus.values, "study.status")

@@ -21,9 +21,11 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotate.core import DECLINE_DOOR, attempt_failed, attempts_blocked, door_keys, posted, too_many_attempts
 from annotate.models import Invitation, Participation
+from annotate.models.studies import SKIP_BUTTON_LABEL
 from annotate.studies.forms.judging import JudgmentForm, OnboardingForm
-from annotate.studies.selectors.completion import completion_verdict
+from annotate.studies.selectors.completion import completion_goal_text, completion_rules_text, completion_verdict
 from annotate.studies.selectors.judging_tokens import PAIR, QUESTION, TOKEN_RE, judging_token_value
+from annotate.studies.selectors.resume import resume_note
 from annotate.studies.selectors.studies import (
     completion_url_for,
     evaluator_get_active,
@@ -49,6 +51,7 @@ from annotate.studies.services.participation import (
     ParticipantIdInUseError,
     PlatformIdError,
     PlatformIds,
+    PlatformPlaceholderError,
     StudyClosedError,
     consent_decline,
     invitation_accept,
@@ -80,7 +83,8 @@ MSG_CONSENT_MISSING = "Choose whether you agree to take part: press one of the t
 MSG_ANSWERED_ELSEWHERE = ("This pair was already answered in another tab or window; your first answer ({first}) "
                           "was kept and this one was not saved. Answers are final.")
 #: The judging page's buttons, as the notice above names the answer that was kept.
-CHOICE_WORDS = {"left": "left / top is harder", "right": "right / bottom is harder", "skip": "skip — not qualified"}
+CHOICE_WORDS = {"left": "left / top is harder", "right": "right / bottom is harder",
+                "skip": SKIP_BUTTON_LABEL[:1].lower() + SKIP_BUTTON_LABEL[1:]}
 MSG_EMPTY_QUESTION = "This pair cannot be shown: one of its questions has no text. Nothing was saved."
 CONSENT_FIELD = "consent"  # the join form's two buttons send "yes" or "no"
 STEP_URLS = {
@@ -185,7 +189,8 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         platform = platform_ids_from_query(study=invitation.study, query=request.GET)
     except PlatformIdError as error:
         return render(request, "annotate/judging/join_refused.html",
-                      {"study": invitation.study, "message": str(error)}, status=400)
+                      {"study": invitation.study, "message": str(error),
+                       "placeholder": isinstance(error, PlatformPlaceholderError)}, status=400)
     user = request.user if request.user.is_authenticated else None
     browser_key = _browser_key(request)
     remembered = _resume_user(request, invitation.study_id)
@@ -201,16 +206,18 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     if admission.verdict == FULL:
         return render(request, "annotate/judging/full.html", {"study": invitation.study})
     returning = admission.participation.user if admission.verdict == REMEMBERED else None
+    context = {"study": invitation.study, "returning": returning, "token": token, "missing": "",
+               "rules": completion_rules_text(study=invitation.study),
+               "resume": resume_note(study=invitation.study, participant_id=platform.participant)}
     if request.method == "GET":
-        context = {"study": invitation.study, "returning": returning, "token": token, "missing": ""}
         return render(request, "annotate/judging/join.html", context)
     if returning is not None:  # "Continue as ...": this evaluator joined (and consented) before
         login(request, returning, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("annotate:study_entry", study_id=invitation.study_id)
     decision = request.POST.get(CONSENT_FIELD)
     if decision not in ("yes", "no"):
-        context = {"study": invitation.study, "returning": None, "token": token, "missing": MSG_CONSENT_MISSING}
-        return render(request, "annotate/judging/join.html", context, status=400)
+        return render(request, "annotate/judging/join.html", {**context, "missing": MSG_CONSENT_MISSING},
+                      status=400)
     if decision == "no":
         return _decline(request, invitation, token, browser_key, platform)
     response = _accept(request, invitation, user, platform, browser_key)
@@ -322,7 +329,10 @@ def study_guidelines(request: HttpRequest, study_id: int) -> HttpResponse:
         participation_accept_guidelines(participation=participation)
         judging_assign_next(participation=participation)  # the first pair, so the judging GET writes nothing
         return redirect("annotate:study_judge", study_id=study_id)
-    context = {"participation": participation, "study": participation.study}
+    study = participation.study
+    context = {"participation": participation, "study": study, "rules": completion_rules_text(study=study),
+               "resume": resume_note(study=study, participant_id=participation.platform_participant_id,
+                                     by_invitation=participation.invitation_id is not None)}
     return render(request, "annotate/judging/guidelines.html", context)
 
 
@@ -348,7 +358,9 @@ def study_judge(request: HttpRequest, study_id: int) -> HttpResponse:
     if UNSAVED_PARAM in request.GET:  # show the message once, under the plain URL
         response = redirect("annotate:study_judge", study_id=study_id)
     else:
-        response = render(request, "annotate/judging/judge.html", {"study": participation.study, "screen": screen})
+        goal = completion_goal_text(study=participation.study, votes=screen.progress.judged)
+        response = render(request, "annotate/judging/judge.html",
+                          {"study": participation.study, "screen": screen, "goal": goal})
     if UNSAVED_COOKIE in request.COOKIES:
         response.delete_cookie(UNSAVED_COOKIE)
     return response

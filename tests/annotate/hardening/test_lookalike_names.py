@@ -1,4 +1,5 @@
-"""Look-alike names: cleaned on load (NFC, zero-width, no-break spaces); case variants refused or merged (issue 13)."""
+"""Look-alike names: cleaned on load (NFC, zero-width and format characters, no-break spaces); case variants
+refused or merged (issue 13)."""
 from __future__ import annotations
 
 import io
