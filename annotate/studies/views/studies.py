@@ -1,6 +1,7 @@
 """Study list and the researcher view of a study: coverage, progress, invitations."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from django.contrib import messages
@@ -67,6 +68,13 @@ def studies(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/judging/my_studies.html", {"participations": mine})
 
 
+#: The summary's lead (in bold, then what to do) for a refused submission, and for a price query with a bad
+#: pay (a GET: nothing was to be saved).
+NOTHING_SAVED = ("Nothing was saved.", "Correct the marked field and send the form again:")
+NOT_PRICED = ("The projections are priced at the rules' own pay.", "The pay entered cannot be used; correct it "
+              "and price them again:")
+
+
 @dataclass(frozen=True)
 class Problem:
     """A refused submission as the manage page's summary shows it: the form's anchor, its name, what is wrong,
@@ -77,6 +85,8 @@ class Problem:
     title: str
     text: str
     correctable: bool = True
+    #: What the summary says before a correctable problem (a priced view writes nothing, so says so differently).
+    lead: tuple[str, str] = NOTHING_SAVED
 
     @classmethod
     def of(cls, form: BaseForm, anchor: str, title: str) -> Problem:
@@ -123,7 +133,7 @@ def _manage_page(request: HttpRequest, study: Study, *, problem: Problem | None 
     }
     cost_form = context["cost_form"]
     if problem is None and cost_form.is_bound and not cost_form.is_valid():
-        problem = Problem.of(cost_form, "cost-form", "Projections not priced")
+        problem = dataclasses.replace(Problem.of(cost_form, "cost-form", "Pricing"), lead=NOT_PRICED)
     context["problems"] = [problem] if problem else []
     return render(request, "annotate/judging/study_manage.html", context, status=400 if problem else 200)
 

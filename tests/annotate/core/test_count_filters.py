@@ -15,16 +15,12 @@ from annotate.templatetags.annotate_numbers import count
 TEMPLATES = Path(annotate.__file__).parent / "templates"
 COUNT_NAME = re.compile(r"(?:^|\.)(?:n_[a-z_]+|judged|skipped|assigned|passed|voted|failed|count)$")
 EXPRESSION = re.compile(r"\{\{\s*([^}|\s]+)\s*(\|[^}]*)?\}\}")
-#: A template another change formats (its counts are listed here until then).
-ELSEWHERE = {"annotate/judging/_stopping.html"}
 
 
 def _bare_counts() -> list[str]:
     found = []
     for path in sorted(TEMPLATES.rglob("*.html")):
         name = path.relative_to(TEMPLATES).as_posix()
-        if name in ELSEWHERE:
-            continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             for match in EXPRESSION.finditer(line):
                 expression, filters = match.group(1), match.group(2)

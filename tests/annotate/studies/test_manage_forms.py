@@ -111,7 +111,11 @@ def test_every_manage_form_refused_keeps_what_was_typed_and_saves_nothing(catalo
     if not refusal.correctable:
         assert CORRECT not in summary and "not included again." in summary and "not excluded" in summary
         return
-    assert f'href="#{anchor}"' in summary and "Nothing was saved." in summary and CORRECT in summary
+    if refusal.method == "get":  # a price query saves nothing, so does not say it saved nothing
+        assert "Nothing was saved." not in summary and "priced at the rules&#x27; own pay." in summary
+        assert f'href="#{anchor}"' in summary and "correct it and price them again" in summary
+    else:
+        assert f'href="#{anchor}"' in summary and "Nothing was saved." in summary and CORRECT in summary
     assert f'id="{anchor}"' in html  # the link has somewhere to go
     assert html.count('class="messages"') == 0  # no banner of the old way beside it
     title, text = summary.split("<li>")[1].split(">", 1)[1].split(": ", 1)
