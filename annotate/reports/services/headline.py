@@ -149,7 +149,7 @@ def _label_panel(report: AlignmentReport) -> ForestPanel | None:
                               else "no scored pair"))
     # run-wide (the human-label analysis of the run), so the same on every study of the run: said in the title
     return ForestPanel(key=PANEL_LABEL, title=f"With the label {labels.key!r} (whole run)",
-                       axis=f"agreement with the label {labels.key!r}, every labelled question of the run (%)",
+                       axis=f"agreement with the label {labels.key!r} (%)\nevery labelled question of the run",
                        percent=True, rows=tuple(rows),
                        note=f"every labelled question of scoring run {report.run.id}, not only this study's, and no "
                             "judgment of this study: same-subject pairs whose labels differ; bootstrap interval")
