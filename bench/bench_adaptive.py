@@ -30,8 +30,11 @@ methods_disagree
 adaptive
     :func:`scoring.adaptive_pairs.choose_next_pair` on
     :func:`scoring.adaptive_pairs.scale_estimate` of all votes so far
-    (refitted at every judgment, as the site does per request), default
-    :class:`~scoring.adaptive_pairs.AdaptiveConfig`.
+    (refitted at every choice, as the site does per request), default
+    :class:`~scoring.adaptive_pairs.AdaptiveConfig`, served as the site
+    serves it (:class:`Adaptive`): each evaluator's next pair is chosen when
+    their previous judgment arrives and judged at their next turn, the pairs
+    the other evaluators hold at the time left out.
 
 Printed, as medians over the seeds: judgments (and votes) until the
 Spearman correlation of the fitted human scale
@@ -200,23 +203,50 @@ class MethodsDisagree:
 
 
 class Adaptive:
-    def __init__(self, world: World, rng: np.random.Generator, config: AdaptiveConfig) -> None:
-        self.world, self.rng, self.config = world, rng, config
+    """The site's adaptive serving: an evaluator's next pair is chosen when their previous judgment arrives
+    (:meth:`answered`, as the judging page's POST does) and voted on at their next turn, so the choice knows
+    neither that vote nor the votes of the other evaluators in between; the pairs the others hold at the time
+    (chosen, not yet judged) are left out while another pair is left, as the site leaves out the pairs in
+    flight. An evaluator's first pair is chosen at their first turn. With ``ahead=False``: chosen and voted
+    in one step (no pair is ever in flight), the idealisation the bench used before."""
+
+    def __init__(self, world: World, rng: np.random.Generator, config: AdaptiveConfig, *, ahead: bool = True) -> None:
+        self.world, self.rng, self.config, self.ahead = world, rng, config, ahead
         self.harder: list[int] = []
         self.easier: list[int] = []
         self.previous: np.ndarray | None = None
         self.seconds: list[float] = []
+        self.held: dict[int, tuple[int, int]] = {}  # evaluator -> the pair chosen for their next turn
 
     def record(self, harder: int, easier: int) -> None:
         self.harder.append(harder)
         self.easier.append(easier)
 
     def next(self, evaluator: int, seen: set[tuple[int, int]]) -> tuple[int, int] | None:
+        held = self.held.pop(evaluator, None)
+        if held is not None and held not in seen:
+            return held
+        return self._choose(evaluator, seen)
+
+    def answered(self, evaluator: int, seen: set[tuple[int, int]]) -> None:
+        """The evaluator's judgment is in: choose the pair of their next turn now."""
+        if self.ahead:
+            pair = self._choose(evaluator, seen)
+            if pair is not None:
+                self.held[evaluator] = pair
+
+    def _choose(self, evaluator: int, seen: set[tuple[int, int]]) -> tuple[int, int] | None:
         t = time.perf_counter()
         est = scale_estimate(self.world.n, self.harder, self.easier, initial=self.previous)
         self.previous = est.b
-        pair = choose_next_pair(subjects=self.world.subject, estimate=est, seen=list(seen) or np.empty((0, 2)),
-                                rng=self.rng, config=self.config)
+        others = {p for e, p in self.held.items() if e != evaluator} - seen
+        pair = None
+        for skip in ([others, set()] if others else [set()]):
+            exclude = seen | skip
+            pair = choose_next_pair(subjects=self.world.subject, estimate=est,
+                                    seen=list(exclude) or np.empty((0, 2)), rng=self.rng, config=self.config)
+            if pair is not None:
+                break
         self.seconds.append(time.perf_counter() - t)
         return pair
 
@@ -272,6 +302,8 @@ def simulate(world: World, strategy: str, seed: int, *, max_per_question: int,
         judgments += 1
         p = 1.0 / (1.0 + np.exp(-world.discrimination[e] * (world.truth[i] - world.truth[j])))
         if rng.random() < 0.05 + 0.4 * p * (1 - p):
+            if isinstance(chooser, Adaptive):
+                chooser.answered(e, seen[e])
             continue  # skipped: a judgment, not a vote
         i_harder = rng.random() < p
         h, o = (i, j) if i_harder else (j, i)
@@ -280,6 +312,7 @@ def simulate(world: World, strategy: str, seed: int, *, max_per_question: int,
         who.append(e)
         if isinstance(chooser, Adaptive):
             chooser.record(h, o)
+            chooser.answered(e, seen[e])
         votes = len(harder)
         if not calibration_only and np.isnan(run.judgments_to_target) and judgments - last_check >= CHECK_EVERY:
             last_check = judgments

@@ -12,6 +12,8 @@ GET), the kernel :mod:`scoring.adaptive_pairs` chooses it from
   was judged harder,
 * the pairs this evaluator was already shown (never shown twice), and the
   study's attention checks (never chosen as regular pairs),
+* the pairs other evaluators are judging now (shown, not answered yet):
+  left out while any other pair is left, since their votes are coming,
 * the pool's blocks (same subject and component of the model-question graph).
 
 The chosen pair's :class:`~annotate.models.Pair` row is made then, or found
@@ -104,8 +106,10 @@ def adaptive_choose(
     reads: StudyReads | None = None,
 ) -> tuple[int, int] | None:
     """The kernel's choice for ``participation``: two question ids, or None
-    when the evaluator has seen every pair of the pool. Reads only: the
-    study's pool, votes and attention checks
+    when the evaluator has seen every pair of the pool. Never a pair another
+    evaluator is judging now (:attr:`StudyReads.open_pairs`) while another
+    pair is left. Reads only: the study's pool, votes, attention checks and
+    pairs in flight
     (:func:`~annotate.studies.services.adaptive_reads.study_reads`: one
     query while the process keeps the study), unless ``reads`` are given."""
     reads = study_reads(study_id=study.pk) if reads is None else reads
@@ -115,14 +119,17 @@ def adaptive_choose(
     hi, ei = _index(qids, reads.harder), _index(qids, reads.easier)
     keep = (hi >= 0) & (ei >= 0)
     estimate = _estimate(len(qids), hi[keep], ei[keep], study=study)
-    checks = reads.checks
-    seen_ids = np.array([(a, b) for _, a, b, _ in shown] + [(a, b) for _, a, b in checks],
-                        dtype=np.int64).reshape(-1, 2)
-    seen = np.stack([_index(qids, seen_ids[:, 0]), _index(qids, seen_ids[:, 1])], axis=1)
-    seen = seen[(seen >= 0).all(axis=1)]
-    rng = np.random.default_rng([participation.seed, CHOICE_STREAM, len(shown)])
-    chosen = choose_next_pair(subjects=blocks, estimate=estimate, seen=seen, rng=rng,
-                              config=adaptive_config(study=study))
+    mine = [(a, b) for _, a, b, _ in shown] + [(a, b) for _, a, b in reads.checks]
+    in_flight = [pair for pid, pair in sorted(reads.open_pairs.items()) if pid != participation.pk]
+    config = adaptive_config(study=study)
+    # The pairs other evaluators are judging now are left out first (their votes are coming: several evaluators
+    # given the same most informative pair at once waste all but one vote); then, when nothing else is left, not.
+    for others in ([in_flight, []] if in_flight else [[]]):
+        rng = np.random.default_rng([participation.seed, CHOICE_STREAM, len(shown)])
+        seen = _positions(qids, mine + others)
+        chosen = choose_next_pair(subjects=blocks, estimate=estimate, seen=seen, rng=rng, config=config)
+        if chosen is not None:
+            break
     if chosen is None:
         return None
     i, j = chosen
@@ -188,6 +195,13 @@ def _fit_estimate(n: int, harder: np.ndarray, easier: np.ndarray, *, study: Stud
         neutral = scale_estimate(n, harder[:0], easier[:0])
         counts = np.bincount(np.concatenate([harder, easier]), minlength=n).astype(np.int64)
         return dataclasses.replace(neutral, n_comparisons=counts)
+
+
+def _positions(qids: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """The pairs of question ids as pairs of positions in ``qids``, shape (k, 2); pairs outside the pool dropped."""
+    ids = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    at = np.stack([_index(qids, ids[:, 0]), _index(qids, ids[:, 1])], axis=1)
+    return at[(at >= 0).all(axis=1)]
 
 
 def _index(qids: np.ndarray, ids: np.ndarray) -> np.ndarray:

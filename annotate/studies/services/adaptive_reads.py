@@ -1,5 +1,6 @@
 """What an adaptive study's choice reads, in one statement: its votes (kept in the process and extended by the
-judgments stored since), its pool (kept while unchanged) and its attention checks.
+judgments stored since), its pool (kept while unchanged), its attention checks and the pairs in flight (shown to
+an evaluator and not answered yet).
 
 Each choice of an adaptive study (:mod:`annotate.studies.services.adaptive`)
 needs every vote of the study: each judgment of a left or right choice on a
@@ -18,7 +19,10 @@ statement, so one snapshot of the database) that returns
 * the tally of every evaluator of the study as it is now, with their exclusion,
 * the judgments above the largest id kept,
 * the count, largest id and sum of ids of the pool's rows,
-* the attention checks.
+* the attention checks,
+* per evaluator, the pair they were shown last while they have not
+  answered it (their newest assignment; an evaluator who left without
+  answering keeps theirs).
 
 When the kept and the new judgments make every evaluator's tally, they are
 the study's judgments; when they do not (a judgment deleted, or one with a
@@ -37,6 +41,7 @@ evaluator answers only their own study's pairs).
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 from collections import OrderedDict
@@ -44,11 +49,25 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import connections
-from django.db.models import BigIntegerField, Case, Count, IntegerField, Max, Q, QuerySet, Sum, Value, When
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    Count,
+    Exists,
+    IntegerField,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce
 
 from annotate.core import PreparedQuery
-from annotate.models import AdaptivePoolQuestion, Choice, Judgment, Pair, Participation
+from annotate.models import AdaptivePoolQuestion, Assignment, Choice, Judgment, Pair, Participation
 
 
 def _tally_of_evaluators(study_id: int) -> QuerySet:
@@ -80,17 +99,31 @@ def _checks(study_id: int) -> QuerySet:
         "pk", "question_a_id", "question_b_id", "position", Value(0), Value(0), Value(0), Value(CHECK))
 
 
+def _open_pairs(study_id: int) -> QuerySet:
+    """The pair each evaluator of the study was shown last, while they have not answered it (one row per
+    evaluator at most: their newest assignment, read through the index on its evaluator)."""
+    newest = Assignment.objects.filter(participation_id=OuterRef("pk")).order_by("-pk").values("pk")[:1]
+    answered = Judgment.objects.filter(participation_id=OuterRef("participation_id"), pair_id=OuterRef("pair_id"))
+    return (Assignment.objects.filter(pk__in=Participation.objects.filter(study_id=study_id).order_by()
+                                      .values_list(Subquery(newest)))
+            .exclude(Exists(answered)).order_by()
+            .values_list("participation_id", "pair__question_a_id", "pair__question_b_id", Value(0), Value(0),
+                         Value(0), Value(0), Value(OPEN)))
+
+
 #: The kind of a row of :data:`_STATE` (its last column).
-EVALUATOR, JUDGMENT, POOL, CHECK = 0, 1, 2, 3
+EVALUATOR, JUDGMENT, POOL, CHECK, OPEN = 0, 1, 2, 3, 4
 #: One statement, four kinds of row (the last column says which): per evaluator of the study, their id, 1 when
 #: excluded (else 0), their judgments' count, largest id and sum of ids (0, 0, 0 without judgments); per judgment
 #: of the study's evaluators above ``after``, its id, evaluator, 1 for a vote on a regular pair (else 0), the harder
 #: question (0 for a skip), the pair's two questions and its study; the pool's study id, count of rows, largest id
-#: and sum of ids (no row for an empty pool); per attention check, its pair id, questions and position.
+#: and sum of ids (no row for an empty pool); per attention check, its pair id, questions and position; per
+#: evaluator whose newest pair is not answered yet, their id and that pair's questions.
 _STATE = PreparedQuery(
     "adaptive study state",
     lambda study_id, after: _tally_of_evaluators(study_id).union(
-        _judgments_after(study_id, after), _pool_signature(study_id), _checks(study_id), all=True),
+        _judgments_after(study_id, after), _pool_signature(study_id), _checks(study_id), _open_pairs(study_id),
+        all=True),
     "study_id", "after",
 )
 _WIDTH = 8
@@ -121,6 +154,9 @@ class StudyReads:
         The votes (question ids), in no particular order.
     checks : list of (int, int, int)
         The attention checks by position: (pair id, question a id, question b id).
+    open_pairs : dict of int to (int, int)
+        Evaluator id -> the questions (a, b) of the pair they were shown last and have not answered yet: the
+        pairs in flight, whose votes are still to come.
     """
 
     questions: np.ndarray
@@ -128,6 +164,7 @@ class StudyReads:
     harder: np.ndarray
     easier: np.ndarray
     checks: list[tuple[int, int, int]]
+    open_pairs: dict[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -172,10 +209,10 @@ def study_reads(*, study_id: int, using: str = "default") -> StudyReads:
     with _LOCK:
         kept = _KEPT.get(key)
     after = int(kept.judgments.ids.max()) if kept is not None and kept.judgments.ids.size else 0
-    tally, excluded, signature, checks, new = _read(using, study_id=study_id, after=after)
+    tally, excluded, signature, checks, open_pairs, new = _read(using, study_id=study_id, after=after)
     judgments = new if kept is None else _merged(kept.judgments, new, tally)
     if judgments is None:
-        tally, excluded, signature, checks, judgments = _read(using, study_id=study_id, after=0)
+        tally, excluded, signature, checks, open_pairs, judgments = _read(using, study_id=study_id, after=0)
     if kept is not None and kept.pool_signature == signature:
         questions, blocks = kept.questions, kept.blocks
     else:
@@ -190,13 +227,14 @@ def study_reads(*, study_id: int, using: str = "default") -> StudyReads:
     counted = judgments.vote & ~np.isin(judgments.evaluators, excluded)
     harder, a, b = judgments.harder[counted], judgments.a[counted], judgments.b[counted]
     return StudyReads(questions=questions, blocks=blocks, harder=harder, easier=np.where(a == harder, b, a),
-                      checks=checks)
+                      checks=checks, open_pairs=open_pairs)
 
 
 def _read(using: str, *, study_id: int, after: int) -> tuple[
-        Tally, np.ndarray, tuple[int, int, int], list[tuple[int, int, int]], _Judgments]:
+        Tally, np.ndarray, tuple[int, int, int], list[tuple[int, int, int]], dict[int, tuple[int, int]], _Judgments]:
     """The tally now (evaluators with judgments), the excluded evaluators' ids, the pool's signature, the attention
-    checks by position, and the judgments above ``after`` (with their own tally)."""
+    checks by position, the pairs in flight by evaluator, and the judgments above ``after`` (with their own
+    tally)."""
     rows = _STATE.rows(using, study_id=study_id, after=after)
     flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=_WIDTH * len(rows))
     table = flat.reshape(-1, _WIDTH)
@@ -213,7 +251,9 @@ def _read(using: str, *, study_id: int, after: int) -> tuple[
     new = _Judgments(ids=ids, evaluators=who, vote=(judgments[:, 2] == 1) & (judgments[:, 6] == study_id),
                      harder=judgments[:, 3].copy(), a=judgments[:, 4].copy(), b=judgments[:, 5].copy(),
                      tally=_tally(ids, who))
-    return tally, excluded, signature, [(int(p), int(a), int(b)) for p, a, b in checks[:, :3].tolist()], new
+    in_flight = {int(pid): (int(a), int(b)) for pid, a, b in table[kind == OPEN][:, :3].tolist()}
+    return (tally, excluded, signature, [(int(p), int(a), int(b)) for p, a, b in checks[:, :3].tolist()], in_flight,
+            new)
 
 
 def _merged(kept: _Judgments, new: _Judgments, tally: Tally) -> _Judgments | None:
