@@ -19,9 +19,13 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 ## Main job: migrate an SQLite database, load the demo (or DATA=folder), create a study and logins, serve.
+# The site's public address (SITE_URL, eipsite/settings.py) is where it listens, http://$(HOST), unless SITE_URL
+# is set (e.g. SITE_URL=http://myhost.example:8080 with HOST=0.0.0.0:8080): setup_demo prints its links under it,
+# and the worker and the server read it too.
+demo: export SITE_URL ?= http://$(HOST)
 demo: install
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py setup_demo $(if $(DATA),--data "$(DATA)") --base-url http://$(HOST)
+	$(PY) manage.py setup_demo $(if $(DATA),--data "$(DATA)")
 	@echo "Starting the task worker (scoring and analysis runs) and the web server; Ctrl-C stops both."
 	@$(PY) manage.py run_worker --interval 1 --no-startup-delay & worker=$$!; \
 	 trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \

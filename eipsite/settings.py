@@ -11,6 +11,9 @@ SECRET_KEY      required when DEBUG is off: 50+ characters, 5+ distinct ones
 DEBUG           "1"/"true"/"yes"/"on" or "0"/"false"/"no"/"off"; default on
 ALLOWED_HOSTS   comma-separated; default "127.0.0.1,localhost,testserver";
                 required when DEBUG is off
+SITE_URL        the site's public address, for links made outside a request (the
+                invitation and log-in links the commands print), e.g.
+                https://study.example.org; default http://127.0.0.1:8000
 DATABASE_URL    e.g. postgres://user@127.0.0.1:5432/eip; default SQLite file db.sqlite3
 EIP_STORE_URL   where the response-set matrices live when machines share them
                 (fsspec URL: file:///mnt/eip-store, s3://bucket/store); default
@@ -88,6 +91,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -134,6 +138,25 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
 
 
+def env_site_url(name: str, default: str) -> str:
+    """An absolute http(s) address (a host, an optional port and path prefix, no query), without its trailing
+    slash."""
+    raw = os.environ.get(name, default)
+    value = raw.strip().rstrip("/")
+    try:
+        parts = urlsplit(value)
+        port_ok = parts.port is None or parts.port > 0  # a port that is not a number raises here
+    except ValueError:  # that, or a broken [IPv6] host
+        parts, port_ok = None, False
+    if (parts is None or not port_ok or parts.scheme not in ("http", "https") or not parts.hostname
+            or any(ch in value for ch in "?# \t\n\r\\")):
+        raise ImproperlyConfigured(
+            f"{name}={raw!r} is not the site's public address; use e.g. https://study.example.org "
+            "(http:// or https://, a host, no query)"
+        )
+    return value
+
+
 def env_origins(name: str) -> list[str]:
     origins = env_list(name, [])
     for origin in origins:
@@ -156,6 +179,9 @@ if not DEBUG and (len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5):
 if not DEBUG and not os.environ.get("ALLOWED_HOSTS", "").strip():
     raise ImproperlyConfigured("DEBUG is off; set ALLOWED_HOSTS to the host name(s) the site is served as")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+# Where people reach the site: the base of every absolute link made outside a request (the commands' printed
+# invitation and log-in links, the default of their --base-url). Within a request, links come from the request.
+SITE_URL = env_site_url("SITE_URL", "http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

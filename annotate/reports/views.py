@@ -50,6 +50,7 @@ from annotate.runs import scoring_run_diagnostics, study_report_runs
 from annotate.studies import study_access_required
 
 ERR_POOLS_RUN = "Say which scoring run's model pools to compute (the form's 'run' field)."
+HEADING_POOLS_REFUSED = "No model-pool analysis was queued"
 
 
 def _params_form(data, study: Study) -> ReportParamsForm:
@@ -80,10 +81,12 @@ def _report(request: HttpRequest, study: Study, *, page: bool = False) -> Alignm
         return HttpResponseBadRequest(f"No report: {exc}")
 
 
-def _report_refused(request: HttpRequest, study: Study, heading: str, reasons: list[str]) -> HttpResponse:
-    """The report page's 400: what was refused and why, with the way back (the report's default settings)."""
+def _report_refused(request: HttpRequest, study: Study, heading: str, reasons: list[str], *,
+                    pools: bool = False) -> HttpResponse:
+    """The report page's 400: what was refused and why, with the way back (the report's default settings).
+    ``pools``: the refusal of the model-pools button (nothing was queued), not of the report."""
     return render(request, "annotate/reports/report_refused.html",
-                  {"study": study, "heading": heading, "reasons": reasons}, status=400)
+                  {"study": study, "heading": heading, "reasons": reasons, "pools": pools}, status=400)
 
 
 @study_access_required
@@ -183,12 +186,12 @@ def study_report_pools(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)  # 404 for an unknown study before looking at the form
     form = _params_form(request.POST, study)
     if not form.is_valid() or form.cleaned_data["run"] is None:
-        return HttpResponseBadRequest(ERR_POOLS_RUN)
+        return _report_refused(request, study, HEADING_POOLS_REFUSED, [ERR_POOLS_RUN], pools=True)
     run = get_object_or_404(ScoringRun, pk=form.cleaned_data["run"])
     try:
         analysis, created = report_pools_start(run=run, user=request.user)
     except ValueError as exc:
-        return HttpResponseBadRequest(f"No pool analysis: {exc}")
+        return _report_refused(request, study, HEADING_POOLS_REFUSED, [str(exc)], pools=True)
     verb = "queued" if created else "already queued"
     messages.info(request, f"Model-pool analysis {analysis.pk} {verb}; the report shows it once the worker is done.")
     query = request.POST.get("query", "")

@@ -299,3 +299,57 @@ def test_no_page_shows_a_refused_form_under_another_status_than_400(cast):
             "annotate:study_stopping_rules", "annotate:analysis_kind", "admin:annotate_responseset_upload",
             "admin:annotate_responseset_upload_job", "login", "admin_login", "password_change",
             "password_reset"} <= set(refused), refused
+
+
+# --- the sweep: no refused POST is a bare text page -------------------------------------------------
+
+#: What a form may post that no page accepts: an empty form, and fields of the wrong kind (a judging answer
+#: with tokens that name nothing, a run that is not a number).
+REFUSED_BODIES = ({}, {"pair": "x", "left": "y", "choice": "left", "run": "abc", "query": "n_boot=1"})
+
+
+def test_no_refused_post_is_a_bare_text_page(cast):
+    """A browser that posts a form and is refused gets a page of the site (or of its admin) that says why, never
+    a bare line of text; a JSON endpoint answers JSON."""
+    eve = make_evaluator(cast.study, "eve")  # onboarded: her POST to the judging page is an answer
+    params = _params(cast)
+    bare, seen = [], set()
+    for name, route in _routes():
+        url = "/" + _PARAM.sub(lambda m: params[m.group(1)], route)
+        for who in (cast.root, eve.user):
+            for body in REFUSED_BODIES:
+                response = client_for(who).post(url, body)
+                if response.status_code != 400 or response["Content-Type"].startswith("application/json"):
+                    continue
+                seen.add(name)
+                if not re.search(r"<html[\s>]", response.content.decode()):  # the site's or the admin's page
+                    bare.append(f"POST {url} ({name}) as {who.get_username()}: {response.content[:120]!r}")
+    assert bare == []
+    # The sweep does reach the refusals it is about (each of these refuses one of the bodies).
+    assert {"annotate:study_report_pools", "annotate:study_judge", "annotate:study_create"} <= seen, seen
+
+
+def test_a_refused_answer_says_nothing_was_saved_on_the_sites_page_with_the_way_back(cast):
+    eve = make_evaluator(cast.study, "eve")
+    before = row_counts()
+    response = client_for(eve.user).post(reverse("annotate:study_judge", kwargs={"study_id": cast.study.pk}),
+                                         {"pair": "x" * 10, "left": "y" * 10, "choice": "left"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "<h1>Your answer was not saved</h1>" in html
+    assert escape("This answer could not be read. Go back to the study page and try again.") in html \
+        or escape("This answer does not match the pair you were shown. Nothing was saved.") in html
+    assert f'href="{reverse("annotate:study_judge", kwargs={"study_id": cast.study.pk})}"' in html
+    assert row_counts() == before
+
+
+def test_a_refused_model_pools_request_says_why_on_the_report_s_page(cast):
+    url = reverse("annotate:study_report_pools", kwargs={"study_id": cast.study.pk})
+    before = row_counts()
+    response = cast.clients["olga"].post(url, {"run": "abc"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "<h1>No model-pool analysis was queued</h1>" in html
+    assert escape("Say which scoring run's model pools to compute (the form's 'run' field).") in html
+    assert f'<a href="{reverse("annotate:study_report", kwargs={"study_id": cast.study.pk})}">' in html
+    assert row_counts() == before

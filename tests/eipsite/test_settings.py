@@ -7,6 +7,7 @@ so these tests never touch the settings of the running test session.
 from __future__ import annotations
 
 import os
+import re
 import runpy
 import secrets
 import shutil
@@ -29,6 +30,7 @@ ENV_NAMES = (
     "SECURE_PROXY_SSL_HEADER", "RATELIMIT_ATTEMPTS", "RATELIMIT_WINDOW_S", "STATIC_ROOT", "TASKS_BACKEND",
     "REDIS_URL", "CSP_ENABLED", "JSON_MAX_DEPTH", "MAX_ID_LIST_LENGTH", "QUESTION_TEXT_MAX_CHARS",
     "EIP_DASK_SCHEDULER", "EIP_DASK_MIN_CELLS", "EIP_DASK_TIMEOUT_S", "DB_CONN_MAX_AGE", "DB_PREPARED_STATEMENTS",
+    "SITE_URL",
 )
 
 
@@ -126,6 +128,14 @@ def test_production_knobs_come_from_the_environment(env):
     assert s["CACHES"]["default"]["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache"
 
 
+def test_the_public_address_comes_from_the_environment_without_its_trailing_slash(env):
+    assert load_settings()["SITE_URL"] == "http://127.0.0.1:8000"
+    env(SITE_URL=" https://study.example.org/ ")
+    assert load_settings()["SITE_URL"] == "https://study.example.org"
+    env(SITE_URL="http://lab.example:8080/eip/")  # a port and a path prefix
+    assert load_settings()["SITE_URL"] == "http://lab.example:8080/eip"
+
+
 def test_eip_on_dask_is_off_by_default_and_configured_from_the_environment(env):
     s = load_settings()
     assert (s["EIP_DASK_SCHEDULER"], s["EIP_DASK_MIN_CELLS"], s["EIP_DASK_TIMEOUT_S"]) == ("", 100_000_000, 10)
@@ -168,13 +178,17 @@ def test_the_local_defaults_stay_local_and_safe(env):
         ({"RATELIMIT_ATTEMPTS": "0"}, "RATELIMIT_ATTEMPTS=0 and RATELIMIT_WINDOW_S=60 must be >= 1"),
         ({"EIP_DASK_SCHEDULER": "dask-host:8786"}, "EIP_DASK_SCHEDULER='dask-host:8786' is not a Dask scheduler"),
         ({"EIP_DASK_TIMEOUT_S": "0"}, "EIP_DASK_MIN_CELLS must be >= 0 and EIP_DASK_TIMEOUT_S >= 1"),
+        *[({"SITE_URL": bad}, f"SITE_URL={bad!r} is not the site's public address; use e.g. "
+                              "https://study.example.org (http:// or https://, a host, no query)")
+          for bad in ("study.example.org", "ftp://study.example.org", "https://", "http://host:port",
+                      "https://study.example.org/?next=1", "https://study example.org", "http://[::1")],
         ({"DEBUG": "0", "ALLOWED_HOSTS": "e.org", "SECRET_KEY": "k" + secrets.token_urlsafe(50),
           "SECURE_HSTS_SECONDS": "soon"}, "SECURE_HSTS_SECONDS='soon' is not an integer"),
     ],
 )
 def test_it_refuses_unsafe_or_malformed_settings(env, values, message):
     env(**values)
-    with pytest.raises(ImproperlyConfigured, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(ImproperlyConfigured, match=re.escape(message)):
         load_settings()
 
 

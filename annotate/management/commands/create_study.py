@@ -13,7 +13,7 @@ from annotate.management.lookups import (
     scoring_run_from_option,
     subjects_from_option,
 )
-from annotate.management.options import column_option
+from annotate.management.options import add_base_url_option, checked_base_url, column_option
 from annotate.models import Dataset, PairStrategy, ScoringRun, Study
 from annotate.models.studies import DEFAULT_ADAPTIVE_MIN_COMPARISONS, DEFAULT_ADAPTIVE_RANDOM_SHARE
 from annotate.runs import scoring_run_latest_covering
@@ -26,7 +26,6 @@ from annotate.studies import (
     study_pool_size,
 )
 
-ERR_BASE_URL = "--base-url must start with http:// or https://; got {value!r}"
 #: Stopping-rule options named as the manage page's form fields they fill (``--compare`` fills the methods).
 STOPPING_OPTIONS = ("target_reliability", "alpha", "max_judgments", "budget", "pay_per_judgment")
 #: The number options, bounded by the columns they are stored in (an error names the option).
@@ -90,13 +89,10 @@ class Command(BaseCommand):
                            help="stop when judgments x --pay-per-judgment reach AMOUNT")
         rules.add_argument("--pay-per-judgment", default=None, metavar="AMOUNT", help="pay per judgment")
         parser.add_argument("--no-invitation", action="store_true", help="do not create an invitation link")
-        parser.add_argument("--base-url", default="http://127.0.0.1:8000",
-                            help="where the site is served, for the printed invitation link (default %(default)s)")
+        add_base_url_option(parser, purpose="the printed invitation link")
 
     def handle(self, *args, **options) -> str:
-        base = options["base_url"].rstrip("/")
-        if not base.startswith(("http://", "https://")):
-            raise CommandError(ERR_BASE_URL.format(value=options["base_url"]))
+        base = checked_base_url(options["base_url"])
         datasets = datasets_from_option(options["datasets"])
         subjects = None if options["subjects"] is None else subjects_from_option(options["subjects"])
         run = self._run(options["run"], datasets)

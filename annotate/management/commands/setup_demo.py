@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from annotate.catalog import LoadError, problems_text
 from annotate.demo import N_SIMULATED, SIMULATED_PREFIX, demo_setup
+from annotate.management.options import add_base_url_option, checked_base_url
 from annotate.management.progress import scoring_progress
 from annotate.runs import DEFAULT_PARAMS, parse_methods
 from scoring.methods import method_keys
@@ -26,7 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--data", type=Path, help="folder in the MMLU-Pro layout (default: the built-in demo)")
         parser.add_argument("--dataset", help="dataset name (default: EIP-demo, or the folder name)")
         parser.add_argument("--password", help="password for all three demo logins (default: random, printed)")
-        parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="where the site will be served")
+        add_base_url_option(parser, purpose="the printed links")
         parser.add_argument("--pairs", type=int, default=70, help="pairs in the demo study (default 70)")
         parser.add_argument("--seed", type=int, default=1,
                             help="seed of the pair sampler and of the simulated evaluators' votes (default 1)")
@@ -37,6 +38,7 @@ class Command(BaseCommand):
                                  "(eip and accuracy always run; default: all)")
 
     def handle(self, *args, **options) -> str:
+        base = checked_base_url(options["base_url"])
         try:
             with scoring_progress(self, options["verbosity"]) as progress:
                 demo = demo_setup(
@@ -48,7 +50,7 @@ class Command(BaseCommand):
             raise CommandError(problems_text(error)) from error
         except ValueError as error:
             raise CommandError(str(error)) from error
-        self._print(demo, options["base_url"].rstrip("/"))
+        self._print(demo, base)
         rs = demo.response_set
         return (
             f"demo ready: {rs} ({rs.n_questions:,} questions x {rs.n_models} models) "

@@ -7,7 +7,8 @@ leading methods) and returns what the report page shows first: the values of
 the forest plot (each method's agreement with people, with its interval: with
 the consensus, with the human scale and with a difficulty label when one is
 used) and one sentence naming the method that agrees best with the consensus
-and saying whether its lead over the next one is significant, or, when no
+(every method counted on the same pairs, those with a consensus) and saying
+whether its lead over the next one is significant, or, when no
 method's agreement is above chance (:func:`above_chance`), saying so and
 naming none.
 
@@ -21,8 +22,10 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from annotate.reports.services._stats import verdict_name
 from annotate.reports.services.model import AlignmentReport, MethodConsensus
 from annotate.reports.services.scale import correlation_basis, scale_fragmented, scale_fragmented_warning
+from scoring import UNDEFINED
 
 #: The lead is called significant when the exact two-sided McNemar p-value is below this.
 SIGNIFICANCE = Fraction(1, 20)
@@ -32,6 +35,8 @@ PANEL_CONSENSUS = "consensus"
 PANEL_SCALE = "human_scale"
 PANEL_LABEL = "label"
 REASON_NO_CONSENSUS = "no pair has a consensus yet"
+#: A method's verdict name on a pair it cannot order (a question without its difficulty).
+NO_VERDICT = verdict_name(UNDEFINED)
 
 
 @dataclass(frozen=True)
@@ -284,37 +289,67 @@ def above_chance(agreement: MethodConsensus) -> bool:
     return upper_tail_p_exact(agreement.n_agree, agreement.n_pairs) < SIGNIFICANCE
 
 
-def _none_above_chance(report: AlignmentReport, shares: list[Fraction]) -> str:
+def _none_above_chance(shares: list[Fraction], n: int) -> str:
     low, high = _pct(float(min(shares))), _pct(float(max(shares)))
     span = low if low == high else f"from {low} to {high}"
-    n = max(report.consensus_agreement[m.key].n_pairs for m in report.available)
     return (f"No method agrees with people better than chance: agreement with the human consensus is {span} of "
             f"{n:,} pairs with a consensus, and no method's interval lies above the 50% chance line.")
 
 
+@dataclass(frozen=True)
+class _OnConsensus:
+    """Every method on the same pairs: those with a consensus (``n``), which of them each method gets right
+    (its verdict is the consensus) and on how many it has no verdict (a question without its difficulty)."""
+
+    n: int
+    right: dict[str, int]
+    no_verdict: dict[str, int]
+
+
+def _on_consensus(report: AlignmentReport) -> _OnConsensus:
+    verdict = report.pairs.columns["verdict"]
+    decided = (verdict == "a") | (verdict == "b")
+    right, no_verdict = {}, {}
+    for m in report.available:
+        names = report.pairs.methods[m.key][decided]
+        right[m.key] = int((names == verdict[decided]).sum())
+        no_verdict[m.key] = int((names == NO_VERDICT).sum())
+    return _OnConsensus(n=int(decided.sum()), right=right, no_verdict=no_verdict)
+
+
+def _no_verdict_note(report: AlignmentReport, on: _OnConsensus, keys: list[str]) -> str:
+    """Says which ranked methods have no verdict on some of the pairs, and that those pairs count as misses."""
+    gaps = [f"{report.label(k)} on {on.no_verdict[k]:,}" for k in keys if on.no_verdict[k]]
+    if not gaps:
+        return ""
+    listed = gaps[0] if len(gaps) == 1 else f"{', '.join(gaps[:-1])} and {gaps[-1]}"
+    return (f" Every method is counted on the same {on.n:,} pairs with a consensus, a pair it has no verdict on "
+            f"(a question without its difficulty) as a miss: {listed} of them.")
+
+
 def _lead(report: AlignmentReport) -> Lead:
+    on = _on_consensus(report)
     ranked = []
     for m in report.available:
         c = report.consensus_agreement[m.key]
-        if c.agreement is not None and c.n_pairs:
-            ranked.append((Fraction(c.n_agree, c.n_pairs), m.key))
+        if c.agreement is not None and c.n_pairs and on.n:
+            ranked.append((Fraction(on.right[m.key], on.n), m.key))
     if not ranked:
         return Lead(best=None, runner_up=None, tied=False, b=None, c=None, p_value=None, significant=None,
                     sentence=f"No method can be ranked yet: {REASON_NO_CONSENSUS}.")
     order = {m.key: i for i, m in enumerate(report.available)}
     ranked.sort(key=lambda t: (-t[0], order[t[1]]))
+    note = _no_verdict_note(report, on, [key for _, key in ranked])
     if not any(above_chance(report.consensus_agreement[key]) for _, key in ranked):
         return Lead(best=None, runner_up=None, tied=False, b=None, c=None, p_value=None, significant=None,
-                    sentence=_none_above_chance(report, [share for share, _ in ranked]))
+                    sentence=_none_above_chance([share for share, _ in ranked], on.n) + note)
     best = ranked[0][1]
-    cb = report.consensus_agreement[best]
-    where = f"{_pct(cb.agreement)} of {cb.n_pairs:,} pairs with a consensus"  # type: ignore[arg-type]
+    where = f"{_pct(float(ranked[0][0]))} of {on.n:,} pairs with a consensus"
     if len(ranked) == 1:
         return Lead(best=best, runner_up=None, tied=False, b=None, c=None, p_value=None, significant=None,
                     sentence=f"{report.label(best)} is the only method with a defined agreement with the "
-                             f"consensus ({where}).")
+                             f"consensus ({where}).{note}")
     nxt = ranked[1][1]
-    cn = report.consensus_agreement[nxt]
     b, c = _discordant(report, best, nxt)
     p = mcnemar_p_exact(b, c)
     significant = p < SIGNIFICANCE
@@ -328,10 +363,9 @@ def _lead(report: AlignmentReport) -> Lead:
     else:
         verdict = "is significant" if significant else "is not significant at the 5% level"
         sentence = (f"{report.label(best)} agrees best with the human consensus ({where}); its lead over "
-                    f"{report.label(nxt)} ({_pct(cn.agreement)}) {verdict} "  # type: ignore[arg-type]
-                    f"({test}).")
+                    f"{report.label(nxt)} ({_pct(float(ranked[1][0]))}) {verdict} ({test}).")
     return Lead(best=best, runner_up=nxt, tied=tied, b=b, c=c, p_value=float(p), significant=significant,
-                sentence=sentence)
+                sentence=sentence + note)
 
 
 def report_headline(report: AlignmentReport) -> Headline:
@@ -352,17 +386,24 @@ def report_headline(report: AlignmentReport) -> Headline:
         every labelled question of the run; only with a label). ``lead``:
         when no method agrees with the consensus better than chance
         (:func:`above_chance`), no method (``best`` None) and a sentence that
-        says so; else the method with the highest agreement with the consensus (ties among
-        methods broken by registry order and said so), the next one, the exact
-        McNemar test on the pairs with a consensus (the report's own test when
-        it holds one for the two, else the same test counted from the pairs)
-        and one sentence.
+        says so; else the method with the highest agreement with the consensus on the
+        pairs with a consensus (ties among methods broken by registry order and
+        said so), the next one, the exact McNemar test on the same pairs (the
+        report's own test when it holds one for the two, else the same test
+        counted from the pairs) and one sentence.
 
     Notes
     -----
-    Agreements are compared as exact fractions ``n_agree / n_pairs`` and the
-    significance as the exact binomial tail against 1/20, so no rounding decides
-    either.
+    Every method is ranked on the same pairs, those with a consensus (the
+    report's pairs table), as the McNemar test counts them: a method's share is
+    the pairs it gets right over all of them, a tie or no verdict (a question
+    without its difficulty) counting as a miss, as in the report's agreement.
+    So the order and the test never disagree (``b - c`` is the difference of
+    the two methods' right answers), and a method that orders only some pairs
+    does not lead on fewer pairs than the others; the sentence then names the
+    methods without a verdict on some pairs and on how many. Shares are
+    compared as exact fractions and the significance as the exact binomial
+    tail against 1/20, so no rounding decides either.
 
     References
     ----------

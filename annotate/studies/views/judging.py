@@ -14,7 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.views import LogoutView, redirect_to_login
 from django.core import signing
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
@@ -86,6 +86,8 @@ MSG_ANSWERED_ELSEWHERE = ("This pair was already answered in another tab or wind
 CHOICE_WORDS = {"left": "left / top is harder", "right": "right / bottom is harder",
                 "skip": SKIP_BUTTON_LABEL[:1].lower() + SKIP_BUTTON_LABEL[1:]}
 MSG_EMPTY_QUESTION = "This pair cannot be shown: one of its questions has no text. Nothing was saved."
+MSG_ANSWER_UNREADABLE = "This answer could not be read. Go back to the study page and try again."
+MSG_ANSWER_NOT_SHOWN = "This answer does not match the pair you were shown. Nothing was saved."
 CONSENT_FIELD = "consent"  # the join form's two buttons send "yes" or "no"
 STEP_URLS = {
     "onboarding": "annotate:study_onboarding",
@@ -425,14 +427,20 @@ def _login_again(request: HttpRequest, study_id: int) -> HttpResponse:
     return response
 
 
+def _answer_refused(request: HttpRequest, participation: Participation, message: str) -> HttpResponse:
+    """A refused answer (400): the site's page saying why nothing was saved, with the way back to judging."""
+    return render(request, "annotate/judging/answer_refused.html",
+                  {"study": participation.study, "message": message}, status=400)
+
+
 def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
     form = JudgmentForm(request.POST)
     if not form.is_valid():
-        return HttpResponseBadRequest("This answer could not be read. Go back to the study page and try again.")
+        return _answer_refused(request, participation, MSG_ANSWER_UNREADABLE)
     pair_id = judging_token_value(participation=participation, token=form.cleaned_data["pair"], kind=PAIR)
     left_id = judging_token_value(participation=participation, token=form.cleaned_data["left"], kind=QUESTION)
     if pair_id is None or left_id is None:
-        return HttpResponseBadRequest("This answer does not match the pair you were shown. Nothing was saved.")
+        return _answer_refused(request, participation, MSG_ANSWER_NOT_SHOWN)
     try:
         result = judgment_submit(
             participation=participation,
@@ -445,7 +453,7 @@ def _submit(request: HttpRequest, participation: Participation) -> HttpResponse:
     except PairNotInStudyError:
         raise Http404("no such pair in this study") from None
     except InvalidSubmissionError:
-        return HttpResponseBadRequest("This answer does not match the pair you were shown. Nothing was saved.")
+        return _answer_refused(request, participation, MSG_ANSWER_NOT_SHOWN)
     except StudyClosedError:
         return redirect("annotate:study_closed", study_id=participation.study_id)
     if result.conflicts:

@@ -30,6 +30,7 @@ from annotate.reports.services.headline import (
     uncertainty_notes,
     upper_tail_p_exact,
 )
+from annotate.reports.services.model import PairRows
 from annotate.reports.services.report import alignment_report_compute
 from annotate.reports.services.report_files import plot_forest, report_zip
 from tests.annotate.factories import make_user
@@ -285,3 +286,66 @@ def test_a_leader_above_half_whose_interval_reaches_below_half_is_not_above_chan
         p = binomtest(k, n, 0.5, alternative="greater").pvalue
         got = with_best(agreement=k / n, n_agree=k, ci=dataclasses.replace(cb.ci, agreement=None))
         assert (got.best == lead.best) == (p < 0.05), (k, n, p)
+
+
+def _without_verdicts_where_wrong(report, key: str):
+    """``report`` with method ``key`` given no verdict on every pair with a consensus it gets wrong, and its own
+    agreement counted, as a method undefined on some questions would count it, over the pairs it orders only:
+    100% of fewer pairs than the others'."""
+    verdict = report.pairs.columns["verdict"]
+    decided = (verdict == "a") | (verdict == "b")
+    names = report.pairs.methods[key].copy()
+    wrong = decided & (names != verdict)
+    names[wrong] = "undefined"
+    pairs = PairRows(columns=report.pairs.columns, tie_weights=report.pairs.tie_weights,
+                     methods={**report.pairs.methods, key: names}, at_bound=report.pairs.at_bound)
+    own = report.consensus_agreement[key]
+    n_own = int((decided & ~wrong).sum())
+    own = dataclasses.replace(own, n_pairs=n_own, n_agree=n_own, agreement=1.0, n_undefined=int(wrong.sum()),
+                              ci=dataclasses.replace(own.ci, agreement=(0.9, 1.0)))
+    return dataclasses.replace(report, pairs=pairs, consensus_agreement={**report.consensus_agreement, key: own})
+
+
+@pytest.mark.django_db
+def test_methods_with_unequal_pair_counts_are_ranked_and_tested_on_the_same_pairs_and_the_sentence_says_so():
+    report = alignment_report_compute(study=judged_study(), n_boot=50)
+    counted = by_hand(report.to_json())
+    keys, share = counted["keys"], counted["agree"]
+    ranked = sorted(keys, key=lambda k: (-share[k], keys.index(k)))
+    best = ranked[0]
+    gappy = next(k for k in ranked if share[k] < share[best])  # behind the leader on the same pairs
+    changed = _without_verdicts_where_wrong(report, gappy)
+    assert changed.consensus_agreement[gappy].n_pairs < changed.consensus_agreement[best].n_pairs  # unequal counts
+    # its own share is the highest (or level with a leader that gets every pair right)
+    assert changed.consensus_agreement[gappy].agreement == 1.0 >= changed.consensus_agreement[best].agreement
+
+    document = changed.to_json()
+    again = by_hand(document)  # counted on the pairs with a consensus: a pair without a verdict is a miss
+    assert again["agree"] == share
+    runner_up = ranked[1]
+    n = counted["n"]
+    right = {k: sum(v) for k, v in again["right"].items()}
+    missing = {k: sum(p["methods"][k] == "undefined" for p in document["pairs"]
+                      if p["consensus"]["verdict"] in ("a", "b")) for k in keys}
+    assert missing[gappy] == n - right[gappy] > 0
+
+    lead = report_headline(changed).lead
+    assert (lead.best, lead.runner_up) == (best, runner_up)
+    assert lead.b - lead.c == right[best] - right[runner_up]  # the test counts the pairs the shares count
+    label = {m["key"]: m["label"] for m in document["methods"]}
+    where = f"{100 * float(share[best]):.1f}% of {n} pairs with a consensus"
+    if share[runner_up] == share[best]:  # the simulated votes can leave methods level at the top
+        level = [label[k] for k in ranked if share[k] == share[best]]
+        subject = (f"All {len(ranked)} methods" if len(level) == len(ranked) > 2
+                   else ", ".join(level[:-1]) + " and " + level[-1])
+        assert lead.tied and lead.sentence.startswith(
+            f"{subject} agree equally well with the human consensus ({where}); no method leads (")
+    else:
+        assert not lead.tied and lead.sentence.startswith(
+            f"{label[best]} agrees best with the human consensus ({where}); its lead over {label[runner_up]} "
+            f"({100 * float(share[runner_up]):.1f}%) ")
+    gaps = [f"{label[k]} on {missing[k]}" for k in ranked if missing[k]]
+    listed = gaps[0] if len(gaps) == 1 else ", ".join(gaps[:-1]) + " and " + gaps[-1]
+    assert lead.sentence.endswith(
+        f"). Every method is counted on the same {n} pairs with a consensus, a pair it has no verdict on (a question "
+        f"without its difficulty) as a miss: {listed} of them.")
