@@ -42,6 +42,7 @@ from annotate.catalog.selectors.catalog import (
     subject_ids_by_name,
 )
 from annotate.catalog.services.name_variants import case_variants_resolve
+from annotate.catalog.services.value_scan import text_lengths, value_suspects
 from annotate.core import (
     TextFormatSuggestion,
     ascii_int,
@@ -399,8 +400,7 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
         required = column in ("dataset", "external_id", "name")
         values = frame[column].to_numpy(dtype=object).tolist()
         # Only values that can be a problem are looked at one by one (a short non-blank string cannot).
-        suspects = [i for i, value in enumerate(values)
-                    if not (isinstance(value, str) and len(value) <= limit and (not required or value.strip()))]
+        suspects = value_suspects(values, limit=limit, required=required)
         for position in suspects:
             index, value = frame.index[position], values[position]
             if value is None or (isinstance(value, float) and np.isnan(value)):
@@ -492,25 +492,11 @@ def _check_text_lengths(questions: pd.DataFrame, sources: pd.Series, add: Callab
         if isinstance(series.dtype, pd.StringDtype):  # characters (code points) counted column-wise; missing: 0
             lengths = series.str.len().fillna(0).to_numpy(dtype=np.int64)
         else:
-            values = series.to_numpy(dtype=object).tolist()
-            lengths = np.fromiter((len(v) if isinstance(v, str) else _text_length(v) for v in values),
-                                  dtype=np.int64, count=len(values))
+            lengths = text_lengths(series.to_numpy(dtype=object).tolist())
         for position in np.flatnonzero(lengths > limit)[:200]:
             index = questions.index[position]
             add(sources[index], TEXT_TOO_LONG.format(question_id=questions.at[index, "external_id"], column=column,
                                                      length=int(lengths[position]), limit=limit), column)
-
-
-def _text_length(value: object) -> int:
-    """Characters of a str, or of the str items of a list or tuple together; 0 otherwise."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, (list, tuple)):
-        try:
-            return len("".join(value))  # every item a str (the parsers' options): one C-level pass
-        except TypeError:
-            return sum([len(item) for item in value if isinstance(item, str)])
-    return 0
 
 
 def _load_error(problems: list[Problem]) -> LoadError:
@@ -704,6 +690,8 @@ def _subject_notes(notes: list[str], keyed: pd.DataFrame) -> tuple[str, ...]:
     def named(values) -> np.ndarray:
         return np.array([isinstance(v, str) and v != "" for v in values], dtype=bool)
 
+    if not any(note.endswith(NO_SUBJECT_TAIL) for note in notes):
+        return tuple(notes)  # no "no subject" note to judge
     with_subject = named(keyed["subject"]) | named(keyed["subject_db"])
     out = []
     for note in notes:
