@@ -614,7 +614,6 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         raise _load_error(problems)
     notes = _subject_notes(parsed.notes, keyed)
 
-    subjects_by_question = questions.set_index(["dataset", "external_id"])["subject"]
     cells = parsed.cells
     if cells is None:
         first = parsed.responses.head(PREVIEW_ROWS)
@@ -624,6 +623,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         first_cells = [(cells.datasets[q], cells.ids[q], cells.models[m], credit)
                        for q, m, credit in cells.first_cells(PREVIEW_ROWS)]
         diagnostics = _dense_diagnostics(cells)
+    subjects_by_question = _subjects_of(questions, [(cell[0], cell[1]) for cell in first_cells])
     first_rows = tuple(
         PreviewRow(
             dataset=str(dataset), question_id=str(external_id),
@@ -760,6 +760,17 @@ def _unknown(value: object) -> bool:
     if value is None or value == "" or value == ModelAccess.UNKNOWN:
         return True
     return isinstance(value, float) and np.isnan(value)
+
+
+def _subjects_of(questions: pd.DataFrame, keys: list[tuple]) -> dict[tuple, object]:
+    """The subject of the question of each (dataset, external_id) of ``keys`` that ``questions``
+    holds (a key names one question: checked before), read from those rows only."""
+    rows = np.flatnonzero(questions["external_id"].isin([external_id for _, external_id in keys]).to_numpy(dtype=bool))
+    found: dict[tuple, object] = {}
+    for dataset, external_id, subject in zip(*(questions[c].iloc[rows].tolist()
+                                               for c in ("dataset", "external_id", "subject"))):
+        found.setdefault((dataset, external_id), subject)
+    return found
 
 
 def _subject_or_none(value: object) -> str | None:
