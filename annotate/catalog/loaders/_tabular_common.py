@@ -311,10 +311,42 @@ def _decode_with_bytes(path: Path, problems: _Problems) -> tuple[bytes, str] | N
     return (raw[len(codecs.BOM_UTF8):] if raw.startswith(codecs.BOM_UTF8) else raw), text
 
 
+#: The ASCII characters ``str.isspace`` calls whitespace (a file of nothing else is blank).
+_ASCII_SPACE = re.compile(rb"[\t\n\x0b\x0c\r\x1c-\x1f ]*")
+
+
+def _utf8_valid(data: bytes) -> bool:
+    """True when ``data`` is well-formed UTF-8 (what ``bytes.decode("utf-8")`` accepts), checked
+    by Arrow in place, without building the text."""
+    import pyarrow as pa
+    offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
+    try:
+        pa.LargeStringArray.from_buffers(1, offsets, pa.py_buffer(data)).validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _checked_bytes(path: Path, problems: _Problems) -> bytes | None:
+    """The bytes :func:`_decode_with_bytes` returns, without decoding the text when the file
+    plainly passes its checks (no UTF-16/32 byte-order mark, well-formed UTF-8, an ASCII
+    character that is not whitespace before any other, no NUL byte); any other file goes
+    through :func:`_decode_with_bytes`, which words and places the problem."""
+    if path.is_file():
+        raw = path.read_bytes()
+        data = raw[len(codecs.BOM_UTF8):] if raw.startswith(codecs.BOM_UTF8) else raw
+        first = _ASCII_SPACE.match(data).end()  # type: ignore[union-attr]
+        if (first < len(data) and data[first] < 0x80 and _unsupported_bom(raw[:4]) is None
+                and b"\x00" not in data and _utf8_valid(data)):
+            return data
+    decoded = _decode_with_bytes(path, problems)
+    return None if decoded is None else decoded[0]
+
+
 @dataclass(frozen=True)
 class _CsvHead:
     file: str
-    text: str  # the whole file, decoded
+    text: str  # the whole file, decoded ("" when not kept: see _read_csv_head)
     sep: str
     header: list[str]
     data: bytes = b""  # the same file as UTF-8 bytes (without a byte-order mark): what pandas reads fastest
@@ -331,12 +363,32 @@ def _lines(text: str) -> Iterator[str]:
         start = stop
 
 
-def _read_csv_head(path: Path, problems: _Problems, *, keep_text: bool = True) -> _CsvHead | None:
+def _byte_lines(data: bytes) -> Iterator[str]:
+    """The lines of ``data`` (well-formed UTF-8), each decoded as it is asked for: what
+    :func:`_lines` gives of ``data.decode()``."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        stop = len(data) if end < 0 else end + 1
+        yield data[start:stop].decode("utf-8")
+        start = stop
+
+
+def _read_csv_head(path: Path, problems: _Problems, *, keep_text: bool = True,
+                   whole_text: bool = True) -> _CsvHead | None:
     """Decode a CSV/TSV and check its encoding, separator and header (the rows are not read).
 
     ``keep_text=False``: the file is checked a block at a time (:func:`check_text`) and
-    only its header is read; ``text`` is then "" (the caller reads the file itself)."""
+    only its header is read; ``text`` is then "" (the caller reads the file itself).
+    ``whole_text=False``: the file's bytes are checked (:func:`_checked_bytes`) and kept in
+    ``data``, and only the header is decoded; ``text`` is then "" (the caller reads ``data``)."""
     file = path.name
+    if keep_text and not whole_text:
+        data = _checked_bytes(path, problems)
+        if data is None:
+            return None
+        head = _csv_head(file, "", _byte_lines(data), problems)
+        return None if head is None else dataclasses.replace(head, data=data)
     if keep_text:
         decoded = _decode_with_bytes(path, problems)
         if decoded is None:
@@ -397,7 +449,7 @@ def _read_csv(path: Path, problems: _Problems, *, cells: type = str) -> _Table |
     building Arrow string arrays: faster for a caller that reads each value
     in Python anyway)."""
     import pandas as pd
-    head = _read_csv_head(path, problems)
+    head = _read_csv_head(path, problems, whole_text=False)  # pandas reads the bytes
     if head is None:
         return None
     file, header = head.file, head.header
@@ -409,7 +461,7 @@ def _read_csv(path: Path, problems: _Problems, *, cells: type = str) -> _Table |
         problems.add(file, LONGER_THAN_HEADER, row=2)
         return None
     except pd.errors.ParserError as exc:
-        text = head.text or head.data.decode("utf-8-sig", errors="replace")  # checked as UTF-8 already
+        text = head.text or head.data.decode("utf-8")  # checked as UTF-8 already, its byte-order mark cut
         message, row = csv_error_words(str(exc), text=text, sep=head.sep)
         problems.add(file, message, row=row)
         return None

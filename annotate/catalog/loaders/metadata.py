@@ -6,6 +6,7 @@ docstring of :mod:`annotate.catalog.loaders.tabular`, which re-exports
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -87,18 +88,25 @@ def _read_questions(
         notes=notes, key_label="question id", subject_column=subject, id_column=id_column,
     )
     n = len(frame)
-    options: list[list[str]] = [[] for _ in range(n)]
     if "options_json" in table.header:
         limit = max_json_depth()  # read once, not once a row
+        options: list[list[str]] = []
         for i, text in enumerate(frame["options_json"].to_numpy(dtype=object).tolist()):
             parsed = _parse_options(text.strip(), limit)
             if parsed is None:
                 problems.add(table.file, BAD_OPTIONS.format(value=text), row=int(rows[i]), column="options_json")
-            else:
-                options[i] = parsed
+                parsed = []
+            options.append(parsed)
+    else:
+        options = [[] for _ in range(n)]
     if keep_columns:
-        kept = [[v if v != "" else None for v in frame[c].to_numpy(dtype=object).tolist()] for c in keep_columns]
-        metadata = [dict(zip(keep_columns, values)) for values in zip(*kept)]
+        kept = []
+        for c in keep_columns:
+            values = frame[c].to_numpy(dtype=object, copy=True)
+            values[values == ""] = None
+            kept.append(values.tolist())
+        # A dict a row, built without a Python call a row: dict(zip(keep_columns, row values)).
+        metadata = list(map(dict, map(zip, itertools.repeat(keep_columns), zip(*kept))))
     else:
         metadata = [{} for _ in range(n)]
     return pd.DataFrame(

@@ -70,6 +70,19 @@ _NAME_COLUMNS = (
 _PLAIN = re.compile(r"[!-~]+(?: [!-~]+)*")
 
 
+def _plain_values(values: list[str]) -> np.ndarray | None:
+    """True where ``_PLAIN`` matches a value of ``values`` (all str) whole: a name cleaning leaves
+    alone. Checked by Arrow's regular expressions (the same pattern, anchored); None when Arrow
+    cannot hold the values (a str with a lone surrogate)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    try:
+        array = pa.array(values, type=pa.large_string())
+    except (pa.ArrowException, UnicodeError):
+        return None
+    return pc.match_substring_regex(array, "^" + _PLAIN.pattern + "$").to_numpy(zero_copy_only=False)
+
+
 def _clean(value: str) -> str:
     """:func:`clean_name` of a str, with a quick exit for the common plain ASCII name."""
     return value if _PLAIN.fullmatch(value) else clean_name(value)  # type: ignore[return-value]
@@ -102,7 +115,7 @@ def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:
     values = series.astype(object)
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     mapping = {}
-    for value in uniques:
+    for value in _unplain(uniques):
         if isinstance(value, str):
             cleaned = _clean(value)
             if cleaned != value:
@@ -122,7 +135,17 @@ def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:
 def _any_changed(values: np.ndarray) -> bool:
     """True when cleaning would change one of ``values`` (each distinct value cleaned once)."""
     import pandas as pd
-    return any(isinstance(v, str) and _clean(v) != v for v in pd.unique(np.asarray(values, dtype=object)))
+    return any(isinstance(v, str) and _clean(v) != v for v in _unplain(pd.unique(np.asarray(values, dtype=object))))
+
+
+def _unplain(values: np.ndarray) -> list:
+    """``values`` (object array) without the str that :data:`_PLAIN` matches whole (cleaning
+    leaves those alone), matched column-wise when every value is a str."""
+    listed = values.tolist()
+    if len(listed) < 64 or not set(map(type, listed)) <= {str}:
+        return listed
+    plain = _plain_values(listed)
+    return listed if plain is None else [v for v, p in zip(listed, plain.tolist()) if not p]
 
 
 def _merge_rows(frame: pd.DataFrame, before: pd.DataFrame, key: list[str]) -> pd.DataFrame:

@@ -65,7 +65,7 @@ subject (Section 3.3).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -246,9 +246,16 @@ class _Responses:
     model_first_row: dict[str, int]  # model -> first row (wide: header row 1) for error messages
     model_column: bool  # True: models are values of a "model" column; False: header names (wide)
     cells: DenseCells | None = None  # a wide or long file read a chunk at a time (frame is None)
+    # A wide file: ``questions`` holds only dataset, external_id and source; this builds the whole
+    # table, needed only when no questions file gives one (a list and a dict a row, else thrown away).
+    question_rows: Callable[[], pd.DataFrame] | None = None
+
+    def question_table(self) -> pd.DataFrame | None:
+        """The questions of the file, every column (``questions`` unless built on demand)."""
+        return self.questions if self.question_rows is None else self.question_rows()
 
 
-def _wide_questions(dataset: str, ids: np.ndarray, file: str, rows: np.ndarray) -> pd.DataFrame:
+def _wide_questions(dataset: str, ids: np.ndarray, source: np.ndarray) -> pd.DataFrame:
     """The questions of a wide file: ids only (a questions file gives the rest)."""
     import pandas as pd
     return pd.DataFrame(
@@ -260,9 +267,20 @@ def _wide_questions(dataset: str, ids: np.ndarray, file: str, rows: np.ndarray) 
             "options": [[] for _ in range(len(ids))],
             "reference_answer": "",
             "metadata": [{} for _ in range(len(ids))],
-            "source": _source(file, rows).to_numpy(dtype=object),
+            "source": source,
         }
     )
+
+
+def _wide_responses(file: str, frame: pd.DataFrame | None, *, dataset: str, ids: np.ndarray, rows: np.ndarray,
+                    models: list[str], cells: DenseCells | None = None) -> _Responses:
+    """The :class:`_Responses` of a wide file: its questions' keys and sources now, the
+    whole question table (:func:`_wide_questions`) when asked for."""
+    import pandas as pd
+    source = _source(file, rows).to_numpy(dtype=object)
+    keys = pd.DataFrame({"dataset": dataset, "external_id": ids, "source": source})
+    return _Responses(file, frame, keys, dict.fromkeys(models, 1), model_column=False, cells=cells,
+                      question_rows=lambda: _wide_questions(dataset, ids, source))
 
 
 def _read_wide(path: Path, problems: _Problems, notes: list[str], *, dataset: str, id_column: str) -> _Responses | None:
@@ -272,10 +290,8 @@ def _read_wide(path: Path, problems: _Problems, notes: list[str], *, dataset: st
     if streamed is None:
         return None
     if isinstance(streamed, DenseCells):
-        questions = _wide_questions(dataset, streamed.ids, streamed.file, streamed.rows)
-        models = streamed.models.tolist()
-        return _Responses(streamed.file, None, questions, dict.fromkeys(models, 1), model_column=False,
-                          cells=streamed)
+        return _wide_responses(streamed.file, None, dataset=dataset, ids=streamed.ids, rows=streamed.rows,
+                               models=streamed.models.tolist(), cells=streamed)
     return _read_wide_whole(path, problems, notes, dataset=dataset, id_column=id_column)
 
 
@@ -325,8 +341,7 @@ def _read_wide_whole(path: Path, problems: _Problems, notes: list[str], *, datas
             "row": rows[q_index],
         }
     )
-    questions = _wide_questions(dataset, ids, file, rows)
-    return _Responses(file, responses, questions, dict.fromkeys(header[1:], 1), model_column=False)
+    return _wide_responses(file, responses, dataset=dataset, ids=ids, rows=rows, models=header[1:])
 
 
 def _attribute_columns(
@@ -469,7 +484,7 @@ def _combine(
             notes.append(UNUSED_NOTE.format(file=questions_name, count=unused, what="question(s)"))
         questions = questions_file
     else:
-        questions = responses.questions
+        questions = responses.question_table()
     # Models.
     names = list(responses.model_first_row)  # every model named in the file, observed or not
     if models_file is not None:

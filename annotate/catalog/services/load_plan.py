@@ -42,6 +42,7 @@ from annotate.catalog.selectors.catalog import (
     subject_ids_by_name,
 )
 from annotate.catalog.services.name_variants import case_variants_resolve
+from annotate.catalog.services.value_scan import text_lengths, value_suspects
 from annotate.core import (
     TextFormatSuggestion,
     ascii_int,
@@ -399,8 +400,7 @@ def _check_parsed(parsed: ParsedResponseSet) -> None:
         required = column in ("dataset", "external_id", "name")
         values = frame[column].to_numpy(dtype=object).tolist()
         # Only values that can be a problem are looked at one by one (a short non-blank string cannot).
-        suspects = [i for i, value in enumerate(values)
-                    if not (isinstance(value, str) and len(value) <= limit and (not required or value.strip()))]
+        suspects = value_suspects(values, limit=limit, required=required)
         for position in suspects:
             index, value = frame.index[position], values[position]
             if value is None or (isinstance(value, float) and np.isnan(value)):
@@ -492,25 +492,11 @@ def _check_text_lengths(questions: pd.DataFrame, sources: pd.Series, add: Callab
         if isinstance(series.dtype, pd.StringDtype):  # characters (code points) counted column-wise; missing: 0
             lengths = series.str.len().fillna(0).to_numpy(dtype=np.int64)
         else:
-            values = series.to_numpy(dtype=object).tolist()
-            lengths = np.fromiter((len(v) if isinstance(v, str) else _text_length(v) for v in values),
-                                  dtype=np.int64, count=len(values))
+            lengths = text_lengths(series.to_numpy(dtype=object).tolist())
         for position in np.flatnonzero(lengths > limit)[:200]:
             index = questions.index[position]
             add(sources[index], TEXT_TOO_LONG.format(question_id=questions.at[index, "external_id"], column=column,
                                                      length=int(lengths[position]), limit=limit), column)
-
-
-def _text_length(value: object) -> int:
-    """Characters of a str, or of the str items of a list or tuple together; 0 otherwise."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, (list, tuple)):
-        try:
-            return len("".join(value))  # every item a str (the parsers' options): one C-level pass
-        except TypeError:
-            return sum([len(item) for item in value if isinstance(item, str)])
-    return 0
 
 
 def _load_error(problems: list[Problem]) -> LoadError:
@@ -628,7 +614,6 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         raise _load_error(problems)
     notes = _subject_notes(parsed.notes, keyed)
 
-    subjects_by_question = questions.set_index(["dataset", "external_id"])["subject"]
     cells = parsed.cells
     if cells is None:
         first = parsed.responses.head(PREVIEW_ROWS)
@@ -638,6 +623,7 @@ def _plan(parsed: ParsedResponseSet, *, name: str | None, new_version: bool) -> 
         first_cells = [(cells.datasets[q], cells.ids[q], cells.models[m], credit)
                        for q, m, credit in cells.first_cells(PREVIEW_ROWS)]
         diagnostics = _dense_diagnostics(cells)
+    subjects_by_question = _subjects_of(questions, [(cell[0], cell[1]) for cell in first_cells])
     first_rows = tuple(
         PreviewRow(
             dataset=str(dataset), question_id=str(external_id),
@@ -704,6 +690,8 @@ def _subject_notes(notes: list[str], keyed: pd.DataFrame) -> tuple[str, ...]:
     def named(values) -> np.ndarray:
         return np.array([isinstance(v, str) and v != "" for v in values], dtype=bool)
 
+    if not any(note.endswith(NO_SUBJECT_TAIL) for note in notes):
+        return tuple(notes)  # no "no subject" note to judge
     with_subject = named(keyed["subject"]) | named(keyed["subject_db"])
     out = []
     for note in notes:
@@ -772,6 +760,17 @@ def _unknown(value: object) -> bool:
     if value is None or value == "" or value == ModelAccess.UNKNOWN:
         return True
     return isinstance(value, float) and np.isnan(value)
+
+
+def _subjects_of(questions: pd.DataFrame, keys: list[tuple]) -> dict[tuple, object]:
+    """The subject of the question of each (dataset, external_id) of ``keys`` that ``questions``
+    holds (a key names one question: checked before), read from those rows only."""
+    rows = np.flatnonzero(questions["external_id"].isin([external_id for _, external_id in keys]).to_numpy(dtype=bool))
+    found: dict[tuple, object] = {}
+    for dataset, external_id, subject in zip(*(questions[c].iloc[rows].tolist()
+                                               for c in ("dataset", "external_id", "subject"))):
+        found.setdefault((dataset, external_id), subject)
+    return found
 
 
 def _subject_or_none(value: object) -> str | None:

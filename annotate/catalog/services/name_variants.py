@@ -163,7 +163,7 @@ def case_variants_resolve(*, parsed: ParsedResponseSet, label: str) -> None:
     handle("subject", clashes)
     model_names, clashes = _spellings(m_names, m_source, catalog_names(kind="model"))
     handle("model", clashes)
-    dataset_of = [datasets.get(d, d) if isinstance(d, str) else d for d in q_datasets]
+    dataset_of = [datasets.get(d, d) if isinstance(d, str) else d for d in q_datasets] if datasets else q_datasets
     codes, groups = pd.factorize(np.asarray(dataset_of, dtype=object))  # a missing dataset is in no group
     stored_ids = question_ids_by_dataset(dataset_names=[d for d in groups.tolist() if isinstance(d, str)])
     question_ids: dict[tuple[object, str], str] = {}

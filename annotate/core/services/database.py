@@ -27,6 +27,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from functools import partial
 from itertools import chain, islice
 
 from django.db import connection, models
@@ -158,7 +159,12 @@ def rows_insert(*, model: type[models.Model], fields: Sequence[str], rows: Itera
             return
         # The driver's cursor: Django's wrapper would, under DEBUG, keep each long statement's text
         # with every value quoted. Errors still come out as Django's (wrap_database_errors).
-        row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
+        execute, mark = raw.execute, "%s"
+        if isinstance(raw, sqlite3.Cursor):
+            # SQLite's own execute with its own "?" marks: Django's cursor would rewrite every "%s" of
+            # each (long) statement to "?" with a regular expression, statement after statement.
+            execute, mark = partial(sqlite3.Cursor.execute, raw), "?"
+        row_marks = "(" + ", ".join([mark] * len(fields)) + ")"
         per_statement = rows_per_statement(n_fields=len(fields))
         full = f"INSERT INTO {table} ({names}) VALUES " + ", ".join([row_marks] * per_statement)
 
@@ -173,14 +179,14 @@ def rows_insert(*, model: type[models.Model], fields: Sequence[str], rows: Itera
                 values: list[object] = [None] * (n * n_fields)
                 for k, column in enumerate(columns):
                     values[k::n_fields] = column[start:start + n]
-                raw.execute(statement(n), values)
+                execute(statement(n), values)
             return
         iterator = iter(rows)
         while True:
             chunk = list(islice(iterator, per_statement))
             if not chunk:
                 return
-            raw.execute(statement(len(chunk)), list(chain.from_iterable(chunk)))
+            execute(statement(len(chunk)), list(chain.from_iterable(chunk)))
 
 
 def rows_per_statement(*, n_fields: int) -> int:

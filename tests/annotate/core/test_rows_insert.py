@@ -176,3 +176,18 @@ def test_a_failing_row_leaves_nothing_inserted_inside_a_transaction(clash_at):
     assert LanguageModel.objects.count() == 0
     rows_insert(model=LanguageModel, fields=FIELDS, rows=[_row(0)])  # the connection is usable afterwards
     assert _stored() == _expected(1)
+
+
+@on_sqlite
+def test_sqlite_statements_go_to_the_driver_without_djangos_mark_rewriting(monkeypatch):
+    from django.db.backends.sqlite3.base import SQLiteCursorWrapper
+
+    def refuse(self, query, **kwargs):  # a regular expression over each whole statement: never for these
+        raise AssertionError("convert_query called for a rows_insert statement")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(SQLiteCursorWrapper, "convert_query", refuse)
+        rows_insert(model=LanguageModel, fields=FIELDS, rows=[_row(i) for i in range(ROWS_PER_STATEMENT + 3)])
+        rows_insert(model=LanguageModel, fields=FIELDS, columns=[list(c) for c in zip(*[_row(i) for i in range(
+            ROWS_PER_STATEMENT + 3, ROWS_PER_STATEMENT + 9)])])
+    assert _stored() == _expected(ROWS_PER_STATEMENT + 9)
