@@ -41,11 +41,10 @@ evaluator answers only their own study's pairs).
 """
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connections
@@ -113,7 +112,7 @@ def _open_pairs(study_id: int) -> QuerySet:
 
 #: The kind of a row of :data:`_STATE` (its last column).
 EVALUATOR, JUDGMENT, POOL, CHECK, OPEN = 0, 1, 2, 3, 4
-#: One statement, four kinds of row (the last column says which): per evaluator of the study, their id, 1 when
+#: One statement, five kinds of row (the last column says which): per evaluator of the study, their id, 1 when
 #: excluded (else 0), their judgments' count, largest id and sum of ids (0, 0, 0 without judgments); per judgment
 #: of the study's evaluators above ``after``, its id, evaluator, 1 for a vote on a regular pair (else 0), the harder
 #: question (0 for a skip), the pair's two questions and its study; the pool's study id, count of rows, largest id
@@ -164,7 +163,7 @@ class StudyReads:
     harder: np.ndarray
     easier: np.ndarray
     checks: list[tuple[int, int, int]]
-    open_pairs: dict[int, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    open_pairs: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
