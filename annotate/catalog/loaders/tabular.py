@@ -162,7 +162,7 @@ from annotate.catalog.loaders.metadata import (
     read_models_file,
     read_questions_file,
 )
-from annotate.catalog.loaders.names import finish_parsed
+from annotate.catalog.loaders.names import clean_name, finish_parsed
 from annotate.catalog.loaders.wide_stream import read_wide_stream
 from annotate.core import CSV_ERROR, MALFORMED_ROW  # re-exported: the loaders' messages, in one list
 
@@ -488,14 +488,15 @@ def _combine(
     # Models.
     names = list(responses.model_first_row)  # every model named in the file, observed or not
     if models_file is not None:
-        known_models = set(models_file["name"])
+        # Compared as they will be stored: both files' names are cleaned after the parse (names.py).
+        known_models = {clean_name(name) for name in models_file["name"]}
         for name in names:
-            if name not in known_models:
+            if clean_name(name) not in known_models:
                 problems.add(
                     file, UNKNOWN_MODEL.format(model=name, other_file=models_name),
                     row=responses.model_first_row.get(name), column="model" if responses.model_column else name,
                 )
-        unused = len(known_models - set(names))
+        unused = len(known_models - {clean_name(name) for name in names})
         if unused:
             notes.append(UNUSED_NOTE.format(file=models_name, count=unused, what="model(s)"))
         models = models_file

@@ -333,6 +333,19 @@ def test_it_refuses_a_wide_model_column_missing_from_the_models_file(tmp_path, s
     assert problems == [Problem("r.csv", t.UNKNOWN_MODEL.format(model="m2", other_file="m.csv"), row=1, column="m2")]
 
 
+def test_a_model_named_with_invisible_characters_matches_its_clean_spelling_in_the_models_file(tmp_path):
+    # Both files' names are cleaned before storing (names.py), so they are matched as cleaned: a zero-width
+    # space and a direction mark in the wide header, another mark in the models file, one model "m-b".
+    responses = write(tmp_path, "r.csv", "question_id,m-a,m\u200b-b\u202e\nq1,1,0\nq2,0,1\n")
+    models = write(tmp_path, "m.csv", "model,parameters_b\nm-a,7\nm-b\u2066,13\n")
+    parsed = parse_files(responses=responses, models=models, file_format="wide", dataset="D")
+    assert parsed.models["name"].tolist() == ["m-a", "m-b"]
+    assert parsed.models["parameters_b"].tolist() == [7.0, 13.0]
+    assert sorted(zip(parsed.responses["external_id"], parsed.responses["model"], parsed.responses["credit"])) == [
+        ("q1", "m-a", 1.0), ("q1", "m-b", 0.0), ("q2", "m-a", 0.0), ("q2", "m-b", 1.0)]
+    assert not any("with no responses in this upload" in note for note in parsed.notes), parsed.notes
+
+
 def test_it_refuses_a_long_model_missing_from_the_models_file_at_its_first_row(tmp_path, stored):
     responses = write(tmp_path, "r.csv", "model,question_id,credit\nm1,q1,1\nmX,q1,0\nmX,q2,1\n")
     models = write(tmp_path, "m.csv", "model\nm1\n")
