@@ -90,6 +90,7 @@ See docs/deploy.md.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -138,9 +139,15 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
 
 
+#: A host of the public address: a DNS name (punycode for non-ASCII names) or an IP address.
+_SITE_HOST = re.compile(r"[A-Za-z0-9.-]+|[0-9A-Fa-f:.]+")
+#: Printable ASCII characters refused anywhere in it (a query, a fragment, a path escape, markup, a separator).
+_SITE_URL_REFUSED = frozenset('?#\\"<>`{}|^;')
+
+
 def env_site_url(name: str, default: str) -> str:
-    """An absolute http(s) address (a host, an optional port and path prefix, no query), without its trailing
-    slash."""
+    """An absolute http(s) address (a host, an optional port and path prefix, no query, no credentials, printable
+    ASCII only: percent-encode a path, punycode a name), without its trailing slash."""
     raw = os.environ.get(name, default)
     value = raw.strip().rstrip("/")
     try:
@@ -149,7 +156,9 @@ def env_site_url(name: str, default: str) -> str:
     except ValueError:  # that, or a broken [IPv6] host
         parts, port_ok = None, False
     if (parts is None or not port_ok or parts.scheme not in ("http", "https") or not parts.hostname
-            or any(ch in value for ch in "?# \t\n\r\\")):
+            or "@" in parts.netloc  # credentials would be printed in every link
+            or not _SITE_HOST.fullmatch(parts.hostname)
+            or any(not 0x21 <= ord(ch) <= 0x7E or ch in _SITE_URL_REFUSED for ch in value)):
         raise ImproperlyConfigured(
             f"{name}={raw!r} is not the site's public address; use e.g. https://study.example.org "
             "(http:// or https://, a host, no query)"

@@ -181,7 +181,10 @@ def test_the_local_defaults_stay_local_and_safe(env):
         *[({"SITE_URL": bad}, f"SITE_URL={bad!r} is not the site's public address; use e.g. "
                               "https://study.example.org (http:// or https://, a host, no query)")
           for bad in ("study.example.org", "ftp://study.example.org", "https://", "http://host:port",
-                      "https://study.example.org/?next=1", "https://study example.org", "http://[::1")],
+                      "https://study.example.org/?next=1", "https://study example.org", "http://[::1",
+                      "http://user:pw@study.example.org", "http://x.org;y", "https://study.example.org/a\x7fb",
+                      "https://study.example.org/e\u200bip", "https://study.example.org/\u202eip",
+                      'https://study.example.org/"<b>', "https://st\u00fcdy.example.org")],
         ({"DEBUG": "0", "ALLOWED_HOSTS": "e.org", "SECRET_KEY": "k" + secrets.token_urlsafe(50),
           "SECURE_HSTS_SECONDS": "soon"}, "SECURE_HSTS_SECONDS='soon' is not an integer"),
     ],
