@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 QUESTION_COLUMNS = ["dataset", "external_id", "subject", "text", "options", "reference_answer", "metadata"]
 MODEL_COLUMNS = ["name", "family", "parameters_b", "access", "metadata"]
+#: Optional column of ``questions``: each row's options cell as read (stripped) when it was decoded as
+#: (strict) JSON into ``options``, else None. The loading service stores such a text as is when it is
+#: exactly the JSON it would write for ``options`` (checked, :mod:`annotate.catalog.services.json_text`).
+OPTIONS_TEXT = "options_text"
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ class ParsedResponseSet:
     questions : DataFrame with columns QUESTION_COLUMNS
         One row per (dataset, external_id). ``subject`` may be None;
         ``options`` a list of str; ``metadata`` a dict (kept optional columns).
+        A questions file also gives ``source`` and :data:`OPTIONS_TEXT`.
     models : DataFrame with columns MODEL_COLUMNS
         One row per model name. ``parameters_b`` float or NaN; ``access`` one of
         "open_weight", "proprietary", "unknown".

@@ -35,7 +35,7 @@ from annotate.catalog.loaders._tabular_common import (
     _source,
     _validate_common,
 )
-from annotate.catalog.loaders.base import MODEL_COLUMNS
+from annotate.catalog.loaders.base import MODEL_COLUMNS, OPTIONS_TEXT
 from annotate.catalog.loaders.model_names import UNKNOWN, infer_from_model_name
 from annotate.core import max_json_depth
 
@@ -91,14 +91,18 @@ def _read_questions(
     if "options_json" in table.header:
         limit = max_json_depth()  # read once, not once a row
         options: list[list[str]] = []
+        options_texts: list[str | None] = []  # each cell as decoded (stripped), for the load to store as is
         for i, text in enumerate(frame["options_json"].to_numpy(dtype=object).tolist()):
-            parsed = _parse_options(text.strip(), limit)
+            stripped = text.strip()
+            parsed = _parse_options(stripped, limit)
             if parsed is None:
                 problems.add(table.file, BAD_OPTIONS.format(value=text), row=int(rows[i]), column="options_json")
-                parsed = []
+                parsed, stripped = [], None
             options.append(parsed)
+            options_texts.append(stripped)
     else:
         options = [[] for _ in range(n)]
+        options_texts = [None] * n
     if keep_columns:
         kept = []
         for c in keep_columns:
@@ -114,13 +118,16 @@ def _read_questions(
             "dataset": frame["dataset"].to_numpy(dtype=object),
             "external_id": frame[id_column].to_numpy(dtype=object),
             "subject": frame[subject].replace("", None).to_numpy(dtype=object) if subject else [None] * n,
-            "text": frame["question"].to_numpy(dtype=object) if "question" in table.header else [""] * n,
+            # Texts stay Python str (object columns): the load reads them as such, so no Arrow copy.
+            "text": pd.Series(frame["question"].to_numpy(dtype=object) if "question" in table.header else [""] * n,
+                              dtype=object),
             "options": options,
-            "reference_answer": (
-                frame["answer"].str.strip().to_numpy(dtype=object) if "answer" in table.header else [""] * n
-            ),
+            "reference_answer": pd.Series(
+                frame["answer"].str.strip().to_numpy(dtype=object) if "answer" in table.header else [""] * n,
+                dtype=object),
             "metadata": metadata,
             "source": _source(table.file, rows).to_numpy(dtype=object),
+            OPTIONS_TEXT: pd.Series(options_texts, dtype=object),
         }
     )
 
@@ -153,8 +160,10 @@ def read_questions_file(
     Returns
     -------
     questions : DataFrame
-        Columns ``QUESTION_COLUMNS`` plus ``source`` ("file:row"), one row per
-        (dataset, external_id).
+        Columns ``QUESTION_COLUMNS`` plus ``source`` ("file:row") and
+        :data:`~annotate.catalog.loaders.base.OPTIONS_TEXT` (each options cell
+        as read, None where it was not decoded), one row per (dataset,
+        external_id); ``text`` and ``reference_answer`` hold Python str.
     notes : list of str
         Ignored columns and exact duplicate rows.
 

@@ -5,7 +5,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from django.db.models import Count, Max, QuerySet
+from django.db import connection
+from django.db.models import QuerySet
 
 from annotate.core import ascii_int
 from annotate.models import Dataset, LanguageModel, Question, ResponseSet, ResponseSetStatus, RunStatus, Subject
@@ -114,11 +115,15 @@ def catalog_stamp() -> tuple[tuple[int, int], ...]:
         deleted changes it (ids are never reused); an edit of an existing row
         does not.
     """
-    stamp = []
-    for model in (Dataset, Subject, Question, LanguageModel, ResponseSet):
-        numbers = model.objects.aggregate(n=Count("id"), top=Max("id"))
-        stamp.append((int(numbers["n"]), int(numbers["top"] or 0)))
-    return tuple(stamp)
+    quote = connection.ops.quote_name
+    models = (Dataset, Subject, Question, LanguageModel, ResponseSet)
+    # One statement (the same counts and highest ids as one aggregate query per table).
+    parts = [f"(SELECT COUNT({quote(model._meta.pk.column)}) FROM {quote(model._meta.db_table)}), "
+             f"(SELECT MAX({quote(model._meta.pk.column)}) FROM {quote(model._meta.db_table)})" for model in models]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(parts))
+        numbers = cursor.fetchone()
+    return tuple((int(numbers[2 * k]), int(numbers[2 * k + 1] or 0)) for k in range(len(models)))
 
 
 def response_sets_visible() -> QuerySet[ResponseSet]:

@@ -50,14 +50,12 @@ Rules
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,6 +66,7 @@ from django.utils import timezone
 
 from annotate.catalog import matrix_store
 from annotate.catalog.loaders.base import (
+    OPTIONS_TEXT,
     ParsedResponseSet,
 )
 from annotate.catalog.selectors.catalog import (
@@ -77,6 +76,7 @@ from annotate.catalog.selectors.catalog import (
     question_keys_table,
     subject_ids_by_name,
 )
+from annotate.catalog.services.json_text import metadata_json_texts, options_json_texts
 from annotate.catalog.services.load_plan import _FILE_NAME_LIMIT, LoadPlan, LoadPreview, _check_name, _plan, _unknown
 from annotate.core import (
     UNKNOWN_TEXT_FORMAT,
@@ -379,6 +379,7 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
         return
     # Whole columns as Python lists (the values row iteration gives, without iterating Arrow strings one by one).
     columns = [new[c].to_numpy(dtype=object).tolist() for c in _QUESTION_FIELDS]
+    options_texts = new[OPTIONS_TEXT].tolist() if OPTIONS_TEXT in new.columns else None
     for start in range(0, len(new), QUESTION_BATCH_SIZE):
         dataset, subject, external_id, text, options, answer, metadata = (
             column[start:start + QUESTION_BATCH_SIZE] for column in columns)
@@ -387,9 +388,10 @@ def _insert_questions(new: pd.DataFrame, dataset_ids: dict[str, int], subject_id
             [subject_ids.get(s) if isinstance(s, str) else None for s in subject],
             external_id,
             [t if isinstance(t, str) else "" for t in text],
-            [_options_json(o) if isinstance(o, (list, tuple)) else "[]" for o in options],
+            options_json_texts(options, None if options_texts is None
+                               else options_texts[start:start + QUESTION_BATCH_SIZE]),
             [a if isinstance(a, str) else "" for a in answer],
-            [_metadata_json(m) if isinstance(m, dict) else "{}" for m in metadata],
+            metadata_json_texts(metadata),
         )
         rows_insert(model=Question, fields=_QUESTION_FIELDS, columns=values)
 
@@ -401,30 +403,6 @@ def _created_question_ids(new: pd.DataFrame, stored: pd.DataFrame) -> list[int]:
     if new.empty:
         return []
     return [int(pk) for pk in _ids(new[["dataset", "external_id"]], stored, ["dataset", "external_id"])]
-
-
-def _options_json(options: list | tuple) -> str:
-    """``json.dumps(list(options))``; a list of str is joined directly (the same text, without
-    building an encoder per row)."""
-    if not options:
-        return "[]"
-    try:
-        return "[" + ", ".join(map(encode_basestring_ascii, options)) + "]"
-    except TypeError:  # an item that is not a str
-        return json.dumps(list(options))
-
-
-def _metadata_json(metadata: dict) -> str:
-    """``json.dumps(metadata)``; str keys with str or None values are joined directly (the same
-    text)."""
-    if not metadata:
-        return "{}"
-    try:
-        return "{" + ", ".join([encode_basestring_ascii(key) + ": " + ("null" if value is None else
-                                                                     encode_basestring_ascii(value))
-                                for key, value in metadata.items()]) + "}"
-    except TypeError:  # a key or value that is not a str (or None)
-        return json.dumps(metadata)
 
 
 def _create_rows(plan: LoadPlan, parsed: ParsedResponseSet, name: str, user, created: dict,

@@ -82,11 +82,15 @@ def text_lengths(values: list) -> np.ndarray:
 
     Notes
     -----
-    A column whose values are all lists, tuples or str of str is measured
-    column-wise (``len("".join(value))``); any other column value by value.
+    A column of str is measured column-wise (``len``), and one whose values
+    are all lists, tuples or str of str likewise (``len("".join(value))``);
+    any other column value by value.
     """
     n = len(values)
-    if set(map(type, values)) <= {list, tuple, str}:
+    types = set(map(type, values))
+    if types <= {str}:  # texts: their lengths, without joining their characters
+        return np.fromiter(map(len, values), dtype=np.int64, count=n)
+    if types <= {list, tuple, str}:
         try:
             return np.fromiter(map(len, map("".join, values)), dtype=np.int64, count=n)
         except TypeError:  # an item that is not a str

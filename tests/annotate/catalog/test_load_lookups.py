@@ -93,3 +93,31 @@ def test_question_keys_table_holds_every_question_of_the_datasets_asked_for_and_
     assert table["id"].dtype == np.int64
     got = sorted(zip(table["dataset"], table["external_id"], table["id"].tolist()))
     assert got == sorted((d, q, pk) for (d, q), pk in made.items() if d != "other")
+
+
+def _stamp_per_table() -> tuple[tuple[int, int], ...]:
+    """The catalog stamp the obvious way: one aggregate query per table."""
+    from django.db.models import Count, Max
+
+    from annotate.models import LanguageModel, ResponseSet, Subject
+    out = []
+    for model in (Dataset, Subject, Question, LanguageModel, ResponseSet):
+        numbers = model.objects.aggregate(n=Count("id"), top=Max("id"))
+        out.append((int(numbers["n"]), int(numbers["top"] or 0)))
+    return tuple(out)
+
+
+@pytest.mark.django_db
+def test_the_catalog_stamp_counts_and_tops_each_table_as_one_query_per_table_does():
+    from annotate.catalog.selectors.catalog import catalog_stamp
+    from annotate.models import LanguageModel, Subject
+    empty = catalog_stamp()
+    assert empty == _stamp_per_table()
+    dataset = Dataset.objects.create(name="d")
+    Subject.objects.create(name="s")
+    questions = [Question.objects.create(dataset=dataset, external_id=str(k)) for k in range(3)]
+    LanguageModel.objects.create(name="m")
+    filled = catalog_stamp()
+    assert filled == _stamp_per_table()
+    questions[1].delete()  # a count and its highest id move apart
+    assert catalog_stamp() == _stamp_per_table() != filled != empty

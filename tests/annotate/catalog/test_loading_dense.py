@@ -176,3 +176,39 @@ def test_fraction_blocks_wait_on_disk_as_numerators_and_load_bit_for_bit(tmp_pat
     observed = ~np.isnan(expected)
     assert np.array_equal(np.isnan(matrix), ~observed)
     assert matrix[observed].tobytes() == expected[observed].tobytes()  # parsed "0.1" etc. back bit for bit
+
+
+OPTION_CELLS = ['["a", "b"]', '["a","b"]', '[ "x" ]', '["caf\u00e9"]', '["caf\\u00e9"]', '["q\\"uote", "b\\\\s"]',
+                '["a\\nb"]', "[]", "", '["", ""]', '["a\\u007fb"]', '["{0}", "<&>"]', '[1, null, "x"]']
+
+
+@pytest.mark.django_db
+def test_options_and_metadata_are_stored_as_json_dumps_writes_them_whether_a_cell_is_kept_as_read_or_not(tmp_path):
+    import csv
+    import json
+
+    from django.db import connection
+
+    from annotate.catalog.loaders.base import OPTIONS_TEXT
+    from annotate.models import Question
+    ids = [f"q{k}" for k in range(len(OPTION_CELLS))]
+    with (tmp_path / "questions.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["question_id", "question", "options_json", "src", "level"])
+        for k, (question_id, cell) in enumerate(zip(ids, OPTION_CELLS)):
+            writer.writerow([question_id, f"text {k}", cell, f"s\u00e9{k % 3}", "" if k % 2 else 'l"v'])
+    (tmp_path / "wide.csv").write_text("question_id,m1\n" + "".join(f"{q},{k % 2}\n" for k, q in enumerate(ids)),
+                                       encoding="utf-8")
+    parsed = parse_wide(tmp_path / "wide.csv", dataset="opts", questions=tmp_path / "questions.csv",
+                        keep_columns=["src", "level"])
+    kept = parsed.questions[OPTIONS_TEXT].tolist()
+    assert kept == [cell.strip() for cell in OPTION_CELLS]  # every cell decoded, each kept as read
+    expected = {row.external_id: (json.dumps(row.options), json.dumps(row.metadata))
+                for row in parsed.questions.itertuples(index=False)}
+    response_set_load(parsed=parsed, name="opts")
+    stored = {q.external_id: (q.options, q.metadata) for q in Question.objects.filter(dataset__name="opts")}
+    assert {k: (json.loads(o), json.loads(m)) for k, (o, m) in expected.items()} == stored
+    if connection.vendor == "sqlite":  # the stored text itself (PostgreSQL's jsonb keeps no text)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT external_id, options, metadata FROM annotate_question")
+            assert {k: (o, m) for k, o, m in cursor.fetchall()} == expected

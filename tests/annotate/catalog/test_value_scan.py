@@ -48,6 +48,8 @@ OPTION_COLUMNS = [
     [["é", "😀"], ["1", 2, None], [1.5], None, float("nan"), {"k": "v"}, {"a", "b"}],
     [["a"], [["nested", "x"]]],
     [["a"], ["b", 3]],  # an item that is not a str: value by value
+    ["abc", "", "é😀 x", "\n" * 5],  # texts: every value a str
+    ["abc", ["de"]],
 ]
 
 

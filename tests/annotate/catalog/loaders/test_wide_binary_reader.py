@@ -15,7 +15,7 @@ import pytest
 from annotate.catalog.loaders import wide_stream
 from annotate.catalog.loaders.base import LoadError
 from annotate.catalog.loaders.tabular_files import parse_files
-from annotate.catalog.services.loading import _metadata_json, _options_json
+from annotate.catalog.services.json_text import metadata_json, metadata_json_texts, options_json, options_json_texts
 
 
 def _parse(path, monkeypatch, *, binary: bool):
@@ -159,13 +159,44 @@ def test_a_file_the_binary_reader_refuses_is_read_as_before(tmp_path, monkeypatc
 @pytest.mark.parametrize("options", [[], ["a", "b"], ("x",), ["é ü \u2028", 'quote " and \\'], ["1", 2, None],
                                      [1.5, True], [["nested"]]])
 def test_options_json_is_json_dumps(options):
-    assert _options_json(options) == json.dumps(list(options))
+    assert options_json(options) == json.dumps(list(options))
 
 
 @pytest.mark.parametrize("metadata", [{}, {"src": "a", "level": None}, {"é": "ü\n"}, {"n": 3}, {"x": [1]},
                                       {1: "a"}, {"t": True, "f": 1.5}])
 def test_metadata_json_is_json_dumps(metadata):
-    assert _metadata_json(metadata) == json.dumps(metadata)
+    assert metadata_json(metadata) == json.dumps(metadata)
+
+
+_OPTION_CELLS = ['["a", "b"]', "[]", '[""]', '["", ""]', '["a","b"]', '[ "a", "b" ]', '["a",\n"b"]', '["a",  "b"]',
+                 '["caf\u00e9"]', '["caf\\u00e9"]', '["caf\\u00E9"]', '["a\\"b", "c"]', '["a\\\\b"]', '["a\\/b"]',
+                 '["a\\nb"]', '["a\x7fb"]', '["a\\u007fb"]', '["a\\u0041"]', '["\U0001F600"]', '["\\ud83d\\ude00"]',
+                 '["a", ", ", "b"]', '["a\\", \\"b"]', '["{}", "<&>"]', '["x"]', '[1, "x"]', '[null]']
+
+
+@pytest.mark.parametrize("text", _OPTION_CELLS)
+def test_an_options_cell_is_stored_as_read_only_when_it_is_what_json_dumps_writes(text):
+    decoded = json.loads(text)
+    # the text's own runs between '["', '", "' and '"]', as raw as they are written (escapes unread)
+    raw_runs = text[2:-2].split('", "')
+    others = [[], ["a", "b"], ["a", "b", ""], ['a", "b'], ["a\tb"], [1, "x"], raw_runs]
+    # Its own list, and every other list it could be paired with, get json.dumps's text.
+    for options in [decoded, *others]:
+        assert options_json_texts([options], [text]) == [json.dumps(options)]
+    assert options_json_texts([decoded, None, ("x",)], [text, text, text]) == [json.dumps(decoded), "[]", '["x"]']
+    assert options_json_texts([decoded]) == [json.dumps(decoded)]
+
+
+@pytest.mark.parametrize("values", [
+    [{"src": "a", "level": None}, {"src": "é\n", "level": "x"}, {"src": 'q"\\', "level": None}],
+    [{"a{b}": "{0}", "}": "{}"}, {"a{b}": "", "}": "\x00\x01\U0001F600"}],
+    [{"src": "a"}, {"level": "b"}], [{"src": "a", "level": "b"}, {"level": "b", "src": "a"}],
+    [{"n": 3}, {"n": None}], [{"n": "a"}, {"n": 1.5}], [{1: "a"}, {1: "b"}], [{}, {}], [{"a": "b"}, None],
+    [{"a": "b"}, float("nan")], [], [{"a": ["x"]}], [{"t": True}, {"t": "true"}],
+])
+def test_a_column_of_metadata_is_encoded_as_json_dumps_encodes_each_dict(values):
+    expected = [json.dumps(v) if isinstance(v, dict) else "{}" for v in values]
+    assert metadata_json_texts(values) == expected
 
 
 @pytest.mark.parametrize("text", ['["a", "b"]', "[]", '["a",1]', '["a"] ', ' ["a"]', '["a"], ["b"]', '["a"]x', "[",
