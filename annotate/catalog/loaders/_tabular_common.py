@@ -93,6 +93,10 @@ ATTRIBUTE_CONFLICT = "question {question_id!r} has {column} {a!r} in row {first}
 QUESTIONS_FILE_CONFLICT = "question {question_id!r} has {column} {a!r} here but {b!r} in {other_file} row {other_row}"
 EXACT_DUPLICATES_NOTE = "{file}: ignored {count} exact duplicate row(s): {examples}"
 UNKNOWN_QUESTION = "question id {question_id!r} is not in the questions file {other_file}"
+ID_SPELLED_TWO_WAYS = (
+    "question id {given!r} is the id {other!r} of row {first} written another way (they are one id once "
+    "invisible characters and spacing are cleaned, as ids are stored); write it one way"
+)
 UNKNOWN_MODEL = "model {model!r} is not in the models file {other_file}"
 UNUSED_NOTE = "{file}: {count} {what} with no responses in this upload (created anyway)"
 NO_RESPONSES = "no observed responses: every credit is blank"
