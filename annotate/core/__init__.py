@@ -58,6 +58,7 @@ _SURFACE = {
     "MALFORMED_ROW": "annotate.core.csv_text",
     "SEMICOLON_SEPARATED": "annotate.core.csv_text",
     "csv_error_words": "annotate.core.csv_text",
+    "csv_line_row": "annotate.core.csv_text",
     "csv_rows": "annotate.core.csv_text",
     "csv_separator": "annotate.core.csv_text",
     "unknown_name": "annotate.core.names",

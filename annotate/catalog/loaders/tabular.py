@@ -414,7 +414,7 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
                 subject_column: str | None, keep_columns: list[str], attributes_required: bool) -> _Responses | None:
     """JSON Lines, read a batch of lines at a time (:mod:`annotate.catalog.loaders.long_stream`)."""
     file = path.name
-    if not check_text(path, problems):  # encoding, NUL and emptiness, a block at a time
+    if not check_text(path, problems, csv_records=False):  # encoding, NUL and emptiness, a block at a time
         return None
     required = [id_column, "model", "credit"]
     must = ([subject_column] if (attributes_required and subject_column) else []) + (
