@@ -34,6 +34,8 @@ _SURFACE = {
     "column_field": "annotate.core.forms",
     "json_refusals": "annotate.core.views.errors",
     "form_add_service_error": "annotate.core.service_errors",
+    "counted": "annotate.core.wording",
+    "JUDGMENTS_AND_SKIPS": "annotate.core.wording",
     "form_problems": "annotate.core.service_errors",
     "service_error_text": "annotate.core.service_errors",
     "sentence_start": "annotate.core.service_errors",
