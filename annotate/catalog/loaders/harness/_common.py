@@ -460,8 +460,8 @@ class Collector:
             detail = ", ".join(f"{kind}: {n}" for kind, n in sorted(self.skipped.items()))
             n_skipped = sum(self.skipped.values())
             self.notes.append(
-                f"{counted(n_skipped, 'value')} that {'is' if n_skipped == 1 else 'are'} not scores "
-                f"{'was' if n_skipped == 1 else 'were'} skipped ({detail})"
+                f"{counted(n_skipped, 'value')} that "
+                f"{'is not a score was' if n_skipped == 1 else 'are not scores were'} skipped ({detail})"
             )
         if self.text_conflicts:
             self.notes.append(
