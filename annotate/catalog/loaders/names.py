@@ -148,13 +148,17 @@ def clean_names(values: pd.Series) -> pd.Series:
     return _clean_column(values, {})
 
 
-def spelled_two_ways(datasets: pd.Series, ids: pd.Series) -> list[tuple[int, int]]:
+def spelled_two_ways(datasets: pd.Series, ids: pd.Series, *,
+                     cleaned: tuple[pd.Series, pd.Series] | None = None) -> list[tuple[int, int]]:
     """Question ids written two ways in one file that clean to one id.
 
     Parameters
     ----------
     datasets, ids : Series of object, same length
         The dataset and the id of each question of one file, as written.
+    cleaned : (Series, Series) or None, default None
+        :func:`clean_names` of ``datasets`` and of ``ids`` when the caller has
+        them (each the same object as the input when cleaning changed nothing).
 
     Returns
     -------
@@ -172,12 +176,11 @@ def spelled_two_ways(datasets: pd.Series, ids: pd.Series) -> list[tuple[int, int
     [(0, 2)]
     """
     import pandas as pd
-    raw = pd.Series(ids.to_numpy(dtype=object), dtype=object)
-    clean = clean_names(raw)
-    if clean is raw:
+    clean_datasets, clean_ids = cleaned if cleaned is not None else (clean_names(datasets), clean_names(ids))
+    if clean_ids is ids:
         return []
-    keys = pd.DataFrame({"d": clean_names(pd.Series(datasets.to_numpy(dtype=object), dtype=object)).to_numpy(),
-                         "i": clean.to_numpy(), "raw": raw.to_numpy()})
+    keys = pd.DataFrame({"d": clean_datasets.to_numpy(dtype=object), "i": clean_ids.to_numpy(dtype=object),
+                         "raw": ids.to_numpy(dtype=object)})
     spellings = keys.drop_duplicates(["d", "i", "raw"])  # each spelling at its first position
     later = spellings.duplicated(["d", "i"], keep="first")
     if not later.any():

@@ -443,26 +443,23 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
 # --- putting files together -----------------------------------------------------
 
 
-def _cleaned_keys(questions: pd.DataFrame) -> pd.DataFrame:
-    """``questions`` with its dataset and id in the form they will be stored
-    (:func:`annotate.catalog.loaders.names.clean_names`), the id as written kept in ``raw_id``."""
-    return questions.assign(raw_id=questions["external_id"], dataset=clean_names(questions["dataset"]),
-                            external_id=clean_names(questions["external_id"]))
-
-
-def _check_spellings(questions: pd.DataFrame, *, id_column: str, problems: _Problems) -> None:
-    """A problem for each question id of one file written two ways that clean to one stored id
-    (:func:`annotate.catalog.loaders.names.spelled_two_ways`), at the row of the later spelling;
-    ``questions`` holds one file's questions with their ``source`` ("file:row")."""
-    pairs = spelled_two_ways(questions["dataset"], questions["external_id"])
-    if not pairs:
-        return
-    ids, sources = questions["external_id"].tolist(), questions["source"].tolist()
-    for first, other in pairs:
+def _cleaned_keys(questions: pd.DataFrame, *, id_column: str, problems: _Problems) -> pd.DataFrame:
+    """``questions`` (one file's, with their ``source`` "file:row") keyed as they will be stored: dataset
+    and id cleaned (:func:`annotate.catalog.loaders.names.clean_names`), the id as written kept in
+    ``raw_id``, one row per stored key. A question id of the file written two ways that clean to one
+    (:func:`annotate.catalog.loaders.names.spelled_two_ways`) is a problem at the later spelling's row."""
+    raw_datasets, raw_ids = questions["dataset"], questions["external_id"]
+    datasets, ids = clean_names(raw_datasets), clean_names(raw_ids)
+    cleaned = questions.assign(raw_id=raw_ids, dataset=datasets, external_id=ids)
+    if datasets is raw_datasets and ids is raw_ids:
+        return cleaned  # nothing cleaned: the file's keys, one a question already
+    raw, sources = raw_ids.tolist(), questions["source"].tolist()
+    for first, other in spelled_two_ways(raw_datasets, raw_ids, cleaned=(datasets, ids)):
         file, row = sources[other].rsplit(":", 1)
-        problems.add(file, ID_SPELLED_TWO_WAYS.format(given=ids[other], other=ids[first],
+        problems.add(file, ID_SPELLED_TWO_WAYS.format(given=raw[other], other=raw[first],
                                                       first=sources[first].rsplit(":", 1)[1]),
                      row=int(row), column=id_column)
+    return cleaned.drop_duplicates(["dataset", "external_id"])
 
 
 def _combine(
@@ -479,13 +476,11 @@ def _combine(
     file = responses.file
     frame = responses.frame
     # Questions, matched as they will be stored: both files' ids are cleaned after the parse (names.py).
-    _check_spellings(responses.questions, id_column=id_column, problems=problems)
+    given = _cleaned_keys(responses.questions, id_column=id_column, problems=problems)
     if questions_file is not None:
-        _check_spellings(questions_file, id_column=id_column, problems=problems)
-        given, known = _cleaned_keys(responses.questions), _cleaned_keys(questions_file)
-        check = given[["dataset", "external_id", "raw_id", "source"]].merge(
-            known[["dataset", "external_id"]].drop_duplicates().assign(_known=True),
-            on=["dataset", "external_id"], how="left")
+        known = _cleaned_keys(questions_file, id_column=id_column, problems=problems)
+        keys = ["dataset", "external_id"]
+        check = given[[*keys, "raw_id", "source"]].merge(known[keys].assign(_known=True), on=keys, how="left")
         for record in check.loc[check["_known"].isna()].itertuples(index=False):
             problems.add(
                 file, UNKNOWN_QUESTION.format(question_id=record.raw_id, other_file=questions_name),
@@ -510,9 +505,7 @@ def _combine(
                         ),
                         row=int(record.source.rsplit(":", 1)[1]), column=label,
                     )
-        unused = len(known[["dataset", "external_id"]].drop_duplicates()) - known[["dataset", "external_id"]].merge(
-            given[["dataset", "external_id"]].drop_duplicates(), on=["dataset", "external_id"]
-        ).drop_duplicates().shape[0]
+        unused = len(known) - known[keys].merge(given[keys], on=keys).shape[0]
         if unused:
             notes.append(UNUSED_NOTE.format(file=questions_name, count=unused, what="question(s)"))
         questions = questions_file
