@@ -54,4 +54,3 @@ class ReportParamsForm(forms.Form):
             reasons.append(f"{self.fields[name].label} (?{name}={shown!r}): {' '.join(errors)} "
                            f"Accepted: {self.accepted(name)}.")
         return reasons
-
