@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import re
+from collections.abc import Iterable
 
 SEMICOLON_SEPARATED = (
     "the header is separated by ';'; save the file as comma-separated (CSV) with a decimal point (0.5, not 0,5)"
@@ -67,6 +69,44 @@ def csv_record_line(text: str, record: int, *, sep: str = ",") -> int:
             break
         line = reader.line_num + 1
     return line
+
+
+def csv_line_row(lines: Iterable[str], line: int) -> int:
+    """The row (header = 1) of the record that holds line ``line`` of a CSV file (from 1).
+
+    Parameters
+    ----------
+    lines : iterable of str
+        The file's lines, each with its line end, split at ``"\\n"`` only;
+        the separator is read from the first (:func:`csv_separator`).
+    line : int
+        A line of the file, from 1.
+
+    Returns
+    -------
+    int
+        The row as the site counts rows: records read as :mod:`csv` reads
+        them, so a quoted value spanning lines is one row. A record the
+        parser cannot read ends the count there (the row being read); past
+        the end, the row after the last.
+
+    Examples
+    --------
+    >>> csv_line_row(["a,b\\n", '1,"x\\n', 'y"\\n', "2,z\\n"], 4)
+    3
+    """
+    iterator = iter(lines)
+    first = next(iterator, "")
+    reader = csv.reader(itertools.chain([first], iterator), delimiter=csv_separator(first.rstrip("\r\n")))
+    row = 0
+    while True:
+        try:
+            next(reader)
+        except (StopIteration, csv.Error):
+            return row + 1
+        row += 1
+        if reader.line_num >= line:
+            return row
 
 
 def csv_error_words(detail: str, *, text: str, sep: str = ",", record: int | None = None) -> tuple[str, int | None]:

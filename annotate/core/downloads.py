@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from django.utils.text import slugify
 
+from annotate.core.wording import counted
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -403,7 +405,7 @@ def codebook_markdown(*, title: str, tables: Sequence[TidyTable], provenance: Ma
     for table in tables:
         names = ", ".join(f"`{table.name}.{ext}`" for ext in ("csv", "parquet")
                           if ext == "csv" or table.name in parquet)
-        lines += ["", f"## {names}: {table.title}", "", f"{len(table.frame):,} rows."]
+        lines += ["", f"## {names}: {table.title}", "", f"{counted(len(table.frame), 'row')}."]
         lines += [f"- {note}" for note in table.notes]
         lines += ["", "| column | type | meaning | units / scale |", "|---|---|---|---|"]
         lines += [f"| `{c.name}` | {c.kind} | {_md(c.description)} | {_md(c.unit)} |" for c in table.columns]

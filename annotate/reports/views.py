@@ -58,16 +58,19 @@ def _params_form(data, study: Study) -> ReportParamsForm:
     return ReportParamsForm(data, runs=runs)
 
 
-def _report(request: HttpRequest, study: Study, *, page: bool = False) -> AlignmentReport | HttpResponse:
-    """The study's report for the request's parameters, or a 400 saying why not (a styled page when ``page``,
-    plain text for the downloads)."""
+HEADING_SETTINGS_REFUSED = "These report settings are not accepted"
+HEADING_NO_REPORT = "No report can be drawn yet"
+
+
+def _report(request: HttpRequest, study: Study, *, json: bool = False) -> AlignmentReport | HttpResponse:
+    """The study's report for the request's parameters, or a 400 saying why not: the site's page naming each
+    refused parameter, its value and what it accepts (the page and every download), plain text for
+    report.json (:func:`annotate.core.json_refusals` makes it JSON)."""
     form = _params_form(request.GET, study)
     if not form.is_valid():
-        reasons = [f"{form.fields[name].label if name in form.fields else name}: {' '.join(errors)}"
-                   for name, errors in form.errors.items()]
-        if page:
-            return _report_refused(request, study, "These report settings are not accepted", reasons)
-        return HttpResponseBadRequest(f"Bad report parameters: {form.errors.as_text()}")
+        if json:
+            return HttpResponseBadRequest(f"Bad report parameters: {form.errors.as_text()}")
+        return _report_refused(request, study, HEADING_SETTINGS_REFUSED, form.refusals())
     data = form.cleaned_data
     run = None if data["run"] is None else get_object_or_404(ScoringRun, pk=data["run"])
     try:
@@ -76,30 +79,34 @@ def _report(request: HttpRequest, study: Study, *, page: bool = False) -> Alignm
             n_boot=data["n_boot"] or 2000, crowd=data["crowd"],
         )
     except ValueError as exc:
-        if page:
-            return _report_refused(request, study, "No report can be drawn yet", [str(exc)])
-        return HttpResponseBadRequest(f"No report: {exc}")
+        if json:
+            return HttpResponseBadRequest(f"No report: {exc}")
+        return _report_refused(request, study, HEADING_NO_REPORT, [str(exc)])
 
 
 def _report_refused(request: HttpRequest, study: Study, heading: str, reasons: list[str], *,
                     pools: bool = False) -> HttpResponse:
     """The report page's 400: what was refused and why, with the way back (the report's default settings).
-    ``pools``: the refusal of the model-pools button (nothing was queued), not of the report."""
+    ``pools``: the refusal of the model-pools button (nothing was queued), not of the report. A download's
+    refusal names the file asked for (the last part of its path)."""
+    is_page = request.resolver_match is None or request.resolver_match.url_name == "study_report"
+    download = None if pools or is_page else request.path.rsplit("/", 1)[-1]
     return render(request, "annotate/reports/report_refused.html",
-                  {"study": study, "heading": heading, "reasons": reasons, "pools": pools}, status=400)
+                  {"study": study, "heading": heading, "reasons": reasons, "pools": pools, "download": download},
+                  status=400)
 
 
 @study_access_required
 def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study.objects.select_related("scoring_run"), pk=study_id)
-    report = _report(request, study, page=True)
+    report = _report(request, study)
     if isinstance(report, HttpResponse):
         return report
     params = request.GET.copy()
     try:
         pages = {key: _page_number(params.pop(f"{key}_page", ["1"])[-1], name=f"{key}_page") for key in PER_PAGE}
     except ValueError as exc:
-        return _report_refused(request, study, "These report settings are not accepted", [str(exc)])
+        return _report_refused(request, study, HEADING_SETTINGS_REFUSED, [str(exc)])
     query = params.urlencode()
     suffix = f"?{query}" if query else ""
 
@@ -140,7 +147,7 @@ def _page_number(raw: str, *, name: str) -> int:
 def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     """report.json; a study of more than ``JSON_PAIRS_LIMIT`` pairs gets one page of pairs
     (``?pairs_offset=``, 0-based; ``pairs_page`` in the document), pairs.csv has them all."""
-    report = _report(request, get_object_or_404(Study, pk=study_id))
+    report = _report(request, get_object_or_404(Study, pk=study_id), json=True)
     if isinstance(report, HttpResponse):
         return report
     try:

@@ -7,7 +7,9 @@ Two walks. ``REFUSALS`` posts an invalid form to each researcher and staff page
 values and the row count of every model. The sweep posts an empty form to every
 URL of the site (and the admin's upload pages) and fails on any answer that
 re-shows a bound form with errors under another status than 400, so a page
-added later is checked too.
+added later is checked too. A third walk GETs every URL with a query string
+of junk parameters: a refusal is a page of the site (the report's downloads
+too), never bare text.
 
 Cast: ``olga`` (researcher, owns the draft study), ``root`` (superuser: the
 admin pages and the sweep), ``ada`` (evaluator of olga's study, not yet
@@ -327,6 +329,35 @@ def test_no_refused_post_is_a_bare_text_page(cast):
     assert bare == []
     # The sweep does reach the refusals it is about (each of these refuses one of the bodies).
     assert {"annotate:study_report_pools", "annotate:study_judge", "annotate:study_create"} <= seen, seen
+
+
+# --- the sweep: no refused GET is a bare text page --------------------------------------------------
+
+#: A query string no page or download accepts: the report's parameters and page numbers of the wrong kind.
+JUNK_QUERY = {"run": "abc", "min_votes": "0", "tie_rule": "coin", "n_boot": "many", "page": "zz",
+              "pairs_offset": "-1", "pairs_page": "0", "download": "1"}
+#: The report's downloads that read its parameters (report.json answers JSON).
+REPORT_DOWNLOADS = {"annotate:study_report_csv", "annotate:study_report_zip", "annotate:study_report_pairs_csv",
+                    "annotate:study_report_table_csv", "annotate:study_report_plot"}
+
+
+def test_no_refused_get_is_a_bare_text_page(cast):
+    """A link followed with a bad query string (a page or a download) is refused on a page of the site that
+    says why, never a bare line of text; a JSON endpoint answers JSON."""
+    params = _params(cast)
+    bare, seen = [], set()
+    for name, route in _routes():
+        url = "/" + _PARAM.sub(lambda m: params[m.group(1)], route)
+        response = client_for(cast.root).get(url, JUNK_QUERY)
+        if response.status_code != 400 or response["Content-Type"].startswith("application/json"):
+            continue
+        seen.add(name)
+        if not re.search(r"<html[\s>]", response.content.decode()):  # the site's or the admin's page
+            bare.append(f"GET {url}?{'&'.join(f'{k}={v}' for k, v in JUNK_QUERY.items())} ({name}): "
+                        f"{response.content[:120]!r}")
+    assert bare == []
+    # The sweep does reach the refusals it is about: the report page and each of its downloads.
+    assert {"annotate:study_report", *REPORT_DOWNLOADS} <= seen, seen
 
 
 def test_a_refused_answer_says_nothing_was_saved_on_the_sites_page_with_the_way_back(cast):

@@ -24,6 +24,7 @@ from annotate.core import (
     Column,
     TidyTable,
     codebook_markdown,
+    counted,
     csv_bytes,
     difficulty_profile_figure,
     kind_of,
@@ -174,7 +175,8 @@ def _efficiency_plot(r: dict) -> Figure:
     ax.barh([method_label(m["method"]) for m in methods], [m["median_seconds"] for m in methods], color="#2b6cb0")
     ax.set_xscale("log")
     ax.set_xlabel("median wall time (s, log scale)")
-    ax.set_title(f"Time to converge, {r['n_questions']:,} questions x {r['n_models']} models", fontsize=10)
+    ax.set_title(f"Time to converge, {counted(r['n_questions'], 'question')} x {counted(r['n_models'], 'model')}",
+                 fontsize=10)
     return fig
 
 
@@ -258,7 +260,7 @@ def _model_robustness_tables(r: dict) -> list[Table]:
     notes = [f"k = {s['k']} skipped: {s['reason']}" for s in r["skipped"]]
     if loo["undefined_reason"]:
         notes.append(f"leave-one-out: {loo['undefined_reason']}")
-    notes.append(f"full pool: {r['n_kept_full']:,} of {r['n_questions']:,} questions kept, EIP "
+    notes.append(f"full pool: {r['n_kept_full']:,} of {counted(r['n_questions'], 'question')} kept, EIP "
                  f"{r['full_seconds']:.4g} s; std is the sample std (ddof = 1)")
     main = Table("removal", f"Spearman rho against the full pool after removing k random models "
                  f"({r['trials']} trials each; table 5, table 9)",
@@ -304,7 +306,8 @@ def _model_robustness_headlines(r: dict) -> list[str]:
                        f"(max {fmt(x['filter_changes']['max'], 0)}) of {r['n_questions']:,}.")
     loo = r["leave_one_out"]
     if loo["undefined_reason"] is None:
-        out.append(f"Leave-one-out ({len(loo['trials'])} models): difficulty rho {_pm(loo['difficulty_rho'])}, "
+        out.append(f"Leave-one-out ({counted(len(loo['trials']), 'model')}): difficulty rho "
+                   f"{_pm(loo['difficulty_rho'])}, "
                    f"competency rho {_pm(loo['competency_rho'])}.")
     out.append(f"Paper (30 models, 35,550 questions): LOO difficulty {PAPER['loo_difficulty_rho']}; k = 5 "
                f"difficulty {PAPER['k5_difficulty_rho']}, filter changes {PAPER['k5_filter_changes']}; k = 15 "
@@ -500,9 +503,9 @@ def _rank_changes_headlines(r: dict) -> list[str]:
     n = len(r["models"])
     unchanged = next((c["n_models"] for c in r["abs_change_counts"] if c["abs_change"] == 0), 0)
     biggest = max(r["models"], key=lambda m: abs(m["rank_change"]))
-    out = [f"Kendall tau between EIP competency and accuracy: {fmt(_v(r['kendall']))} over {n} models "
+    out = [f"Kendall tau between EIP competency and accuracy: {fmt(_v(r['kendall']))} over {counted(n, 'model')} "
            f"(paper: {PAPER['kendall_tau']}).",
-           f"Unchanged rank: {unchanged} of {n} models ({100 * unchanged / n:.0f}%; "
+           f"Unchanged rank: {unchanged} of {counted(n, 'model')} ({100 * unchanged / n:.0f}%; "
            f"paper: {PAPER['unchanged_share']}); "
            f"largest change: {biggest['name']} ({biggest['rank_change']:+g}).",
            ]
@@ -595,10 +598,11 @@ def _pools_headlines(r: dict) -> list[str]:
         if p["kind"] != "access":
             continue
         if p["undefined_reason"]:
-            out.append(f"{p['name']} pool ({p['n_models']} models): undefined ({p['undefined_reason']}).")
+            out.append(f"{p['name']} pool ({counted(p['n_models'], 'model')}): undefined ({p['undefined_reason']}).")
             continue
         c = p["correlations"]
-        out.append(f"{p['name']} pool ({p['n_models']} models) vs whole: Spearman {fmt(_v(c['spearman']), 3)}, "
+        out.append(f"{p['name']} pool ({counted(p['n_models'], 'model')}) vs whole: "
+                   f"Spearman {fmt(_v(c['spearman']), 3)}, "
                    f"Pearson {fmt(_v(c['pearson']), 3)}, Kendall {fmt(_v(c['kendall']), 3)}.")
     out.append(f"Paper (figure 6): open-weight vs whole {PAPER['open_weight']}; proprietary vs whole "
                f"{PAPER['proprietary']}.")

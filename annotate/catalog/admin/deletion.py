@@ -18,10 +18,11 @@ from django.urls import reverse
 
 from annotate.catalog.selectors.deletion import response_set_delete_counts
 from annotate.catalog.services.deletion import USED_BY_STUDIES, response_set_delete_request
+from annotate.core import counted
 from annotate.models import ResponseSet
 
 DELETE_QUEUED_MESSAGE = (
-    "Deleting {sets} in the background ({n_responses:,} responses); they disappear from this list when the "
+    "Deleting {sets} in the background ({responses}); they disappear from this list when the "
     "task worker is done."
 )
 CONFIRM_FIELD = "confirm_delete"
@@ -64,7 +65,8 @@ class BackgroundDeleteMixin:
                 self.message_user(request, str(error), messages.ERROR)
             else:
                 self.message_user(request, DELETE_QUEUED_MESSAGE.format(
-                    sets=", ".join(str(s) for s in sets), n_responses=sum(c.n_responses for c in counts)),
+                    sets=", ".join(str(s) for s in sets),
+                    responses=counted(sum(c.n_responses for c in counts), "response")),
                     messages.SUCCESS)
             return HttpResponseRedirect(changelist)
         blocked = [USED_BY_STUDIES.format(response_set=c.response_set, studies=", ".join(c.blocking_studies))

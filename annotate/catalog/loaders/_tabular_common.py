@@ -29,6 +29,7 @@ from annotate.catalog.loaders.model_names import OPEN_WEIGHT, PROPRIETARY, UNKNO
 from annotate.core import (  # the CSV messages every reader of the site shares
     SEMICOLON_SEPARATED,
     csv_error_words,
+    csv_line_row,
     csv_separator,
     loads_bounded,
 )
@@ -51,7 +52,7 @@ FILE_NOT_FOUND = "file not found: {path}"
 EMPTY_FILE = "the file is empty; expected a header row"
 UTF16_BOM = "the file starts with a {encoding} byte-order mark; save it as UTF-8 (a UTF-8 byte-order mark is fine)"
 NOT_UTF8 = "the file is not UTF-8 text (byte 0x{byte:02x} at offset {offset}); save it as UTF-8"
-NUL_CHARACTER = "the line holds a NUL character (byte 0x00 or \\u0000), which a database text field cannot store"
+NUL_CHARACTER = "the row holds a NUL character (byte 0x00 or \\u0000), which a database text field cannot store"
 BLANK_COLUMN_NAME = "column {position} of the header has no name"
 DUPLICATE_COLUMN = "column {name!r} appears more than once in the header (columns {positions})"
 LONGER_THAN_HEADER = "a data row has more fields than the header"
@@ -93,6 +94,10 @@ ATTRIBUTE_CONFLICT = "question {question_id!r} has {column} {a!r} in row {first}
 QUESTIONS_FILE_CONFLICT = "question {question_id!r} has {column} {a!r} here but {b!r} in {other_file} row {other_row}"
 EXACT_DUPLICATES_NOTE = "{file}: ignored {count} exact duplicate row(s): {examples}"
 UNKNOWN_QUESTION = "question id {question_id!r} is not in the questions file {other_file}"
+ID_SPELLED_TWO_WAYS = (
+    "question id {given!r} is the id {other!r} of row {first} written another way (they are one id once "
+    "invisible characters and spacing are cleaned, as ids are stored); write it one way"
+)
 UNKNOWN_MODEL = "model {model!r} is not in the models file {other_file}"
 UNUSED_NOTE = "{file}: {count} {what} with no responses in this upload (created anyway)"
 NO_RESPONSES = "no observed responses: every credit is blank"
@@ -208,7 +213,7 @@ def _short(text: str, limit: int = QUOTED_VALUE_LIMIT) -> str:
 TEXT_BLOCK_BYTES = 1 << 20
 
 
-def check_text(path: Path, problems: _Problems) -> bool:
+def check_text(path: Path, problems: _Problems, *, csv_records: bool = True) -> bool:
     """The checks of :func:`_decode` (missing file, UTF-16/32 byte-order mark, bytes that are
     not UTF-8, a blank file, a NUL character), the file read a block at a time and never held.
 
@@ -217,6 +222,10 @@ def check_text(path: Path, problems: _Problems) -> bool:
     path : Path
     problems : _Problems
         Receives the problem found, exactly as :func:`_decode` words and locates it.
+    csv_records : bool, default True
+        The row of a NUL character: the CSV record that holds it (header = row 1, a quoted
+        value spanning lines one row: :func:`annotate.core.csv_line_row`); False: its line
+        (JSON Lines).
 
     Returns
     -------
@@ -259,6 +268,9 @@ def check_text(path: Path, problems: _Problems) -> bool:
         problems.add(file, EMPTY_FILE)
         return False
     if nul_row:
+        if csv_records:
+            with path.open(encoding="utf-8-sig", newline="\n") as handle:  # lines split at "\n" only
+                nul_row = csv_line_row(handle, nul_row)
         problems.add(file, NUL_CHARACTER, row=nul_row)
         return False
     return True
@@ -280,14 +292,15 @@ def _unsupported_bom(head: bytes) -> str | None:
     return None
 
 
-def _decode(path: Path, problems: _Problems) -> str | None:
-    decoded = _decode_with_bytes(path, problems)
+def _decode(path: Path, problems: _Problems, *, csv_records: bool = True) -> str | None:
+    decoded = _decode_with_bytes(path, problems, csv_records=csv_records)
     return None if decoded is None else decoded[1]
 
 
-def _decode_with_bytes(path: Path, problems: _Problems) -> tuple[bytes, str] | None:
+def _decode_with_bytes(path: Path, problems: _Problems, *, csv_records: bool = True) -> tuple[bytes, str] | None:
     """(the file's bytes after any UTF-8 byte-order mark, their text) when :func:`_decode`'s
-    checks pass; None (and the problem added) otherwise."""
+    checks pass; None (and the problem added) otherwise. A NUL character is placed at the CSV
+    record that holds it (header = row 1), or at its line when not ``csv_records``."""
     file = path.name
     if not path.is_file():
         problems.add(file, FILE_NOT_FOUND.format(path=path))
@@ -306,7 +319,8 @@ def _decode_with_bytes(path: Path, problems: _Problems) -> tuple[bytes, str] | N
         return None
     nul = text.find("\x00")
     if nul >= 0:  # PostgreSQL refuses it in text (SQLite would store it)
-        problems.add(file, NUL_CHARACTER, row=text.count("\n", 0, nul) + 1)
+        line = text.count("\n", 0, nul) + 1
+        problems.add(file, NUL_CHARACTER, row=csv_line_row(_lines(text), line) if csv_records else line)
         return None
     return (raw[len(codecs.BOM_UTF8):] if raw.startswith(codecs.BOM_UTF8) else raw), text
 

@@ -132,6 +132,64 @@ def _clean_column(series: pd.Series, changed: dict[str, str]) -> pd.Series:
     return pd.Series(out, index=series.index, dtype=object, name=series.name)
 
 
+def clean_names(values: pd.Series) -> pd.Series:
+    """``values`` with every str in its :func:`clean_name` form (what :func:`finish_parsed`
+    stores); the same object when no value changes.
+
+    Parameters
+    ----------
+    values : Series of object
+        Names (str; anything else is kept as it is).
+
+    Returns
+    -------
+    Series of object, same index and length.
+    """
+    return _clean_column(values, {})
+
+
+def spelled_two_ways(datasets: pd.Series, ids: pd.Series, *,
+                     cleaned: tuple[pd.Series, pd.Series] | None = None) -> list[tuple[int, int]]:
+    """Question ids written two ways in one file that clean to one id.
+
+    Parameters
+    ----------
+    datasets, ids : Series of object, same length
+        The dataset and the id of each question of one file, as written.
+    cleaned : (Series, Series) or None, default None
+        :func:`clean_names` of ``datasets`` and of ``ids`` when the caller has
+        them (each the same object as the input when cleaning changed nothing).
+
+    Returns
+    -------
+    list of (int, int)
+        ``(first, other)`` positions: ``ids[other]`` is a spelling different
+        from ``ids[first]`` (the first spelling of that id in the file) that
+        :func:`clean_name` makes the same (dataset, id); one pair per later
+        spelling, at its first position, in file order. Empty when cleaning
+        changes no id (then no two distinct ids can meet).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> spelled_two_ways(pd.Series(["D", "D", "D"]), pd.Series(["q3", "q4", "q3\u200b"]))
+    [(0, 2)]
+    """
+    import pandas as pd
+    clean_datasets, clean_ids = cleaned if cleaned is not None else (clean_names(datasets), clean_names(ids))
+    if clean_ids is ids:
+        return []
+    keys = pd.DataFrame({"d": clean_datasets.to_numpy(dtype=object), "i": clean_ids.to_numpy(dtype=object),
+                         "raw": ids.to_numpy(dtype=object)})
+    spellings = keys.drop_duplicates(["d", "i", "raw"])  # each spelling at its first position
+    later = spellings.duplicated(["d", "i"], keep="first")
+    if not later.any():
+        return []
+    position = pd.Series(spellings.index, index=spellings.index)
+    first = position.groupby([spellings["d"], spellings["i"]], dropna=False, sort=False).transform("first")
+    return list(zip(first[later].tolist(), position[later].tolist()))
+
+
 def _any_changed(values: np.ndarray) -> bool:
     """True when cleaning would change one of ``values`` (each distinct value cleaned once)."""
     import pandas as pd
@@ -151,7 +209,8 @@ def _unplain(values: np.ndarray) -> list:
 def _merge_rows(frame: pd.DataFrame, before: pd.DataFrame, key: list[str]) -> pd.DataFrame:
     """Rows that cleaning made duplicates of one key (a question or model spelled two ways
     in one upload) become one, the first kept; duplicates already in the upload are left
-    for the loading service to refuse."""
+    for the loading service to refuse. The tabular parsers refuse a question id written two
+    ways in one file before this (:func:`spelled_two_ways`)."""
     import pandas as pd
     if not set(key) <= set(frame.columns):
         return frame

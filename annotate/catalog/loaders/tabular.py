@@ -38,6 +38,10 @@ Decisions (each has a test)
   longer than the header are refused. Completely blank rows are skipped.
 - Exact duplicate rows are ignored and reported in the notes; duplicates that
   disagree are refused with both row numbers.
+- Question ids and model names are matched across files as they will be
+  stored (cleaned: :mod:`annotate.catalog.loaders.names`), so an invisible
+  character in one file only does not refuse the upload; two spellings of one
+  question id in one file (``q3`` and ``q3\\u200b``) are refused at the later one.
 - A header field longer than the csv module's limit (131,072 characters) and
   any other ``csv.Error`` are a problem at row 1, never a traceback.
 - A value quoted in a problem is cut to 80 characters plus its full length
@@ -99,6 +103,7 @@ from annotate.catalog.loaders._tabular_common import (
     FORMAT_DETECTED_NOTE,
     FORMATS,
     HEADER_FIELD_TOO_LONG,
+    ID_SPELLED_TWO_WAYS,
     IGNORED_COLUMNS_NOTE,
     JSON_BAD_ID,
     JSON_INVALID,
@@ -162,7 +167,7 @@ from annotate.catalog.loaders.metadata import (
     read_models_file,
     read_questions_file,
 )
-from annotate.catalog.loaders.names import clean_name, finish_parsed
+from annotate.catalog.loaders.names import clean_name, clean_names, finish_parsed, spelled_two_ways
 from annotate.catalog.loaders.wide_stream import read_wide_stream
 from annotate.core import CSV_ERROR, MALFORMED_ROW  # re-exported: the loaders' messages, in one list
 
@@ -197,6 +202,7 @@ __all__ = [
     "FORMATS",
     "FORMAT_DETECTED_NOTE",
     "HEADER_FIELD_TOO_LONG",
+    "ID_SPELLED_TWO_WAYS",
     "IGNORED_COLUMNS_NOTE",
     "JSON_BAD_ID",
     "JSON_INVALID",
@@ -408,7 +414,7 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
                 subject_column: str | None, keep_columns: list[str], attributes_required: bool) -> _Responses | None:
     """JSON Lines, read a batch of lines at a time (:mod:`annotate.catalog.loaders.long_stream`)."""
     file = path.name
-    if not check_text(path, problems):  # encoding, NUL and emptiness, a block at a time
+    if not check_text(path, problems, csv_records=False):  # encoding, NUL and emptiness, a block at a time
         return None
     required = [id_column, "model", "credit"]
     must = ([subject_column] if (attributes_required and subject_column) else []) + (
@@ -437,6 +443,25 @@ def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: s
 # --- putting files together -----------------------------------------------------
 
 
+def _cleaned_keys(questions: pd.DataFrame, *, id_column: str, problems: _Problems) -> pd.DataFrame:
+    """``questions`` (one file's, with their ``source`` "file:row") keyed as they will be stored: dataset
+    and id cleaned (:func:`annotate.catalog.loaders.names.clean_names`), the id as written kept in
+    ``raw_id``, one row per stored key. A question id of the file written two ways that clean to one
+    (:func:`annotate.catalog.loaders.names.spelled_two_ways`) is a problem at the later spelling's row."""
+    raw_datasets, raw_ids = questions["dataset"], questions["external_id"]
+    datasets, ids = clean_names(raw_datasets), clean_names(raw_ids)
+    cleaned = questions.assign(raw_id=raw_ids, dataset=datasets, external_id=ids)
+    if datasets is raw_datasets and ids is raw_ids:
+        return cleaned  # nothing cleaned: the file's keys, one a question already
+    raw, sources = raw_ids.tolist(), questions["source"].tolist()
+    for first, other in spelled_two_ways(raw_datasets, raw_ids, cleaned=(datasets, ids)):
+        file, row = sources[other].rsplit(":", 1)
+        problems.add(file, ID_SPELLED_TWO_WAYS.format(given=raw[other], other=raw[first],
+                                                      first=sources[first].rsplit(":", 1)[1]),
+                     row=int(row), column=id_column)
+    return cleaned.drop_duplicates(["dataset", "external_id"])
+
+
 def _combine(
     responses: _Responses,
     questions_file: pd.DataFrame | None,
@@ -450,36 +475,37 @@ def _combine(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
     file = responses.file
     frame = responses.frame
-    # Questions.
+    # Questions, matched as they will be stored: both files' ids are cleaned after the parse (names.py).
+    given = _cleaned_keys(responses.questions, id_column=id_column, problems=problems)
     if questions_file is not None:
-        known = questions_file[["dataset", "external_id"]].assign(_known=True)
-        used = responses.questions[["dataset", "external_id", "source"]]
-        check = used.merge(known, on=["dataset", "external_id"], how="left")
+        known = _cleaned_keys(questions_file, id_column=id_column, problems=problems)
+        keys = ["dataset", "external_id"]
+        check = given[[*keys, "raw_id", "source"]].merge(known[keys].assign(_known=True), on=keys, how="left")
         for record in check.loc[check["_known"].isna()].itertuples(index=False):
             problems.add(
-                file, UNKNOWN_QUESTION.format(question_id=record.external_id, other_file=questions_name),
+                file, UNKNOWN_QUESTION.format(question_id=record.raw_id, other_file=questions_name),
                 row=int(record.source.rsplit(":", 1)[1]), column=id_column,
             )
         if responses.model_column:
-            both = responses.questions.merge(questions_file, on=["dataset", "external_id"], suffixes=("", "_file"))
+            both = given.merge(known.drop(columns="raw_id"), on=["dataset", "external_id"], suffixes=("", "_file"))
             for column in ("subject", "text", "reference_answer"):
-                given = both[column].fillna("").astype(str)
+                given_values = both[column].fillna("").astype(str)
                 stored = both[f"{column}_file"].fillna("").astype(str)
-                clash = both.loc[((given != "") & (stored != "") & (given != stored)).to_numpy()]
+                if column == "subject":  # a name: stored cleaned, so compared cleaned
+                    given_values, stored = clean_names(given_values), clean_names(stored)
+                clash = both.loc[((given_values != "") & (stored != "") & (given_values != stored)).to_numpy()]
                 label = {"text": "question", "reference_answer": "answer"}.get(column, column)
                 for record in clash.itertuples(index=False):
                     a, b = getattr(record, column), getattr(record, f"{column}_file")
                     other_file, other_row = record.source_file.rsplit(":", 1)
                     problems.add(
                         file, QUESTIONS_FILE_CONFLICT.format(
-                            question_id=record.external_id, column=label, a=a, b=b, other_file=other_file,
+                            question_id=record.raw_id, column=label, a=a, b=b, other_file=other_file,
                             other_row=other_row,
                         ),
                         row=int(record.source.rsplit(":", 1)[1]), column=label,
                     )
-        unused = len(questions_file) - questions_file.merge(
-            responses.questions[["dataset", "external_id"]], on=["dataset", "external_id"]
-        ).shape[0]
+        unused = len(known) - known[keys].merge(given[keys], on=keys).shape[0]
         if unused:
             notes.append(UNUSED_NOTE.format(file=questions_name, count=unused, what="question(s)"))
         questions = questions_file

@@ -46,6 +46,7 @@ from annotate.catalog.services.value_scan import text_lengths, value_suspects
 from annotate.core import (
     TextFormatSuggestion,
     ascii_int,
+    counted,
     text_format_suggest,
 )
 from annotate.models import (
@@ -743,8 +744,8 @@ def diagnostics_line(
     """
     one, many = ("person", "persons") if human else ("model", "models")
     line = (
-        f"{n_missing:,} of {n_cells:,} {one}-question cells not observed; "
-        f"{n_low_coverage:,} question{'s' if n_low_coverage != 1 else ''} observed by fewer than {min_models} {many}; "
+        f"{n_missing:,} of {counted(n_cells, f'{one}-question cell')} not observed; "
+        f"{counted(n_low_coverage, 'question')} observed by fewer than {counted(min_models, one, many)}; "
         f"the {one}-question graph has {n_components:,} component{'s' if n_components != 1 else ''}"
     )
     if n_components > 1:

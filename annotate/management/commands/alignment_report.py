@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotate.core import counted
 from annotate.management.lookups import scoring_run_from_option, study_from_option
 from annotate.reports import alignment_report_compute, study_judgment_rows, write_bundle
 
@@ -47,8 +48,10 @@ class Command(BaseCommand):
         headline = "EIP: not scored"
         if eip is not None and eip.agreement is not None:
             kappa = eip.kappa.value
-            headline = (f"EIP agrees with the consensus on {100 * eip.agreement:.1f}% of {eip.n_pairs} pairs "
+            headline = (f"EIP agrees with the consensus on {100 * eip.agreement:.1f}% of "
+                        f"{counted(eip.n_pairs, 'pair')} "
                         f"(kappa {'undefined' if kappa is None else f'{kappa:.2f}'})")
         pools = "" if report.pools.available else "; model pools not computed yet"
-        return (f"study {study.name!r}: {report.study.n_pairs} pairs, {report.study.n_evaluators} "
-                f"evaluators; {headline}{pools}; wrote {len(written)} files to {options['out']}")
+        return (f"study {study.name!r}: {counted(report.study.n_pairs, 'pair')}, "
+                f"{counted(report.study.n_evaluators, 'evaluator')}; {headline}{pools}; "
+                f"wrote {counted(len(written), 'file')} to {options['out']}")

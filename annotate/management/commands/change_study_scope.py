@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotate.core import counted
 from annotate.management.lookups import datasets_from_option, study_from_option, subjects_from_option
 from annotate.studies import study_scope_update, study_subject_count
 
@@ -28,7 +29,7 @@ class Command(BaseCommand):
             study = study_scope_update(study=study, datasets=datasets, subjects=subjects, n_pairs=options["pairs"])
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs drawn again from "
+        return (f"study {study.pk} {study.name!r}: {counted(study.n_pairs, 'pair')} drawn again from "
                 f"{len(datasets)} dataset(s), {study_subject_count(study=study)} subject(s)")
 
 

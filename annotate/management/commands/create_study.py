@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
+from annotate.core import counted
 from annotate.management.lookups import (
     OWNER_HELP,
     datasets_from_option,
@@ -123,10 +124,12 @@ class Command(BaseCommand):
             link = reverse("annotate:study_join", kwargs={"token": invitation.token})
             self.stdout.write(f"invitation link: {base}{link}")
         if study.is_adaptive:
-            return (f"study {study.pk} {study.name!r}: adaptive, a pool of {study_pool_size(study=study)} questions, "
-                    f"{study.n_pairs} pairs per evaluator (at least {study.adaptive_min_comparisons} comparisons per "
+            return (f"study {study.pk} {study.name!r}: adaptive, a pool of "
+                    f"{counted(study_pool_size(study=study), 'question')}, {counted(study.n_pairs, 'pair')} per "
+                    f"evaluator (at least {counted(study.adaptive_min_comparisons, 'comparison')} per "
                     f"question, random share {study.adaptive_random_share:g}, seed {study.seed}) from run {run.pk}")
-        return (f"study {study.pk} {study.name!r}: {study.n_pairs} pairs ({study.strategy}, seed {study.seed})"
+        return (f"study {study.pk} {study.name!r}: {counted(study.n_pairs, 'pair')} ({study.strategy}, "
+                f"seed {study.seed})"
                 f" from run {run.pk}")
 
     def _stopping(self, options: dict) -> StoppingInput:

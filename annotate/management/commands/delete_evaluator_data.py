@@ -5,6 +5,7 @@ from argparse import ArgumentParser
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.core import JUDGMENTS_AND_SKIPS, counted
 from annotate.studies import evaluator_by_pseudonym, evaluator_delete_personal_data
 
 
@@ -23,5 +24,6 @@ class Command(BaseCommand):
             result = evaluator_delete_personal_data(user=user)
         except (LookupError, ValueError) as error:
             raise CommandError(str(error.args[0] if error.args else error)) from None
-        return (f"Deleted the personal data of {result.pseudonym!r}: {result.judgments} judgments and skips in "
-                f"{result.participations} studies kept as {result.replacement!r}")
+        return (f"Deleted the personal data of {result.pseudonym!r}: "
+                f"{counted(result.judgments, *JUDGMENTS_AND_SKIPS)} in "
+                f"{counted(result.participations, 'study', 'studies')} kept as {result.replacement!r}")

@@ -5,14 +5,17 @@ from argparse import ArgumentParser
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.core import counted
 from annotate.management.lookups import OWNER_HELP, owner_from_option, scoring_run_from_option
 from annotate.studies import DEFAULT_N_PAIRS, DerivedPreview, derived_study_create, derived_study_preview
 
 
 def _counts(p: DerivedPreview) -> str:
-    return (f"{p.n_pairs:,} of {p.n_possible_pairs:,} same-subject pairs ({p.n_questions_shared:,} shared "
-            f"questions, {p.n_subjects} subjects); {p.n_persons_with_judgments} of {p.n_persons} persons; "
-            f"{p.n_votes:,} votes, {p.n_no_information:,} no-information (skips), {p.n_unanswered:,} not answered")
+    return (f"{p.n_pairs:,} of {counted(p.n_possible_pairs, 'same-subject pair')} "
+            f"({counted(p.n_questions_shared, 'shared question')}, {counted(p.n_subjects, 'subject')}); "
+            f"{p.n_persons_with_judgments} of {counted(p.n_persons, 'person', 'persons')}; "
+            f"{counted(p.n_votes, 'vote')}, {p.n_no_information:,} no-information (skips), "
+            f"{p.n_unanswered:,} not answered")
 
 
 class Command(BaseCommand):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.core import JUDGMENTS_AND_SKIPS, counted
 from annotate.management.lookups import study_from_option
 from annotate.studies import ExportCounts, study_export_chunks
 
@@ -34,6 +35,6 @@ class Command(BaseCommand):
                 file.writelines(chunks)
         except OSError as error:
             raise CommandError(f"cannot write {out}: {error}") from None
-        return (f"Exported study {study.name!r}: {counts.n_pairs} pairs, "
-                f"{counts.n_evaluators} evaluators, {counts.n_judgments} judgments and skips, "
-                f"{counts.n_questions} questions to {out}")
+        return (f"Exported study {study.name!r}: {counted(counts.n_pairs, 'pair')}, "
+                f"{counted(counts.n_evaluators, 'evaluator')}, {counted(counts.n_judgments, *JUDGMENTS_AND_SKIPS)}, "
+                f"{counted(counts.n_questions, 'question')} to {out}")

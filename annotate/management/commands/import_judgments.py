@@ -6,6 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.core import JUDGMENTS_AND_SKIPS, counted
 from annotate.management.lookups import OWNER_HELP, owner_from_option, scoring_run_from_option
 from annotate.studies import (
     JUDGMENT_FORMATS as FORMATS,
@@ -59,5 +60,5 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         n_evaluators = study_evaluator_count(study=study)
         n_judgments = study_judgment_count(study=study)
-        return (f"Imported study {study.name!r} (id {study.pk}): {study.n_pairs} pairs, {n_evaluators} evaluators, "
-                f"{n_judgments} judgments and skips.")
+        return (f"Imported study {study.name!r} (id {study.pk}): {counted(study.n_pairs, 'pair')}, "
+                f"{counted(n_evaluators, 'evaluator')}, {counted(n_judgments, *JUDGMENTS_AND_SKIPS)}.")

@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from annotate.core import loads_bounded
+from annotate.core import JUDGMENTS_AND_SKIPS, counted, loads_bounded
 from annotate.studies import study_import
 
 DATABASE_REFUSED = "nothing was imported: the database refused a row the checks let through ({error})"
@@ -42,6 +42,7 @@ class Command(BaseCommand):
             raise CommandError(f"nothing was imported: {error}") from None
         except DatabaseError as error:  # the import is one transaction: it was rolled back
             raise CommandError(DATABASE_REFUSED.format(error=error)) from None
-        return (f"Imported study {result.study.name!r} (id {result.study.pk}): {result.judgments} judgments and "
-                f"skips; evaluators {result.evaluators_created} new, {result.evaluators_reused} reused; questions "
+        return (f"Imported study {result.study.name!r} (id {result.study.pk}): "
+                f"{counted(result.judgments, *JUDGMENTS_AND_SKIPS)}; "
+                f"evaluators {result.evaluators_created} new, {result.evaluators_reused} reused; questions "
                 f"{result.questions_created} new, {result.questions_reused} already here")

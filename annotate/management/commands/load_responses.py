@@ -22,6 +22,7 @@ from annotate.catalog import (
     upload_check,
     upload_load,
 )
+from annotate.core import counted
 from annotate.management.progress import TqdmStream
 from annotate.models import TextFormat
 
@@ -174,9 +175,9 @@ class Command(BaseCommand):
 
     @staticmethod
     def _counts(preview: LoadPreview, *, human: bool = False) -> str:
-        who = "persons" if human else "models"  # a human set's columns are people
+        who = ("person", "persons") if human else ("model", "models")  # a human set's columns are people
         return (
-            f"{preview.n_responses:,} responses ({preview.n_questions:,} questions x {preview.n_models} {who} "
-            f"with a response); new: {preview.questions_new:,} questions, {preview.models_new} {who}, "
-            f"{preview.subjects_new} subjects"
+            f"{counted(preview.n_responses, 'response')} ({counted(preview.n_questions, 'question')} x "
+            f"{counted(preview.n_models, *who)} with a response); new: {counted(preview.questions_new, 'question')}, "
+            f"{counted(preview.models_new, *who)}, {counted(preview.subjects_new, 'subject')}"
         )

@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from annotate.core import counted
 from annotate.reports.services._stats import verdict_name
 from annotate.reports.services.model import AlignmentReport, MethodConsensus
 from annotate.reports.services.scale import correlation_basis, scale_fragmented, scale_fragmented_warning
@@ -293,7 +294,7 @@ def _none_above_chance(shares: list[Fraction], n: int) -> str:
     low, high = _pct(float(min(shares))), _pct(float(max(shares)))
     span = low if low == high else f"from {low} to {high}"
     return (f"No method agrees with people better than chance: agreement with the human consensus is {span} of "
-            f"{n:,} pairs with a consensus, and no method's interval lies above the 50% chance line.")
+            f"{counted(n, 'pair')} with a consensus, and no method's interval lies above the 50% chance line.")
 
 
 @dataclass(frozen=True)
@@ -323,8 +324,8 @@ def _no_verdict_note(report: AlignmentReport, on: _OnConsensus, keys: list[str])
     if not gaps:
         return ""
     listed = gaps[0] if len(gaps) == 1 else f"{', '.join(gaps[:-1])} and {gaps[-1]}"
-    return (f" Every method is counted on the same {on.n:,} pairs with a consensus, a pair it has no verdict on "
-            f"(a question without its difficulty) as a miss: {listed} of them.")
+    return (f" Every method is counted on the same {counted(on.n, 'pair')} with a consensus, a pair it has no "
+            f"verdict on (a question without its difficulty) as a miss: {listed} of them.")
 
 
 def _lead(report: AlignmentReport) -> Lead:
@@ -344,7 +345,7 @@ def _lead(report: AlignmentReport) -> Lead:
         return Lead(best=None, runner_up=None, tied=False, b=None, c=None, p_value=None, significant=None,
                     sentence=_none_above_chance([share for share, _ in ranked], on.n) + note)
     best = ranked[0][1]
-    where = f"{_pct(float(ranked[0][0]))} of {on.n:,} pairs with a consensus"
+    where = f"{_pct(float(ranked[0][0]))} of {counted(on.n, 'pair')} with a consensus"
     if len(ranked) == 1:
         return Lead(best=best, runner_up=None, tied=False, b=None, c=None, p_value=None, significant=None,
                     sentence=f"{report.label(best)} is the only method with a defined agreement with the "
@@ -460,7 +461,7 @@ def uncertainty_notes(report: AlignmentReport) -> dict[str, tuple[str, ...]]:
     simulated = sum(e.simulated for e in report.evaluators)
     if simulated:
         n = len(report.evaluators)
-        who = (f"All {n:,} evaluators are" if simulated == n
+        who = ("The one evaluator is" if n == 1 else f"All {n:,} evaluators are" if simulated == n
                else f"{simulated:,} of the {n:,} evaluators {'is' if simulated == 1 else 'are'}")
         notes.setdefault("evaluators", []).append(
             f"{who} simulated: a program made their votes (seeded, from a made-up difficulty), not a person. "
@@ -470,7 +471,8 @@ def uncertainty_notes(report: AlignmentReport) -> dict[str, tuple[str, ...]]:
     n_decided = report.consensus.n_decided
     if single:
         notes.setdefault("consensus", []).append(
-            f"{single:,} of the {n_decided:,} pairs with a consensus have a single vote: their consensus is one "
+            f"{single:,} of the {counted(n_decided, 'pair')} with a consensus {'has' if single == 1 else 'have'} "
+            "a single vote: their consensus is one "
             "evaluator's verdict, not agreement between people (min. votes per pair: "
             f"{report.params.min_votes}). Raise the minimum to 2 to count only pairs several people judged.")
     hs = report.human_scale

@@ -11,6 +11,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from annotate.core import counted
 from annotate.reports.selectors.alignment import REFERENCE_METHOD, PairInfo, StudyData, report_methods
 from annotate.reports.services._stats import (
     REASON_NO_SCORED_PAIR,
@@ -59,7 +60,7 @@ from scoring.pair_inference import paired_bootstrap_agreement_cis
 REASON_NOT_JUDGED = "no judgment yet"
 REASON_NO_OTHERS = "no pair this evaluator voted on has a consensus of the other evaluators"
 REASON_FEW_RATERS = "fewer than 2 evaluators have voted"
-REASON_NO_COMPLETE = "no pair was voted on (not skipped) by all {n} evaluators"
+REASON_NO_COMPLETE = "no pair was voted on (not skipped) by all {evaluators}"
 REASON_NO_VOTES = "no evaluator has voted yet"
 REASON_METHOD_MISSING = "run {run_id} has no {column} value for any question of this study"
 
@@ -286,7 +287,8 @@ def inter_rater(data: StudyData) -> InterRater:
     voted = np.isin(data.human, (FIRST, SECOND))
     raters = voted.any(axis=1)
     n_raters = int(raters.sum())
-    scope = f"pairs voted on (not skipped) by every one of the {n_raters} evaluators who voted"
+    scope = ("pairs voted on (not skipped) by the one evaluator who voted" if n_raters == 1
+             else f"pairs voted on (not skipped) by every one of the {n_raters} evaluators who voted")
     if n_raters == 0:
         alpha = KrippendorffAlpha(value=None, d_o=None, d_e=None, n_pairable=0, n_units_pairable=0,
                                   level="nominal", undefined_reason=REASON_NO_VOTES)
@@ -306,7 +308,8 @@ def inter_rater(data: StudyData) -> InterRater:
     if n_raters < 2:
         fleiss = FleissKappa(**empty, undefined_reason=REASON_FEW_RATERS)
     elif not complete.any():
-        fleiss = FleissKappa(**empty, undefined_reason=REASON_NO_COMPLETE.format(n=n_raters))
+        fleiss = FleissKappa(**empty, undefined_reason=REASON_NO_COMPLETE.format(
+            evaluators=counted(n_raters, "evaluator")))
     else:
         f = fleiss_kappa(with_reversed_pairs(data.human[raters][:, complete].T, axis=0))
         fleiss = FleissKappa(value=f.kappa, p_o=f.p_o, p_e=f.p_e, n_items=f.n_items // 2, n_raters=f.n_raters,

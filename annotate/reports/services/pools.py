@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from annotate.core import counted
 from annotate.models import AnalysisKind, AnalysisRun, RunStatus, ScoringRun
 from annotate.reports.selectors.alignment import REFERENCE_METHOD, StudyData, pools_analysis_latest, run_model_names
 from annotate.reports.services._stats import agreement_of, correlation_of
@@ -41,7 +42,7 @@ REASON_NOT_COMPUTED = (
 COMMAND_HINT = ", or run: {command} (it analyses the newest loaded version of that name)"
 REASON_WAITING = "the model-pool analysis {run_id} of response set {response_set} is {status}; reload the page later"
 NOTE_SUBSET = (
-    "The stored analysis covers the whole response set ({n_models} models, {n_questions} questions); "
+    "The stored analysis covers the whole response set ({models}, {questions}); "
     "scoring run {run_id} scored {n_run_models} of its models."
 )
 NOTE_OLD_ANALYSIS = (
@@ -135,7 +136,8 @@ def pool_section(data: StudyData, cons: np.ndarray, *, size_thresholds: Sequence
     whole = next((p for p in pools if p.kind == "whole"), None)
     run_models = run_model_names(run=run)
     if whole is not None and run_models and set(run_models) != set(whole.models):
-        notes.append(NOTE_SUBSET.format(n_models=whole.n_models, n_questions=result["n_questions"], run_id=run.pk,
+        notes.append(NOTE_SUBSET.format(models=counted(whole.n_models, "model"),
+                                        questions=counted(result["n_questions"], "question"), run_id=run.pk,
                                         n_run_models=len(set(run_models) & set(whole.models))))
     if question_ids is None:
         notes.append(NOTE_OLD_ANALYSIS.format(run_id=analysis.pk))

@@ -38,6 +38,7 @@ from django.utils.text import slugify
 
 from annotate.core import (
     ENCODING_NOTE,
+    counted,
     difficulty_profile_figure,
     forest_figure,
     human_scale_figure,
@@ -229,7 +230,7 @@ def codebook(report: AlignmentReport | dict, *, created_at: datetime | None = No
         f"- consensus: min_votes {p.min_votes}, tie rule {p.tie_rule!r}; {p.method_tie_rule}",
         "- parameters (also parameters.json, report.json's `parameters`, the last columns of every table CSV and "
         f"the download's file name): {json.dumps(typed.parameters(), ensure_ascii=False)}",
-        f"- bootstrap: {p.n_boot} replicates, seed {p.bootstrap_seed}, {p.ci_level:.0%} percentile intervals"
+        f"- bootstrap: {counted(p.n_boot, 'replicate')}, seed {p.bootstrap_seed}, {p.ci_level:.0%} percentile intervals"
         + _other_boots(typed.parameters()),
         "- difficulty label key: " + (
             f"{typed.labels.key!r} ({'autodetected' if typed.labels.autodetected else 'given'})"

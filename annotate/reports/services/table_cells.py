@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from annotate.core import counted
 from annotate.models import EducationLevel, FieldOfStudy
 from annotate.reports.services.model import AlignmentReport, Kappa, MethodInfo
 
@@ -246,8 +247,9 @@ def tie_notes(report: AlignmentReport) -> tuple[str, ...]:
              f"never decides a verdict."] if shown else []
     for m in report.available:
         if m.unstable_verdicts is not None:
-            notes.append(f"{m.label}: the mean of {m.n_replicates} fits with different seeds; "
-                         f"{m.unstable_verdicts} of {len(report.pairs)} pair verdicts are ties because the seeds "
+            notes.append(f"{m.label}: the mean of {counted(m.n_replicates, 'fit')} with different seeds; "
+                         f"{m.unstable_verdicts} of {counted(len(report.pairs), 'pair verdict')} "
+                         f"{'is a tie' if m.unstable_verdicts == 1 else 'are ties'} because the seeds "
                          f"disagree on the order (unstable).")
         if m.bound_verdicts:
             notes.append(f"{m.label}: {m.bound_verdicts} of {len(report.pairs)} pair verdicts involve a question "

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from annotate.core import CONSENSUS_LABELS, label
+from annotate.core import CONSENSUS_LABELS, counted, label
 from annotate.reports.services.headline import uncertainty_notes
 from annotate.reports.services.model import AlignmentReport
 from annotate.reports.services.table_cells import (
@@ -252,7 +252,7 @@ def consensus_table(report: AlignmentReport) -> Table:
         ),
         rows=tuple(rows),
         notes=(
-            f"Intervals: percentile bootstrap over the scored pairs, {report.params.n_boot} replicates, "
+            f"Intervals: percentile bootstrap over the scored pairs, {counted(report.params.n_boot, 'replicate')}, "
             f"seed {report.params.bootstrap_seed}.",
             "A method tie or undefined verdict on a scored pair counts as a miss; "
             "'Agreement excl. ties' shows the other convention.",
@@ -433,8 +433,8 @@ def label_analysis_table(report: AlignmentReport) -> Table:
     notes = [LABEL_ANALYSIS_NOTE]
     if analysis is not None:
         notes.insert(0, f"Label {labels.key!r} ({analysis['label_direction']}): {analysis['n_questions_labelled']:,} "
-                        f"of the run's {analysis['n_questions_run']:,} questions labelled; "
-                        f"{analysis['n_boot']} bootstrap replicates"
+                        f"of the run's {counted(analysis['n_questions_run'], 'question')} labelled; "
+                        f"{counted(analysis['n_boot'], 'bootstrap replicate')}"
                         + (f"; read from the stored analysis {labels.analysis_run}" if labels.analysis_run else "")
                         + ".")
         if analysis.get("undefined_reason"):
@@ -489,13 +489,13 @@ def label_table(report: AlignmentReport) -> Table:
                     count(a.n_ties), kappa(a.kappa)]
         s = labels.spearman[m.key]
         rows.append((*row, dec(s.value, s.undefined_reason), count(s.n)))
-    notes = [f"{label(name, 'scope')}: {scope.description} ({scope.n_pairs:,} pairs)."
+    notes = [f"{label(name, 'scope')}: {scope.description} ({counted(scope.n_pairs, 'pair')})."
              for name, scope in scopes.items()]
     if labels.undefined_reason is None:
         cons = scopes["study_pairs"].consensus
         shown = "undefined" if cons is None or cons.agreement is None else f"{100 * cons.agreement:.1f}%"
-        notes.append(f"Human consensus vs the label on the study pairs: {shown} over {0 if cons is None else cons.n} "
-                     "pairs.")
+        notes.append(f"Human consensus vs the label on the study pairs: {shown} over "
+                     f"{counted(0 if cons is None else cons.n, 'pair')}.")
         notes.append(f"Spearman over the {labels.spearman_scope}.")
         notes.append(TIES_NOTE)
         notes.append(KAPPA_NOTE)

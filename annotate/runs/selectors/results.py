@@ -15,7 +15,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from annotate.catalog import response_sets_visible
-from annotate.core import Column, TidyTable, csv_bytes, download_name, render_table
+from annotate.core import Column, TidyTable, counted, csv_bytes, download_name, render_table
 from annotate.models import (
     Dataset,
     MethodResult,
@@ -733,8 +733,8 @@ def run_provenance(*, run: ScoringRun) -> RunProvenance:
     provenance = {
         "source": f"scoring run {run.pk} ({run.get_status_display()}, finished "
                   f"{run.finished_at.isoformat(timespec='seconds') if run.finished_at else 'never'})",
-        "response set": f"{response_set} (id {response_set.pk}; {response_set.n_questions:,} questions x "
-                        f"{response_set.n_models:,} models, {response_set.n_responses:,} responses)",
+        "response set": f"{response_set} (id {response_set.pk}; {counted(response_set.n_questions, 'question')} x "
+                        f"{counted(response_set.n_models, 'model')}, {counted(response_set.n_responses, 'response')})",
         "datasets used": ", ".join(datasets) if datasets else "all",
         "models used": ", ".join(models) if models else "all",
     }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from annotate.core import counted
 from scoring.methods import methods
 
 #: Page words of each scoring parameter, in the order they are listed.
@@ -44,7 +45,7 @@ def run_settings_text(*, params: Mapping, defaults: Mapping) -> str:
     chosen = params.get("methods")
     if chosen is not None and set(chosen) != {m.key for m in every}:
         labels = [m.label for m in every if m.key in set(chosen)]
-        parts.append(f"{len(labels)} of {len(every)} methods ({', '.join(labels)})")
+        parts.append(f"{len(labels)} of {counted(len(every), 'method')} ({', '.join(labels)})")
     for key, noun in (("model_ids", "model"), ("dataset_ids", "dataset")):
         ids = params.get(key)
         if ids:

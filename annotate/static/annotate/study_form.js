@@ -35,6 +35,8 @@
 
   // A count as the pages print one (the annotate_numbers "count" filter): 316929 -> "316,929"; blank stays blank.
   function count(value) { return value === "" || value == null ? "" : Number(value).toLocaleString("en-US"); }
+  // A count and its noun: "1 pair", "2 pairs" (every noun here takes an s).
+  function counted(value, noun) { return count(value) + " " + noun + (Number(value) === 1 ? "" : "s"); }
 
   function clearCounts(message) {
     latest = null;
@@ -62,8 +64,9 @@
     setText("total-eligible", count(data.n_eligible));
     setText("total-pairs", count(data.n_possible_pairs));
     var left = data.excluded.reduce(function (sum, e) { return sum + e.n; }, 0);
-    status.textContent = count(data.n_eligible) + " of " + count(data.n_questions) + " questions are eligible, allowing " +
-      count(data.n_possible_pairs) + " distinct same-subject pairs; " + count(left) + " left out" + (left ? ":" : ".");
+    status.textContent = count(data.n_eligible) + " of " + counted(data.n_questions, "question") +
+      (Number(data.n_eligible) === 1 ? " is" : " are") + " eligible, allowing " +
+      counted(data.n_possible_pairs, "distinct same-subject pair") + "; " + count(left) + " left out" + (left ? ":" : ".");
     excluded.replaceChildren();
     data.excluded.forEach(function (e) {
       if (!e.n) { return; }
@@ -89,15 +92,15 @@
     });
     if (perSubject) {
       var short = subjects.filter(function (s) { return s.n_possible_pairs < n; });
-      hint.textContent = count(n) + " pairs in each of " + count(subjects.length) + " subjects = " + count(n * subjects.length) +
-        " pairs." + (short.length ? " Too few possible in: " + short.map(function (s) { return s.name; }).join(", ") + "." : "");
+      hint.textContent = counted(n, "pair") + " in each of " + counted(subjects.length, "subject") + " = " +
+        counted(n * subjects.length, "pair") + "." + (short.length ? " Too few possible in: " + short.map(function (s) { return s.name; }).join(", ") + "." : "");
       if (short.length) { hint.classList.add("over"); }
     } else if (form.elements.strategy && form.elements.strategy.value === "adaptive") {
-      hint.textContent = count(n) + " pairs per evaluator, chosen as they judge, among " + count(latest.n_possible_pairs) +
-        " possible pairs." + (n > latest.n_possible_pairs ? " Ask for fewer, or widen the datasets and subjects." : "");
+      hint.textContent = counted(n, "pair") + " per evaluator, chosen as they judge, among " +
+        counted(latest.n_possible_pairs, "possible pair") + "." + (n > latest.n_possible_pairs ? " Ask for fewer, or widen the datasets and subjects." : "");
       if (n > latest.n_possible_pairs) { hint.classList.add("over"); }
     } else {
-      hint.textContent = count(n) + " of at most " + count(latest.n_possible_pairs) + " possible pairs." +
+      hint.textContent = count(n) + " of at most " + counted(latest.n_possible_pairs, "possible pair") + "." +
         (n > latest.n_possible_pairs ? " Ask for fewer, or widen the datasets and subjects." : "");
       if (n > latest.n_possible_pairs) { hint.classList.add("over"); }
     }

@@ -10,11 +10,12 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from annotate.core import counted
 from annotate.models import Participation
 from annotate.studies.selectors.studies import users_of_participations
 from annotate.studies.services.privacy import evaluator_delete_personal_data
 
-DONE_MESSAGE = "Deleted the personal data of {pseudonym}; {judgments} judgments kept as {replacement}."
+DONE_MESSAGE = "Deleted the personal data of {pseudonym}; {judgments} kept as {replacement}."
 
 
 @admin.action(description="Delete the evaluators' personal data (judgments are kept, anonymous)",
@@ -28,4 +29,5 @@ def delete_evaluator_personal_data(modeladmin: admin.ModelAdmin, request: HttpRe
             modeladmin.message_user(request, str(error), messages.ERROR)
             continue
         modeladmin.message_user(request, DONE_MESSAGE.format(
-            pseudonym=result.pseudonym, judgments=result.judgments, replacement=result.replacement), messages.SUCCESS)
+            pseudonym=result.pseudonym, judgments=counted(result.judgments, "judgment"),
+            replacement=result.replacement), messages.SUCCESS)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import transaction
 
-from annotate.core import pairs_analyze
+from annotate.core import counted, pairs_analyze
 from annotate.models import (
     AdaptivePoolQuestion,
     Assignment,
@@ -71,7 +71,7 @@ ERR_ADAPTIVE_NO_PAIR = (
 
 ERR_ADAPTIVE_TOO_MANY = (
     "n_pairs must be at most {n_possible:,} in this adaptive study: it is the pairs each evaluator judges, each "
-    "pair at most once, and its pool of {n_pool:,} questions holds {n_possible:,} distinct same-subject pairs; "
+    "pair at most once, and its pool of {pool} holds {possible}; "
     "got {value:,}"
 )
 
@@ -247,8 +247,9 @@ def _adaptive_scope(
     # An evaluator judges a pair at most once, and pairs never cross a block.
     n_possible = int((counts * (counts - 1) // 2).sum())
     if per_evaluator > n_possible:
-        raise ValueError(ERR_ADAPTIVE_TOO_MANY.format(n_possible=n_possible, n_pool=int(counts.sum()),
-                                                      value=per_evaluator))
+        raise ValueError(ERR_ADAPTIVE_TOO_MANY.format(
+            n_possible=n_possible, value=per_evaluator, pool=counted(int(counts.sum()), 'question'),
+            possible=counted(n_possible, 'distinct same-subject pair')))
     pool = [(int(q), int(b)) for q, b in zip(candidates.question_ids[eligible].tolist(),
                                               blocks[eligible].tolist(), strict=True)]
     checks = []

@@ -21,6 +21,7 @@ from decimal import Decimal, InvalidOperation
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.core import counted
 from annotate.models import Judgment, StoppingRules, Study
 from annotate.studies.selectors.stopping import method_labels, stopping_rules_of, study_stopping_state
 from annotate.studies.selectors.studies import stopping_rules_loaded
@@ -185,7 +186,7 @@ def stopping_check(*, study: Study) -> str:
                                f"{state.comparison.test.wins_a} of {state.comparison.test.n_discordant} discordant "
                                f"votes side with {state.comparison.label_a}, e-value "
                                f"{state.comparison.test.e_value:.1f} >= 1/{rules.alpha}") if state.comparison else "",
-        "budget": lambda: f"{state.n_judgments} judgments",
+        "budget": lambda: counted(state.n_judgments, "judgment"),
     }[state.firing]()
     stamped = StoppingRules.objects.filter(pk=rules.pk, fired_at__isnull=True).update(
         fired_at=timezone.now(), fired_rule=state.firing, fired_after_judgments=state.n_judgments,

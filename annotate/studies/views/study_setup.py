@@ -10,7 +10,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotate.core import (
+    JUDGMENTS_AND_SKIPS,
     ascii_int,
+    counted,
     form_add_service_error,
     form_problems,
     json_refusals,
@@ -44,9 +46,9 @@ from annotate.studies.views.access import researcher_required, study_access_requ
 
 def _pairs_text(study: Study) -> str:
     if study.is_adaptive:
-        return (f"a pool of {study_pool_size(study=study):,} questions, pairs chosen adaptively, "
+        return (f"a pool of {counted(study_pool_size(study=study), 'question')}, pairs chosen adaptively, "
                 f"{study.n_pairs:,} per evaluator")
-    return f"{study.n_pairs:,} pairs"
+    return counted(study.n_pairs, "pair")
 
 
 @researcher_required
@@ -83,7 +85,8 @@ def study_derive_page(request: HttpRequest) -> HttpResponse:
         try:
             if request.POST.get("action") == "create":
                 study, _ = derived_study_create(**kwargs, name=data["name"], created_by=request.user)
-                messages.success(request, f"Derived study {study.name!r} created with {study.n_pairs:,} pairs.")
+                messages.success(request,
+                                 f"Derived study {study.name!r} created with {counted(study.n_pairs, 'pair')}.")
                 return redirect("annotate:study_report", study_id=study.pk)
             preview = derived_study_preview(**kwargs)
         except ValueError as exc:
@@ -114,9 +117,9 @@ def study_import_page(request: HttpRequest) -> HttpResponse:
         else:
             groups = study_group_counts(study=study)
             in_groups = (" in groups " + ", ".join(f"{g} ({n:,})" for g, n in groups.items())) if groups else ""
-            messages.success(request, f"Imported study {study.name!r}: {study.n_pairs:,} pairs, "
-                                      f"{study_evaluator_count(study=study):,} evaluators{in_groups}, "
-                                      f"{study_judgment_count(study=study):,} judgments and skips.")
+            messages.success(request, f"Imported study {study.name!r}: {counted(study.n_pairs, 'pair')}, "
+                                      f"{counted(study_evaluator_count(study=study), 'evaluator')}{in_groups}, "
+                                      f"{counted(study_judgment_count(study=study), *JUDGMENTS_AND_SKIPS)}.")
             return redirect("annotate:study_report", study_id=study.pk)
     return render(request, "annotate/judging/study_import.html",
                   {"form": form, "problems": problems, "more": max(0, len(problems) - MAX_PROBLEMS),
@@ -139,7 +142,7 @@ def study_edit_page(request: HttpRequest, study_id: int) -> HttpResponse:
         else:
             messages.success(request, f"Study {study.name!r} saved; " + (
                 f"its pool of questions was chosen again ({_pairs_text(study)})." if study.is_adaptive
-                else f"its {study.n_pairs:,} pairs were drawn again."))
+                else f"its {counted(study.n_pairs, 'pair')} {'was' if study.n_pairs == 1 else 'were'} drawn again."))
             return redirect("annotate:study_manage", study_id=study.pk)
     return render(request, "annotate/judging/study_form.html", {"form": form, "study": study},
                   status=400 if request.method == "POST" else 200)

@@ -184,7 +184,7 @@ def test_harness_logs_are_read_by_the_same_loaders_as_the_admin_and_the_command(
     assert response.status_code == 202
     body = response.json()
     assert (body["state"], body["error"], body["problems"]) == ("failed", "nothing was loaded", [
-        {"file": "logs", "row": None, "column": None, "message": NO_LOGS.format(n=1)}])
+        {"file": "logs", "row": None, "column": None, "message": NO_LOGS.format(files="1 file")}])
 
 
 def test_with_the_database_queue_an_upload_waits_for_the_worker(cast, settings):

@@ -206,7 +206,7 @@ def test_the_api_skips_invalid_values_when_asked(tmp_path, script):
     assert refused.status_code == 202 and refused.json()["state"] == "failed" and counts() == EMPTY
     answer = api_post(script, files, name="skipped", skip_invalid="true")
     assert answer.status_code == 202 and answer.json()["state"] == "done"
-    assert "1 values that are not scores were skipped (null: 1)" in script.get(
+    assert "1 value that is not a score was skipped (null: 1)" in script.get(
         answer.json()["response_set_url"]).json()["notes"]
     expected = {k: v for k, v in generated.expected.items() if k[1] != "arith_big/0"}
     assert_same_matrix(stored_cells(ResponseSet.objects.get(name="skipped")), expected)

@@ -44,7 +44,7 @@ def test_the_delete_page_shows_counts_only_and_the_worker_deletes(admin_client, 
     assert "Question 0-0" not in page and "m1/" not in page
     with override_settings(TASKS=IMMEDIATE):
         response = admin_client.post(url, {"confirm_delete": "yes"}, follow=True)
-    assert DELETE_QUEUED_MESSAGE.format(sets=str(rs), n_responses=30) in response.content.decode()
+    assert DELETE_QUEUED_MESSAGE.format(sets=str(rs), responses="30 responses") in response.content.decode()
     assert not ResponseSet.objects.filter(pk=rs.pk).exists()
     assert (n_stored_responses(), ScoringRun.objects.count(), QuestionResult.objects.count()) == (0, 0, 0)
     # the catalog stays

@@ -165,12 +165,64 @@ def test_refused_report_settings_get_a_page_that_names_each_field_and_the_way_ba
     assert response.status_code == 400
     body = response.content.decode()
     assert "<h1>These report settings are not accepted</h1>" in body
-    assert "<li>Min. votes per pair: Enter a whole number.</li>" in body
-    assert "<li>Bootstrap resamples: Ensure this value is greater than or equal to 1.</li>" in body
+    assert ("<li>Min. votes per pair (?min_votes='abc'): Enter a whole number. Accepted: a whole number "
+            "from 1 to 1000, or nothing for 1.</li>") in body.replace("&#x27;", "'")
+    assert ("<li>Bootstrap resamples (?n_boot='0'): Ensure this value is greater than or equal to 1. Accepted: a "
+            "whole number from 1 to 20000, or nothing for 2000.</li>") in body.replace("&#x27;", "'")
     assert f'<a href="{page}">Open the report with its default settings</a>' in body
     assert '<a class="brand"' in body  # the site's page, not bare text
     csv = client_for(owner).get(reverse("annotate:study_report_json", kwargs={"study_id": study.pk}) + "?min_votes=0")
     assert csv.status_code == 400 and csv.json()["error"].startswith("Bad report parameters:")
+
+
+def download_urls(study_id: int) -> dict[str, str]:
+    """Every download of the report that reads the report's parameters, by the file name it is asked as."""
+    kw = {"study_id": study_id}
+    urls = [reverse(f"annotate:study_report_{name}", kwargs=kw) for name in ("csv", "zip", "pairs_csv")]
+    urls += [reverse("annotate:study_report_table_csv", kwargs={**kw, "key": "consensus"})]
+    urls += [reverse("annotate:study_report_plot", kwargs={**kw, "name": "agreement", "fmt": fmt})
+             for fmt in ("png", "svg")]
+    return {url.rsplit("/", 1)[-1]: url for url in urls}
+
+
+#: (query string, the parameter named, the value echoed, what the page says it accepts)
+BAD_DOWNLOAD_QUERIES = [
+    ("n_boot=many", "n_boot", "many", "a whole number from 1 to 20000"),
+    ("min_votes=0", "min_votes", "0", "a whole number from 1 to 1000"),
+    ("tie_rule=coin", "tie_rule", "coin", "one of evaluator_weight, none"),
+    ("run=abc", "run", "abc", "(or nothing for the study&#x27;s run)"),
+]
+
+
+@pytest.mark.parametrize(("query", "name", "value", "accepted"), BAD_DOWNLOAD_QUERIES,
+                         ids=[q[0] for q in BAD_DOWNLOAD_QUERIES])
+def test_a_download_with_a_bad_parameter_is_the_sites_400_page_naming_it_its_value_and_what_is_accepted(
+        cast, query, name, value, accepted):
+    study, owner = cast[:2]
+    client = client_for(owner)
+    for file_name, url in download_urls(study.pk).items():
+        response = client.get(f"{url}?{query}")
+        body = response.content.decode()
+        assert response.status_code == 400, (url, body[:300])
+        assert response["Content-Type"].startswith("text/html") and '<a class="brand"' in body, url
+        assert "<h1>These report settings are not accepted</h1>" in body, url
+        assert f"The download <strong>{file_name}</strong> of the alignment report" in body, url
+        reason = re.search(r'<ul id="reasons"><li>(.*?)</li>', body).group(1)
+        assert f"(?{name}=&#x27;{value}&#x27;)" in reason and accepted in reason, (url, reason)
+        assert f'<a href="{reverse("annotate:study_report", kwargs={"study_id": study.pk})}">' in body
+
+
+def test_a_download_of_a_report_that_cannot_be_drawn_says_why_on_the_sites_page(cast):
+    study, owner = cast[:2]
+    run = study.scoring_run
+    run.status = "failed"
+    run.save()
+    for file_name, url in download_urls(study.pk).items():
+        response = client_for(owner).get(url)
+        body = response.content.decode()
+        assert response.status_code == 400 and '<a class="brand"' in body, url
+        assert "<h1>No report can be drawn yet</h1>" in body and f"run {run.pk} is &#x27;failed&#x27;" in body
+        assert f"The download <strong>{file_name}</strong>" in body
 
 
 def test_a_report_that_cannot_be_drawn_says_why_on_the_sites_page(cast):

@@ -81,7 +81,7 @@ def test_a_mirt_verdict_the_seeds_disagree_on_is_an_unstable_tie():
     cons = report["consensus_agreement"]["irt_mirt"]
     assert (cons["n_agree"], cons["n_ties"]) == (3, 1)
     notes = consensus_table(alignment_report_compute(study=study, n_boot=50)).notes
-    assert ("Multidimensional IRT: the mean of 5 fits with different seeds; 1 of 4 pair verdicts are ties because "
+    assert ("Multidimensional IRT: the mean of 5 fits with different seeds; 1 of 4 pair verdicts is a tie because "
             "the seeds disagree on the order (unstable).") in notes
     assert any("EIP 1e-09, Simple rank 1e-12" in n for n in notes)
 

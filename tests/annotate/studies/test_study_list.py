@@ -108,7 +108,8 @@ def test_an_adaptive_study_refuses_more_pairs_per_evaluator_than_its_pool_holds(
     _adaptive(catalog, per_evaluator=30, name="Every pair")
     with pytest.raises(ValueError) as error:
         _adaptive(catalog, per_evaluator=100_000, name="Absurd")
-    assert str(error.value) == ERR_ADAPTIVE_TOO_MANY.format(n_possible=30, n_pool=12, value=100_000)
+    assert str(error.value) == ERR_ADAPTIVE_TOO_MANY.format(n_possible=30, value=100_000, pool="12 questions",
+                                                        possible="30 distinct same-subject pairs")
     assert str(error.value).startswith("n_pairs must be at most 30 in this adaptive study")
     assert str(error.value).endswith("its pool of 12 questions holds 30 distinct same-subject pairs; got 100,000")
     with pytest.raises(ValueError):

@@ -46,7 +46,7 @@ from pathlib import Path
 from annotate.catalog.loaders.base import LoadError, ParsedResponseSet, Problem
 from annotate.catalog.loaders.harness import helm, inspect_ai, lm_eval, opencompass
 from annotate.catalog.loaders.harness._common import DUPLICATES, Collector
-from annotate.core import load_bounded
+from annotate.core import counted, load_bounded
 
 __all__ = ["DUPLICATES", "FORMATS", "parse_harness_logs", "detect_format"]
 
@@ -61,7 +61,7 @@ _LOG_SUFFIXES = {".json", ".jsonl", ".eval"}
 # Inspect's JSON writer puts these keys first (EvalLog field order).
 _INSPECT_HEAD = re.compile(r'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 
-NO_LOGS = "no evaluation-harness logs found (looked at {n} files)"
+NO_LOGS = "no evaluation-harness logs found (looked at {files})"
 SEVERAL_FORMATS = "logs of several formats found ({found}); pass format= to choose one"
 NOT_THIS_FORMAT = "not a {format} log"
 
@@ -285,9 +285,11 @@ def parse_harness_logs(
     if chosen is None:
         found = sorted({fmt for fmt in detected.values() if fmt})
         if not found:
-            raise LoadError([Problem(file=root.name or str(root), message=NO_LOGS.format(n=len(files)))])
+            message = NO_LOGS.format(files=counted(len(files), "file"))
+            raise LoadError([Problem(file=root.name or str(root), message=message)])
         if len(found) > 1:
-            counts = ", ".join(f"{fmt}: {sum(1 for v in detected.values() if v == fmt)} files" for fmt in found)
+            counts = ", ".join(f"{fmt}: {counted(sum(1 for v in detected.values() if v == fmt), 'file')}"
+                               for fmt in found)
             raise LoadError([Problem(file=root.name or str(root), message=SEVERAL_FORMATS.format(found=counts))])
         chosen = found[0]
     if filter is not None and chosen != "lm-eval":
@@ -308,5 +310,6 @@ def parse_harness_logs(
     if ignored:
         shown = ", ".join(collector.name(f) for f in ignored[:5])
         more = f" and {len(ignored) - 5} more" if len(ignored) > 5 else ""
-        collector.notes.append(f"{len(ignored)} files that are not {chosen} logs were ignored: {shown}{more}")
+        collector.notes.append(f"{counted(len(ignored), 'file')} that {'is' if len(ignored) == 1 else 'are'} not "
+                               f"{chosen} logs {'was' if len(ignored) == 1 else 'were'} ignored: {shown}{more}")
     return collector.finish()

@@ -32,7 +32,7 @@ from annotate.catalog.loaders.base import (
     Problem,
 )
 from annotate.catalog.loaders.names import finish_parsed
-from annotate.core import load_bounded
+from annotate.core import counted, load_bounded
 
 if TYPE_CHECKING:
     pass
@@ -436,28 +436,32 @@ class Collector:
                             + [Problem(file=where, message=note) for note in self.notes])
         if repeated:
             self.notes.append(
-                f"{repeated} of {len(rows)} responses had several samples (epochs or repeats, "
+                f"{repeated} of {counted(len(rows), 'response')} had several samples (epochs or repeats, "
                 f"up to {most} per cell); their mean was used as partial credit"
             )
         if self.collapsed:
             self.notes.append(
-                f"{self.collapsed} records repeated a sample already read with the same score "
+                f"{counted(self.collapsed, 'record')} repeated a sample already read with the same score "
                 "(a repeated line or a second run); each sample was counted once"
             )
         if self.superseded:
             self.notes.append(
-                f"{self.superseded} records of older runs conflicted with the newest run's and were replaced "
+                f"{counted(self.superseded, 'record')} of older runs conflicted with the newest run's and "
+                f"{'was' if self.superseded == 1 else 'were'} replaced "
                 "(duplicates='newest')"
             )
         if self.excluded:
             detail = ", ".join(f"{kind}: {n}" for kind, n in sorted(self.excluded.items()))
             self.notes.append(
-                f"{sum(self.excluded.values())} samples that did not finish were not counted ({detail})"
+                f"{counted(sum(self.excluded.values()), 'sample')} that did not finish "
+                f"{'was' if sum(self.excluded.values()) == 1 else 'were'} not counted ({detail})"
             )
         if self.skipped:
             detail = ", ".join(f"{kind}: {n}" for kind, n in sorted(self.skipped.items()))
+            n_skipped = sum(self.skipped.values())
             self.notes.append(
-                f"{sum(self.skipped.values())} values that are not scores were skipped ({detail})"
+                f"{counted(n_skipped, 'value')} that "
+                f"{'is not a score was' if n_skipped == 1 else 'are not scores were'} skipped ({detail})"
             )
         if self.text_conflicts:
             self.notes.append(

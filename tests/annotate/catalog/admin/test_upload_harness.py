@@ -162,7 +162,7 @@ def test_skip_invalid_on_the_form_loads_the_rest(client, uploader, tmp_path):
     samples.write_text("\n".join(lines) + "\n")
     posted = post_logs(client, [as_upload(f) for f in sorted((tmp_path / "runs" / "org__m-1b").iterdir())],
                        skip_invalid="on", name="skipped")
-    assert "1 values that are not scores were skipped (null: 1)" in client.get(posted["Location"]).context[
+    assert "1 value that is not a score was skipped (null: 1)" in client.get(posted["Location"]).context[
         "preview"].notes
     confirm(client, posted)
     expected = {k: v for k, v in generated.expected.items() if k[1] != "arith_big/0"}

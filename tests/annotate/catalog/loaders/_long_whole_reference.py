@@ -178,7 +178,7 @@ def _read_long(path: Path, problems: _Problems, notes: list[str], *, dataset: st
 def _read_jsonl(path: Path, problems: _Problems, notes: list[str], *, dataset: str | None, id_column: str,
                 subject_column: str | None, keep_columns: list[str], attributes_required: bool) -> _Responses | None:
     file = path.name
-    text = _decode(path, problems)
+    text = _decode(path, problems, csv_records=False)  # a JSON Lines row is its line
     if text is None:
         return None
     required = [id_column, "model", "credit"]

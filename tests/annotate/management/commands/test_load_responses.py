@@ -48,7 +48,7 @@ def test_it_loads_explicit_files_and_prints_a_one_line_summary(tmp_path):
     responses = write(tmp_path, "scores.csv", "model,question_id,credit\nm1,q1,1\nm2,q1,0.5\nm1,q2,\n")
     output = run("--responses", str(responses), "--dataset", "D")
     # q2 has only a blank credit: a question without responses, created all the same
-    assert output.startswith("Loaded scores v1: 2 responses (1 questions x 2 models with a response); "
+    assert output.startswith("Loaded scores v1: 2 responses (1 question x 2 models with a response); "
                              "new: 2 questions, 2 models, 0 subjects in ")
     assert output.count("\n") == 1
     # 1 question x 2 models, both observed; q1 answered by 2 < 3 models
@@ -63,9 +63,9 @@ def test_a_dry_run_writes_nothing(tmp_path):
     responses = write(tmp_path, "scores.csv", "question_id,m1\nq1,1\n")
     before = counts()
     output = run("--responses", str(responses), "--format", "wide", "--dataset", "D", "--dry-run")
-    assert output == ("Dry run: 1 responses (1 questions x 1 models with a response); "
-                      "new: 1 questions, 1 models, 0 subjects; nothing was written. "
-                      "0 of 1 model-question cells not observed; 1 question observed by fewer than 3 models; "
+    assert output == ("Dry run: 1 response (1 question x 1 model with a response); "
+                      "new: 1 question, 1 model, 0 subjects; nothing was written. "
+                      "0 of 1 model-question cell not observed; 1 question observed by fewer than 3 models; "
                       "the model-question graph has 1 component.\n")
     assert counts() == before
 

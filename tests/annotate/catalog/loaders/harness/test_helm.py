@@ -117,7 +117,7 @@ def test_it_collapses_an_instance_listed_twice_with_the_same_score(tmp_path):
     assert matrix(parsed) == {("quiz", "quiz/id1", "m/one"): 1.0, ("quiz", "quiz/id2", "m/one"): 0.0}
     assert list(parsed.responses["source"]) == ["v1/quiz:model=m_one/per_instance_stats.json:[0]",
                                                 "v1/quiz:model=m_one/per_instance_stats.json:[1]"]
-    assert ("1 records repeated a sample already read with the same score (a repeated line or a second run); "
+    assert ("1 record repeated a sample already read with the same score (a repeated line or a second run); "
             "each sample was counted once") in parsed.notes
 
 
@@ -160,7 +160,7 @@ def test_the_newest_run_option_keeps_the_later_suites_scores(tmp_path):
     # No "files ... were ignored" note: the suites' summary.json files belong to HELM.
     assert parsed.notes == [
         "HELM: no schema.json names the main metric for quiz; used 'exact_match'; choose another with metric=",
-        "1 records repeated a sample already read with the same score (a repeated line or a second run); "
+        "1 record repeated a sample already read with the same score (a repeated line or a second run); "
         "each sample was counted once",
         "2 records of older runs conflicted with the newest run's and were replaced (duplicates='newest')",
     ]

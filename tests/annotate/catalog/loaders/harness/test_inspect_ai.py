@@ -270,5 +270,5 @@ def test_an_unfinished_eval_without_header_counts_only_its_scored_samples(tmp_pa
     assert matrix(parsed) == {("t", "t/1", "m/x"): 0.5}
     assert parsed.notes == [
         "run.eval has status 'started': only the samples it holds were read",
-        "1 samples that did not finish were not counted (unscored in a started log: 1)",
+        "1 sample that did not finish was not counted (unscored in a started log: 1)",
     ]

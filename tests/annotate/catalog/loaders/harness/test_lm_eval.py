@@ -273,7 +273,7 @@ def test_it_collapses_a_repeated_identical_line_into_one_response(tmp_path):
     assert matrix(parsed) == {("t", "t/0", "org/m"): 1.0, ("t", "t/1", "org/m"): 0.0}
     assert len(parsed.responses) == 2
     assert list(parsed.responses["source"]) == [f"samples_t_{JAN}.jsonl:1", f"samples_t_{JAN}.jsonl:2"]
-    assert ("1 records repeated a sample already read with the same score (a repeated line or a second run); "
+    assert ("1 record repeated a sample already read with the same score (a repeated line or a second run); "
             "each sample was counted once") in parsed.notes
 
 
@@ -311,7 +311,7 @@ def test_the_newest_run_option_keeps_the_later_runs_scores(tmp_path):
     # Docs 0 and 2 agree (1, 0); doc 1 is 0 in February, 1 in January: February's 0.
     assert matrix(parsed) == {("t", "t/0", "org/m"): 1.0, ("t", "t/1", "org/m"): 0.0, ("t", "t/2", "org/m"): 0.0}
     assert parsed.options["duplicates"] == "newest"
-    assert ("1 records of older runs conflicted with the newest run's and were replaced (duplicates='newest')"
+    assert ("1 record of older runs conflicted with the newest run's and was replaced (duplicates='newest')"
             in parsed.notes)
 
 

@@ -126,7 +126,7 @@ def test_the_newest_run_option_keeps_the_later_work_folders_replicas(tmp_path):
     assert matrix(parsed) == {("ds", "ds/q0", "m-7b"): 0.5, ("ds", "ds/q1", "m-7b"): 1.0}
     assert ("3 records repeated a sample already read with the same score (a repeated line or a second run); "
             "each sample was counted once") in parsed.notes
-    assert ("1 records of older runs conflicted with the newest run's and were replaced (duplicates='newest')"
+    assert ("1 record of older runs conflicted with the newest run's and was replaced (duplicates='newest')"
             in parsed.notes)
 
 
