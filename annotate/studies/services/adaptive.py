@@ -46,10 +46,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db.models import Exists, Max, OuterRef, Q, QuerySet
+from django.db.models import Max, Q, QuerySet
 
 from annotate.core import PreparedInsert, PreparedQuery
-from annotate.models import Assignment, Judgment, Pair, Participation, Study
+from annotate.models import Pair, Participation, Study
 from annotate.studies.services.adaptive_reads import StudyReads, study_reads, study_reads_forget
 from scoring.adaptive_pairs import AdaptiveConfig, ScaleEstimate, choose_next_pair, scale_estimate
 from scoring.exceptions import ConvergenceError
@@ -74,19 +74,6 @@ def _check_slots(*, seed: int, total: int, n_checks: int) -> frozenset[int]:
         return frozenset()
     rng = np.random.default_rng([seed, CHECK_SLOT_STREAM])
     return frozenset(int(k) for k in rng.choice(total, size=min(n_checks, total), replace=False))
-
-
-def _shown_query(mine: int) -> QuerySet[Assignment]:
-    decided = Judgment.objects.filter(participation_id=mine, pair_id=OuterRef("pair_id"))
-    return (Assignment.objects.filter(participation_id=mine).order_by("shown_at", "id")
-            .values_list("pair_id", "pair__question_a_id", "pair__question_b_id", "pair__attention_check",
-                         Exists(decided)))
-
-
-#: An evaluator's shown pairs, each with whether they decided it, compiled once (:class:`annotate.core.PreparedQuery`).
-#: The study's pool, votes and attention checks come in one statement
-#: (:func:`annotate.studies.services.adaptive_reads.study_reads`).
-_SHOWN = PreparedQuery("shown pairs", _shown_query, "mine")
 
 
 def _pair_query(study_id: int, a: int, b: int) -> QuerySet[Pair]:
@@ -276,13 +263,6 @@ class AdaptiveNext:
     questions: tuple[int, int] | None = None
 
 
-def _shown_of(participation: Participation) -> tuple[list[tuple[int, int, int, bool]], set[int]]:
-    """The evaluator's shown pairs ((pair id, question a, question b, attention check), by time shown) and the
-    ids of those they have not decided."""
-    rows = _SHOWN.rows(mine=participation.pk)
-    return [(pk, a, b, bool(check)) for pk, a, b, check, _ in rows], {pk for pk, *_, decided in rows if not decided}
-
-
 def _next(*, participation: Participation, shown: list[tuple[int, int, int, bool]], reads: StudyReads) -> AdaptiveNext:
     """The attention check due at this slot, else the kernel's choice, else a remaining attention check."""
     study = participation.study
@@ -312,10 +292,9 @@ def adaptive_next_pair(*, participation: Participation) -> Pair | None:
     attention check due at this slot, else the kernel's choice (its Pair row
     made now if new), else a remaining attention check; None when nothing is
     left. Writes at most the new Pair row; the caller writes the assignment."""
-    shown, _open = _shown_of(participation)
-    reads = study_reads(study_id=participation.study_id)
+    reads = study_reads(study_id=participation.study_id, mine=participation.pk)
     return adaptive_pair_of(study=participation.study,
-                            next_pair=_next(participation=participation, shown=shown, reads=reads))
+                            next_pair=_next(participation=participation, shown=reads.shown, reads=reads))
 
 
 def adaptive_next_ahead(*, participation: Participation, answer: PendingAnswer, full: bool,
@@ -331,10 +310,10 @@ def adaptive_next_ahead(*, participation: Participation, answer: PendingAnswer, 
     (:func:`adaptive_pair_of`), in one transaction.
     """
     study = participation.study
-    shown, undecided = _shown_of(participation)
-    if undecided - {answer.pair_id}:
+    reads = study_reads(study_id=study.pk, now=now, mine=participation.pk)
+    shown = reads.shown
+    if reads.undecided - {answer.pair_id}:
         return AdaptiveNext(keeps_open=True)
-    reads = study_reads(study_id=study.pk, now=now)
     if full or participation.finished_at is not None or len(shown) >= study.n_pairs + len(reads.checks):
         return AdaptiveNext()
     return _next(participation=participation, shown=shown, reads=_counting(reads, answer, participation.pk))
