@@ -16,8 +16,8 @@ Rules
   pair comes from a few indexed queries on the evaluator's order, and the
   votes per pair are kept in ``Pair.n_votes`` (incremented with each vote).
 * In an adaptive study the next pair is chosen when it is served, from the
-  study's votes so far (:mod:`annotate.studies.services.adaptive`); its pair row is
-  made then. The evaluator is shown the study's ``n_pairs`` regular pairs
+  study's votes so far, the answer being stored included
+  (:mod:`annotate.studies.services.adaptive`); its pair row is made then. The evaluator is shown the study's ``n_pairs`` regular pairs
   plus its attention checks, or fewer when no unseen pair is left.
 * After each new judgment the study's stopping rules are checked
   (:func:`annotate.studies.services.stopping.stopping_check`); once one fires,
@@ -49,10 +49,16 @@ and updates are compiled once per connection
 as its reads are. On SQLite
 the transactions begin ``IMMEDIATE`` (``eipsite/settings.py``): the write
 lock is taken at ``BEGIN``, waiting for the busy timeout instead of failing
-at a lock upgrade. A study whose rules still need a check (which may fit the
-human scale to every vote) and an adaptive study (whose choice fits it) keep
-those reads out of the answer's transaction: the answer commits first, then
-the check and the choice run, then the assignment commits.
+at a lock upgrade. An adaptive study on the hot path chooses the next pair
+before the answer's transaction, from the study's reads with the answer
+counted as its judgment will be
+(:func:`~annotate.studies.services.adaptive.adaptive_next_ahead`: the same
+votes, the same pair as a choice made after the commit), so that no lock is
+held while the kernel computes; the answer, the chosen pair's new row and
+the assignment then commit together, once. A study whose rules still need a
+check (which may fit the human scale to every vote) keeps that check out of
+the answer's transaction: the answer commits first, then the check and the
+choice run, then the assignment commits.
 """
 from __future__ import annotations
 
