@@ -12,6 +12,8 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddIndex(
             model_name='pair',
-            index=models.Index(condition=models.Q(('attention_check', True)), fields=['study', 'position'], name='pair_study_checks'),
+            index=models.Index(
+                condition=models.Q(('attention_check', True)), fields=['study', 'position'], name='pair_study_checks'
+            ),
         ),
     ]

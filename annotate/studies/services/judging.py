@@ -17,8 +17,9 @@ Rules
   votes per pair are kept in ``Pair.n_votes`` (incremented with each vote).
 * In an adaptive study the next pair is chosen when it is served, from the
   study's votes so far, the answer being stored included
-  (:mod:`annotate.studies.services.adaptive`); its pair row is made then. The evaluator is shown the study's ``n_pairs`` regular pairs
-  plus its attention checks, or fewer when no unseen pair is left.
+  (:mod:`annotate.studies.services.adaptive`); its pair row is made then.
+  The evaluator is shown the study's ``n_pairs`` regular pairs plus its
+  attention checks, or fewer when no unseen pair is left.
 * After each new judgment the study's stopping rules are checked
   (:func:`annotate.studies.services.stopping.stopping_check`); once one fires,
   nothing new is assigned and the evaluator finishes the pair on screen.
