@@ -351,7 +351,12 @@ class Pair(models.Model):
 
     class Meta:
         ordering = ["study_id", "position"]
-        indexes = [models.Index(fields=["study", "n_votes"], name="pair_study_votes")]
+        indexes = [
+            models.Index(fields=["study", "n_votes"], name="pair_study_votes"),
+            # The few attention checks of a study, read at every adaptive choice and judging page, without a scan of
+            # its pairs.
+            models.Index(fields=["study", "position"], condition=Q(attention_check=True), name="pair_study_checks"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 "study", Least("question_a", "question_b"), Greatest("question_a", "question_b"),

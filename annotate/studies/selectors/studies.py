@@ -419,20 +419,35 @@ def _uniform_open_query(study_id: int, mine: int, target: int) -> QuerySet[Assig
     return with_uniform_counts(_open_assignments_query(mine), study_id=study_id, mine=mine, target=target)
 
 
+#: The columns of an adaptive study's row of counts, in order.
+_ADAPTIVE_COUNTS = ("decided", "skipped", "checks", "shown", "n_open")
+
+
+def _adaptive_counts(study_id: int, mine: int) -> dict:
+    return {
+        "decided": _Count(Judgment.objects.filter(participation_id=mine).values("pk")),
+        "skipped": _Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
+        "checks": _Count(Pair.objects.filter(study_id=study_id, attention_check=True).values("pk")),
+        "shown": _Count(Assignment.objects.filter(participation_id=mine).values("pk")),
+        "n_open": _open_count(mine=mine),
+    }
+
+
 def _adaptive_row(study_id: int, mine: int) -> QuerySet[Study]:
-    return _one_row(
-        study_id=study_id,
-        decided=_Count(Judgment.objects.filter(participation_id=mine).values("pk")),
-        skipped=_Count(Judgment.objects.filter(participation_id=mine, choice=Choice.SKIP).values("pk")),
-        checks=_Count(Pair.objects.filter(study_id=study_id, attention_check=True).values("pk")),
-        shown=_Count(Assignment.objects.filter(participation_id=mine).values("pk")),
-        n_open=_open_count(mine=mine),
-    )
+    return _one_row(study_id=study_id, **_adaptive_counts(study_id, mine))
+
+
+def _adaptive_open_query(study_id: int, mine: int) -> QuerySet[Assignment]:
+    """The open assignments (:func:`_open_assignments_query`), each row carrying the adaptive row of counts."""
+    counts = _adaptive_counts(study_id, mine)
+    return _open_assignments_query(mine).annotate(**{f"state_{name}": value for name, value in counts.items()})
 
 
 #: The rows of counts of :func:`participation_state` (uniform and adaptive studies), compiled once.
 _UNIFORM_ROW = PreparedQuery("uniform judging state", _uniform_row, "study_id", "mine", "target")
 _ADAPTIVE_ROW = PreparedQuery("adaptive judging state", _adaptive_row, "study_id", "mine")
+_ADAPTIVE_OPEN = PreparedQuery("adaptive open assignments with the judging state", _adaptive_open_query, "study_id",
+                               "mine")
 _UNIFORM_OPEN = PreparedQuery("uniform open assignments with the judging state", _uniform_open_query, "study_id",
                               "mine", "target")
 
@@ -440,10 +455,10 @@ _UNIFORM_OPEN = PreparedQuery("uniform open assignments with the judging state",
 def participation_state(*, participation: Participation, expect_open: bool = False) -> JudgingState:
     """Read an evaluator's :class:`JudgingState`.
 
-    With ``expect_open`` (the judging page, where a pair is on screen), a
-    uniform study's state comes in one query: the open assignments, each row
-    carrying the row of counts; only when none is open is the row of counts
-    read on its own.
+    With ``expect_open`` (the judging page, where a pair is on screen), the
+    state comes in one query: the open assignments, each row carrying the
+    row of counts; only when none is open is the row of counts read on its
+    own.
 
     One query, which reads no pair of the study but through an index: one
     row of counts (the evaluator's decisions and skips, their open
@@ -459,7 +474,7 @@ def participation_state(*, participation: Participation, expect_open: bool = Fal
     """
     study = participation.study
     if study.is_adaptive:
-        return _adaptive_state(participation=participation)
+        return _adaptive_state(participation=participation, expect_open=expect_open)
     values = {"study_id": study.pk, "mine": participation.pk, "target": study.target_judgments_per_pair}
     found = _UNIFORM_OPEN.objects(**values) if expect_open else []
     if found:
@@ -504,15 +519,22 @@ def adaptive_total(*, study: Study) -> int:
     return study.n_pairs + Pair.objects.filter(study_id=study.pk, attention_check=True).count()
 
 
-def _adaptive_state(*, participation: Participation) -> JudgingState:
+def _adaptive_state(*, participation: Participation, expect_open: bool = False) -> JudgingState:
     """An adaptive study's :class:`JudgingState`: pairs are made as they are
     served, so what an evaluator may still get is their total
     (:func:`adaptive_total`) minus what they were shown, or nothing once they
     are finished (the pool had no unseen pair left for them). One row of
-    counts, and the open assignments when there are any."""
+    counts, and the open assignments when there are any; with
+    ``expect_open``, the open assignments carrying the row of counts first."""
     study = participation.study
-    (decided, skipped, checks, shown, n_open), = _ADAPTIVE_ROW.rows(study_id=study.pk, mine=participation.pk)
-    row = {"decided": decided, "skipped": skipped, "checks": checks, "shown": shown, "n_open": n_open}
+    values = {"study_id": study.pk, "mine": participation.pk}
+    found = _ADAPTIVE_OPEN.objects(**values) if expect_open else []
+    if found:
+        row = {name: getattr(found[0], f"state_{name}") for name in _ADAPTIVE_COUNTS}
+        open_assignments = tuple(found)
+    else:
+        row = dict(zip(_ADAPTIVE_COUNTS, _ADAPTIVE_ROW.rows(**values)[0], strict=True))
+        open_assignments = _open_assignments(participation=participation, n_open=row["n_open"])
     total = study.n_pairs + row["checks"]
     full = participation.finished_at is not None or _study_full(study)
     offerable = 0 if full else max(0, total - row["shown"])
@@ -520,7 +542,7 @@ def _adaptive_state(*, participation: Participation) -> JudgingState:
         participation=participation,
         judged=row["decided"] - row["skipped"],
         skipped=row["skipped"],
-        open_assignments=_open_assignments(participation=participation, n_open=row["n_open"]),
+        open_assignments=open_assignments,
         n_offerable=offerable,
         n_pairs=total,
     )

@@ -18,8 +18,18 @@ GET), the kernel :mod:`scoring.adaptive_pairs` chooses it from
 
 The chosen pair's :class:`~annotate.models.Pair` row is made then, or found
 when another evaluator's choice made it first (race-safe: the unique
-constraints on the unordered pair and on the position, with a retry on
-``IntegrityError``).
+constraints on the unordered pair and on the position; a conflicting insert
+is skipped, ``ON CONFLICT DO NOTHING``, so it needs no savepoint, and the
+pair is looked up or the insert tried again at the next free position).
+
+When the evaluator's answer and their next assignment commit together
+(:func:`annotate.studies.services.judging.judgment_submit` on a study with
+no stopping rule left to check), the next pair is chosen before that
+transaction (:func:`adaptive_next_ahead`, reads only), from the study's
+reads with the answer counted as the committed judgment will count
+(:class:`PendingAnswer`): the same votes, shown pairs and seeds as a choice
+made after the commit, so the same pair, while the choice's arithmetic
+holds no write lock and the answer costs one commit instead of three.
 
 Attention checks are drawn at creation; each evaluator meets every check once,
 at slots of their sequence drawn from their participation seed.
@@ -32,13 +42,14 @@ import dataclasses
 import logging
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
-from django.db import IntegrityError, transaction
 from django.db.models import Max, Q, QuerySet
 
-from annotate.core import PreparedQuery
-from annotate.models import Assignment, Pair, Participation, Study
+from annotate.core import PreparedInsert, PreparedQuery
+from annotate.models import Pair, Participation, Study
 from annotate.studies.services.adaptive_reads import StudyReads, study_reads, study_reads_forget
 from scoring.adaptive_pairs import AdaptiveConfig, ScaleEstimate, choose_next_pair, scale_estimate
 from scoring.exceptions import ConvergenceError
@@ -65,22 +76,14 @@ def _check_slots(*, seed: int, total: int, n_checks: int) -> frozenset[int]:
     return frozenset(int(k) for k in rng.choice(total, size=min(n_checks, total), replace=False))
 
 
-#: An evaluator's shown pairs, compiled once (:class:`annotate.core.PreparedQuery`). The study's pool, votes and
-#: attention checks come in one statement (:func:`annotate.studies.services.adaptive_reads.study_reads`).
-_SHOWN = PreparedQuery(
-    "shown pairs",
-    lambda mine: Assignment.objects.filter(participation_id=mine).order_by("shown_at", "id")
-    .values_list("pair_id", "pair__question_a_id", "pair__question_b_id", "pair__attention_check"),
-    "mine",
-)
-
-
 def _pair_query(study_id: int, a: int, b: int) -> QuerySet[Pair]:
     same = Q(question_a_id=a, question_b_id=b) | Q(question_a_id=b, question_b_id=a)
     return Pair.objects.filter(same, study_id=study_id).order_by("pk")[:1]
 
 
 _PAIR = PreparedQuery("pair of two questions", _pair_query, "study_id", "a", "b")
+#: A new pair's insert: skipped, not raised, when the pair or its position is taken (no savepoint needed).
+_PAIR_INSERT = PreparedInsert(Pair, skip_every_conflict=True)
 _TOP = PreparedQuery("top position",
                      lambda study_id: Pair.objects.filter(study_id=study_id).values("study_id")
                      .annotate(top=Max("position")).values_list("top"),
@@ -213,21 +216,75 @@ def _index(qids: np.ndarray, ids: np.ndarray) -> np.ndarray:
 
 def pair_get_or_create(*, study: Study, question_a_id: int, question_b_id: int) -> Pair:
     """The study's pair of these two questions (either order), made at the
-    next free position when missing. Race-safe: a concurrent insert of the
-    same pair (or at the same position) raises ``IntegrityError`` in a
-    savepoint, and the lookup runs again."""
+    next free position when missing. Race-safe without a savepoint: an insert
+    that meets the same pair or the same position made by a concurrent
+    request is skipped (``ON CONFLICT DO NOTHING``); then the pair is looked
+    up, and when it is not there (only the position was taken) the insert is
+    tried again at the next free position."""
     for _ in range(INSERT_ATTEMPTS):
+        top = next(iter(_TOP.rows(study_id=study.pk)), (None,))[0]
+        pair = Pair(study=study, position=0 if top is None else top + 1, question_a_id=question_a_id,
+                    question_b_id=question_b_id)
+        if _PAIR_INSERT.insert(pair):
+            return pair
         existing = _PAIR.objects(study_id=study.pk, a=question_a_id, b=question_b_id)
         if existing:
             return existing[0]
-        top = next(iter(_TOP.rows(study_id=study.pk)), (None,))[0]
-        try:
-            with transaction.atomic():
-                return Pair.objects.create(study=study, position=0 if top is None else top + 1,
-                                           question_a_id=question_a_id, question_b_id=question_b_id)
-        except IntegrityError:
-            continue
     raise RuntimeError(f"could not store a new pair of study {study.pk} after {INSERT_ATTEMPTS} attempts")
+
+
+@dataclass(frozen=True)
+class PendingAnswer:
+    """An evaluator's answer on their open pair, stored in the same transaction as the assignment chosen ahead of
+    it (:func:`adaptive_next_ahead`), which counts it as a vote when the study's reads will (a left or right
+    choice on a regular pair by an evaluator not excluded)."""
+
+    question_a_id: int
+    question_b_id: int
+    attention_check: bool
+    #: The question judged harder; None for a skip.
+    harder_id: int | None
+    pair_id: int
+
+
+@dataclass(frozen=True)
+class AdaptiveNext:
+    """What an adaptive study serves an evaluator next, decided by reads alone.
+
+    At most one of ``keeps_open``, ``pair`` and ``questions`` is set; none
+    when nothing is left for the evaluator.
+    """
+
+    #: Another pair of the evaluator's is still open: it stays on screen and nothing is assigned.
+    keeps_open: bool = False
+    #: An existing pair to assign (an attention check).
+    pair: Pair | None = None
+    #: The kernel's choice, question ids (a, b): its pair row is made when it is assigned (:func:`adaptive_pair_of`).
+    questions: tuple[int, int] | None = None
+
+
+def _next(*, participation: Participation, shown: list[tuple[int, int, int, bool]], reads: StudyReads) -> AdaptiveNext:
+    """The attention check due at this slot, else the kernel's choice, else a remaining attention check."""
+    study = participation.study
+    check = _next_check(participation=participation, shown=shown, checks=reads.checks)
+    if check is not None:
+        return AdaptiveNext(pair=check)
+    if sum(1 for *_, is_check in shown if not is_check) < study.n_pairs:
+        chosen = adaptive_choose(study=study, participation=participation, shown=shown, reads=reads)
+        if chosen is not None:
+            return AdaptiveNext(questions=chosen)
+    met = {pk for pk, *_, is_check in shown if is_check}
+    rest = Pair.objects.filter(study_id=study.pk, attention_check=True).exclude(pk__in=met).order_by("position")
+    return AdaptiveNext(pair=rest.first())
+
+
+def adaptive_pair_of(*, study: Study, next_pair: AdaptiveNext) -> Pair | None:
+    """The pair to assign for ``next_pair``: the kernel's choice made a Pair row when new
+    (:func:`pair_get_or_create`), an existing pair as it is; None when nothing is to be assigned."""
+    if next_pair.questions is not None:
+        a, b = next_pair.questions
+        return pair_get_or_create(study=study, question_a_id=a, question_b_id=b)
+    return next_pair.pair
 
 
 def adaptive_next_pair(*, participation: Participation) -> Pair | None:
@@ -235,17 +292,37 @@ def adaptive_next_pair(*, participation: Participation) -> Pair | None:
     attention check due at this slot, else the kernel's choice (its Pair row
     made now if new), else a remaining attention check; None when nothing is
     left. Writes at most the new Pair row; the caller writes the assignment."""
+    reads = study_reads(study_id=participation.study_id, mine=participation.pk)
+    return adaptive_pair_of(study=participation.study,
+                            next_pair=_next(participation=participation, shown=reads.shown, reads=reads))
+
+
+def adaptive_next_ahead(*, participation: Participation, answer: PendingAnswer, full: bool,
+                        now: datetime | None = None) -> AdaptiveNext:
+    """What to serve ``participation`` once ``answer`` (on their open pair, not stored yet) is stored: reads only.
+
+    Decides as :func:`adaptive_next_pair` would right after the answer's
+    commit: nothing while another of the evaluator's pairs is open; nothing
+    left when ``full`` (a stopping rule fired), when the evaluator is
+    finished or has been shown all their pairs; else the next pair, chosen
+    from the study's reads with ``answer`` counted as its judgment will be.
+    The caller stores the answer and then the assignment
+    (:func:`adaptive_pair_of`), in one transaction.
+    """
     study = participation.study
-    shown = [(pk, a, b, bool(check)) for pk, a, b, check in _SHOWN.rows(mine=participation.pk)]
-    n_regular = sum(1 for *_, check in shown if not check)
-    reads = study_reads(study_id=study.pk)
-    check = _next_check(participation=participation, shown=shown, checks=reads.checks)
-    if check is not None:
-        return check
-    if n_regular < study.n_pairs:
-        chosen = adaptive_choose(study=study, participation=participation, shown=shown, reads=reads)
-        if chosen is not None:
-            return pair_get_or_create(study=study, question_a_id=chosen[0], question_b_id=chosen[1])
-    met = {pk for pk, *_, is_check in shown if is_check}
-    rest = Pair.objects.filter(study_id=study.pk, attention_check=True).exclude(pk__in=met).order_by("position")
-    return rest.first()
+    reads = study_reads(study_id=study.pk, now=now, mine=participation.pk)
+    shown = reads.shown
+    if reads.undecided - {answer.pair_id}:
+        return AdaptiveNext(keeps_open=True)
+    if full or participation.finished_at is not None or len(shown) >= study.n_pairs + len(reads.checks):
+        return AdaptiveNext()
+    return _next(participation=participation, shown=shown, reads=_counting(reads, answer, participation.pk))
+
+
+def _counting(reads: StudyReads, answer: PendingAnswer, mine: int) -> StudyReads:
+    """``reads`` with ``answer`` of participation ``mine`` among its votes, as a read after its commit gives them."""
+    if answer.harder_id is None or answer.attention_check or np.isin(mine, reads.excluded):
+        return reads
+    easier = answer.question_b_id if answer.harder_id == answer.question_a_id else answer.question_a_id
+    return dataclasses.replace(reads, harder=np.append(reads.harder, np.int64(answer.harder_id)),
+                               easier=np.append(reads.easier, np.int64(easier)))

@@ -20,9 +20,12 @@ statement, so one snapshot of the database) that returns
 * the judgments above the largest id kept,
 * the count, largest id and sum of ids of the pool's rows,
 * the attention checks,
+* the pairs shown to the evaluator who is served (when one is named), each
+  with whether they decided it,
 * per evaluator, the pair they were shown last while they have not
-  answered it (their newest assignment; an evaluator who left without
-  answering keeps theirs).
+  answered it (their newest assignment), shown less than
+  :data:`IN_FLIGHT_MAX_AGE` ago: an evaluator who left without answering
+  holds their pair out of the others' choices for that long, not for ever.
 
 When the kept and the new judgments make every evaluator's tally, they are
 the study's judgments; when they do not (a judgment deleted, or one with a
@@ -45,6 +48,7 @@ import itertools
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 import numpy as np
 from django.db import connections
@@ -64,6 +68,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from annotate.core import PreparedQuery
 from annotate.models import AdaptivePoolQuestion, Assignment, Choice, Judgment, Pair, Participation
@@ -98,33 +103,50 @@ def _checks(study_id: int) -> QuerySet:
         "pk", "question_a_id", "question_b_id", "position", Value(0), Value(0), Value(0), Value(CHECK))
 
 
-def _open_pairs(study_id: int) -> QuerySet:
-    """The pair each evaluator of the study was shown last, while they have not answered it (one row per
-    evaluator at most: their newest assignment, read through the index on its evaluator)."""
+def _open_pairs(study_id: int, shown_since: datetime) -> QuerySet:
+    """The pair each evaluator of the study was shown last, while they have not answered it and it was shown at
+    ``shown_since`` or later (one row per evaluator at most: their newest assignment, read through the index on
+    its evaluator)."""
     newest = Assignment.objects.filter(participation_id=OuterRef("pk")).order_by("-pk").values("pk")[:1]
     answered = Judgment.objects.filter(participation_id=OuterRef("participation_id"), pair_id=OuterRef("pair_id"))
     return (Assignment.objects.filter(pk__in=Participation.objects.filter(study_id=study_id).order_by()
-                                      .values_list(Subquery(newest)))
+                                      .values_list(Subquery(newest)), shown_at__gte=shown_since)
             .exclude(Exists(answered)).order_by()
             .values_list("participation_id", "pair__question_a_id", "pair__question_b_id", Value(0), Value(0),
                          Value(0), Value(0), Value(OPEN)))
 
 
+def _shown(mine: int) -> QuerySet:
+    """The pairs shown to participation ``mine``: pair id, its questions, 1 for an attention check, 1 when decided."""
+    decided = Judgment.objects.filter(participation_id=mine, pair_id=OuterRef("pair_id"))
+    return Assignment.objects.filter(participation_id=mine).order_by().values_list(
+        "pair_id", "pair__question_a_id", "pair__question_b_id",
+        Case(When(pair__attention_check=True, then=Value(1)), default=Value(0), output_field=IntegerField()),
+        Case(When(Exists(decided), then=Value(1)), default=Value(0), output_field=IntegerField()),
+        "pk", Value(0), Value(SHOWN))
+
+
 #: The kind of a row of :data:`_STATE` (its last column).
-EVALUATOR, JUDGMENT, POOL, CHECK, OPEN = 0, 1, 2, 3, 4
-#: One statement, five kinds of row (the last column says which): per evaluator of the study, their id, 1 when
+EVALUATOR, JUDGMENT, POOL, CHECK, OPEN, SHOWN = 0, 1, 2, 3, 4, 5
+#: One statement, six kinds of row (the last column says which): per evaluator of the study, their id, 1 when
 #: excluded (else 0), their judgments' count, largest id and sum of ids (0, 0, 0 without judgments); per judgment
 #: of the study's evaluators above ``after``, its id, evaluator, 1 for a vote on a regular pair (else 0), the harder
 #: question (0 for a skip), the pair's two questions and its study; the pool's study id, count of rows, largest id
 #: and sum of ids (no row for an empty pool); per attention check, its pair id, questions and position; per
-#: evaluator whose newest pair is not answered yet, their id and that pair's questions.
+#: evaluator whose newest pair is not answered yet and was shown at ``shown_since`` or later, their id and that
+#: pair's questions; per pair shown to participation ``mine`` (none for 0), its id, questions, 1 for an attention
+#: check, 1 when decided, and the assignment's id.
 _STATE = PreparedQuery(
     "adaptive study state",
-    lambda study_id, after: _tally_of_evaluators(study_id).union(
-        _judgments_after(study_id, after), _pool_signature(study_id), _checks(study_id), _open_pairs(study_id),
-        all=True),
-    "study_id", "after",
+    lambda study_id, after, shown_since, mine: _tally_of_evaluators(study_id).union(
+        _judgments_after(study_id, after), _pool_signature(study_id), _checks(study_id),
+        _open_pairs(study_id, shown_since), _shown(mine), all=True),
+    "study_id", "after", "shown_since", "mine", datetimes=("shown_since",),
 )
+#: How long an unanswered pair counts as in flight after it was shown (:attr:`StudyReads.open_pairs`): longer than
+#: anyone takes over one pair, so that only an evaluator who left the study (closed the tab, lost the connection)
+#: stops holding their pair out of the others' choices.
+IN_FLIGHT_MAX_AGE = timedelta(minutes=30)
 _WIDTH = 8
 _POOL = PreparedQuery(
     "adaptive pool",
@@ -154,8 +176,15 @@ class StudyReads:
     checks : list of (int, int, int)
         The attention checks by position: (pair id, question a id, question b id).
     open_pairs : dict of int to (int, int)
-        Evaluator id -> the questions (a, b) of the pair they were shown last and have not answered yet: the
-        pairs in flight, whose votes are still to come.
+        Evaluator id -> the questions (a, b) of the pair they were shown last and have not answered yet, shown
+        less than :data:`IN_FLIGHT_MAX_AGE` ago: the pairs in flight, whose votes are still to come.
+    excluded : ndarray of int64
+        The ids of the study's evaluators excluded from the analyses (their judgments are no votes).
+    shown : list of (int, int, int, bool)
+        The pairs shown to the evaluator named by ``mine`` (empty without): (pair id, question a id, question b
+        id, attention check), by assignment id.
+    undecided : frozenset of int
+        The ids of those of ``shown`` the evaluator has not decided (judged or skipped).
     """
 
     questions: np.ndarray
@@ -164,6 +193,9 @@ class StudyReads:
     easier: np.ndarray
     checks: list[tuple[int, int, int]]
     open_pairs: dict[int, tuple[int, int]] = field(default_factory=dict)
+    excluded: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    shown: list[tuple[int, int, int, bool]] = field(default_factory=list)
+    undecided: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -197,21 +229,26 @@ def study_reads_forget() -> None:
         _KEPT.clear()
 
 
-def study_reads(*, study_id: int, using: str = "default") -> StudyReads:
+def study_reads(*, study_id: int, using: str = "default", now: datetime | None = None, mine: int = 0) -> StudyReads:
     """The study's pool, votes and attention checks now (:class:`StudyReads`).
 
     One query (:data:`_STATE`: the tally of the study's evaluators, the judgments above the largest id kept in this
-    process, the pool's signature, the attention checks); then every judgment again, when the kept and the new
-    ones do not make the tally, and the pool, when its signature changed (or on a first call).
+    process, the pool's signature, the attention checks, the pairs in flight, the pairs shown to participation
+    ``mine`` when given); then every judgment again, when the kept and the new ones do not make the tally, and the
+    pool, when its signature changed (or on a first call). A pair counts as in flight when it was shown less than
+    :data:`IN_FLIGHT_MAX_AGE` before ``now`` (default: the current time).
     """
     key = (using, str(connections[using].settings_dict.get("NAME")), study_id)
+    shown_since = (now or timezone.now()) - IN_FLIGHT_MAX_AGE
     with _LOCK:
         kept = _KEPT.get(key)
     after = int(kept.judgments.ids.max()) if kept is not None and kept.judgments.ids.size else 0
-    tally, excluded, signature, checks, open_pairs, new = _read(using, study_id=study_id, after=after)
+    tally, excluded, signature, checks, open_pairs, shown, new = _read(using, study_id=study_id, after=after,
+                                                                       shown_since=shown_since, mine=mine)
     judgments = new if kept is None else _merged(kept.judgments, new, tally)
     if judgments is None:
-        tally, excluded, signature, checks, open_pairs, judgments = _read(using, study_id=study_id, after=0)
+        tally, excluded, signature, checks, open_pairs, shown, judgments = _read(
+            using, study_id=study_id, after=0, shown_since=shown_since, mine=mine)
     if kept is not None and kept.pool_signature == signature:
         questions, blocks = kept.questions, kept.blocks
     else:
@@ -226,15 +263,17 @@ def study_reads(*, study_id: int, using: str = "default") -> StudyReads:
     counted = judgments.vote & ~np.isin(judgments.evaluators, excluded)
     harder, a, b = judgments.harder[counted], judgments.a[counted], judgments.b[counted]
     return StudyReads(questions=questions, blocks=blocks, harder=harder, easier=np.where(a == harder, b, a),
-                      checks=checks, open_pairs=open_pairs)
+                      checks=checks, open_pairs=open_pairs, excluded=excluded, shown=shown[0],
+                      undecided=shown[1])
 
 
-def _read(using: str, *, study_id: int, after: int) -> tuple[
-        Tally, np.ndarray, tuple[int, int, int], list[tuple[int, int, int]], dict[int, tuple[int, int]], _Judgments]:
+def _read(using: str, *, study_id: int, after: int, shown_since: datetime, mine: int) -> tuple[
+        Tally, np.ndarray, tuple[int, int, int], list[tuple[int, int, int]], dict[int, tuple[int, int]],
+        tuple[list[tuple[int, int, int, bool]], frozenset[int]], _Judgments]:
     """The tally now (evaluators with judgments), the excluded evaluators' ids, the pool's signature, the attention
-    checks by position, the pairs in flight by evaluator, and the judgments above ``after`` (with their own
-    tally)."""
-    rows = _STATE.rows(using, study_id=study_id, after=after)
+    checks by position, the pairs in flight by evaluator, the pairs shown to ``mine`` (and those undecided), and the
+    judgments above ``after`` (with their own tally)."""
+    rows = _STATE.rows(using, study_id=study_id, after=after, shown_since=shown_since, mine=mine)
     flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=_WIDTH * len(rows))
     table = flat.reshape(-1, _WIDTH)
     kind = table[:, 7]
@@ -251,8 +290,12 @@ def _read(using: str, *, study_id: int, after: int) -> tuple[
                      harder=judgments[:, 3].copy(), a=judgments[:, 4].copy(), b=judgments[:, 5].copy(),
                      tally=_tally(ids, who))
     in_flight = {int(pid): (int(a), int(b)) for pid, a, b in table[kind == OPEN][:, :3].tolist()}
+    own = table[kind == SHOWN]
+    own = own[np.argsort(own[:, 5], kind="stable")]  # by assignment id
+    shown = ([(p, a, b, check == 1) for p, a, b, check in own[:, :4].tolist()],
+             frozenset(own[own[:, 4] == 0, 0].tolist()))
     return (tally, excluded, signature, [(int(p), int(a), int(b)) for p, a, b in checks[:, :3].tolist()], in_flight,
-            new)
+            shown, new)
 
 
 def _merged(kept: _Judgments, new: _Judgments, tally: Tally) -> _Judgments | None:

@@ -16,9 +16,10 @@ Rules
   pair comes from a few indexed queries on the evaluator's order, and the
   votes per pair are kept in ``Pair.n_votes`` (incremented with each vote).
 * In an adaptive study the next pair is chosen when it is served, from the
-  study's votes so far (:mod:`annotate.studies.services.adaptive`); its pair row is
-  made then. The evaluator is shown the study's ``n_pairs`` regular pairs
-  plus its attention checks, or fewer when no unseen pair is left.
+  study's votes so far, the answer being stored included
+  (:mod:`annotate.studies.services.adaptive`); its pair row is made then.
+  The evaluator is shown the study's ``n_pairs`` regular pairs plus its
+  attention checks, or fewer when no unseen pair is left.
 * After each new judgment the study's stopping rules are checked
   (:func:`annotate.studies.services.stopping.stopping_check`); once one fires,
   nothing new is assigned and the evaluator finishes the pair on screen.
@@ -49,10 +50,16 @@ and updates are compiled once per connection
 as its reads are. On SQLite
 the transactions begin ``IMMEDIATE`` (``eipsite/settings.py``): the write
 lock is taken at ``BEGIN``, waiting for the busy timeout instead of failing
-at a lock upgrade. A study whose rules still need a check (which may fit the
-human scale to every vote) and an adaptive study (whose choice fits it) keep
-those reads out of the answer's transaction: the answer commits first, then
-the check and the choice run, then the assignment commits.
+at a lock upgrade. An adaptive study on the hot path chooses the next pair
+before the answer's transaction, from the study's reads with the answer
+counted as its judgment will be
+(:func:`~annotate.studies.services.adaptive.adaptive_next_ahead`: the same
+votes, the same pair as a choice made after the commit), so that no lock is
+held while the kernel computes; the answer, the chosen pair's new row and
+the assignment then commit together, once. A study whose rules still need a
+check (which may fit the human scale to every vote) keeps that check out of
+the answer's transaction: the answer commits first, then the check and the
+choice run, then the assignment commits.
 """
 from __future__ import annotations
 
@@ -80,7 +87,13 @@ from annotate.studies.selectors.studies import (
     uniform_state_after_answer,
     with_uniform_counts,
 )
-from annotate.studies.services.adaptive import adaptive_next_pair
+from annotate.studies.services.adaptive import (
+    AdaptiveNext,
+    PendingAnswer,
+    adaptive_next_ahead,
+    adaptive_next_pair,
+    adaptive_pair_of,
+)
 from annotate.studies.services.participation import ERR_STUDY_CLOSED, StudyClosedError
 from annotate.studies.services.stopping import stopping_check
 
@@ -196,13 +209,15 @@ def judging_assign_next(
         return state.open_assignments[0]
     if participation.study.is_adaptive:
         # The next pair is chosen now, from the study's votes so far (services.adaptive).
-        chosen = adaptive_next_pair(participation=participation) if state.n_offerable else None
-        found = None if chosen is None else NextPair(pair_id=chosen.pk, cursor=participation.order_cursor,
-                                                     question_a_id=chosen.question_a_id,
-                                                     question_b_id=chosen.question_b_id)
+        found = _found(participation, adaptive_next_pair(participation=participation) if state.n_offerable else None)
     else:
         found = participation_next_pair(participation=participation, n_offerable=state.n_offerable,
                                         n_pairs=state.n_pairs)
+    return _assign(participation=participation, found=found, now=now)
+
+
+def _assign(*, participation: Participation, found: NextPair | None, now: datetime) -> Assignment | None:
+    """Write the assignment of ``found`` (and the cursor past it), or stamp ``finished_at`` when it is None."""
     if found is None:
         if participation.finished_at is None:
             participation.finished_at = now
@@ -222,6 +237,22 @@ def judging_assign_next(
     if moves:
         participation.order_cursor = found.cursor
     return assignment
+
+
+def _found(participation: Participation, pair: Pair | None) -> NextPair | None:
+    """An adaptive study's next pair as the walk of a uniform study gives it (the cursor does not move)."""
+    return None if pair is None else NextPair(pair_id=pair.pk, cursor=participation.order_cursor,
+                                              question_a_id=pair.question_a_id, question_b_id=pair.question_b_id)
+
+
+def _assign_ahead(*, participation: Participation, ahead: AdaptiveNext, now: datetime) -> Assignment | None:
+    """Inside the answer's transaction: the assignment of the adaptive pair chosen ahead of it
+    (:func:`~annotate.studies.services.adaptive.adaptive_next_ahead`), its pair row made when new; nothing while
+    another pair is open; ``finished_at`` stamped when nothing is left."""
+    if ahead.keeps_open:
+        return None
+    pair = adaptive_pair_of(study=participation.study, next_pair=ahead)
+    return _assign(participation=participation, found=_found(participation, pair), now=now)
 
 
 def pair_votes_recount(*, study_id: int) -> None:
@@ -340,7 +371,8 @@ def judgment_submit(
     if choice not in Choice.values:
         raise InvalidSubmissionError(ERR_CHOICE.format(choices=Choice.values, value=choice))
     together = assign_next and _assigns_with_the_answer(participation)
-    pair = _pair_as_shown(participation=participation, pair_id=pair_id, counted=together)
+    adaptive = participation.study.is_adaptive
+    pair = _pair_as_shown(participation=participation, pair_id=pair_id, counted=together and not adaptive)
     if pair is None:
         raise PairNotInStudyError(ERR_PAIR_NOT_IN_STUDY.format(pair_id=pair_id))
     if pair.decided:
@@ -357,6 +389,11 @@ def judgment_submit(
     right_id = pair.question_b_id if shown_left_id == pair.question_a_id else pair.question_a_id
     harder_id = {Choice.LEFT: shown_left_id, Choice.RIGHT: right_id}.get(choice)
     now = now or timezone.now()
+    ahead = None
+    if together and adaptive:  # chosen before the transaction: no lock is held while the kernel computes
+        answer = PendingAnswer(question_a_id=pair.question_a_id, question_b_id=pair.question_b_id,
+                               attention_check=pair.attention_check, harder_id=harder_id, pair_id=pair.pk)
+        ahead = adaptive_next_ahead(participation=participation, answer=answer, full=_fired(participation), now=now)
     try:
         with transaction.atomic():  # the judgment, its vote (and on the hot path the next pair) commit together
             judgment = Judgment(
@@ -373,7 +410,9 @@ def judgment_submit(
             # A second answer on the pair: IntegrityError, nothing kept. A vote counts with its judgment (on
             # PostgreSQL in the insert's statement).
             _JUDGMENT_INSERT.insert(judgment, then=None if harder_id is None else (_VOTE_ADD, {"pair_id": pair.pk}))
-            if together:  # no rule to check: nothing can fire now; the state comes from the counts read with the pair
+            if ahead is not None:  # an adaptive study's next pair, chosen with this answer counted
+                _assign_ahead(participation=participation, ahead=ahead, now=now)
+            elif together:  # no rule to check: nothing can fire now; the state comes from the counts read with the pair
                 state = uniform_state_after_answer(participation=participation, counted=pair, choice=choice)
                 judging_assign_next(participation=participation, now=now, state=state)
     except IntegrityError:
@@ -389,10 +428,14 @@ def judgment_submit(
 
 
 def _assigns_with_the_answer(participation: Participation) -> bool:
-    """Whether the next assignment may commit with the answer: a uniform study
-    read with its stopping rules, which has none or whose rule already fired
-    (a stamp is final), so that :func:`stopping_check` would read nothing."""
-    if participation.study.is_adaptive:
-        return False
+    """Whether the next assignment may commit with the answer: a study read
+    with its stopping rules, which has none or whose rule already fired (a
+    stamp is final), so that :func:`stopping_check` would read nothing."""
     known, rules = stopping_rules_loaded(study=participation.study)
     return known and (rules is None or rules.fired_at is not None)
+
+
+def _fired(participation: Participation) -> bool:
+    """A stopping rule of the study, read with it, has fired: nothing new is offered."""
+    _known, rules = stopping_rules_loaded(study=participation.study)
+    return rules is not None and rules.fired_at is not None

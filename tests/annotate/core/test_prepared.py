@@ -5,14 +5,16 @@ Cast: ``ada`` and ``ben`` judge one study; ``cy`` has no participation.
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection, connections
 from django.db.models import Count, Exists, OuterRef
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from annotate.core import PreparedQuery
-from annotate.core.prepared import ERR_NOT_INT, ERR_UNMARKED
+from annotate.core.prepared import ERR_DATETIME_PARAM, ERR_NOT_DATETIME, ERR_NOT_INT, ERR_UNMARKED
 from annotate.models import Assignment, Judgment, Pair, Participation, Study
 from tests.annotate.factories import judge, make_catalog, make_evaluator, make_study
 
@@ -120,6 +122,48 @@ def test_values_must_be_the_declared_integers(cast):
     with pytest.raises(TypeError) as error:
         PAIR_ROWS.rows(study_id=str(study.pk))
     assert str(error.value) == ERR_NOT_INT.format(name="test pair rows", param="study_id", value=str(study.pk))
+
+
+SHOWN_SINCE = PreparedQuery(
+    "test assignments shown since",
+    lambda mine, since: Assignment.objects.filter(participation_id=mine, shown_at__gte=since).order_by("pk")
+    .values_list("pk"),
+    "mine", "since", datetimes=("since",),
+)
+
+
+def test_a_datetime_parameter_gives_what_the_queryset_gives_at_each_moment(cast):
+    _study, ada, _ben = cast
+    shown = list(Assignment.objects.filter(participation=ada).order_by("pk"))
+    assert len(shown) == 3
+    base = timezone.now()
+    for k, assignment in enumerate(shown):  # an hour apart, the first three hours ago
+        assignment.shown_at = base - timedelta(hours=3 - k)
+        assignment.save(update_fields=["shown_at"])
+    # Each cut-off, in UTC and in another zone (the same moment), at and just after a row's moment.
+    for since in (base - timedelta(hours=4), base - timedelta(hours=2), base - timedelta(hours=2, microseconds=-1),
+                  (base - timedelta(hours=1)).astimezone(timezone.get_fixed_timezone(-300)), base):
+        expected = list(Assignment.objects.filter(participation=ada, shown_at__gte=since).order_by("pk")
+                        .values_list("pk"))
+        assert SHOWN_SINCE.rows(mine=ada.pk, since=since) == expected
+    assert [len(SHOWN_SINCE.rows(mine=ada.pk, since=base - timedelta(hours=h))) for h in (4, 2, 0)] == [3, 2, 0]
+
+
+def test_a_datetime_parameter_must_be_an_aware_datetime(cast):
+    _study, ada, _ben = cast
+    for value in (datetime(2026, 1, 1), "2026-01-01 00:00:00", 1_700_000_000):
+        with pytest.raises(TypeError) as error:
+            SHOWN_SINCE.rows(mine=ada.pk, since=value)
+        assert str(error.value) == ERR_NOT_DATETIME.format(name="test assignments shown since", param="since",
+                                                           value=value)
+    assert SHOWN_SINCE.rows(mine=ada.pk, since=datetime(2999, 1, 1, tzinfo=UTC)) == []
+
+
+def test_a_datetime_parameter_must_be_one_of_the_parameters():
+    with pytest.raises(ValueError) as error:
+        PreparedQuery("typo", lambda mine: Assignment.objects.filter(participation_id=mine), "mine",
+                      datetimes=("since",))
+    assert str(error.value) == ERR_DATETIME_PARAM.format(name="typo", param="since", params=["mine"])
 
 
 def test_a_parameter_that_does_not_reach_the_sql_is_refused():

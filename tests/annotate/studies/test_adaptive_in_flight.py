@@ -11,12 +11,15 @@ directly, evaluators shown pairs by writing their assignments as the judging ser
 """
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
 from annotate.models import Assignment, Judgment, Pair
+from annotate.studies.services import adaptive_reads
 from annotate.studies.services.adaptive import adaptive_choose, pair_get_or_create
-from annotate.studies.services.adaptive_reads import study_reads
+from annotate.studies.services.adaptive_reads import IN_FLIGHT_MAX_AGE, study_reads
 from tests.annotate.factories import make_catalog, make_evaluator
 from tests.annotate.studies.test_adaptive_estimate import Votes
 from tests.annotate.studies.test_adaptive_reads import judge
@@ -121,3 +124,48 @@ def test_when_only_pairs_in_flight_are_left_one_of_them_is_chosen():
         judge(chooser, show(chooser, a, b), harder=a)
     assert adaptive_choose(study=small, participation=chooser, shown=shown_of(chooser)) is None
     assert Judgment.objects.filter(participation=chooser).count() == 3
+
+
+def shown_ago(participation, a: int, b: int, age: timedelta) -> Pair:
+    """``participation`` was shown the pair of ``a`` and ``b`` ``age`` ago and has not answered it."""
+    pair = show(participation, a, b)
+    Assignment.objects.filter(participation=participation, pair=pair).update(shown_at=timezone.now() - age)
+    return pair
+
+
+def test_an_abandoned_pair_stops_being_in_flight_once_older_than_the_limit(study):
+    a, b, c = pool_of(study)[:3]
+    gone, busy = make_evaluator(study, "gone"), make_evaluator(study, "busy")
+    shown_ago(gone, a, b, IN_FLIGHT_MAX_AGE + timedelta(seconds=1))
+    shown_ago(busy, a, c, IN_FLIGHT_MAX_AGE - timedelta(minutes=1))
+    assert in_flight(study) == {busy.pk: (a, c)}
+    # The limit is counted from the moment of the read: the same pairs an hour earlier were both in flight.
+    earlier = {pid: tuple(sorted(pair)) for pid, pair in
+               study_reads(study_id=study.pk, now=timezone.now() - timedelta(hours=1)).open_pairs.items()}
+    assert earlier == {gone.pk: (a, b), busy.pk: (a, c)}
+
+
+def test_the_limit_is_the_module_setting(study, monkeypatch):
+    a, b = pool_of(study)[:2]
+    gone = make_evaluator(study, "gone")
+    shown_ago(gone, a, b, timedelta(minutes=10))
+    assert in_flight(study) == {gone.pk: (a, b)}
+    monkeypatch.setattr(adaptive_reads, "IN_FLIGHT_MAX_AGE", timedelta(minutes=5))
+    assert in_flight(study) == {}
+
+
+def test_an_old_open_pair_is_chosen_for_others_and_a_fresh_one_is_not():
+    catalog = make_catalog(subjects=("Law",), per_subject=4)
+    small = adaptive_study(catalog, per_evaluator=6, min_comparisons=0, random_share=0.0, name="Small")
+    chooser = make_evaluator(small, "chooser")
+    free = adaptive_choose(study=small, participation=chooser, shown=[])
+    assert free is not None
+    # The pair the chooser would get is held by another evaluator: shown recently, it is left out ...
+    holder = make_evaluator(small, "holder")
+    held = shown_ago(holder, *free, timedelta(minutes=1))
+    again = adaptive_choose(study=small, participation=chooser, shown=[])
+    assert again is not None and not same(again, *free)
+    # ... shown longer ago than the limit (the holder left), it is the chooser's again.
+    Assignment.objects.filter(participation=holder, pair=held).update(
+        shown_at=timezone.now() - IN_FLIGHT_MAX_AGE - timedelta(seconds=1))
+    assert same(adaptive_choose(study=small, participation=chooser, shown=[]), *free)

@@ -30,9 +30,9 @@ def after(monkeypatch):
     seen = []
     real = adaptive_reads._read
 
-    def recording(using, *, study_id, after):
+    def recording(using, *, study_id, after, **rest):
         seen.append(after)
-        return real(using, study_id=study_id, after=after)
+        return real(using, study_id=study_id, after=after, **rest)
 
     monkeypatch.setattr(adaptive_reads, "_read", recording)
     return seen

@@ -36,14 +36,18 @@ UNIFORM_POST = 11 - MERGED_ON_POSTGRESQL
 #: ... and of the judging page that follows: session, user, participation (with the visitor's role groups, for the
 #: navigation), the open assignment with its pair and questions and the row of counts in one query.
 UNIFORM_GET = 4
-#: An adaptive study's answer: the judgment insert and the vote count in a savepoint of their own (the answer commits
-#: before the choice), then the counts, the evaluator's shown pairs, the study's state (one statement: the tally of its
-#: evaluators, the judgments stored since the process last read them, the pool's signature and the attention checks,
-#: annotate/studies/services/adaptive_reads.py; the pool itself is read when new to the process or changed), the
-#: chosen pair looked up, the next position, the new pair's insert in a savepoint and the assignment's insert. The
-#: cursor does not move (so only the vote count travels with an insert).
-ADAPTIVE_POST = 17 - MERGED_ON_POSTGRESQL // 2
-ADAPTIVE_GET = 5
+#: An adaptive study's answer: the pair read with the evaluator's judgment and assignment of it, then, before the
+#: answer's transaction, the reads of the choice made ahead of it in one statement (the tally of the study's
+#: evaluators, the judgments stored since the process last read them, the pool's signature, the attention checks,
+#: the pairs in flight and the evaluator's shown pairs, annotate/studies/services/adaptive_reads.py; the pool itself
+#: is read when new to the process or changed); then in one transaction (a savepoint inside the test's): the
+#: judgment insert, the vote count, the next position, the new pair's insert (a conflict is skipped, not raised: no
+#: savepoint of its own), the assignment's insert, the answer's release. The cursor does not move (so only the vote
+#: count travels with an insert on PostgreSQL).
+ADAPTIVE_POST = 12 - MERGED_ON_POSTGRESQL // 2
+#: ... and of the judging page that follows: as a uniform study's, the open assignment carrying the adaptive row of
+#: counts.
+ADAPTIVE_GET = 4
 #: A study with stopping rules reads them again after the judgment (another request may have fired one) and,
 #: for a judgment budget, counts the study's votes and judgments; its answer commits before that check, and the
 #: next assignment after it (the same savepoints, in two transactions outside a test), after reading the
