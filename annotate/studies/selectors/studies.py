@@ -476,14 +476,21 @@ def participation_state(*, participation: Participation, expect_open: bool = Fal
     if study.is_adaptive:
         return _adaptive_state(participation=participation, expect_open=expect_open)
     values = {"study_id": study.pk, "mine": participation.pk, "target": study.target_judgments_per_pair}
-    found = _UNIFORM_OPEN.objects(**values) if expect_open else []
-    if found:
-        row = {name: getattr(found[0], f"state_{name}") for name in _UNIFORM_COUNTS}
-        open_assignments = tuple(found)
-    else:
-        row = dict(zip(_UNIFORM_COUNTS, _UNIFORM_ROW.rows(**values)[0], strict=True))
-        open_assignments = _open_assignments(participation=participation, n_open=row["n_open"])
+    row, open_assignments = _counts_and_open(participation, values, expect_open=expect_open, with_open=_UNIFORM_OPEN,
+                                             row_only=_UNIFORM_ROW, names=_UNIFORM_COUNTS)
     return _uniform_state(participation, row, open_assignments)
+
+
+def _counts_and_open(participation: Participation, values: dict, *, expect_open: bool, with_open: PreparedQuery,
+                     row_only: PreparedQuery, names: tuple[str, ...]) -> tuple[dict, tuple[Assignment, ...]]:
+    """The judging state's row of counts and the open assignments: with ``expect_open``, the open assignments
+    carrying the row (``with_open``, one query) when there are any; else the row alone (``row_only``) and the
+    open assignments only when it counts some."""
+    found = with_open.objects(**values) if expect_open else []
+    if found:
+        return {name: getattr(found[0], f"state_{name}") for name in names}, tuple(found)
+    row = dict(zip(names, row_only.rows(**values)[0], strict=True))
+    return row, _open_assignments(participation=participation, n_open=row["n_open"])
 
 
 def _uniform_state(participation: Participation, row: dict, open_assignments: tuple[Assignment, ...]) -> JudgingState:
@@ -528,13 +535,9 @@ def _adaptive_state(*, participation: Participation, expect_open: bool = False) 
     ``expect_open``, the open assignments carrying the row of counts first."""
     study = participation.study
     values = {"study_id": study.pk, "mine": participation.pk}
-    found = _ADAPTIVE_OPEN.objects(**values) if expect_open else []
-    if found:
-        row = {name: getattr(found[0], f"state_{name}") for name in _ADAPTIVE_COUNTS}
-        open_assignments = tuple(found)
-    else:
-        row = dict(zip(_ADAPTIVE_COUNTS, _ADAPTIVE_ROW.rows(**values)[0], strict=True))
-        open_assignments = _open_assignments(participation=participation, n_open=row["n_open"])
+    row, open_assignments = _counts_and_open(participation, values, expect_open=expect_open,
+                                             with_open=_ADAPTIVE_OPEN, row_only=_ADAPTIVE_ROW,
+                                             names=_ADAPTIVE_COUNTS)
     total = study.n_pairs + row["checks"]
     full = participation.finished_at is not None or _study_full(study)
     offerable = 0 if full else max(0, total - row["shown"])
