@@ -476,16 +476,15 @@ def participation_state(*, participation: Participation, expect_open: bool = Fal
     if study.is_adaptive:
         return _adaptive_state(participation=participation, expect_open=expect_open)
     values = {"study_id": study.pk, "mine": participation.pk, "target": study.target_judgments_per_pair}
-    row, open_assignments = _counts_and_open(participation, values, expect_open=expect_open, with_open=_UNIFORM_OPEN,
-                                             row_only=_UNIFORM_ROW, names=_UNIFORM_COUNTS)
+    row, open_assignments = _counts_and_open(participation, values, _UNIFORM_OPEN, _UNIFORM_ROW, _UNIFORM_COUNTS,
+                                             expect_open=expect_open)
     return _uniform_state(participation, row, open_assignments)
 
 
-def _counts_and_open(participation: Participation, values: dict, *, expect_open: bool, with_open: PreparedQuery,
-                     row_only: PreparedQuery, names: tuple[str, ...]) -> tuple[dict, tuple[Assignment, ...]]:
-    """The judging state's row of counts and the open assignments: with ``expect_open``, the open assignments
-    carrying the row (``with_open``, one query) when there are any; else the row alone (``row_only``) and the
-    open assignments only when it counts some."""
+def _counts_and_open(participation: Participation, values: dict, with_open: PreparedQuery, row_only: PreparedQuery,
+                     names: tuple[str, ...], *, expect_open: bool) -> tuple[dict, tuple[Assignment, ...]]:
+    """The judging state's row of counts and open assignments: with ``expect_open`` the open assignments carrying
+    the row (``with_open``) when there are any; else the row (``row_only``), then the open ones if it counts any."""
     found = with_open.objects(**values) if expect_open else []
     if found:
         return {name: getattr(found[0], f"state_{name}") for name in names}, tuple(found)
@@ -535,9 +534,8 @@ def _adaptive_state(*, participation: Participation, expect_open: bool = False) 
     ``expect_open``, the open assignments carrying the row of counts first."""
     study = participation.study
     values = {"study_id": study.pk, "mine": participation.pk}
-    row, open_assignments = _counts_and_open(participation, values, expect_open=expect_open,
-                                             with_open=_ADAPTIVE_OPEN, row_only=_ADAPTIVE_ROW,
-                                             names=_ADAPTIVE_COUNTS)
+    row, open_assignments = _counts_and_open(participation, values, _ADAPTIVE_OPEN, _ADAPTIVE_ROW, _ADAPTIVE_COUNTS,
+                                             expect_open=expect_open)
     total = study.n_pairs + row["checks"]
     full = participation.finished_at is not None or _study_full(study)
     offerable = 0 if full else max(0, total - row["shown"])
